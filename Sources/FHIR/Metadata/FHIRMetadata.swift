@@ -1,0 +1,158 @@
+/// The R4 (4.0.1) structure metadata every other part of the FHIR layer is driven by: for each resource
+/// and datatype, its elements with their types (choice types expanded on lookup), cardinality, primitive
+/// kind, XML representation and required-binding codes.
+///
+/// The data is generated from the official StructureDefinitions by `Scripts/generate-r4-metadata.py`
+/// into `R4MetadataData.swift` and decoded once, on first use.
+///
+/// ## Type contexts
+/// Lookups take a *context*: the name of a type (`"Quantity"`, `"CarePlan"`) or, for an inline backbone
+/// element, its definition path (`"CarePlan.activity.detail"`). ``ResolvedChild/type`` of a child is the
+/// context of that child's own children, so a walk down a tree needs nothing else:
+///
+/// ```swift
+/// let meta = FHIRMetadata.r4
+/// let activity = meta.child("activity", of: "CarePlan")        // type "CarePlan.activity"
+/// let detail = meta.child("detail", of: activity!.type)         // type "CarePlan.activity.detail"
+/// let timing = meta.child("scheduledTiming", of: detail!.type)  // type "Timing", choice of scheduled[x]
+/// ```
+public final class FHIRMetadata: Sendable {
+    /// The R4 metadata, decoded on first use.
+    public static let r4 = FHIRMetadata()
+
+    // Placeholder until the generator lands: no types known.
+    private init() {}
+
+    /// Every concrete resource type name (`"Account"` ... `"VisionPrescription"`).
+    public var resourceTypes: [String] { [] }
+
+    /// The definition of a resource or datatype by name.
+    public func type(named name: String) -> TypeDefinition? { nil }
+
+    /// The element definitions of a context (type name or backbone path), in definition order.
+    public func elements(of context: String) -> [ElementInfo] { [] }
+
+    /// The child `name` of a context as it appears in an instance (`"valueQuantity"`, `"given"`),
+    /// resolved to its definition and its concrete type. `nil` when the context has no such element.
+    public func child(_ name: String, of context: String) -> ResolvedChild? { nil }
+
+    /// True when `name` is a concrete (non-abstract) resource type.
+    public func isResourceType(_ name: String) -> Bool { false }
+
+    /// The primitive kind of a type name, or `nil` when the type is not primitive.
+    public func primitiveType(of typeName: String) -> PrimitiveType? { PrimitiveType(rawValue: typeName) }
+
+    /// True when `type` is `base` or derives from it (`Age` from `Quantity`, `Patient` from
+    /// `DomainResource` and `Resource`, every datatype from `Element`).
+    public func isType(_ type: String, derivedFrom base: String) -> Bool { type == base }
+}
+
+/// A resource or datatype definition.
+public struct TypeDefinition: Sendable {
+    public enum Kind: String, Sendable { case primitive, complex, resource }
+
+    public let name: String
+    public let kind: Kind
+    public let isAbstract: Bool
+    /// The type this one specializes (`"DomainResource"` for Patient, `"Quantity"` for Age), if any.
+    public let baseType: String?
+
+    public init(name: String, kind: Kind, isAbstract: Bool, baseType: String?) {
+        self.name = name
+        self.kind = kind
+        self.isAbstract = isAbstract
+        self.baseType = baseType
+    }
+}
+
+/// One element definition of a context.
+public struct ElementInfo: Sendable {
+    /// How XML writes the element.
+    public enum Representation: Sendable { case element, xmlAttribute, xhtml }
+
+    /// The definition path: `"Observation.value[x]"`, `"CarePlan.activity.detail.status"`.
+    public let path: String
+    /// The instance name without `[x]`: `"value"`, `"status"`.
+    public let name: String
+    /// The allowed type codes, normalized to FHIR type names (`Resource.id` is `"id"`, `Element.id`
+    /// `"string"`, `Extension.url` `"uri"`). A backbone element has `["BackboneElement"]` or `["Element"]`.
+    public let types: [String]
+    public let min: Int
+    /// The maximum cardinality, `nil` for `*`.
+    public let max: Int?
+    /// True for `[x]` elements, whose instance name carries the type (`valueQuantity`).
+    public let isChoice: Bool
+    public let isModifier: Bool
+    public let isSummary: Bool
+    public let representation: Representation
+    /// The codes allowed by a required binding whose value set can be expanded from the package alone.
+    public let requiredBinding: RequiredBinding?
+    /// The context holding this element's children when it is an inline backbone element or a
+    /// `contentReference` (`"Questionnaire.item"` for `Questionnaire.item.item`); `nil` otherwise.
+    public let childContext: String?
+    /// Position among the context's elements, for writing in definition order.
+    public let order: Int
+
+    /// True when instances hold a list (JSON array): max is not 1.
+    public var isArray: Bool { max != 1 }
+
+    public init(
+        path: String, name: String, types: [String], min: Int, max: Int?, isChoice: Bool,
+        isModifier: Bool, isSummary: Bool, representation: Representation,
+        requiredBinding: RequiredBinding?, childContext: String?, order: Int
+    ) {
+        self.path = path
+        self.name = name
+        self.types = types
+        self.min = min
+        self.max = max
+        self.isChoice = isChoice
+        self.isModifier = isModifier
+        self.isSummary = isSummary
+        self.representation = representation
+        self.requiredBinding = requiredBinding
+        self.childContext = childContext
+        self.order = order
+    }
+}
+
+/// A required binding whose value set the package can expand.
+public struct RequiredBinding: Sendable {
+    public let valueSet: String
+    /// The allowed codes (system-independent, as structural validation checks them).
+    public let codes: Set<String>
+
+    public init(valueSet: String, codes: Set<String>) {
+        self.valueSet = valueSet
+        self.codes = codes
+    }
+}
+
+/// A child name resolved in a context.
+public struct ResolvedChild: Sendable {
+    public let info: ElementInfo
+    /// The concrete type of this instance element and the context of its children: `"Quantity"` for
+    /// `valueQuantity`, `"CarePlan.activity"` for a backbone, `"Resource"` for `contained` (the actual
+    /// type is then the child's `resourceType`).
+    public let type: String
+
+    public init(info: ElementInfo, type: String) {
+        self.info = info
+        self.type = type
+    }
+}
+
+/// The R4 primitive types.
+public enum PrimitiveType: String, Sendable, CaseIterable {
+    case base64Binary, boolean, canonical, code, date, dateTime, decimal, id, instant, integer,
+        markdown, oid, positiveInt, string, time, unsignedInt, uri, url, uuid, xhtml
+
+    /// How JSON writes this primitive: numbers and booleans unquoted, everything else as a string.
+    public var jsonKind: Element.ValueKind {
+        switch self {
+        case .boolean: .boolean
+        case .integer, .decimal, .positiveInt, .unsignedInt: .number
+        default: .string
+        }
+    }
+}

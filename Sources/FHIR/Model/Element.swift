@@ -1,0 +1,81 @@
+/// One node of a FHIR resource tree: the generic, lossless element model that every R4 resource is read
+/// into, whatever its type and whichever format (JSON or XML) it came from.
+///
+/// The model is deliberately format-neutral and metadata-free, so that reading never loses anything the
+/// metadata does not know about (unknown elements are kept and reported by validation, not dropped):
+///
+/// - A **resource** is an element whose ``resourceType`` is set (the root, each `contained` entry, each
+///   `Bundle.entry.resource`, `Parameters.parameter.resource`...). Its ``name`` is the name of the field
+///   that holds it (`"contained"`, `"resource"`), or the resource type for a root.
+/// - A **primitive** keeps its value exactly as written, in ``value``: `1.50` stays `"1.50"`, `1E-245`
+///   stays `"1E-245"`. ``valueKind`` records the JSON token it came from, so that validation can reject
+///   `"valueInteger": "5"` and writers can reproduce numbers and booleans; XML input yields `.string`
+///   and writers rely on the metadata instead.
+/// - A primitive's `id` and `extension` (JSON `_given` siblings, XML attributes and children) are
+///   ordinary ``children`` named `"id"` and `"extension"`. The same goes for the `id` of a complex
+///   element and the `url` of an Extension, which XML writes as attributes.
+/// - A repeating element is a run of siblings with the same ``name``, in order. A `null` slot of a JSON
+///   primitive array (`"given": ["a", null]` paired with `"_given": [null, {...}]`) is an element with
+///   no value whose children carry the id/extension; a slot null in both arrays has neither.
+/// - The narrative `div` is a primitive of kind xhtml whose ``value`` is the XHTML text.
+/// - Choice elements keep their typed name (`valueQuantity`); the metadata maps it to `value[x]`.
+///
+/// Children are kept in document order; writers put them in definition order using the metadata.
+public struct Element: Hashable, Sendable {
+    /// How a JSON primitive was written. XML input, which has only text, is read as `.string`.
+    public enum ValueKind: UInt8, Hashable, Sendable {
+        case string
+        case number
+        case boolean
+    }
+
+    /// The element's field name (`"given"`, `"valueQuantity"`, `"contained"`), or the resource type for
+    /// a root resource.
+    public var name: String
+    /// The primitive value as written, or `nil` for a complex element or a primitive that only carries
+    /// an id or extensions.
+    public var value: String?
+    /// The JSON token kind of ``value``; meaningful only when ``value`` is set.
+    public var valueKind: ValueKind
+    /// Set when this element is a resource: `"Patient"`, `"Bundle"`...
+    public var resourceType: String?
+    /// Child elements in document order (for a resource: its fields; for a primitive: `id`, `extension`).
+    public var children: [Element]
+
+    public init(
+        name: String,
+        value: String? = nil,
+        valueKind: ValueKind = .string,
+        resourceType: String? = nil,
+        children: [Element] = []
+    ) {
+        self.name = name
+        self.value = value
+        self.valueKind = valueKind
+        self.resourceType = resourceType
+        self.children = children
+    }
+
+    /// A resource element named after its type, as a root resource is.
+    public static func resource(_ type: String, children: [Element] = []) -> Element {
+        Element(name: type, resourceType: type, children: children)
+    }
+
+    /// True when this element is a resource (root, contained or nested).
+    @inlinable public var isResource: Bool { resourceType != nil }
+
+    /// The children with the given name, in order.
+    public func children(named name: String) -> [Element] {
+        children.filter { $0.name == name }
+    }
+
+    /// The first child with the given name.
+    public func child(named name: String) -> Element? {
+        children.first { $0.name == name }
+    }
+
+    /// The value of the first child with the given name (`resource.childValue("id")`).
+    public func childValue(_ name: String) -> String? {
+        child(named: name)?.value
+    }
+}

@@ -1,0 +1,2 @@
+import CareModel
+public enum StorePlaceholder {}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `caregate bench`: throughput and latency benchmarks. Each prints its figures beside a baseline
+/// measured in the same run; build with `-c release` for meaningful numbers.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a benchmark (use a release build: swift run -c release caregate bench ...).",
+        subcommands: [BenchParse.self, BenchStore.self, BenchFHIRPath.self]
+    )
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import CareModel
+
+final class CareModelSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import FHIR
+
+final class FHIRSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

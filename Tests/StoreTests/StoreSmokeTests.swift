@@ -1,0 +1,6 @@
+import XCTest
+@testable import Store
+
+final class StoreSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}
