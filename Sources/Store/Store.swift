@@ -1,2 +1,0 @@
-import CareModel
-public enum StorePlaceholder {}
