@@ -26,8 +26,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case effectiveDateBeforePrevious(kind: EntityKind, id: String, effective: Date, previous: Date)
     /// An outcome that names an occurrence its task version's schedule does not have.
     case occurrenceNotFound(taskID: String, taskUUID: UUID, occurrenceIndex: Int)
-    /// An outcome placed in a time range that a later version of its task owns.
-    case occurrenceOvershadowed(taskID: String, taskUUID: UUID, occurrenceIndex: Int, eventStart: Date, nextVersionStart: Date)
+    /// An outcome whose occurrence lies outside the time its task version owns (from the version's
+    /// effective date to the next version's), so another version owns it.
+    case occurrenceOutsideVersion(taskID: String, taskUUID: UUID, occurrenceIndex: Int, eventStart: Date, versionStart: Date, versionEnd: Date?)
     /// An entity that refers to another one (a task's care plan, a care plan's patient) that is missing.
     case missingReference(kind: EntityKind, id: String, field: String, reference: String)
     /// An entity whose content cannot be stored as given (reason says which field).
@@ -63,8 +64,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot update \(kind) '\(id)': effective date \(Self.format(effective)) is before the current version's \(Self.format(previous))"
         case .occurrenceNotFound(let taskID, let taskUUID, let index):
             return "outcome names occurrence \(index) of task '\(taskID)' (version \(taskUUID.uuidString)), which its schedule does not have"
-        case .occurrenceOvershadowed(let taskID, let taskUUID, let index, let start, let next):
-            return "outcome for occurrence \(index) of task '\(taskID)' (version \(taskUUID.uuidString)) at \(Self.format(start)) falls after \(Self.format(next)), where a newer version of the task takes over"
+        case .occurrenceOutsideVersion(let taskID, let taskUUID, let index, let start, let versionStart, let versionEnd):
+            let owned = "from \(Self.format(versionStart))" + (versionEnd.map { " until \(Self.format($0))" } ?? " on")
+            return "outcome for occurrence \(index) of task '\(taskID)' at \(Self.format(start)) lies outside the time its task version \(taskUUID.uuidString) owns (\(owned)); another version of the task owns it"
         case .missingReference(let kind, let id, let field, let reference):
             return "\(kind) '\(id)': \(field) refers to \(reference), which is not in the store"
         case .invalidEntity(let kind, let id, let reason):

@@ -69,13 +69,15 @@ enum StoreSchema {
             t.column("carePlanUUID", .blob)
             t.column("carePlanID", .text)
         }
+        // An outcome's id is CareKit's `<taskUUID>_<occurrenceIndex>`: it is not stored, the two columns are.
         try db.create(table: Table.outcome) { t in
-            addVersionColumns(t)
+            addVersionColumns(t, withID: false)
             t.column("taskUUID", .blob).notNull()
             t.column("taskID", .text).notNull()
             t.column("occurrenceIndex", .integer).notNull()
             // The start of the event the outcome belongs to, as CareKit's `OCKCDOutcome.date`.
             t.column("eventStart", .double).notNull()
+            t.column("timezone", .text).notNull()
         }
         // Outcome values live beside their outcome, clustered by it: appending them stays sequential.
         try db.create(table: Table.outcomeValue, options: [.withoutRowID]) { t in
@@ -86,11 +88,10 @@ enum StoreSchema {
             t.column("units", .text)
             t.column("kind", .text)
             t.column("createdDate", .double)
-            t.column("extra", .blob)
             t.primaryKey(["outcomeRowID", "position"])
         }
 
-        for kind in EntityKind.allCases {
+        for kind in EntityKind.allCases where kind != .outcome {
             let table = Table.entity(kind)
             try db.create(index: "\(table)_by_id", on: table, columns: ["id"])
         }
@@ -98,19 +99,29 @@ enum StoreSchema {
         try db.create(index: "carePlan_by_patient", on: Table.carePlan, columns: ["patientID"])
         try db.create(index: "contact_by_carePlan", on: Table.contact, columns: ["carePlanID"])
         try db.create(index: "task_by_carePlan", on: Table.task, columns: ["carePlanID"])
-        // "outcomes of task version T between dates": the last step of "events of patient P".
-        try db.create(index: "outcome_by_task_date", on: Table.outcome, columns: ["taskUUID", "eventStart"])
+        // "outcomes of task version T between dates", the last step of "events of patient P"; with the
+        // occurrence index it also finds every version of one outcome (its id).
+        try db.create(index: "outcome_by_task_date", on: Table.outcome, columns: ["taskUUID", "eventStart", "occurrenceIndex"])
     }
 
     /// The columns every versioned entity table has.
-    private static func addVersionColumns(_ t: TableDefinition) {
+    ///
+    /// Outcome uuids are made by the store for every version (as CareKit's store does), so they need no
+    /// unique index; on a table of millions of rows a random-key index would dominate the cost of inserts.
+    private static func addVersionColumns(_ t: TableDefinition, withID: Bool = true) {
         t.column("rowID", .integer).primaryKey()
-        t.column("uuid", .blob).notNull().unique()
-        t.column("id", .text).notNull()
+        if withID {
+            t.column("uuid", .blob).notNull().unique()
+            t.column("id", .text).notNull()
+        } else {
+            t.column("uuid", .blob).notNull()
+        }
         t.column("effectiveDate", .double).notNull()
         t.column("deletedDate", .double)
         t.column("previousVersionUUID", .blob)
         t.column("nextVersionUUID", .blob)
+        // The effective date of the next version: with `effectiveDate` it bounds the time this version owns.
+        t.column("nextEffectiveDate", .double)
         t.column("createdDate", .double)
         t.column("updatedDate", .double)
         // Provenance: where this version came from.
@@ -118,7 +129,7 @@ enum StoreSchema {
         t.column("fhirType", .text)
         t.column("fhirID", .text)
         t.column("fhirVersionID", .text)
-        t.column("fhirLastUpdated", .text)
+        t.column("fhirLastUpdated", .double)
         t.column("contentHash", .text)
         // The entity's other fields, in CareModel's JSON encoding (NULL when there is nothing more).
         t.column("payload", .blob)
