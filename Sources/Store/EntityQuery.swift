@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 
 /// Which entities a store read returns.

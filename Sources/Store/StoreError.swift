@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 
 /// What went wrong in a store operation, with the ids involved, so a user can see what to fix.

@@ -141,7 +141,8 @@ struct BatchWriter {
         }
         var entity = entity
         // A version fetched from the store and changed still carries the old uuid: give it a new one.
-        if entity.kind == .outcome || (try uuidExists(entity.kind, entity.metadata.uuid)) {
+        let uuidTaken = try entity.kind == .outcome || uuidExists(entity.kind, entity.metadata.uuid)
+        if uuidTaken {
             entity.metadata.uuid = UUID()
         }
         try insert(entity, after: current, eventStart: eventStart)

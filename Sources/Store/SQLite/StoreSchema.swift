@@ -1,3 +1,4 @@
+import CareModel
 import GRDB
 
 /// The SQLite schema of a CareGate store, as named migrations applied in order by a `DatabaseMigrator`.

@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 
 /// Where an export stands on its way to the provider's server.

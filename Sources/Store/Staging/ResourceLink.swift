@@ -1,3 +1,4 @@
+import CareModel
 /// The link between one FHIR resource and one care entity made from it.
 ///
 /// One resource can make several entities (a CarePlan makes a care plan and its tasks) and one entity
