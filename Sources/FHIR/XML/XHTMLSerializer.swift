@@ -12,7 +12,7 @@ final class XHTMLSerializer {
         let prefix: String?
         /// The attribute's namespace URI, empty for none.
         let namespace: String
-        let value: UnsafeBufferPointer<UInt8>
+        let value: [UInt8]
     }
 
     private struct Frame {

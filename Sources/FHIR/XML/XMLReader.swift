@@ -23,7 +23,7 @@ enum XMLReader {
 
     static func parse(_ data: Data) throws -> Element {
         _ = libraryInitialized
-        guard !data.isEmpty else {
+        guard data.contains(where: { !XMLTreeBuilder.isWhitespace($0) }) else {
             throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "the document is empty")
         }
         guard data.count < Int(Int32.max) else {

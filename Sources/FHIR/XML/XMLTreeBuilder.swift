@@ -93,7 +93,7 @@ final class XMLTreeBuilder {
                 // Attributes in a namespace (xsi:schemaLocation, xml:lang) are not FHIR content.
                 guard attributes[base + 2] == nil, let attributeName = attributes[base],
                       let start = attributes[base + 3], let end = attributes[base + 4] else { continue }
-                let text = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+                let text = Self.attributeText(UnsafeBufferPointer(start: start, count: end - start))
                 let key = intern(attributeName)
                 if key == "value" {
                     element.value = text
@@ -169,6 +169,9 @@ final class XMLTreeBuilder {
         var message = report.message.map { String(cString: $0) } ?? "malformed XML (libxml2 error \(report.code))"
         message = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
             .trimmingCharacters(in: .whitespaces)
+        if message.contains("length too long") || message.contains("huge") {
+            message = "a value is longer than libxml2's limit of \(XML_MAX_TEXT_LENGTH) bytes (\(message))"
+        }
         fail(message, line: Int(report.line), column: Int(report.int2))
     }
 
@@ -211,7 +214,7 @@ final class XMLTreeBuilder {
             result.append(XHTMLSerializer.Attribute(
                 name: intern(name), prefix: attributes[base + 1].map(intern),
                 namespace: attributes[base + 2].map { namespace($0).uri } ?? "",
-                value: UnsafeBufferPointer(start: start, count: end - start)
+                value: Array(Self.attributeText(UnsafeBufferPointer(start: start, count: end - start)).utf8)
             ))
         }
         return result
@@ -240,7 +243,29 @@ final class XMLTreeBuilder {
         return (kind, uri)
     }
 
-    private static func isWhitespace(_ byte: UInt8) -> Bool {
+    /// An attribute value as libxml2 hands it over. Without entity substitution (deliberately off) it
+    /// passes `&amp;` and `&#38;` on as the text `&#38;`; any other `&` would have been a
+    /// well-formedness error, so each `&` starts exactly that sequence.
+    private static func attributeText(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let ampersand = UInt8(ascii: "&")
+        guard bytes.contains(ampersand) else { return String(decoding: bytes, as: UTF8.self) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            decoded.append(bytes[index])
+            if bytes[index] == ampersand, index + 4 < bytes.count, bytes[index + 1] == UInt8(ascii: "#"),
+               bytes[index + 2] == UInt8(ascii: "3"), bytes[index + 3] == UInt8(ascii: "8"),
+               bytes[index + 4] == UInt8(ascii: ";") {
+                index += 5
+            } else {
+                index += 1
+            }
+        }
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
     }
 }
