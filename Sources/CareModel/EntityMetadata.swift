@@ -4,10 +4,12 @@ import Foundation
 /// CareKit's bookkeeping fields (`OCKVersionable` + `OCKObjectCompatible`) and the FHIR provenance.
 ///
 /// It is encoded flat, into the same JSON object as the entity's own fields, with CareKitStore's key
-/// names (`uuid`, `effectiveDate`, `deletedDate`, `previousVersionUUIDs`, `nextVersionUUIDs`,
+/// names, so that a CareKit app decodes it as its own: CareKit 3 (`OCKVersionedObjectCompatible`:
+/// `uuid`, `effectiveDate`, `deletedDate`, `previousVersionUUIDs`, `nextVersionUUIDs`) and, beside them,
+/// CareKit 2.1's single links (`previousVersionUUID`, `nextVersionUUID`); then `OCKObjectCompatible`'s
 /// `createdDate`, `updatedDate`, `schemaVersion`, `groupIdentifier`, `tags`, `remoteID`, `source`,
-/// `userInfo`, `asset`, `notes`, `timezone`), so that a CareKit app decodes it as its own. `provenance`
-/// is CareGate's addition; CareKit's decoders ignore the extra key.
+/// `userInfo`, `asset`, `notes`, `timezone`. `provenance` is CareGate's addition; CareKit's synthesized
+/// decoders ignore keys they do not know.
 public struct EntityMetadata: Sendable, Hashable {
     /// The identifier of this version (CareKit `uuid`).
     public var uuid: UUID
@@ -87,20 +89,31 @@ public struct EntityMetadata: Sendable, Hashable {
 extension EntityMetadata: Codable {
     enum CodingKeys: String, CodingKey {
         case uuid, effectiveDate, deletedDate, previousVersionUUIDs, nextVersionUUIDs
+        case previousVersionUUID, nextVersionUUID
         case createdDate, updatedDate, schemaVersion, groupIdentifier, tags, remoteID, source
         case userInfo, asset, notes, timezone, provenance
     }
 
     /// Decodes from the entity's own JSON object (the fields are flat, as CareKit writes them).
-    /// Missing version links decode as empty, like CareKit's defaults.
+    ///
+    /// Accepts what both CareKit generations write: version links as arrays (3) or single values (2.1).
+    /// CareKit 2.1 leaves `uuid` out of objects never stored (a fresh one is made) and has no
+    /// `effectiveDate` on outcomes (their `createdDate` stands in).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        uuid = try container.decode(UUID.self, forKey: .uuid)
-        effectiveDate = try container.decode(Date.self, forKey: .effectiveDate)
-        deletedDate = try container.decodeIfPresent(Date.self, forKey: .deletedDate)
-        previousVersionUUIDs = try container.decodeIfPresent([UUID].self, forKey: .previousVersionUUIDs) ?? []
-        nextVersionUUIDs = try container.decodeIfPresent([UUID].self, forKey: .nextVersionUUIDs) ?? []
+        uuid = try container.decodeIfPresent(UUID.self, forKey: .uuid) ?? UUID()
         createdDate = try container.decodeIfPresent(Date.self, forKey: .createdDate)
+        if let effective = try container.decodeIfPresent(Date.self, forKey: .effectiveDate) ?? createdDate {
+            effectiveDate = effective
+        } else {
+            throw DecodingError.keyNotFound(CodingKeys.effectiveDate, DecodingError.Context(
+                codingPath: container.codingPath, debugDescription: "neither effectiveDate nor createdDate is present"))
+        }
+        deletedDate = try container.decodeIfPresent(Date.self, forKey: .deletedDate)
+        previousVersionUUIDs = try container.decodeIfPresent([UUID].self, forKey: .previousVersionUUIDs)
+            ?? container.decodeIfPresent(UUID.self, forKey: .previousVersionUUID).map { [$0] } ?? []
+        nextVersionUUIDs = try container.decodeIfPresent([UUID].self, forKey: .nextVersionUUIDs)
+            ?? container.decodeIfPresent(UUID.self, forKey: .nextVersionUUID).map { [$0] } ?? []
         updatedDate = try container.decodeIfPresent(Date.self, forKey: .updatedDate)
         schemaVersion = try container.decodeIfPresent(SemanticVersion.self, forKey: .schemaVersion)
         groupIdentifier = try container.decodeIfPresent(String.self, forKey: .groupIdentifier)
@@ -110,12 +123,12 @@ extension EntityMetadata: Codable {
         userInfo = try container.decodeIfPresent([String: String].self, forKey: .userInfo)
         asset = try container.decodeIfPresent(String.self, forKey: .asset)
         notes = try container.decodeIfPresent([Note].self, forKey: .notes)
-        timezone = try container.decodeIfPresent(TimeZone.self, forKey: .timezone) ?? TimeZone(secondsFromGMT: 0) ?? .current
+        timezone = try container.decodeIfPresent(TimeZone.self, forKey: .timezone) ?? .gmt
         provenance = try container.decodeIfPresent(Provenance.self, forKey: .provenance)
     }
 
     /// Encodes into the entity's own JSON object, leaving out absent optionals as CareKit's synthesized
-    /// coding does.
+    /// coding does (its decoders use `decodeIfPresent` for them).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(uuid, forKey: .uuid)
@@ -123,6 +136,8 @@ extension EntityMetadata: Codable {
         try container.encodeIfPresent(deletedDate, forKey: .deletedDate)
         try container.encode(previousVersionUUIDs, forKey: .previousVersionUUIDs)
         try container.encode(nextVersionUUIDs, forKey: .nextVersionUUIDs)
+        try container.encodeIfPresent(previousVersionUUIDs.first, forKey: .previousVersionUUID)
+        try container.encodeIfPresent(nextVersionUUIDs.first, forKey: .nextVersionUUID)
         try container.encodeIfPresent(createdDate, forKey: .createdDate)
         try container.encodeIfPresent(updatedDate, forKey: .updatedDate)
         try container.encodeIfPresent(schemaVersion, forKey: .schemaVersion)

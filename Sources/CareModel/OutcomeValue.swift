@@ -1,7 +1,7 @@
 import Foundation
 
-/// One recorded value of an outcome or one target value of a schedule element (CareKit
-/// `OCKOutcomeValue`): a typed value with optional units and kind.
+/// One recorded value of an outcome, or one target value of a schedule element (CareKit
+/// `OCKOutcomeValue`): a typed value with optional units, kind and position.
 public struct OutcomeValue: Sendable, Hashable {
     /// The value, typed as CareKit types it.
     public var value: Value
@@ -9,14 +9,23 @@ public struct OutcomeValue: Sendable, Hashable {
     public var units: String?
     /// What kind of value this is, e.g. `bloodPressureSystolic`.
     public var kind: String?
+    /// The position of the value among an outcome's values, when order matters (CareKit `index`).
+    public var index: Int?
     /// When the value was recorded.
     public var createdDate: Date?
+    /// The time zone the value was recorded in (CareKit requires one in its JSON).
+    public var timezone: TimeZone
 
-    public init(_ value: Value, units: String? = nil, kind: String? = nil, createdDate: Date? = nil) {
+    public init(
+        _ value: Value, units: String? = nil, kind: String? = nil, index: Int? = nil, createdDate: Date? = nil,
+        timezone: TimeZone = .gmt
+    ) {
         self.value = value
         self.units = units
         self.kind = kind
+        self.index = index
         self.createdDate = createdDate
+        self.timezone = timezone
     }
 
     /// The value of an outcome value: one of CareKit's six types.
@@ -50,10 +59,15 @@ public struct OutcomeValue: Sendable, Hashable {
     public var type: ValueType { value.type }
 }
 
+/// `OCKOutcomeValue`'s hand-written coding (CareKitStore/Structs/OCKOutcomeValue.swift): the value under
+/// `value` in its own JSON type, its tag under `type`. CareKit 2.x decodes every other key with
+/// `decode(T?.self)`, which fails when a key is missing, so they are all written, `null` when empty:
+/// `kind`, `units`, `index`, `uuid`, `createdDate`, `updatedDate`, `schemaVersion`, `group`, `tags`,
+/// `remoteID`, `source`, `userInfo`, and `timezone` (never null). Decoding here accepts them missing.
 extension OutcomeValue: Codable {
-    // OCKOutcomeValue's CodingKeys: the value under `value`, its type tag under `type`.
     enum CodingKeys: String, CodingKey {
-        case type, value, kind, units, createdDate
+        case type, value, kind, units, index, uuid, createdDate, updatedDate, schemaVersion
+        case group, tags, remoteID, source, userInfo, timezone
     }
 
     public init(from decoder: any Decoder) throws {
@@ -68,22 +82,34 @@ extension OutcomeValue: Codable {
         }
         kind = try container.decodeIfPresent(String.self, forKey: .kind)
         units = try container.decodeIfPresent(String.self, forKey: .units)
+        index = try container.decodeIfPresent(Int.self, forKey: .index)
         createdDate = try container.decodeIfPresent(Date.self, forKey: .createdDate)
+        timezone = try container.decodeIfPresent(TimeZone.self, forKey: .timezone) ?? .gmt
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(type, forKey: .type)
         switch value {
-        case .integer(let v): try container.encode(v, forKey: .value)
-        case .double(let v): try container.encode(v, forKey: .value)
-        case .boolean(let v): try container.encode(v, forKey: .value)
-        case .text(let v): try container.encode(v, forKey: .value)
-        case .binary(let v): try container.encode(v, forKey: .value)
-        case .date(let v): try container.encode(v, forKey: .value)
+        case .integer(let number): try container.encode(number, forKey: .value)
+        case .double(let number): try container.encode(number, forKey: .value)
+        case .boolean(let flag): try container.encode(flag, forKey: .value)
+        case .text(let text): try container.encode(text, forKey: .value)
+        case .binary(let data): try container.encode(data, forKey: .value)
+        case .date(let date): try container.encode(date, forKey: .value)
         }
-        try container.encodeIfPresent(kind, forKey: .kind)
-        try container.encodeIfPresent(units, forKey: .units)
-        try container.encodeIfPresent(createdDate, forKey: .createdDate)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(units, forKey: .units)
+        try container.encode(index, forKey: .index)
+        try container.encode(createdDate, forKey: .createdDate)
+        try container.encode(timezone, forKey: .timezone)
+        try container.encodeNil(forKey: .uuid)
+        try container.encodeNil(forKey: .updatedDate)
+        try container.encodeNil(forKey: .schemaVersion)
+        try container.encodeNil(forKey: .group)
+        try container.encodeNil(forKey: .tags)
+        try container.encodeNil(forKey: .remoteID)
+        try container.encodeNil(forKey: .source)
+        try container.encodeNil(forKey: .userInfo)
     }
 }

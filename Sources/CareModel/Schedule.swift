@@ -11,10 +11,13 @@ public struct Schedule: Sendable, Hashable {
     /// The rules that make up the schedule; never empty.
     public let elements: [ScheduleElement]
 
-    /// A schedule of `elements`; refuses an empty list.
+    /// A schedule of `elements`, ordered by start as CareKit's `OCKSchedule(composing:)` orders them
+    /// (elements with equal starts keep their given order); refuses an empty list.
     public init(composing elements: [ScheduleElement]) throws {
         guard !elements.isEmpty else { throw ScheduleError.noElements }
-        self.elements = elements
+        self.elements = elements.enumerated()
+            .sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
+            .map(\.element)
     }
 
     /// The first start of any element.
