@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 /// Narratives compared as XHTML rather than as bytes: the canonical form of an XHTML fragment lists its
 /// elements (with namespace), attributes sorted, and text with runs of whitespace collapsed and

@@ -92,3 +92,21 @@ final class XMLJSONConversionTests: XCTestCase {
         XCTAssertLessThan(Double(listedExceptions), Double(files.count) * 0.01)
     }
 }
+
+/// The narrative comparison the conversion tests rely on: equal as XHTML, not as bytes.
+final class XHTMLCanonicalFormTests: XCTestCase {
+    func testIgnoresLayoutButNotContent() {
+        let written = #"<div xmlns="http://www.w3.org/1999/xhtml"><p class="a" id="b">Hello  <b>you</b></p><br/></div>"#
+        let reformatted = """
+            <div xmlns="http://www.w3.org/1999/xhtml">
+              <p id='b' class="a">Hello
+                <b>you</b></p>
+              <br></br>
+            </div>
+            """
+        XCTAssertEqual(XHTMLCanonicalForm.of(written), XHTMLCanonicalForm.of(reformatted))
+        XCTAssertNotEqual(XHTMLCanonicalForm.of(written), XHTMLCanonicalForm.of(written.replacingOccurrences(of: "you", with: "them")))
+        XCTAssertNotEqual(XHTMLCanonicalForm.of(written), XHTMLCanonicalForm.of(written.replacingOccurrences(of: "<b>", with: "<i>").replacingOccurrences(of: "</b>", with: "</i>")))
+        XCTAssertNotEqual(XHTMLCanonicalForm.of(written), XHTMLCanonicalForm.of(written.replacingOccurrences(of: "1999/xhtml", with: "1999/html")))
+    }
+}
