@@ -25,7 +25,8 @@ final class OutcomeTests: XCTestCase {
         var outcome = StoreFixtures.outcome(task, occurrence: 0)
         outcome.values = [
             OutcomeValue(.integer(7)), OutcomeValue(.double(1.5), units: "mg"), OutcomeValue(.boolean(true), kind: "taken"),
-            OutcomeValue(.text("fine"), createdDate: StoreFixtures.day(0, hour: 10)), OutcomeValue(.binary(Data([0, 1, 2]))),
+            OutcomeValue(.text("fine"), index: 3, createdDate: StoreFixtures.day(0, hour: 10), timezone: TimeZone(identifier: "Europe/Paris")!),
+            OutcomeValue(.binary(Data([0, 1, 2]))),
             OutcomeValue(.date(StoreFixtures.day(0, hour: 9))),
         ]
         outcome.metadata.tags = ["home"]

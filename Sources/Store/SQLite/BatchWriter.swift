@@ -180,8 +180,8 @@ struct BatchWriter {
         if kind == .outcome {
             try db.execute(
                 sql: """
-                    INSERT INTO outcomeValue (outcomeRowID, position, type, value, units, kind, createdDate)
-                    SELECT ?, position, type, value, units, kind, createdDate FROM outcomeValue WHERE outcomeRowID = ?
+                    INSERT INTO outcomeValue (outcomeRowID, position, type, value, units, kind, valueIndex, createdDate, timezone)
+                    SELECT ?, position, type, value, units, kind, valueIndex, createdDate, timezone FROM outcomeValue WHERE outcomeRowID = ?
                     """,
                 arguments: [tombstoneRowID, current.rowID])
         }
@@ -215,10 +215,7 @@ struct BatchWriter {
             let rowID = db.lastInsertedRowID
             let valueStatement = try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL())
             for (position, value) in outcome.values.enumerated() {
-                try valueStatement.execute(arguments: [
-                    rowID, position, value.type.rawValue, EntityRowCodec.valueColumn(value.value), value.units, value.kind,
-                    value.createdDate?.storeSeconds,
-                ])
+                try valueStatement.execute(arguments: EntityRowCodec.valueRow(value, position: position, outcomeRowID: rowID))
             }
         }
         if let previous {

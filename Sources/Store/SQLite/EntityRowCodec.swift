@@ -90,7 +90,16 @@ final class EntityRowCodec {
     }
 
     static func insertValuesSQL() -> String {
-        "INSERT INTO outcomeValue (outcomeRowID, position, type, value, units, kind, createdDate) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO outcomeValue (outcomeRowID, position, type, value, units, kind, valueIndex, createdDate, timezone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    }
+
+    /// The column values of `value` at `position` of outcome row `rowID`.
+    static func valueRow(_ value: OutcomeValue, position: Int, outcomeRowID rowID: Int64) -> StatementArguments {
+        let zone: String? = value.timezone == .gmt ? nil : value.timezone.identifier
+        return [
+            rowID, position, value.type.rawValue, valueColumn(value.value), value.units, value.kind, value.index,
+            value.createdDate?.storeSeconds, zone,
+        ]
     }
 
     static func valueColumn(_ value: OutcomeValue.Value) -> any DatabaseValueConvertible {
@@ -169,6 +178,11 @@ final class EntityRowCodec {
 
     /// An outcome value from an `outcomeValue` row; `nil` when the row does not hold what its type says.
     static func outcomeValue(_ row: Row) -> OutcomeValue? {
+        outcomeValue(row, timeZone: { identifier in TimeZone(identifier: identifier) })
+    }
+
+    /// An outcome value from an `outcomeValue` row, time zones looked up through `timeZone`.
+    static func outcomeValue(_ row: Row, timeZone: (String) -> TimeZone?) -> OutcomeValue? {
         guard let type: String = row["type"], let valueType = OutcomeValue.ValueType(rawValue: type) else { return nil }
         let stored: DatabaseValue = row["value"]
         let value: OutcomeValue.Value
@@ -180,7 +194,9 @@ final class EntityRowCodec {
         case .binary: guard let v = Data.fromDatabaseValue(stored) else { return nil }; value = .binary(v)
         case .date: guard let v = Double.fromDatabaseValue(stored) else { return nil }; value = .date(Date(storeSeconds: v))
         }
-        return OutcomeValue(value, units: row["units"], kind: row["kind"], createdDate: row.date("createdDate"))
+        let zone = (row["timezone"] as String?).flatMap(timeZone) ?? .gmt
+        return OutcomeValue(
+            value, units: row["units"], kind: row["kind"], index: row["valueIndex"], createdDate: row.date("createdDate"), timezone: zone)
     }
 
     private func timeZone(_ identifier: String?) -> TimeZone {

@@ -67,7 +67,10 @@ extension SQLiteStore: Store {
     /// Calls `body` with each entity of `kind` that `query` picks, in the order they were stored, reading
     /// in chunks so that millions of outcomes never sit in memory at once.
     public func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws {
-        let filter = try Self.filter(kind, query)
+        try forEach(kind, filter: try Self.filter(kind, query), body)
+    }
+
+    private func forEach(_ kind: EntityKind, filter: (sql: String, arguments: StatementArguments), _ body: (CareEntity) throws -> Void) throws {
         try readSnapshot { db in
             let codec = EntityRowCodec()
             let table = StoreSchema.Table.entity(kind)
@@ -83,6 +86,12 @@ extension SQLiteStore: Store {
             }
             try flush()
         }
+    }
+
+    /// Calls `body` with every version of every entity of `kind`, tombstones included, in the order
+    /// they were stored.
+    public func forEachVersion(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws {
+        try forEach(kind, filter: ("1", []), body)
     }
 
     /// The SQL condition (on one entity table) that picks the versions `query` asks for.

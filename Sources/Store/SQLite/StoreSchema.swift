@@ -88,7 +88,10 @@ enum StoreSchema {
             t.column("value", .any)
             t.column("units", .text)
             t.column("kind", .text)
+            t.column("valueIndex", .integer)
             t.column("createdDate", .double)
+            // NULL for GMT, CareModel's default.
+            t.column("timezone", .text)
             t.primaryKey(["outcomeRowID", "position"])
         }
 
