@@ -41,12 +41,6 @@ extension ScheduleElement {
         return ScheduleEvent(start: eventStart, end: endOfEvent(startingAt: eventStart), element: self, occurrence: n)
     }
 
-    /// How many occurrences the element has in all; `nil` when it repeats forever.
-    public var occurrenceCount: Int? {
-        guard let end else { return nil }
-        return firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
-    }
-
     /// The number of occurrences that start before `date` (or at `date` too, when `including` is true),
     /// counting only occurrences that exist before the element's end.
     func countOccurrences(startingBefore date: Date, including: Bool) -> Int {

@@ -37,6 +37,9 @@ public struct ScheduleElement: Sendable, Hashable {
     let calendar: Calendar
     /// `interval`, checked and taken apart.
     let steps: IntervalSteps
+    /// How many occurrences the element has in all; `nil` when it repeats forever. Computed once, because
+    /// every outcome check asks for it.
+    public private(set) var occurrenceCount: Int?
 
     /// The element's time zone, in which wall-clock times are kept.
     public var timeZone: TimeZone { calendar.timeZone }
@@ -70,6 +73,9 @@ public struct ScheduleElement: Sendable, Hashable {
         self.targetValues = targetValues
         self.calendar = calendar
         self.steps = steps
+        if let end {
+            occurrenceCount = firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
+        }
     }
 
     /// A short text form of an interval for messages, e.g. `1 day 12 hour`.
