@@ -4,7 +4,8 @@ import Foundation
 /// end, an interval in calendar components, a duration (or all day), text and target values.
 ///
 /// The element keeps its own time zone: occurrence `n` starts at `start + n × interval` computed with a
-/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes.
+/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes
+/// (see ScheduleElement+Occurrences.swift for where this differs from CareKit's step-by-step addition).
 /// Creating an element checks it (``ScheduleError``) instead of trapping as CareKit's preconditions do;
 /// the fields that the checks cover can therefore only be set through the initializer.
 public struct ScheduleElement: Sendable, Hashable {
