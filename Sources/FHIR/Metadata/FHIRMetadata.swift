@@ -17,34 +17,100 @@
 /// let timing = meta.child("scheduledTiming", of: detail!.type)  // type "Timing", choice of scheduled[x]
 /// ```
 public final class FHIRMetadata: Sendable {
-    /// The R4 metadata, decoded on first use.
-    public static let r4 = FHIRMetadata()
+    /// The R4 metadata, decoded on first use (a static `let` is initialized lazily, once, thread-safely).
+    public static let r4 = FHIRMetadata(data: FHIRMetadata.r4Data)
 
-    // Placeholder until the generator lands: no types known.
-    private init() {}
+    private let types: [String: TypeDefinition]
+    private let elementsByContext: [String: [ElementInfo]]
+    /// Instance names per context, choice elements expanded (`valueQuantity`, `valueString`...).
+    private let childrenByContext: [String: [String: ResolvedChild]]
+    /// Definition names per context (`value` for `value[x]`).
+    private let elementsByName: [String: [String: ElementInfo]]
+    private let concreteResourceTypes: [String]
+
+    /// Decodes metadata text in the generator's format.
+    init(data: String) {
+        let decoded = R4MetadataDecoder(data)
+        types = decoded.types
+        elementsByContext = decoded.elements
+        concreteResourceTypes = decoded.typeOrder.filter {
+            guard let type = decoded.types[$0] else { return false }
+            return type.kind == .resource && !type.isAbstract
+        }
+        var children: [String: [String: ResolvedChild]] = [:]
+        var byName: [String: [String: ElementInfo]] = [:]
+        for (context, elements) in decoded.elements {
+            var resolved: [String: ResolvedChild] = [:]
+            var names: [String: ElementInfo] = [:]
+            for info in elements {
+                names[info.name] = info
+                if info.isChoice {
+                    for type in info.types {
+                        resolved[info.name + FHIRMetadata.choiceSuffix(of: type)] = ResolvedChild(info: info, type: type)
+                    }
+                } else {
+                    let type = info.childContext ?? info.types.first ?? "Element"
+                    resolved[info.name] = ResolvedChild(info: info, type: type)
+                }
+            }
+            children[context] = resolved
+            byName[context] = names
+        }
+        childrenByContext = children
+        elementsByName = byName
+    }
 
     /// Every concrete resource type name (`"Account"` ... `"VisionPrescription"`).
-    public var resourceTypes: [String] { [] }
+    public var resourceTypes: [String] { concreteResourceTypes }
+
+    /// Every resource and datatype name, abstract ones included.
+    public var typeNames: [String] { types.keys.sorted() }
 
     /// The definition of a resource or datatype by name.
-    public func type(named name: String) -> TypeDefinition? { nil }
+    public func type(named name: String) -> TypeDefinition? { types[name] }
 
     /// The element definitions of a context (type name or backbone path), in definition order.
-    public func elements(of context: String) -> [ElementInfo] { [] }
+    public func elements(of context: String) -> [ElementInfo] { elementsByContext[context] ?? [] }
 
     /// The child `name` of a context as it appears in an instance (`"valueQuantity"`, `"given"`),
     /// resolved to its definition and its concrete type. `nil` when the context has no such element.
-    public func child(_ name: String, of context: String) -> ResolvedChild? { nil }
+    public func child(_ name: String, of context: String) -> ResolvedChild? {
+        childrenByContext[context]?[name]
+    }
+
+    /// The element definition named `name` in a context, by its definition name: `"value"` finds
+    /// `Observation.value[x]`. Used to explain a choice element written with a wrong type suffix.
+    public func element(named name: String, of context: String) -> ElementInfo? {
+        elementsByName[context]?[name]
+    }
+
+    /// The suffix a choice element's instance name carries for `type`: `"Quantity"`, `"DateTime"`.
+    public static func choiceSuffix(of type: String) -> String {
+        guard let first = type.first else { return type }
+        return first.uppercased() + type.dropFirst()
+    }
 
     /// True when `name` is a concrete (non-abstract) resource type.
-    public func isResourceType(_ name: String) -> Bool { false }
+    public func isResourceType(_ name: String) -> Bool {
+        guard let type = types[name] else { return false }
+        return type.kind == .resource && !type.isAbstract
+    }
 
     /// The primitive kind of a type name, or `nil` when the type is not primitive.
     public func primitiveType(of typeName: String) -> PrimitiveType? { PrimitiveType(rawValue: typeName) }
 
     /// True when `type` is `base` or derives from it (`Age` from `Quantity`, `Patient` from
     /// `DomainResource` and `Resource`, every datatype from `Element`).
-    public func isType(_ type: String, derivedFrom base: String) -> Bool { type == base }
+    public func isType(_ type: String, derivedFrom base: String) -> Bool {
+        var current: String? = type
+        var steps = 0
+        while let name = current, steps < 32 {
+            if name == base { return true }
+            current = types[name]?.baseType
+            steps += 1
+        }
+        return false
+    }
 }
 
 /// A resource or datatype definition.

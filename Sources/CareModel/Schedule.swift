@@ -1,0 +1,111 @@
+import Foundation
+
+/// When a task happens (CareKit `OCKSchedule`): one or more ``ScheduleElement``s whose events are merged
+/// in time order and numbered by one occurrence index across the whole schedule.
+///
+/// ## Topics
+/// - ``events(from:to:)``: the events overlapping a time range (start inclusive, running events count;
+///   end exclusive).
+/// - ``event(occurrence:)``, ``hasOccurrence(_:)``: what an outcome's occurrence index names.
+public struct Schedule: Sendable, Hashable {
+    /// The rules that make up the schedule; never empty.
+    public let elements: [ScheduleElement]
+
+    /// A schedule of `elements`, ordered by start as CareKit's `OCKSchedule(composing:)` orders them
+    /// (elements with equal starts keep their given order); refuses an empty list.
+    public init(composing elements: [ScheduleElement]) throws {
+        guard !elements.isEmpty else { throw ScheduleError.noElements }
+        self.elements = elements.enumerated()
+            .sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
+            .map(\.element)
+    }
+
+    /// The first start of any element.
+    public var startDate: Date {
+        elements.map(\.start).min() ?? .distantPast
+    }
+
+    /// The latest end of all elements; `nil` if any element repeats forever.
+    public var endDate: Date? {
+        var latest: Date?
+        for element in elements {
+            guard let end = element.end else { return nil }
+            latest = max(latest ?? end, end)
+        }
+        return latest
+    }
+
+    /// How many occurrences the schedule has in all; `nil` if it repeats forever.
+    public var occurrenceCount: Int? {
+        var total = 0
+        for element in elements {
+            guard let count = element.occurrenceCount else { return nil }
+            total += count
+        }
+        return total
+    }
+
+    /// Whether occurrence index `occurrence` exists (an outcome may only name one that does).
+    public func hasOccurrence(_ occurrence: Int) -> Bool {
+        guard occurrence >= 0 else { return false }
+        guard let count = occurrenceCount else { return true }
+        return occurrence < count
+    }
+
+    /// The events overlapping `[from, to)`, in time order, numbered across all elements. An event counts if
+    /// it starts at or after `from`, or is still running at `from` (starts before and ends after it); one
+    /// that starts at or after `to` does not.
+    public func events(from: Date, to: Date) -> [ScheduleEvent] {
+        if elements.count == 1, let element = elements.first {
+            return element.localEvents(from: from, to: to)
+        }
+        var merged: [(event: ScheduleEvent, elementIndex: Int)] = []
+        for (index, element) in elements.enumerated() {
+            for event in element.localEvents(from: from, to: to) {
+                merged.append((event, index))
+            }
+        }
+        merged.sort { ($0.event.start, $0.elementIndex) < ($1.event.start, $1.elementIndex) }
+        return merged.map { item in
+            var event = item.event
+            event.occurrence = globalIndex(localOccurrence: item.event.occurrence, start: item.event.start,
+                                           elementIndex: item.elementIndex)
+            return event
+        }
+    }
+
+    /// The event with schedule-wide occurrence index `occurrence`, or `nil` if there is none.
+    public func event(occurrence: Int) -> ScheduleEvent? {
+        guard hasOccurrence(occurrence) else { return nil }
+        if elements.count == 1, let element = elements.first {
+            return element.event(atLocalOccurrence: occurrence)
+        }
+        // For each element, bisect its local index: the global index grows with the local one.
+        for (index, element) in elements.enumerated() {
+            var lo = 0
+            var hi = min(occurrence, element.occurrenceCount.map { $0 - 1 } ?? occurrence)
+            while lo <= hi {
+                let mid = lo + (hi - lo) / 2
+                guard let candidate = element.event(atLocalOccurrence: mid) else { hi = mid - 1; continue }
+                let global = globalIndex(localOccurrence: mid, start: candidate.start, elementIndex: index)
+                if global == occurrence {
+                    var event = candidate
+                    event.occurrence = global
+                    return event
+                }
+                if global < occurrence { lo = mid + 1 } else { hi = mid - 1 }
+            }
+        }
+        return nil
+    }
+
+    /// The schedule-wide index of an element's local occurrence: how many events of all elements come
+    /// before it in time order (ties go to the element listed first).
+    func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int) -> Int {
+        var index = localOccurrence
+        for (other, element) in elements.enumerated() where other != elementIndex {
+            index += element.countOccurrences(startingBefore: start, including: other < elementIndex)
+        }
+        return index
+    }
+}

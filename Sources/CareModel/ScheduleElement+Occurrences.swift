@@ -1,0 +1,129 @@
+import Foundation
+
+/// Occurrence arithmetic of one element. Occurrence `n` starts at `calendar.date(byAdding: interval × n,
+/// to: start)` (for all-day elements, the start of that day), as CareKit's `OCKScheduleElement` computes it
+/// with `date(ofOccurrence:)`. Starts grow with `n`, so "the first occurrence at or after a date" is found
+/// by estimating `n` from the interval's rough length and correcting with a few calendar computations,
+/// never by walking every occurrence since the element's start.
+extension ScheduleElement {
+    /// The start of occurrence `n`, ignoring the element's end; `nil` only if the date overflows.
+    func startOfOccurrence(_ n: Int) -> Date? {
+        guard n > 0 else { return n == 0 ? start : nil }
+        var step = DateComponents()
+        for (_, path, _) in Self.supportedComponents {
+            guard let value = interval[keyPath: path] else { continue }
+            let (product, overflow) = value.multipliedReportingOverflow(by: n)
+            if overflow { return nil }
+            step[keyPath: path] = product
+        }
+        guard let date = calendar.date(byAdding: step, to: start) else { return nil }
+        return duration == .allDay ? calendar.startOfDay(for: date) : date
+    }
+
+    /// The end of an event starting at `eventStart` (CareKit: all-day events end one second before the
+    /// next day starts).
+    func endOfEvent(startingAt eventStart: Date) -> Date {
+        switch duration {
+        case .seconds(let seconds):
+            return eventStart.addingTimeInterval(seconds)
+        case .allDay:
+            let nextDay = calendar.date(byAdding: .day, value: 1, to: eventStart) ?? eventStart.addingTimeInterval(86400)
+            return nextDay.addingTimeInterval(-1)
+        }
+    }
+
+    /// The event of occurrence `n` of this element alone (its `occurrence` is `n`), or `nil` if the element
+    /// has ended by then.
+    public func event(atLocalOccurrence n: Int) -> ScheduleEvent? {
+        guard let eventStart = startOfOccurrence(n) else { return nil }
+        if let end, eventStart >= end { return nil }
+        return ScheduleEvent(start: eventStart, end: endOfEvent(startingAt: eventStart), element: self, occurrence: n)
+    }
+
+    /// How many occurrences the element has in all; `nil` when it repeats forever.
+    public var occurrenceCount: Int? {
+        guard let end else { return nil }
+        return firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
+    }
+
+    /// The number of occurrences that start before `date` (or at `date` too, when `including` is true),
+    /// counting only occurrences that exist before the element's end.
+    func countOccurrences(startingBefore date: Date, including: Bool) -> Int {
+        let n = firstOccurrence(startingAtOrAfter: date, strictlyAfter: including)
+        guard let count = occurrenceCount else { return n }
+        return min(n, count)
+    }
+
+    /// The smallest `n` whose start is at or after `date` (strictly after when `strictlyAfter`), ignoring the
+    /// element's end. Estimates `n` from the interval's approximate length, then gallops and bisects.
+    func firstOccurrence(startingAtOrAfter date: Date, strictlyAfter: Bool) -> Int {
+        func isAtOrAfter(_ n: Int) -> Bool {
+            guard let s = startOfOccurrence(n) else { return true }  // overflow: treat as infinitely late
+            return strictlyAfter ? s > date : s >= date
+        }
+        if isAtOrAfter(0) { return 0 }
+        let estimate = estimatedOccurrence(near: date)
+        // Find lo (not at/after) and hi (at/after) around the estimate, doubling the step each time.
+        var lo = 0
+        var hi = max(1, estimate)
+        if isAtOrAfter(hi) {
+            var step = 1
+            while true {
+                let candidate = hi - step
+                if candidate <= 0 { break }
+                if isAtOrAfter(candidate) { hi = candidate } else { lo = candidate; break }
+                step *= 2
+            }
+        } else {
+            lo = hi
+            var step = 1
+            while true {
+                let (candidate, overflow) = lo.addingReportingOverflow(step)
+                if overflow { hi = Int.max; break }
+                if isAtOrAfter(candidate) { hi = candidate; break }
+                lo = candidate
+                step *= 2
+            }
+        }
+        // Invariant: lo is before `date`, hi is at/after it.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2
+            if isAtOrAfter(mid) { hi = mid } else { lo = mid }
+        }
+        return hi
+    }
+
+    /// A guess of the occurrence starting near `date`, from the interval's approximate length in seconds.
+    private func estimatedOccurrence(near date: Date) -> Int {
+        var seconds = 0.0
+        for (_, path, length) in Self.supportedComponents {
+            if let value = interval[keyPath: path] { seconds += Double(value) * length }
+        }
+        guard seconds > 0 else { return 0 }
+        let guess = (date.timeIntervalSince(start) / seconds).rounded(.down)
+        guard guess.isFinite, guess > 0 else { return 0 }
+        return guess >= Double(Int.max / 4) ? Int.max / 4 : Int(guess)
+    }
+
+    /// This element's events that overlap `[from, to)`: an event counts if it starts before `to` and either
+    /// starts at or after `from` or is still running at `from` (ends after it). `occurrence` is the local
+    /// index within the element.
+    public func localEvents(from: Date, to: Date) -> [ScheduleEvent] {
+        guard from < to else { return [] }
+        // The earliest start that could still be running at `from`.
+        let reach: TimeInterval
+        switch duration {
+        case .seconds(let seconds): reach = seconds
+        case .allDay: reach = 86400 + 3600  // a day, plus a DST hour
+        }
+        var n = firstOccurrence(startingAtOrAfter: from.addingTimeInterval(-reach), strictlyAfter: false)
+        var events: [ScheduleEvent] = []
+        while let event = event(atLocalOccurrence: n), event.start < to {
+            if event.start >= from || event.end > from {
+                events.append(event)
+            }
+            n += 1
+        }
+        return events
+    }
+}

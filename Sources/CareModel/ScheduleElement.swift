@@ -1,0 +1,109 @@
+import Foundation
+
+/// One repeating rule of a schedule (CareKit `OCKScheduleElement`): a first start, an optional exclusive
+/// end, an interval in calendar components, a duration (or all day), text and target values.
+///
+/// The element keeps its own time zone: occurrence `n` starts at `start + n × interval` computed with a
+/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes.
+/// Creating an element checks it (``ScheduleError``) instead of trapping as CareKit's preconditions do;
+/// the fields that the checks cover can therefore only be set through the initializer.
+public struct ScheduleElement: Sendable, Hashable {
+    /// How long an event lasts.
+    public enum Duration: Sendable, Hashable {
+        /// The whole calendar day of the occurrence (CareKit: start of day to one second before the next).
+        case allDay
+        /// A fixed number of seconds.
+        case seconds(Double)
+
+        /// A duration of `hours` hours.
+        public static func hours(_ hours: Double) -> Duration { .seconds(hours * 3600) }
+        /// A duration of `minutes` minutes.
+        public static func minutes(_ minutes: Double) -> Duration { .seconds(minutes * 60) }
+    }
+
+    /// The first occurrence (for all-day elements: the start of its day, as CareKit normalises it).
+    public let start: Date
+    /// The exclusive end: no occurrence starts at or after it. `nil` repeats forever.
+    public let end: Date?
+    /// The step between occurrences, in calendar components.
+    public let interval: DateComponents
+    /// How long each event lasts.
+    public let duration: Duration
+    /// Free text, e.g. "after breakfast".
+    public var text: String?
+    /// What the patient is expected to record, e.g. a dose.
+    public var targetValues: [OutcomeValue]
+    /// The Gregorian calendar in the element's own time zone, used for all date arithmetic.
+    let calendar: Calendar
+
+    /// The element's time zone, in which wall-clock times are kept.
+    public var timeZone: TimeZone { calendar.timeZone }
+
+    /// Creates an element, refusing an empty, zero or backwards interval, an end not after the start, and a
+    /// negative duration.
+    public init(
+        start: Date,
+        end: Date?,
+        interval: DateComponents,
+        text: String? = nil,
+        targetValues: [OutcomeValue] = [],
+        duration: Duration = .hours(1),
+        timeZone: TimeZone = .current
+    ) throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        try Self.check(interval: interval)
+        if case .seconds(let seconds) = duration, !(seconds.isFinite && seconds >= 0) {
+            throw ScheduleError.invalidDuration(seconds)
+        }
+        let normalizedStart = duration == .allDay ? calendar.startOfDay(for: start) : start
+        if let end, end <= normalizedStart {
+            throw ScheduleError.endNotAfterStart(start: normalizedStart, end: end)
+        }
+        self.start = normalizedStart
+        self.end = end
+        self.interval = interval
+        self.duration = duration
+        self.text = text
+        self.targetValues = targetValues
+        self.calendar = calendar
+    }
+
+    /// The interval components CareGate can step by, with their rough length in seconds (used only to
+    /// estimate where to start looking; exact dates always come from the calendar).
+    static let supportedComponents: [(Calendar.Component, any WritableKeyPath<DateComponents, Int?> & Sendable, Double)] = [
+        (.year, \.year, 365.2425 * 86400),
+        (.month, \.month, 365.2425 * 86400 / 12),
+        (.weekOfYear, \.weekOfYear, 7 * 86400),
+        (.weekOfMonth, \.weekOfMonth, 7 * 86400),
+        (.day, \.day, 86400),
+        (.hour, \.hour, 3600),
+        (.minute, \.minute, 60),
+        (.second, \.second, 1),
+    ]
+
+    private static let unsupportedComponents: [(String, any KeyPath<DateComponents, Int?> & Sendable)] = [
+        ("era", \.era), ("nanosecond", \.nanosecond), ("weekday", \.weekday),
+        ("weekdayOrdinal", \.weekdayOrdinal), ("quarter", \.quarter), ("yearForWeekOfYear", \.yearForWeekOfYear),
+    ]
+
+    /// Refuses intervals that do not step forward: none set, any negative, all zero, or unsupported parts.
+    static func check(interval: DateComponents) throws {
+        for (name, path) in unsupportedComponents where interval[keyPath: path] != nil {
+            throw ScheduleError.unsupportedIntervalComponent(name)
+        }
+        let values = supportedComponents.compactMap { interval[keyPath: $0.1] }
+        if values.isEmpty { throw ScheduleError.emptyInterval }
+        if values.contains(where: { $0 < 0 }) || !values.contains(where: { $0 > 0 }) {
+            throw ScheduleError.intervalNotForward(interval)
+        }
+    }
+
+    /// A short text form of an interval for messages, e.g. `1 day 12 hour`.
+    static func describe(_ interval: DateComponents) -> String {
+        let parts = supportedComponents.compactMap { component, path, _ -> String? in
+            interval[keyPath: path].map { "\($0) \(component)" }
+        }
+        return parts.isEmpty ? "(empty)" : parts.joined(separator: " ")
+    }
+}

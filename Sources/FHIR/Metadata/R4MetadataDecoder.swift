@@ -1,0 +1,80 @@
+/// Decodes the compact metadata text written by `Scripts/generate-r4-metadata.py` (the format is
+/// described at the top of that script) into type definitions and per-context element lists.
+///
+/// The text is generated and committed, so a malformed record is a generator bug, not user input: the
+/// decoder skips what it cannot read rather than trapping, and the metadata tests catch the loss.
+struct R4MetadataDecoder {
+    private(set) var types: [String: TypeDefinition] = [:]
+    private(set) var typeOrder: [String] = []
+    /// Element definitions per context (type name or backbone path), in definition order.
+    private(set) var elements: [String: [ElementInfo]] = [:]
+
+    private var valueSets: [RequiredBinding] = []
+    private var context = ""
+
+    init(_ text: String) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard let tag = fields.first else { continue }
+            switch tag {
+            case "V": decodeValueSet(fields)
+            case "T": decodeType(fields)
+            case "C": if fields.count > 1 { context = String(fields[1]) }
+            case "E": decodeElement(fields)
+            default: continue
+            }
+        }
+    }
+
+    private mutating func decodeValueSet(_ fields: [Substring]) {
+        guard fields.count >= 3 else { return }
+        let codes = fields[2].split(separator: " / ", omittingEmptySubsequences: true).map(String.init)
+        valueSets.append(RequiredBinding(valueSet: String(fields[1]), codes: Set(codes)))
+    }
+
+    private mutating func decodeType(_ fields: [Substring]) {
+        guard fields.count >= 5 else { return }
+        let kind: TypeDefinition.Kind
+        switch fields[2] {
+        case "p": kind = .primitive
+        case "r": kind = .resource
+        default: kind = .complex
+        }
+        let name = String(fields[1])
+        let base = fields[4].isEmpty ? nil : String(fields[4])
+        types[name] = TypeDefinition(name: name, kind: kind, isAbstract: fields[3] == "1", baseType: base)
+        typeOrder.append(name)
+        context = name
+    }
+
+    private mutating func decodeElement(_ fields: [Substring]) {
+        guard fields.count >= 8 else { return }
+        let rawName = fields[1]
+        let isChoice = rawName.hasSuffix("[x]")
+        let name = isChoice ? String(rawName.dropLast(3)) : String(rawName)
+        let flags = fields[5]
+        let representation: ElementInfo.Representation =
+            flags.contains("A") ? .xmlAttribute : flags.contains("X") ? .xhtml : .element
+        var binding: RequiredBinding?
+        if let index = Int(fields[6]), valueSets.indices.contains(index) {
+            binding = valueSets[index]
+        }
+        var list = elements[context] ?? []
+        let info = ElementInfo(
+            path: context + "." + rawName,
+            name: name,
+            types: fields[2].split(separator: ",").map(String.init),
+            min: Int(fields[3]) ?? 0,
+            max: fields[4] == "*" ? nil : Int(fields[4]),
+            isChoice: isChoice,
+            isModifier: flags.contains("M"),
+            isSummary: flags.contains("S"),
+            representation: representation,
+            requiredBinding: binding,
+            childContext: fields[7].isEmpty ? nil : String(fields[7]),
+            order: list.count
+        )
+        list.append(info)
+        elements[context] = list
+    }
+}

@@ -1,0 +1,202 @@
+/// Checks a primitive value against the rules of its R4 primitive type (the regular expressions and
+/// notes of https://hl7.org/fhir/R4/datatypes.html): date and time formats with real month and day
+/// ranges, integer ranges, decimal syntax, id length, oid, uuid, code whitespace, base64, uri without
+/// whitespace, strings neither empty nor over 1 MB.
+///
+/// The checks are hand-written scanners rather than regular expressions: they run over every primitive
+/// of every validated resource, and they can say *why* a value is wrong.
+///
+/// ```swift
+/// PrimitiveValidator.problem(with: "2024-02-30", kind: .string, as: .date)
+/// // "not a valid date: day 30 does not exist in month 02"
+/// ```
+public enum PrimitiveValidator {
+    /// The largest string FHIR allows (1 MB).
+    public static let maximumStringBytes = 1_048_576
+
+    /// Why `value` is not a valid `type`, or `nil` when it is.
+    ///
+    /// - Parameter kind: the JSON token the value came from, or `nil` when the source (XML) has no
+    ///   value kinds; a JSON string where a number or boolean belongs (and the reverse) is a problem.
+    public static func problem(with value: String, kind: Element.ValueKind?, as type: PrimitiveType) -> String? {
+        if let kind, kind != type.jsonKind {
+            return "a \(type.rawValue) must be a JSON \(describe(type.jsonKind)), not a \(describe(kind))"
+        }
+        switch type {
+        case .boolean:
+            return value == "true" || value == "false" ? nil : "a boolean is true or false"
+        case .integer:
+            return integerProblem(value, minimum: -2_147_483_648, name: "integer")
+        case .unsignedInt:
+            return integerProblem(value, minimum: 0, name: "unsignedInt")
+        case .positiveInt:
+            return integerProblem(value, minimum: 1, name: "positiveInt")
+        case .decimal:
+            return isDecimal(value) ? nil : "not a valid decimal"
+        case .date:
+            return DateTimeScanner.problem(value, allowTime: false, requireTime: false)
+        case .dateTime:
+            return DateTimeScanner.problem(value, allowTime: true, requireTime: false)
+        case .instant:
+            return DateTimeScanner.problem(value, allowTime: true, requireTime: true)
+        case .time:
+            return DateTimeScanner.timeProblem(value)
+        case .string, .markdown:
+            return stringProblem(value)
+        case .code:
+            return codeProblem(value)
+        case .id:
+            return idProblem(value)
+        case .uri, .url, .canonical:
+            if value.isEmpty { return "a \(type.rawValue) may not be empty" }
+            return value.utf8.contains(where: isWhitespace) ? "a \(type.rawValue) may not contain whitespace" : nil
+        case .oid:
+            return isOID(value) ? nil : "an oid is urn:oid: followed by dot-separated numbers (urn:oid:1.2.3)"
+        case .uuid:
+            return isUUID(value) ? nil : "a uuid is urn:uuid: followed by a lower-case RFC 4122 UUID"
+        case .base64Binary:
+            return isBase64(value) ? nil : "not valid base64"
+        case .xhtml:
+            return nil  // Checked as a document by XHTMLChecker.
+        }
+    }
+
+    /// True when `value` is an acceptable `type` (see ``problem(with:kind:as:)``).
+    public static func isValid(_ value: String, kind: Element.ValueKind?, as type: PrimitiveType) -> Bool {
+        problem(with: value, kind: kind, as: type) == nil
+    }
+
+    // MARK: - Rules
+
+    private static func describe(_ kind: Element.ValueKind) -> String {
+        switch kind {
+        case .string: "string"
+        case .number: "number"
+        case .boolean: "boolean"
+        }
+    }
+
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
+        // -?(0|[1-9][0-9]*), within 32 bits.
+        let bytes = Array(value.utf8)
+        var index = 0
+        if bytes.first == UInt8(ascii: "-") { index = 1 }
+        let digits = bytes[index...]
+        guard !digits.isEmpty, digits.allSatisfy(isDigit), digits.count == 1 || digits.first != UInt8(ascii: "0"),
+              !(index == 1 && minimum >= 0)
+        else { return "not a valid \(name)" }
+        guard digits.count <= 11, let number = Int64(value), number <= 2_147_483_647 else {
+            return "\(name) out of range"
+        }
+        return number < minimum ? "a \(name) must be at least \(minimum)" : nil
+    }
+
+    private static func isDecimal(_ value: String) -> Bool {
+        // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+        let bytes = Array(value.utf8)
+        var index = 0
+        func digits() -> Int {
+            let start = index
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            return index - start
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let start = index
+        let integerDigits = digits()
+        if integerDigits == 0 || (integerDigits > 1 && bytes[start] == UInt8(ascii: "0")) { return false }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            if digits() == 0 { return false }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if digits() == 0 { return false }
+        }
+        return index == bytes.count
+    }
+
+    private static func stringProblem(_ value: String) -> String? {
+        if value.isEmpty { return "a string may not be empty (leave the element out instead)" }
+        if value.utf8.count > maximumStringBytes {
+            return "value is longer than the permitted maximum of 1 MB (\(maximumStringBytes) bytes)"
+        }
+        return nil
+    }
+
+    private static func codeProblem(_ value: String) -> String? {
+        // [^\s]+( [^\s]+)*: no leading, trailing or doubled spaces, no other whitespace.
+        if value.isEmpty { return "a code may not be empty" }
+        var previousWasSpace = true
+        for byte in value.utf8 {
+            if byte == 0x20 {
+                if previousWasSpace { return "a code may not start with or contain repeated spaces" }
+                previousWasSpace = true
+            } else if isWhitespace(byte) {
+                return "a code may not contain tabs or line breaks"
+            } else {
+                previousWasSpace = false
+            }
+        }
+        return previousWasSpace ? "a code may not end with a space" : nil
+    }
+
+    private static func idProblem(_ value: String) -> String? {
+        // [A-Za-z0-9\-\.]{1,64}
+        if value.isEmpty { return "an id may not be empty" }
+        let allowed = value.utf8.allSatisfy { byte in
+            isDigit(byte) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".")
+        }
+        if !allowed { return "an id may contain only letters, digits, '-' and '.' (found '\(value)')" }
+        return value.utf8.count > 64 ? "an id may be at most 64 characters long (found \(value.utf8.count))" : nil
+    }
+
+    private static func isOID(_ value: String) -> Bool {
+        // urn:oid:[0-2](\.(0|[1-9][0-9]*))+
+        guard value.hasPrefix("urn:oid:") else { return false }
+        let arcs = value.dropFirst(8).split(separator: ".", omittingEmptySubsequences: false)
+        guard arcs.count >= 2, let first = arcs.first, first.count == 1, let root = first.first,
+              "012".contains(root)
+        else { return false }
+        return arcs.dropFirst().allSatisfy { arc in
+            !arc.isEmpty && arc.utf8.allSatisfy(isDigit) && (arc.count == 1 || arc.first != "0")
+        }
+    }
+
+    private static func isUUID(_ value: String) -> Bool {
+        // urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
+        guard value.hasPrefix("urn:uuid:") else { return false }
+        let groups = value.dropFirst(9).split(separator: "-", omittingEmptySubsequences: false)
+        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return false }
+        return groups.allSatisfy { group in
+            group.utf8.allSatisfy { isDigit($0) || ($0 >= 0x61 && $0 <= 0x66) }
+        }
+    }
+
+    private static func isBase64(_ value: String) -> Bool {
+        // Groups of four characters of the base64 alphabet, whitespace allowed between them, '='
+        // padding only at the end.
+        var count = 0
+        var padding = 0
+        for byte in value.utf8 {
+            if isWhitespace(byte) { continue }
+            let isAlphabet = isDigit(byte) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/")
+            if byte == UInt8(ascii: "=") {
+                padding += 1
+                if padding > 2 { return false }
+            } else if !isAlphabet || padding > 0 {
+                return false
+            }
+            count += 1
+        }
+        return count > 0 && count % 4 == 0
+    }
+}

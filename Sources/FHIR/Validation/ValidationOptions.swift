@@ -1,0 +1,26 @@
+/// How strict structural validation is, and what it may assume about the source.
+///
+/// The default is **strict**: an element the R4 definitions do not know is an error, because a gateway
+/// that silently carries unknown content forward would hide an EHR's mistakes. Lenient mode reports the
+/// same elements as warnings. The switch behaves the same for JSON and XML input.
+public struct ValidationOptions: Sendable {
+    /// Unknown elements are errors (`true`, the default) or warnings (`false`).
+    public var strict: Bool
+    /// The source was JSON, so the token kind of each primitive (string, number, boolean) is checked
+    /// against its type. XML has only text and leaves this off.
+    public var checkJSONValueKinds: Bool
+    /// Whether markdown may contain embedded HTML tags (`true` by default, as R4 permits it).
+    public var allowHTMLInMarkdown: Bool
+    /// Whether contained resources are validated (`true` by default).
+    public var validateContained: Bool
+
+    public init(
+        strict: Bool = true, checkJSONValueKinds: Bool = true, allowHTMLInMarkdown: Bool = true,
+        validateContained: Bool = true
+    ) {
+        self.strict = strict
+        self.checkJSONValueKinds = checkJSONValueKinds
+        self.allowHTMLInMarkdown = allowHTMLInMarkdown
+        self.validateContained = validateContained
+    }
+}

@@ -1,6 +1,0 @@
-import XCTest
-@testable import CareModel
-
-final class CareModelSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
