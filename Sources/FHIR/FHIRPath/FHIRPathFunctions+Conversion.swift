@@ -5,10 +5,13 @@ extension FHIRPathEvaluator {
     func conversion(_ function: FHIRPathFunction, node: FHIRPathNode, input: [FHIRPathValue],
                     arguments: [FHIRPathNode], scope: FHIRPathScope) throws -> [FHIRPathValue] {
         if function == .iif {
-            // iif evaluates its arguments with the input as $this; a multi-item input is an error.
-            let item = try singleton(input, node)
-            let inner = item.map { FHIRPathScope(this: [$0], index: 0, total: scope.total) } ?? scope
-            let focus = item.map { [$0] } ?? scope.this
+            // Called on a collection (`x.iif(...)`), iif evaluates its arguments with that single item as
+            // $this (several items are an error); called bare, it keeps the enclosing $this and $index.
+            var inner = scope
+            if case .call(let base?, _, _, _) = node.kind, base.depth > 0 {
+                if let item = try singleton(input, node) { inner = FHIRPathScope(this: [item], index: 0, total: scope.total) }
+            }
+            let focus = inner.this
             let criterion = try boolean(evaluate(arguments[0], focus, inner), arguments[0])
             if criterion == true { return try evaluate(arguments[1], focus, inner) }
             return try arguments.count > 2 ? evaluate(arguments[2], focus, inner) : []

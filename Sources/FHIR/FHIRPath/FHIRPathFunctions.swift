@@ -212,8 +212,9 @@ extension FHIRPathEvaluator {
                 let a = lhs.element.1[position], b = rhs.element.1[position]
                 switch (a, b) {
                 case (nil, nil): continue
-                case (nil, _): return !descending
-                case (_, nil): return descending
+                // Items without a key come first, whichever the direction.
+                case (nil, _): return true
+                case (_, nil): return false
                 case (let x?, let y?):
                     switch FHIRPathComparison.order(x, y) {
                     case .ordered(let order):

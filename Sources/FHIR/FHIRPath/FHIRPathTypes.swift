@@ -65,7 +65,7 @@ enum FHIRPathTypes {
         // Until the metadata is available, any capitalised FHIR type name is accepted.
         let lenient = metadata.resourceTypes.isEmpty && (type.name.first?.isUppercase ?? false)
         switch type.namespace {
-        case "System": return system
+        case "System": return true // an unknown System type is simply never matched
         case "FHIR": return fhir || lenient
         case nil: return system || fhir || lenient
         default: return false
