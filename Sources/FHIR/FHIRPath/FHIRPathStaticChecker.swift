@@ -77,7 +77,31 @@ public struct FHIRPathStaticChecker {
     }
 
     private mutating func report(_ message: String, _ node: FHIRPathNode) {
-        errors.append(source.error(.semantic, message, at: node.range))
+        let (line, column) = source.lineAndColumn(of: focusRange(of: node).lowerBound)
+        errors.append(FHIRPathError(kind: .semantic, message: message, line: line, column: column,
+                                    subexpression: source.text(node.range)))
+    }
+
+    /// Where an error about `node` should point: at the member name of `a.b`, at the function name of
+    /// `a.f()`, else at the node's start; the quoted sub-expression is the whole node.
+    private func focusRange(of node: FHIRPathNode) -> Range<Int> {
+        let text = source.text(node.range)
+        switch node.kind {
+        case .member(_, let name):
+            let length = name.unicodeScalars.count
+            let start = node.range.upperBound - length - (text.hasSuffix("`") ? 1 : 0)
+            return max(node.range.lowerBound, start)..<node.range.upperBound
+        case .call(.some, let function, _, _):
+            let scalars = Array(text.unicodeScalars), name = Array((function.rawValue + "(").unicodeScalars)
+            var index = scalars.count - name.count
+            while index >= 0 {
+                if Array(scalars[index..<index + name.count]) == name { return (node.range.lowerBound + index)..<node.range.upperBound }
+                index -= 1
+            }
+            return node.range
+        default:
+            return node.range
+        }
     }
 
     // MARK: Tree walk
