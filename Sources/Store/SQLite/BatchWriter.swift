@@ -18,6 +18,7 @@ struct BatchWriter {
     private let db: Database
     private let now: Date
     private let codec: EntityRowCodec
+    private let taskCache: TaskVersionCache
     private(set) var summary = BatchSummary()
     /// Task versions that outcomes of this batch name, decoded once per batch.
     private var taskVersions: [UUID: TaskVersion] = [:]
@@ -41,10 +42,11 @@ struct BatchWriter {
         let deleted: Bool
     }
 
-    init(db: Database, now: Date, codec: EntityRowCodec) {
+    init(db: Database, now: Date, codec: EntityRowCodec, taskCache: TaskVersionCache) {
         self.db = db
         self.now = now
         self.codec = codec
+        self.taskCache = taskCache
     }
 
     mutating func apply(_ change: StoreChange) throws {
@@ -208,7 +210,7 @@ struct BatchWriter {
         } catch {
             throw StoreError.invalidEntity(kind: kind, id: entity.id, reason: "cannot be encoded: \(error)")
         }
-        let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL(kind))
+        let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? "")
         let values = codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart)
         try statement.execute(arguments: StatementArguments(values))
         if case .outcome(let outcome) = entity, !outcome.values.isEmpty {
@@ -255,10 +257,12 @@ struct BatchWriter {
     }
 
     private static func tip(_ row: Row) -> Tip? {
-        guard let rowID: Int64 = row["rowID"], let uuid: UUID = row["uuid"], let effective = row.date("effectiveDate") else {
-            return nil
-        }
-        return Tip(rowID: rowID, uuid: uuid, effectiveDate: effective, deletedDate: row.date("deletedDate"), contentHash: row["contentHash"])
+        // Columns by position (rowID, uuid, effectiveDate, deletedDate, contentHash): this runs once per row written.
+        guard let rowID: Int64 = row[0], let uuid: UUID = row[1], let effective: Double = row[2] else { return nil }
+        let deleted: Double? = row[3]
+        return Tip(
+            rowID: rowID, uuid: uuid, effectiveDate: Date(storeSeconds: effective),
+            deletedDate: deleted.map(Date.init(storeSeconds:)), contentHash: row[4])
     }
 
     private func uuidExists(_ kind: EntityKind, _ uuid: UUID) throws -> Bool {
@@ -344,14 +348,27 @@ struct BatchWriter {
 
     private mutating func taskVersion(_ uuid: UUID) throws -> TaskVersion {
         if let known = taskVersions[uuid] { return known }
-        let statement = try db.cachedStatement(sql: "SELECT * FROM task WHERE uuid = ?")
-        guard let row = try Row.fetchOne(statement, arguments: [uuid]) else {
+        // The version columns change as later versions are appended: read them each batch. The content
+        // (the schedule) never changes: decode it once per store.
+        let statement = try db.cachedStatement(sql: "SELECT rowID, effectiveDate, nextEffectiveDate, deletedDate FROM task WHERE uuid = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [uuid]), let rowID: Int64 = row[0] else {
             throw StoreError.versionNotFound(kind: .task, uuid: uuid)
         }
-        let task = try codec.decode(CareTask.self, row)
+        let task: CareTask
+        if let cached = taskCache.task(uuid) {
+            task = cached
+        } else {
+            guard let full = try Row.fetchOne(db, sql: "SELECT * FROM task WHERE rowID = ?", arguments: [rowID]) else {
+                throw StoreError.versionNotFound(kind: .task, uuid: uuid)
+            }
+            task = try codec.decode(CareTask.self, full)
+            taskCache.insert(task)
+        }
+        let seconds: (Double?, Double?, Double?) = (row[1], row[2], row[3])
         let version = TaskVersion(
-            id: task.id, uuid: uuid, schedule: task.schedule, effectiveDate: task.effectiveDate,
-            nextEffectiveDate: row.date("nextEffectiveDate"), deleted: task.deletedDate != nil)
+            id: task.id, uuid: uuid, schedule: task.schedule,
+            effectiveDate: seconds.0.map(Date.init(storeSeconds:)) ?? task.effectiveDate,
+            nextEffectiveDate: seconds.1.map(Date.init(storeSeconds:)), deleted: seconds.2 != nil)
         taskVersions[uuid] = version
         return version
     }

@@ -37,7 +37,10 @@ final class EntityRowCodec {
         }
     }
 
-    static func insertSQL(_ kind: EntityKind) -> String {
+    /// The INSERT statement of each kind, made once.
+    static let insertSQL: [EntityKind: String] = Dictionary(uniqueKeysWithValues: EntityKind.allCases.map { ($0, makeInsertSQL($0)) })
+
+    private static func makeInsertSQL(_ kind: EntityKind) -> String {
         let columns = commonColumns + specificColumns(kind)
         let table = StoreSchema.Table.entity(kind)
         return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"

@@ -10,7 +10,7 @@ extension SQLiteStore: Store {
     public func apply(_ batch: StoreBatch) throws -> BatchSummary {
         let now = batch.date ?? Date()
         return try writeTransaction { db in
-            var writer = BatchWriter(db: db, now: now, codec: EntityRowCodec())
+            var writer = BatchWriter(db: db, now: now, codec: EntityRowCodec(), taskCache: taskCache)
             for change in batch.changes {
                 try writer.apply(change)
             }

@@ -47,6 +47,8 @@ public final class SQLiteStore: Sendable {
     /// The file path, or `:memory:`.
     public let path: String
     let writer: any DatabaseWriter
+    /// Decoded task versions, shared by batches and event queries.
+    let taskCache = TaskVersionCache()
 
     /// Opens (or creates) the store at `path` and brings its schema up to date.
     public init(path: String, mode: OpenMode = .createIfMissing, options: Options = Options()) throws {
