@@ -20,8 +20,7 @@ struct BatchWriter {
     private let codec: EntityRowCodec
     private let taskCache: TaskVersionCache
     private(set) var summary = BatchSummary()
-    /// Task versions that outcomes of this batch name, decoded once per batch.
-    private var taskVersions: [UUID: TaskVersion] = [:]
+    private var uuids = VersionUUIDGenerator()
 
     /// The current version of an entity.
     private struct Tip {
@@ -33,14 +32,12 @@ struct BatchWriter {
     }
 
     /// What outcome checks need of a task version.
-    private struct TaskVersion {
-        let id: String
-        let uuid: UUID
-        let schedule: Schedule
-        let effectiveDate: Date
-        let nextEffectiveDate: Date?
-        let deleted: Bool
-    }
+    private typealias TaskVersion = TaskVersionCache.Version
+
+    /// The task versions this batch read (valid at its end), for the store's cache once it commits.
+    private(set) var taskVersionsRead: [UUID: TaskVersionCache.Version] = [:]
+    /// The task versions this batch changed (a later version or a tombstone was appended).
+    private(set) var taskVersionsChanged: Set<UUID> = []
 
     init(db: Database, now: Date, codec: EntityRowCodec, taskCache: TaskVersionCache) {
         self.db = db
@@ -84,9 +81,9 @@ struct BatchWriter {
             if try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex) != nil {
                 throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
             }
-            entity = .outcome(with(outcome, taskID: task.id))
+            entity = .outcome(with(outcome, taskID: task.task.id))
             // Outcome versions get their uuid from the store, as in CareKit's store.
-            entity.metadata.uuid = UUID()
+            entity.metadata.uuid = uuids.next()
         } else {
             if try tip(entity.kind, id: entity.id) != nil {
                 throw StoreError.idAlreadyExists(kind: entity.kind, id: entity.id)
@@ -127,7 +124,7 @@ struct BatchWriter {
         if case .outcome(let outcome) = entity {
             let (task, start) = try ownedOccurrence(of: outcome)
             let current = try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
-            return (current, start, .outcome(with(outcome, taskID: task.id)))
+            return (current, start, .outcome(with(outcome, taskID: task.task.id)))
         }
         return (try tip(entity.kind, id: entity.id), nil, try resolvingReferences(entity))
     }
@@ -145,7 +142,7 @@ struct BatchWriter {
         // A version fetched from the store and changed still carries the old uuid: give it a new one.
         let uuidTaken = try entity.kind == .outcome || uuidExists(entity.kind, entity.metadata.uuid)
         if uuidTaken {
-            entity.metadata.uuid = UUID()
+            entity.metadata.uuid = uuids.next()
         }
         try insert(entity, after: current, eventStart: eventStart)
         summary.updated += 1
@@ -156,7 +153,7 @@ struct BatchWriter {
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
             let task = try taskVersion(taskUUID)
-            guard let event = task.schedule.event(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
+            guard let event = task.task.schedule.event(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
             current = try outcomeTip(taskUUID: taskUUID, eventStart: event.start, occurrence: occurrence)
         } else {
             current = try tip(kind, id: id)
@@ -171,7 +168,7 @@ struct BatchWriter {
         let copied = (EntityRowCodec.commonColumns + EntityRowCodec.specificColumns(kind))
             .filter { !["uuid", "effectiveDate", "deletedDate", "previousVersionUUID", "createdDate", "updatedDate"].contains($0) }
             .joined(separator: ", ")
-        let tombstone = UUID()
+        let tombstone = uuids.next()
         try db.execute(
             sql: """
                 INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied))
@@ -188,7 +185,7 @@ struct BatchWriter {
                 arguments: [tombstoneRowID, current.rowID])
         }
         try linkForward(table, from: current, to: tombstone, effective: date)
-        if kind == .task { taskVersions[current.uuid] = nil }
+        if kind == .task { forgetTaskVersion(current.uuid) }
         summary.deleted += 1
         summary.versionUUIDs.append(tombstone)
     }
@@ -222,7 +219,7 @@ struct BatchWriter {
         }
         if let previous {
             try linkForward(StoreSchema.Table.entity(kind), from: previous, to: metadata.uuid, effective: metadata.effectiveDate)
-            if kind == .task { taskVersions[previous.uuid] = nil }
+            if kind == .task { forgetTaskVersion(previous.uuid) }
         }
         if let provenance = metadata.provenance {
             try SQLiteStore.link(
@@ -326,51 +323,48 @@ struct BatchWriter {
     /// schedule and lie in the time that version owns.
     private mutating func ownedOccurrence(of outcome: Outcome) throws -> (TaskVersion, Date) {
         let task = try taskVersion(outcome.taskUUID)
-        if let taskID = outcome.taskID, taskID != task.id {
+        let taskID = task.task.id
+        if let named = outcome.taskID, named != taskID {
             throw StoreError.invalidEntity(
                 kind: .outcome, id: outcome.id,
-                reason: "taskUUID \(task.uuid.uuidString) is a version of task '\(task.id)', not of '\(taskID)'")
+                reason: "taskUUID \(outcome.taskUUID.uuidString) is a version of task '\(taskID)', not of '\(named)'")
         }
-        if task.deleted { throw StoreError.entityDeleted(kind: .task, id: task.id) }
+        if task.deleted { throw StoreError.entityDeleted(kind: .task, id: taskID) }
         let index = outcome.taskOccurrenceIndex
-        guard let event = task.schedule.event(occurrence: index) else {
-            throw StoreError.occurrenceNotFound(taskID: task.id, taskUUID: task.uuid, occurrenceIndex: index)
+        guard let event = task.task.schedule.event(occurrence: index) else {
+            throw StoreError.occurrenceNotFound(taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index)
         }
         let outsideBefore = event.start < task.effectiveDate
         let outsideAfter = task.nextEffectiveDate.map { event.start >= $0 } ?? false
         if outsideBefore || outsideAfter {
             throw StoreError.occurrenceOutsideVersion(
-                taskID: task.id, taskUUID: task.uuid, occurrenceIndex: index, eventStart: event.start,
+                taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index, eventStart: event.start,
                 versionStart: task.effectiveDate, versionEnd: task.nextEffectiveDate)
         }
         return (task, event.start)
     }
 
     private mutating func taskVersion(_ uuid: UUID) throws -> TaskVersion {
-        if let known = taskVersions[uuid] { return known }
-        // The version columns change as later versions are appended: read them each batch. The content
-        // (the schedule) never changes: decode it once per store.
-        let statement = try db.cachedStatement(sql: "SELECT rowID, effectiveDate, nextEffectiveDate, deletedDate FROM task WHERE uuid = ?")
-        guard let row = try Row.fetchOne(statement, arguments: [uuid]), let rowID: Int64 = row[0] else {
+        if let known = taskVersionsRead[uuid] { return known }
+        if !taskVersionsChanged.contains(uuid), let cached = taskCache.version(uuid) {
+            taskVersionsRead[uuid] = cached
+            return cached
+        }
+        let statement = try db.cachedStatement(sql: "SELECT * FROM task WHERE uuid = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [uuid]) else {
             throw StoreError.versionNotFound(kind: .task, uuid: uuid)
         }
-        let task: CareTask
-        if let cached = taskCache.task(uuid) {
-            task = cached
-        } else {
-            guard let full = try Row.fetchOne(db, sql: "SELECT * FROM task WHERE rowID = ?", arguments: [rowID]) else {
-                throw StoreError.versionNotFound(kind: .task, uuid: uuid)
-            }
-            task = try codec.decode(CareTask.self, full)
-            taskCache.insert(task)
-        }
-        let seconds: (Double?, Double?, Double?) = (row[1], row[2], row[3])
+        let task = try codec.decode(CareTask.self, row)
         let version = TaskVersion(
-            id: task.id, uuid: uuid, schedule: task.schedule,
-            effectiveDate: seconds.0.map(Date.init(storeSeconds:)) ?? task.effectiveDate,
-            nextEffectiveDate: seconds.1.map(Date.init(storeSeconds:)), deleted: seconds.2 != nil)
-        taskVersions[uuid] = version
+            task: task, effectiveDate: task.effectiveDate, nextEffectiveDate: row.date("nextEffectiveDate"),
+            deleted: task.deletedDate != nil)
+        taskVersionsRead[uuid] = version
         return version
+    }
+
+    private mutating func forgetTaskVersion(_ uuid: UUID) {
+        taskVersionsRead[uuid] = nil
+        taskVersionsChanged.insert(uuid)
     }
 
     private func with(_ outcome: Outcome, taskID: String) -> Outcome {

@@ -49,16 +49,17 @@ struct EventQuery {
             .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
     }
 
-    /// The task of `row`, its content decoded once per store, its version fields from the row.
+    /// The task of `row`: its content decoded once per store (from the cache when a batch read it), its
+    /// version fields from the row.
     private func cachedTask(_ row: Row) throws -> CareTask {
-        if let uuid: UUID = row["uuid"], var task = taskCache.task(uuid) {
+        if let uuid: UUID = row["uuid"], var task = taskCache.content(uuid) {
             task.effectiveDate = row.date("effectiveDate") ?? task.effectiveDate
             task.deletedDate = row.date("deletedDate")
             task.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
             return task
         }
         let task = try codec.decode(CareTask.self, row)
-        taskCache.insert(task)
+        taskCache.insertContent(task)
         return task
     }
 

@@ -81,6 +81,9 @@ public final class SQLiteStore: Sendable {
         let cacheKiB = max(1, options.cacheMiB) * 1024
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            // In WAL mode NORMAL never corrupts the file and loses nothing committed when the process dies;
+            // only a power cut can drop the last commits. It spares one fsync per batch.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         return configuration
     }
