@@ -77,6 +77,7 @@ public struct StoreBenchmark {
         var day = 0
         var inserted = 0
         var insertSeconds = 0.0
+        var cpuSeconds = 0.0
         var lastReport = 0
         let step = max(1, c.daysPerBatch)
         var batches = 0
@@ -84,8 +85,10 @@ public struct StoreBenchmark {
             let range = day..<min(c.days, day + step)
             let batch = data.outcomeBatch(days: range)  // built outside the timed part
             var batchClock = Stopwatch()
+            let cpuBefore = Stopwatch.processCPUSeconds()
             try store.apply(batch)
             insertSeconds += batchClock.lap()
+            cpuSeconds += Stopwatch.processCPUSeconds() - cpuBefore
             inserted += batch.count
             batches += 1
             day = range.upperBound
@@ -95,7 +98,7 @@ public struct StoreBenchmark {
                 report("  \(percent)%: \(Self.grouped(inserted)) outcomes, \(Self.grouped(Int(Double(inserted) / insertSeconds))) outcomes/s so far")
             }
         }
-        report("insert outcomes: \(Self.grouped(inserted)) in \(batches) batches of \(Self.grouped(c.patients * c.tasksPerPatient * step)): \(Self.seconds(insertSeconds)), \(Self.grouped(Int(Double(inserted) / max(insertSeconds, 1e-9)))) outcomes/s (each with one value)")
+        report("insert outcomes: \(Self.grouped(inserted)) in \(batches) batches of \(Self.grouped(c.patients * c.tasksPerPatient * step)): \(Self.seconds(insertSeconds)), \(Self.grouped(Int(Double(inserted) / max(insertSeconds, 1e-9)))) outcomes/s (each with one value); \(Self.grouped(Int(Double(inserted) / max(cpuSeconds, 1e-9)))) outcomes per CPU-second")
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         report("store file: \(Self.grouped(bytes / 1_000_000)) MB")
     }
@@ -164,6 +167,14 @@ struct Stopwatch {
         let now = DispatchTime.now().uptimeNanoseconds
         defer { start = now }
         return Double(now - start) / 1e9
+    }
+
+    /// The CPU time this process has used, in seconds (the machine may be shared: wall time alone
+    /// would count other processes' work).
+    static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
 

@@ -21,6 +21,7 @@ struct BatchWriter {
     private let taskCache: TaskVersionCache
     private(set) var summary = BatchSummary()
     private var uuids = VersionUUIDGenerator()
+    private var zoneNames: [TimeZone: String] = [:]
 
     /// The current version of an entity.
     private struct Tip {
@@ -73,27 +74,25 @@ struct BatchWriter {
     // MARK: Versioning
 
     private mutating func add(_ entity: CareEntity) throws {
-        var entity = entity
-        var eventStart: Date?
-        if case .outcome(let outcome) = entity {
+        if case .outcome(var outcome) = entity {
             let (task, start) = try ownedOccurrence(of: outcome)
-            eventStart = start
             if try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex) != nil {
                 throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
             }
-            entity = .outcome(with(outcome, taskID: task.task.id))
+            outcome.taskID = task.task.id
             // Outcome versions get their uuid from the store, as in CareKit's store.
-            entity.metadata.uuid = uuids.next()
-        } else {
-            if try tip(entity.kind, id: entity.id) != nil {
-                throw StoreError.idAlreadyExists(kind: entity.kind, id: entity.id)
-            }
-            if try uuidExists(entity.kind, entity.metadata.uuid) {
-                throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
-            }
-            entity = try resolvingReferences(entity)
+            outcome.metadata.uuid = uuids.next()
+            try insertOutcome(outcome, after: nil, eventStart: start)
+            summary.added += 1
+            return
         }
-        try insert(entity, after: nil, eventStart: eventStart)
+        if try tip(entity.kind, id: entity.id) != nil {
+            throw StoreError.idAlreadyExists(kind: entity.kind, id: entity.id)
+        }
+        if try uuidExists(entity.kind, entity.metadata.uuid) {
+            throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
+        }
+        try insert(try resolvingReferences(entity), after: nil, eventStart: nil)
         summary.added += 1
     }
 
@@ -192,6 +191,10 @@ struct BatchWriter {
 
     /// Writes `entity` as a new row (after `previous`, when given) with the store's version fields.
     private mutating func insert(_ entity: CareEntity, after previous: Tip?, eventStart: Date?) throws {
+        if case .outcome(let outcome) = entity, let eventStart {
+            try insertOutcome(outcome, after: previous, eventStart: eventStart)
+            return
+        }
         var entity = entity
         var metadata = entity.metadata
         metadata.deletedDate = nil
@@ -210,13 +213,82 @@ struct BatchWriter {
         let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? "")
         let values = codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart)
         try statement.execute(arguments: StatementArguments(values))
-        if case .outcome(let outcome) = entity, !outcome.values.isEmpty {
+        try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)
+    }
+
+    /// Writes an outcome version: the row (bound column by column, as this runs once per outcome) and
+    /// its values.
+    private mutating func insertOutcome(_ outcome: Outcome, after previous: Tip?, eventStart: Date) throws {
+        var outcome = outcome
+        outcome.metadata.deletedDate = nil
+        outcome.metadata.previousVersionUUIDs = previous.map { [$0.uuid] } ?? []
+        outcome.metadata.nextVersionUUIDs = []
+        outcome.metadata.createdDate = now
+        outcome.metadata.updatedDate = now
+        let payload: Data?
+        do {
+            payload = try codec.payload(.outcome(outcome))
+        } catch {
+            throw StoreError.invalidEntity(kind: .outcome, id: outcome.id, reason: "cannot be encoded: \(error)")
+        }
+        let metadata = outcome.metadata
+        let provenance = metadata.provenance
+        let row = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertSQL[.outcome] ?? ""), in: db)
+        // The order of EntityRowCodec.commonColumns, then specificColumns(.outcome).
+        row.bind(1, metadata.uuid)
+        row.bind(2, metadata.effectiveDate.storeSeconds)
+        row.bindNull(3)
+        row.bind(4, previous?.uuid)
+        row.bind(5, now.storeSeconds)
+        row.bind(6, now.storeSeconds)
+        row.bind(7, provenance?.sourceSystem)
+        row.bind(8, provenance?.fhirType)
+        row.bind(9, provenance?.fhirID)
+        row.bind(10, provenance?.versionID)
+        row.bind(11, provenance?.lastUpdated?.storeSeconds)
+        row.bind(12, provenance?.contentHash)
+        row.bind(13, payload)
+        row.bind(14, outcome.taskUUID)
+        row.bind(15, outcome.taskID)
+        row.bind(16, outcome.taskOccurrenceIndex)
+        row.bind(17, eventStart.storeSeconds)
+        row.bind(18, timeZoneName(metadata.timezone))
+        try row.execute()
+        if !outcome.values.isEmpty {
             let rowID = db.lastInsertedRowID
-            let valueStatement = try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL())
+            let valueRow = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL()), in: db)
             for (position, value) in outcome.values.enumerated() {
-                try valueStatement.execute(arguments: EntityRowCodec.valueRow(value, position: position, outcomeRowID: rowID))
+                valueRow.bind(1, rowID)
+                valueRow.bind(2, position)
+                valueRow.bind(3, value.type.rawValue)
+                switch value.value {
+                case .integer(let v): valueRow.bind(4, v)
+                case .double(let v): valueRow.bind(4, v)
+                case .boolean(let v): valueRow.bind(4, v ? 1 : 0)
+                case .text(let v): valueRow.bind(4, v)
+                case .binary(let v): valueRow.bind(4, v)
+                case .date(let v): valueRow.bind(4, v.storeSeconds)
+                }
+                valueRow.bind(5, value.units)
+                valueRow.bind(6, value.kind)
+                valueRow.bind(7, value.index)
+                valueRow.bind(8, value.createdDate?.storeSeconds)
+                valueRow.bind(9, value.timezone == .gmt ? nil : timeZoneName(value.timezone))
+                try valueRow.execute()
             }
         }
+        try finishInsert(kind: .outcome, id: outcome.id, metadata: metadata, after: previous)
+    }
+
+    /// Time zone identifiers, looked up once per zone (reading `identifier` copies a string each time).
+    private mutating func timeZoneName(_ zone: TimeZone) -> String {
+        if let known = zoneNames[zone] { return known }
+        zoneNames[zone] = zone.identifier
+        return zone.identifier
+    }
+
+    /// Links the new version to its predecessor and to the FHIR resource it came from.
+    private mutating func finishInsert(kind: EntityKind, id: String, metadata: EntityMetadata, after previous: Tip?) throws {
         if let previous {
             try linkForward(StoreSchema.Table.entity(kind), from: previous, to: metadata.uuid, effective: metadata.effectiveDate)
             if kind == .task { forgetTaskVersion(previous.uuid) }
@@ -224,7 +296,7 @@ struct BatchWriter {
         if let provenance = metadata.provenance {
             try SQLiteStore.link(
                 ResourceLink(sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID,
-                             entityKind: kind, entityID: entity.id),
+                             entityKind: kind, entityID: id),
                 in: db)
         }
         summary.versionUUIDs.append(metadata.uuid)
@@ -246,11 +318,18 @@ struct BatchWriter {
     }
 
     private func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) throws -> Tip? {
-        let statement = try db.cachedStatement(sql: """
+        let statement = RawStatement(try db.cachedStatement(sql: """
             SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM outcome
             WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
-            """)
-        return try Row.fetchOne(statement, arguments: [taskUUID, eventStart.storeSeconds, occurrence]).flatMap(Self.tip)
+            """), in: db)
+        defer { statement.reset() }
+        statement.bind(1, taskUUID)
+        statement.bind(2, eventStart.storeSeconds)
+        statement.bind(3, occurrence)
+        guard try statement.step(), let uuid = statement.uuid(1) else { return nil }
+        return Tip(
+            rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4))
     }
 
     private static func tip(_ row: Row) -> Tip? {
