@@ -33,7 +33,7 @@ struct BenchStore: ParsableCommand {
     var scanQueries = 5
 
     @Option(name: .long, help: "SQLite page cache in MiB.")
-    var cacheMib = 256
+    var cacheMib = 512
 
     @Option(name: .long, help: ArgumentHelp("Keep the store in this file (reused, without inserting, when it already holds data); default: a temporary file, removed afterwards.", valueName: "path"))
     var store: String?

@@ -14,7 +14,7 @@ public struct StoreBenchmark {
         public var daysPerBatch = 1
         public var queries = 1_000
         public var scanQueries = 5
-        public var cacheMiB = 256
+        public var cacheMiB = 512
         public init() {}
     }
 

@@ -35,8 +35,10 @@ struct BatchWriter {
     /// What outcome checks need of a task version.
     private typealias TaskVersion = TaskVersionCache.Version
 
-    /// The task versions this batch read (valid at its end), for the store's cache once it commits.
-    private(set) var taskVersionsRead: [UUID: TaskVersionCache.Version] = [:]
+    /// The task versions this batch used (valid at its end).
+    private var taskVersionsRead: [UUID: TaskVersionCache.Version] = [:]
+    /// The task versions this batch read from the database, for the store's cache once it commits.
+    private(set) var taskVersionsFetched: [UUID: TaskVersionCache.Version] = [:]
     /// The task versions this batch changed (a later version or a tombstone was appended).
     private(set) var taskVersionsChanged: Set<UUID> = []
 
@@ -227,7 +229,7 @@ struct BatchWriter {
         outcome.metadata.updatedDate = now
         let payload: Data?
         do {
-            payload = try codec.payload(.outcome(outcome))
+            payload = try codec.outcomeExtras(outcome)
         } catch {
             throw StoreError.invalidEntity(kind: .outcome, id: outcome.id, reason: "cannot be encoded: \(error)")
         }
@@ -438,11 +440,13 @@ struct BatchWriter {
             task: task, effectiveDate: task.effectiveDate, nextEffectiveDate: row.date("nextEffectiveDate"),
             deleted: task.deletedDate != nil)
         taskVersionsRead[uuid] = version
+        taskVersionsFetched[uuid] = version
         return version
     }
 
     private mutating func forgetTaskVersion(_ uuid: UUID) {
         taskVersionsRead[uuid] = nil
+        taskVersionsFetched[uuid] = nil
         taskVersionsChanged.insert(uuid)
     }
 

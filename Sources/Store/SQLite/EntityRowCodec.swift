@@ -69,7 +69,7 @@ final class EntityRowCodec {
     }
 
     /// The JSON of an outcome's rarely used fields, or `nil` when it has none.
-    private func outcomeExtras(_ outcome: Outcome) throws -> Data? {
+    func outcomeExtras(_ outcome: Outcome) throws -> Data? {
         let metadata = outcome.metadata
         let hasExtras = metadata.schemaVersion != nil || metadata.groupIdentifier != nil || metadata.tags != nil
             || metadata.remoteID != nil || metadata.source != nil || metadata.userInfo != nil

@@ -15,7 +15,7 @@ extension SQLiteStore: Store {
             for change in batch.changes {
                 try writer.apply(change)
             }
-            return (writer.summary, writer.taskVersionsRead, writer.taskVersionsChanged)
+            return (writer.summary, writer.taskVersionsFetched, writer.taskVersionsChanged)
         }
         taskCache.publish(read, changed: changed)
         return summary

@@ -10,12 +10,19 @@ import Foundation
 /// process) has committed since (`PRAGMA data_version`), so the cache never shows uncommitted or stale
 /// version links.
 final class TaskVersionCache: @unchecked Sendable {
-    /// A task version as outcome checks see it.
-    struct Version {
+    /// A task version as outcome checks see it (a class: it is passed around once per outcome).
+    final class Version: @unchecked Sendable {
         let task: CareTask
         let effectiveDate: Date
         let nextEffectiveDate: Date?
         let deleted: Bool
+
+        init(task: CareTask, effectiveDate: Date, nextEffectiveDate: Date?, deleted: Bool) {
+            self.task = task
+            self.effectiveDate = effectiveDate
+            self.nextEffectiveDate = nextEffectiveDate
+            self.deleted = deleted
+        }
     }
 
     private let lock = NSLock()
