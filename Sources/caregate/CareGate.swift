@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `caregate` command line: a thin shell over the library modules, one file per subcommand.
 @main
@@ -20,4 +21,19 @@ struct CareGate: ParsableCommand {
             Bench.self,
         ]
     )
+
+    /// Runs the command line. Usage errors exit with status 2, as the commands document (and as most
+    /// Unix tools do), rather than ArgumentParser's 64; every other outcome is ArgumentParser's.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }
