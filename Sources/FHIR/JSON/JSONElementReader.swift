@@ -1,0 +1,554 @@
+/// The byte-level FHIR JSON reader behind ``FHIRJSON/read(_:)``: one pass over the UTF-8 bytes, building
+/// ``Element`` trees directly, with no intermediate JSON value tree and no per-byte allocation.
+///
+/// It enforces the JSON grammar (numbers, escapes, UTF-8, duplicate keys) and the FHIR JSON shape rules it
+/// can see without metadata (a root object with `resourceType`, `_name` siblings matching `name`, no
+/// empty or nested arrays, `null` only inside arrays). Numbers keep their text as written. Every error is a
+/// ``FHIRSyntaxError`` with the line and column of the offending byte.
+struct JSONElementReader {
+    /// Objects and arrays nested deeper than this are rejected: real FHIR resources stay far below it,
+    /// and the recursive descent must not be able to exhaust the stack.
+    static let maxDepth = 256
+
+    private let bytes: UnsafePointer<UInt8>
+    private let count: Int
+    private var pos = 0
+    private var end = 0
+    private var depth = 0
+    /// Where input ends, for messages: "end of input", or "end of line" within NDJSON.
+    private var endDescription = "end of input"
+    /// The unescaped bytes of the string being read, reused across strings.
+    private var scratch: [UInt8] = []
+    private var keys = StringInterner(capacity: 512, maxEntries: 4096)
+    private var values = StringInterner(capacity: 1024, maxEntries: 16384)
+    /// The fields of every open object, innermost last: how the children of each key were appended.
+    private var fields: [FieldRun] = []
+
+    private struct FieldRun {
+        var name: String
+        var isUnderscore: Bool
+        var keyOffset: Int
+        var start: Int
+        var count: Int
+        var isArray: Bool
+    }
+
+    /// A reader over `bytes[0..<count]`, which must stay valid while the reader is used.
+    init(bytes: UnsafePointer<UInt8>, count: Int) {
+        self.bytes = bytes
+        self.count = count
+        scratch.reserveCapacity(256)
+        fields.reserveCapacity(64)
+    }
+
+    // MARK: - Documents
+
+    /// Reads the one resource in `bytes[start..<end]`; only whitespace may surround it.
+    mutating func readResource(from start: Int, to end: Int, endDescription: String = "end of input") throws(FHIRSyntaxError) -> Element {
+        pos = start
+        self.end = end
+        self.endDescription = endDescription
+        depth = 0
+        fields.removeAll(keepingCapacity: true)
+        if end - pos >= 3, bytes[pos] == 0xEF, bytes[pos + 1] == 0xBB, bytes[pos + 2] == 0xBF { pos += 3 }
+        skipWhitespace()
+        guard pos < end else { throw error(at: pos, "the document is empty: a JSON object with a resourceType is expected") }
+        guard bytes[pos] == UInt8(ascii: "{") else {
+            throw error(at: pos, "the root must be a JSON object with a resourceType, not \(describeValue(at: pos))")
+        }
+        let open = pos
+        var resource = try readObject(named: "")
+        guard let type = resource.resourceType else {
+            throw error(at: open, "the root object has no resourceType")
+        }
+        resource.name = type
+        skipWhitespace()
+        if pos < end {
+            throw error(at: pos, "unexpected content after the end of the resource")
+        }
+        return resource
+    }
+
+    // MARK: - Objects and arrays
+
+    /// Reads the object at `pos` into an element named `name`.
+    private mutating func readObject(named name: String) throws(FHIRSyntaxError) -> Element {
+        let open = pos
+        try enterNesting(at: open)
+        pos += 1
+        var children: [Element] = []
+        var resourceType: String?
+        let fieldBase = fields.count
+        var hasUnderscore = false
+        var seenKeys: Set<String>?
+
+        skipWhitespace()
+        if pos < end, bytes[pos] == UInt8(ascii: "}") {
+            pos += 1
+            depth -= 1
+            return Element(name: name)
+        }
+        while true {
+            skipWhitespace()
+            guard pos < end else { throw unexpectedEnd("a field name") }
+            guard bytes[pos] == UInt8(ascii: "\"") else {
+                throw error(at: pos, "expected a field name in double quotes, found \(describeByte(at: pos))")
+            }
+            let keyOffset = pos
+            let key = try readString(interned: true, isKey: true)
+            let isUnderscore = key.utf8.first == UInt8(ascii: "_")
+            let fieldName = isUnderscore ? keys.intern(String(key.dropFirst())) : key
+            if isUnderscore {
+                guard !fieldName.isEmpty else { throw error(at: keyOffset, "`_` is not a valid field name") }
+                hasUnderscore = true
+            }
+            try checkDuplicate(key, name: fieldName, isUnderscore: isUnderscore, at: keyOffset, fieldBase: fieldBase, seen: &seenKeys)
+
+            skipWhitespace()
+            guard pos < end else { throw unexpectedEnd("':' after the field name") }
+            guard bytes[pos] == UInt8(ascii: ":") else {
+                throw error(at: pos, "expected ':' after the field name \"\(key)\", found \(describeByte(at: pos))")
+            }
+            pos += 1
+            skipWhitespace()
+            guard pos < end else { throw unexpectedEnd("the value of \"\(key)\"") }
+
+            let start = children.count
+            var isArray = false
+            if !isUnderscore && key == "resourceType" {
+                guard bytes[pos] == UInt8(ascii: "\"") else {
+                    throw error(at: pos, "resourceType must be a string, not \(describeValue(at: pos))")
+                }
+                let typeOffset = pos
+                let type = try readString(interned: true, isKey: true)
+                guard !type.isEmpty else { throw error(at: typeOffset, "resourceType is empty") }
+                resourceType = type
+            } else if bytes[pos] == UInt8(ascii: "[") {
+                isArray = true
+                try readArray(named: fieldName, key: key, isUnderscore: isUnderscore, into: &children)
+            } else {
+                try readItem(named: fieldName, key: key, isUnderscore: isUnderscore, inArray: false, into: &children)
+            }
+            fields.append(FieldRun(
+                name: fieldName, isUnderscore: isUnderscore, keyOffset: keyOffset,
+                start: start, count: children.count - start, isArray: isArray
+            ))
+
+            skipWhitespace()
+            guard pos < end else { throw unexpectedEnd("',' or '}'") }
+            let next = bytes[pos]
+            pos += 1
+            if next == UInt8(ascii: ",") { continue }
+            if next == UInt8(ascii: "}") { break }
+            throw error(at: pos - 1, "expected ',' or '}' after the value of \"\(key)\", found \(describeByte(at: pos - 1))")
+        }
+        if hasUnderscore {
+            try mergePrimitiveExtensions(&children, fieldBase: fieldBase)
+        }
+        fields.removeSubrange(fieldBase...)
+        depth -= 1
+        return Element(name: name, resourceType: resourceType, children: children)
+    }
+
+    private mutating func checkDuplicate(
+        _ key: String, name: String, isUnderscore: Bool, at offset: Int, fieldBase: Int, seen: inout Set<String>?
+    ) throws(FHIRSyntaxError) {
+        let fieldCount = fields.count - fieldBase
+        if fieldCount < 24 {
+            for index in fieldBase..<fields.count where fields[index].isUnderscore == isUnderscore && fields[index].name == name {
+                throw error(at: offset, "duplicate field \"\(key)\"")
+            }
+            return
+        }
+        // Many fields: switch to a set so that a huge object costs linear time.
+        if seen == nil {
+            seen = Set(fields[fieldBase...].map { ($0.isUnderscore ? "_" : "") + $0.name })
+        }
+        if seen?.insert(key).inserted == false {
+            throw error(at: offset, "duplicate field \"\(key)\"")
+        }
+    }
+
+    /// Reads an array value: its items become a run of siblings named `name`.
+    private mutating func readArray(named name: String, key: String, isUnderscore: Bool, into children: inout [Element]) throws(FHIRSyntaxError) {
+        let open = pos
+        try enterNesting(at: open)
+        pos += 1
+        skipWhitespace()
+        if pos < end, bytes[pos] == UInt8(ascii: "]") {
+            throw error(at: open, "\"\(key)\" is an empty array, which FHIR JSON does not allow")
+        }
+        while true {
+            skipWhitespace()
+            guard pos < end else { throw unexpectedEnd("an item of \"\(key)\"") }
+            try readItem(named: name, key: key, isUnderscore: isUnderscore, inArray: true, into: &children)
+            skipWhitespace()
+            guard pos < end else { throw unexpectedEnd("',' or ']'") }
+            let next = bytes[pos]
+            pos += 1
+            if next == UInt8(ascii: ",") { continue }
+            if next == UInt8(ascii: "]") { break }
+            throw error(at: pos - 1, "expected ',' or ']' in the array \"\(key)\", found \(describeByte(at: pos - 1))")
+        }
+        depth -= 1
+    }
+
+    /// Reads one value (a whole field value, or one array item) as an element named `name`.
+    @inline(__always)
+    private mutating func readItem(
+        named name: String, key: String, isUnderscore: Bool, inArray: Bool, into children: inout [Element]
+    ) throws(FHIRSyntaxError) {
+        let byte = bytes[pos]
+        switch byte {
+        case UInt8(ascii: "{"):
+            children.append(try readObject(named: name))
+        case UInt8(ascii: "\""):
+            if isUnderscore { throw underscoreShape(key) }
+            children.append(Element(name: name, value: try readString(interned: true, isKey: false), valueKind: .string))
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if isUnderscore { throw underscoreShape(key) }
+            children.append(Element(name: name, value: try readNumber(), valueKind: .number))
+        case UInt8(ascii: "t"):
+            if isUnderscore { throw underscoreShape(key) }
+            try readLiteral("true")
+            children.append(Element(name: name, value: "true", valueKind: .boolean))
+        case UInt8(ascii: "f"):
+            if isUnderscore { throw underscoreShape(key) }
+            try readLiteral("false")
+            children.append(Element(name: name, value: "false", valueKind: .boolean))
+        case UInt8(ascii: "n"):
+            let offset = pos
+            try readLiteral("null")
+            guard inArray else {
+                throw error(at: offset, "\"\(key)\" is null; FHIR JSON allows null only inside arrays of primitives")
+            }
+            children.append(Element(name: name))
+        case UInt8(ascii: "["):
+            throw error(at: pos, "\"\(key)\" holds an array inside an array, which FHIR JSON does not allow")
+        default:
+            throw error(at: pos, "expected a value for \"\(key)\", found \(describeByte(at: pos))")
+        }
+    }
+
+    private func underscoreShape(_ key: String) -> FHIRSyntaxError {
+        error(at: pos, "\"\(key)\" must be an object (or an array of objects and nulls) holding the primitive's id and extension")
+    }
+
+    /// Moves the `id`/`extension` children of each `_name` run onto the primitives of its `name` run, by
+    /// index, and drops the `_name` run; a `_name` without `name` stays as value-less primitives.
+    private mutating func mergePrimitiveExtensions(_ children: inout [Element], fieldBase: Int) throws(FHIRSyntaxError) {
+        var merged = false
+        for index in fieldBase..<fields.count where fields[index].isUnderscore {
+            let annotation = fields[index]
+            guard let plainIndex = fields[fieldBase...].firstIndex(where: { !$0.isUnderscore && $0.name == annotation.name }) else {
+                continue
+            }
+            let plain = fields[plainIndex]
+            guard plain.isArray == annotation.isArray else {
+                throw error(at: annotation.keyOffset, "\"_\(annotation.name)\" and \"\(annotation.name)\" must both be arrays or both single values")
+            }
+            guard plain.count == annotation.count else {
+                throw error(at: annotation.keyOffset, "\"_\(annotation.name)\" has \(annotation.count) items but \"\(annotation.name)\" has \(plain.count); they must align by index")
+            }
+            for item in 0..<plain.count {
+                let target = plain.start + item
+                if children[target].value == nil && !children[target].children.isEmpty {
+                    throw error(at: annotation.keyOffset, "\"_\(annotation.name)\" annotates \"\(annotation.name)\", which is not a primitive")
+                }
+                children[target].children = children[annotation.start + item].children
+            }
+            fields[index].count = -1  // merged: dropped below
+            merged = true
+        }
+        guard merged else { return }
+        var compacted: [Element] = []
+        compacted.reserveCapacity(children.count)
+        for index in fieldBase..<fields.count where fields[index].count > 0 {
+            compacted.append(contentsOf: children[fields[index].start..<(fields[index].start + fields[index].count)])
+        }
+        children = compacted
+    }
+
+    @inline(__always)
+    private mutating func enterNesting(at offset: Int) throws(FHIRSyntaxError) {
+        depth += 1
+        if depth > Self.maxDepth {
+            throw error(at: offset, "objects and arrays are nested more than \(Self.maxDepth) levels deep")
+        }
+    }
+
+    // MARK: - Scalars
+
+    @inline(__always)
+    private mutating func skipWhitespace() {
+        while pos < end {
+            let byte = bytes[pos]
+            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
+            pos += 1
+        }
+    }
+
+    private mutating func readLiteral(_ literal: StaticString) throws(FHIRSyntaxError) {
+        let length = literal.utf8CodeUnitCount
+        let text = literal.utf8Start
+        for index in 0..<length {
+            guard pos + index < end else { throw unexpectedEnd("the literal \(literal)") }
+            if bytes[pos + index] != text[index] {
+                throw error(at: pos, "invalid literal: expected \(literal)")
+            }
+        }
+        pos += length
+    }
+
+    private mutating func readNumber() throws(FHIRSyntaxError) -> String {
+        switch JSONNumberGrammar.scan(bytes + pos, count: end - pos) {
+        case .valid(let length):
+            let text = values.string(bytes + pos, count: length, maxLength: StringInterner.maxLength)
+            pos += length
+            return text
+        case .invalid(let offset, let message):
+            if pos + offset >= end { throw unexpectedEnd("the rest of a number") }
+            throw error(at: pos + offset, "invalid number: \(message)")
+        }
+    }
+
+    /// Reads the string whose opening quote is at `pos`: unescapes it, validates its UTF-8, and returns it
+    /// (from an interner when short).
+    private mutating func readString(interned: Bool, isKey: Bool) throws(FHIRSyntaxError) -> String {
+        let open = pos
+        var index = pos + 1
+        var chunkStart = index
+        var escaped = false
+        while true {
+            index = Self.nextSpecialByte(bytes, from: index, end: end)
+            guard index < end else {
+                throw error(at: end, "unexpected \(endDescription) inside the string that starts at \(position(of: open))")
+            }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                pos = index + 1
+                if escaped {
+                    scratch.append(contentsOf: UnsafeBufferPointer(start: bytes + chunkStart, count: index - chunkStart))
+                    return scratch.withUnsafeBufferPointer { buffer in
+                        guard let base = buffer.baseAddress else { return "" }
+                        return internOrMake(base, count: buffer.count, isKey: isKey)
+                    }
+                }
+                return internOrMake(bytes + chunkStart, count: index - chunkStart, isKey: isKey)
+            } else if byte == UInt8(ascii: "\\") {
+                if !escaped {
+                    scratch.removeAll(keepingCapacity: true)
+                    escaped = true
+                }
+                scratch.append(contentsOf: UnsafeBufferPointer(start: bytes + chunkStart, count: index - chunkStart))
+                index = try readEscape(at: index)
+                chunkStart = index
+            } else if byte < 0x20 {
+                throw error(at: index, "a control character (U+\(hex4(UInt16(byte)))) must be escaped inside a string")
+            } else if byte >= 0x80 {
+                let length = Self.utf8SequenceLength(bytes, at: index, end: end)
+                guard length > 0 else { throw error(at: index, "invalid UTF-8 byte sequence") }
+                index += length
+            } else {
+                index += 1  // a false positive of the word scan
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func internOrMake(_ pointer: UnsafePointer<UInt8>, count: Int, isKey: Bool) -> String {
+        if isKey { return keys.string(pointer, count: count, maxLength: 64) }
+        return values.string(pointer, count: count, maxLength: StringInterner.maxLength)
+    }
+
+    /// Decodes the escape at `index` (a backslash) into `scratch`; returns the index after it.
+    private mutating func readEscape(at index: Int) throws(FHIRSyntaxError) -> Int {
+        guard index + 1 < end else { throw unexpectedEnd("an escape sequence") }
+        let code = bytes[index + 1]
+        let simple: UInt8
+        switch code {
+        case UInt8(ascii: "\""): simple = 0x22
+        case UInt8(ascii: "\\"): simple = 0x5C
+        case UInt8(ascii: "/"): simple = 0x2F
+        case UInt8(ascii: "b"): simple = 0x08
+        case UInt8(ascii: "f"): simple = 0x0C
+        case UInt8(ascii: "n"): simple = 0x0A
+        case UInt8(ascii: "r"): simple = 0x0D
+        case UInt8(ascii: "t"): simple = 0x09
+        case UInt8(ascii: "u"):
+            let unit = try readHex4(at: index + 2)
+            var scalar = UInt32(unit)
+            var next = index + 6
+            if unit >= 0xD800 && unit <= 0xDBFF {
+                guard next + 1 < end, bytes[next] == UInt8(ascii: "\\"), bytes[next + 1] == UInt8(ascii: "u") else {
+                    throw error(at: index, "\\u\(hex4(unit)) is a high surrogate without the low surrogate that must follow it")
+                }
+                let low = try readHex4(at: next + 2)
+                guard low >= 0xDC00 && low <= 0xDFFF else {
+                    throw error(at: index, "\\u\(hex4(unit)) is a high surrogate followed by \\u\(hex4(low)), not by a low surrogate")
+                }
+                scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                next += 6
+            } else if unit >= 0xDC00 && unit <= 0xDFFF {
+                throw error(at: index, "\\u\(hex4(unit)) is a low surrogate without a high surrogate before it")
+            }
+            appendUTF8(scalar)
+            return next
+        default:
+            throw error(at: index, "invalid escape sequence \\\(describeByteRaw(code))")
+        }
+        scratch.append(simple)
+        return index + 2
+    }
+
+    private func readHex4(at index: Int) throws(FHIRSyntaxError) -> UInt16 {
+        var value: UInt16 = 0
+        for offset in 0..<4 {
+            guard index + offset < end else { throw unexpectedEnd("the four hex digits of a \\u escape") }
+            let byte = bytes[index + offset]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error(at: index + offset, "a \\u escape needs four hex digits")
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    private mutating func appendUTF8(_ scalar: UInt32) {
+        switch scalar {
+        case ..<0x80:
+            scratch.append(UInt8(scalar))
+        case ..<0x800:
+            scratch.append(UInt8(0xC0 | (scalar >> 6)))
+            scratch.append(UInt8(0x80 | (scalar & 0x3F)))
+        case ..<0x10000:
+            scratch.append(UInt8(0xE0 | (scalar >> 12)))
+            scratch.append(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
+            scratch.append(UInt8(0x80 | (scalar & 0x3F)))
+        default:
+            scratch.append(UInt8(0xF0 | (scalar >> 18)))
+            scratch.append(UInt8(0x80 | ((scalar >> 12) & 0x3F)))
+            scratch.append(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
+            scratch.append(UInt8(0x80 | (scalar & 0x3F)))
+        }
+    }
+
+    /// The index of the next byte at or after `index` that a string scan must look at: a quote, a
+    /// backslash, a control character or a non-ASCII byte (or, rarely, a harmless false positive).
+    /// Eight bytes at a time.
+    @inline(__always)
+    static func nextSpecialByte(_ bytes: UnsafePointer<UInt8>, from start: Int, end: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let raw = UnsafeRawPointer(bytes)
+        var index = start
+        while index + 8 <= end {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let flags = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                | ((word &- ones &* 0x20) & ~word) | word
+            let special = flags & highs
+            if special != 0 {
+                return index + special.trailingZeroBitCount >> 3
+            }
+            index += 8
+        }
+        while index < end {
+            let byte = bytes[index]
+            if byte == 0x22 || byte == 0x5C || byte < 0x20 || byte >= 0x80 { return index }
+            index += 1
+        }
+        return end
+    }
+
+    /// The length of the well-formed UTF-8 sequence at `index` (lead byte ≥ 0x80), or 0 when it is
+    /// invalid (bad lead, bad continuation, overlong, surrogate, beyond U+10FFFF, truncated).
+    @inline(__always)
+    static func utf8SequenceLength(_ bytes: UnsafePointer<UInt8>, at index: Int, end: Int) -> Int {
+        let lead = bytes[index]
+        @inline(__always) func continuation(_ offset: Int, _ low: UInt8 = 0x80, _ high: UInt8 = 0xBF) -> Bool {
+            index + offset < end && bytes[index + offset] >= low && bytes[index + offset] <= high
+        }
+        switch lead {
+        case 0xC2...0xDF:
+            return continuation(1) ? 2 : 0
+        case 0xE0:
+            return continuation(1, 0xA0) && continuation(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF:
+            return continuation(1) && continuation(2) ? 3 : 0
+        case 0xED:
+            return continuation(1, 0x80, 0x9F) && continuation(2) ? 3 : 0
+        case 0xF0:
+            return continuation(1, 0x90) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF1...0xF3:
+            return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF4:
+            return continuation(1, 0x80, 0x8F) && continuation(2) && continuation(3) ? 4 : 0
+        default:
+            return 0
+        }
+    }
+
+    // MARK: - Errors
+
+    private func unexpectedEnd(_ expected: String) -> FHIRSyntaxError {
+        error(at: end, "unexpected \(endDescription): expected \(expected) (the document is truncated)")
+    }
+
+    func error(at offset: Int, _ message: String) -> FHIRSyntaxError {
+        let (line, column) = lineAndColumn(of: offset)
+        return FHIRSyntaxError(format: .json, line: line, column: column, message: message)
+    }
+
+    private func position(of offset: Int) -> String {
+        let (line, column) = lineAndColumn(of: offset)
+        return "\(line):\(column)"
+    }
+
+    /// 1-based line and column (in characters) of `offset`, counted from the start of the document.
+    func lineAndColumn(of offset: Int) -> (Int, Int) {
+        let limit = min(offset, count)
+        var line = 1
+        var lineStart = 0
+        for index in 0..<limit where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        var column = 1
+        for index in lineStart..<limit where bytes[index] & 0xC0 != 0x80 {
+            column += 1
+        }
+        return (line, column)
+    }
+
+    private func describeByte(at offset: Int) -> String {
+        guard offset < end else { return endDescription }
+        return describeByteRaw(bytes[offset])
+    }
+
+    private func describeByteRaw(_ byte: UInt8) -> String {
+        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "byte 0x\(String(byte, radix: 16, uppercase: true))"
+    }
+
+    private func describeValue(at offset: Int) -> String {
+        switch bytes[offset] {
+        case UInt8(ascii: "["): "an array"
+        case UInt8(ascii: "\""): "a string"
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): "a boolean"
+        case UInt8(ascii: "n"): "null"
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): "a number"
+        default: describeByteRaw(bytes[offset])
+        }
+    }
+
+    private func hex4(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}

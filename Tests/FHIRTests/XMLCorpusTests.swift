@@ -1,0 +1,27 @@
+import TestSupport
+import XCTest
+@testable import FHIR
+
+/// The official R4 XML examples read, write and read back unchanged.
+final class XMLCorpusTests: XCTestCase {
+    func testEveryXMLExampleRoundTripsThroughTheWriter() throws {
+        let files = try Corpus.files(in: "fhir-r4-examples-xml", suffix: ".xml")
+        var passed = 0
+        for file in files {
+            let data = try Data(contentsOf: file)
+            do {
+                let element = try FHIRXML.read(data)
+                for pretty in [false, true] {
+                    let again = try FHIRXML.read(FHIRXML.write(element, pretty: pretty))
+                    XCTAssertEqual(again, element, "\(file.lastPathComponent) (pretty: \(pretty))")
+                    if again != element { continue }
+                }
+                passed += 1
+            } catch {
+                XCTFail("\(file.lastPathComponent): \(error)")
+            }
+        }
+        print("XML read/write/read: \(passed)/\(files.count)")
+        XCTAssertEqual(passed, files.count)
+    }
+}
