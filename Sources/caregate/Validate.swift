@@ -44,7 +44,7 @@ struct Validate: ParsableCommand {
     }
 
     @Argument(help: ArgumentHelp("The files to validate (JSON, NDJSON or XML); - reads standard input.", valueName: "file"))
-    var files: [String] = []
+    var files: [String]
 
     @Option(help: "Output: text (one line per issue), json or xml (an OperationOutcome; a Bundle of them for several resources).")
     var format: ReportFormat = .text
@@ -53,9 +53,6 @@ struct Validate: ParsableCommand {
     var strictness: Strictness = .strict
 
     func validate() throws {
-        if files.isEmpty {
-            throw ValidationError("give at least one file to validate (or - for standard input)")
-        }
         if files.filter({ $0 == "-" }).count > 1 {
             throw ValidationError("standard input (-) can be read only once")
         }

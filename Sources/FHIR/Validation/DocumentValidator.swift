@@ -11,6 +11,11 @@ public struct DocumentValidator: Sendable {
         /// `file` or, for an NDJSON line, `file:line`; `file:line:column` for a syntax error.
         public let source: String
         public let report: ValidationReport
+
+        public init(source: String, report: ValidationReport) {
+            self.source = source
+            self.report = report
+        }
     }
 
     /// Unknown elements are errors when `strict`, warnings otherwise.
