@@ -9,15 +9,16 @@ extension ScheduleElement {
     /// The start of occurrence `n`, ignoring the element's end; `nil` only if the date overflows.
     func startOfOccurrence(_ n: Int) -> Date? {
         guard n > 0 else { return n == 0 ? start : nil }
-        var step = DateComponents()
-        for (_, path, _) in Self.supportedComponents {
-            guard let value = interval[keyPath: path] else { continue }
-            let (product, overflow) = value.multipliedReportingOverflow(by: n)
-            if overflow { return nil }
-            step[keyPath: path] = product
+        if !isAllDay, let seconds = steps.fixedSeconds {
+            return start.addingTimeInterval(Double(n) * seconds)
         }
-        guard let date = calendar.date(byAdding: step, to: start) else { return nil }
-        return duration == .allDay ? calendar.startOfDay(for: date) : date
+        guard let step = steps.times(n), let date = calendar.date(byAdding: step, to: start) else { return nil }
+        return isAllDay ? calendar.startOfDay(for: date) : date
+    }
+
+    private var isAllDay: Bool {
+        if case .allDay = duration { return true }
+        return false
     }
 
     /// The end of an event starting at `eventStart` (CareKit: all-day events end one second before the
@@ -56,49 +57,18 @@ extension ScheduleElement {
 
     /// The smallest `n` whose start is at or after `date` (strictly after when `strictlyAfter`), ignoring the
     /// element's end. Estimates `n` from the interval's approximate length, then gallops and bisects.
+    /// (Occurrence starts never decrease with `n`: every interval component is non-negative, one positive;
+    /// all-day starts of a sub-day interval can repeat a day.)
     func firstOccurrence(startingAtOrAfter date: Date, strictlyAfter: Bool) -> Int {
-        func isAtOrAfter(_ n: Int) -> Bool {
-            guard let s = startOfOccurrence(n) else { return true }  // overflow: treat as infinitely late
-            return strictlyAfter ? s > date : s >= date
+        firstIndex(near: estimatedOccurrence(near: date)) { n in
+            guard let start = startOfOccurrence(n) else { return true }  // overflow: infinitely late
+            return strictlyAfter ? start > date : start >= date
         }
-        if isAtOrAfter(0) { return 0 }
-        let estimate = estimatedOccurrence(near: date)
-        // Find lo (not at/after) and hi (at/after) around the estimate, doubling the step each time.
-        var lo = 0
-        var hi = max(1, estimate)
-        if isAtOrAfter(hi) {
-            var step = 1
-            while true {
-                let candidate = hi - step
-                if candidate <= 0 { break }
-                if isAtOrAfter(candidate) { hi = candidate } else { lo = candidate; break }
-                step *= 2
-            }
-        } else {
-            lo = hi
-            var step = 1
-            while true {
-                let (candidate, overflow) = lo.addingReportingOverflow(step)
-                if overflow { hi = Int.max; break }
-                if isAtOrAfter(candidate) { hi = candidate; break }
-                lo = candidate
-                step *= 2
-            }
-        }
-        // Invariant: lo is before `date`, hi is at/after it.
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2
-            if isAtOrAfter(mid) { hi = mid } else { lo = mid }
-        }
-        return hi
     }
 
     /// A guess of the occurrence starting near `date`, from the interval's approximate length in seconds.
-    private func estimatedOccurrence(near date: Date) -> Int {
-        var seconds = 0.0
-        for (_, path, length) in Self.supportedComponents {
-            if let value = interval[keyPath: path] { seconds += Double(value) * length }
-        }
+    func estimatedOccurrence(near date: Date) -> Int {
+        let seconds = steps.approximateSeconds
         guard seconds > 0 else { return 0 }
         let guess = (date.timeIntervalSince(start) / seconds).rounded(.down)
         guard guess.isFinite, guess > 0 else { return 0 }

@@ -22,18 +22,16 @@ struct CareGate: ParsableCommand {
         ]
     )
 
-    /// Runs the command line. Usage errors exit with status 2, as the commands document (and as most
-    /// Unix tools do), rather than ArgumentParser's 64; every other outcome is ArgumentParser's.
+    /// Runs the command line. Usage errors (bad options, failed `validate()`) exit with status 2, as
+    /// most Unix tools do, rather than ArgumentParser's EX_USAGE (64); everything else is unchanged.
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
-            exit(withError: error)
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
         }
     }
 }

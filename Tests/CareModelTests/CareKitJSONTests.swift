@@ -1,0 +1,288 @@
+import Foundation
+import XCTest
+@testable import CareModel
+
+/// CareKit-compatible JSON: every entity round-trips, CareKit's decoders (mirrored) accept what CareGate
+/// writes, and JSON written the way CareKit writes it decodes.
+final class CareKitJSONTests: XCTestCase {
+    private let ny = Clock.newYork
+    private let encoder = CareKitJSON.makeEncoder()
+    private let decoder = CareKitJSON.makeDecoder()
+
+    private func metadata(_ n: Int) -> EntityMetadata {
+        EntityMetadata(
+            uuid: UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", n)) ?? UUID(),
+            effectiveDate: Clock.date(2026, 1, 1, 8), deletedDate: nil,
+            previousVersionUUIDs: [UUID(uuidString: "11111111-1111-1111-1111-111111111111") ?? UUID()], nextVersionUUIDs: [],
+            createdDate: Clock.date(2026, 1, 1, 8, 5), updatedDate: Clock.date(2026, 1, 2), schemaVersion: SemanticVersion(majorVersion: 3, minorVersion: 0, patchNumber: 0),
+            groupIdentifier: "group", tags: ["a", "b"], remoteID: "remote-\(n)", source: "ehr", userInfo: ["key": "value"],
+            asset: "pill", notes: [Note(author: "Dr. Who", title: "Why", content: "Dose changed")], timezone: ny,
+            provenance: Provenance(sourceSystem: "https://ehr.example/fhir", fhirType: "CarePlan", fhirID: "cp-\(n)",
+                                   versionID: "3", lastUpdated: Clock.date(2025, 12, 31), contentHash: "abc123"))
+    }
+
+    private var patient: Patient {
+        Patient(id: "patient-1", name: PersonName(namePrefix: "Ms", givenName: "Jane", middleName: "Q", familyName: "Daniels",
+                                                   nameSuffix: "Jr", nickname: "JD"),
+                sex: .other("intersex"), birthday: Clock.date(1980, 2, 29), allergies: ["penicillin"], metadata: metadata(1))
+    }
+
+    private var carePlan: CarePlan {
+        CarePlan(id: "plan-1", title: "Hypertension", patientUUID: metadata(1).uuid, patientID: "patient-1", metadata: metadata(2))
+    }
+
+    private var contact: Contact {
+        Contact(id: "dr-b", name: PersonName(givenName: "Bob", familyName: "Burns"),
+                address: PostalAddress(street: "1 Main St", subLocality: "Downtown", city: "Springfield", subAdministrativeArea: "County",
+                                       state: "IL", postalCode: "62701", country: "United States", isoCountryCode: "us"),
+                emailAddresses: [LabeledValue(label: "work", value: "bob@example.org")],
+                messagingNumbers: [LabeledValue(label: "mobile", value: "+1 555 0100")],
+                phoneNumbers: [LabeledValue(label: "office", value: "+1 555 0101")],
+                otherContactInfo: [LabeledValue(label: "pager", value: "42")],
+                organization: "Clinic", title: "MD", role: "Cardiologist", category: .careProvider,
+                carePlanUUID: metadata(2).uuid, carePlanID: "plan-1", metadata: metadata(3))
+    }
+
+    private func task() throws -> CareTask {
+        let morning = try ScheduleElement(
+            start: Clock.date(2026, 1, 1, 8), end: Clock.date(2026, 7, 1), interval: DateComponents(day: 1), text: "morning",
+            targetValues: [OutcomeValue(.double(5), units: "mg", kind: "dose")], duration: .minutes(30), timeZone: ny)
+        let weekly = try ScheduleElement(start: Clock.date(2026, 1, 3), end: nil, interval: DateComponents(weekOfYear: 1),
+                                         duration: .allDay, timeZone: TimeZone(identifier: "Europe/Paris") ?? .gmt)
+        return CareTask(id: "task-1", title: "Lisinopril", instructions: "With water", impactsAdherence: false,
+                        schedule: try Schedule(composing: [morning, weekly]), carePlanUUID: metadata(2).uuid, carePlanID: "plan-1",
+                        metadata: metadata(4))
+    }
+
+    private var outcome: Outcome {
+        Outcome(taskUUID: metadata(4).uuid, taskID: "task-1", taskOccurrenceIndex: 7, values: [
+            OutcomeValue(.integer(120), units: "mmHg", kind: "systolic", index: 0, createdDate: Clock.date(2026, 1, 4, 8, 10), timezone: ny),
+            OutcomeValue(.double(80.5), units: "mmHg", kind: "diastolic", index: 1),
+            OutcomeValue(.boolean(true)),
+            OutcomeValue(.text("felt dizzy")),
+            OutcomeValue(.binary(Data([0, 1, 2, 255]))),
+            OutcomeValue(.date(Clock.date(2026, 1, 4, 8))),
+        ], metadata: metadata(5))
+    }
+
+    private func roundTrip<T: Codable & Equatable>(_ value: T, file: StaticString = #filePath, line: UInt = #line) throws -> Data {
+        let data = try encoder.encode(value)
+        let decoded = try decoder.decode(T.self, from: data)
+        XCTAssertEqual(decoded, value, String(decoding: data, as: UTF8.self), file: file, line: line)
+        // Encoding is stable: the decoded value writes the same bytes.
+        XCTAssertEqual(try encoder.encode(decoded), data, file: file, line: line)
+        return data
+    }
+
+    private func object(_ data: Data) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    // MARK: Round trips, and CareKit's decoders accept the output
+
+    func testPatientRoundTrip() throws {
+        let data = try roundTrip(patient)
+        let mirror = try decoder.decode(CareKitPatientMirror.self, from: data)
+        XCTAssertEqual(mirror.name.givenName, "Jane")
+        XCTAssertEqual(mirror.name.nickname, "JD")
+        XCTAssertEqual(mirror.sex, "intersex")
+        let versioned = try decoder.decode(CareKitVersionedMirror.self, from: data)
+        XCTAssertEqual(versioned.uuid, patient.uuid)
+        XCTAssertEqual(versioned.timezone, ny)
+        XCTAssertEqual(versioned.notes?.first?.author, "Dr. Who")
+        let json = try object(data)
+        XCTAssertEqual(json["previousVersionUUID"] as? String, "11111111-1111-1111-1111-111111111111", "CareKit 2.1 link")
+        XCTAssertNil(json["nextVersionUUID"])
+        XCTAssertEqual((json["provenance"] as? [String: Any])?["fhirID"] as? String, "cp-1")
+        XCTAssertEqual(json["effectiveDate"] as? Double, Clock.date(2026, 1, 1, 8).timeIntervalSinceReferenceDate,
+                       "dates as JSONEncoder writes them by default: seconds since 2001")
+    }
+
+    func testCarePlanRoundTrip() throws {
+        let data = try roundTrip(carePlan)
+        let mirror = try decoder.decode(CareKitCarePlanMirror.self, from: data)
+        XCTAssertEqual(mirror.patientUUID, carePlan.patientUUID)
+        XCTAssertEqual(mirror.title, "Hypertension")
+        _ = try decoder.decode(CareKitVersionedMirror.self, from: data)
+    }
+
+    func testContactRoundTrip() throws {
+        let data = try roundTrip(contact)
+        let mirror = try decoder.decode(CareKitContactMirror.self, from: data)
+        XCTAssertEqual(mirror.address?.isoCountryCode, "us")
+        XCTAssertEqual(mirror.phoneNumbers?.first?.value, "+1 555 0101")
+        XCTAssertEqual(mirror.category, .careProvider)
+        _ = try decoder.decode(CareKitVersionedMirror.self, from: data)
+    }
+
+    func testContactWithEmptyAddressFieldsWritesEveryAddressKey() throws {
+        var sparse = contact
+        sparse.address = PostalAddress(city: "Springfield")
+        let data = try roundTrip(sparse)
+        XCTAssertEqual(try decoder.decode(CareKitContactMirror.self, from: data).address?.street, "")
+    }
+
+    func testTaskRoundTrip() throws {
+        let task = try task()
+        let data = try roundTrip(task)
+        let mirror = try decoder.decode(CareKitTaskMirror.self, from: data)
+        XCTAssertFalse(mirror.impactsAdherence)
+        XCTAssertEqual(mirror.schedule.elements.count, 2)
+        let morning = try XCTUnwrap(mirror.schedule.elements.first)
+        XCTAssertEqual(morning.interval, DateComponents(day: 1))
+        XCTAssertEqual(morning.duration.seconds, 1800)
+        XCTAssertEqual(morning.duration.isAllDay, false)
+        XCTAssertEqual(morning.calendar.timeZone, ny, "the element's time zone travels in its calendar")
+        XCTAssertEqual(morning.targetValues.first?.value, "5.0")
+        let weekly = try XCTUnwrap(mirror.schedule.elements.last)
+        XCTAssertEqual(weekly.duration.isAllDay, true)
+        XCTAssertNil(weekly.duration.seconds)
+        XCTAssertEqual(weekly.interval, DateComponents(weekOfYear: 1))
+        XCTAssertEqual(weekly.calendar.timeZone.identifier, "Europe/Paris")
+        // The decoded task computes the same events.
+        let decoded = try decoder.decode(CareTask.self, from: data)
+        XCTAssertEqual(decoded.schedule.events(from: Clock.date(2026, 3, 1), to: Clock.date(2026, 3, 20)),
+                       task.schedule.events(from: Clock.date(2026, 3, 1), to: Clock.date(2026, 3, 20)))
+    }
+
+    func testOutcomeRoundTripWithEveryValueType() throws {
+        let data = try roundTrip(outcome)
+        let mirror = try decoder.decode(CareKitOutcomeMirror.self, from: data)
+        XCTAssertEqual(mirror.taskOccurrenceIndex, 7)
+        XCTAssertEqual(mirror.values.map(\.type), [.integer, .double, .boolean, .text, .binary, .date])
+        XCTAssertEqual(mirror.values.map(\.value)[0...4], ["120", "80.5", "true", "felt dizzy", "AAEC/w=="])
+        _ = try decoder.decode(CareKitVersionedMirror.self, from: data)
+        let json = try object(data)
+        XCTAssertNil(json["id"], "CareKit computes an outcome's id; it is not written")
+        XCTAssertEqual(outcome.id, "\(outcome.taskUUID.uuidString)_7")
+    }
+
+    func testOutcomeValueWritesEveryKeyCareKitDemands() throws {
+        let data = try encoder.encode(OutcomeValue(.integer(3)))
+        let json = try object(data)
+        for key in ["kind", "units", "uuid", "index", "createdDate", "updatedDate", "schemaVersion", "tags", "group", "remoteID", "userInfo", "source"] {
+            XCTAssertTrue(json[key] is NSNull, "\(key) is written as null")
+        }
+        XCTAssertEqual((json["timezone"] as? [String: Any])?["identifier"] as? String, "GMT")
+        XCTAssertEqual(json["type"] as? String, "integer")
+        XCTAssertEqual(json["value"] as? Int, 3)
+    }
+
+    func testPersonNameCodesLikeFoundationPersonNameComponents() throws {
+        var components = PersonNameComponents()
+        components.namePrefix = "Dr"
+        components.givenName = "Ann"
+        components.middleName = "B"
+        components.familyName = "Lee"
+        components.nameSuffix = "III"
+        components.nickname = "Annie"
+        let foundation = try encoder.encode(components)
+        let ours = PersonName(namePrefix: "Dr", givenName: "Ann", middleName: "B", familyName: "Lee", nameSuffix: "III", nickname: "Annie")
+        XCTAssertEqual(try encoder.encode(ours), foundation)
+        XCTAssertEqual(try decoder.decode(PersonName.self, from: foundation), ours)
+        XCTAssertEqual(try decoder.decode(PersonNameComponents.self, from: try encoder.encode(PersonName(givenName: "Solo"))).givenName, "Solo")
+    }
+
+    func testScheduleElementShapes() throws {
+        let element = try ScheduleElement(start: Clock.date(2026, 1, 1, 9), end: nil, interval: DateComponents(hour: 6), timeZone: ny)
+        let json = try object(try encoder.encode(element))
+        XCTAssertEqual(json["interval"] as? [String: Int], ["hour": 6])
+        XCTAssertEqual(json["duration"] as? [String: Double], ["isAllDay": 0, "seconds": 3600])
+        XCTAssertNil(json["end"])
+        XCTAssertEqual(((json["calendar"] as? [String: Any])?["timeZone"] as? [String: Any])?["identifier"] as? String, "America/New_York")
+    }
+
+    // MARK: JSON written the way CareKit writes it
+
+    /// An OCKTask as CareKit 3 encodes it with `JSONEncoder()`: synthesized keys, Calendar.current in each
+    /// element, a target value with every OCKOutcomeValue key, dates as seconds since 2001.
+    func testDecodesATaskWrittenByCareKit() throws {
+        let json = """
+        {"id":"doxylamine","title":"Take Doxylamine","instructions":"Take 25mg of doxylamine when you experience nausea.",
+         "impactsAdherence":true,"carePlanUUID":"5A9A2E4E-5E7B-4F4B-9A53-8D1F0A8F1C11",
+         "uuid":"0E3B4B2C-1111-4C5D-9E8F-123456789ABC","effectiveDate":788918400,
+         "previousVersionUUIDs":[],"nextVersionUUIDs":[],"createdDate":788918460.5,"updatedDate":788918460.5,
+         "schemaVersion":{"majorVersion":3,"minorVersion":0,"patchNumber":0},
+         "timezone":{"identifier":"America\\/New_York"},"tags":["medication"],"groupIdentifier":"meds",
+         "notes":[{"author":"Dr. Smith","title":"Dose","content":"Lowered"}],
+         "schedule":{"elements":[
+           {"calendar":{"identifier":"gregorian","locale":{"identifier":"en_US","current":1},"timeZone":{"identifier":"America\\/New_York"},
+                        "firstWeekday":1,"minimumDaysInFirstWeek":1,"current":1},
+            "text":"Anytime throughout the day","duration":{"isAllDay":true},"start":788936400,"end":804571200,
+            "interval":{"day":2},
+            "targetValues":[{"type":"double","value":25,"kind":"dose","units":"mg","index":null,"uuid":null,
+                             "createdDate":null,"updatedDate":null,"schemaVersion":null,"group":null,"tags":null,
+                             "remoteID":null,"source":null,"userInfo":null,"timezone":{"identifier":"America\\/New_York"}}]}
+         ]}}
+        """
+        let task = try decoder.decode(CareTask.self, from: Data(json.utf8))
+        XCTAssertEqual(task.id, "doxylamine")
+        XCTAssertEqual(task.uuid.uuidString, "0E3B4B2C-1111-4C5D-9E8F-123456789ABC")
+        XCTAssertEqual(task.metadata.schemaVersion, SemanticVersion(majorVersion: 3, minorVersion: 0, patchNumber: 0))
+        XCTAssertEqual(task.metadata.notes, [Note(author: "Dr. Smith", title: "Dose", content: "Lowered")])
+        let element = try XCTUnwrap(task.schedule.elements.first)
+        XCTAssertEqual(element.duration, .allDay)
+        XCTAssertEqual(element.timeZone.identifier, "America/New_York")
+        XCTAssertEqual(element.interval, DateComponents(day: 2))
+        XCTAssertEqual(element.targetValues, [OutcomeValue(.double(25), units: "mg", kind: "dose", timezone: ny)])
+        XCTAssertEqual(Clock.text(element.start), "2026-01-01T00:00:00-05:00")
+        XCTAssertEqual(task.schedule.occurrenceCount, 91, "every other day from Jan 1 until Jul 1 (exclusive)")
+    }
+
+    /// An OCKPatient, OCKContact and OCKOutcome as CareKit 2.1 encodes them: single version links, no
+    /// outcome effectiveDate, no uuid on a contact never stored.
+    func testDecodesCareKit21Entities() throws {
+        let patientJSON = """
+        {"id":"jane","name":{"givenName":"Jane","familyName":"Daniels"},"sex":"female","birthday":-662688000,
+         "allergies":["penicillin"],"effectiveDate":600000000,"uuid":"6C8F3E9A-2B1D-4E5F-8A7B-0C1D2E3F4A5B",
+         "previousVersionUUID":"6C8F3E9A-2B1D-4E5F-8A7B-0C1D2E3F4A50","timezone":{"identifier":"Europe\\/London"}}
+        """
+        let patient = try decoder.decode(Patient.self, from: Data(patientJSON.utf8))
+        XCTAssertEqual(patient.name, PersonName(givenName: "Jane", familyName: "Daniels"))
+        XCTAssertEqual(patient.sex, .female)
+        XCTAssertEqual(patient.previousVersionUUIDs.map(\.uuidString), ["6C8F3E9A-2B1D-4E5F-8A7B-0C1D2E3F4A50"])
+        XCTAssertEqual(patient.nextVersionUUIDs, [])
+        XCTAssertEqual(patient.timezone.identifier, "Europe/London")
+
+        let contactJSON = """
+        {"id":"matthew","name":{"givenName":"Matthew","familyName":"Reiff","namePrefix":"Dr."},
+         "address":{"street":"2598 Reposa Way","subLocality":"","city":"San Francisco","subAdministrativeArea":"",
+                    "state":"CA","postalCode":"94127","country":"","isoCountryCode":""},
+         "emailAddresses":[{"label":"work","value":"matthew@example.com"}],
+         "phoneNumbers":[{"label":"work","value":"(324) 555-7415"}],"messagingNumbers":[{"label":"work","value":"(324) 555-7415"}],
+         "organization":"Tech Hospital","title":"Family Practice","role":"Dr. Reiff is a family practice doctor.",
+         "category":"careProvider","effectiveDate":600000000,"timezone":{"identifier":"GMT"}}
+        """
+        let contact = try decoder.decode(Contact.self, from: Data(contactJSON.utf8))
+        XCTAssertEqual(contact.address?.city, "San Francisco")
+        XCTAssertEqual(contact.category, .careProvider)
+        XCTAssertEqual(contact.name.namePrefix, "Dr.")
+        XCTAssertEqual(contact.emailAddresses, [LabeledValue(label: "work", value: "matthew@example.com")])
+
+        let outcomeJSON = """
+        {"taskUUID":"0E3B4B2C-1111-4C5D-9E8F-123456789ABC","taskOccurrenceIndex":3,"createdDate":600000100,
+         "uuid":"9A8B7C6D-0000-4000-8000-000000000001","timezone":{"identifier":"GMT"},
+         "values":[{"type":"boolean","value":true,"kind":null,"units":null,"index":null,"uuid":null,"createdDate":600000100,
+                    "updatedDate":null,"schemaVersion":null,"group":null,"tags":null,"remoteID":null,"source":null,
+                    "userInfo":null,"timezone":{"identifier":"GMT"}},
+                   {"type":"date","value":600000000,"kind":"takenAt","units":null,"index":1,"uuid":null,"createdDate":null,
+                    "updatedDate":null,"schemaVersion":null,"group":null,"tags":null,"remoteID":null,"source":null,
+                    "userInfo":null,"timezone":{"identifier":"GMT"}}]}
+        """
+        let outcome = try decoder.decode(Outcome.self, from: Data(outcomeJSON.utf8))
+        XCTAssertEqual(outcome.taskOccurrenceIndex, 3)
+        XCTAssertEqual(outcome.effectiveDate, Date(timeIntervalSinceReferenceDate: 600000100), "createdDate stands in")
+        XCTAssertEqual(outcome.values.map(\.value), [.boolean(true), .date(Date(timeIntervalSinceReferenceDate: 600000000))])
+        XCTAssertEqual(outcome.values.last?.index, 1)
+    }
+
+    func testDecodingReportsAMissingRequiredKey() {
+        let json = #"{"id":"p","title":"t","timezone":{"identifier":"GMT"}}"#  // no effectiveDate, no createdDate
+        XCTAssertThrowsError(try decoder.decode(CarePlan.self, from: Data(json.utf8))) { error in
+            guard case DecodingError.keyNotFound(let key, _)? = error as? DecodingError else {
+                return XCTFail("expected keyNotFound, got \(error)")
+            }
+            XCTAssertEqual(key.stringValue, "effectiveDate")
+        }
+    }
+}
