@@ -17,11 +17,6 @@ import Foundation
 /// }
 /// ```
 public struct FHIRDocument: Sendable {
-    /// The serialization of a document.
-    public enum Format: String, Sendable, CaseIterable {
-        case json, ndjson, xml
-    }
-
     /// One resource of the document, or why it could not be read.
     public struct Entry: Sendable {
         /// The 1-based line the resource starts on, for NDJSON; `nil` for a whole-file JSON or XML resource.
@@ -30,35 +25,26 @@ public struct FHIRDocument: Sendable {
         public let result: Result<Element, FHIRSyntaxError>
     }
 
-    public let format: Format
+    /// The detected format; `nil` when the content is none of them (the one entry then says so).
+    public let format: FHIRFormat?
     public let entries: [Entry]
 
-    /// Reads `data`, detecting its format. Never throws: unreadable content is a failed entry.
+    /// Reads `data`, detecting its format with ``FHIRFormat/detect(_:)``. Never throws: unreadable
+    /// content is a failed entry.
     public static func read(_ data: Data) -> FHIRDocument {
-        let format = detectFormat(data)
-        switch format {
+        switch FHIRFormat.detect(data) {
         case .xml:
             return FHIRDocument(format: .xml, entries: [Entry(line: nil, result: readWhole(data, format: .xml))])
         case .json:
             return FHIRDocument(format: .json, entries: [Entry(line: nil, result: readWhole(data, format: .json))])
         case .ndjson:
             return FHIRDocument(format: .ndjson, entries: readLines(data))
+        case nil:
+            let error = FHIRSyntaxError(
+                format: .json, line: 1, column: 1,
+                message: data.isEmpty ? "the document is empty" : "not a FHIR document: expected a JSON object ('{'), NDJSON, or XML ('<')")
+            return FHIRDocument(format: nil, entries: [Entry(line: nil, result: .failure(error))])
         }
-    }
-
-    /// The format of `data` from its first significant bytes: `<` is XML; `{` is JSON, or NDJSON when
-    /// the first line holds a whole object and another line follows. Anything else is taken for JSON,
-    /// whose reader then reports what is wrong.
-    public static func detectFormat(_ data: Data) -> Format {
-        let bytes = [UInt8](data.prefix(3)) == [0xEF, 0xBB, 0xBF] ? data.dropFirst(3) : data[...]
-        guard let first = bytes.firstIndex(where: { !isWhitespace($0) }) else { return .json }
-        if bytes[first] == UInt8(ascii: "<") { return .xml }
-        guard bytes[first] == UInt8(ascii: "{"), let newline = bytes[first...].firstIndex(of: 0x0A) else { return .json }
-        let firstLine = bytes[first..<newline]
-        guard let lastOfLine = firstLine.lastIndex(where: { !isWhitespace($0) }), firstLine[lastOfLine] == UInt8(ascii: "}"),
-              bytes[newline...].contains(where: { !isWhitespace($0) })
-        else { return .json }
-        return .ndjson
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {
