@@ -88,10 +88,10 @@ public struct Schedule: Sendable, Hashable {
 
     /// The event with schedule-wide occurrence index `occurrence`, or `nil` if there is none.
     public func event(occurrence: Int) -> ScheduleEvent? {
-        guard hasOccurrence(occurrence) else { return nil }
         if elements.count == 1, let element = elements.first {
             return element.event(atLocalOccurrence: occurrence)
         }
+        guard hasOccurrence(occurrence) else { return nil }
         // The global index grows with each element's local index: search each element for the local
         // index whose global index is `occurrence`, starting from a guess that shares `occurrence` out by
         // the elements' rates.

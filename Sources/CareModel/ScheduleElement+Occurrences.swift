@@ -1,10 +1,19 @@
 import Foundation
 
 /// Occurrence arithmetic of one element. Occurrence `n` starts at `calendar.date(byAdding: interval × n,
-/// to: start)` (for all-day elements, the start of that day), as CareKit's `OCKScheduleElement` computes it
-/// with `date(ofOccurrence:)`. Starts grow with `n`, so "the first occurrence at or after a date" is found
-/// by estimating `n` from the interval's rough length and correcting with a few calendar computations,
-/// never by walking every occurrence since the element's start.
+/// to: start)` in the element's own time zone (for all-day elements, the start of that day).
+///
+/// Deviation from CareKit, on purpose: `OCKScheduleElement` (CareKitStore/Structs/OCKScheduleElement.swift,
+/// `computeEventsWhile` / `date(ofOccurrence:)` in every version read) steps from each occurrence to the
+/// next, `date(byAdding: interval, to: previous)`. The two agree unless a step is clamped or lands in a DST
+/// gap: monthly from Jan 31 CareKit gives 31, 28, 28, …, this gives 31, 28, 31, 30, …; a daily 02:30 becomes
+/// 03:30 on the spring-forward day in both, but CareKit then stays at 03:30 while this returns to 02:30.
+/// Counting from the start keeps wall-clock times, and it lets a query jump to the first candidate
+/// occurrence instead of walking every occurrence since the start: starts never decrease with `n`, so `n`
+/// is estimated from the interval's rough length and corrected by a galloping search.
+///
+/// The query rule differs slightly too: CareKit's `events(from:to:)` keeps an event whose end equals the
+/// query start; here an event must start at or after it or still be running (end after it).
 extension ScheduleElement {
     /// The start of occurrence `n`, ignoring the element's end; `nil` only if the date overflows.
     func startOfOccurrence(_ n: Int) -> Date? {
@@ -39,12 +48,6 @@ extension ScheduleElement {
         guard let eventStart = startOfOccurrence(n) else { return nil }
         if let end, eventStart >= end { return nil }
         return ScheduleEvent(start: eventStart, end: endOfEvent(startingAt: eventStart), element: self, occurrence: n)
-    }
-
-    /// How many occurrences the element has in all; `nil` when it repeats forever.
-    public var occurrenceCount: Int? {
-        guard let end else { return nil }
-        return firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
     }
 
     /// The number of occurrences that start before `date` (or at `date` too, when `including` is true),

@@ -4,7 +4,8 @@ import Foundation
 /// end, an interval in calendar components, a duration (or all day), text and target values.
 ///
 /// The element keeps its own time zone: occurrence `n` starts at `start + n × interval` computed with a
-/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes.
+/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes
+/// (see ScheduleElement+Occurrences.swift for where this differs from CareKit's step-by-step addition).
 /// Creating an element checks it (``ScheduleError``) instead of trapping as CareKit's preconditions do;
 /// the fields that the checks cover can therefore only be set through the initializer.
 public struct ScheduleElement: Sendable, Hashable {
@@ -37,6 +38,9 @@ public struct ScheduleElement: Sendable, Hashable {
     let calendar: Calendar
     /// `interval`, checked and taken apart.
     let steps: IntervalSteps
+    /// How many occurrences the element has in all; `nil` when it repeats forever. Computed once, because
+    /// every outcome check asks for it.
+    public private(set) var occurrenceCount: Int?
 
     /// The element's time zone, in which wall-clock times are kept.
     public var timeZone: TimeZone { calendar.timeZone }
@@ -70,6 +74,9 @@ public struct ScheduleElement: Sendable, Hashable {
         self.targetValues = targetValues
         self.calendar = calendar
         self.steps = steps
+        if let end {
+            occurrenceCount = firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
+        }
     }
 
     /// A short text form of an interval for messages, e.g. `1 day 12 hour`.
