@@ -66,35 +66,49 @@ public struct Schedule: Sendable, Hashable {
             }
         }
         merged.sort { ($0.event.start, $0.elementIndex) < ($1.event.start, $1.elementIndex) }
-        return merged.map { item in
+        // Every occurrence starting in [from, to) is in the list, so from the first such event on the index
+        // just counts up. Events still running at `from` may have unlisted occurrences between them, so
+        // each of those (and the first event starting at or after `from`) is counted in full.
+        var events: [ScheduleEvent] = []
+        events.reserveCapacity(merged.count)
+        var previous: Int?
+        for item in merged {
             var event = item.event
-            event.occurrence = globalIndex(localOccurrence: item.event.occurrence, start: item.event.start,
-                                           elementIndex: item.elementIndex)
-            return event
+            if let previous, event.start >= from {
+                event.occurrence = previous + 1
+            } else {
+                event.occurrence = globalIndex(localOccurrence: item.event.occurrence, start: item.event.start,
+                                               elementIndex: item.elementIndex)
+            }
+            if event.start >= from { previous = event.occurrence }
+            events.append(event)
         }
+        return events
     }
 
     /// The event with schedule-wide occurrence index `occurrence`, or `nil` if there is none.
     public func event(occurrence: Int) -> ScheduleEvent? {
-        guard hasOccurrence(occurrence) else { return nil }
         if elements.count == 1, let element = elements.first {
             return element.event(atLocalOccurrence: occurrence)
         }
-        // For each element, bisect its local index: the global index grows with the local one.
+        guard hasOccurrence(occurrence) else { return nil }
+        // The global index grows with each element's local index: search each element for the local
+        // index whose global index is `occurrence`, starting from a guess that shares `occurrence` out by
+        // the elements' rates.
+        let rates = elements.map { 1 / max($0.steps.approximateSeconds, 1) }
+        let totalRate = rates.reduce(0, +)
         for (index, element) in elements.enumerated() {
-            var lo = 0
-            var hi = min(occurrence, element.occurrenceCount.map { $0 - 1 } ?? occurrence)
-            while lo <= hi {
-                let mid = lo + (hi - lo) / 2
-                guard let candidate = element.event(atLocalOccurrence: mid) else { hi = mid - 1; continue }
-                let global = globalIndex(localOccurrence: mid, start: candidate.start, elementIndex: index)
-                if global == occurrence {
-                    var event = candidate
-                    event.occurrence = global
-                    return event
-                }
-                if global < occurrence { lo = mid + 1 } else { hi = mid - 1 }
+            let share = Double(occurrence) * rates[index] / totalRate
+            let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
+            let local = firstIndex(near: guess) { n in
+                guard let event = element.event(atLocalOccurrence: n) else { return true }
+                return globalIndex(localOccurrence: n, start: event.start, elementIndex: index) >= occurrence
             }
+            guard var event = element.event(atLocalOccurrence: local),
+                  globalIndex(localOccurrence: local, start: event.start, elementIndex: index) == occurrence
+            else { continue }
+            event.occurrence = occurrence
+            return event
         }
         return nil
     }

@@ -1,23 +1,33 @@
 import Foundation
 
 /// Occurrence arithmetic of one element. Occurrence `n` starts at `calendar.date(byAdding: interval × n,
-/// to: start)` (for all-day elements, the start of that day), as CareKit's `OCKScheduleElement` computes it
-/// with `date(ofOccurrence:)`. Starts grow with `n`, so "the first occurrence at or after a date" is found
-/// by estimating `n` from the interval's rough length and correcting with a few calendar computations,
-/// never by walking every occurrence since the element's start.
+/// to: start)` in the element's own time zone (for all-day elements, the start of that day).
+///
+/// Deviation from CareKit, on purpose: `OCKScheduleElement` (CareKitStore/Structs/OCKScheduleElement.swift,
+/// `computeEventsWhile` / `date(ofOccurrence:)` in every version read) steps from each occurrence to the
+/// next, `date(byAdding: interval, to: previous)`. The two agree unless a step is clamped or lands in a DST
+/// gap: monthly from Jan 31 CareKit gives 31, 28, 28, …, this gives 31, 28, 31, 30, …; a daily 02:30 becomes
+/// 03:30 on the spring-forward day in both, but CareKit then stays at 03:30 while this returns to 02:30.
+/// Counting from the start keeps wall-clock times, and it lets a query jump to the first candidate
+/// occurrence instead of walking every occurrence since the start: starts never decrease with `n`, so `n`
+/// is estimated from the interval's rough length and corrected by a galloping search.
+///
+/// The query rule differs slightly too: CareKit's `events(from:to:)` keeps an event whose end equals the
+/// query start; here an event must start at or after it or still be running (end after it).
 extension ScheduleElement {
     /// The start of occurrence `n`, ignoring the element's end; `nil` only if the date overflows.
     func startOfOccurrence(_ n: Int) -> Date? {
         guard n > 0 else { return n == 0 ? start : nil }
-        var step = DateComponents()
-        for (_, path, _) in Self.supportedComponents {
-            guard let value = interval[keyPath: path] else { continue }
-            let (product, overflow) = value.multipliedReportingOverflow(by: n)
-            if overflow { return nil }
-            step[keyPath: path] = product
+        if !isAllDay, let seconds = steps.fixedSeconds {
+            return start.addingTimeInterval(Double(n) * seconds)
         }
-        guard let date = calendar.date(byAdding: step, to: start) else { return nil }
-        return duration == .allDay ? calendar.startOfDay(for: date) : date
+        guard let step = steps.times(n), let date = calendar.date(byAdding: step, to: start) else { return nil }
+        return isAllDay ? calendar.startOfDay(for: date) : date
+    }
+
+    private var isAllDay: Bool {
+        if case .allDay = duration { return true }
+        return false
     }
 
     /// The end of an event starting at `eventStart` (CareKit: all-day events end one second before the
@@ -40,12 +50,6 @@ extension ScheduleElement {
         return ScheduleEvent(start: eventStart, end: endOfEvent(startingAt: eventStart), element: self, occurrence: n)
     }
 
-    /// How many occurrences the element has in all; `nil` when it repeats forever.
-    public var occurrenceCount: Int? {
-        guard let end else { return nil }
-        return firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
-    }
-
     /// The number of occurrences that start before `date` (or at `date` too, when `including` is true),
     /// counting only occurrences that exist before the element's end.
     func countOccurrences(startingBefore date: Date, including: Bool) -> Int {
@@ -56,49 +60,18 @@ extension ScheduleElement {
 
     /// The smallest `n` whose start is at or after `date` (strictly after when `strictlyAfter`), ignoring the
     /// element's end. Estimates `n` from the interval's approximate length, then gallops and bisects.
+    /// (Occurrence starts never decrease with `n`: every interval component is non-negative, one positive;
+    /// all-day starts of a sub-day interval can repeat a day.)
     func firstOccurrence(startingAtOrAfter date: Date, strictlyAfter: Bool) -> Int {
-        func isAtOrAfter(_ n: Int) -> Bool {
-            guard let s = startOfOccurrence(n) else { return true }  // overflow: treat as infinitely late
-            return strictlyAfter ? s > date : s >= date
+        firstIndex(near: estimatedOccurrence(near: date)) { n in
+            guard let start = startOfOccurrence(n) else { return true }  // overflow: infinitely late
+            return strictlyAfter ? start > date : start >= date
         }
-        if isAtOrAfter(0) { return 0 }
-        let estimate = estimatedOccurrence(near: date)
-        // Find lo (not at/after) and hi (at/after) around the estimate, doubling the step each time.
-        var lo = 0
-        var hi = max(1, estimate)
-        if isAtOrAfter(hi) {
-            var step = 1
-            while true {
-                let candidate = hi - step
-                if candidate <= 0 { break }
-                if isAtOrAfter(candidate) { hi = candidate } else { lo = candidate; break }
-                step *= 2
-            }
-        } else {
-            lo = hi
-            var step = 1
-            while true {
-                let (candidate, overflow) = lo.addingReportingOverflow(step)
-                if overflow { hi = Int.max; break }
-                if isAtOrAfter(candidate) { hi = candidate; break }
-                lo = candidate
-                step *= 2
-            }
-        }
-        // Invariant: lo is before `date`, hi is at/after it.
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2
-            if isAtOrAfter(mid) { hi = mid } else { lo = mid }
-        }
-        return hi
     }
 
     /// A guess of the occurrence starting near `date`, from the interval's approximate length in seconds.
-    private func estimatedOccurrence(near date: Date) -> Int {
-        var seconds = 0.0
-        for (_, path, length) in Self.supportedComponents {
-            if let value = interval[keyPath: path] { seconds += Double(value) * length }
-        }
+    func estimatedOccurrence(near date: Date) -> Int {
+        let seconds = steps.approximateSeconds
         guard seconds > 0 else { return 0 }
         let guess = (date.timeIntervalSince(start) / seconds).rounded(.down)
         guard guess.isFinite, guess > 0 else { return 0 }

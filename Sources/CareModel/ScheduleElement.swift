@@ -4,7 +4,8 @@ import Foundation
 /// end, an interval in calendar components, a duration (or all day), text and target values.
 ///
 /// The element keeps its own time zone: occurrence `n` starts at `start + n × interval` computed with a
-/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes.
+/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes
+/// (see ScheduleElement+Occurrences.swift for where this differs from CareKit's step-by-step addition).
 /// Creating an element checks it (``ScheduleError``) instead of trapping as CareKit's preconditions do;
 /// the fields that the checks cover can therefore only be set through the initializer.
 public struct ScheduleElement: Sendable, Hashable {
@@ -35,6 +36,11 @@ public struct ScheduleElement: Sendable, Hashable {
     public var targetValues: [OutcomeValue]
     /// The Gregorian calendar in the element's own time zone, used for all date arithmetic.
     let calendar: Calendar
+    /// `interval`, checked and taken apart.
+    let steps: IntervalSteps
+    /// How many occurrences the element has in all; `nil` when it repeats forever. Computed once, because
+    /// every outcome check asks for it.
+    public private(set) var occurrenceCount: Int?
 
     /// The element's time zone, in which wall-clock times are kept.
     public var timeZone: TimeZone { calendar.timeZone }
@@ -52,7 +58,7 @@ public struct ScheduleElement: Sendable, Hashable {
     ) throws {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        try Self.check(interval: interval)
+        let steps = try IntervalSteps(interval)
         if case .seconds(let seconds) = duration, !(seconds.isFinite && seconds >= 0) {
             throw ScheduleError.invalidDuration(seconds)
         }
@@ -67,43 +73,20 @@ public struct ScheduleElement: Sendable, Hashable {
         self.text = text
         self.targetValues = targetValues
         self.calendar = calendar
-    }
-
-    /// The interval components CareGate can step by, with their rough length in seconds (used only to
-    /// estimate where to start looking; exact dates always come from the calendar).
-    static let supportedComponents: [(Calendar.Component, any WritableKeyPath<DateComponents, Int?> & Sendable, Double)] = [
-        (.year, \.year, 365.2425 * 86400),
-        (.month, \.month, 365.2425 * 86400 / 12),
-        (.weekOfYear, \.weekOfYear, 7 * 86400),
-        (.weekOfMonth, \.weekOfMonth, 7 * 86400),
-        (.day, \.day, 86400),
-        (.hour, \.hour, 3600),
-        (.minute, \.minute, 60),
-        (.second, \.second, 1),
-    ]
-
-    private static let unsupportedComponents: [(String, any KeyPath<DateComponents, Int?> & Sendable)] = [
-        ("era", \.era), ("nanosecond", \.nanosecond), ("weekday", \.weekday),
-        ("weekdayOrdinal", \.weekdayOrdinal), ("quarter", \.quarter), ("yearForWeekOfYear", \.yearForWeekOfYear),
-    ]
-
-    /// Refuses intervals that do not step forward: none set, any negative, all zero, or unsupported parts.
-    static func check(interval: DateComponents) throws {
-        for (name, path) in unsupportedComponents where interval[keyPath: path] != nil {
-            throw ScheduleError.unsupportedIntervalComponent(name)
-        }
-        let values = supportedComponents.compactMap { interval[keyPath: $0.1] }
-        if values.isEmpty { throw ScheduleError.emptyInterval }
-        if values.contains(where: { $0 < 0 }) || !values.contains(where: { $0 > 0 }) {
-            throw ScheduleError.intervalNotForward(interval)
+        self.steps = steps
+        if let end {
+            occurrenceCount = firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
         }
     }
 
     /// A short text form of an interval for messages, e.g. `1 day 12 hour`.
     static func describe(_ interval: DateComponents) -> String {
-        let parts = supportedComponents.compactMap { component, path, _ -> String? in
-            interval[keyPath: path].map { "\($0) \(component)" }
-        }
-        return parts.isEmpty ? "(empty)" : parts.joined(separator: " ")
+        let parts: [(String, Int?)] = [
+            ("year", interval.year), ("month", interval.month), ("weekOfYear", interval.weekOfYear),
+            ("weekOfMonth", interval.weekOfMonth), ("day", interval.day), ("hour", interval.hour),
+            ("minute", interval.minute), ("second", interval.second),
+        ]
+        let text = parts.compactMap { name, value in value.map { "\($0) \(name)" } }
+        return text.isEmpty ? "(empty)" : text.joined(separator: " ")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// One computed occurrence of a schedule (CareKit `OCKScheduleEvent`): when it starts and ends, which
 /// element produced it, and its occurrence index counted across all elements of the schedule.
-public struct ScheduleEvent: Sendable, Hashable {
+public struct ScheduleEvent: Sendable, Hashable, Codable {
     public var start: Date
     public var end: Date
     public var element: ScheduleElement

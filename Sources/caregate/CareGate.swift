@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `caregate` command line: a thin shell over the library modules, one file per subcommand.
 @main
@@ -20,4 +21,17 @@ struct CareGate: ParsableCommand {
             Bench.self,
         ]
     )
+
+    /// Runs the command line. Usage errors (bad options, failed `validate()`) exit with status 2, as
+    /// most Unix tools do, rather than ArgumentParser's EX_USAGE (64); everything else is unchanged.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+    }
 }

@@ -1,10 +1,106 @@
 import ArgumentParser
+import FHIR
+import Foundation
 
-// Placeholder: this command is being built; it is registered now so that its file can land alone.
+/// `caregate convert`: FHIR JSON, NDJSON and XML to each other, over ``FHIRFormat/convert(_:to:pretty:)``.
 struct Convert: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "convert", abstract: "Convert FHIR resources between JSON and XML. (not yet available)")
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert FHIR R4 resources between JSON and XML.",
+        discussion: """
+            The input format is detected from the content: a JSON object, NDJSON (one resource per line, \
+            as Bulk Data exports write it) or XML. Bundles convert like any other resource.
+            Without --to, the output is the other format (JSON and NDJSON become XML, XML becomes JSON), \
+            or the format named by the -o file's extension (.json, .ndjson, .xml).
+            NDJSON converted to JSON stays NDJSON (one compact resource per line). NDJSON has no XML form: \
+            converted to XML it becomes one Bundle of type `collection` whose entries hold the resources \
+            in line order.
+            A syntax error is reported as FILE:line:column: message, with exit status 1; nothing is \
+            written then (the output file is replaced only when the whole conversion succeeds).
+            """
+    )
+
+    enum Target: String, ExpressibleByArgument, CaseIterable {
+        case json, xml
+    }
+
+    @Argument(help: "The input file, or - for standard input.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The output file, or - for standard output (the default).")
+    var output: String?
+
+    @Option(name: .long, help: "The output format: json or xml (default: see above).")
+    var to: Target?
+
+    @Flag(name: .long, help: "Indent the output (JSON and XML; NDJSON stays one resource per line).")
+    var pretty = false
+
+    func validate() throws {
+        if input != "-" {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory) else {
+                throw ValidationError("input file \(input) does not exist")
+            }
+            guard !isDirectory.boolValue else { throw ValidationError("input \(input) is a folder, not a file") }
+        }
+        if let output, output != "-" {
+            let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
+            guard FileManager.default.fileExists(atPath: folder) else {
+                throw ValidationError("the folder of the output file \(output) does not exist")
+            }
+        }
+    }
 
     func run() throws {
-        throw ValidationError("`convert` is not available yet in this build")
+        let inputName = input == "-" ? "<stdin>" : input
+        let data: Data
+        do {
+            data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
+        } catch {
+            printError("\(inputName): cannot read: \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
+
+        let conversion: FHIRFormat.Conversion
+        do {
+            conversion = try FHIRFormat.convert(data, to: targetFormat, pretty: pretty)
+        } catch let error as FHIRSyntaxError {
+            printError("\(inputName):\(error)")
+            throw ExitCode.failure
+        } catch let error as FHIRFormat.UnknownFormatError {
+            printError("\(inputName):\(error)")
+            throw ExitCode.failure
+        } catch {
+            printError("\(inputName): \(error)")
+            throw ExitCode.failure
+        }
+
+        guard let output, output != "-" else {
+            FileHandle.standardOutput.write(conversion.data)
+            return
+        }
+        do {
+            // Written beside the target and renamed over it: a failure never leaves half a file.
+            try conversion.data.write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            printError("\(output): cannot write: \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
+    }
+
+    /// `--to`, else the `-o` file's extension, else nil (the other format).
+    private var targetFormat: FHIRFormat? {
+        if let to { return to == .json ? .json : .xml }
+        guard let output, output != "-" else { return nil }
+        switch URL(fileURLWithPath: output).pathExtension.lowercased() {
+        case "json", "ndjson": return .json
+        case "xml": return .xml
+        default: return nil
+        }
+    }
+
+    private func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 }

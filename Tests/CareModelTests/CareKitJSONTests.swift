@@ -157,6 +157,15 @@ final class CareKitJSONTests: XCTestCase {
         XCTAssertEqual(outcome.id, "\(outcome.taskUUID.uuidString)_7")
     }
 
+    func testEventRoundTrip() throws {
+        let task = try task()
+        let scheduleEvent = try XCTUnwrap(task.schedule.event(occurrence: 7))
+        var attached = outcome
+        attached.taskOccurrenceIndex = 7
+        _ = try roundTrip(Event(task: task, outcome: attached, scheduleEvent: scheduleEvent))
+        _ = try roundTrip(Event(task: task, outcome: nil, scheduleEvent: scheduleEvent))
+    }
+
     func testOutcomeValueWritesEveryKeyCareKitDemands() throws {
         let data = try encoder.encode(OutcomeValue(.integer(3)))
         let json = try object(data)

@@ -68,6 +68,23 @@ final class ScheduleTests: XCTestCase {
         XCTAssertTrue(schedule.hasOccurrence(1_000_000))
     }
 
+    func testEventByOccurrenceMatchesTheReference() throws {
+        let schedule = try Schedule(composing: [
+            try ScheduleElement(start: Clock.date(2026, 1, 31, 9), end: Clock.date(2027, 1, 1), interval: DateComponents(month: 1), timeZone: ny),
+            try ScheduleElement(start: Clock.date(2026, 2, 2, 9), end: nil, interval: DateComponents(day: 3), timeZone: ny),
+            try ScheduleElement(start: Clock.date(2026, 1, 1, 9), end: Clock.date(2026, 3, 1), interval: DateComponents(hour: 20),
+                                duration: .allDay, timeZone: ny),
+        ])
+        let reference = ReferenceEvents.events(of: schedule, from: .distantPast, to: Clock.date(2026, 8, 1))
+        XCTAssertGreaterThan(reference.count, 100)
+        for expected in reference {
+            let event = schedule.event(occurrence: expected.occurrence)
+            XCTAssertEqual(event?.start, expected.start, "occurrence \(expected.occurrence)")
+            XCTAssertEqual(event?.occurrence, expected.occurrence)
+        }
+        XCTAssertNil(schedule.event(occurrence: -1))
+    }
+
     func testQueryIsInclusiveAtTheStartAndExclusiveAtTheEnd() throws {
         // One event a day, 09:00-10:00.
         let schedule = try Schedule(composing: [try daily(9, from: 1)])

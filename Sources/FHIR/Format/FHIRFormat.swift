@@ -1,0 +1,120 @@
+import Foundation
+
+/// The serialization a FHIR document is in, detected from its content, and conversion between them:
+/// the library side of `caregate convert`.
+///
+/// ## Topics
+/// - ``detect(_:)``: JSON (one resource), NDJSON (one resource per line) or XML, from the first bytes.
+/// - ``convert(_:to:pretty:)``: reads a document in whatever format it is and writes it in another.
+///
+/// NDJSON has no XML form: converting it to XML writes one `collection` Bundle whose entries hold the
+/// resources in line order.
+public enum FHIRFormat: String, Sendable, CaseIterable {
+    case json
+    case ndjson
+    case xml
+
+    /// The format of `data`: `<` first means XML; a `{` means JSON, or NDJSON when more content follows
+    /// the first top-level object. `nil` when the content starts with neither (not a FHIR document).
+    public static func detect(_ data: Data) -> FHIRFormat? {
+        data.withUnsafeBytes { raw -> FHIRFormat? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var index = 0
+            if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+            while index < bytes.count, isWhitespace(bytes[index]) { index += 1 }
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "<"):
+                return .xml
+            case UInt8(ascii: "{"):
+                guard let end = endOfObject(bytes, from: index) else { return .json }
+                var next = end
+                while next < bytes.count, isWhitespace(bytes[next]) { next += 1 }
+                return next < bytes.count && bytes[next] == UInt8(ascii: "{") ? .ndjson : .json
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// The result of ``convert(_:to:pretty:)``.
+    public struct Conversion: Sendable {
+        public let input: FHIRFormat
+        public let output: FHIRFormat
+        /// How many resources were read (NDJSON lines; 1 otherwise).
+        public let resourceCount: Int
+        public let data: Data
+    }
+
+    /// A document that is neither JSON, NDJSON nor XML.
+    public struct UnknownFormatError: Error, CustomStringConvertible, Sendable {
+        public var description: String {
+            "1:1: not a FHIR document: expected a JSON object ('{'), NDJSON, or XML ('<')"
+        }
+    }
+
+    /// Reads `data` in its detected format and writes it as `target` (`.json` or `.xml`; `nil` means the
+    /// other format: XML for JSON and NDJSON, JSON for XML). NDJSON stays NDJSON when the target is JSON
+    /// (and `pretty` then does not apply); it becomes a `collection` Bundle when the target is XML.
+    ///
+    /// - Throws: ``FHIRSyntaxError`` with line and column, or ``UnknownFormatError``.
+    public static func convert(_ data: Data, to target: FHIRFormat?, pretty: Bool) throws -> Conversion {
+        guard let input = detect(data) else { throw UnknownFormatError() }
+        let wanted = target.map { $0 == .ndjson ? .json : $0 } ?? (input == .xml ? .json : .xml)
+        switch input {
+        case .json, .xml:
+            let resource = input == .json ? try FHIRJSON.read(data) : try FHIRXML.read(data)
+            let output = wanted == .json ? FHIRJSON.write(resource, pretty: pretty) : FHIRXML.write(resource, pretty: pretty)
+            return Conversion(input: input, output: wanted, resourceCount: 1, data: output)
+        case .ndjson:
+            let resources = try FHIRJSON.readNDJSON(data)
+            if wanted == .json {
+                return Conversion(input: .ndjson, output: .ndjson, resourceCount: resources.count, data: FHIRJSON.writeNDJSON(resources))
+            }
+            let bundle = collectionBundle(of: resources)
+            return Conversion(input: .ndjson, output: .xml, resourceCount: resources.count, data: FHIRXML.write(bundle, pretty: pretty))
+        }
+    }
+
+    /// A Bundle of type `collection` holding `resources` as its entries, in order.
+    public static func collectionBundle(of resources: [Element]) -> Element {
+        var children = [Element(name: "type", value: "collection")]
+        children.reserveCapacity(resources.count + 1)
+        for var resource in resources {
+            resource.name = "resource"
+            children.append(Element(name: "entry", children: [resource]))
+        }
+        return Element.resource("Bundle", children: children)
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    /// The index just after the object starting at `start` (strings skipped, brackets counted), or
+    /// `nil` when the input ends first. Not a validation: the reader does that.
+    private static func endOfObject(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var depth = 0
+        var index = start
+        var inString = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inString {
+                if byte == UInt8(ascii: "\\") {
+                    index += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+                depth += 1
+            } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
+                depth -= 1
+                if depth == 0 { return index + 1 }
+            }
+            index += 1
+        }
+        return nil
+    }
+}
