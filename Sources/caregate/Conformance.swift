@@ -1,10 +1,66 @@
 import ArgumentParser
+import FHIR
+import Foundation
 
-// Placeholder: this command is being built; it is registered now so that its file can land alone.
+/// `caregate conformance`: runs an official conformance suite and reports pass/fail.
 struct Conformance: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "conformance", abstract: "Run an official conformance suite. (not yet available)")
+    static let configuration = CommandConfiguration(
+        commandName: "conformance",
+        abstract: "Run an official conformance suite.",
+        subcommands: [ConformanceFHIRPath.self]
+    )
+}
+
+/// `caregate conformance fhirpath PATH/tests-fhir-r4.xml`: the FHIRPath test suite, per group.
+struct ConformanceFHIRPath: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fhirpath",
+        abstract: "Run the FHIRPath test suite (tests-fhir-r4.xml); inputs are read from the suite's folder.",
+        discussion: """
+            Prints one line per group (passed/total), each failing test with its reason when \
+            --failures is given, and a closing line `N passed, M failed`. Exits 1 when any test fails.
+            """
+    )
+
+    @Argument(help: "The suite file, e.g. ../shared/corpus/fhirpath/tests-fhir-r4.xml.")
+    var suite: String
+
+    @Flag(name: .long, help: "List every failing test with the reason.")
+    var failures = false
+
+    @Option(name: .long, help: "Run only the groups whose name contains this text.")
+    var group: String?
+
+    func validate() throws {
+        guard FileManager.default.fileExists(atPath: suite) else {
+            throw ValidationError("no such suite file: \(suite)")
+        }
+    }
 
     func run() throws {
-        throw ValidationError("`conformance` is not available yet in this build")
+        let loaded = try FHIRPathConformanceSuite(contentsOf: URL(fileURLWithPath: suite))
+        var results = loaded.run()
+        if let group { results = results.filter { $0.test.group.contains(group) } }
+        var order: [String] = []
+        var byGroup: [String: [FHIRPathConformanceSuite.Result]] = [:]
+        for result in results {
+            if byGroup[result.test.group] == nil { order.append(result.test.group) }
+            byGroup[result.test.group, default: []].append(result)
+        }
+        for name in order {
+            let groupResults = byGroup[name] ?? []
+            let passed = groupResults.filter(\.passed).count
+            let mark = passed == groupResults.count ? "pass" : "FAIL"
+            print("\(mark)  \(name): \(passed)/\(groupResults.count)")
+            if failures {
+                for result in groupResults where !result.passed {
+                    print("      \(result.test.name): \(result.reason ?? "")")
+                    print("        \(result.test.expression.replacingOccurrences(of: "\n", with: " "))")
+                }
+            }
+        }
+        let passed = results.filter(\.passed).count
+        print("\(passed) passed, \(results.count - passed) failed")
+        if passed != results.count { throw ExitCode(1) }
     }
 }

@@ -1,10 +1,125 @@
 import ArgumentParser
+import FHIR
+import Foundation
 
-// Placeholder: this command is being built; it is registered now so that its file can land alone.
+/// `caregate fhirpath`: evaluates a FHIRPath expression over a resource file, or type-checks it against
+/// the R4 metadata without data (`--check`).
 struct FHIRPathCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "fhirpath", abstract: "Evaluate or type-check a FHIRPath expression. (not yet available)")
+    static let configuration = CommandConfiguration(
+        commandName: "fhirpath",
+        abstract: "Evaluate or type-check a FHIRPath expression.",
+        discussion: """
+            Evaluation prints the result collection, one item per line as `type<TAB>value` \
+            (`string  Peter`, `Quantity  185 '[lb_av]'`); an empty result prints nothing and says so on \
+            standard error. The file may be JSON or XML; %resource, %rootResource and %context are the \
+            file's resource, and resolve() looks in its contained resources or, for a Bundle, its entries.
+
+            With --check, no file is read: the expression is type-checked from --type (a resource or \
+            datatype name) and its result type is printed, or every problem with its column. Strict \
+            checking is the default: unknown elements and impossible type tests are errors.
+
+            Errors name their line and column in the expression: \
+            `1:14: semantic error: unknown function 'fo' (in `name.fo()`)`. Exit status: 0 on success, \
+            1 when the expression, the file or the check fails, 2 on bad usage.
+
+            Examples:
+              caregate fhirpath "Observation.value.ofType(Quantity).value" obs.json
+              caregate fhirpath "name.where(use = %use).given" patient.xml --var use=official
+              caregate fhirpath --check "activity.detail.scheduled.ofType(Timing)" --type CarePlan
+            """
+    )
+
+    @Argument(help: "The FHIRPath expression.")
+    var expression: String
+
+    @Argument(help: "The resource file (JSON or XML); not used with --check.")
+    var file: String?
+
+    @Flag(name: .long, help: "Type-check the expression against the R4 metadata instead of evaluating it.")
+    var check = false
+
+    @Option(name: .long, help: "With --check: the type the expression starts from, e.g. CarePlan.")
+    var type: String?
+
+    @Flag(name: .long, help: "With --check: report only what is an error in lenient evaluation.")
+    var lenient = false
+
+    @Option(name: .customLong("var"), help: ArgumentHelp("A variable for the expression, as name=value (repeatable); used as %name.", valueName: "name=value"))
+    var variables: [String] = []
+
+    func validate() throws {
+        if check {
+            guard let type else { throw ValidationError("--check needs --type, e.g. --type CarePlan") }
+            guard FHIRMetadata.r4.type(named: type) != nil else {
+                throw ValidationError("unknown type '\(type)': give an R4 resource or datatype name")
+            }
+            guard file == nil else { throw ValidationError("--check reads no file; remove \(file ?? "")") }
+        } else {
+            guard let file else { throw ValidationError("give a resource file to evaluate against (or --check --type T)") }
+            guard FileManager.default.fileExists(atPath: file) else { throw ValidationError("no such file: \(file)") }
+            guard type == nil else { throw ValidationError("--type is used only with --check") }
+        }
+        for variable in variables where !variable.contains("=") || variable.hasPrefix("=") {
+            throw ValidationError("--var expects name=value, got '\(variable)'")
+        }
+    }
+
+    private var variableValues: [String: String] {
+        var result: [String: String] = [:]
+        for variable in variables {
+            guard let equals = variable.firstIndex(of: "=") else { continue }
+            result[String(variable[..<equals])] = String(variable[variable.index(after: equals)...])
+        }
+        return result
+    }
 
     func run() throws {
-        throw ValidationError("`fhirpath` is not available yet in this build")
+        let compiled: FHIRPathExpression
+        do {
+            compiled = try FHIRPathExpression(expression)
+        } catch {
+            fail("\(error)")
+        }
+        if check {
+            let options = FHIRPathStaticChecker.Options(strict: !lenient, variables: Set(variableValues.keys))
+            let report = compiled.check(startingType: type ?? "Resource", options: options)
+            for error in report.errors { printError("\(error)") }
+            guard report.errors.isEmpty else { throw ExitCode(1) }
+            print("result type: \(report.resultType)")
+            return
+        }
+        let path = file ?? ""
+        let resource: Element
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            switch FHIRFormat.detect(data) {
+            case .xml?: resource = try FHIRXML.read(data)
+            case .json?: resource = try FHIRJSON.read(data)
+            default: fail("\(path): not a single FHIR resource in JSON or XML")
+            }
+        } catch {
+            fail("\(path):\(error)")
+        }
+        let result: [FHIRPathValue]
+        do {
+            result = try compiled.evaluate(on: resource, environment: FHIRPathEnvironment(
+                variables: variableValues.mapValues { [.string($0)] },
+                trace: { name, values in
+                    printError("trace \(name): " + values.map { "\($0.typeName) \($0.description)" }.joined(separator: ", "))
+                }))
+        } catch {
+            fail("\(error)")
+        }
+        if result.isEmpty { printError("(empty collection)") }
+        for item in result { print("\(item.typeName)\t\(item.description)") }
     }
+
+    private func fail(_ message: String) -> Never {
+        printError("error: " + message)
+        Foundation.exit(1)
+    }
+}
+
+private func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
 }
