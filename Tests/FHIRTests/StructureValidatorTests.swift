@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import FHIR
 
@@ -176,5 +177,29 @@ final class StructureValidatorTests: XCTestCase {
         XCTAssertEqual(StructureValidator().validate(outcome).issues, [], "the outcome is itself valid")
         XCTAssertEqual(StructureValidator().validate(ValidationReport().operationOutcome()).issues, [])
         XCTAssertTrue(report.textReport(source: "plan.json").hasPrefix("plan.json: error CarePlan.colour: "))
+    }
+
+    func testJSONAndXMLGiveTheSameIssues() throws {
+        let json = #"""
+            {"resourceType":"CarePlan","status":"finished","intent":"plan","colour":"blue",
+             "subject":{"reference":"Patient/p1"},
+             "activity":[{"detail":{"status":"scheduled","scheduledTiming":{"repeat":{"period":1,"periodUnit":"d",
+               "boundsPeriod":{"start":"2024-02-30"}}}}}]}
+            """#
+        let xml = #"""
+            <CarePlan xmlns="http://hl7.org/fhir"><status value="finished"/><intent value="plan"/><colour value="blue"/>
+              <subject><reference value="Patient/p1"/></subject>
+              <activity><detail><status value="scheduled"/><scheduledTiming><repeat>
+                <boundsPeriod><start value="2024-02-30"/></boundsPeriod><period value="1"/><periodUnit value="d"/>
+              </repeat></scheduledTiming></detail></activity></CarePlan>
+            """#
+        let fromJSON = StructureValidator().validate(try FHIRJSON.read(Data(json.utf8))).issues
+        let fromXML = StructureValidator(options: ValidationOptions(checkJSONValueKinds: false))
+            .validate(try FHIRXML.read(Data(xml.utf8))).issues
+        XCTAssertEqual(Set(fromJSON), Set(fromXML))
+        XCTAssertEqual(Set(fromJSON.map(\.expression)), [
+            "CarePlan.status", "CarePlan.colour",
+            "CarePlan.activity[0].detail.scheduledTiming.repeat.boundsPeriod.start",
+        ])
     }
 }
