@@ -1,2 +1,62 @@
 import CareModel
-public enum StorePlaceholder {}
+import Foundation
+
+/// The staging store between the FHIR side and the care-app side: every version of every care entity,
+/// the raw resources they came from and the links to them, sync checkpoints, the export outbox and dead
+/// letters.
+///
+/// The embedded implementation is ``SQLiteStore``; a PostgreSQL one can follow for deployments that
+/// outgrow one machine. Every write goes through ``apply(_:)``: one batch, one transaction.
+///
+/// ## Topics
+///
+/// ### Writing
+///
+/// - ``apply(_:)``
+/// - ``StoreBatch``
+///
+/// ### Reading care entities
+///
+/// - ``patients(_:)``, ``carePlans(_:)``, ``contacts(_:)``, ``tasks(_:)``, ``outcomes(_:)``
+/// - ``tasks(carePlanID:_:)``
+/// - ``history(_:id:)``
+/// - ``events(patientID:in:)``
+///
+/// ### Reading staging data
+///
+/// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``
+/// - ``checkpoint(server:resourceType:)``
+/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntry(id:)``
+/// - ``deadLetters(limit:)``
+/// - ``statistics()``
+public protocol Store: AnyObject, Sendable {
+    /// Applies every change of `batch` in one transaction; on any error nothing of it is kept.
+    @discardableResult
+    func apply(_ batch: StoreBatch) throws -> BatchSummary
+
+    func patients(_ query: EntityQuery) throws -> [Patient]
+    func carePlans(_ query: EntityQuery) throws -> [CarePlan]
+    func contacts(_ query: EntityQuery) throws -> [Contact]
+    func tasks(_ query: EntityQuery) throws -> [CareTask]
+    /// Outcomes (the current ones, or those whose events fall in the query's interval).
+    func outcomes(_ query: EntityQuery) throws -> [Outcome]
+    /// The tasks of care plan `carePlanID`, as `query` picks their versions.
+    func tasks(carePlanID: String, _ query: EntityQuery) throws -> [CareTask]
+    /// Every version of entity `kind/id`, oldest first, tombstones included.
+    func history(_ kind: EntityKind, id: String) throws -> [CareEntity]
+    /// The events of patient `patientID` overlapping `interval` (start inclusive, running events count;
+    /// end exclusive), each from the task version that owned its time, with its outcome if any.
+    func events(patientID: String, in interval: DateInterval) throws -> [Event]
+
+    /// The entities made from FHIR resource `resourceType/resourceID`.
+    func links(resourceType: String, resourceID: String) throws -> [ResourceLink]
+    /// The contents kept of FHIR resource `resourceType/resourceID`, oldest first.
+    func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource]
+    func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?
+    func outboxEntry(id: Int64) throws -> OutboxEntry?
+    /// Pending entries, and failed ones whose retry time has come.
+    func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry]
+    func deadLetters(limit: Int) throws -> [DeadLetter]
+    /// Counts of everything kept.
+    func statistics() throws -> StoreStatistics
+}

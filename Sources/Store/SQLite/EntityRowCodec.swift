@@ -1,0 +1,209 @@
+import CareModel
+import Foundation
+import GRDB
+
+/// Turns care entities into rows of their tables and back.
+///
+/// Patients, care plans, contacts and tasks keep their whole content as JSON in `payload` (CareModel's
+/// Codable encoding), beside the version, provenance and query columns. Outcomes are the bulk of a store
+/// (millions of rows), so they are kept as columns, their values in `outcomeValue`, and JSON only for the
+/// rarely used fields (tags, notes, userInfo...) when an outcome has any. On reading, the version columns
+/// are authoritative: they are what later versions update (`nextVersionUUID`).
+final class EntityRowCodec {
+    private let encoder: JSONEncoder
+    private let decoder = JSONDecoder()
+    private var timeZones: [String: TimeZone] = [:]
+
+    init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+    }
+
+    // MARK: Columns
+
+    /// The columns every entity table shares, in the order of ``commonValues(_:kind:)``.
+    static let commonColumns = [
+        "uuid", "effectiveDate", "deletedDate", "previousVersionUUID", "createdDate", "updatedDate",
+        "sourceSystem", "fhirType", "fhirID", "fhirVersionID", "fhirLastUpdated", "contentHash", "payload",
+    ]
+
+    /// The columns of `kind` beyond the common ones, in the order of ``specificValues(_:)``.
+    static func specificColumns(_ kind: EntityKind) -> [String] {
+        switch kind {
+        case .patient: return ["id"]
+        case .carePlan: return ["id", "patientUUID", "patientID"]
+        case .contact, .task: return ["id", "carePlanUUID", "carePlanID"]
+        case .outcome: return ["taskUUID", "taskID", "occurrenceIndex", "eventStart", "timezone"]
+        }
+    }
+
+    static func insertSQL(_ kind: EntityKind) -> String {
+        let columns = commonColumns + specificColumns(kind)
+        let table = StoreSchema.Table.entity(kind)
+        return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+    }
+
+    /// The common column values of a version whose metadata is already the stored one.
+    func commonValues(_ metadata: EntityMetadata, payload: Data?) -> [(any DatabaseValueConvertible)?] {
+        let provenance = metadata.provenance
+        return [
+            metadata.uuid, metadata.effectiveDate.storeSeconds, metadata.deletedDate?.storeSeconds,
+            metadata.previousVersionUUIDs.last, metadata.createdDate?.storeSeconds, metadata.updatedDate?.storeSeconds,
+            provenance?.sourceSystem, provenance?.fhirType, provenance?.fhirID, provenance?.versionID,
+            provenance?.lastUpdated?.storeSeconds, provenance?.contentHash, payload,
+        ]
+    }
+
+    /// The JSON payload of an entity other than an outcome.
+    func payload(_ entity: CareEntity) throws -> Data? {
+        switch entity {
+        case .patient(let value): return try encoder.encode(value)
+        case .carePlan(let value): return try encoder.encode(value)
+        case .contact(let value): return try encoder.encode(value)
+        case .task(let value): return try encoder.encode(value)
+        case .outcome(let value): return try outcomeExtras(value)
+        }
+    }
+
+    /// The JSON of an outcome's rarely used fields, or `nil` when it has none.
+    private func outcomeExtras(_ outcome: Outcome) throws -> Data? {
+        let metadata = outcome.metadata
+        let hasExtras = metadata.schemaVersion != nil || metadata.groupIdentifier != nil || metadata.tags != nil
+            || metadata.remoteID != nil || metadata.source != nil || metadata.userInfo != nil
+            || metadata.asset != nil || metadata.notes != nil
+        guard hasExtras else { return nil }
+        var stripped = outcome
+        stripped.values = []
+        return try encoder.encode(stripped)
+    }
+
+    /// The kind-specific column values.
+    static func specificValues(_ entity: CareEntity, eventStart: Date?) -> [(any DatabaseValueConvertible)?] {
+        switch entity {
+        case .patient(let value): return [value.id]
+        case .carePlan(let value): return [value.id, value.patientUUID, value.patientID]
+        case .contact(let value): return [value.id, value.carePlanUUID, value.carePlanID]
+        case .task(let value): return [value.id, value.carePlanUUID, value.carePlanID]
+        case .outcome(let value):
+            return [value.taskUUID, value.taskID, value.taskOccurrenceIndex, eventStart?.storeSeconds, value.timezone.identifier]
+        }
+    }
+
+    static func insertValuesSQL() -> String {
+        "INSERT INTO outcomeValue (outcomeRowID, position, type, value, units, kind, valueIndex, createdDate, timezone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    }
+
+    /// The column values of `value` at `position` of outcome row `rowID`.
+    static func valueRow(_ value: OutcomeValue, position: Int, outcomeRowID rowID: Int64) -> StatementArguments {
+        let zone: String? = value.timezone == .gmt ? nil : value.timezone.identifier
+        return [
+            rowID, position, value.type.rawValue, valueColumn(value.value), value.units, value.kind, value.index,
+            value.createdDate?.storeSeconds, zone,
+        ]
+    }
+
+    static func valueColumn(_ value: OutcomeValue.Value) -> any DatabaseValueConvertible {
+        switch value {
+        case .integer(let v): return v
+        case .double(let v): return v
+        case .boolean(let v): return v
+        case .text(let v): return v
+        case .binary(let v): return v
+        case .date(let v): return v.storeSeconds
+        }
+    }
+
+    // MARK: Rows to entities
+
+    /// The entity of `kind` in `row` (a `SELECT *` row); outcome values come from `values`.
+    func entity(_ kind: EntityKind, row: Row, values: [OutcomeValue] = []) throws -> CareEntity {
+        switch kind {
+        case .patient: return .patient(try decode(Patient.self, row))
+        case .carePlan: return .carePlan(try decode(CarePlan.self, row))
+        case .contact: return .contact(try decode(Contact.self, row))
+        case .task: return .task(try decode(CareTask.self, row))
+        case .outcome: return .outcome(try outcome(row, values: values))
+        }
+    }
+
+    func decode<E: VersionedEntity>(_ type: E.Type, _ row: Row) throws -> E {
+        guard let payload: Data = row["payload"] else {
+            throw StoreError.database(message: "\(E.kind) row \(row["rowID"] ?? "?") has no payload")
+        }
+        do {
+            var entity = try decoder.decode(E.self, from: payload)
+            applyVersionColumns(row, to: &entity.metadata)
+            return entity
+        } catch {
+            throw StoreError.database(message: "\(E.kind) row \(row["rowID"] ?? "?") cannot be decoded: \(error)")
+        }
+    }
+
+    func outcome(_ row: Row, values: [OutcomeValue]) throws -> Outcome {
+        var outcome: Outcome
+        if let payload: Data = row["payload"] {
+            do {
+                outcome = try decoder.decode(Outcome.self, from: payload)
+            } catch {
+                throw StoreError.database(message: "outcome row \(row["rowID"] ?? "?") cannot be decoded: \(error)")
+            }
+        } else {
+            guard let taskUUID: UUID = row["taskUUID"], let occurrence: Int = row["occurrenceIndex"] else {
+                throw StoreError.database(message: "outcome row \(row["rowID"] ?? "?") has no task uuid or occurrence")
+            }
+            outcome = Outcome(
+                taskUUID: taskUUID, taskID: row["taskID"], taskOccurrenceIndex: occurrence, values: [],
+                metadata: EntityMetadata(effectiveDate: Date(timeIntervalSince1970: 0), timezone: timeZone(row["timezone"])))
+            if let sourceSystem: String = row["sourceSystem"], let fhirType: String = row["fhirType"], let fhirID: String = row["fhirID"] {
+                outcome.provenance = Provenance(
+                    sourceSystem: sourceSystem, fhirType: fhirType, fhirID: fhirID, versionID: row["fhirVersionID"],
+                    lastUpdated: row.date("fhirLastUpdated"), contentHash: row["contentHash"])
+            }
+        }
+        outcome.values = values
+        applyVersionColumns(row, to: &outcome.metadata)
+        return outcome
+    }
+
+    /// Sets the version fields from the row's columns, which later versions keep up to date.
+    private func applyVersionColumns(_ row: Row, to metadata: inout EntityMetadata) {
+        if let uuid: UUID = row["uuid"] { metadata.uuid = uuid }
+        metadata.effectiveDate = row.date("effectiveDate") ?? metadata.effectiveDate
+        metadata.deletedDate = row.date("deletedDate")
+        metadata.previousVersionUUIDs = (row["previousVersionUUID"] as UUID?).map { [$0] } ?? []
+        metadata.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
+        metadata.createdDate = row.date("createdDate")
+        metadata.updatedDate = row.date("updatedDate")
+    }
+
+    /// An outcome value from an `outcomeValue` row; `nil` when the row does not hold what its type says.
+    static func outcomeValue(_ row: Row) -> OutcomeValue? {
+        outcomeValue(row, timeZone: { identifier in TimeZone(identifier: identifier) })
+    }
+
+    /// An outcome value from an `outcomeValue` row, time zones looked up through `timeZone`.
+    static func outcomeValue(_ row: Row, timeZone: (String) -> TimeZone?) -> OutcomeValue? {
+        guard let type: String = row["type"], let valueType = OutcomeValue.ValueType(rawValue: type) else { return nil }
+        let stored: DatabaseValue = row["value"]
+        let value: OutcomeValue.Value
+        switch valueType {
+        case .integer: guard let v = Int.fromDatabaseValue(stored) else { return nil }; value = .integer(v)
+        case .double: guard let v = Double.fromDatabaseValue(stored) else { return nil }; value = .double(v)
+        case .boolean: guard let v = Bool.fromDatabaseValue(stored) else { return nil }; value = .boolean(v)
+        case .text: guard let v = String.fromDatabaseValue(stored) else { return nil }; value = .text(v)
+        case .binary: guard let v = Data.fromDatabaseValue(stored) else { return nil }; value = .binary(v)
+        case .date: guard let v = Double.fromDatabaseValue(stored) else { return nil }; value = .date(Date(storeSeconds: v))
+        }
+        let zone = (row["timezone"] as String?).flatMap(timeZone) ?? .gmt
+        return OutcomeValue(
+            value, units: row["units"], kind: row["kind"], index: row["valueIndex"], createdDate: row.date("createdDate"), timezone: zone)
+    }
+
+    private func timeZone(_ identifier: String?) -> TimeZone {
+        let identifier = identifier ?? "UTC"
+        if let zone = timeZones[identifier] { return zone }
+        let zone = TimeZone(identifier: identifier) ?? TimeZone(secondsFromGMT: 0) ?? .current
+        timeZones[identifier] = zone
+        return zone
+    }
+}

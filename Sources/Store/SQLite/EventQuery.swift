@@ -1,0 +1,113 @@
+import CareModel
+import Foundation
+import GRDB
+
+/// "The events of patient P between two dates": the patient's care plans, their task versions, each
+/// version's occurrences in the time it owns, and the outcomes recorded for them.
+///
+/// Events are computed from schedules, never stored. Each occurrence comes from the task version that
+/// owned its start time (from the version's effective date to the next version's) and is joined to the
+/// current outcome of that version and occurrence index. With `tableScan`, every table is read without
+/// its indexes (`NOT INDEXED`): the same query as a plain scan, the baseline of `caregate bench store`.
+struct EventQuery {
+    let db: Database
+    let codec: EntityRowCodec
+    var tableScan = false
+
+    func events(patientID: String, in interval: DateInterval) throws -> [Event] {
+        let plans = try String.fetchAll(
+            db, sql: "SELECT DISTINCT id FROM carePlan\(hint) WHERE patientID = ?", arguments: [patientID])
+        guard !plans.isEmpty else { return [] }
+        let taskRows = try Row.fetchAll(
+            db, sql: """
+                SELECT * FROM task\(hint)
+                WHERE carePlanID IN (\(placeholders(plans.count))) AND deletedDate IS NULL AND effectiveDate < ?
+                ORDER BY rowID
+                """,
+            arguments: StatementArguments(plans) + [interval.end.storeSeconds])
+
+        var scheduled: [(task: CareTask, event: ScheduleEvent)] = []
+        for row in taskRows {
+            let task = try codec.decode(CareTask.self, row)
+            let owns = (start: task.effectiveDate, end: row.date("nextEffectiveDate"))
+            // Ask the schedule for at least a moment, so that an event still running at the interval's start
+            // is found even when the version stopped owning new events before it.
+            let until = max(min(interval.end, owns.end ?? interval.end), interval.start.addingTimeInterval(0.001))
+            for event in task.schedule.events(from: interval.start, to: until)
+            where event.start >= owns.start && owns.end.map({ event.start < $0 }) ?? true && event.start < interval.end {
+                scheduled.append((task, event))
+            }
+        }
+        guard !scheduled.isEmpty else { return [] }
+        let outcomes = try currentOutcomes(for: scheduled)
+        return scheduled
+            .map { item in
+                Event(task: item.task, outcome: outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)],
+                      scheduleEvent: item.event)
+            }
+            .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
+    }
+
+    private struct OccurrenceKey: Hashable {
+        let task: UUID
+        let occurrence: Int
+    }
+
+    /// The current outcomes of the scheduled occurrences, by task version and occurrence index.
+    private func currentOutcomes(for scheduled: [(task: CareTask, event: ScheduleEvent)]) throws -> [OccurrenceKey: Outcome] {
+        let taskUUIDs = Array(Set(scheduled.map(\.task.uuid)))
+        let first = scheduled.map(\.event.start).min() ?? Date()
+        let last = scheduled.map(\.event.start).max() ?? Date()
+        let rows = try Row.fetchAll(
+            db, sql: """
+                SELECT * FROM outcome\(hint)
+                WHERE taskUUID IN (\(placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
+                  AND nextVersionUUID IS NULL AND deletedDate IS NULL
+                """,
+            arguments: StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds])
+        let values = try valuesOfOutcomes(rows.compactMap { $0["rowID"] })
+        var outcomes: [OccurrenceKey: Outcome] = [:]
+        for row in rows {
+            let rowID: Int64? = row["rowID"]
+            let outcome = try codec.outcome(row, values: rowID.flatMap { values[$0] } ?? [])
+            outcomes[OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)] = outcome
+        }
+        return outcomes
+    }
+
+    private func valuesOfOutcomes(_ rowIDs: [Int64]) throws -> [Int64: [OutcomeValue]] {
+        guard tableScan else { return try SQLiteStore.outcomeValues(rowIDs: rowIDs, db) }
+        guard !rowIDs.isEmpty else { return [:] }
+        var values: [Int64: [OutcomeValue]] = [:]
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT * FROM outcomeValue NOT INDEXED WHERE outcomeRowID IN (\(placeholders(rowIDs.count))) ORDER BY outcomeRowID, position",
+            arguments: StatementArguments(rowIDs))
+        while let row = try rows.next() {
+            guard let rowID: Int64 = row["outcomeRowID"], let value = EntityRowCodec.outcomeValue(row) else { continue }
+            values[rowID, default: []].append(value)
+        }
+        return values
+    }
+
+    private var hint: String { tableScan ? " NOT INDEXED" : "" }
+
+    private func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+}
+
+extension SQLiteStore {
+    public func events(patientID: String, in interval: DateInterval) throws -> [Event] {
+        try readSnapshot { db in
+            try EventQuery(db: db, codec: EntityRowCodec()).events(patientID: patientID, in: interval)
+        }
+    }
+
+    /// The same query as ``events(patientID:in:)`` with every index ignored: the baseline of the store
+    /// benchmark.
+    public func eventsByTableScan(patientID: String, in interval: DateInterval) throws -> [Event] {
+        try readSnapshot { db in
+            try EventQuery(db: db, codec: EntityRowCodec(), tableScan: true).events(patientID: patientID, in: interval)
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import CareModel
+import Foundation
+import GRDB
+
+// Batches, and the reads of care entities.
+extension SQLiteStore: Store {
+    /// Applies every change of `batch` in one transaction; on any error the whole batch is rolled back
+    /// and the error (a ``StoreError`` for anything the input caused) is rethrown.
+    @discardableResult
+    public func apply(_ batch: StoreBatch) throws -> BatchSummary {
+        let now = batch.date ?? Date()
+        return try writeTransaction { db in
+            var writer = BatchWriter(db: db, now: now, codec: EntityRowCodec())
+            for change in batch.changes {
+                try writer.apply(change)
+            }
+            return writer.summary
+        }
+    }
+
+    public func patients(_ query: EntityQuery = .current) throws -> [Patient] {
+        try entities(.patient, query).compactMap { if case .patient(let value) = $0 { value } else { nil } }
+    }
+
+    public func carePlans(_ query: EntityQuery = .current) throws -> [CarePlan] {
+        try entities(.carePlan, query).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
+    }
+
+    public func contacts(_ query: EntityQuery = .current) throws -> [Contact] {
+        try entities(.contact, query).compactMap { if case .contact(let value) = $0 { value } else { nil } }
+    }
+
+    public func tasks(_ query: EntityQuery = .current) throws -> [CareTask] {
+        try entities(.task, query).compactMap { if case .task(let value) = $0 { value } else { nil } }
+    }
+
+    public func outcomes(_ query: EntityQuery = .current) throws -> [Outcome] {
+        try entities(.outcome, query).compactMap { if case .outcome(let value) = $0 { value } else { nil } }
+    }
+
+    public func tasks(carePlanID: String, _ query: EntityQuery = .current) throws -> [CareTask] {
+        var filter = try Self.filter(.task, query)
+        filter.sql += " AND carePlanID = ?"
+        filter.arguments += [carePlanID]
+        return try readSnapshot { db in
+            try fetchEntities(.task, filter, db).compactMap { if case .task(let value) = $0 { value } else { nil } }
+        }
+    }
+
+    public func history(_ kind: EntityKind, id: String) throws -> [CareEntity] {
+        var filter: (sql: String, arguments: StatementArguments)
+        if kind == .outcome {
+            guard let (taskUUID, occurrence) = BatchWriter.parseOutcomeID(id) else { return [] }
+            filter = ("taskUUID = ? AND occurrenceIndex = ?", [taskUUID, occurrence])
+        } else {
+            filter = ("id = ?", [id])
+        }
+        return try readSnapshot { db in try fetchEntities(kind, filter, db) }
+    }
+
+    /// The entities of `kind` that `query` picks, in the order they were stored.
+    public func entities(_ kind: EntityKind, _ query: EntityQuery) throws -> [CareEntity] {
+        let filter = try Self.filter(kind, query)
+        return try readSnapshot { db in try fetchEntities(kind, filter, db) }
+    }
+
+    /// Calls `body` with each entity of `kind` that `query` picks, in the order they were stored, reading
+    /// in chunks so that millions of outcomes never sit in memory at once.
+    public func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws {
+        try forEach(kind, filter: try Self.filter(kind, query), body)
+    }
+
+    private func forEach(_ kind: EntityKind, filter: (sql: String, arguments: StatementArguments), _ body: (CareEntity) throws -> Void) throws {
+        try readSnapshot { db in
+            let codec = EntityRowCodec()
+            let table = StoreSchema.Table.entity(kind)
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(table) WHERE \(filter.sql) ORDER BY rowID", arguments: filter.arguments)
+            var chunk: [Row] = []
+            func flush() throws {
+                for entity in try Self.entities(kind, rows: chunk, codec: codec, db) { try body(entity) }
+                chunk.removeAll(keepingCapacity: true)
+            }
+            while let row = try rows.next() {
+                chunk.append(row.copy())
+                if chunk.count == 1000 { try flush() }
+            }
+            try flush()
+        }
+    }
+
+    /// Calls `body` with every version of every entity of `kind`, tombstones included, in the order
+    /// they were stored.
+    public func forEachVersion(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws {
+        try forEach(kind, filter: ("1", []), body)
+    }
+
+    /// The SQL condition (on one entity table) that picks the versions `query` asks for.
+    static func filter(_ kind: EntityKind, _ query: EntityQuery) throws -> (sql: String, arguments: StatementArguments) {
+        var sql: String
+        var arguments: StatementArguments = []
+        if let interval = query.dateInterval {
+            if kind == .outcome {
+                // As CareKit: the current outcomes whose events start in the interval.
+                sql = "nextVersionUUID IS NULL AND deletedDate IS NULL AND eventStart >= ? AND eventStart < ?"
+            } else {
+                // The version in effect at the interval's end, unless it is a tombstone.
+                sql = "deletedDate IS NULL AND effectiveDate < ? AND (nextEffectiveDate IS NULL OR nextEffectiveDate >= ?)"
+            }
+            arguments += kind == .outcome
+                ? [interval.start.storeSeconds, interval.end.storeSeconds]
+                : [interval.end.storeSeconds, interval.end.storeSeconds]
+        } else {
+            sql = "nextVersionUUID IS NULL AND deletedDate IS NULL"
+        }
+        if let ids = query.ids {
+            if kind == .outcome {
+                let parsed = ids.compactMap(BatchWriter.parseOutcomeID)
+                let terms = parsed.map { _ in "(taskUUID = ? AND occurrenceIndex = ?)" }
+                sql += " AND (\(terms.isEmpty ? "0" : terms.joined(separator: " OR ")))"
+                for (uuid, index) in parsed { arguments += [uuid, index] }
+            } else {
+                sql += " AND id IN (\(ids.isEmpty ? "NULL" : Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+                arguments += StatementArguments(ids)
+            }
+        }
+        return (sql, arguments)
+    }
+
+    func fetchEntities(_ kind: EntityKind, _ filter: (sql: String, arguments: StatementArguments), _ db: Database) throws -> [CareEntity] {
+        let table = StoreSchema.Table.entity(kind)
+        let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE \(filter.sql) ORDER BY rowID", arguments: filter.arguments)
+        return try Self.entities(kind, rows: rows, codec: EntityRowCodec(), db)
+    }
+
+    /// Entities from rows of their table; outcome values are read for all the rows at once.
+    static func entities(_ kind: EntityKind, rows: [Row], codec: EntityRowCodec, _ db: Database) throws -> [CareEntity] {
+        guard kind == .outcome else {
+            return try rows.map { try codec.entity(kind, row: $0) }
+        }
+        let rowIDs: [Int64] = rows.compactMap { $0["rowID"] }
+        let values = try outcomeValues(rowIDs: rowIDs, db)
+        return try rows.map { row in
+            let rowID: Int64? = row["rowID"]
+            return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])
+        }
+    }
+
+    /// The values of the outcome rows `rowIDs`, in position order.
+    static func outcomeValues(rowIDs: [Int64], _ db: Database) throws -> [Int64: [OutcomeValue]] {
+        var values: [Int64: [OutcomeValue]] = [:]
+        var start = 0
+        while start < rowIDs.count {
+            let chunk = rowIDs[start..<min(start + 500, rowIDs.count)]
+            start += chunk.count
+            let rows = try Row.fetchCursor(
+                db, sql: """
+                    SELECT * FROM outcomeValue WHERE outcomeRowID IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                    ORDER BY outcomeRowID, position
+                    """,
+                arguments: StatementArguments(Array(chunk)))
+            while let row = try rows.next() {
+                guard let rowID: Int64 = row["outcomeRowID"], let value = EntityRowCodec.outcomeValue(row) else { continue }
+                values[rowID, default: []].append(value)
+            }
+        }
+        return values
+    }
+
+    public func statistics() throws -> StoreStatistics {
+        try readSnapshot { db in
+            var entities: [EntityKind: StoreStatistics.EntityCounts] = [:]
+            for kind in EntityKind.allCases {
+                let row = try Row.fetchOne(db, sql: """
+                    SELECT count(*) AS versions,
+                           total(nextVersionUUID IS NULL AND deletedDate IS NULL) AS current,
+                           total(nextVersionUUID IS NULL AND deletedDate IS NOT NULL) AS deleted
+                    FROM \(StoreSchema.Table.entity(kind))
+                    """)
+                entities[kind] = StoreStatistics.EntityCounts(
+                    versions: row?["versions"] ?? 0, current: Int((row?["current"] as Double?) ?? 0),
+                    deleted: Int((row?["deleted"] as Double?) ?? 0))
+            }
+            func count(_ table: String) throws -> Int {
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+            }
+            var outbox = Dictionary(uniqueKeysWithValues: OutboxState.allCases.map { ($0, 0) })
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM outbox GROUP BY state") {
+                if let state = OutboxState(rawValue: row["state"]) { outbox[state] = row["n"] }
+            }
+            return StoreStatistics(
+                entities: entities, outcomeValues: try count(StoreSchema.Table.outcomeValue),
+                sourceResources: try count(StoreSchema.Table.sourceResource), resourceLinks: try count(StoreSchema.Table.resourceLink),
+                checkpoints: try count(StoreSchema.Table.syncCheckpoint), outbox: outbox,
+                deadLetters: try count(StoreSchema.Table.deadLetter))
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import CareModel
+import Foundation
+import GRDB
+
+// Raw source resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.
+// The writes run inside the transaction of a batch (see `SQLiteStore.apply`); the reads are public.
+extension SQLiteStore {
+    // MARK: Writes, within a batch
+
+    /// Keeps `resource` unless the same content of the same resource is already kept; returns whether
+    /// it was new.
+    static func record(_ resource: SourceResource, in db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO sourceResource
+                (sourceSystem, resourceType, resourceID, versionID, lastUpdated, contentHash, format, body, receivedDate)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (sourceSystem, resourceType, resourceID, contentHash) DO NOTHING
+            """)
+        try statement.execute(arguments: [
+            resource.sourceSystem, resource.resourceType, resource.resourceID, resource.versionID,
+            resource.lastUpdated, resource.contentHash, resource.format, resource.body,
+            resource.receivedDate.storeSeconds,
+        ])
+        return db.changesCount > 0
+    }
+
+    static func link(_ link: ResourceLink, in db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO resourceLink (resourceType, resourceID, sourceSystem, entityKind, entityID)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """)
+        try statement.execute(arguments: [
+            link.resourceType, link.resourceID, link.sourceSystem, link.entityKind.rawValue, link.entityID,
+        ])
+    }
+
+    static func setCheckpoint(_ checkpoint: SyncCheckpoint, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO syncCheckpoint (server, resourceType, cursor, updatedDate) VALUES (?, ?, ?, ?)
+                ON CONFLICT (server, resourceType) DO UPDATE SET cursor = excluded.cursor, updatedDate = excluded.updatedDate
+                """,
+            arguments: [checkpoint.server, checkpoint.resourceType, checkpoint.cursor, checkpoint.updatedDate.storeSeconds])
+    }
+
+    /// Adds `entry` as pending unless the same entity version is already queued for the same
+    /// destination; returns the id of the entry, new or existing.
+    static func enqueue(_ entry: OutboxEntry, in db: Database) throws -> Int64 {
+        if let existing = try Int64.fetchOne(
+            db, sql: "SELECT id FROM outbox WHERE destination = ? AND entityUUID = ?",
+            arguments: [entry.destination, entry.entityUUID])
+        {
+            return existing
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO outbox (destination, entityKind, entityID, entityUUID, payload, state, attempts,
+                                    lastError, nextAttemptDate, createdDate, updatedDate)
+                VALUES (?, ?, ?, ?, ?, 'pending', 0, NULL, NULL, ?, ?)
+                """,
+            arguments: [
+                entry.destination, entry.entityKind.rawValue, entry.entityID, entry.entityUUID, entry.payload,
+                entry.createdDate.storeSeconds, entry.updatedDate.storeSeconds,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    /// Moves outbox entry `id` one step; refuses a step its current state does not allow.
+    static func transition(_ id: Int64, _ transition: OutboxTransition, in db: Database) throws {
+        guard let stateText = try String.fetchOne(db, sql: "SELECT state FROM outbox WHERE id = ?", arguments: [id]),
+              let state = OutboxState(rawValue: stateText)
+        else {
+            throw StoreError.outboxEntryNotFound(id: id)
+        }
+        guard state.allows(transition.targetState) else {
+            throw StoreError.invalidOutboxTransition(id: id, from: state, to: transition.targetState)
+        }
+        switch transition {
+        case .sent(let date):
+            try db.execute(
+                sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?",
+                arguments: [date.storeSeconds, id])
+        case .acknowledged(let date):
+            try db.execute(
+                sql: "UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?",
+                arguments: [date.storeSeconds, id])
+        case .failed(let error, let retryAt, let date):
+            try db.execute(
+                sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ?",
+                arguments: [error, retryAt?.storeSeconds, date.storeSeconds, id])
+        }
+    }
+
+    static func add(_ letter: DeadLetter, in db: Database) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO deadLetter (system, resourceType, resourceID, outboxEntryID, reason, detail, payload, createdDate)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                letter.system, letter.resourceType, letter.resourceID, letter.outboxEntryID, letter.reason,
+                letter.detail, letter.payload, letter.createdDate.storeSeconds,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    // MARK: Reads
+
+    /// Every kept content of FHIR resource `resourceType/resourceID`, oldest first.
+    public func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource] {
+        try readSnapshot { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID",
+                arguments: [resourceType, resourceID]
+            ).map { row in
+                SourceResource(
+                    sourceSystem: row["sourceSystem"], resourceType: row["resourceType"], resourceID: row["resourceID"],
+                    versionID: row["versionID"], lastUpdated: row["lastUpdated"], contentHash: row["contentHash"],
+                    format: row["format"], body: row["body"], receivedDate: row.date("receivedDate") ?? Date(timeIntervalSince1970: 0))
+            }
+        }
+    }
+
+    /// The entities made from FHIR resource `resourceType/resourceID` (from any source system).
+    public func links(resourceType: String, resourceID: String) throws -> [ResourceLink] {
+        try readSnapshot { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM resourceLink WHERE resourceType = ? AND resourceID = ?",
+                arguments: [resourceType, resourceID]
+            ).compactMap(Self.resourceLink)
+        }
+    }
+
+    /// The FHIR resources that entity `kind/id` was made from.
+    public func links(entityKind: EntityKind, entityID: String) throws -> [ResourceLink] {
+        try readSnapshot { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM resourceLink WHERE entityKind = ? AND entityID = ?",
+                arguments: [entityKind.rawValue, entityID]
+            ).compactMap(Self.resourceLink)
+        }
+    }
+
+    private static func resourceLink(_ row: Row) -> ResourceLink? {
+        guard let kind = EntityKind(rawValue: row["entityKind"]) else { return nil }
+        return ResourceLink(
+            sourceSystem: row["sourceSystem"], resourceType: row["resourceType"], resourceID: row["resourceID"],
+            entityKind: kind, entityID: row["entityID"])
+    }
+
+    /// The checkpoint of `server` for `resourceType`, if a pull has stored one.
+    public func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint? {
+        try readSnapshot { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM syncCheckpoint WHERE server = ? AND resourceType = ?",
+                arguments: [server, resourceType]
+            ).map(Self.checkpoint)
+        }
+    }
+
+    /// All checkpoints, by server then resource type.
+    public func checkpoints() throws -> [SyncCheckpoint] {
+        try readSnapshot { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM syncCheckpoint ORDER BY server, resourceType").map(Self.checkpoint)
+        }
+    }
+
+    private static func checkpoint(_ row: Row) -> SyncCheckpoint {
+        SyncCheckpoint(
+            server: row["server"], resourceType: row["resourceType"], cursor: row["cursor"],
+            updatedDate: row.date("updatedDate") ?? Date(timeIntervalSince1970: 0))
+    }
+
+    /// Outbox entry `id`, if it exists.
+    public func outboxEntry(id: Int64) throws -> OutboxEntry? {
+        try readSnapshot { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [id]).flatMap(Self.outboxEntry)
+        }
+    }
+
+    /// The entries in `state`, oldest first.
+    public func outboxEntries(in state: OutboxState, limit: Int = .max) throws -> [OutboxEntry] {
+        try readSnapshot { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?", arguments: [state.rawValue, limit]
+            ).compactMap(Self.outboxEntry)
+        }
+    }
+
+    /// The entries to send now: pending ones, and failed ones whose retry time has come; oldest first.
+    public func dueOutboxEntries(at now: Date, limit: Int = .max) throws -> [OutboxEntry] {
+        try readSnapshot { db in
+            try Row.fetchAll(
+                db, sql: """
+                    SELECT * FROM outbox
+                    WHERE state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL AND nextAttemptDate <= ?)
+                    ORDER BY id LIMIT ?
+                    """,
+                arguments: [now.storeSeconds, limit]
+            ).compactMap(Self.outboxEntry)
+        }
+    }
+
+    private static func outboxEntry(_ row: Row) -> OutboxEntry? {
+        guard let kind = EntityKind(rawValue: row["entityKind"]), let state = OutboxState(rawValue: row["state"]),
+              let uuid: UUID = row["entityUUID"]
+        else { return nil }
+        return OutboxEntry(
+            id: row["id"], destination: row["destination"], entityKind: kind, entityID: row["entityID"],
+            entityUUID: uuid, payload: row["payload"], state: state, attempts: row["attempts"],
+            lastError: row["lastError"], nextAttemptDate: row.date("nextAttemptDate"),
+            createdDate: row.date("createdDate") ?? Date(timeIntervalSince1970: 0), updatedDate: row.date("updatedDate"))
+    }
+
+    /// Dead letters, newest first.
+    public func deadLetters(limit: Int = .max) throws -> [DeadLetter] {
+        try readSnapshot { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM deadLetter ORDER BY id DESC LIMIT ?", arguments: [limit]).map { row in
+                DeadLetter(
+                    id: row["id"], system: row["system"], resourceType: row["resourceType"], resourceID: row["resourceID"],
+                    outboxEntryID: row["outboxEntryID"], reason: row["reason"], detail: row["detail"],
+                    payload: row["payload"], createdDate: row.date("createdDate") ?? Date(timeIntervalSince1970: 0))
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import CareModel
+import GRDB
+
+/// The SQLite schema of a CareGate store, as named migrations applied in order by a `DatabaseMigrator`.
+///
+/// Schema changes happen only here, as new registered migrations appended at the end; a shipped
+/// migration is never edited. A store that has applied a migration this build does not know was written
+/// by a newer CareGate and is refused (``StoreError/newerSchema(path:unknownMigrations:)``).
+///
+/// Every care entity table holds all versions of its entities, one row per version, with the same
+/// version and provenance columns; dates are `REAL` seconds since 1970 (compact and ordered), uuids are
+/// 16-byte blobs. Each table also has the columns its queries need (`carePlan.patientID`,
+/// `task.carePlanID`, `outcome.taskUUID`, `outcome.eventStart`) and an index for them.
+///
+/// ## Topics
+///
+/// - ``migrator``
+/// - ``Table``
+enum StoreSchema {
+    /// Table names, in one place so SQL strings and migrations agree.
+    enum Table {
+        static let patient = "patient"
+        static let carePlan = "carePlan"
+        static let contact = "contact"
+        static let task = "task"
+        static let outcome = "outcome"
+        static let outcomeValue = "outcomeValue"
+        static let sourceResource = "sourceResource"
+        static let resourceLink = "resourceLink"
+        static let syncCheckpoint = "syncCheckpoint"
+        static let outbox = "outbox"
+        static let deadLetter = "deadLetter"
+
+        static func entity(_ kind: EntityKind) -> String {
+            switch kind {
+            case .patient: return patient
+            case .carePlan: return carePlan
+            case .contact: return contact
+            case .task: return task
+            case .outcome: return outcome
+            }
+        }
+    }
+
+    /// All migrations of the store, in the order they were written.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1 care entities", migrate: createCareEntities)
+        migrator.registerMigration("v1 staging tables", migrate: createStagingTables)
+        return migrator
+    }
+
+    /// Patients, care plans, contacts, tasks and outcomes, every version of each.
+    private static func createCareEntities(_ db: Database) throws {
+        try db.create(table: Table.patient) { t in
+            addVersionColumns(t)
+        }
+        try db.create(table: Table.carePlan) { t in
+            addVersionColumns(t)
+            t.column("patientUUID", .blob)
+            t.column("patientID", .text)
+        }
+        try db.create(table: Table.contact) { t in
+            addVersionColumns(t)
+            t.column("carePlanUUID", .blob)
+            t.column("carePlanID", .text)
+        }
+        try db.create(table: Table.task) { t in
+            addVersionColumns(t)
+            t.column("carePlanUUID", .blob)
+            t.column("carePlanID", .text)
+        }
+        // An outcome's id is CareKit's `<taskUUID>_<occurrenceIndex>`: it is not stored, the two columns are.
+        try db.create(table: Table.outcome) { t in
+            addVersionColumns(t, withID: false)
+            t.column("taskUUID", .blob).notNull()
+            t.column("taskID", .text).notNull()
+            t.column("occurrenceIndex", .integer).notNull()
+            // The start of the event the outcome belongs to, as CareKit's `OCKCDOutcome.date`.
+            t.column("eventStart", .double).notNull()
+            t.column("timezone", .text).notNull()
+        }
+        // Outcome values live beside their outcome, clustered by it: appending them stays sequential.
+        try db.create(table: Table.outcomeValue, options: [.withoutRowID]) { t in
+            t.column("outcomeRowID", .integer).notNull()
+            t.column("position", .integer).notNull()
+            t.column("type", .text).notNull()
+            t.column("value", .any)
+            t.column("units", .text)
+            t.column("kind", .text)
+            t.column("valueIndex", .integer)
+            t.column("createdDate", .double)
+            // NULL for GMT, CareModel's default.
+            t.column("timezone", .text)
+            t.primaryKey(["outcomeRowID", "position"])
+        }
+
+        for kind in EntityKind.allCases where kind != .outcome {
+            let table = Table.entity(kind)
+            try db.create(index: "\(table)_by_id", on: table, columns: ["id"])
+        }
+        // "care plans of patient P", then "tasks and contacts of care plan C".
+        try db.create(index: "carePlan_by_patient", on: Table.carePlan, columns: ["patientID"])
+        try db.create(index: "contact_by_carePlan", on: Table.contact, columns: ["carePlanID"])
+        try db.create(index: "task_by_carePlan", on: Table.task, columns: ["carePlanID"])
+        // "outcomes of task version T between dates", the last step of "events of patient P"; with the
+        // occurrence index it also finds every version of one outcome (its id).
+        try db.create(index: "outcome_by_task_date", on: Table.outcome, columns: ["taskUUID", "eventStart", "occurrenceIndex"])
+    }
+
+    /// The columns every versioned entity table has.
+    ///
+    /// Outcome uuids are made by the store for every version (as CareKit's store does), so they need no
+    /// unique index; on a table of millions of rows a random-key index would dominate the cost of inserts.
+    private static func addVersionColumns(_ t: TableDefinition, withID: Bool = true) {
+        t.column("rowID", .integer).primaryKey()
+        if withID {
+            t.column("uuid", .blob).notNull().unique()
+            t.column("id", .text).notNull()
+        } else {
+            t.column("uuid", .blob).notNull()
+        }
+        t.column("effectiveDate", .double).notNull()
+        t.column("deletedDate", .double)
+        t.column("previousVersionUUID", .blob)
+        t.column("nextVersionUUID", .blob)
+        // The effective date of the next version: with `effectiveDate` it bounds the time this version owns.
+        t.column("nextEffectiveDate", .double)
+        t.column("createdDate", .double)
+        t.column("updatedDate", .double)
+        // Provenance: where this version came from.
+        t.column("sourceSystem", .text)
+        t.column("fhirType", .text)
+        t.column("fhirID", .text)
+        t.column("fhirVersionID", .text)
+        t.column("fhirLastUpdated", .double)
+        t.column("contentHash", .text)
+        // The entity's other fields, in CareModel's JSON encoding (NULL when there is nothing more).
+        t.column("payload", .blob)
+    }
+
+    /// Raw resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.
+    private static func createStagingTables(_ db: Database) throws {
+        try db.create(table: Table.sourceResource) { t in
+            t.column("rowID", .integer).primaryKey()
+            t.column("sourceSystem", .text).notNull()
+            t.column("resourceType", .text).notNull()
+            t.column("resourceID", .text).notNull()
+            t.column("versionID", .text)
+            t.column("lastUpdated", .text)
+            t.column("contentHash", .text).notNull()
+            t.column("format", .text).notNull()
+            t.column("body", .blob).notNull()
+            t.column("receivedDate", .double).notNull()
+            t.uniqueKey(["sourceSystem", "resourceType", "resourceID", "contentHash"])
+        }
+        try db.create(table: Table.resourceLink, options: [.withoutRowID]) { t in
+            t.column("resourceType", .text).notNull()
+            t.column("resourceID", .text).notNull()
+            t.column("sourceSystem", .text).notNull()
+            t.column("entityKind", .text).notNull()
+            t.column("entityID", .text).notNull()
+            // Leading with type and id serves "entities from FHIR resource R" from any source system.
+            t.primaryKey(["resourceType", "resourceID", "sourceSystem", "entityKind", "entityID"])
+        }
+        try db.create(index: "resourceLink_by_entity", on: Table.resourceLink, columns: ["entityKind", "entityID"])
+        try db.create(table: Table.syncCheckpoint, options: [.withoutRowID]) { t in
+            t.column("server", .text).notNull()
+            t.column("resourceType", .text).notNull()
+            t.column("cursor", .text).notNull()
+            t.column("updatedDate", .double).notNull()
+            t.primaryKey(["server", "resourceType"])
+        }
+        try db.create(table: Table.outbox) { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("destination", .text).notNull()
+            t.column("entityKind", .text).notNull()
+            t.column("entityID", .text).notNull()
+            t.column("entityUUID", .blob).notNull()
+            t.column("payload", .blob)
+            t.column("state", .text).notNull()
+                .check(sql: "state IN ('pending', 'sent', 'acknowledged', 'failed')")
+            t.column("attempts", .integer).notNull().defaults(to: 0)
+            t.column("lastError", .text)
+            t.column("nextAttemptDate", .double)
+            t.column("createdDate", .double).notNull()
+            t.column("updatedDate", .double).notNull()
+            t.uniqueKey(["destination", "entityUUID"])
+        }
+        try db.create(index: "outbox_by_state", on: Table.outbox, columns: ["state", "nextAttemptDate"])
+        try db.create(table: Table.deadLetter) { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("system", .text).notNull()
+            t.column("resourceType", .text)
+            t.column("resourceID", .text)
+            t.column("outboxEntryID", .integer)
+            t.column("reason", .text).notNull()
+            t.column("detail", .text)
+            t.column("payload", .blob)
+            t.column("createdDate", .double).notNull()
+        }
+    }
+}

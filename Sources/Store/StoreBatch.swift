@@ -1,0 +1,101 @@
+import CareModel
+import Foundation
+
+/// A list of changes that the store applies in one transaction: all of them, or none when one fails.
+///
+/// Build it with the mutating methods, then pass it to ``Store/apply(_:)``:
+///
+/// ```swift
+/// var batch = StoreBatch()
+/// batch.upsert(carePlan)
+/// batch.upsert(task)
+/// batch.record(rawResource)
+/// batch.setCheckpoint(SyncCheckpoint(server: base, resourceType: "CarePlan", cursor: lastUpdated))
+/// let summary = try store.apply(batch)
+/// ```
+///
+/// Versioning follows CareKit's store: ``add(_:)`` refuses an id that exists (even deleted);
+/// ``update(_:)`` appends a new version after the current one; ``delete(_:id:at:)`` appends a tombstone;
+/// ``upsert(_:)`` adds, updates, or does nothing when the content is unchanged (same content hash).
+public struct StoreBatch: Sendable {
+    /// The changes, in the order they are applied.
+    public private(set) var changes: [StoreChange] = []
+    /// The time stamp of the batch: `createdDate`/`updatedDate` of the versions it writes, and the
+    /// deletion date of tombstones that name none. `nil` means the time `apply` runs.
+    public var date: Date?
+
+    public init(date: Date? = nil) {
+        self.date = date
+    }
+
+    public var isEmpty: Bool { changes.isEmpty }
+    public var count: Int { changes.count }
+
+    /// Adds a new entity; the store refuses an id it already has.
+    public mutating func add(_ entity: some StorableEntity) { changes.append(.add(entity.careEntity)) }
+    /// Appends a new version of an existing, not deleted entity.
+    public mutating func update(_ entity: some StorableEntity) { changes.append(.update(entity.careEntity)) }
+    /// Adds the entity, or appends a new version when its content changed, or does nothing.
+    public mutating func upsert(_ entity: some StorableEntity) { changes.append(.upsert(entity.careEntity)) }
+    /// Appends a tombstone to entity `kind/id`, deleted from `date` (the batch date when `nil`).
+    public mutating func delete(_ kind: EntityKind, id: String, at date: Date? = nil) {
+        changes.append(.delete(kind, id: id, at: date))
+    }
+    /// Keeps a raw resource as received (same content twice is kept once).
+    public mutating func record(_ resource: SourceResource) { changes.append(.recordSource(resource)) }
+    /// Links a FHIR resource to an entity made from it.
+    public mutating func link(_ link: ResourceLink) { changes.append(.link(link)) }
+    /// Moves the pull cursor of one server and resource type.
+    public mutating func setCheckpoint(_ checkpoint: SyncCheckpoint) { changes.append(.setCheckpoint(checkpoint)) }
+    /// Queues an export (once per entity version and destination).
+    public mutating func enqueue(_ entry: OutboxEntry) { changes.append(.enqueue(entry)) }
+    /// Moves outbox entry `id` one step.
+    public mutating func transition(outboxEntry id: Int64, _ transition: OutboxTransition) {
+        changes.append(.transition(outboxEntryID: id, transition))
+    }
+    /// Files something given up on, with its reason.
+    public mutating func deadLetter(_ letter: DeadLetter) { changes.append(.deadLetter(letter)) }
+    /// Appends any change.
+    public mutating func append(_ change: StoreChange) { changes.append(change) }
+}
+
+/// One change of a ``StoreBatch``.
+public enum StoreChange: Sendable {
+    case add(CareEntity)
+    case update(CareEntity)
+    case upsert(CareEntity)
+    case delete(EntityKind, id: String, at: Date?)
+    case recordSource(SourceResource)
+    case link(ResourceLink)
+    case setCheckpoint(SyncCheckpoint)
+    case enqueue(OutboxEntry)
+    case transition(outboxEntryID: Int64, OutboxTransition)
+    case deadLetter(DeadLetter)
+}
+
+/// What a batch did, counted by kind of change.
+public struct BatchSummary: Equatable, Sendable {
+    /// Entities added (first versions).
+    public var added = 0
+    /// New versions appended by `update` or a changed `upsert`.
+    public var updated = 0
+    /// Tombstones appended.
+    public var deleted = 0
+    /// Upserts whose content was unchanged: no new version.
+    public var unchanged = 0
+    /// Raw resources kept, and those skipped because the same content was already kept.
+    public var sourcesRecorded = 0
+    public var sourcesUnchanged = 0
+    public var linksWritten = 0
+    public var checkpointsSet = 0
+    /// The ids of the outbox entries enqueued (existing ones for a repeated enqueue), in batch order.
+    public var outboxEntryIDs: [Int64] = []
+    public var outboxTransitions = 0
+    /// The ids of the dead letters filed, in batch order.
+    public var deadLetterIDs: [Int64] = []
+    /// For each entity change in batch order, the uuid of the version now current (the new version, or
+    /// the unchanged one for an upsert that changed nothing).
+    public var versionUUIDs: [UUID] = []
+
+    public init() {}
+}

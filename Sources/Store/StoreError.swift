@@ -1,0 +1,89 @@
+import CareModel
+import Foundation
+
+/// What went wrong in a store operation, with the ids involved, so a user can see what to fix.
+///
+/// Every error a caller can cause (a refused version change, an outcome for an occurrence that does not
+/// exist, an illegal outbox transition, a file that is not a store) is one of these cases. When it is
+/// thrown from ``Store/apply(_:)`` the whole batch has been rolled back.
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No store file at this path (commands that only read never create one).
+    case storeNotFound(path: String)
+    /// The file exists but is not a CareGate store (not SQLite, or damaged).
+    case notAStore(path: String, reason: String)
+    /// The store was written by a newer CareGate whose migrations this build does not know.
+    case newerSchema(path: String, unknownMigrations: [String])
+    /// `add` of an id that already exists (deleted or not): CareKit never reuses an id.
+    case idAlreadyExists(kind: EntityKind, id: String)
+    /// `update`, `delete` or an outcome refers to an id the store does not have.
+    case idNotFound(kind: EntityKind, id: String)
+    /// A version uuid the store does not have (for example an outcome's task version).
+    case versionNotFound(kind: EntityKind, uuid: UUID)
+    /// A version uuid that is already taken by another stored version.
+    case uuidAlreadyExists(kind: EntityKind, uuid: UUID)
+    /// `update` or `delete` of an id whose current version is a tombstone.
+    case entityDeleted(kind: EntityKind, id: String)
+    /// A new version whose effective date lies before the one it follows.
+    case effectiveDateBeforePrevious(kind: EntityKind, id: String, effective: Date, previous: Date)
+    /// An outcome that names an occurrence its task version's schedule does not have.
+    case occurrenceNotFound(taskID: String, taskUUID: UUID, occurrenceIndex: Int)
+    /// An outcome whose occurrence lies outside the time its task version owns (from the version's
+    /// effective date to the next version's), so another version owns it.
+    case occurrenceOutsideVersion(taskID: String, taskUUID: UUID, occurrenceIndex: Int, eventStart: Date, versionStart: Date, versionEnd: Date?)
+    /// An entity that refers to another one (a task's care plan, a care plan's patient) that is missing.
+    case missingReference(kind: EntityKind, id: String, field: String, reference: String)
+    /// An entity whose content cannot be stored as given (reason says which field).
+    case invalidEntity(kind: EntityKind, id: String, reason: String)
+    /// An outbox entry that does not exist.
+    case outboxEntryNotFound(id: Int64)
+    /// An outbox state change that its current state does not allow.
+    case invalidOutboxTransition(id: Int64, from: OutboxState, to: OutboxState)
+    /// A date interval whose end is before its start.
+    case invalidInterval(start: Date, end: Date)
+    /// A database failure that no input explains (disk full, I/O error); `message` is SQLite's.
+    case database(message: String)
+
+    public var description: String {
+        switch self {
+        case .storeNotFound(let path):
+            return "no store at \(path) (create one by importing data, or pass --store PATH)"
+        case .notAStore(let path, let reason):
+            return "\(path) is not a CareGate store: \(reason)"
+        case .newerSchema(let path, let unknown):
+            return "\(path) was written by a newer CareGate (unknown migrations: \(unknown.joined(separator: ", ")))"
+        case .idAlreadyExists(let kind, let id):
+            return "cannot add \(kind) '\(id)': that id already exists (ids are never reused, even after a delete)"
+        case .idNotFound(let kind, let id):
+            return "no \(kind) with id '\(id)'"
+        case .versionNotFound(let kind, let uuid):
+            return "no \(kind) version with uuid \(uuid.uuidString)"
+        case .uuidAlreadyExists(let kind, let uuid):
+            return "cannot store \(kind) version \(uuid.uuidString): that uuid is already used"
+        case .entityDeleted(let kind, let id):
+            return "cannot change \(kind) '\(id)': it has been deleted"
+        case .effectiveDateBeforePrevious(let kind, let id, let effective, let previous):
+            return "cannot update \(kind) '\(id)': effective date \(Self.format(effective)) is before the current version's \(Self.format(previous))"
+        case .occurrenceNotFound(let taskID, let taskUUID, let index):
+            return "outcome names occurrence \(index) of task '\(taskID)' (version \(taskUUID.uuidString)), which its schedule does not have"
+        case .occurrenceOutsideVersion(let taskID, let taskUUID, let index, let start, let versionStart, let versionEnd):
+            let owned = "from \(Self.format(versionStart))" + (versionEnd.map { " until \(Self.format($0))" } ?? " on")
+            return "outcome for occurrence \(index) of task '\(taskID)' at \(Self.format(start)) lies outside the time its task version \(taskUUID.uuidString) owns (\(owned)); another version of the task owns it"
+        case .missingReference(let kind, let id, let field, let reference):
+            return "\(kind) '\(id)': \(field) refers to \(reference), which is not in the store"
+        case .invalidEntity(let kind, let id, let reason):
+            return "\(kind) '\(id)' cannot be stored: \(reason)"
+        case .outboxEntryNotFound(let id):
+            return "no outbox entry \(id)"
+        case .invalidOutboxTransition(let id, let from, let to):
+            return "outbox entry \(id) cannot go from \(from) to \(to)"
+        case .invalidInterval(let start, let end):
+            return "date interval ends (\(Self.format(end))) before it starts (\(Self.format(start)))"
+        case .database(let message):
+            return "store database error: \(message)"
+        }
+    }
+
+    private static func format(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+}

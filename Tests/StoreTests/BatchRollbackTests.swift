@@ -1,0 +1,46 @@
+import CareModel
+import Foundation
+import Store
+import XCTest
+
+/// A batch is one transaction: an error anywhere in it leaves nothing of it behind.
+final class BatchRollbackTests: XCTestCase {
+    func testBadEntityRollsBackTheWholeBatch() throws {
+        let (store, _, plan, task) = try StoreFixtures.storeWithTask()
+        let before = try store.statistics()
+
+        var batch = StoreBatch()
+        batch.add(StoreFixtures.patient("p2"))
+        batch.add(try StoreFixtures.task("t2", plan: plan))
+        batch.add(StoreFixtures.outcome(task, occurrence: 0))
+        batch.record(SourceResource(sourceSystem: "s", resourceType: "Patient", resourceID: "p2", body: Data("{}".utf8)))
+        batch.setCheckpoint(SyncCheckpoint(server: "s", resourceType: "Patient", cursor: "2025"))
+        batch.enqueue(OutboxEntry(destination: "s", entityKind: .task, entityID: "t1", entityUUID: task.uuid))
+        batch.deadLetter(DeadLetter(system: "s", reason: "test"))
+        batch.update(StoreFixtures.patient("nobody"))  // refused: no such id
+        batch.add(StoreFixtures.patient("p3"))
+
+        XCTAssertThrowsStoreError(try store.apply(batch), .idNotFound(kind: .patient, id: "nobody"))
+        XCTAssertEqual(try store.statistics(), before, "nothing of the failed batch is kept")
+        XCTAssertEqual(try store.patients().map(\.id), ["p1"])
+        XCTAssertNil(try store.checkpoint(server: "s", resourceType: "Patient"))
+        XCTAssertEqual(try store.integrityCheck(), [])
+    }
+
+    func testBadOutcomeInLargeBatchRollsBackAllOutcomes() throws {
+        let (store, _, _, task) = try StoreFixtures.storeWithTask()
+        var batch = StoreBatch()
+        for day in 0..<500 { batch.add(StoreFixtures.outcome(task, occurrence: day)) }
+        batch.add(StoreFixtures.outcome(task, occurrence: 10))  // the same occurrence twice
+        XCTAssertThrowsStoreError(try store.apply(batch), .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_10"))
+        XCTAssertEqual(try store.statistics().entities[.outcome]?.versions, 0)
+        XCTAssertEqual(try store.statistics().outcomeValues, 0)
+    }
+
+    func testEmptyBatchChangesNothing() throws {
+        let (store, _, _, _) = try StoreFixtures.storeWithTask()
+        let before = try store.statistics()
+        XCTAssertEqual(try store.apply(StoreBatch()), BatchSummary())
+        XCTAssertEqual(try store.statistics(), before)
+    }
+}

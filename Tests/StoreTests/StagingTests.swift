@@ -1,0 +1,127 @@
+import CareModel
+import Foundation
+import Store
+import XCTest
+
+/// Raw resources, links, checkpoints, the export outbox and dead letters.
+final class StagingTests: XCTestCase {
+    private let server = "https://ehr.example/fhir"
+
+    func testSameRawContentIsKeptOnce() throws {
+        let store = try SQLiteStore.inMemory()
+        let body = Data(#"{"resourceType":"CarePlan","id":"42"}"#.utf8)
+        var batch = StoreBatch()
+        batch.record(SourceResource(sourceSystem: server, resourceType: "CarePlan", resourceID: "42", versionID: "1", body: body))
+        XCTAssertEqual(try store.apply(batch).sourcesRecorded, 1)
+        XCTAssertEqual(try store.apply(batch).sourcesUnchanged, 1)
+        var changed = StoreBatch()
+        changed.record(SourceResource(sourceSystem: server, resourceType: "CarePlan", resourceID: "42", versionID: "2", body: body + Data(" ".utf8)))
+        XCTAssertEqual(try store.apply(changed).sourcesRecorded, 1)
+        let kept = try store.sourceResources(resourceType: "CarePlan", resourceID: "42")
+        XCTAssertEqual(kept.map(\.versionID), ["1", "2"])
+        XCTAssertEqual(kept.first?.body, body)
+        XCTAssertEqual(kept.first?.contentHash, ContentHash.of(body))
+    }
+
+    func testContentHashIsSHA256() {
+        XCTAssertEqual(ContentHash.of(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(ContentHash.of("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            ContentHash.of(String(repeating: "a", count: 1000)),
+            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+
+    func testLinksFindEntitiesFromAResourceAndBack() throws {
+        let store = try SQLiteStore.inMemory()
+        var batch = StoreBatch()
+        batch.link(ResourceLink(sourceSystem: server, resourceType: "CarePlan", resourceID: "42", entityKind: .carePlan, entityID: "cp1"))
+        batch.link(ResourceLink(sourceSystem: server, resourceType: "CarePlan", resourceID: "42", entityKind: .task, entityID: "t1"))
+        batch.link(ResourceLink(sourceSystem: server, resourceType: "CarePlan", resourceID: "42", entityKind: .task, entityID: "t1"))
+        try store.apply(batch)
+        XCTAssertEqual(Set(try store.links(resourceType: "CarePlan", resourceID: "42").map(\.entityID)), ["cp1", "t1"])
+        XCTAssertEqual(try store.links(entityKind: .task, entityID: "t1").map(\.resourceID), ["42"])
+    }
+
+    func testCheckpointMovesPerServerAndType() throws {
+        let store = try SQLiteStore.inMemory()
+        var batch = StoreBatch()
+        batch.setCheckpoint(SyncCheckpoint(server: server, resourceType: "Observation", cursor: "2025-01-01T00:00:00Z"))
+        batch.setCheckpoint(SyncCheckpoint(server: server, resourceType: "CarePlan", cursor: "2025-02-01T00:00:00Z"))
+        try store.apply(batch)
+        var next = StoreBatch()
+        next.setCheckpoint(SyncCheckpoint(server: server, resourceType: "Observation", cursor: "2025-03-01T00:00:00Z"))
+        try store.apply(next)
+        XCTAssertEqual(try store.checkpoint(server: server, resourceType: "Observation")?.cursor, "2025-03-01T00:00:00Z")
+        XCTAssertEqual(try store.checkpoint(server: server, resourceType: "CarePlan")?.cursor, "2025-02-01T00:00:00Z")
+        XCTAssertNil(try store.checkpoint(server: "https://other.example", resourceType: "CarePlan"))
+        XCTAssertEqual(try store.checkpoints().count, 2)
+    }
+
+    func testOutboxEntryGoesPendingSentFailedSentAcknowledged() throws {
+        let store = try SQLiteStore.inMemory()
+        let uuid = UUID()
+        let entry = OutboxEntry(destination: server, entityKind: .outcome, entityID: "x_1", entityUUID: uuid, payload: Data("{}".utf8))
+        var enqueue = StoreBatch()
+        enqueue.enqueue(entry)
+        let id = try XCTUnwrap(store.apply(enqueue).outboxEntryIDs.first)
+        XCTAssertEqual(try store.apply(enqueue).outboxEntryIDs, [id], "the same version for the same destination is queued once")
+        XCTAssertEqual(try store.outboxEntry(id: id)?.state, .pending)
+
+        let t0 = StoreFixtures.day(0)
+        try step(store, id, .sent(at: t0))
+        try step(store, id, .failed(error: "HTTP 503", retryAt: t0.addingTimeInterval(60), at: t0))
+        var failed = try XCTUnwrap(store.outboxEntry(id: id))
+        XCTAssertEqual(failed.state, .failed)
+        XCTAssertEqual(failed.attempts, 1)
+        XCTAssertEqual(failed.lastError, "HTTP 503")
+        XCTAssertEqual(failed.nextAttemptDate, t0.addingTimeInterval(60))
+        XCTAssertEqual(try store.dueOutboxEntries(at: t0.addingTimeInterval(30), limit: 10), [], "not due before its retry time")
+        XCTAssertEqual(try store.dueOutboxEntries(at: t0.addingTimeInterval(60), limit: 10).map(\.id), [id])
+
+        try step(store, id, .sent(at: t0.addingTimeInterval(61)))
+        try step(store, id, .acknowledged(at: t0.addingTimeInterval(62)))
+        failed = try XCTUnwrap(store.outboxEntry(id: id))
+        XCTAssertEqual(failed.state, .acknowledged)
+        XCTAssertEqual(failed.attempts, 2)
+        XCTAssertNil(failed.lastError)
+        XCTAssertEqual(try store.statistics().outbox[.acknowledged], 1)
+    }
+
+    func testOutboxRefusesIllegalTransitions() throws {
+        let store = try SQLiteStore.inMemory()
+        var enqueue = StoreBatch()
+        enqueue.enqueue(OutboxEntry(destination: server, entityKind: .outcome, entityID: "x_1", entityUUID: UUID()))
+        let id = try XCTUnwrap(store.apply(enqueue).outboxEntryIDs.first)
+        let now = StoreFixtures.day(0)
+        XCTAssertThrowsStoreError(try step(store, id, .acknowledged(at: now)), .invalidOutboxTransition(id: id, from: .pending, to: .acknowledged))
+        try step(store, id, .sent(at: now))
+        XCTAssertThrowsStoreError(try step(store, id, .sent(at: now)), .invalidOutboxTransition(id: id, from: .sent, to: .sent))
+        try step(store, id, .acknowledged(at: now))
+        XCTAssertThrowsStoreError(try step(store, id, .failed(error: "late", retryAt: nil, at: now)), .invalidOutboxTransition(id: id, from: .acknowledged, to: .failed))
+        XCTAssertThrowsStoreError(try step(store, 999, .sent(at: now)), .outboxEntryNotFound(id: 999))
+    }
+
+    func testFailedWithoutRetryIsNeverDueAndCanBeDeadLettered() throws {
+        let store = try SQLiteStore.inMemory()
+        var enqueue = StoreBatch()
+        enqueue.enqueue(OutboxEntry(destination: server, entityKind: .outcome, entityID: "x_1", entityUUID: UUID()))
+        let id = try XCTUnwrap(store.apply(enqueue).outboxEntryIDs.first)
+        let now = StoreFixtures.day(0)
+        try step(store, id, .sent(at: now))
+        var giveUp = StoreBatch()
+        giveUp.transition(outboxEntry: id, .failed(error: "HTTP 422: invalid code", retryAt: nil, at: now))
+        giveUp.deadLetter(DeadLetter(system: server, resourceType: "Observation", outboxEntryID: id, reason: "rejected by server", detail: "HTTP 422: invalid code"))
+        let summary = try store.apply(giveUp)
+        XCTAssertEqual(summary.deadLetterIDs.count, 1)
+        XCTAssertEqual(try store.dueOutboxEntries(at: now.addingTimeInterval(1e9), limit: 10), [])
+        let letters = try store.deadLetters(limit: 10)
+        XCTAssertEqual(letters.map(\.reason), ["rejected by server"])
+        XCTAssertEqual(letters.first?.outboxEntryID, id)
+    }
+
+    private func step(_ store: SQLiteStore, _ id: Int64, _ transition: OutboxTransition) throws {
+        var batch = StoreBatch()
+        batch.transition(outboxEntry: id, transition)
+        try store.apply(batch)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Store
+import XCTest
+
+/// Opening store files: WAL, schema migrations, and clear refusals of what is not a store.
+final class StoreFileTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-file-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    func testStoreIsCreatedInWALModeAndReopened() throws {
+        let path = folder.appendingPathComponent("a.sqlite").path
+        do {
+            let store = try SQLiteStore(path: path)
+            try SyntheticCareData(patients: 2, tasksPerPatient: 2, days: 3).fill(store)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: path + "-wal"), "the store runs in WAL mode")
+        }
+        let reopened = try SQLiteStore(path: path, mode: .existingOnly)
+        let stats = try reopened.statistics()
+        XCTAssertEqual(stats.entities[.patient]?.current, 2)
+        XCTAssertEqual(stats.entities[.task]?.current, 4)
+        XCTAssertEqual(stats.entities[.outcome]?.current, 12)
+        XCTAssertEqual(stats.outcomeValues, 12)
+        XCTAssertEqual(try reopened.integrityCheck(), [])
+    }
+
+    func testMissingStoreIsRefusedWhenOnlyReading() {
+        let path = folder.appendingPathComponent("missing.sqlite").path
+        XCTAssertThrowsStoreError(try SQLiteStore(path: path, mode: .existingOnly), .storeNotFound(path: path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+    }
+
+    func testFileThatIsNotADatabaseIsRefused() throws {
+        let path = folder.appendingPathComponent("notes.sqlite").path
+        try Data(String(repeating: "not a database\n", count: 100).utf8).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsStoreError(try SQLiteStore(path: path, mode: .existingOnly)) {
+            if case .notAStore(path, _) = $0 { return true } else { return false }
+        }
+    }
+
+    func testOtherSQLiteDatabaseIsRefused() throws {
+        let path = folder.appendingPathComponent("other.sqlite").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()", path]
+        try process.run()
+        process.waitUntilExit()
+        try XCTSkipUnless(process.terminationStatus == 0, "python3 with sqlite3 is needed to make a foreign database")
+        XCTAssertThrowsStoreError(try SQLiteStore(path: path)) {
+            if case .notAStore(path, let reason) = $0 { return reason.contains("without CareGate's tables") } else { return false }
+        }
+    }
+}

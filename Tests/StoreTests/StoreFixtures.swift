@@ -1,0 +1,74 @@
+import CareModel
+import Foundation
+import Store
+import XCTest
+
+/// Small entities for store tests: one patient, one care plan, tasks on daily schedules, all in UTC.
+enum StoreFixtures {
+    static let utc = TimeZone(identifier: "UTC")!
+    /// 2025-03-01 00:00 UTC.
+    static let day0 = Date(timeIntervalSince1970: 1_740_787_200)
+
+    static func day(_ n: Int, hour: Int = 0) -> Date {
+        day0.addingTimeInterval(Double(n) * 86_400 + Double(hour) * 3_600)
+    }
+
+    static func patient(_ id: String = "p1", effective: Date = day0, provenance: Provenance? = nil) -> Patient {
+        Patient(id: id, name: PersonName(givenName: "Ada", familyName: "Lovelace"),
+                metadata: EntityMetadata(effectiveDate: effective, timezone: utc, provenance: provenance))
+    }
+
+    static func carePlan(_ id: String = "cp1", patient: Patient) -> CarePlan {
+        CarePlan(id: id, title: "Hypertension", patientUUID: patient.uuid,
+                 metadata: EntityMetadata(effectiveDate: patient.effectiveDate, timezone: utc))
+    }
+
+    /// A task due daily at `hour`:00 UTC from day 0 (until `endDay`, exclusive, when given).
+    static func task(_ id: String = "t1", plan: CarePlan, hour: Int = 8, endDay: Int? = nil, title: String = "Measure blood pressure", effective: Date = day0) throws -> CareTask {
+        let schedule = try Schedule.dailyAtTime(
+            hour: hour, minutes: 0, start: day0, end: endDay.map { day($0) }, text: nil, duration: .minutes(30), timeZone: utc)
+        return CareTask(id: id, title: title, schedule: schedule, carePlanUUID: plan.uuid,
+                        metadata: EntityMetadata(effectiveDate: effective, timezone: utc))
+    }
+
+    static func outcome(_ task: CareTask, occurrence: Int, value: Double = 120) -> Outcome {
+        Outcome(taskUUID: task.uuid, taskOccurrenceIndex: occurrence,
+                values: [OutcomeValue(.double(value), units: "mmHg", kind: "systolic")],
+                metadata: EntityMetadata(effectiveDate: day(occurrence, hour: 9), timezone: utc))
+    }
+
+    /// A store holding one patient, one care plan and one task (daily at 08:00).
+    static func storeWithTask() throws -> (SQLiteStore, Patient, CarePlan, CareTask) {
+        let store = try SQLiteStore.inMemory()
+        let patient = patient()
+        let plan = carePlan(patient: patient)
+        let task = try task(plan: plan)
+        var batch = StoreBatch()
+        batch.add(patient)
+        batch.add(plan)
+        batch.add(task)
+        try store.apply(batch)
+        return (store, patient, plan, task)
+    }
+}
+
+/// Asserts that `body` throws exactly `expected`.
+func XCTAssertThrowsStoreError<T>(
+    _ body: @autoclosure () throws -> T, _ expected: StoreError, file: StaticString = #filePath, line: UInt = #line
+) {
+    XCTAssertThrowsError(try body(), file: file, line: line) { error in
+        XCTAssertEqual(error as? StoreError, expected, "\(error)", file: file, line: line)
+    }
+}
+
+/// Asserts that `body` throws a StoreError matching `matches`.
+func XCTAssertThrowsStoreError<T>(
+    _ body: @autoclosure () throws -> T, file: StaticString = #filePath, line: UInt = #line, matches: (StoreError) -> Bool
+) {
+    XCTAssertThrowsError(try body(), file: file, line: line) { error in
+        guard let storeError = error as? StoreError else {
+            return XCTFail("not a StoreError: \(error)", file: file, line: line)
+        }
+        XCTAssertTrue(matches(storeError), "unexpected \(storeError)", file: file, line: line)
+    }
+}

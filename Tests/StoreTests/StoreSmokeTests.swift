@@ -1,6 +1,0 @@
-import XCTest
-@testable import Store
-
-final class StoreSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
