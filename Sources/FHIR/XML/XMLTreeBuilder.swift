@@ -34,11 +34,23 @@ final class XMLTreeBuilder {
     private var stack: [Frame] = []
     private var names: [UnsafeRawPointer: String] = [:]
     private var namespaces: [UnsafeRawPointer: (kind: Namespace, uri: String)] = [:]
+    private var fhirNamespaceKey: UnsafeRawPointer?
+    private static let recentSlots = 1024
+    private let recentKeys = UnsafeMutablePointer<UnsafeRawPointer?>.allocate(capacity: recentSlots)
+    private let recentNames = UnsafeMutablePointer<String>.allocate(capacity: recentSlots)
     /// Set while inside a narrative `div`.
     private var xhtml: XHTMLSerializer?
 
     init() {
         stack.reserveCapacity(32)
+        recentKeys.initialize(repeating: nil, count: Self.recentSlots)
+        recentNames.initialize(repeating: "", count: Self.recentSlots)
+    }
+
+    deinit {
+        recentKeys.deallocate()
+        recentNames.deinitialize(count: Self.recentSlots)
+        recentNames.deallocate()
     }
 
     // MARK: SAX events
@@ -220,18 +232,28 @@ final class XMLTreeBuilder {
         return result
     }
 
-    /// The Swift string of a libxml2 dictionary name, made once per parse.
+    /// The Swift string of a libxml2 dictionary name, made once per parse. A small direct-mapped cache
+    /// in front of the dictionary spares hashing for the few dozen names a document repeats.
     private func intern(_ pointer: UnsafePointer<xmlChar>) -> String {
         let key = UnsafeRawPointer(pointer)
-        if let name = names[key] { return name }
-        let name = String(cString: pointer)
-        names[key] = name
+        let slot = Int(truncatingIfNeeded: (UInt(bitPattern: key).multipliedReportingOverflow(by: 0x9E37_79B9_7F4A_7C15).partialValue) >> 54)
+        if recentKeys[slot] == key { return recentNames[slot] }
+        let name: String
+        if let known = names[key] {
+            name = known
+        } else {
+            name = String(cString: pointer)
+            names[key] = name
+        }
+        recentKeys[slot] = key
+        recentNames[slot] = name
         return name
     }
 
     private func namespace(_ pointer: UnsafePointer<xmlChar>?) -> (kind: Namespace, uri: String) {
         guard let pointer else { return (.none, "") }
         let key = UnsafeRawPointer(pointer)
+        if key == fhirNamespaceKey { return (.fhir, FHIRXML.fhirNamespace) }
         if let known = namespaces[key] { return known }
         let uri = String(cString: pointer)
         let kind: Namespace = switch uri {
@@ -240,6 +262,7 @@ final class XMLTreeBuilder {
         default: .other
         }
         namespaces[key] = (kind, uri)
+        if kind == .fhir { fhirNamespaceKey = key }
         return (kind, uri)
     }
 
