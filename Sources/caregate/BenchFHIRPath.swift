@@ -165,9 +165,3 @@ struct BenchFHIRPath: ParsableCommand {
         return String(format: "%.2f", value)
     }
 }
-
-private extension String {
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
-    }
-}
