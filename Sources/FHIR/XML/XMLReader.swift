@@ -3,16 +3,18 @@ import Foundation
 
 /// Drives libxml2's SAX2 parser over one document and hands its events to an ``XMLTreeBuilder``.
 ///
-/// Safety settings: `XML_PARSE_NONET`, and none of `XML_PARSE_NOENT`, `XML_PARSE_DTDLOAD`,
-/// `XML_PARSE_DTDATTR` or `XML_PARSE_HUGE`, so libxml2 keeps its default limits (10 MB per text or
-/// attribute value, 256 levels). A DOCTYPE stops the parse in the `internalSubset` callback, before any
-/// internal subset (and so any entity declaration) is read. Errors arrive through the per-parse
-/// structured error callback, never through libxml2's global handlers, so parses on different threads
-/// do not interfere.
+/// Safety settings: `XML_PARSE_NONET`, and none of `XML_PARSE_NOENT`, `XML_PARSE_DTDLOAD` or
+/// `XML_PARSE_DTDATTR`. A DOCTYPE stops the parse in the `internalSubset` callback, before any internal
+/// subset (and so any entity declaration) is read, so nothing can be expanded. `XML_PARSE_HUGE` lifts
+/// libxml2's 10 MB cap on one value, so that a large `Attachment.data` or `Binary.data` reads as it does
+/// from JSON; nesting depth and narrative size are limited here instead. Errors arrive through the
+/// per-parse structured error callback, never through libxml2's global handlers, so parses on different
+/// threads do not interfere.
 enum XMLReader {
-    /// Deeper nesting is refused with a clear message (libxml2's own limit is 256).
-    static let maximumDepth = 200
-    /// The largest narrative `div` accepted, in bytes of XHTML (libxml2's limit for one text value).
+    /// Deeper nesting is refused with a clear message. Real resources stay far below it, and the
+    /// recursive walks over the tree (writing, comparing, freeing) stay small on a 1 MB thread stack.
+    static let maximumDepth = 128
+    /// The largest narrative `div` accepted, in bytes of XHTML.
     static let maximumXHTMLLength = 10_000_000
 
     /// libxml2 wants `xmlInitParser` once per process before parsing on several threads.
@@ -38,7 +40,7 @@ enum XMLReader {
                 throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "libxml2 could not start a parser")
             }
             defer { xmlFreeParserCtxt(context) }
-            _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
+            _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue))
             session.builder.parserContext = context
             // As xmlSAXUserParseMemory does: borrow the context for our handler, then give its own back.
             let ownHandler = context.pointee.sax

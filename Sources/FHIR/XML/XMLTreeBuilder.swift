@@ -174,9 +174,6 @@ struct XMLTreeBuilder {
         var message = report.message.map { String(cString: $0) } ?? "malformed XML (libxml2 error \(report.code))"
         message = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
             .trimmingCharacters(in: .whitespaces)
-        if message.contains("length too long") || message.contains("huge") {
-            message = "a value is longer than libxml2's limit of \(XML_MAX_TEXT_LENGTH) bytes (\(message))"
-        }
         fail(message, line: Int(report.line), column: Int(report.int2))
     }
 
