@@ -57,7 +57,7 @@ struct ParseBenchmark {
     // MARK: - Passes
 
     /// Runs `passes` rounds of every measurement, interleaved so that each pair shares machine conditions.
-    mutating func run(passes: Int, progress: (String) -> Void) throws -> [(Figure, Figure)] {
+    mutating func run(passes: Int, json: Bool = true, xml: Bool = true, progress: (String) -> Void) throws -> [(Figure, Figure)] {
         let jsonBytes = jsonDocuments.reduce(0) { $0 + $1.count }
         let xmlBytes = xmlDocuments.reduce(0) { $0 + $1.count }
         var jsonParse = (Figure(label: "JSON parse      caregate", bytes: jsonBytes, resources: resourceCount),
@@ -71,7 +71,7 @@ struct ParseBenchmark {
         for pass in 1...passes {
             progress("pass \(pass)/\(passes)")
             var times = (0.0, 0.0, 0.0, 0.0)
-            for document in jsonDocuments {
+            for document in jsonDocuments where json {
                 var element: Element?
                 times.0 += try time { element = try FHIRJSON.read(document) }
                 var object: Any?
@@ -80,13 +80,15 @@ struct ParseBenchmark {
                 times.2 += try time { checksum &+= FHIRJSON.write(element).count }
                 times.3 += try time { checksum &+= try JSONSerialization.data(withJSONObject: object).count }
             }
-            jsonParse.0.seconds.append(times.0)
-            jsonParse.1.seconds.append(times.1)
-            jsonWrite.0.seconds.append(times.2)
-            jsonWrite.1.seconds.append(times.3)
+            if json {
+                jsonParse.0.seconds.append(times.0)
+                jsonParse.1.seconds.append(times.1)
+                jsonWrite.0.seconds.append(times.2)
+                jsonWrite.1.seconds.append(times.3)
+            }
 
             times = (0, 0, 0, 0)
-            for document in xmlDocuments {
+            for document in xmlDocuments where xml {
                 var element: Element?
                 times.0 += try time { element = try FHIRXML.read(document) }
                 times.1 += try time { checksum &+= try XMLDictionaryBuilder.parse(document).count }
@@ -95,10 +97,12 @@ struct ParseBenchmark {
                 let tree = try XMLDocument(data: document)
                 times.3 += try time { checksum &+= tree.xmlData.count }
             }
-            xmlParse.0.seconds.append(times.0)
-            xmlParse.1.seconds.append(times.1)
-            xmlWrite.0.seconds.append(times.2)
-            xmlWrite.1.seconds.append(times.3)
+            if xml {
+                xmlParse.0.seconds.append(times.0)
+                xmlParse.1.seconds.append(times.1)
+                xmlWrite.0.seconds.append(times.2)
+                xmlWrite.1.seconds.append(times.3)
+            }
         }
         return [jsonParse, jsonWrite, xmlParse, xmlWrite]
     }
