@@ -6,9 +6,10 @@
 /// empty or nested arrays, `null` only inside arrays). Numbers keep their text as written. Every error is a
 /// ``FHIRSyntaxError`` with the line and column of the offending byte.
 struct JSONElementReader {
-    /// Objects and arrays nested deeper than this are rejected: real FHIR resources stay far below it,
-    /// and the recursive descent must not be able to exhaust the stack.
-    static let maxDepth = 256
+    /// Objects and arrays nested deeper than this are rejected: real FHIR resources stay far below it
+    /// (each repeating level costs two: the array and its object), and the recursive descent must not
+    /// exhaust a thread's stack, even in a debug build on a 1 MB secondary-thread stack.
+    static let maxDepth = 128
 
     private let bytes: UnsafePointer<UInt8>
     private let count: Int
