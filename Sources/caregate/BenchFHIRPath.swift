@@ -1,10 +1,167 @@
 import ArgumentParser
+import FHIR
+import Foundation
 
-// Placeholder: this command is being built; it is registered now so that its file can land alone.
+/// `caregate bench fhirpath`: evaluates realistic mapping expressions over every Observation of the
+/// Synthea bundles, compiled once and reused, beside a baseline that makes the same selections by hand
+/// in Swift over the element tree. Parse time and evaluation time are reported apart.
 struct BenchFHIRPath: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "fhirpath", abstract: "Benchmark FHIRPath evaluation. (not yet available)")
+    static let configuration = CommandConfiguration(
+        commandName: "fhirpath",
+        abstract: "Benchmark FHIRPath evaluation over the Synthea Observations (use a release build).",
+        discussion: """
+            Reads every JSON bundle in the folder (reading is timed separately and not part of the \
+            figures), then for each expression: parses it --parse-iterations times, and evaluates the \
+            compiled expression on every Observation --rounds times. The baseline does the same \
+            selections as hand-written Swift over the same Element trees; both sides must select the \
+            same number of items, or the command fails.
+            """
+    )
+
+    @Option(name: .long, help: "The folder of Synthea R4 bundles (JSON).")
+    var folder = "../shared/corpus/synthea-r4"
+
+    @Option(name: .long, help: "How many times the Observations are evaluated per expression.")
+    var rounds = 5
+
+    @Option(name: .long, help: "How many times each expression is parsed for the parse figure.")
+    var parseIterations = 2000
+
+    func validate() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("no such folder: \(folder)")
+        }
+        guard rounds > 0, parseIterations > 0 else { throw ValidationError("--rounds and --parse-iterations must be positive") }
+    }
+
+    /// One workload: the FHIRPath text and the hand-written equivalent (which returns the selected items).
+    struct Workload: Sendable {
+        let expression: String
+        let baseline: @Sendable (Element) -> [String]
+    }
+
+    static let workloads: [Workload] = [
+        Workload(expression: "Observation.where(code.coding.where(system='http://loinc.org' and code='29463-7').exists()).value.ofType(Quantity).value") { obs in
+            guard obs.children(named: "code").contains(where: { code in
+                code.children(named: "coding").contains { $0.childValue("system") == "http://loinc.org" && $0.childValue("code") == "29463-7" }
+            }) else { return [] }
+            return obs.children(named: "valueQuantity").compactMap { $0.childValue("value") }
+        },
+        Workload(expression: "Observation.code.coding.where(system = 'http://loinc.org').code.first()") { obs in
+            for code in obs.children(named: "code") {
+                for coding in code.children(named: "coding") where coding.childValue("system") == "http://loinc.org" {
+                    if let value = coding.childValue("code") { return [value] }
+                }
+            }
+            return []
+        },
+        Workload(expression: "Observation.component.where(code.coding.code = '8480-6').value.ofType(Quantity).value") { obs in
+            obs.children(named: "component").filter { component in
+                component.children(named: "code").contains { $0.children(named: "coding").contains { $0.childValue("code") == "8480-6" } }
+            }.flatMap { $0.children(named: "valueQuantity").compactMap { $0.childValue("value") } }
+        },
+        Workload(expression: "Observation.effective.ofType(dateTime)") { obs in
+            obs.children(named: "effectiveDateTime").compactMap(\.value)
+        },
+        Workload(expression: "Observation.subject.reference") { obs in
+            obs.children(named: "subject").compactMap { $0.childValue("reference") }
+        },
+        Workload(expression: "Observation.value.ofType(Quantity).where(system = %ucum).code") { obs in
+            obs.children(named: "valueQuantity").filter { $0.childValue("system") == "http://unitsofmeasure.org" }.compactMap { $0.childValue("code") }
+        },
+        Workload(expression: "Observation.category.coding.where(system = 'http://terminology.hl7.org/CodeSystem/observation-category').code.first() = 'vital-signs'") { obs in
+            let codes = obs.children(named: "category").flatMap { $0.children(named: "coding") }
+                .filter { $0.childValue("system") == "http://terminology.hl7.org/CodeSystem/observation-category" }
+                .compactMap { $0.childValue("code") }
+            return codes.first.map { [$0 == "vital-signs" ? "true" : "false"] } ?? []
+        },
+        Workload(expression: "Observation.value.ofType(Quantity).value > 100 and Observation.status = 'final'") { obs in
+            guard let text = obs.child(named: "valueQuantity")?.childValue("value"), let value = Decimal(string: text) else {
+                return obs.childValue("status") == "final" ? [] : ["false"]
+            }
+            return [(value > 100 && obs.childValue("status") == "final") ? "true" : "false"]
+        },
+    ]
 
     func run() throws {
-        throw ValidationError("`fhirpath` is not available yet in this build")
+        #if DEBUG
+        print("note: this is a debug build; figures are only meaningful with -c release")
+        #endif
+        let readStart = DispatchTime.now()
+        var observations: [Element] = []
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
+        for file in files {
+            let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: folder).appendingPathComponent(file)))
+            for entry in bundle.children(named: "entry") {
+                if let resource = entry.child(named: "resource"), resource.resourceType == "Observation" { observations.append(resource) }
+            }
+        }
+        let readSeconds = seconds(since: readStart)
+        print("read \(files.count) bundles, \(observations.count) Observations in \(format(readSeconds * 1000)) ms (not counted below)")
+        guard !observations.isEmpty else { throw ValidationError("no Observations found in \(folder)") }
+
+        // Parse: each expression compiled parseIterations times.
+        let parseStart = DispatchTime.now()
+        var compiled: [FHIRPathExpression] = []
+        for workload in Self.workloads {
+            for _ in 0..<(parseIterations - 1) { _ = try FHIRPathExpression(workload.expression) }
+            compiled.append(try FHIRPathExpression(workload.expression))
+        }
+        let parseSeconds = seconds(since: parseStart)
+        let parses = Double(parseIterations * Self.workloads.count)
+        print("parse: \(format(parseSeconds / parses * 1_000_000)) µs per expression (\(format(parses / parseSeconds)) parses/s)")
+        print("")
+        print("expression".padding(toLength: 64, withPad: " ", startingAt: 0) + "  fhirpath µs/res   baseline µs/res   ratio  selected")
+
+        let environment = FHIRPathEnvironment()
+        var totalFHIRPath = 0.0, totalBaseline = 0.0
+        for (index, workload) in Self.workloads.enumerated() {
+            var selectedFHIRPath = 0, selectedBaseline = 0
+            let start = DispatchTime.now()
+            for _ in 0..<rounds {
+                for observation in observations {
+                    selectedFHIRPath += try compiled[index].evaluate(on: observation, environment: environment).count
+                }
+            }
+            let fhirPathSeconds = seconds(since: start)
+            let baselineStart = DispatchTime.now()
+            for _ in 0..<rounds {
+                for observation in observations { selectedBaseline += workload.baseline(observation).count }
+            }
+            let baselineSeconds = seconds(since: baselineStart)
+            guard selectedFHIRPath == selectedBaseline else {
+                throw ValidationError("\(workload.expression): FHIRPath selected \(selectedFHIRPath / rounds) items, the baseline \(selectedBaseline / rounds)")
+            }
+            totalFHIRPath += fhirPathSeconds
+            totalBaseline += baselineSeconds
+            let evaluations = Double(rounds * observations.count)
+            let name = workload.expression.count > 62 ? String(workload.expression.prefix(59)) + "..." : workload.expression
+            print(name.padding(toLength: 64, withPad: " ", startingAt: 0)
+                  + "  " + format(fhirPathSeconds / evaluations * 1_000_000).leftPadded(14)
+                  + "  " + format(baselineSeconds / evaluations * 1_000_000).leftPadded(16)
+                  + "  " + format(fhirPathSeconds / max(baselineSeconds, 1e-9)).leftPadded(6) + "x"
+                  + "  " + String(selectedFHIRPath / rounds).leftPadded(8))
+        }
+        let evaluations = Double(rounds * observations.count * Self.workloads.count)
+        let resourcePasses = Double(rounds * observations.count)
+        print("")
+        print("FHIRPath (compiled once): \(format(evaluations / totalFHIRPath)) expressions/s, "
+              + "\(format(resourcePasses / totalFHIRPath)) resources/s with all \(Self.workloads.count) expressions, "
+              + "evaluation \(format(totalFHIRPath * 1000)) ms")
+        print("baseline (hand-written Swift): \(format(evaluations / totalBaseline)) expressions/s, "
+              + "\(format(resourcePasses / totalBaseline)) resources/s, \(format(totalBaseline * 1000)) ms")
+        print("parse, once per expression: \(format(parseSeconds / parses * Double(Self.workloads.count) * 1_000_000)) µs for all \(Self.workloads.count); "
+              + "re-parsing per resource would add \(format(parseSeconds / parses * evaluations * 1000)) ms to the evaluation above")
+    }
+
+    private func seconds(since start: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    private func format(_ value: Double) -> String {
+        if value >= 100 { return String(Int(value.rounded())) }
+        if value >= 10 { return String(format: "%.1f", value) }
+        return String(format: "%.2f", value)
     }
 }

@@ -163,6 +163,27 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertNotNil(syntaxError(objects))
     }
 
+    func testNestingAtTheLimitParsesOnASmallThreadStack() throws {
+        // Depth counts objects and arrays: {"extension":[{"extension":[...]}]} adds two per level.
+        let levels = (FHIRJSON.maxDepth - 1) / 2
+        let json = #"{"resourceType":"Basic""# + String(repeating: #","extension":[{"url":"u""#, count: levels)
+            + String(repeating: "}]", count: levels) + "}"
+        nonisolated(unsafe) var depth = 0
+        let done = expectation(description: "parsed")
+        let thread = Thread {
+            var element = try? FHIRJSON.read(Data(json.utf8))
+            while let next = element?.child(named: "extension") {
+                depth += 1
+                element = next
+            }
+            done.fulfill()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        wait(for: [done], timeout: 60)
+        XCTAssertEqual(depth, levels)
+    }
+
     func testFiftyMegabyteStringIsReadLinearly() throws {
         var json = Data(#"{"resourceType":"Binary","data":""#.utf8)
         json.append(Data(repeating: UInt8(ascii: "A"), count: 50_000_000))

@@ -24,4 +24,21 @@ final class XMLCorpusTests: XCTestCase {
         print("XML read/write/read: \(passed)/\(files.count)")
         XCTAssertEqual(passed, files.count)
     }
+
+    func testProjectFixturesInXMLReadAndRoundTrip() throws {
+        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures")
+        let files = (FileManager.default.enumerator(at: fixtures, includingPropertiesForKeys: nil)?.allObjects ?? [])
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "xml" }
+        var passed = 0
+        for file in files {
+            do {
+                let element = try FHIRXML.read(Data(contentsOf: file))
+                XCTAssertEqual(try FHIRXML.read(FHIRXML.write(element)), element, file.lastPathComponent)
+                passed += 1
+            } catch {
+                XCTFail("\(file.lastPathComponent): \(error)")
+            }
+        }
+        print("fixtures XML read/write/read: \(passed)/\(files.count)")
+    }
 }

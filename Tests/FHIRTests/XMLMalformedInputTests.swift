@@ -82,12 +82,36 @@ final class XMLMalformedInputTests: XCTestCase {
         expectError(div, line: 1, containing: "deeper")
     }
 
-    func testFiftyMegabyteText() {
+    func testFiftyMegabyteText() throws {
         let big = String(repeating: "a", count: 50 * 1024 * 1024)
         expectError("<Basic xmlns=\"http://hl7.org/fhir\"><id>\(big)</id></Basic>", line: 1, containing: "not allowed")
-        expectError("<Basic xmlns=\"http://hl7.org/fhir\"><id value=\"\(big)\"/></Basic>", line: 1, containing: "longer than")
         expectError("<Basic xmlns=\"http://hl7.org/fhir\"><text><div xmlns=\"http://www.w3.org/1999/xhtml\">\(big)</div></text></Basic>",
                     line: 1, containing: "longer than")
+        // A large value is content, not an attack: Binary.data reads as it does from JSON.
+        let binary = try FHIRXML.read(Data("<Binary xmlns=\"http://hl7.org/fhir\"><data value=\"\(big)\"/></Binary>".utf8))
+        XCTAssertEqual(binary.childValue("data")?.utf8.count, big.utf8.count)
+        // The same value, unterminated: a clear error, not a hang.
+        expectError("<Binary xmlns=\"http://hl7.org/fhir\"><data value=\"\(big)", line: 1, containing: "expected")
+    }
+
+    func testNestingAtTheLimitWorksOnASmallThreadStack() {
+        let levels = XMLReader.maximumDepth - 1
+        let xml = "<Basic xmlns=\"http://hl7.org/fhir\">" + String(repeating: "<extension url=\"u\">", count: levels - 1)
+            + "<valueString value=\"deep\"/>" + String(repeating: "</extension>", count: levels - 1) + "</Basic>"
+        nonisolated(unsafe) var roundTripped = false
+        let done = expectation(description: "read, written and read back")
+        let thread = Thread {
+            if let element = try? FHIRXML.read(Data(xml.utf8)) {
+                roundTripped = (try? FHIRXML.read(FHIRXML.write(element, pretty: true))) == element
+            }
+            done.fulfill()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        wait(for: [done], timeout: 60)
+        XCTAssertTrue(roundTripped)
+        expectError(xml.replacingOccurrences(of: "<valueString", with: "<extension><valueString")
+            .replacingOccurrences(of: "</Basic>", with: "</extension></Basic>"), line: 1, containing: "deeper")
     }
 
     func testExternalEntityIsRefused() {

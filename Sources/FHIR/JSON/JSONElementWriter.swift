@@ -33,13 +33,45 @@ struct JSONElementWriter {
 
     // MARK: - Objects
 
-    /// One field of an object: the children sharing a name, with their resolved definition.
+    /// What the writer needs of a child's definition, looked up once per context and name.
+    private struct FieldInfo {
+        let order: Int
+        let isArray: Bool
+        let type: String
+        let primitive: PrimitiveType?
+    }
+
+    private struct ContextAndName: Hashable {
+        let context: String
+        let name: String
+    }
+
+    private var infoCache: [ContextAndName: FieldInfo?] = [:]
+
+    /// One field of an object: the children named `name`, found between `first` and `last`
+    /// (contiguous when `count` spans the whole range, as it does for anything read from JSON).
     private struct Field {
         let name: String
-        var members: [Int]
-        var resolved: ResolvedChild?
-        var order: Int
-        let firstIndex: Int
+        let first: Int
+        var last: Int
+        var count: Int
+        let info: FieldInfo?
+        var order: Int { info?.order ?? Int.max }
+        var isContiguous: Bool { last - first + 1 == count }
+    }
+
+    /// Fields of the objects being written, innermost last (reused to avoid an allocation per object).
+    private var fieldStack: [Field] = []
+
+    private mutating func info(_ name: String, of context: String?) -> FieldInfo? {
+        guard let context else { return nil }
+        let key = ContextAndName(context: context, name: name)
+        if let cached = infoCache[key] { return cached }
+        let info = metadata.child(name, of: context).map {
+            FieldInfo(order: $0.info.order, isArray: $0.info.isArray, type: $0.type, primitive: metadata.primitiveType(of: $0.type))
+        }
+        infoCache[key] = info
+        return info
     }
 
     private mutating func writeObject(_ element: Element, context: String?) {
@@ -51,61 +83,71 @@ struct JSONElementWriter {
             writeString(type)
         }
         let objectContext = element.resourceType ?? context
-        for field in fields(of: element.children, context: objectContext) {
-            writeField(field, of: element.children, first: &first)
+        let base = fieldStack.count
+        collectFields(of: element.children, context: objectContext)
+        for index in base..<fieldStack.count {
+            writeField(fieldStack[index], of: element.children, first: &first)
         }
+        fieldStack.removeSubrange(base...)
         indent -= 1
         if !first { newline() }
         output.append(UInt8(ascii: "}"))
     }
 
-    /// The children grouped by name, in definition order (unknown names after, in document order).
-    private func fields(of children: [Element], context: String?) -> [Field] {
-        var fields: [Field] = []
+    /// Pushes the children grouped by name, in definition order (unknown names after, in document order).
+    private mutating func collectFields(of children: [Element], context: String?) {
+        let base = fieldStack.count
         for index in children.indices {
             let name = children[index].name
-            if let last = fields.indices.last, fields[last].name == name {
-                fields[last].members.append(index)
-            } else if let earlier = fields.firstIndex(where: { $0.name == name }) {
-                fields[earlier].members.append(index)
+            if fieldStack.count > base, fieldStack[fieldStack.count - 1].name == name {
+                fieldStack[fieldStack.count - 1].last = index
+                fieldStack[fieldStack.count - 1].count += 1
+            } else if let earlier = fieldStack[base...].firstIndex(where: { $0.name == name }) {
+                fieldStack[earlier].last = index
+                fieldStack[earlier].count += 1
             } else {
-                let resolved = context.flatMap { metadata.child(name, of: $0) }
-                fields.append(Field(
-                    name: name, members: [index], resolved: resolved,
-                    order: resolved?.info.order ?? Int.max, firstIndex: index
-                ))
+                fieldStack.append(Field(name: name, first: index, last: index, count: 1, info: info(name, of: context)))
             }
         }
         var sorted = true
-        for index in fields.indices.dropFirst() where fields[index - 1].order > fields[index].order {
+        for index in (base + 1)..<max(base + 1, fieldStack.count) where fieldStack[index - 1].order > fieldStack[index].order {
             sorted = false
             break
         }
         if !sorted {
-            fields.sort { ($0.order, $0.firstIndex) < ($1.order, $1.firstIndex) }
+            fieldStack[base...].sort { ($0.order, $0.first) < ($1.order, $1.first) }
         }
-        return fields
+    }
+
+    /// The indices of the field's children, in order.
+    private func members(_ field: Field, of children: [Element]) -> [Int] {
+        (field.first...field.last).filter { children[$0].name == field.name }
     }
 
     private mutating func writeField(_ field: Field, of children: [Element], first: inout Bool) {
-        let primitiveType = field.resolved.flatMap { metadata.primitiveType(of: $0.type) }
+        // Almost always contiguous; otherwise gather the scattered members once.
+        let indices: [Int]? = field.isContiguous ? nil : members(field, of: children)
+        @inline(__always) func member(_ position: Int) -> Int { indices?[position] ?? field.first + position }
+
+        let primitiveType = field.info?.primitive
         var hasValue = false
         var hasAnnotations = false
-        for index in field.members {
-            if children[index].value != nil { hasValue = true }
-            if !children[index].children.isEmpty { hasAnnotations = true }
+        for position in 0..<field.count {
+            let child = children[member(position)]
+            if child.value != nil { hasValue = true }
+            if !child.children.isEmpty { hasAnnotations = true }
         }
-        let isPrimitive = hasValue || (field.resolved == nil ? false : primitiveType != nil)
-        let isArray = field.members.count > 1
-            || (field.resolved?.info.isArray ?? (field.name == "extension" || field.name == "modifierExtension"))
+        let isPrimitive = hasValue || primitiveType != nil
+        let isArray = field.count > 1
+            || (field.info?.isArray ?? (field.name == "extension" || field.name == "modifierExtension"))
 
         guard isPrimitive else {
             writeKey(field.name, first: &first)
-            let childContext = field.resolved?.type
+            let childContext = field.info?.type
             if isArray { openArray() }
-            for (position, index) in field.members.enumerated() {
+            for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                let child = children[index]
+                let child = children[member(position)]
                 writeObject(child, context: child.resourceType ?? childContext)
             }
             if isArray { closeArray() }
@@ -116,19 +158,19 @@ struct JSONElementWriter {
         if hasValue || !hasAnnotations {
             writeKey(field.name, first: &first)
             if isArray { openArray() }
-            for (position, index) in field.members.enumerated() {
+            for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                writeValue(children[index], jsonKind: jsonKind)
+                writeValue(children[member(position)], jsonKind: jsonKind)
             }
             if isArray { closeArray() }
         }
         if hasAnnotations {
             writeKey("_" + field.name, first: &first)
-            let annotationContext = field.resolved?.type
+            let annotationContext = field.info?.type
             if isArray { openArray() }
-            for (position, index) in field.members.enumerated() {
+            for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                let child = children[index]
+                let child = children[member(position)]
                 if child.children.isEmpty {
                     appendLiteral("null")
                 } else {
@@ -166,11 +208,19 @@ struct JSONElementWriter {
                 return
             }
             var runStart = 0
-            for index in 0..<buffer.count {
+            var index = 0
+            while true {
+                // Skips eight plain bytes at a time; non-ASCII bytes are stopped at but need no escape.
+                index = JSONElementReader.nextSpecialByte(base, from: index, end: buffer.count)
+                guard index < buffer.count else { break }
                 let byte = base[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
+                    index += 1
+                    continue
+                }
                 output.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
-                runStart = index + 1
+                index += 1
+                runStart = index
                 output.append(UInt8(ascii: "\\"))
                 switch byte {
                 case 0x22: output.append(0x22)
@@ -181,13 +231,16 @@ struct JSONElementWriter {
                 case 0x08: output.append(UInt8(ascii: "b"))
                 case 0x0C: output.append(UInt8(ascii: "f"))
                 default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    output.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                    output.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF)])
                 }
             }
             output.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: buffer.count - runStart))
             output.append(UInt8(ascii: "\""))
         }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     private mutating func appendRaw(_ text: String) {

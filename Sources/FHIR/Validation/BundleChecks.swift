@@ -1,6 +1,6 @@
 /// The Bundle rules structural validation checks beyond the element definitions: entry `fullUrl`s are
-/// absolute, a link relation occurs once, and an entry whose `fullUrl` names a type (`.../Patient/1`)
-/// holds a resource of that type.
+/// absolute, a link relation occurs once, and an entry whose `fullUrl` names a type and id
+/// (`.../Patient/1`) holds a resource of that type with that id.
 extension ValidationWalk {
     mutating func checkBundle(_ bundle: Element, path: String) {
         var relations: Set<String> = []
@@ -20,6 +20,16 @@ extension ValidationWalk {
             guard let resource = entry.child(named: "resource"), let type = resource.resourceType,
                   !fullUrl.hasPrefix("urn:")
             else { continue }
+            if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
+                if let id = resource.childValue("id") {
+                    if id != restful.id {
+                        report(.error, .invalid, "the fullUrl '\(fullUrl)' does not match the resource id '\(id)'", at: entryPath + ".fullUrl")
+                    }
+                } else {
+                    report(.error, .invalid, "the fullUrl '\(fullUrl)' looks like a RESTful server URL, but the resource has no id",
+                           at: entryPath + ".fullUrl")
+                }
+            }
             let parts = fullUrl.split(separator: "/")
             let named: Substring?
             if parts.count >= 4, parts[parts.count - 2] == "_history" {

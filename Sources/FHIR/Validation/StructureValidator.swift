@@ -45,6 +45,8 @@ struct ValidationWalk {
     private(set) var issues: [ValidationIssue] = []
     /// The type of the innermost Bundle, for the rules that depend on it (conditional references).
     private var bundleType: String?
+    /// The Bundles and Parameters being walked, innermost last, collecting their references.
+    private var scopes: [ReferenceScope] = []
 
     init(metadata: FHIRMetadata, options: ValidationOptions) {
         self.metadata = metadata
@@ -76,8 +78,15 @@ struct ValidationWalk {
         if isContained, !resource.children(named: "contained").isEmpty {
             report(.error, .structure, "a contained resource may not contain resources (dom-2)", at: path + ".contained")
         }
+        let scope: ReferenceScope? = switch type {
+        case "Bundle": .bundle(resource)
+        case "Parameters": .parameters(resource)
+        default: nil
+        }
+        if let scope { scopes.append(scope) }
         visitChildren(of: resource, context: type, path: path)
         if type == "Bundle" { checkBundle(resource, path: path) }
+        if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
     }
 
     mutating func visitDatatype(_ element: Element, type: String, path: String) {
@@ -120,6 +129,7 @@ struct ValidationWalk {
                 let index = indexes[child.name, default: 0]
                 indexes[child.name] = index + 1
                 childPath += "[\(index)]"
+                if info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
             }
             visitElement(child, as: resolved, path: childPath)
         }
@@ -127,11 +137,11 @@ struct ValidationWalk {
             let count = counts[info.path] ?? 0
             if count < info.min {
                 report(.error, .required,
-                       "\(info.path): minimum required = \(info.min), but only found \(count)", at: path + "." + info.name)
+                       "minimum required = \(info.min), but only found \(count) (\(info.path))", at: path + "." + info.name)
             }
             if let max = info.max, count > max, !conflictingChoices.contains(info.path) {
                 report(.error, .structure,
-                       "\(info.path): max allowed = \(max), but found \(count)", at: path + "." + info.name)
+                       "max allowed = \(max), but found \(count) (\(info.path))", at: path + "." + info.name)
             }
         }
     }
@@ -159,8 +169,17 @@ struct ValidationWalk {
             visitResource(element, path: path, isContained: resolved.info.name == "contained")
             return
         }
-        if element.isResource {
-            report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))", at: path)
+        if let resourceType = element.resourceType {
+            // A datatype or backbone with an element named resourceType (ExampleScenario.instance) reads
+            // like a resource from JSON; that field is then an ordinary child.
+            guard metadata.child("resourceType", of: resolved.type) != nil else {
+                report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))", at: path)
+                return
+            }
+            var plain = element
+            plain.resourceType = nil
+            plain.children.insert(Element(name: "resourceType", value: resourceType), at: 0)
+            visitElement(plain, as: resolved, path: path)
             return
         }
         if let primitive = metadata.primitiveType(of: resolved.type) {
@@ -266,9 +285,15 @@ struct ValidationWalk {
     }
 
     private mutating func checkReference(_ reference: String, path: String) {
+        if !scopes.isEmpty {
+            let last = scopes.count - 1
+            scopes[last].references.append(.init(reference: reference, path: path, entryIndex: scopes[last].currentEntry))
+        }
         switch ReferenceFormat.parse(reference, metadata: metadata) {
         case .failure(let error):
-            report(.error, .value, error.message, at: path)
+            // A warning, as the reference validator has it: the syntax looks wrong, but a server may
+            // still understand it.
+            report(.warning, .value, error.message, at: path)
         case .success(.conditional):
             if bundleType != "transaction", bundleType != "batch" {
                 report(.warning, .value,

@@ -33,14 +33,19 @@ public struct ValidationIssue: Hashable, Sendable, CustomStringConvertible {
     public let diagnostics: String
     /// Where: a FHIRPath expression from the resource root (the file's root for a Bundle or NDJSON line).
     public let expression: String
+    /// Where in the source text, for problems found before there is a tree (`line 3, column 5`).
+    public let location: String?
 
-    public init(severity: Severity, code: Code, diagnostics: String, expression: String) {
+    public init(severity: Severity, code: Code, diagnostics: String, expression: String, location: String? = nil) {
         self.severity = severity
         self.code = code
         self.diagnostics = diagnostics
         self.expression = expression
+        self.location = location
     }
 
     /// `error CarePlan.status: message` — one line of the text report.
-    public var description: String { "\(severity.rawValue) \(expression): \(diagnostics)" }
+    public var description: String {
+        expression.isEmpty ? "\(severity.rawValue): \(diagnostics)" : "\(severity.rawValue) \(expression): \(diagnostics)"
+    }
 }

@@ -26,11 +26,17 @@ public struct ValidationReport: Sendable {
 
     /// The report as an `OperationOutcome` element tree. An outcome needs at least one issue, so a clean
     /// result carries one `information` issue saying so.
-    public func operationOutcome() -> Element {
-        var issueElements = issues.map(Self.issueElement)
-        if issueElements.isEmpty {
-            issueElements = [Self.issueElement(ValidationIssue(
-                severity: .information, code: .informational, diagnostics: "No issues found", expression: ""))]
+    ///
+    /// - Parameter source: when given (a file name, `file:line`), it leads each issue's `location`, so
+    ///   that outcomes of several files can be told apart.
+    public func operationOutcome(source: String? = nil) -> Element {
+        var all = issues
+        if all.isEmpty {
+            all = [ValidationIssue(severity: .information, code: .informational, diagnostics: "No issues found", expression: "")]
+        }
+        let issueElements = all.map { issue in
+            let location = [source, issue.location].compactMap { $0 }.joined(separator: ": ")
+            return Self.issueElement(issue, location: location.isEmpty ? nil : location)
         }
         return Element.resource("OperationOutcome", children: issueElements)
     }
@@ -46,12 +52,15 @@ public struct ValidationReport: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    private static func issueElement(_ issue: ValidationIssue) -> Element {
+    private static func issueElement(_ issue: ValidationIssue, location: String?) -> Element {
         var children = [
             Element(name: "severity", value: issue.severity.rawValue),
             Element(name: "code", value: issue.code.rawValue),
             Element(name: "diagnostics", value: issue.diagnostics),
         ]
+        if let location {
+            children.append(Element(name: "location", value: location))
+        }
         if !issue.expression.isEmpty {
             children.append(Element(name: "expression", value: issue.expression))
         }

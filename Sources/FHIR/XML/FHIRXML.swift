@@ -28,7 +28,7 @@ public enum FHIRXML {
     ///
     /// - Throws: ``FHIRSyntaxError`` (format `.xml`) for a document that is not well-formed, that has a
     ///   DOCTYPE or entity declaration, elements outside the FHIR namespace, text where FHIR allows none,
-    ///   nesting deeper than ``XMLReader/maximumDepth``, or a value longer than libxml2's 10 MB limit.
+    ///   nesting deeper than 128 elements, or a narrative larger than 10 MB.
     public static func read(_ data: Data) throws -> Element {
         try XMLReader.parse(data)
     }

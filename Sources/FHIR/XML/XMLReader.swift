@@ -3,16 +3,18 @@ import Foundation
 
 /// Drives libxml2's SAX2 parser over one document and hands its events to an ``XMLTreeBuilder``.
 ///
-/// Safety settings: `XML_PARSE_NONET`, and none of `XML_PARSE_NOENT`, `XML_PARSE_DTDLOAD`,
-/// `XML_PARSE_DTDATTR` or `XML_PARSE_HUGE`, so libxml2 keeps its default limits (10 MB per text or
-/// attribute value, 256 levels). A DOCTYPE stops the parse in the `internalSubset` callback, before any
-/// internal subset (and so any entity declaration) is read. Errors arrive through the per-parse
-/// structured error callback, never through libxml2's global handlers, so parses on different threads
-/// do not interfere.
+/// Safety settings: `XML_PARSE_NONET`, and none of `XML_PARSE_NOENT`, `XML_PARSE_DTDLOAD` or
+/// `XML_PARSE_DTDATTR`. A DOCTYPE stops the parse in the `internalSubset` callback, before any internal
+/// subset (and so any entity declaration) is read, so nothing can be expanded. `XML_PARSE_HUGE` lifts
+/// libxml2's 10 MB cap on one value, so that a large `Attachment.data` or `Binary.data` reads as it does
+/// from JSON; nesting depth and narrative size are limited here instead. Errors arrive through the
+/// per-parse structured error callback, never through libxml2's global handlers, so parses on different
+/// threads do not interfere.
 enum XMLReader {
-    /// Deeper nesting is refused with a clear message (libxml2's own limit is 256).
-    static let maximumDepth = 200
-    /// The largest narrative `div` accepted, in bytes of XHTML (libxml2's limit for one text value).
+    /// Deeper nesting is refused with a clear message. Real resources stay far below it, and the
+    /// recursive walks over the tree (writing, comparing, freeing) stay small on a 1 MB thread stack.
+    static let maximumDepth = 128
+    /// The largest narrative `div` accepted, in bytes of XHTML.
     static let maximumXHTMLLength = 10_000_000
 
     /// libxml2 wants `xmlInitParser` once per process before parsing on several threads.
@@ -29,7 +31,7 @@ enum XMLReader {
         guard data.count < Int(Int32.max) else {
             throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "the document is larger than 2 GB")
         }
-        let builder = XMLTreeBuilder()
+        let session = XMLParseSession()
         var handler = makeHandler()
         try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self),
@@ -38,25 +40,25 @@ enum XMLReader {
                 throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "libxml2 could not start a parser")
             }
             defer { xmlFreeParserCtxt(context) }
-            _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
-            builder.parserContext = context
+            _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue))
+            session.builder.parserContext = context
             // As xmlSAXUserParseMemory does: borrow the context for our handler, then give its own back.
             let ownHandler = context.pointee.sax
             let ownUserData = context.pointee.userData
             withUnsafeMutablePointer(to: &handler) { handlerPointer in
                 context.pointee.sax = handlerPointer
-                context.pointee.userData = Unmanaged.passUnretained(builder).toOpaque()
+                context.pointee.userData = Unmanaged.passUnretained(session).toOpaque()
                 _ = xmlParseDocument(context)
                 context.pointee.sax = ownHandler
                 context.pointee.userData = ownUserData
             }
-            builder.parserContext = nil
-            if builder.error == nil, context.pointee.wellFormed == 0 {
-                builder.fail("the document is not well-formed", line: 0, column: 0)
+            session.builder.parserContext = nil
+            if session.builder.error == nil, context.pointee.wellFormed == 0 {
+                session.builder.fail("the document is not well-formed", line: 0, column: 0)
             }
         }
-        if let error = builder.error { throw error }
-        guard let root = builder.result else {
+        if let error = session.builder.error { throw error }
+        guard let root = session.builder.result else {
             throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "the document has no root element")
         }
         return root
@@ -67,7 +69,7 @@ enum XMLReader {
         handler.initialized = UInt32(XML_SAX2_MAGIC)
         handler.startElementNs = { context, localName, prefix, uri, namespaceCount, namespaces, attributeCount, _, attributes in
             guard let context, let localName else { return }
-            saxBuilder(context).startElement(
+            saxSession(context).builder.startElement(
                 localName: localName, prefix: prefix, uri: uri,
                 namespaceCount: Int(namespaceCount), namespaces: namespaces,
                 attributeCount: Int(attributeCount), attributes: attributes
@@ -75,33 +77,33 @@ enum XMLReader {
         }
         handler.endElementNs = { context, localName, prefix, uri in
             guard let context, let localName else { return }
-            saxBuilder(context).endElement(localName: localName, prefix: prefix, uri: uri)
+            saxSession(context).builder.endElement(localName: localName, prefix: prefix, uri: uri)
         }
         handler.characters = { context, characters, length in
             guard let context, let characters else { return }
-            saxBuilder(context).text(UnsafeBufferPointer(start: characters, count: Int(length)))
+            saxSession(context).builder.text(UnsafeBufferPointer(start: characters, count: Int(length)))
         }
         handler.ignorableWhitespace = handler.characters
         handler.cdataBlock = handler.characters
         handler.internalSubset = { context, _, _, _ in
             guard let context else { return }
-            saxBuilder(context).failHere("a DOCTYPE declaration is not allowed in FHIR XML (DTDs and entities are never processed)")
+            saxSession(context).builder.failHere("a DOCTYPE declaration is not allowed in FHIR XML (DTDs and entities are never processed)")
         }
         handler.entityDecl = { context, _, _, _, _, _ in
             guard let context else { return }
-            saxBuilder(context).failHere("an entity declaration is not allowed in FHIR XML")
+            saxSession(context).builder.failHere("an entity declaration is not allowed in FHIR XML")
         }
         handler.serror = { context, error in
             guard let context, let error else { return }
-            saxBuilder(context).libraryError(error.pointee)
+            saxSession(context).builder.libraryError(error.pointee)
         }
         return handler
     }
 
 }
 
-/// The builder behind a SAX callback's user-data pointer (a free function: C callbacks capture nothing).
+/// The session behind a SAX callback's user-data pointer (a free function: C callbacks capture nothing).
 @inline(__always)
-private func saxBuilder(_ context: UnsafeMutableRawPointer) -> XMLTreeBuilder {
-    Unmanaged<XMLTreeBuilder>.fromOpaque(context).takeUnretainedValue()
+private func saxSession(_ context: UnsafeMutableRawPointer) -> XMLParseSession {
+    Unmanaged<XMLParseSession>.fromOpaque(context).takeUnretainedValue()
 }

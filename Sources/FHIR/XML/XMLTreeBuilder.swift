@@ -12,8 +12,9 @@ import Foundation
 /// - whitespace and comments are ignored; any other text outside a `div` is an error.
 ///
 /// Names come from libxml2's per-parse dictionary, where each distinct name has one address, so each is
-/// turned into a Swift `String` once per parse.
-final class XMLTreeBuilder {
+/// turned into a Swift `String` once per parse. It is a struct driven through ``XMLParseSession`` so that
+/// each SAX event costs one exclusive access, not one per field touched.
+struct XMLTreeBuilder {
     /// The parser, while a parse runs: the source of line and column for errors raised here.
     var parserContext: xmlParserCtxtPtr?
     /// The first error of the parse; later ones are consequences of it.
@@ -34,6 +35,10 @@ final class XMLTreeBuilder {
     private var stack: [Frame] = []
     private var names: [UnsafeRawPointer: String] = [:]
     private var namespaces: [UnsafeRawPointer: (kind: Namespace, uri: String)] = [:]
+    private var fhirNamespaceKey: UnsafeRawPointer?
+    private static let recentSlots = 1024
+    private var recentKeys = [UnsafeRawPointer?](repeating: nil, count: recentSlots)
+    private var recentNames = [String](repeating: "", count: recentSlots)
     /// Set while inside a narrative `div`.
     private var xhtml: XHTMLSerializer?
 
@@ -43,7 +48,7 @@ final class XMLTreeBuilder {
 
     // MARK: SAX events
 
-    func startElement(
+    mutating func startElement(
         localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
         namespaceCount: Int, namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
         attributeCount: Int, attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
@@ -56,7 +61,7 @@ final class XMLTreeBuilder {
             return
         }
         if let xhtml {
-            xhtml.start(name: name, prefix: prefix.map(intern), namespace: namespace.uri,
+            xhtml.start(name: name, prefix: prefix.map { intern($0) }, namespace: namespace.uri,
                         attributes: xhtmlAttributes(attributeCount, attributes))
             return
         }
@@ -68,7 +73,7 @@ final class XMLTreeBuilder {
             }
         case .xhtml where name == "div" && !stack.isEmpty:
             let serializer = XHTMLSerializer()
-            serializer.start(name: name, prefix: prefix.map(intern), namespace: namespace.uri,
+            serializer.start(name: name, prefix: prefix.map { intern($0) }, namespace: namespace.uri,
                              attributes: xhtmlAttributes(attributeCount, attributes))
             xhtml = serializer
             return
@@ -107,7 +112,7 @@ final class XMLTreeBuilder {
         stack.append(Frame(element: element, isBareResource: isResource))
     }
 
-    func endElement(localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
+    mutating func endElement(localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
         guard error == nil else { return }
         if let xhtml {
             xhtml.end()
@@ -129,7 +134,7 @@ final class XMLTreeBuilder {
         }
     }
 
-    func text(_ characters: UnsafeBufferPointer<xmlChar>) {
+    mutating func text(_ characters: UnsafeBufferPointer<xmlChar>) {
         guard error == nil else { return }
         if let xhtml {
             xhtml.text(characters)
@@ -147,7 +152,7 @@ final class XMLTreeBuilder {
     // MARK: Errors
 
     /// Records an error at the parser's current position and stops the parse.
-    func failHere(_ message: String) {
+    mutating func failHere(_ message: String) {
         guard let parserContext else {
             fail(message, line: 1, column: 1)
             return
@@ -158,26 +163,23 @@ final class XMLTreeBuilder {
     }
 
     /// Records an error unless an earlier one is already recorded.
-    func fail(_ message: String, line: Int, column: Int) {
+    mutating func fail(_ message: String, line: Int, column: Int) {
         guard error == nil else { return }
         error = FHIRSyntaxError(format: .xml, line: max(line, 1), column: max(column, 1), message: message)
     }
 
     /// An error or warning reported by libxml2 through the per-parse structured error callback.
-    func libraryError(_ report: xmlError) {
+    mutating func libraryError(_ report: xmlError) {
         guard report.level != XML_ERR_WARNING, error == nil else { return }
         var message = report.message.map { String(cString: $0) } ?? "malformed XML (libxml2 error \(report.code))"
         message = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
             .trimmingCharacters(in: .whitespaces)
-        if message.contains("length too long") || message.contains("huge") {
-            message = "a value is longer than libxml2's limit of \(XML_MAX_TEXT_LENGTH) bytes (\(message))"
-        }
         fail(message, line: Int(report.line), column: Int(report.int2))
     }
 
     // MARK: Helpers
 
-    private func append(_ element: Element, isBareResource: Bool) {
+    private mutating func append(_ element: Element, isBareResource: Bool) {
         let last = stack.count - 1
         guard last >= 0 else { return }
         if isBareResource { stack[last].holdsBareResource = true }
@@ -186,7 +188,7 @@ final class XMLTreeBuilder {
 
     /// The holder of a resource (`<contained><Patient>…`) turned into the resource itself, named after
     /// the holder; `nil` (with an error) when the holder is a resource or holds anything else.
-    private func resourceHolder(_ frame: Frame) -> Element? {
+    private mutating func resourceHolder(_ frame: Frame) -> Element? {
         let holder = frame.element
         let resource = holder.children.last(where: \.isResource)
         let type = resource?.resourceType ?? "?"
@@ -201,7 +203,7 @@ final class XMLTreeBuilder {
         return Element(name: holder.name, resourceType: resource.resourceType, children: resource.children)
     }
 
-    private func xhtmlAttributes(
+    private mutating func xhtmlAttributes(
         _ count: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     ) -> [XHTMLSerializer.Attribute] {
         guard let attributes, count > 0 else { return [] }
@@ -212,7 +214,7 @@ final class XMLTreeBuilder {
             guard let name = attributes[base], let start = attributes[base + 3], let end = attributes[base + 4]
             else { continue }
             result.append(XHTMLSerializer.Attribute(
-                name: intern(name), prefix: attributes[base + 1].map(intern),
+                name: intern(name), prefix: attributes[base + 1].map { intern($0) },
                 namespace: attributes[base + 2].map { namespace($0).uri } ?? "",
                 value: Array(Self.attributeText(UnsafeBufferPointer(start: start, count: end - start)).utf8)
             ))
@@ -220,18 +222,28 @@ final class XMLTreeBuilder {
         return result
     }
 
-    /// The Swift string of a libxml2 dictionary name, made once per parse.
-    private func intern(_ pointer: UnsafePointer<xmlChar>) -> String {
+    /// The Swift string of a libxml2 dictionary name, made once per parse. A small direct-mapped cache
+    /// in front of the dictionary spares hashing for the few dozen names a document repeats.
+    private mutating func intern(_ pointer: UnsafePointer<xmlChar>) -> String {
         let key = UnsafeRawPointer(pointer)
-        if let name = names[key] { return name }
-        let name = String(cString: pointer)
-        names[key] = name
+        let slot = Int(truncatingIfNeeded: (UInt(bitPattern: key).multipliedReportingOverflow(by: 0x9E37_79B9_7F4A_7C15).partialValue) >> 54)
+        if recentKeys[slot] == key { return recentNames[slot] }
+        let name: String
+        if let known = names[key] {
+            name = known
+        } else {
+            name = String(cString: pointer)
+            names[key] = name
+        }
+        recentKeys[slot] = key
+        recentNames[slot] = name
         return name
     }
 
-    private func namespace(_ pointer: UnsafePointer<xmlChar>?) -> (kind: Namespace, uri: String) {
+    private mutating func namespace(_ pointer: UnsafePointer<xmlChar>?) -> (kind: Namespace, uri: String) {
         guard let pointer else { return (.none, "") }
         let key = UnsafeRawPointer(pointer)
+        if key == fhirNamespaceKey { return (.fhir, FHIRXML.fhirNamespace) }
         if let known = namespaces[key] { return known }
         let uri = String(cString: pointer)
         let kind: Namespace = switch uri {
@@ -240,6 +252,7 @@ final class XMLTreeBuilder {
         default: .other
         }
         namespaces[key] = (kind, uri)
+        if kind == .fhir { fhirNamespaceKey = key }
         return (kind, uri)
     }
 
@@ -268,4 +281,9 @@ final class XMLTreeBuilder {
     static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
     }
+}
+
+/// The object behind the SAX callbacks' user-data pointer, holding the builder for one parse.
+final class XMLParseSession {
+    var builder = XMLTreeBuilder()
 }

@@ -32,13 +32,10 @@ struct XMLWriter {
         if declareNamespace {
             output.append(contentsOf: #" xmlns="http://hl7.org/fhir""#.utf8)
         }
-        let children = arranged(resource.children, context: type, ownerIsResource: true, ownerName: type)
-        // A resource's id is an element, but unknown attribute-like children still follow the rules.
-        writeAttributes(children.attributes)
-        writeBody(children.elements, of: type, depth: depth)
+        writeContent(of: resource, name: type, context: type, isResource: true, depth: depth)
     }
 
-    private mutating func writeElement(_ element: Element, resolved: ResolvedChild?, depth: Int) {
+    private mutating func writeElement(_ element: Element, placement: Placement, depth: Int) {
         if element.resourceType != nil {
             newline(depth)
             openTag(element.name)
@@ -48,46 +45,70 @@ struct XMLWriter {
             closeTag(element.name)
             return
         }
-        if isXHTML(element, resolved: resolved) {
-            newline(depth)
+        newline(depth)
+        if placement.isXHTML {
             writeXHTML(element.value ?? "")
             return
         }
-        newline(depth)
         openTag(element.name)
-        let children = arranged(element.children, context: resolved?.type, ownerIsResource: false, ownerName: element.name)
-        writeAttributes(children.attributes)
-        if let value = element.value {
-            output.append(contentsOf: #" value=""#.utf8)
-            XMLEscaping.appendAttribute(value, to: &output)
-            output.append(UInt8(ascii: "\""))
-        }
-        writeBody(children.elements, of: element.name, depth: depth)
+        writeContent(of: element, name: element.name, context: placement.context, isResource: false, depth: depth)
     }
 
-    /// Closes the start tag and writes the children and end tag, or `/>` when there are none.
-    private mutating func writeBody(_ children: [(Element, ResolvedChild?)], of name: String, depth: Int) {
-        if children.isEmpty {
+    /// Where a child goes, as the metadata (or the naming rules) say.
+    private struct Placement {
+        let index: Int
+        let order: Int
+        let isXHTML: Bool
+        /// The context of the child's own children, when the metadata knows the child.
+        let context: String?
+    }
+
+    /// Finishes the start tag of `element` (attributes, value) and writes its children in definition
+    /// order and its end tag, or `/>` when it has no child elements.
+    private mutating func writeContent(of element: Element, name: String, context: String?, isResource: Bool, depth: Int) {
+        var placements: [Placement] = []
+        placements.reserveCapacity(element.children.count)
+        var needsSort = false
+        var previousOrder = Int.min
+        for index in element.children.indices {
+            let child = element.children[index]
+            let resolved = context.flatMap { metadata.child(child.name, of: $0) }
+            if isAttribute(child, resolved: resolved, ownerIsResource: isResource, ownerName: name) {
+                writeAttribute(child.name, child.value ?? "")
+                continue
+            }
+            // Unknown elements keep their place after the known ones, in document order.
+            let order = resolved?.info.order ?? Int.max
+            if order < previousOrder { needsSort = true }
+            previousOrder = order
+            placements.append(Placement(
+                index: index, order: order, isXHTML: isXHTML(child, resolved: resolved), context: resolved?.type
+            ))
+        }
+        if let value = element.value {
+            writeAttribute("value", value)
+        }
+        if placements.isEmpty {
             output.append(contentsOf: "/>".utf8)
             return
         }
+        if needsSort {
+            placements.sort { ($0.order, $0.index) < ($1.order, $1.index) }
+        }
         output.append(UInt8(ascii: ">"))
-        for (child, resolved) in children {
-            writeElement(child, resolved: resolved, depth: depth + 1)
+        for placement in placements {
+            writeElement(element.children[placement.index], placement: placement, depth: depth + 1)
         }
         newline(depth)
         closeTag(name)
     }
 
-    private mutating func writeAttributes(_ attributes: [Element]) {
-        for attribute in attributes {
-            guard let value = attribute.value else { continue }
-            output.append(UInt8(ascii: " "))
-            output.append(contentsOf: attribute.name.utf8)
-            output.append(contentsOf: "=\"".utf8)
-            XMLEscaping.appendAttribute(value, to: &output)
-            output.append(UInt8(ascii: "\""))
-        }
+    private mutating func writeAttribute(_ name: String, _ value: String) {
+        output.append(UInt8(ascii: " "))
+        output.append(contentsOf: name.utf8)
+        output.append(contentsOf: "=\"".utf8)
+        XMLEscaping.appendAttribute(value, to: &output)
+        output.append(UInt8(ascii: "\""))
     }
 
     /// The narrative as written, with the XHTML namespace declared if the text lacks it (JSON from
@@ -104,35 +125,9 @@ struct XMLWriter {
         }
     }
 
-    // MARK: Order and representation
+    // MARK: Representation
 
-    /// Splits children into XML attributes and elements, the elements in definition order.
-    private func arranged(
-        _ children: [Element], context: String?, ownerIsResource: Bool, ownerName: String
-    ) -> (attributes: [Element], elements: [(Element, ResolvedChild?)]) {
-        var attributes: [Element] = []
-        var elements: [(order: Int, position: Int, element: Element, resolved: ResolvedChild?)] = []
-        elements.reserveCapacity(children.count)
-        var needsSort = false
-        var previousOrder = Int.min
-        for (position, child) in children.enumerated() {
-            let resolved = context.flatMap { metadata.child(child.name, of: $0) }
-            if isAttribute(child, resolved: resolved, ownerIsResource: ownerIsResource, ownerName: ownerName) {
-                attributes.append(child)
-                continue
-            }
-            // Unknown elements keep their place after the known ones, in document order.
-            let order = resolved?.info.order ?? Int.max
-            if order < previousOrder { needsSort = true }
-            previousOrder = order
-            elements.append((order, position, child, resolved))
-        }
-        if needsSort {
-            elements.sort { ($0.order, $0.position) < ($1.order, $1.position) }
-        }
-        return (attributes, elements.map { ($0.element, $0.resolved) })
-    }
-
+    /// `id` of an element and `url` of an Extension are attributes; so is anything the metadata marks so.
     private func isAttribute(_ child: Element, resolved: ResolvedChild?, ownerIsResource: Bool, ownerName: String) -> Bool {
         guard child.value != nil, child.children.isEmpty, child.resourceType == nil else { return false }
         if let resolved { return resolved.info.representation == .xmlAttribute }
@@ -144,6 +139,7 @@ struct XMLWriter {
     }
 
     private func isXHTML(_ element: Element, resolved: ResolvedChild?) -> Bool {
+        guard element.resourceType == nil else { return false }
         if let resolved { return resolved.info.representation == .xhtml }
         return element.name == "div" && element.children.isEmpty && (element.value?.hasPrefix("<") ?? false)
     }

@@ -1,0 +1,83 @@
+import Foundation
+
+/// A FHIR file of any format CareGate reads — one JSON resource (a Bundle counts as one), NDJSON (one
+/// resource per line, as Bulk Data `$export` writes it) or one XML resource — with the format told
+/// from the content, not the file name.
+///
+/// NDJSON lines are read one by one, so a bad line is reported with its line number and the others are
+/// still read.
+///
+/// ```swift
+/// let document = FHIRDocument.read(data)
+/// for entry in document.entries {
+///     switch entry.result {
+///     case .success(let resource): ...
+///     case .failure(let error): print("file:\(error.line):\(error.column): \(error.message)")
+///     }
+/// }
+/// ```
+public struct FHIRDocument: Sendable {
+    /// One resource of the document, or why it could not be read.
+    public struct Entry: Sendable {
+        /// The 1-based line the resource starts on, for NDJSON; `nil` for a whole-file JSON or XML resource.
+        public let line: Int?
+        /// The resource, or the syntax error (with line and column in the file).
+        public let result: Result<Element, FHIRSyntaxError>
+    }
+
+    /// The detected format; `nil` when the content is none of them (the one entry then says so).
+    public let format: FHIRFormat?
+    public let entries: [Entry]
+
+    /// Reads `data`, detecting its format with ``FHIRFormat/detect(_:)``. Never throws: unreadable
+    /// content is a failed entry.
+    public static func read(_ data: Data) -> FHIRDocument {
+        switch FHIRFormat.detect(data) {
+        case .xml:
+            return FHIRDocument(format: .xml, entries: [Entry(line: nil, result: readWhole(data, format: .xml))])
+        case .json:
+            return FHIRDocument(format: .json, entries: [Entry(line: nil, result: readWhole(data, format: .json))])
+        case .ndjson:
+            return FHIRDocument(format: .ndjson, entries: readLines(data))
+        case nil:
+            let error = FHIRSyntaxError(
+                format: .json, line: 1, column: 1,
+                message: data.isEmpty ? "the document is empty" : "not a FHIR document: expected a JSON object ('{'), NDJSON, or XML ('<')")
+            return FHIRDocument(format: nil, entries: [Entry(line: nil, result: .failure(error))])
+        }
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    private static func readWhole(_ data: Data, format: FHIRSyntaxError.Format) -> Result<Element, FHIRSyntaxError> {
+        do {
+            return .success(format == .xml ? try FHIRXML.read(data) : try FHIRJSON.read(data))
+        } catch let error as FHIRSyntaxError {
+            return .failure(error)
+        } catch {
+            return .failure(FHIRSyntaxError(format: format, line: 1, column: 1, message: "\(error)"))
+        }
+    }
+
+    private static func readLines(_ data: Data) -> [Entry] {
+        var entries: [Entry] = []
+        var lineNumber = 0
+        var start = data.startIndex
+        while start < data.endIndex {
+            lineNumber += 1
+            let end = data[start...].firstIndex(of: 0x0A) ?? data.endIndex
+            let line = data[start..<end]
+            if line.contains(where: { !isWhitespace($0) }) {
+                let result = readWhole(Data(line), format: .json).mapError { error in
+                    // The reader counts lines within the line; the file's line is ours.
+                    FHIRSyntaxError(format: .json, line: lineNumber, column: error.column, message: error.message)
+                }
+                entries.append(Entry(line: lineNumber, result: result))
+            }
+            start = end < data.endIndex ? data.index(after: end) : end
+        }
+        return entries
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `caregate validate`, run as a user runs it: exit status, text and OperationOutcome output.
+final class ValidateCommandTests: XCTestCase {
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-validate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    private func write(_ name: String, _ text: String) throws -> String {
+        let url = scratch.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    private let validPatient = #"{"resourceType":"Patient","id":"p1","gender":"female","birthDate":"1970-01-01"}"#
+
+    func testFixturesAreValid() throws {
+        let folder = Corpus.projectRoot.appendingPathComponent("Fixtures/provider")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".json") || $0.hasSuffix(".xml") }.sorted()
+            .map { folder.appendingPathComponent($0).path }
+        XCTAssertFalse(files.isEmpty)
+        let result = try CLIRunner.run(["validate"] + files)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("\(files.count) resources checked, 0 invalid"), result.stdout)
+    }
+
+    func testErrorsExitOneWithLocations() throws {
+        let file = try write("bad.json", #"{"resourceType":"Patient","birthDate":"1970-02-30","colour":"blue"}"#)
+        let result = try CLIRunner.run(["validate", file])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("\(file): error Patient.birthDate: "), result.stdout)
+        XCTAssertTrue(result.stdout.contains("\(file): error Patient.colour: unknown element"), result.stdout)
+    }
+
+    func testLenientMakesUnknownElementsWarnings() throws {
+        let json = try write("extra.json", #"{"resourceType":"Patient","colour":"blue"}"#)
+        let xml = try write("extra.xml", #"<Patient xmlns="http://hl7.org/fhir"><colour value="blue"/></Patient>"#)
+        for file in [json, xml] {
+            XCTAssertEqual(try CLIRunner.run(["validate", file]).status, 1, file)
+            let lenient = try CLIRunner.run(["validate", "--lenient", file])
+            XCTAssertEqual(lenient.status, 0, file + lenient.stdout)
+            XCTAssertTrue(lenient.stdout.contains("warning Patient.colour"), lenient.stdout)
+        }
+    }
+
+    func testMalformedFileIsReportedWithLineAndColumn() throws {
+        let file = try write("broken.json", "{\n  \"resourceType\": \"Patient\",\n  \"gender\": \n")
+        let result = try CLIRunner.run(["validate", file])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertNotNil(result.stdout.range(of: #"broken\.json:\d+:\d+: fatal: JSON syntax error"#, options: .regularExpression),
+                        result.stdout)
+        let missing = try CLIRunner.run(["validate", scratch.appendingPathComponent("nope.json").path])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stdout.contains("cannot read the file"), missing.stdout)
+    }
+
+    func testNDJSONLinesAndStandardInput() throws {
+        let ndjson = validPatient + "\n" + #"{"resourceType":"Patient","gender":"robot"}"# + "\n"
+        let result = try CLIRunner.run(["validate", "-"], stdin: Data(ndjson.utf8))
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("<stdin>:2: error Patient.gender"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("2 resources checked, 1 invalid"), result.stdout)
+    }
+
+    func testOperationOutcomeOutput() throws {
+        let file = try write("bad.json", #"{"resourceType":"Patient","gender":"robot"}"#)
+        let json = try CLIRunner.run(["validate", "--format", "json", file])
+        XCTAssertEqual(json.status, 1)
+        let outcome = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(outcome["resourceType"] as? String, "OperationOutcome")
+        let issue = try XCTUnwrap((outcome["issue"] as? [[String: Any]])?.first)
+        XCTAssertEqual(issue["severity"] as? String, "error")
+        XCTAssertEqual(issue["code"] as? String, "code-invalid")
+        XCTAssertEqual(issue["expression"] as? [String], ["Patient.gender"])
+
+        let xml = try CLIRunner.run(["validate", "--format", "xml", file])
+        XCTAssertEqual(xml.status, 1)
+        XCTAssertTrue(xml.stdout.contains("<OperationOutcome xmlns=\"http://hl7.org/fhir\">"), xml.stdout)
+        XCTAssertTrue(xml.stdout.contains("<expression value=\"Patient.gender\"/>"), xml.stdout)
+
+        // The outcome of a clean file is itself valid FHIR, and so is a Bundle of several outcomes.
+        let good = try write("good.json", validPatient)
+        let cleanOutcome = try CLIRunner.run(["validate", "--format", "json", good])
+        XCTAssertEqual(cleanOutcome.status, 0)
+        let outcomeFile = try write("outcome.json", cleanOutcome.stdout)
+        XCTAssertEqual(try CLIRunner.run(["validate", outcomeFile]).status, 0)
+        let several = try CLIRunner.run(["validate", "--format", "json", good, file])
+        let bundleFile = try write("outcomes.json", several.stdout)
+        let bundleCheck = try CLIRunner.run(["validate", bundleFile])
+        XCTAssertEqual(bundleCheck.status, 0, bundleCheck.stdout)
+    }
+
+    func testUsageErrorsExitTwo() throws {
+        XCTAssertEqual(try CLIRunner.run(["validate"]).status, 2)
+        XCTAssertEqual(try CLIRunner.run(["validate", "--format", "yaml", "x.json"]).status, 2)
+        XCTAssertEqual(try CLIRunner.run(["validate", "--strict", "--lenient", "x.json"]).status, 2)
+        XCTAssertEqual(try CLIRunner.run(["validate", "-", "-"]).status, 2)
+        let help = try CLIRunner.run(["validate", "--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("Exit status"), help.stdout)
+    }
+}
