@@ -11,10 +11,11 @@ public struct StoreBenchmark {
         public var patients = 1_000
         public var tasksPerPatient = 20
         public var days = 365
-        public var daysPerBatch = 1
+        public var daysPerBatch = 7
         public var queries = 1_000
         public var scanQueries = 5
         public var cacheMiB = 512
+        public var walCheckpointPages = 100_000
         public init() {}
     }
 
@@ -54,7 +55,8 @@ public struct StoreBenchmark {
 
     public func run() throws {
         let c = configuration
-        let store = try SQLiteStore(path: path, options: SQLiteStore.Options(cacheMiB: c.cacheMiB))
+        let store = try SQLiteStore(
+            path: path, options: SQLiteStore.Options(cacheMiB: c.cacheMiB, walCheckpointPages: c.walCheckpointPages))
         let data = SyntheticCareData(patients: c.patients, tasksPerPatient: c.tasksPerPatient, days: c.days)
         let existing = try store.statistics()
         if (existing.entities[.patient]?.versions ?? 0) > 0 {
