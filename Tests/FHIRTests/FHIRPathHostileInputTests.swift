@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import FHIR
 
@@ -38,13 +39,13 @@ final class FHIRPathHostileInputTests: XCTestCase {
         // Left-associative chains build deep trees without any parenthesis.
         let chain = Array(repeating: "1", count: 10_000).joined(separator: " + ")
         assertFails(chain, kind: .syntax, containing: "nested too deeply")
-        // A long path is a loop, not a recursion, and is fine.
-        let path = "Patient" + String(repeating: ".name", count: 300)
+        // A long path parses (in a loop, not a recursion).
+        let path = "Patient" + String(repeating: ".name", count: 150)
         XCTAssertNoThrow(try FHIRPathExpression(path))
         // A moderately long chain evaluates.
-        let sum = try? FHIRPathExpression(Array(repeating: "1", count: 300).joined(separator: "+"))
+        let sum = try? FHIRPathExpression(Array(repeating: "1", count: 150).joined(separator: "+"))
             .evaluate(context: [], resource: nil, rootResource: nil)
-        XCTAssertEqual(sum?.first?.description, "300")
+        XCTAssertEqual(sum?.first?.description, "150")
     }
 
     func testUnterminatedStringsCommentsAndIdentifiers() {
@@ -97,4 +98,51 @@ final class FHIRPathHostileInputTests: XCTestCase {
         XCTAssertThrowsError(try FHIRPathExpression("Patient.name.family + 1").evaluate(on: patient))
         XCTAssertThrowsError(try FHIRPathExpression("'a' - 'b'").evaluate(on: patient))
     }
+}
+
+extension FHIRPathHostileInputTests {
+    /// The deepest expressions the parser accepts evaluate and type-check on the main thread; on a
+    /// secondary thread with a small stack they either evaluate or stop with a clear error (debug
+    /// frames are large), and never overflow the stack.
+    func testDeepestAcceptedExpressionsNeverOverflowTheStack() throws {
+        let nestedCalls = String(repeating: "iif(true, ", count: 60) + "1" + String(repeating: ")", count: 60)
+        let nestedWhere = "Patient" + String(repeating: ".where(true", count: 45) + String(repeating: ")", count: 45) + ".name.given"
+        let chain = Array(repeating: "1", count: 180).joined(separator: " + ")
+        let union = Array(repeating: "name.given", count: 150).joined(separator: " | ")
+        let patient = Element.resource("Patient", children: [Element(name: "name", children: [Element(name: "given", value: "Ann")])])
+        let expressions = try [nestedCalls, nestedWhere, chain, union].map { try FHIRPathExpression($0) }
+        let expected = ["1", "Ann", "180", "Ann"]
+        XCTAssertEqual(try expressions.map { try $0.evaluate(on: patient).map(\.description).joined() }, expected)
+        for expression in expressions { XCTAssertEqual(expression.check(startingType: "Patient").errors, []) }
+
+        let done = expectation(description: "evaluated")
+        let results = ResultBox()
+        let thread = Thread {
+            for expression in expressions {
+                do {
+                    results.append(try expression.evaluate(on: patient).map(\.description).joined())
+                } catch {
+                    results.append("\(error)")
+                }
+                _ = expression.check(startingType: "Patient")
+                _ = try? FHIRPathExpression(expression.text)
+            }
+            done.fulfill()
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        wait(for: [done], timeout: 60)
+        XCTAssertEqual(results.values.count, 4)
+        for (value, wanted) in zip(results.values, expected) {
+            XCTAssertTrue(value == wanted || value.contains("nested too deeply"), value)
+        }
+        print("512 KB thread: \(results.values)")
+    }
+}
+
+private final class ResultBox: @unchecked Sendable {
+    private var storage: [String] = []
+    private let lock = NSLock()
+    func append(_ value: String) { lock.lock(); storage.append(value); lock.unlock() }
+    var values: [String] { lock.lock(); defer { lock.unlock() }; return storage }
 }

@@ -57,6 +57,13 @@ struct FHIRPathSource: Sendable {
         return (line, column)
     }
 
+    /// The text of a range for quoting in a message, shortened when very long.
+    func quote(_ range: Range<Int>) -> String {
+        let full = text(range)
+        guard full.unicodeScalars.count > 120 else { return full }
+        return String(String.UnicodeScalarView(full.unicodeScalars.prefix(100))) + " ..."
+    }
+
     func text(_ range: Range<Int>) -> String {
         let lower = max(0, min(range.lowerBound, scalars.count)), upper = max(lower, min(range.upperBound, scalars.count))
         var result = String.UnicodeScalarView()
@@ -67,6 +74,6 @@ struct FHIRPathSource: Sendable {
     func error(_ kind: FHIRPathError.Kind, _ message: String, at range: Range<Int>, quoting: Bool = true) -> FHIRPathError {
         let (line, column) = lineAndColumn(of: range.lowerBound)
         return FHIRPathError(kind: kind, message: message, line: line, column: column,
-                             subexpression: quoting ? text(range) : nil)
+                             subexpression: quoting ? quote(range) : nil)
     }
 }

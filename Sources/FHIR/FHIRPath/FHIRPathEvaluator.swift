@@ -20,6 +20,7 @@ final class FHIRPathEvaluator {
     let rootResource: Element?
     /// Variables made by `defineVariable`, innermost last.
     var definedVariables: [String: [FHIRPathValue]] = [:]
+    private var stackGuard = FHIRPathStackGuard()
 
     init(source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue], resource: Element?, rootResource: Element?) {
         self.source = source
@@ -39,6 +40,9 @@ final class FHIRPathEvaluator {
     // MARK: Tree walk
 
     func evaluate(_ node: FHIRPathNode, _ focus: [FHIRPathValue], _ scope: FHIRPathScope) throws -> [FHIRPathValue] {
+        if node.depth > 8 && stackGuard.isExhausted() {
+            throw fail("expression nested too deeply to evaluate on this thread's stack", node)
+        }
         switch node.kind {
         case .literal(let value):
             return [value]

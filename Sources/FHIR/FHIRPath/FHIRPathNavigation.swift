@@ -8,15 +8,18 @@ struct FHIRPathNavigator: Sendable {
 
     /// Appends the children of `node` that FHIRPath `name` selects.
     func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
-        let nameCount = name.utf8.count
-        for child in node.element.children {
-            let childName = child.name
+        let children = node.element.children
+        let nameLength = name.utf8.count
+        // Index the array and read only the name first: copying whole elements that do not match
+        // costs a retain per field, and this loop runs for every child of every step.
+        for index in children.indices {
+            let childName = children[index].name
             if childName == name {
-                output.append(.element(typed(child, in: node)))
-            } else if childName.utf8.count > nameCount, childName.hasPrefix(name),
-                      let suffixStart = childName.unicodeScalars.dropFirst(nameCount).first,
-                      suffixStart.properties.isUppercase,
-                      let typedChild = choiceChild(child, of: node, choiceName: name) {
+                output.append(.element(typed(children[index], in: node)))
+            } else if childName.utf8.count > nameLength, childName.utf8.starts(with: name.utf8),
+                      let suffixStart = childName.utf8.dropFirst(nameLength).first,
+                      suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
+                      let typedChild = choiceChild(children[index], of: node, choiceName: name) {
                 output.append(.element(typedChild))
             }
         }
@@ -40,7 +43,7 @@ struct FHIRPathNavigator: Sendable {
 
     private func node(_ child: Element, resolved: ResolvedChild) -> FHIRPathElementNode {
         let context = resolved.type
-        if context.contains(".") {
+        if context.utf8.contains(UInt8(ascii: ".")) {
             return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context)
         }
         return FHIRPathElementNode(element: child, typeName: context, context: context)

@@ -6,14 +6,15 @@
 /// syntax error rather than a stack overflow, for the parser and for every later tree walk.
 struct FHIRPathParser {
     /// Deepest nesting of parentheses, arguments and unary operators accepted.
-    static let maximumNesting = 200
+    static let maximumNesting = 100
     /// Deepest expression tree accepted (long operator chains build deep trees without parentheses).
-    static let maximumTreeDepth = 400
+    static let maximumTreeDepth = 200
 
     private let source: FHIRPathSource
     private let tokens: [FHIRPathToken]
     private var position = 0
     private var nesting = 0
+    private var stackGuard = FHIRPathStackGuard()
 
     init(source: FHIRPathSource) throws(FHIRPathError) {
         self.source = source
@@ -73,6 +74,9 @@ struct FHIRPathParser {
         nesting += 1
         if nesting > Self.maximumNesting {
             throw error("expression nested too deeply (more than \(Self.maximumNesting) levels)", at: range)
+        }
+        if nesting > 8 && stackGuard.isExhausted() {
+            throw error("expression nested too deeply to parse on this thread's stack", at: range)
         }
     }
 

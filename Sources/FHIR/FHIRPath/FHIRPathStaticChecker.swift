@@ -68,6 +68,7 @@ public struct FHIRPathStaticChecker {
     let source: FHIRPathSource
     let startType: String
     private(set) var errors: [FHIRPathError] = []
+    private var stackGuard = FHIRPathStackGuard()
 
     init(metadata: FHIRMetadata, options: Options, source: FHIRPathSource, startType: String) {
         self.metadata = metadata
@@ -79,7 +80,7 @@ public struct FHIRPathStaticChecker {
     private mutating func report(_ message: String, _ node: FHIRPathNode) {
         let (line, column) = source.lineAndColumn(of: focusRange(of: node).lowerBound)
         errors.append(FHIRPathError(kind: .semantic, message: message, line: line, column: column,
-                                    subexpression: source.text(node.range)))
+                                    subexpression: source.quote(node.range)))
     }
 
     /// Where an error about `node` should point: at the member name of `a.b`, at the function name of
@@ -107,6 +108,10 @@ public struct FHIRPathStaticChecker {
     // MARK: Tree walk
 
     mutating func check(_ node: FHIRPathNode, input: FHIRPathStaticType, this: FHIRPathStaticType) -> FHIRPathStaticType {
+        if node.depth > 8 && stackGuard.isExhausted() {
+            report("expression nested too deeply to check on this thread's stack", node)
+            return .any
+        }
         switch node.kind {
         case .literal(let value):
             return .system(value.systemTypeName ?? "Any")
