@@ -28,7 +28,11 @@ let package = Package(
         .target(name: "CareModel"),
         .target(
             name: "Store",
-            dependencies: ["CareModel", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "CareModel", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, which GRDB vends, for the statements run once per outcome row.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         .executableTarget(
             name: "caregate",

@@ -11,6 +11,15 @@ struct IntervalSteps: Sendable, Hashable {
     var minutes = 0
     var seconds = 0
 
+    /// An interval of `days` days only (all-day elements step whole days; see ``OccurrenceRule``).
+    static func days(_ days: Int) -> IntervalSteps {
+        var steps = IntervalSteps()
+        steps.days = days
+        return steps
+    }
+
+    private init() {}
+
     /// Takes `interval` apart, refusing one that does not step forward: no component set, any negative,
     /// all zero, or a component other than year, month, week, day, hour, minute, second.
     init(_ interval: DateComponents) throws {
@@ -40,12 +49,11 @@ struct IntervalSteps: Sendable, Hashable {
         seconds = interval.second ?? 0
     }
 
-    /// The length in seconds when only hours, minutes and seconds are used: those are elapsed time for the
-    /// calendar too, so plain arithmetic gives the same dates. `nil` when days or longer are involved.
-    var fixedSeconds: Double? {
-        guard years == 0, months == 0, weeks == 0, days == 0 else { return nil }
-        return Double(hours) * 3600 + Double(minutes) * 60 + Double(seconds)
-    }
+    /// Whether any of year, month, week or day is set: parts that step wall-clock dates, not elapsed time.
+    var hasCalendarPart: Bool { years != 0 || months != 0 || weeks != 0 || days != 0 }
+
+    /// Hours, minutes and seconds together, in seconds: elapsed time, for the calendar too.
+    var timeSeconds: Double { Double(hours) * 3600 + Double(minutes) * 60 + Double(seconds) }
 
     /// A rough length in seconds, only for guessing where to start looking.
     var approximateSeconds: Double {

@@ -4,8 +4,8 @@ import Foundation
 /// in time order and numbered by one occurrence index across the whole schedule.
 ///
 /// ## Topics
-/// - ``events(from:to:)``: the events overlapping a time range (start inclusive, running events count;
-///   end exclusive).
+/// - ``events(from:to:)``: the events of a time range, by CareKit's rule (an event ending at or after the
+///   start counts; one starting at or after the end does not).
 /// - ``event(occurrence:)``, ``hasOccurrence(_:)``: what an outcome's occurrence index names.
 public struct Schedule: Sendable, Hashable {
     /// The rules that make up the schedule; never empty.
@@ -52,9 +52,10 @@ public struct Schedule: Sendable, Hashable {
         return occurrence < count
     }
 
-    /// The events overlapping `[from, to)`, in time order, numbered across all elements. An event counts if
-    /// it starts at or after `from`, or is still running at `from` (starts before and ends after it); one
-    /// that starts at or after `to` does not.
+    /// The events of `[from, to)`, in time order, numbered across all elements, as CareKit's
+    /// `OCKSchedule.events(from:to:)` selects them: an event counts if it starts before `to` and ends at or
+    /// after `from` (one ending exactly at `from` counts); an all-day event counts if it starts before `to`
+    /// and its day is `from`'s day or later.
     public func events(from: Date, to: Date) -> [ScheduleEvent] {
         if elements.count == 1, let element = elements.first {
             return element.localEvents(from: from, to: to)
@@ -67,7 +68,7 @@ public struct Schedule: Sendable, Hashable {
         }
         merged.sort { ($0.event.start, $0.elementIndex) < ($1.event.start, $1.elementIndex) }
         // Every occurrence starting in [from, to) is in the list, so from the first such event on the index
-        // just counts up. Events still running at `from` may have unlisted occurrences between them, so
+        // just counts up. Events starting before `from` that still count may have unlisted occurrences between them, so
         // each of those (and the first event starting at or after `from`) is counted in full.
         var events: [ScheduleEvent] = []
         events.reserveCapacity(merged.count)
@@ -95,7 +96,7 @@ public struct Schedule: Sendable, Hashable {
         // The global index grows with each element's local index: search each element for the local
         // index whose global index is `occurrence`, starting from a guess that shares `occurrence` out by
         // the elements' rates.
-        let rates = elements.map { 1 / max($0.steps.approximateSeconds, 1) }
+        let rates = elements.map { 1 / max($0.rule.approximateSeconds, 1) }
         let totalRate = rates.reduce(0, +)
         for (index, element) in elements.enumerated() {
             let share = Double(occurrence) * rates[index] / totalRate

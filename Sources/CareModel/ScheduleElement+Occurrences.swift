@@ -1,44 +1,28 @@
 import Foundation
 
-/// Occurrence arithmetic of one element. Occurrence `n` starts at `calendar.date(byAdding: interval × n,
-/// to: start)` in the element's own time zone (for all-day elements, the start of that day).
-///
-/// Deviation from CareKit, on purpose: `OCKScheduleElement` (CareKitStore/Structs/OCKScheduleElement.swift,
-/// `computeEventsWhile` / `date(ofOccurrence:)` in every version read) steps from each occurrence to the
-/// next, `date(byAdding: interval, to: previous)`. The two agree unless a step is clamped or lands in a DST
-/// gap: monthly from Jan 31 CareKit gives 31, 28, 28, …, this gives 31, 28, 31, 30, …; a daily 02:30 becomes
-/// 03:30 on the spring-forward day in both, but CareKit then stays at 03:30 while this returns to 02:30.
-/// Counting from the start keeps wall-clock times, and it lets a query jump to the first candidate
-/// occurrence instead of walking every occurrence since the start: starts never decrease with `n`, so `n`
-/// is estimated from the interval's rough length and corrected by a galloping search.
-///
-/// The query rule differs slightly too: CareKit's `events(from:to:)` keeps an event whose end equals the
-/// query start; here an event must start at or after it or still be running (end after it).
+/// The events of one element, as CareKit's `OCKScheduleElement` computes them (CareKitStore/Structs/
+/// OCKScheduleElement.swift): occurrence `n + 1` starts one `calendar.date(byAdding: interval, to:)` step
+/// after occurrence `n` (all-day: at the start of that day), in the element's own time zone; an event
+/// exists while it starts before the element's end. ``OccurrenceAnchors`` finds occurrence `n`, or the
+/// first occurrence after a date, without stepping through all earlier ones.
 extension ScheduleElement {
-    /// The start of occurrence `n`, ignoring the element's end; `nil` only if the date overflows.
+    /// The start of occurrence `n`, ignoring the element's end; `nil` if the date overflows.
     func startOfOccurrence(_ n: Int) -> Date? {
-        guard n > 0 else { return n == 0 ? start : nil }
-        if !isAllDay, let seconds = steps.fixedSeconds {
-            return start.addingTimeInterval(Double(n) * seconds)
-        }
-        guard let step = steps.times(n), let date = calendar.date(byAdding: step, to: start) else { return nil }
-        return isAllDay ? calendar.startOfDay(for: date) : date
+        if let count = occurrenceCount, n >= count { return nil }  // past the end: no need to look
+        return anchors.start(ofOccurrence: n)
     }
 
-    private var isAllDay: Bool {
-        if case .allDay = duration { return true }
-        return false
-    }
+    private var isAllDay: Bool { rule.isAllDay }
 
-    /// The end of an event starting at `eventStart` (CareKit: all-day events end one second before the
-    /// next day starts).
+    /// The end of an event starting at `eventStart`: CareKit ends all-day events one second before the
+    /// next day starts (`date(byAdding: DateComponents(day: 1, second: -1), to: start)`).
     func endOfEvent(startingAt eventStart: Date) -> Date {
         switch duration {
         case .seconds(let seconds):
             return eventStart.addingTimeInterval(seconds)
         case .allDay:
-            let nextDay = calendar.date(byAdding: .day, value: 1, to: eventStart) ?? eventStart.addingTimeInterval(86400)
-            return nextDay.addingTimeInterval(-1)
+            return calendar.date(byAdding: DateComponents(day: 1, second: -1), to: eventStart)
+                ?? eventStart.addingTimeInterval(86_399)
         }
     }
 
@@ -59,40 +43,28 @@ extension ScheduleElement {
     }
 
     /// The smallest `n` whose start is at or after `date` (strictly after when `strictlyAfter`), ignoring the
-    /// element's end. Estimates `n` from the interval's approximate length, then gallops and bisects.
-    /// (Occurrence starts never decrease with `n`: every interval component is non-negative, one positive;
-    /// all-day starts of a sub-day interval can repeat a day.)
+    /// element's end. (CareKit's starts never decrease with `n`: every step moves forward.)
     func firstOccurrence(startingAtOrAfter date: Date, strictlyAfter: Bool) -> Int {
-        firstIndex(near: estimatedOccurrence(near: date)) { n in
-            guard let start = startOfOccurrence(n) else { return true }  // overflow: infinitely late
-            return strictlyAfter ? start > date : start >= date
-        }
+        if let count = occurrenceCount, let end, date >= end { return count }  // every occurrence starts before `end`
+        return anchors.firstOccurrence(startingAtOrAfter: date, strictlyAfter: strictlyAfter)
     }
 
-    /// A guess of the occurrence starting near `date`, from the interval's approximate length in seconds.
-    func estimatedOccurrence(near date: Date) -> Int {
-        let seconds = steps.approximateSeconds
-        guard seconds > 0 else { return 0 }
-        let guess = (date.timeIntervalSince(start) / seconds).rounded(.down)
-        guard guess.isFinite, guess > 0 else { return 0 }
-        return guess >= Double(Int.max / 4) ? Int.max / 4 : Int(guess)
-    }
-
-    /// This element's events that overlap `[from, to)`: an event counts if it starts before `to` and either
-    /// starts at or after `from` or is still running at `from` (ends after it). `occurrence` is the local
-    /// index within the element.
+    /// This element's events for a query over `[from, to)`, by CareKit's rule (`OCKSchedule.events(from:to:)`):
+    /// those that start before `to` and end at or after `from` (one ending exactly at `from` counts); an
+    /// all-day event counts if its day is `from`'s day or later. `occurrence` is the local index within the
+    /// element.
     public func localEvents(from: Date, to: Date) -> [ScheduleEvent] {
         guard from < to else { return [] }
-        // The earliest start that could still be running at `from`.
-        let reach: TimeInterval
+        // The earliest start that can still count (for timed events less a second, against rounding).
+        let earliest: Date
         switch duration {
-        case .seconds(let seconds): reach = seconds
-        case .allDay: reach = 86400 + 3600  // a day, plus a DST hour
+        case .seconds(let seconds): earliest = from.addingTimeInterval(-seconds - 1)
+        case .allDay: earliest = calendar.startOfDay(for: from)
         }
-        var n = firstOccurrence(startingAtOrAfter: from.addingTimeInterval(-reach), strictlyAfter: false)
+        var n = firstOccurrence(startingAtOrAfter: earliest, strictlyAfter: false)
         var events: [ScheduleEvent] = []
         while let event = event(atLocalOccurrence: n), event.start < to {
-            if event.start >= from || event.end > from {
+            if isAllDay ? event.start >= earliest : event.end >= from {
                 events.append(event)
             }
             n += 1

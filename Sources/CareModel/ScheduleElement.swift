@@ -3,9 +3,11 @@ import Foundation
 /// One repeating rule of a schedule (CareKit `OCKScheduleElement`): a first start, an optional exclusive
 /// end, an interval in calendar components, a duration (or all day), text and target values.
 ///
-/// The element keeps its own time zone: occurrence `n` starts at `start + n × interval` computed with a
-/// Gregorian calendar in that zone, so a daily 08:00 stays at 08:00 wall-clock time across DST changes
-/// (see ScheduleElement+Occurrences.swift for where this differs from CareKit's step-by-step addition).
+/// Occurrences follow CareKit exactly: each one starts at the previous start plus the interval, added with
+/// a Gregorian calendar in the element's own (stored) time zone, so a daily 08:00 stays at 08:00 wall-clock
+/// time across DST changes, a monthly event from Jan 31 falls on Feb 28 and then the 28th, and a daily
+/// 02:30 moves to 03:30 on the spring-forward day and stays there. A CareKit app computing the events of
+/// the same element gets the same dates for the same occurrence indices (see ``OccurrenceRule``).
 /// Creating an element checks it (``ScheduleError``) instead of trapping as CareKit's preconditions do;
 /// the fields that the checks cover can therefore only be set through the initializer.
 public struct ScheduleElement: Sendable, Hashable {
@@ -36,8 +38,10 @@ public struct ScheduleElement: Sendable, Hashable {
     public var targetValues: [OutcomeValue]
     /// The Gregorian calendar in the element's own time zone, used for all date arithmetic.
     let calendar: Calendar
-    /// `interval`, checked and taken apart.
-    let steps: IntervalSteps
+    /// How occurrences follow each other (CareKit's steps and the shortcut over them).
+    let rule: OccurrenceRule
+    /// The checked points of the occurrence sequence, found as queries need them; shared by copies.
+    let anchors: OccurrenceAnchors
     /// How many occurrences the element has in all; `nil` when it repeats forever. Computed once, because
     /// every outcome check asks for it.
     public private(set) var occurrenceCount: Int?
@@ -59,6 +63,7 @@ public struct ScheduleElement: Sendable, Hashable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let steps = try IntervalSteps(interval)
+        let rule = try OccurrenceRule(interval: interval, steps: steps, isAllDay: duration == .allDay, calendar: calendar)
         if case .seconds(let seconds) = duration, !(seconds.isFinite && seconds >= 0) {
             throw ScheduleError.invalidDuration(seconds)
         }
@@ -73,10 +78,26 @@ public struct ScheduleElement: Sendable, Hashable {
         self.text = text
         self.targetValues = targetValues
         self.calendar = calendar
-        self.steps = steps
+        self.rule = rule
+        anchors = OccurrenceAnchors(rule: rule, start: normalizedStart)
         if let end {
             occurrenceCount = firstOccurrence(startingAtOrAfter: end, strictlyAfter: false)
         }
+    }
+
+    public static func == (lhs: ScheduleElement, rhs: ScheduleElement) -> Bool {
+        lhs.start == rhs.start && lhs.end == rhs.end && lhs.interval == rhs.interval && lhs.duration == rhs.duration
+            && lhs.text == rhs.text && lhs.targetValues == rhs.targetValues && lhs.calendar == rhs.calendar
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(start)
+        hasher.combine(end)
+        hasher.combine(interval)
+        hasher.combine(duration)
+        hasher.combine(text)
+        hasher.combine(targetValues)
+        hasher.combine(calendar)
     }
 
     /// A short text form of an interval for messages, e.g. `1 day 12 hour`.

@@ -9,6 +9,10 @@ public enum ScheduleError: Error, Sendable, Hashable, CustomStringConvertible {
     case intervalNotForward(DateComponents)
     /// The interval uses a component other than year, month, week, day, hour, minute, second.
     case unsupportedIntervalComponent(String)
+    /// An all-day element stepped by hours, minutes and seconds of less than 25 hours: CareKit steps
+    /// all-day events from the start of their day, so such an element never leaves its first day and
+    /// CareKit computes its events forever.
+    case allDayIntervalTooShort(DateComponents)
     /// The element's exclusive end is not after its start.
     case endNotAfterStart(start: Date, end: Date)
     /// The duration is negative or not a finite number.
@@ -28,6 +32,8 @@ public enum ScheduleError: Error, Sendable, Hashable, CustomStringConvertible {
             return "schedule element interval \(ScheduleElement.describe(interval)) does not move forward in time"
         case .unsupportedIntervalComponent(let name):
             return "schedule element interval uses unsupported component '\(name)' (use year, month, weekOfYear, day, hour, minute or second)"
+        case .allDayIntervalTooShort(let interval):
+            return "all-day schedule element interval \(ScheduleElement.describe(interval)) is shorter than 25 hours and never leaves the first day (use a day interval)"
         case .endNotAfterStart(let start, let end):
             return "schedule element end \(end) is not after its start \(start)"
         case .invalidDuration(let seconds):

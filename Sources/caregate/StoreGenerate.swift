@@ -32,14 +32,18 @@ struct StoreGenerate: ParsableCommand {
     @Option(name: .long, help: "Prefix of every generated id.")
     var idPrefix = ""
 
+    @Option(name: .long, help: "SQLite page cache in MiB (a small cache makes a large batch spill to the WAL early).")
+    var cacheMib = 64
+
     func validate() throws {
         guard patients >= 1 else { throw ValidationError("--patients must be at least 1") }
         guard tasks >= 0, days >= 0 else { throw ValidationError("--tasks and --days cannot be negative") }
         guard daysPerBatch >= 1 else { throw ValidationError("--days-per-batch must be at least 1") }
+        guard cacheMib >= 1 else { throw ValidationError("--cache-mib must be at least 1") }
     }
 
     func run() throws {
-        let store = try options.open(creating: true)
+        let store = try options.open(creating: true, cacheMiB: cacheMib)
         let data = SyntheticCareData(patients: patients, tasksPerPatient: tasks, days: days, idPrefix: idPrefix)
         let standardError = FileHandle.standardError
         do {

@@ -91,6 +91,31 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertTrue(stdin.stderr.hasPrefix("<stdin>:1:1: not a FHIR document"), stdin.stderr)
     }
 
+    func testMalformedJSONInputsExitOneWithALocation() throws {
+        let header = Data(#"{"resourceType":"Binary","data":""#.utf8)
+        var invalidUTF8 = header
+        invalidUTF8.append(contentsOf: [0x61, 0xFF, 0x22, 0x7D])
+        var hugeUnterminated = header
+        hugeUnterminated.append(Data(repeating: UInt8(ascii: "A"), count: 50_000_000))
+        let deep = #"{"resourceType":"Basic","extension":"# + String(repeating: #"[{"extension":"#, count: 10_000)
+        let cases: [(String, Data, String)] = [
+            ("truncated.json", Data(#"{"resourceType":"Patient","name":[{"family":"Doe""#.utf8), ":1:50: JSON syntax error: unexpected end of input"),
+            ("deep.json", Data(deep.utf8), ":1:"),
+            ("utf8.json", invalidUTF8, ":1:35: JSON syntax error: invalid UTF-8 byte sequence"),
+            ("huge.json", hugeUnterminated, ":1:50000034: JSON syntax error: unexpected end of input inside the string"),
+            ("noroot.json", Data(#"{"id":"x"}"#.utf8), ":1:1: JSON syntax error: the root object has no resourceType"),
+            ("array.json", Data(#"[{"resourceType":"Patient"}]"#.utf8), ":1:1: JSON syntax error: the root must be a JSON object with a resourceType, not an array"),
+        ]
+        for (name, data, expected) in cases {
+            let url = scratch.appendingPathComponent(name)
+            try data.write(to: url)
+            let result = try CLIRunner.run(["convert", url.path, "-o", scratch.appendingPathComponent("out.xml").path])
+            XCTAssertEqual(result.status, 1, name)
+            XCTAssertTrue(result.stderr.hasPrefix(url.path + expected), "\(name): \(result.stderr.prefix(300))")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.appendingPathComponent("out.xml").path))
+    }
+
     func testUsageErrorsExitTwo() throws {
         XCTAssertEqual(try CLIRunner.run(["convert"]).status, 2)
         XCTAssertEqual(try CLIRunner.run(["convert", scratch.appendingPathComponent("missing.json").path]).status, 2)

@@ -42,29 +42,43 @@ final class ScheduleElementTests: XCTestCase {
         assertMatchesReference(schedule, from: Clock.date(2026, 6, 3), to: Clock.date(2026, 6, 4))
     }
 
-    func testMonthlyFromTheThirtyFirstClampsToShortMonthsAndComesBack() throws {
-        // start + n months through the calendar: Jan 31 + 1 month is Feb 28; + 2 months is Mar 31.
+    func testMonthlyFromTheThirtyFirstClampsAndStaysClamped() throws {
+        // CareKit steps from the previous event (OCKScheduleElement.computeEventsWhile:
+        // `calendar.date(byAdding: interval, to: event.start)`): Jan 31 + 1 month is Feb 28, and Feb 28
+        // + 1 month is Mar 28, so every later event is on the 28th.
         let element = try ScheduleElement(start: Clock.date(2026, 1, 31, 9), end: nil, interval: DateComponents(month: 1),
                                           timeZone: ny)
         let schedule = try Schedule(composing: [element])
         let events = schedule.events(from: Clock.date(2026, 1, 1), to: Clock.date(2026, 7, 1))
         XCTAssertEqual(events.map { Clock.text($0.start) }, [
-            "2026-01-31T09:00:00-05:00", "2026-02-28T09:00:00-05:00", "2026-03-31T09:00:00-04:00",
-            "2026-04-30T09:00:00-04:00", "2026-05-31T09:00:00-04:00", "2026-06-30T09:00:00-04:00",
+            "2026-01-31T09:00:00-05:00", "2026-02-28T09:00:00-05:00", "2026-03-28T09:00:00-04:00",
+            "2026-04-28T09:00:00-04:00", "2026-05-28T09:00:00-04:00", "2026-06-28T09:00:00-04:00",
         ])
-        // Leap February, 25 months later, and one day's query far from the start.
-        let leap = schedule.events(from: Clock.date(2028, 2, 29), to: Clock.date(2028, 3, 1))
-        XCTAssertEqual(leap.map { Clock.text($0.start) }, ["2028-02-29T09:00:00-05:00"])
+        // Leap February, 25 months later, and one day's query far from the start: still the 28th.
+        XCTAssertTrue(schedule.events(from: Clock.date(2028, 2, 29), to: Clock.date(2028, 3, 1)).isEmpty)
+        let leap = schedule.events(from: Clock.date(2028, 2, 28), to: Clock.date(2028, 2, 29))
+        XCTAssertEqual(leap.map { Clock.text($0.start) }, ["2028-02-28T09:00:00-05:00"])
         XCTAssertEqual(leap.map(\.occurrence), [25])
         assertMatchesReference(schedule, from: Clock.date(2027, 11, 15), to: Clock.date(2028, 4, 2))
     }
 
-    func testYearlyOnLeapDay() throws {
+    func testMonthlyFromTheThirtiethClampsInFebruaryOnly() throws {
+        // Apr 30 and Jun 30 exist, so the 30th holds until February, then the 28th (CareKit's steps).
+        let element = try ScheduleElement(start: Clock.date(2026, 4, 30, 9), end: nil, interval: DateComponents(month: 1),
+                                          timeZone: ny)
+        let events = try Schedule(composing: [element]).events(from: Clock.date(2027, 1, 1), to: Clock.date(2027, 5, 1))
+        XCTAssertEqual(events.map { Clock.text($0.start) }, [
+            "2027-01-30T09:00:00-05:00", "2027-02-28T09:00:00-05:00", "2027-03-28T09:00:00-04:00", "2027-04-28T09:00:00-04:00",
+        ])
+    }
+
+    func testYearlyOnLeapDayMovesToTheTwentyEighthForGood() throws {
+        // CareKit: 2024-02-29 + 1 year is 2025-02-28; from there each step keeps the 28th, leap years too.
         let element = try ScheduleElement(start: Clock.date(2024, 2, 29, 12), end: nil, interval: DateComponents(year: 1),
                                           timeZone: ny)
         let events = try Schedule(composing: [element]).events(from: Clock.date(2025, 1, 1), to: Clock.date(2029, 1, 1))
         XCTAssertEqual(events.map { Clock.text($0.start) }, [
-            "2025-02-28T12:00:00-05:00", "2026-02-28T12:00:00-05:00", "2027-02-28T12:00:00-05:00", "2028-02-29T12:00:00-05:00",
+            "2025-02-28T12:00:00-05:00", "2026-02-28T12:00:00-05:00", "2027-02-28T12:00:00-05:00", "2028-02-28T12:00:00-05:00",
         ])
     }
 
@@ -85,20 +99,26 @@ final class ScheduleElementTests: XCTestCase {
         assertMatchesReference(schedule, from: Clock.date(2026, 3, 7, 12), to: Clock.date(2026, 3, 12))
     }
 
-    func testSpringForwardKeepsWallClockTimeAndMovesTheMissingTimeForward() throws {
-        // 2026-03-08 in New York: 02:00 EST jumps to 03:00 EDT, so 02:30 does not exist that day.
+    func testSpringForwardMovesTheMissingTimeForwardForGood() throws {
+        // 2026-03-08 in New York: 02:00 EST jumps to 03:00 EDT, so 02:30 does not exist that day. Foundation's
+        // calendar resolves it to 03:30; CareKit's next step adds a day to 03:30, so 03:30 it stays
+        // (OCKScheduleElement.computeEventsWhile steps from the previous event's start).
         let schedule = try Schedule.dailyAtTime(hour: 2, minutes: 30, start: Clock.date(2026, 3, 6), end: nil, text: nil,
                                                 timeZone: ny)
         let events = schedule.events(from: Clock.date(2026, 3, 7), to: Clock.date(2026, 3, 11))
         XCTAssertEqual(events.map { Clock.text($0.start) }, [
             "2026-03-07T02:30:00-05:00",
             "2026-03-08T03:30:00-04:00",  // the gap: one hour later, as Foundation's calendar resolves it
-            "2026-03-09T02:30:00-04:00",  // back to 02:30 wall-clock, now in EDT
-            "2026-03-10T02:30:00-04:00",
+            "2026-03-09T03:30:00-04:00",  // CareKit steps on from 03:30
+            "2026-03-10T03:30:00-04:00",
         ])
         XCTAssertEqual(events.map(\.occurrence), [1, 2, 3, 4])
         let springDay = schedule.events(from: Clock.date(2026, 3, 8), to: Clock.date(2026, 3, 9))
         XCTAssertEqual(springDay.count, 1)
+        // Years later, still 03:30 (even in winter), and found without walking every day.
+        let later = schedule.events(from: Clock.date(2031, 1, 15), to: Clock.date(2031, 1, 16))
+        XCTAssertEqual(later.map { Clock.text($0.start) }, ["2031-01-15T03:30:00-05:00"])
+        assertMatchesReference(schedule, from: Clock.date(2031, 1, 15), to: Clock.date(2031, 1, 16))
     }
 
     func testFallBackHasOneEventAtTheFirstOfTheRepeatedTimes() throws {
@@ -161,18 +181,20 @@ final class ScheduleElementTests: XCTestCase {
         XCTAssertEqual(events.first?.start, from)
     }
 
-    func testLocalOccurrencesMatchStartPlusNIntervals() throws {
+    func testMonthAndDayIntervalStepsLikeCareKit() throws {
+        // Months mixed with days: each step adds one month, then two days, to the previous start.
         let element = try ScheduleElement(start: Clock.date(2026, 1, 31, 9), end: nil,
                                           interval: DateComponents(month: 1, day: 2), timeZone: ny)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = ny
-        for n in [0, 1, 7, 30, 123] {
-            let expected = calendar.date(byAdding: DateComponents(month: n, day: 2 * n), to: element.start)
-            XCTAssertEqual(element.event(atLocalOccurrence: n)?.start, expected, "occurrence \(n)")
-            if let expected {
-                XCTAssertEqual(element.firstOccurrence(startingAtOrAfter: expected, strictlyAfter: false), n)
-                XCTAssertEqual(element.firstOccurrence(startingAtOrAfter: expected, strictlyAfter: true), n + 1)
+        var expected: Date? = element.start
+        for n in 0...130 {
+            if [0, 1, 7, 30, 123, 130].contains(n), let date = expected {
+                XCTAssertEqual(element.event(atLocalOccurrence: n)?.start, date, "occurrence \(n)")
+                XCTAssertEqual(element.firstOccurrence(startingAtOrAfter: date, strictlyAfter: false), n)
+                XCTAssertEqual(element.firstOccurrence(startingAtOrAfter: date, strictlyAfter: true), n + 1)
             }
+            expected = expected.flatMap { calendar.date(byAdding: DateComponents(month: 1, day: 2), to: $0) }
         }
     }
 }

@@ -164,4 +164,33 @@ final class OutcomeTests: XCTestCase {
         changed.upsert(StoreFixtures.outcome(task, occurrence: 0, value: 119))
         XCTAssertEqual(try store.apply(changed).updated, 1)
     }
+
+    /// The store remembers task versions between batches; a later version must still end the earlier
+    /// one's time, and a rolled-back batch must leave no trace of the versions it made.
+    func testRememberedTaskVersionsFollowUpdatesAndRollbacks() throws {
+        let (store, _, plan, v1) = try StoreFixtures.storeWithTask()
+        var first = StoreBatch()
+        first.add(StoreFixtures.outcome(v1, occurrence: 1))  // v1 is read, and remembered
+        try store.apply(first)
+
+        var v2 = try StoreFixtures.task(plan: plan, hour: 18, effective: StoreFixtures.day(10))
+        v2.uuid = UUID()
+        var failing = StoreBatch()
+        failing.update(v2)
+        failing.add(StoreFixtures.outcome(v2, occurrence: 11))
+        failing.update(StoreFixtures.patient("nobody"))
+        XCTAssertThrowsError(try store.apply(failing))
+        var orphan = StoreBatch()
+        orphan.add(StoreFixtures.outcome(v2, occurrence: 11))
+        XCTAssertThrowsStoreError(try store.apply(orphan), .versionNotFound(kind: .task, uuid: v2.uuid))
+
+        var update = StoreBatch()
+        update.update(v2)
+        try store.apply(update)
+        var late = StoreBatch()
+        late.add(StoreFixtures.outcome(v1, occurrence: 12))
+        XCTAssertThrowsStoreError(try store.apply(late)) {
+            if case .occurrenceOutsideVersion("t1", v1.uuid, 12, _, _, StoreFixtures.day(10)) = $0 { return true } else { return false }
+        }
+    }
 }

@@ -15,7 +15,8 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
     case xml
 
     /// The format of `data`: `<` first means XML; a `{` means JSON, or NDJSON when more content follows
-    /// the first top-level object. `nil` when the content starts with neither (not a FHIR document).
+    /// the first top-level object (a `[` is JSON too, which the reader then rejects with a reason).
+    /// `nil` when the content starts with none of these (not a FHIR document).
     public static func detect(_ data: Data) -> FHIRFormat? {
         data.withUnsafeBytes { raw -> FHIRFormat? in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -31,6 +32,8 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
                 var next = end
                 while next < bytes.count, isWhitespace(bytes[next]) { next += 1 }
                 return next < bytes.count && bytes[next] == UInt8(ascii: "{") ? .ndjson : .json
+            case UInt8(ascii: "["):
+                return .json  // not FHIR, but the JSON reader explains why
             default:
                 return nil
             }

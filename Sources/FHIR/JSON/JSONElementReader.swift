@@ -24,6 +24,8 @@ struct JSONElementReader {
     private var values = StringInterner(capacity: 1024, maxEntries: 16384)
     /// The fields of every open object, innermost last: how the children of each key were appended.
     private var fields: [FieldRun] = []
+    /// The children of every open object, innermost last.
+    private let stack = ElementStack()
 
     private struct FieldRun {
         var name: String
@@ -51,6 +53,7 @@ struct JSONElementReader {
         self.endDescription = endDescription
         depth = 0
         fields.removeAll(keepingCapacity: true)
+        stack.truncate(to: 0)
         if end - pos >= 3, bytes[pos] == 0xEF, bytes[pos + 1] == 0xBB, bytes[pos + 2] == 0xBF { pos += 3 }
         skipWhitespace()
         guard pos < end else { throw error(at: pos, "the document is empty: a JSON object with a resourceType is expected") }
@@ -77,7 +80,7 @@ struct JSONElementReader {
         let open = pos
         try enterNesting(at: open)
         pos += 1
-        var children: [Element] = []
+        let childBase = stack.count
         var resourceType: String?
         let fieldBase = fields.count
         var hasUnderscore = false
@@ -114,7 +117,7 @@ struct JSONElementReader {
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("the value of \"\(key)\"") }
 
-            let start = children.count
+            let start = stack.count - childBase
             var isArray = false
             if !isUnderscore && key == "resourceType" {
                 guard bytes[pos] == UInt8(ascii: "\"") else {
@@ -126,13 +129,13 @@ struct JSONElementReader {
                 resourceType = type
             } else if bytes[pos] == UInt8(ascii: "[") {
                 isArray = true
-                try readArray(named: fieldName, key: key, isUnderscore: isUnderscore, into: &children)
+                try readArray(named: fieldName, key: key, isUnderscore: isUnderscore)
             } else {
-                try readItem(named: fieldName, key: key, isUnderscore: isUnderscore, inArray: false, into: &children)
+                try readItem(named: fieldName, key: key, isUnderscore: isUnderscore, inArray: false)
             }
             fields.append(FieldRun(
                 name: fieldName, isUnderscore: isUnderscore, keyOffset: keyOffset,
-                start: start, count: children.count - start, isArray: isArray
+                start: start, count: stack.count - childBase - start, isArray: isArray
             ))
 
             skipWhitespace()
@@ -143,6 +146,7 @@ struct JSONElementReader {
             if next == UInt8(ascii: "}") { break }
             throw error(at: pos - 1, "expected ',' or '}' after the value of \"\(key)\", found \(describeByte(at: pos - 1))")
         }
+        var children = stack.pop(from: childBase)
         if hasUnderscore {
             try mergePrimitiveExtensions(&children, fieldBase: fieldBase)
         }
@@ -170,8 +174,8 @@ struct JSONElementReader {
         }
     }
 
-    /// Reads an array value: its items become a run of siblings named `name`.
-    private mutating func readArray(named name: String, key: String, isUnderscore: Bool, into children: inout [Element]) throws(FHIRSyntaxError) {
+    /// Reads an array value: its items become a run of siblings named `name` (pushed on the stack).
+    private mutating func readArray(named name: String, key: String, isUnderscore: Bool) throws(FHIRSyntaxError) {
         let open = pos
         try enterNesting(at: open)
         pos += 1
@@ -182,7 +186,7 @@ struct JSONElementReader {
         while true {
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("an item of \"\(key)\"") }
-            try readItem(named: name, key: key, isUnderscore: isUnderscore, inArray: true, into: &children)
+            try readItem(named: name, key: key, isUnderscore: isUnderscore, inArray: true)
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("',' or ']'") }
             let next = bytes[pos]
@@ -194,36 +198,36 @@ struct JSONElementReader {
         depth -= 1
     }
 
-    /// Reads one value (a whole field value, or one array item) as an element named `name`.
+    /// Reads one value (a whole field value, or one array item) as an element named `name`, pushed on the stack.
     @inline(__always)
     private mutating func readItem(
-        named name: String, key: String, isUnderscore: Bool, inArray: Bool, into children: inout [Element]
+        named name: String, key: String, isUnderscore: Bool, inArray: Bool
     ) throws(FHIRSyntaxError) {
         let byte = bytes[pos]
         switch byte {
         case UInt8(ascii: "{"):
-            children.append(try readObject(named: name))
+            stack.push(try readObject(named: name))
         case UInt8(ascii: "\""):
             if isUnderscore { throw underscoreShape(key) }
-            children.append(Element(name: name, value: try readString(interned: true, isKey: false), valueKind: .string))
+            stack.push(Element(name: name, value: try readString(interned: true, isKey: false), valueKind: .string))
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             if isUnderscore { throw underscoreShape(key) }
-            children.append(Element(name: name, value: try readNumber(), valueKind: .number))
+            stack.push(Element(name: name, value: try readNumber(), valueKind: .number))
         case UInt8(ascii: "t"):
             if isUnderscore { throw underscoreShape(key) }
             try readLiteral("true")
-            children.append(Element(name: name, value: "true", valueKind: .boolean))
+            stack.push(Element(name: name, value: "true", valueKind: .boolean))
         case UInt8(ascii: "f"):
             if isUnderscore { throw underscoreShape(key) }
             try readLiteral("false")
-            children.append(Element(name: name, value: "false", valueKind: .boolean))
+            stack.push(Element(name: name, value: "false", valueKind: .boolean))
         case UInt8(ascii: "n"):
             let offset = pos
             try readLiteral("null")
             guard inArray else {
                 throw error(at: offset, "\"\(key)\" is null; FHIR JSON allows null only inside arrays of primitives")
             }
-            children.append(Element(name: name))
+            stack.push(Element(name: name))
         case UInt8(ascii: "["):
             throw error(at: pos, "\"\(key)\" holds an array inside an array, which FHIR JSON does not allow")
         default:

@@ -18,9 +18,10 @@ struct BatchWriter {
     private let db: Database
     private let now: Date
     private let codec: EntityRowCodec
+    private let taskCache: TaskVersionCache
     private(set) var summary = BatchSummary()
-    /// Task versions that outcomes of this batch name, decoded once per batch.
-    private var taskVersions: [UUID: TaskVersion] = [:]
+    private var uuids = VersionUUIDGenerator()
+    private var zoneNames: [TimeZone: String] = [:]
 
     /// The current version of an entity.
     private struct Tip {
@@ -32,19 +33,20 @@ struct BatchWriter {
     }
 
     /// What outcome checks need of a task version.
-    private struct TaskVersion {
-        let id: String
-        let uuid: UUID
-        let schedule: Schedule
-        let effectiveDate: Date
-        let nextEffectiveDate: Date?
-        let deleted: Bool
-    }
+    private typealias TaskVersion = TaskVersionCache.Version
 
-    init(db: Database, now: Date, codec: EntityRowCodec) {
+    /// The task versions this batch used (valid at its end).
+    private var taskVersionsRead: [UUID: TaskVersionCache.Version] = [:]
+    /// The task versions this batch read from the database, for the store's cache once it commits.
+    private(set) var taskVersionsFetched: [UUID: TaskVersionCache.Version] = [:]
+    /// The task versions this batch changed (a later version or a tombstone was appended).
+    private(set) var taskVersionsChanged: Set<UUID> = []
+
+    init(db: Database, now: Date, codec: EntityRowCodec, taskCache: TaskVersionCache) {
         self.db = db
         self.now = now
         self.codec = codec
+        self.taskCache = taskCache
     }
 
     mutating func apply(_ change: StoreChange) throws {
@@ -74,27 +76,25 @@ struct BatchWriter {
     // MARK: Versioning
 
     private mutating func add(_ entity: CareEntity) throws {
-        var entity = entity
-        var eventStart: Date?
-        if case .outcome(let outcome) = entity {
+        if case .outcome(var outcome) = entity {
             let (task, start) = try ownedOccurrence(of: outcome)
-            eventStart = start
             if try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex) != nil {
                 throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
             }
-            entity = .outcome(with(outcome, taskID: task.id))
+            outcome.taskID = task.task.id
             // Outcome versions get their uuid from the store, as in CareKit's store.
-            entity.metadata.uuid = UUID()
-        } else {
-            if try tip(entity.kind, id: entity.id) != nil {
-                throw StoreError.idAlreadyExists(kind: entity.kind, id: entity.id)
-            }
-            if try uuidExists(entity.kind, entity.metadata.uuid) {
-                throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
-            }
-            entity = try resolvingReferences(entity)
+            outcome.metadata.uuid = uuids.next()
+            try insertOutcome(outcome, after: nil, eventStart: start)
+            summary.added += 1
+            return
         }
-        try insert(entity, after: nil, eventStart: eventStart)
+        if try tip(entity.kind, id: entity.id) != nil {
+            throw StoreError.idAlreadyExists(kind: entity.kind, id: entity.id)
+        }
+        if try uuidExists(entity.kind, entity.metadata.uuid) {
+            throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
+        }
+        try insert(try resolvingReferences(entity), after: nil, eventStart: nil)
         summary.added += 1
     }
 
@@ -125,7 +125,7 @@ struct BatchWriter {
         if case .outcome(let outcome) = entity {
             let (task, start) = try ownedOccurrence(of: outcome)
             let current = try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
-            return (current, start, .outcome(with(outcome, taskID: task.id)))
+            return (current, start, .outcome(with(outcome, taskID: task.task.id)))
         }
         return (try tip(entity.kind, id: entity.id), nil, try resolvingReferences(entity))
     }
@@ -143,7 +143,7 @@ struct BatchWriter {
         // A version fetched from the store and changed still carries the old uuid: give it a new one.
         let uuidTaken = try entity.kind == .outcome || uuidExists(entity.kind, entity.metadata.uuid)
         if uuidTaken {
-            entity.metadata.uuid = UUID()
+            entity.metadata.uuid = uuids.next()
         }
         try insert(entity, after: current, eventStart: eventStart)
         summary.updated += 1
@@ -154,7 +154,7 @@ struct BatchWriter {
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
             let task = try taskVersion(taskUUID)
-            guard let event = task.schedule.event(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
+            guard let event = task.task.schedule.event(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
             current = try outcomeTip(taskUUID: taskUUID, eventStart: event.start, occurrence: occurrence)
         } else {
             current = try tip(kind, id: id)
@@ -169,7 +169,7 @@ struct BatchWriter {
         let copied = (EntityRowCodec.commonColumns + EntityRowCodec.specificColumns(kind))
             .filter { !["uuid", "effectiveDate", "deletedDate", "previousVersionUUID", "createdDate", "updatedDate"].contains($0) }
             .joined(separator: ", ")
-        let tombstone = UUID()
+        let tombstone = uuids.next()
         try db.execute(
             sql: """
                 INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied))
@@ -186,13 +186,17 @@ struct BatchWriter {
                 arguments: [tombstoneRowID, current.rowID])
         }
         try linkForward(table, from: current, to: tombstone, effective: date)
-        if kind == .task { taskVersions[current.uuid] = nil }
+        if kind == .task { forgetTaskVersion(current.uuid) }
         summary.deleted += 1
         summary.versionUUIDs.append(tombstone)
     }
 
     /// Writes `entity` as a new row (after `previous`, when given) with the store's version fields.
     private mutating func insert(_ entity: CareEntity, after previous: Tip?, eventStart: Date?) throws {
+        if case .outcome(let outcome) = entity, let eventStart {
+            try insertOutcome(outcome, after: previous, eventStart: eventStart)
+            return
+        }
         var entity = entity
         var metadata = entity.metadata
         metadata.deletedDate = nil
@@ -208,24 +212,93 @@ struct BatchWriter {
         } catch {
             throw StoreError.invalidEntity(kind: kind, id: entity.id, reason: "cannot be encoded: \(error)")
         }
-        let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL(kind))
+        let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? "")
         let values = codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart)
         try statement.execute(arguments: StatementArguments(values))
-        if case .outcome(let outcome) = entity, !outcome.values.isEmpty {
+        try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)
+    }
+
+    /// Writes an outcome version: the row (bound column by column, as this runs once per outcome) and
+    /// its values.
+    private mutating func insertOutcome(_ outcome: Outcome, after previous: Tip?, eventStart: Date) throws {
+        var outcome = outcome
+        outcome.metadata.deletedDate = nil
+        outcome.metadata.previousVersionUUIDs = previous.map { [$0.uuid] } ?? []
+        outcome.metadata.nextVersionUUIDs = []
+        outcome.metadata.createdDate = now
+        outcome.metadata.updatedDate = now
+        let payload: Data?
+        do {
+            payload = try codec.outcomeExtras(outcome)
+        } catch {
+            throw StoreError.invalidEntity(kind: .outcome, id: outcome.id, reason: "cannot be encoded: \(error)")
+        }
+        let metadata = outcome.metadata
+        let provenance = metadata.provenance
+        let row = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertSQL[.outcome] ?? ""), in: db)
+        // The order of EntityRowCodec.commonColumns, then specificColumns(.outcome).
+        row.bind(1, metadata.uuid)
+        row.bind(2, metadata.effectiveDate.storeSeconds)
+        row.bindNull(3)
+        row.bind(4, previous?.uuid)
+        row.bind(5, now.storeSeconds)
+        row.bind(6, now.storeSeconds)
+        row.bind(7, provenance?.sourceSystem)
+        row.bind(8, provenance?.fhirType)
+        row.bind(9, provenance?.fhirID)
+        row.bind(10, provenance?.versionID)
+        row.bind(11, provenance?.lastUpdated?.storeSeconds)
+        row.bind(12, provenance?.contentHash)
+        row.bind(13, payload)
+        row.bind(14, outcome.taskUUID)
+        row.bind(15, outcome.taskID)
+        row.bind(16, outcome.taskOccurrenceIndex)
+        row.bind(17, eventStart.storeSeconds)
+        row.bind(18, timeZoneName(metadata.timezone))
+        try row.execute()
+        if !outcome.values.isEmpty {
             let rowID = db.lastInsertedRowID
-            let valueStatement = try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL())
+            let valueRow = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL()), in: db)
             for (position, value) in outcome.values.enumerated() {
-                try valueStatement.execute(arguments: EntityRowCodec.valueRow(value, position: position, outcomeRowID: rowID))
+                valueRow.bind(1, rowID)
+                valueRow.bind(2, position)
+                valueRow.bind(3, value.type.rawValue)
+                switch value.value {
+                case .integer(let v): valueRow.bind(4, v)
+                case .double(let v): valueRow.bind(4, v)
+                case .boolean(let v): valueRow.bind(4, v ? 1 : 0)
+                case .text(let v): valueRow.bind(4, v)
+                case .binary(let v): valueRow.bind(4, v)
+                case .date(let v): valueRow.bind(4, v.storeSeconds)
+                }
+                valueRow.bind(5, value.units)
+                valueRow.bind(6, value.kind)
+                valueRow.bind(7, value.index)
+                valueRow.bind(8, value.createdDate?.storeSeconds)
+                valueRow.bind(9, value.timezone == .gmt ? nil : timeZoneName(value.timezone))
+                try valueRow.execute()
             }
         }
+        try finishInsert(kind: .outcome, id: outcome.id, metadata: metadata, after: previous)
+    }
+
+    /// Time zone identifiers, looked up once per zone (reading `identifier` copies a string each time).
+    private mutating func timeZoneName(_ zone: TimeZone) -> String {
+        if let known = zoneNames[zone] { return known }
+        zoneNames[zone] = zone.identifier
+        return zone.identifier
+    }
+
+    /// Links the new version to its predecessor and to the FHIR resource it came from.
+    private mutating func finishInsert(kind: EntityKind, id: String, metadata: EntityMetadata, after previous: Tip?) throws {
         if let previous {
             try linkForward(StoreSchema.Table.entity(kind), from: previous, to: metadata.uuid, effective: metadata.effectiveDate)
-            if kind == .task { taskVersions[previous.uuid] = nil }
+            if kind == .task { forgetTaskVersion(previous.uuid) }
         }
         if let provenance = metadata.provenance {
             try SQLiteStore.link(
                 ResourceLink(sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID,
-                             entityKind: kind, entityID: entity.id),
+                             entityKind: kind, entityID: id),
                 in: db)
         }
         summary.versionUUIDs.append(metadata.uuid)
@@ -247,18 +320,27 @@ struct BatchWriter {
     }
 
     private func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) throws -> Tip? {
-        let statement = try db.cachedStatement(sql: """
+        let statement = RawStatement(try db.cachedStatement(sql: """
             SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM outcome
             WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
-            """)
-        return try Row.fetchOne(statement, arguments: [taskUUID, eventStart.storeSeconds, occurrence]).flatMap(Self.tip)
+            """), in: db)
+        defer { statement.reset() }
+        statement.bind(1, taskUUID)
+        statement.bind(2, eventStart.storeSeconds)
+        statement.bind(3, occurrence)
+        guard try statement.step(), let uuid = statement.uuid(1) else { return nil }
+        return Tip(
+            rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4))
     }
 
     private static func tip(_ row: Row) -> Tip? {
-        guard let rowID: Int64 = row["rowID"], let uuid: UUID = row["uuid"], let effective = row.date("effectiveDate") else {
-            return nil
-        }
-        return Tip(rowID: rowID, uuid: uuid, effectiveDate: effective, deletedDate: row.date("deletedDate"), contentHash: row["contentHash"])
+        // Columns by position (rowID, uuid, effectiveDate, deletedDate, contentHash): this runs once per row written.
+        guard let rowID: Int64 = row[0], let uuid: UUID = row[1], let effective: Double = row[2] else { return nil }
+        let deleted: Double? = row[3]
+        return Tip(
+            rowID: rowID, uuid: uuid, effectiveDate: Date(storeSeconds: effective),
+            deletedDate: deleted.map(Date.init(storeSeconds:)), contentHash: row[4])
     }
 
     private func uuidExists(_ kind: EntityKind, _ uuid: UUID) throws -> Bool {
@@ -322,38 +404,50 @@ struct BatchWriter {
     /// schedule and lie in the time that version owns.
     private mutating func ownedOccurrence(of outcome: Outcome) throws -> (TaskVersion, Date) {
         let task = try taskVersion(outcome.taskUUID)
-        if let taskID = outcome.taskID, taskID != task.id {
+        let taskID = task.task.id
+        if let named = outcome.taskID, named != taskID {
             throw StoreError.invalidEntity(
                 kind: .outcome, id: outcome.id,
-                reason: "taskUUID \(task.uuid.uuidString) is a version of task '\(task.id)', not of '\(taskID)'")
+                reason: "taskUUID \(outcome.taskUUID.uuidString) is a version of task '\(taskID)', not of '\(named)'")
         }
-        if task.deleted { throw StoreError.entityDeleted(kind: .task, id: task.id) }
+        if task.deleted { throw StoreError.entityDeleted(kind: .task, id: taskID) }
         let index = outcome.taskOccurrenceIndex
-        guard let event = task.schedule.event(occurrence: index) else {
-            throw StoreError.occurrenceNotFound(taskID: task.id, taskUUID: task.uuid, occurrenceIndex: index)
+        guard let event = task.task.schedule.event(occurrence: index) else {
+            throw StoreError.occurrenceNotFound(taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index)
         }
         let outsideBefore = event.start < task.effectiveDate
         let outsideAfter = task.nextEffectiveDate.map { event.start >= $0 } ?? false
         if outsideBefore || outsideAfter {
             throw StoreError.occurrenceOutsideVersion(
-                taskID: task.id, taskUUID: task.uuid, occurrenceIndex: index, eventStart: event.start,
+                taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index, eventStart: event.start,
                 versionStart: task.effectiveDate, versionEnd: task.nextEffectiveDate)
         }
         return (task, event.start)
     }
 
     private mutating func taskVersion(_ uuid: UUID) throws -> TaskVersion {
-        if let known = taskVersions[uuid] { return known }
+        if let known = taskVersionsRead[uuid] { return known }
+        if !taskVersionsChanged.contains(uuid), let cached = taskCache.version(uuid) {
+            taskVersionsRead[uuid] = cached
+            return cached
+        }
         let statement = try db.cachedStatement(sql: "SELECT * FROM task WHERE uuid = ?")
         guard let row = try Row.fetchOne(statement, arguments: [uuid]) else {
             throw StoreError.versionNotFound(kind: .task, uuid: uuid)
         }
         let task = try codec.decode(CareTask.self, row)
         let version = TaskVersion(
-            id: task.id, uuid: uuid, schedule: task.schedule, effectiveDate: task.effectiveDate,
-            nextEffectiveDate: row.date("nextEffectiveDate"), deleted: task.deletedDate != nil)
-        taskVersions[uuid] = version
+            task: task, effectiveDate: task.effectiveDate, nextEffectiveDate: row.date("nextEffectiveDate"),
+            deleted: task.deletedDate != nil)
+        taskVersionsRead[uuid] = version
+        taskVersionsFetched[uuid] = version
         return version
+    }
+
+    private mutating func forgetTaskVersion(_ uuid: UUID) {
+        taskVersionsRead[uuid] = nil
+        taskVersionsFetched[uuid] = nil
+        taskVersionsChanged.insert(uuid)
     }
 
     private func with(_ outcome: Outcome, taskID: String) -> Outcome {

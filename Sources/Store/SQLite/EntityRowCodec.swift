@@ -37,7 +37,10 @@ final class EntityRowCodec {
         }
     }
 
-    static func insertSQL(_ kind: EntityKind) -> String {
+    /// The INSERT statement of each kind, made once.
+    static let insertSQL: [EntityKind: String] = Dictionary(uniqueKeysWithValues: EntityKind.allCases.map { ($0, makeInsertSQL($0)) })
+
+    private static func makeInsertSQL(_ kind: EntityKind) -> String {
         let columns = commonColumns + specificColumns(kind)
         let table = StoreSchema.Table.entity(kind)
         return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
@@ -66,7 +69,7 @@ final class EntityRowCodec {
     }
 
     /// The JSON of an outcome's rarely used fields, or `nil` when it has none.
-    private func outcomeExtras(_ outcome: Outcome) throws -> Data? {
+    func outcomeExtras(_ outcome: Outcome) throws -> Data? {
         let metadata = outcome.metadata
         let hasExtras = metadata.schemaVersion != nil || metadata.groupIdentifier != nil || metadata.tags != nil
             || metadata.remoteID != nil || metadata.source != nil || metadata.userInfo != nil

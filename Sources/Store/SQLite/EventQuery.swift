@@ -12,6 +12,7 @@ import GRDB
 struct EventQuery {
     let db: Database
     let codec: EntityRowCodec
+    let taskCache: TaskVersionCache
     var tableScan = false
 
     func events(patientID: String, in interval: DateInterval) throws -> [Event] {
@@ -28,7 +29,7 @@ struct EventQuery {
 
         var scheduled: [(task: CareTask, event: ScheduleEvent)] = []
         for row in taskRows {
-            let task = try codec.decode(CareTask.self, row)
+            let task = try cachedTask(row)
             let owns = (start: task.effectiveDate, end: row.date("nextEffectiveDate"))
             // Ask the schedule for at least a moment, so that an event still running at the interval's start
             // is found even when the version stopped owning new events before it.
@@ -46,6 +47,20 @@ struct EventQuery {
                       scheduleEvent: item.event)
             }
             .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
+    }
+
+    /// The task of `row`: its content decoded once per store (from the cache when a batch read it), its
+    /// version fields from the row.
+    private func cachedTask(_ row: Row) throws -> CareTask {
+        if let uuid: UUID = row["uuid"], var task = taskCache.content(uuid) {
+            task.effectiveDate = row.date("effectiveDate") ?? task.effectiveDate
+            task.deletedDate = row.date("deletedDate")
+            task.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
+            return task
+        }
+        let task = try codec.decode(CareTask.self, row)
+        taskCache.insertContent(task)
+        return task
     }
 
     private struct OccurrenceKey: Hashable {
@@ -99,7 +114,7 @@ struct EventQuery {
 extension SQLiteStore {
     public func events(patientID: String, in interval: DateInterval) throws -> [Event] {
         try readSnapshot { db in
-            try EventQuery(db: db, codec: EntityRowCodec()).events(patientID: patientID, in: interval)
+            try EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache).events(patientID: patientID, in: interval)
         }
     }
 
@@ -107,7 +122,7 @@ extension SQLiteStore {
     /// benchmark.
     public func eventsByTableScan(patientID: String, in interval: DateInterval) throws -> [Event] {
         try readSnapshot { db in
-            try EventQuery(db: db, codec: EntityRowCodec(), tableScan: true).events(patientID: patientID, in: interval)
+            try EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache, tableScan: true).events(patientID: patientID, in: interval)
         }
     }
 }

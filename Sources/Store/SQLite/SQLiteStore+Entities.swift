@@ -9,13 +9,16 @@ extension SQLiteStore: Store {
     @discardableResult
     public func apply(_ batch: StoreBatch) throws -> BatchSummary {
         let now = batch.date ?? Date()
-        return try writeTransaction { db in
-            var writer = BatchWriter(db: db, now: now, codec: EntityRowCodec())
+        let (summary, read, changed) = try writeTransaction { db in
+            taskCache.validate(dataVersion: try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0)
+            var writer = BatchWriter(db: db, now: now, codec: EntityRowCodec(), taskCache: taskCache)
             for change in batch.changes {
                 try writer.apply(change)
             }
-            return writer.summary
+            return (writer.summary, writer.taskVersionsFetched, writer.taskVersionsChanged)
         }
+        taskCache.publish(read, changed: changed)
+        return summary
     }
 
     public func patients(_ query: EntityQuery = .current) throws -> [Patient] {

@@ -73,6 +73,7 @@ public struct SyntheticCareData: Sendable {
     /// The outcomes of days `days` (one per task per day: occurrence index = day number).
     public func outcomeBatch(days: Range<Int>) -> StoreBatch {
         var batch = StoreBatch()
+        var uuids = VersionUUIDGenerator()
         for day in days {
             let dayStart = start.addingTimeInterval(Double(day) * 86_400)
             for patient in 0..<patients {
@@ -81,7 +82,7 @@ public struct SyntheticCareData: Sendable {
                     batch.add(Outcome(
                         taskUUID: taskUUIDs[patient * tasksPerPatient + task], taskID: taskID(patient, task),
                         taskOccurrenceIndex: day, values: [value],
-                        metadata: EntityMetadata(effectiveDate: dayStart, timezone: utc)))
+                        metadata: EntityMetadata(uuid: uuids.next(), effectiveDate: dayStart, timezone: utc)))
                 }
             }
         }

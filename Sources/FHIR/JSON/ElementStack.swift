@@ -1,0 +1,56 @@
+/// The children of every object the JSON reader has open, innermost last, in one growing buffer.
+///
+/// An object's children are pushed here as they are read and moved out into an exactly sized array when
+/// the object closes: one allocation per object instead of the several that growing each object's own
+/// array would cost, and no retain/release on the move.
+final class ElementStack {
+    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var count = 0
+
+    init(capacity: Int = 512) {
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        storage.deinitialize(count: count)
+        storage.deallocate()
+    }
+
+    @inline(__always)
+    func push(_ element: Element) {
+        if count == capacity { grow() }
+        (storage + count).initialize(to: element)
+        count += 1
+    }
+
+    /// Moves the elements from `base` to the top out into an array, leaving `base` elements.
+    func pop(from base: Int) -> [Element] {
+        let moved = count - base
+        guard moved > 0 else { return [] }
+        let result = [Element](unsafeUninitializedCapacity: moved) { buffer, initialized in
+            if let target = buffer.baseAddress {
+                target.moveInitialize(from: storage + base, count: moved)
+                initialized = moved
+            }
+        }
+        count = base
+        return result
+    }
+
+    /// Drops the elements from `base` to the top (after an error).
+    func truncate(to base: Int) {
+        guard count > base else { return }
+        (storage + base).deinitialize(count: count - base)
+        count = base
+    }
+
+    private func grow() {
+        let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: storage, count: count)
+        storage.deallocate()
+        storage = larger
+        capacity *= 2
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `caregate store ...` as a user runs it.
+final class StoreCLITests: XCTestCase {
+    private var folder: URL!
+    private var storePath: String { folder.appendingPathComponent("care.sqlite").path }
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func generate(in directory: URL? = nil, store: [String]? = nil) throws {
+        let result = try CLIRunner.run(
+            ["store", "generate"] + (store ?? ["--store", storePath]) + ["--patients", "2", "--tasks", "3", "--days", "4"],
+            in: directory)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("generated 10 entities and 24 outcomes"), result.stdout)
+    }
+
+    func testStatsCountsWhatGenerateWrote() throws {
+        try generate()
+        let result = try CLIRunner.run(["store", "stats", "--store", storePath, "--check"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("patient") && $0.split(separator: " ").map(String.init) == ["patient", "2", "0", "2"] }, result.stdout)
+        XCTAssertTrue(lines.contains { $0.split(separator: " ").map(String.init) == ["outcome", "24", "0", "24"] }, result.stdout)
+        XCTAssertTrue(result.stdout.contains("integrity: ok"))
+    }
+
+    func testStoreDefaultsToCaregateSQLiteInTheWorkingDirectory() throws {
+        try generate(in: folder, store: [])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("caregate.sqlite").path))
+        let result = try CLIRunner.run(["store", "stats"], in: folder)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("store caregate.sqlite"), result.stdout)
+    }
+
+    func testEventsDayView() throws {
+        try generate()
+        let result = try CLIRunner.run([
+            "store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-02", "--time-zone", "UTC",
+        ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, result.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("2025-01-02 "), lines[0])
+        XCTAssertEqual(lines[1], "  06:00-06:30  Task 1  (task task-1-1, occurrence 1)  done: 101 mmHg")
+        XCTAssertTrue(lines[3].contains("task task-1-3, occurrence 1"))
+    }
+
+    func testEventsAsJSON() throws {
+        try generate()
+        let result = try CLIRunner.run([
+            "store", "events", "--store", storePath, "--patient", "patient-2", "--from", "2025-01-01T00:00:00Z",
+            "--to", "2025-01-03T00:00:00Z", "--format", "json",
+        ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let events = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(events.count, 6)
+        XCTAssertEqual(events.first?["taskID"] as? String, "task-2-1")
+        XCTAssertEqual(events.first?["start"] as? String, "2025-01-01T06:00:00Z")
+        let outcome = try XCTUnwrap(events.first?["outcome"] as? [String: Any])
+        XCTAssertEqual(outcome["taskOccurrenceIndex"] as? Int, 0)
+    }
+
+    func testDumpAsCareKitJSON() throws {
+        try generate()
+        let result = try CLIRunner.run(["store", "dump", "--store", storePath, "--format", "carekit-json"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let dump = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [[String: Any]]])
+        XCTAssertEqual(dump["patients"]?.count, 2)
+        XCTAssertEqual(dump["carePlans"]?.count, 2)
+        XCTAssertEqual(dump["contacts"]?.count, 0)
+        XCTAssertEqual(dump["tasks"]?.count, 6)
+        XCTAssertEqual(dump["outcomes"]?.count, 24)
+        XCTAssertNotNil(dump["tasks"]?.first?["schedule"])
+        XCTAssertTrue(dump["patients"]?.first?["effectiveDate"] is NSNumber, "CareKit dates are seconds since 2001")
+
+        let text = try CLIRunner.run(["store", "dump", "--store", storePath])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertEqual(text.stdout.split(separator: "\n").count, 34)
+        XCTAssertTrue(text.stdout.hasPrefix("patient patient-1 uuid="), text.stdout)
+    }
+
+    func testMissingStoreIsAnErrorWithStatus1() throws {
+        for command in [["stats"], ["dump"], ["events", "--patient", "p", "--from", "2025-01-01"]] {
+            let result = try CLIRunner.run(["store"] + command + ["--store", storePath])
+            XCTAssertEqual(result.status, 1, "\(command): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("no store at \(storePath)"), result.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: storePath), "reading never creates a store")
+        }
+    }
+
+    func testCorruptStoreIsAnErrorWithStatus1() throws {
+        try Data(String(repeating: "garbage ", count: 1000).utf8).write(to: URL(fileURLWithPath: storePath))
+        let result = try CLIRunner.run(["store", "stats", "--store", storePath])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("is not a CareGate store"), result.stderr)
+    }
+
+    func testBadDatesAreUsageErrorsWithStatus2() throws {
+        try generate()
+        let badDate = try CLIRunner.run(["store", "events", "--store", storePath, "--patient", "patient-1", "--from", "yesterday"])
+        XCTAssertEqual(badDate.status, 2)
+        XCTAssertTrue(badDate.stderr.contains("--from: 'yesterday' is not a date"), badDate.stderr)
+        let backwards = try CLIRunner.run([
+            "store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-05", "--to", "2025-01-01",
+        ])
+        XCTAssertEqual(backwards.status, 2)
+        XCTAssertTrue(backwards.stderr.contains("must be after --from"), backwards.stderr)
+        let zone = try CLIRunner.run([
+            "store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-05", "--time-zone", "Mars/Olympus",
+        ])
+        XCTAssertEqual(zone.status, 2)
+    }
+
+    func testUnknownPatientIsAnErrorWithStatus1() throws {
+        try generate()
+        let result = try CLIRunner.run(["store", "events", "--store", storePath, "--patient", "nobody", "--from", "2025-01-01"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("no patient with id 'nobody'"), result.stderr)
+    }
+}

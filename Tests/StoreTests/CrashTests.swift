@@ -1,0 +1,77 @@
+import Foundation
+import Store
+import TestSupport
+import XCTest
+
+/// A process killed in the middle of a large batch leaves the store exactly as it was before the batch.
+final class CrashTests: XCTestCase {
+    func testSIGKILLInTheMiddleOfALargeBatchLeavesStoreAsBefore() throws {
+        let executable = CLIRunner.executable
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("caregate is not built at \(executable.path)") }
+            throw XCTSkip("caregate is not built at \(executable.path); run `swift build` first")
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("crash.sqlite").path
+
+        // A store with some data, written and closed normally.
+        let base = try CLIRunner.run(["store", "generate", "--store", path, "--patients", "3", "--tasks", "2", "--days", "5"])
+        XCTAssertEqual(base.status, 0, base.stderr)
+        let before = try SQLiteStore(path: path, mode: .existingOnly).statistics()
+        XCTAssertEqual(before.entities[.outcome]?.current, 30)
+
+        // One batch of 146,000 outcomes, with a small cache so that it spills into the WAL as it goes.
+        let stderrURL = folder.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        let child = Process()
+        child.executableURL = executable
+        child.arguments = [
+            "store", "generate", "--store", path, "--id-prefix", "big-", "--patients", "40", "--tasks", "10",
+            "--days", "365", "--days-per-batch", "365", "--cache-mib", "1",
+        ]
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = try FileHandle(forWritingTo: stderrURL)
+        try child.run()
+
+        // Wait until the big batch is being applied and its pages reach the WAL, then kill the process.
+        let wal = path + "-wal"
+        let deadline = Date().addingTimeInterval(120)
+        var sawBatchStart = false
+        var walBytes = 0
+        while Date() < deadline, child.isRunning {
+            let log = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+            sawBatchStart = log.contains("applying batch of 146000 outcomes")
+            walBytes = ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0
+            if sawBatchStart, walBytes > 2_000_000 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTAssertTrue(child.isRunning, "the batch finished before it could be killed; make it larger")
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(child.terminationStatus, SIGKILL)
+        XCTAssertTrue(sawBatchStart, "the child never started the large batch")
+        let log = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+        XCTAssertFalse(log.contains("146000/146000"), "the large batch must not have committed")
+        print("crash: killed with \(walBytes) bytes of the uncommitted batch in the WAL")
+
+        // Before the outcome batch, the child committed its patients, care plans and tasks in a batch of
+        // their own: the store as it was before the killed batch is `before` plus those.
+        var expected = before
+        expected.entities[.patient]?.versions += 40
+        expected.entities[.patient]?.current += 40
+        expected.entities[.carePlan]?.versions += 40
+        expected.entities[.carePlan]?.current += 40
+        expected.entities[.task]?.versions += 400
+        expected.entities[.task]?.current += 400
+
+        // Reopened (which recovers from the WAL), the store is exactly as before the batch.
+        let store = try SQLiteStore(path: path, mode: .existingOnly)
+        XCTAssertEqual(try store.integrityCheck(), [])
+        XCTAssertEqual(try store.statistics(), expected)
+        XCTAssertEqual(try store.outcomes().count, 30, "none of the killed batch's outcomes is kept")
+        XCTAssertEqual(try store.patients(EntityQuery(ids: ["big-patient-1"])).count, 1)
+    }
+}
