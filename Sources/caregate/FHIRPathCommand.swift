@@ -24,8 +24,8 @@ struct FHIRPathCommand: ParsableCommand {
 
             Examples:
               caregate fhirpath "Observation.value.ofType(Quantity).value" obs.json
-              caregate fhirpath "name.where(use = %use).given" patient.xml --var use=official
-              caregate fhirpath --check "activity.detail.scheduled.ofType(Timing)" --type CarePlan
+              caregate fhirpath "name.where(use = %use).given" pt.xml --var use=official
+              caregate fhirpath --check "activity.detail.scheduled" --type CarePlan
             """
     )
 

@@ -10,7 +10,7 @@ struct Validate: ParsableCommand {
         abstract: "Validate FHIR R4 resources against the R4 structure definitions.",
         discussion: """
             Each FILE may hold one JSON resource, NDJSON (one resource per line) or one XML resource; the \
-            format is told from the content. A Bundle is validated with every entry in it. Use - to read \
+            format is told from the content. A folder stands for the .json, .ndjson and .xml files under it. A Bundle is validated with every entry in it. Use - to read \
             standard input.
 
             Checks are structural and need no terminology server: unknown elements, cardinality, primitive \
@@ -43,7 +43,7 @@ struct Validate: ParsableCommand {
         }
     }
 
-    @Argument(help: ArgumentHelp("The files to validate (JSON, NDJSON or XML); - reads standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The files or folders to validate (JSON, NDJSON or XML); - reads standard input.", valueName: "file"))
     var files: [String]
 
     @Option(help: "Output: text (one line per issue), json or xml (an OperationOutcome; a Bundle of them for several resources).")
@@ -61,15 +61,14 @@ struct Validate: ParsableCommand {
     func run() throws {
         let validator = DocumentValidator(strict: strictness == .strict)
         var results: [DocumentValidator.Result] = []
-        for file in files {
+        for file in InputFiles.expand(files) {
             do {
-                let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile()
-                    : try Data(contentsOf: URL(fileURLWithPath: file))
+                let data = try InputFiles.read(file)
                 results += validator.validate(data, source: file == "-" ? "<stdin>" : file)
             } catch {
                 let issue = ValidationIssue(
                     severity: .fatal, code: .notFound,
-                    diagnostics: "cannot read the file: \(error.localizedDescription)", expression: "")
+                    diagnostics: "cannot read the file: \(error)", expression: "")
                 results.append(DocumentValidator.Result(source: file, report: ValidationReport(issues: [issue])))
             }
         }

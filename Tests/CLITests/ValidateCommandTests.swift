@@ -34,6 +34,26 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("\(files.count) resources checked, 0 invalid"), result.stdout)
     }
 
+    func testAFolderStandsForTheFHIRFilesUnderIt() throws {
+        _ = try write("a.json", validPatient)
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("nested"), withIntermediateDirectories: true)
+        _ = try write("nested/b.json", #"{"resourceType":"Patient","birthDate":"1970-02-30"}"#)
+        _ = try write("notes.txt", "not FHIR, not looked at")
+        let result = try CLIRunner.run(["validate", scratch.path])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("2 resources checked, 1 invalid"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("nested/b.json"), result.stdout)
+    }
+
+    func testMissingFileAndEmptyFolderAreNamedPlainly() throws {
+        let empty = scratch.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let result = try CLIRunner.run(["validate", empty.path, scratch.appendingPathComponent("missing.json").path])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("a folder with no .json, .ndjson or .xml file in it"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("missing.json: fatal: cannot read the file: no such file"), result.stdout)
+    }
+
     func testErrorsExitOneWithLocations() throws {
         let file = try write("bad.json", #"{"resourceType":"Patient","birthDate":"1970-02-30","colour":"blue"}"#)
         let result = try CLIRunner.run(["validate", file])

@@ -8,7 +8,7 @@ import XCTest
 /// FHIRPathKnownFailures.md beside this file.
 final class FHIRPathConformanceTests: XCTestCase {
     /// The committed floor: raise it when more tests pass; never lower it to make a change pass.
-    static let passFloor = 931
+    static let passFloor = 933
 
     func testSuitePassCountStaysAboveFloor() throws {
         let folder = try Corpus.folder("fhirpath")

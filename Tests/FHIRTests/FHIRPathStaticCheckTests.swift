@@ -74,7 +74,7 @@ final class FHIRPathStaticCheckTests: XCTestCase {
             ("Patient.name.exists()", "Patient", "System.Boolean"),
             ("Patient.name.count() + 1", "Patient", "System.Integer"),
             ("activity.detail.scheduled", "CarePlan", "Period | Timing | string*"),
-            ("activity.detail", "CarePlan", "BackboneElement(CarePlan.activity.detail)*"),
+            ("activity.detail", "CarePlan", "CarePlan.activity.detail*"),
             ("Patient.name.where(use = 'official').family", "Patient", "string*"),
             ("Patient.extension('http://example.org').value.ofType(string)", "Patient", "string*"),
         ]

@@ -86,6 +86,26 @@ final class XMLReaderTests: XCTestCase {
         XCTAssertThrowsError(try read(#"<Bundle xmlns="http://hl7.org/fhir"><entry><resource><id value="x"/><Patient/></resource></entry></Bundle>"#))
     }
 
+    func testDeclaredEncodingsAreDecodedToUnicode() throws {
+        var latin1 = Data(#"<?xml version="1.0" encoding="ISO-8859-1"?><Patient xmlns="http://hl7.org/fhir"><name><family value=""#.utf8)
+        latin1.append(contentsOf: [0x4D, 0xFC, 0x6C, 0x6C, 0x65, 0x72])  // "Müller" in Latin-1
+        latin1.append(contentsOf: #""/></name></Patient>"#.utf8)
+        XCTAssertEqual(try FHIRXML.read(latin1).child(named: "name")?.childValue("family"), "Müller")
+
+        let text = #"<?xml version="1.0" encoding="UTF-16"?><Patient xmlns="http://hl7.org/fhir"><id value="ü"/></Patient>"#
+        var utf16 = Data([0xFF, 0xFE])
+        for unit in text.utf16 { utf16.append(contentsOf: [UInt8(unit & 0xFF), UInt8(unit >> 8)]) }
+        XCTAssertEqual(try FHIRXML.read(utf16).childValue("id"), "ü")
+    }
+
+    func testProcessingInstructionsCommentsAndCDATAWhitespaceAreIgnored() throws {
+        let basic = try read("""
+            <?xml version="1.0"?><?xml-stylesheet href="x.xsl"?>
+            <Basic xmlns="http://hl7.org/fhir"><!-- note --><id value="a"/><![CDATA[  ]]></Basic>
+            """)
+        XCTAssertEqual(basic.children, [Element(name: "id", value: "a")])
+    }
+
     func testParsesConcurrently() throws {
         let xml = Data(#"<Patient xmlns="http://hl7.org/fhir"><id value="p"/><active value="true"/></Patient>"#.utf8)
         let bad = Data(#"<Patient xmlns="http://hl7.org/fhir"><id value="p"></Patient>"#.utf8)

@@ -11,12 +11,14 @@ import Foundation
 /// print("\(results.filter(\.passed).count) passed")
 /// ```
 public struct FHIRPathConformanceSuite: Sendable {
+    /// One expected output item: its value as the suite writes it, and its type when given.
     public struct Output: Sendable {
         /// The expected type (`boolean`, `code`, `Quantity`...), when given.
         public let type: String?
         public let value: String
     }
 
+    /// One `<test>` of the suite.
     public struct Test: Sendable {
         public let group: String
         public let name: String
@@ -33,6 +35,7 @@ public struct FHIRPathConformanceSuite: Sendable {
         public let outputs: [Output]
     }
 
+    /// The outcome of one test.
     public struct Result: Sendable {
         public let test: Test
         public let passed: Bool

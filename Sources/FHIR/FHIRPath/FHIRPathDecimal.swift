@@ -19,6 +19,7 @@ public struct FHIRPathDecimal: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `12`, `-1.50`, `1E-22` (FHIR allows exponents in decimal elements).
     public init?(_ text: String) {
+        if let fast = Self.parsePlain(text) { self = fast; return }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         var mantissa = Substring(trimmed), exponent = 0
@@ -34,6 +35,30 @@ public struct FHIRPathDecimal: Hashable, Sendable, CustomStringConvertible {
         guard let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
         let fraction = digits.firstIndex(of: ".").map { digits.distance(from: $0, to: digits.endIndex) - 1 } ?? 0
         self.init(value, scale: fraction - exponent)
+    }
+
+    /// The common case, `-123.450`, with at most 18 digits: parsed without Foundation's scanner.
+    private static func parsePlain(_ text: String) -> FHIRPathDecimal? {
+        var significand: UInt64 = 0
+        var digitCount = 0, fractionDigits = 0
+        var negative = false, seenPoint = false, index = 0
+        for byte in text.utf8 {
+            defer { index += 1 }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                digitCount += 1
+                guard digitCount <= 18 else { return nil }
+                significand = significand * 10 + UInt64(byte - UInt8(ascii: "0"))
+                if seenPoint { fractionDigits += 1 }
+            case UInt8(ascii: "-") where index == 0: negative = true
+            case UInt8(ascii: "+") where index == 0: break
+            case UInt8(ascii: ".") where !seenPoint && digitCount > 0: seenPoint = true
+            default: return nil
+            }
+        }
+        guard digitCount > 0, !seenPoint || fractionDigits > 0 else { return nil }
+        let value = Decimal(sign: negative ? .minus : .plus, exponent: -fractionDigits, significand: Decimal(significand))
+        return FHIRPathDecimal(value, scale: fractionDigits)
     }
 
     /// The value with the fewest digits after the point that still represents it exactly.

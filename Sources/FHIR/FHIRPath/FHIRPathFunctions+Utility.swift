@@ -135,14 +135,23 @@ extension FHIRPathEvaluator {
         }
     }
 
-    /// The smallest (`low`) or largest value a decimal written with its precision may stand for.
+    /// The smallest (`low`) or largest value a decimal written with its precision may stand for, at
+    /// `digits` decimal places (default 8): `1.587` stands for [1.5865, 1.5875).
+    ///
+    /// The bound is cut to `digits` places as the reference implementation does, which the R4 suite
+    /// follows: towards zero on the side nearer zero, rounded half up on the side away from it
+    /// (`1.587.lowBoundary(2)` is 1.58, `1.587.highBoundary(2)` 1.59, `0.0034.highBoundary(1)` 0.0),
+    /// and negative values mirror positive ones.
     static func decimalBoundary(_ number: FHIRPathDecimal, low: Bool, digits: Int?) -> FHIRPathDecimal? {
         let target = digits ?? 8
         guard target >= 0, target <= 28 else { return nil }
+        if number.value < 0 {
+            return decimalBoundary(-number, low: !low, digits: digits).map { -$0 }
+        }
         var half = Decimal(5)
         for _ in 0...number.scale { half /= 10 }
-        let bound = low ? number.value - half : number.value + half
-        return FHIRPathDecimal(bound, scale: 0).rounded(target, mode: low ? .down : .up)
+        let bound = FHIRPathDecimal(low ? number.value - half : number.value + half, scale: 0)
+        return bound.rounded(target, mode: low ? .down : .plain)
     }
 
     private func component(_ function: FHIRPathFunction, of item: FHIRPathValue) -> FHIRPathValue? {

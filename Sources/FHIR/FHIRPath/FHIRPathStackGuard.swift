@@ -22,7 +22,7 @@ struct FHIRPathStackGuard {
     /// True when the walk is within ``reserve`` of the end of the thread's stack.
     mutating func isExhausted() -> Bool {
         let current = Self.currentAddress()
-        if lowestAllowed == nil { lowestAllowed = Self.stackLowBound(near: current) + Self.reserve }
+        if lowestAllowed == nil { lowestAllowed = Self.cachedLowBound(near: current) + Self.reserve }
         return current < (lowestAllowed ?? 0)
     }
 
@@ -30,6 +30,20 @@ struct FHIRPathStackGuard {
     private static func currentAddress() -> UInt {
         var marker: UInt8 = 0
         return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+    }
+
+    /// A thread-specific slot for each thread's stack bound: finding it can be slow (on Linux, for the
+    /// main thread, glibc reads /proc/self/maps), and evaluations are many.
+    private static let boundKey: pthread_key_t? = {
+        var key = pthread_key_t()
+        return pthread_key_create(&key, nil) == 0 ? key : nil
+    }()
+
+    private static func cachedLowBound(near current: UInt) -> UInt {
+        if let key = boundKey, let stored = pthread_getspecific(key) { return UInt(bitPattern: stored) }
+        let bound = stackLowBound(near: current)
+        if let key = boundKey { _ = pthread_setspecific(key, UnsafeRawPointer(bitPattern: bound)) }
+        return bound
     }
 
     /// The lowest address of the current thread's stack (stacks grow down on every supported platform).

@@ -12,15 +12,15 @@ public struct FHIRPathStaticType: Sendable, CustomStringConvertible {
     static func system(_ name: String) -> FHIRPathStaticType { FHIRPathStaticType(types: ["System." + name], isSingleton: true) }
     static let boolean = system("Boolean")
 
-    /// `HumanName*`, `System.Boolean`, `Quantity | string`, `any*`; `*` marks a collection.
+    /// `HumanName*`, `System.Boolean`, `Quantity | string`, `CarePlan.activity*`, `any*`; `*` marks a
+    /// collection.
     public var description: String {
         let names = types.map { $0.isEmpty ? "empty" : $0.sorted().map(Self.displayName).joined(separator: " | ") } ?? "any"
         return names + (isSingleton ? "" : "*")
     }
 
-    static func displayName(_ type: String) -> String {
-        type.contains(".") && !type.hasPrefix("System.") ? "BackboneElement(\(type))" : type
-    }
+    /// A type as shown in messages: a backbone element by its definition path (`CarePlan.activity`).
+    static func displayName(_ type: String) -> String { type }
 
     func union(_ other: FHIRPathStaticType) -> FHIRPathStaticType {
         guard let mine = types, let theirs = other.types else { return FHIRPathStaticType(types: nil, isSingleton: false) }
@@ -300,6 +300,8 @@ public struct FHIRPathStaticChecker {
             return .any
         case .union, .combine:
             return input.union(argumentTypes.first ?? .any)
+        case .coalesce:
+            return argumentTypes.dropFirst().reduce(argumentTypes.first ?? .any) { $0.union($1) }
         case .iif:
             if options.strict, let criterion = argumentTypes.first, let types = criterion.types, !types.isEmpty,
                !types.contains(where: { $0 == "System.Boolean" || $0 == "boolean" }) {

@@ -35,7 +35,7 @@ enum FHIRPathTypes {
         if let parent = primitiveParent[type] { return isType(parent, derivedFrom: base, metadata: metadata) }
         if isPrimitive(type) { return false }
         if base == "Quantity" && quantityTypes.contains(type) { return true }
-        if base == "BackboneElement" && type.contains(".") { return true }
+        if base == "BackboneElement" && type.utf8.contains(UInt8(ascii: ".")) { return true }
         if metadata.isType(type, derivedFrom: base) { return true }
         if base == "Resource" || base == "DomainResource" {
             return metadata.isResourceType(type) && (base == "Resource" || !["Bundle", "Parameters", "Binary"].contains(type))

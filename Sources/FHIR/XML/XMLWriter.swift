@@ -63,42 +63,80 @@ struct XMLWriter {
         let context: String?
     }
 
+    /// What the writer needs of a child's definition, looked up once per context and name.
+    private struct ChildInfo {
+        let order: Int
+        let representation: ElementInfo.Representation
+        let type: String
+    }
+
+    private struct ContextAndName: Hashable {
+        let context: String
+        let name: String
+    }
+
+    private var infoCache: [ContextAndName: ChildInfo?] = [:]
+    /// Placements of the elements being written, innermost last (reused: no allocation per element).
+    private var placements: [Placement] = []
+
+    private mutating func info(_ name: String, of context: String?) -> ChildInfo? {
+        guard let context else { return nil }
+        let key = ContextAndName(context: context, name: name)
+        if let cached = infoCache[key] { return cached }
+        let info = metadata.child(name, of: context).map {
+            ChildInfo(order: $0.info.order, representation: $0.info.representation, type: $0.type)
+        }
+        infoCache[key] = info
+        return info
+    }
+
     /// Finishes the start tag of `element` (attributes, value) and writes its children in definition
     /// order and its end tag, or `/>` when it has no child elements.
     private mutating func writeContent(of element: Element, name: String, context: String?, isResource: Bool, depth: Int) {
-        var placements: [Placement] = []
-        placements.reserveCapacity(element.children.count)
+        let base = placements.count
         var needsSort = false
         var previousOrder = Int.min
-        for index in element.children.indices {
-            let child = element.children[index]
-            let resolved = context.flatMap { metadata.child(child.name, of: $0) }
-            if isAttribute(child, resolved: resolved, ownerIsResource: isResource, ownerName: name) {
-                writeAttribute(child.name, child.value ?? "")
-                continue
+        var previousName: String?
+        var childInfo: ChildInfo?
+        // Through the buffer, children are read in place rather than copied out one by one.
+        element.children.withUnsafeBufferPointer { children in
+            for index in children.indices {
+                // Repeated elements are siblings: one lookup serves the whole run.
+                if children[index].name != previousName {
+                    childInfo = info(children[index].name, of: context)
+                    previousName = children[index].name
+                }
+                if isAttribute(children[index], info: childInfo, ownerIsResource: isResource, ownerName: name) {
+                    writeAttribute(children[index].name, children[index].value ?? "")
+                    continue
+                }
+                // Unknown elements keep their place after the known ones, in document order.
+                let order = childInfo?.order ?? Int.max
+                if order < previousOrder { needsSort = true }
+                previousOrder = order
+                placements.append(Placement(
+                    index: index, order: order, isXHTML: isXHTML(children[index], info: childInfo), context: childInfo?.type
+                ))
             }
-            // Unknown elements keep their place after the known ones, in document order.
-            let order = resolved?.info.order ?? Int.max
-            if order < previousOrder { needsSort = true }
-            previousOrder = order
-            placements.append(Placement(
-                index: index, order: order, isXHTML: isXHTML(child, resolved: resolved), context: resolved?.type
-            ))
         }
         if let value = element.value {
             writeAttribute("value", value)
         }
-        if placements.isEmpty {
+        if placements.count == base {
             output.append(contentsOf: "/>".utf8)
             return
         }
         if needsSort {
-            placements.sort { ($0.order, $0.index) < ($1.order, $1.index) }
+            placements[base...].sort { ($0.order, $0.index) < ($1.order, $1.index) }
         }
         output.append(UInt8(ascii: ">"))
-        for placement in placements {
-            writeElement(element.children[placement.index], placement: placement, depth: depth + 1)
+        element.children.withUnsafeBufferPointer { children in
+            for position in base..<placements.count {
+                let placement = placements[position]
+                writeElement(children[placement.index], placement: placement, depth: depth + 1)
+            }
         }
+        placements.removeSubrange(base...)
         newline(depth)
         closeTag(name)
     }
@@ -128,9 +166,9 @@ struct XMLWriter {
     // MARK: Representation
 
     /// `id` of an element and `url` of an Extension are attributes; so is anything the metadata marks so.
-    private func isAttribute(_ child: Element, resolved: ResolvedChild?, ownerIsResource: Bool, ownerName: String) -> Bool {
+    private func isAttribute(_ child: Element, info: ChildInfo?, ownerIsResource: Bool, ownerName: String) -> Bool {
         guard child.value != nil, child.children.isEmpty, child.resourceType == nil else { return false }
-        if let resolved { return resolved.info.representation == .xmlAttribute }
+        if let info { return info.representation == .xmlAttribute }
         switch child.name {
         case "id": return !ownerIsResource
         case "url": return ownerName == "extension" || ownerName == "modifierExtension"
@@ -138,9 +176,9 @@ struct XMLWriter {
         }
     }
 
-    private func isXHTML(_ element: Element, resolved: ResolvedChild?) -> Bool {
+    private func isXHTML(_ element: Element, info: ChildInfo?) -> Bool {
         guard element.resourceType == nil else { return false }
-        if let resolved { return resolved.info.representation == .xhtml }
+        if let info { return info.representation == .xhtml }
         return element.name == "div" && element.children.isEmpty && (element.value?.hasPrefix("<") ?? false)
     }
 
