@@ -90,6 +90,7 @@ final class FHIRPathEvaluationTests: XCTestCase {
             ("(1 'kg' + 500 'g').toString()", "1.5 'kg'"), ("@2024-01-31 + 1 month", "@2024-02-29"),
             ("@2024-03-01T10:00:00Z - 90 minutes", "@2024-03-01T08:30:00Z"), ("today() > @2000-01-01", "true"),
             ("@2024 = @2024-01", ""), ("5.5 'mg'.toQuantity('g')", "0.0055 'g'"),
+            ("coalesce({}, 'b', 'c')", "b"), ("coalesce({}, {})", ""),
             ("1.587.lowBoundary(2)", "1.58"), ("1.587.highBoundary(2)", "1.59"), ("(-1.587).lowBoundary(2)", "-1.59"),
         ]
         for (expression, expected) in cases {

@@ -180,18 +180,26 @@ final class FHIRPathEvaluator {
     enum TypeTest { case `is`, `as`, ofType }
 
     func typeTest(_ test: TypeTest, _ input: [FHIRPathValue], _ type: FHIRPathTypeSpecifier, node: FHIRPathNode) throws -> [FHIRPathValue] {
-        guard FHIRPathTypes.isKnown(type, metadata: metadata) else {
-            throw fail("unknown type '\(type)'", node)
+        // Whether the type exists matters only when nothing matched (a match proves it does).
+        func requireKnownType() throws {
+            guard FHIRPathTypes.isKnown(type, metadata: metadata) else { throw fail("unknown type '\(type)'", node) }
         }
         switch test {
         case .is:
-            guard let item = try singleton(input, node) else { return [] }
-            return [.boolean(FHIRPathTypes.matches(item, type, exact: false, metadata: metadata))]
+            guard let item = try singleton(input, node) else { try requireKnownType(); return [] }
+            let matches = FHIRPathTypes.matches(item, type, exact: false, metadata: metadata)
+            if !matches { try requireKnownType() }
+            return [.boolean(matches)]
         case .as:
-            guard let item = try singleton(input, node) else { return [] }
-            return FHIRPathTypes.matches(item, type, exact: true, metadata: metadata) ? [item] : []
+            guard let item = try singleton(input, node), FHIRPathTypes.matches(item, type, exact: true, metadata: metadata) else {
+                try requireKnownType()
+                return []
+            }
+            return [item]
         case .ofType:
-            return input.filter { FHIRPathTypes.matches($0, type, exact: true, metadata: metadata) }
+            let result = input.filter { FHIRPathTypes.matches($0, type, exact: true, metadata: metadata) }
+            if result.isEmpty { try requireKnownType() }
+            return result
         }
     }
 }

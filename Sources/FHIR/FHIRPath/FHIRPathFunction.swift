@@ -6,7 +6,7 @@ enum FHIRPathFunction: String, CaseIterable, Sendable {
     case empty, exists, all, allTrue, anyTrue, allFalse, anyFalse, subsetOf, supersetOf, count, distinct,
         isDistinct
     // Filtering and projection
-    case `where`, select, `repeat`, repeatAll, ofType
+    case `where`, select, `repeat`, repeatAll, ofType, coalesce
     // Subsetting
     case single, first, last, tail, skip, take, intersect, exclude
     // Combining
@@ -61,6 +61,8 @@ enum FHIRPathFunction: String, CaseIterable, Sendable {
             return 2...3
         case .sort:
             return 0...16
+        case .coalesce:
+            return 1...16
         }
     }
 

@@ -9,7 +9,7 @@ extension FHIRPathEvaluator {
         case .empty, .exists, .all, .allTrue, .anyTrue, .allFalse, .anyFalse, .subsetOf, .supersetOf, .count,
              .distinct, .isDistinct, .not:
             return try existence(function, node: node, input: input, arguments: arguments, scope: scope)
-        case .where, .select, .repeat, .repeatAll, .single, .first, .last, .tail, .skip, .take, .intersect,
+        case .where, .select, .repeat, .repeatAll, .coalesce, .single, .first, .last, .tail, .skip, .take, .intersect,
              .exclude, .union, .combine, .aggregate, .sum, .min, .max, .avg, .sort:
             return try collection(function, node: node, input: input, arguments: arguments, scope: scope)
         case .ofType:
@@ -123,6 +123,13 @@ extension FHIRPathEvaluator {
                 frontier = next
             }
             return output
+        case .coalesce:
+            // The first argument that is not empty; the later ones are not evaluated.
+            for argumentNode in arguments {
+                let value = try argument(argumentNode, scope)
+                if !value.isEmpty { return value }
+            }
+            return []
         case .single:
             return try singleton(input, node).map { [$0] } ?? []
         case .first:

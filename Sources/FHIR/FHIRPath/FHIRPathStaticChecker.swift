@@ -300,6 +300,8 @@ public struct FHIRPathStaticChecker {
             return .any
         case .union, .combine:
             return input.union(argumentTypes.first ?? .any)
+        case .coalesce:
+            return argumentTypes.dropFirst().reduce(argumentTypes.first ?? .any) { $0.union($1) }
         case .iif:
             if options.strict, let criterion = argumentTypes.first, let types = criterion.types, !types.isEmpty,
                !types.contains(where: { $0 == "System.Boolean" || $0 == "boolean" }) {
