@@ -33,7 +33,7 @@ final class EntityRowCodec {
         case .patient: return ["id"]
         case .carePlan: return ["id", "patientUUID", "patientID"]
         case .contact, .task: return ["id", "carePlanUUID", "carePlanID"]
-        case .outcome: return ["taskUUID", "taskID", "occurrenceIndex", "eventStart", "timezone"]
+        case .outcome: return ["taskUUID", "taskID", "occurrenceIndex", "eventStart", "timezone", "versionNumber"]
         }
     }
 
@@ -88,7 +88,7 @@ final class EntityRowCodec {
         case .contact(let value): return [value.id, value.carePlanUUID, value.carePlanID]
         case .task(let value): return [value.id, value.carePlanUUID, value.carePlanID]
         case .outcome(let value):
-            return [value.taskUUID, value.taskID, value.taskOccurrenceIndex, eventStart?.storeSeconds, value.timezone.identifier]
+            return [value.taskUUID, value.taskID, value.taskOccurrenceIndex, eventStart?.storeSeconds, value.timezone.identifier, 0]
         }
     }
 

@@ -156,10 +156,10 @@ extension SQLiteStore: Store {
             let chunk = rowIDs[start..<min(start + 500, rowIDs.count)]
             start += chunk.count
             let rows = try Row.fetchCursor(
-                db, sql: """
+                try db.cachedStatement(sql: """
                     SELECT * FROM outcomeValue WHERE outcomeRowID IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
                     ORDER BY outcomeRowID, position
-                    """,
+                    """),
                 arguments: StatementArguments(Array(chunk)))
             while let row = try rows.next() {
                 guard let rowID: Int64 = row["outcomeRowID"], let value = EntityRowCodec.outcomeValue(row) else { continue }

@@ -47,6 +47,7 @@ enum StoreSchema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1 care entities", migrate: createCareEntities)
         migrator.registerMigration("v1 staging tables", migrate: createStagingTables)
+        migrator.registerMigration("v2 outcome version numbers", migrate: numberOutcomeVersions)
         return migrator
     }
 
@@ -137,6 +138,25 @@ enum StoreSchema {
         t.column("contentHash", .text)
         // The entity's other fields, in CareModel's JSON encoding (NULL when there is nothing more).
         t.column("payload", .blob)
+    }
+
+    /// Numbers the versions of each outcome (0 for the first) and makes the task/date index unique on
+    /// that number: a second first version of an outcome, which `add` must refuse, is then refused by the
+    /// index itself, and adding an outcome needs no lookup before its insert.
+    private static func numberOutcomeVersions(_ db: Database) throws {
+        try db.alter(table: Table.outcome) { t in
+            t.add(column: "versionNumber", .integer).notNull().defaults(to: 0)
+        }
+        try db.execute(sql: """
+            UPDATE outcome SET versionNumber = (
+                SELECT count(*) FROM outcome AS earlier
+                WHERE earlier.taskUUID = outcome.taskUUID AND earlier.occurrenceIndex = outcome.occurrenceIndex
+                  AND earlier.rowID < outcome.rowID)
+            """)
+        try db.drop(index: "outcome_by_task_date")
+        try db.create(
+            index: "outcome_by_task_date_version", on: Table.outcome,
+            columns: ["taskUUID", "eventStart", "occurrenceIndex", "versionNumber"], unique: true)
     }
 
     /// Raw resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.
