@@ -72,6 +72,9 @@ struct OccurrenceRule: Sendable {
                 }
                 progression = .linear(.days(Int(days)), clamp: .none)
             }
+        } else if !monthsOrYears, !isAllDay, steps.weeks <= 1_000, steps.days <= 10_000, Self.hasConstantOffset(calendar) {
+            // Without clock changes a day is always 86,400 s: weeks, days and time are elapsed time too.
+            progression = .fixed(seconds: Double(steps.weeks) * 604_800 + Double(steps.days) * 86_400 + steps.timeSeconds)
         } else if !monthsOrYears {
             if isAllDay {
                 let extraDays = (steps.timeSeconds / 86_400).rounded(.down)
@@ -97,6 +100,14 @@ struct OccurrenceRule: Sendable {
             approximateSeconds = steps.approximateSeconds
             keepsTimeOfDay = false
         }
+    }
+
+    /// Whether `calendar` is Gregorian in a zone whose offset from UTC never changes (UTC, GMT, a fixed
+    /// offset), where adding days is adding multiples of 86,400 seconds.
+    static func hasConstantOffset(_ calendar: Calendar) -> Bool {
+        let zone = calendar.timeZone
+        return calendar.identifier == .gregorian && zone.nextDaylightSavingTimeTransition(after: .distantPast) == nil
+            && zone.secondsFromGMT(for: .distantPast) == zone.secondsFromGMT(for: .distantFuture)
     }
 
     /// CareKit's step: the start of the occurrence after the one starting at `eventStart`; `nil` if the

@@ -87,6 +87,16 @@ public struct Schedule: Sendable, Hashable {
         return events
     }
 
+    /// The start of the event with schedule-wide occurrence index `occurrence`, or `nil` if there is none:
+    /// ``event(occurrence:)``'s start, without building the event (a store checks this once per outcome).
+    public func eventStart(occurrence: Int) -> Date? {
+        // `elements[0]` read in place: copying an element costs more than the arithmetic.
+        guard elements.count == 1 else { return event(occurrence: occurrence)?.start }
+        guard let start = elements[0].startOfOccurrence(occurrence) else { return nil }
+        if let end = elements[0].end, start >= end { return nil }
+        return start
+    }
+
     /// The event with schedule-wide occurrence index `occurrence`, or `nil` if there is none.
     public func event(occurrence: Int) -> ScheduleEvent? {
         if elements.count == 1, let element = elements.first {

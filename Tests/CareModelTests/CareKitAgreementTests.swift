@@ -150,6 +150,27 @@ final class CareKitAgreementTests: XCTestCase {
         print("CareKit agreement: \(checked) occurrence lookups")
     }
 
+    /// In a zone whose offset never changes, days and weeks are stepped as elapsed time (no calendar
+    /// call): the starts must still be CareKit's.
+    func testConstantOffsetZonesAgreeWithCareKit() throws {
+        let zones = [TimeZone.gmt, TimeZone(identifier: "UTC"), TimeZone(secondsFromGMT: 5 * 3600 + 1800)].compactMap { $0 }
+        var checked = 0
+        for zone in zones {
+            for item in try cases(in: zone) {
+                let reference = ReferenceEvents.starts(of: item.element, before: Self.limit)
+                let stride = max(1, reference.count / 11)
+                for n in Swift.stride(from: reference.count - 1, through: 0, by: -stride) {
+                    XCTAssertEqual(item.element.event(atLocalOccurrence: n)?.start, reference[n], "\(zone.identifier) \(item.name) #\(n)")
+                    XCTAssertEqual(item.element.firstOccurrence(startingAtOrAfter: reference[n], strictlyAfter: false), n)
+                    XCTAssertEqual(item.element.firstOccurrence(startingAtOrAfter: reference[n], strictlyAfter: true), n + 1)
+                    checked += 1
+                }
+            }
+        }
+        print("CareKit agreement in constant-offset zones: \(checked) occurrence lookups")
+        XCTAssertGreaterThan(checked, 100)
+    }
+
     func testSeveralElementsNumberedAcrossAgreeWithCareKit() throws {
         let zone = Self.newYork
         let schedule = try Schedule(composing: try cases(in: zone).filter {

@@ -59,15 +59,40 @@ public struct StoreBenchmark {
             path: path, options: SQLiteStore.Options(cacheMiB: c.cacheMiB, walCheckpointPages: c.walCheckpointPages))
         let data = SyntheticCareData(patients: c.patients, tasksPerPatient: c.tasksPerPatient, days: c.days)
         let existing = try store.statistics()
+        var insertRate: Double?
         if (existing.entities[.patient]?.versions ?? 0) > 0 {
             report("store \(path) already holds data: insert phase skipped, queries run on what it holds")
         } else {
-            try insert(data, into: store)
+            insertRate = try insert(data, into: store)
         }
-        try measureQueries(store, data)
+        let (indexed, scan) = try measureQueries(store, data)
+        summarize(data, insertRate: insertRate, indexed: indexed, scan: scan)
     }
 
-    private func insert(_ data: SyntheticCareData, into store: SQLiteStore) throws {
+    /// The acceptance figures of issue 3, beside the measured ones.
+    static let targetOutcomesPerSecond = 100_000
+    static let targetP99Milliseconds = 5.0
+    static let acceptanceOutcomes = 7_300_000
+
+    /// The measured figures beside the targets and the table-scan baseline, in a few lines.
+    private func summarize(_ data: SyntheticCareData, insertRate: Double?, indexed: Latency, scan: Latency?) {
+        let scale = data.totalOutcomes >= Self.acceptanceOutcomes
+            ? "at the acceptance scale (\(Self.grouped(data.totalOutcomes)) outcomes)"
+            : "at \(Self.grouped(data.totalOutcomes)) outcomes, below the acceptance scale of \(Self.grouped(Self.acceptanceOutcomes)): figures are not comparable"
+        report("summary \(scale):")
+        if let insertRate {
+            let verdict = Int(insertRate) >= Self.targetOutcomesPerSecond ? "meets" : "MISSES"
+            report("  insert:           \(Self.grouped(Int(insertRate))) outcomes/s; target at least \(Self.grouped(Self.targetOutcomesPerSecond)): \(verdict)")
+        }
+        let verdict = indexed.p99 < Self.targetP99Milliseconds ? "meets" : "MISSES"
+        report("  events of a day:  indexed p50 \(Self.millis(indexed.p50)), p99 \(Self.millis(indexed.p99)); target p99 under \(Self.millis(Self.targetP99Milliseconds)): \(verdict)")
+        if let scan {
+            report("  baseline (scan):  p50 \(Self.millis(scan.p50)), p99 \(Self.millis(scan.p99)): the index is \(Self.grouped(Int(scan.p50 / max(indexed.p50, 1e-9))))x faster at p50")
+        }
+    }
+
+    /// Inserts the entities, then the outcomes in batches; returns outcomes per second.
+    private func insert(_ data: SyntheticCareData, into store: SQLiteStore) throws -> Double {
         let c = configuration
         report("generating \(c.patients) patients x \(c.tasksPerPatient) tasks x \(c.days) days = \(Self.grouped(data.totalOutcomes)) outcomes into \(path)")
         let entities = try data.entityBatch()
@@ -101,11 +126,16 @@ public struct StoreBenchmark {
             }
         }
         report("insert outcomes: \(Self.grouped(inserted)) in \(batches) batches of \(Self.grouped(c.patients * c.tasksPerPatient * step)): \(Self.seconds(insertSeconds)), \(Self.grouped(Int(Double(inserted) / max(insertSeconds, 1e-9)))) outcomes/s (each with one value); \(Self.grouped(Int(Double(inserted) / max(cpuSeconds, 1e-9)))) outcomes per CPU-second")
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        report("store file: \(Self.grouped(bytes / 1_000_000)) MB")
+        // Pages not yet checkpointed are still in the write-ahead log beside the file.
+        let bytes = [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        }
+        report("store file and its WAL: \(Self.grouped(bytes / 1_000_000)) MB")
+        return Double(inserted) / max(insertSeconds, 1e-9)
     }
 
-    private func measureQueries(_ store: SQLiteStore, _ data: SyntheticCareData) throws {
+    /// Times the indexed query, then the table scan (nil when no scan queries are asked for).
+    private func measureQueries(_ store: SQLiteStore, _ data: SyntheticCareData) throws -> (Latency, Latency?) {
         let c = configuration
         var random = SeededRandom(seed: 42)
         func pick() -> (String, DateInterval) {
@@ -141,10 +171,11 @@ public struct StoreBenchmark {
             let viaIndex = try store.events(patientID: patient, in: day)
             agree = agree && events == viaIndex
         }
-        guard !scanned.isEmpty else { return }
+        guard !scanned.isEmpty else { return (fast, nil) }
         let slow = Latency(scanned)
         report("same query as a plain table scan, NOT INDEXED (\(slow.count) queries): p50 \(Self.millis(slow.p50)), p99 \(Self.millis(slow.p99)), mean \(Self.millis(slow.mean))")
         report("indexed vs scan: \(Self.grouped(Int(slow.p50 / max(fast.p50, 1e-9))))x faster at p50; results \(agree ? "agree" : "DIFFER")")
+        return (fast, slow)
     }
 
     static func grouped(_ value: Int) -> String {

@@ -43,6 +43,10 @@ struct BatchWriter {
     private(set) var taskVersionsFetched: [UUID: TaskVersionCache.Version] = [:]
     /// The task versions this batch changed (a later version or a tombstone was appended).
     private(set) var taskVersionsChanged: Set<UUID> = []
+    /// The task version looked up last.
+    private var lastTaskVersion: (uuid: UUID, version: TaskVersion)?
+    /// The outcome INSERT, prepared once per batch (GRDB's statement cache hashes the SQL on each use).
+    private var outcomeInsert: Statement?
 
     init(db: Database, now: Date, codec: EntityRowCodec, taskCache: TaskVersionCache) {
         self.db = db
@@ -73,6 +77,117 @@ struct BatchWriter {
         case .deadLetter(let letter):
             summary.deadLetterIDs.append(try SQLiteStore.add(letter, in: db))
         }
+    }
+
+    // MARK: Runs of outcome adds
+
+    /// The shortest run of outcome adds written task by task (``addOutcomes(_:)``); shorter runs gain
+    /// nothing from it and keep batch order.
+    static let sortedRunMinimum = 256
+
+    /// Adds the outcomes of a run of consecutive `.add(.outcome)` changes, writing them task by task rather
+    /// than in batch order.
+    ///
+    /// A large import lists outcomes day by day across many tasks: in that order each insert lands on
+    /// another task's index page, and at millions of rows it waits on memory. Task by task, consecutive
+    /// inserts share index pages. The store ends up the same, the same rows, only their row ids (the order
+    /// `outcomes()` lists them in) follow the tasks. Every check runs in batch order first, and a refused
+    /// duplicate is traced back to batch order, so a bad run fails with the error batch order meets first.
+    mutating func addOutcomes(_ run: ArraySlice<StoreChange>) throws {
+        // What the checks find, in parallel arrays: the outcomes themselves stay in the batch, as copying
+        // one costs more than checking it.
+        var uuids: [UUID] = []
+        var taskIDs: [String] = []
+        var payloads: [Data?] = []
+        var eventStarts: [Date] = []
+        uuids.reserveCapacity(run.count)
+        taskIDs.reserveCapacity(run.count)
+        payloads.reserveCapacity(run.count)
+        eventStarts.reserveCapacity(run.count)
+        for change in run {
+            guard case .add(.outcome(let outcome)) = change else { continue }
+            do {
+                let (task, start) = try ownedOccurrence(of: outcome)
+                let uuid = self.uuids.next()
+                var payload: Data?
+                if EntityRowCodec.hasExtras(outcome.metadata) {
+                    var stored = outcome
+                    stored.taskID = task.task.id
+                    stored.metadata.uuid = uuid
+                    setVersionFields(of: &stored, after: nil)
+                    payload = try extras(of: stored)
+                }
+                uuids.append(uuid)
+                taskIDs.append(task.task.id)
+                payloads.append(payload)
+                eventStarts.append(start)
+            } catch {
+                // In batch order an earlier outcome of the run would have been refused on insert first.
+                throw try firstDuplicate(in: run, eventStarts, existingUpTo: .max) ?? error
+            }
+        }
+        // Each task's outcomes together, in time order (its stretch of the index), the tasks in the order
+        // they first appear: rows of one patient's tasks, which the events of a day read together, stay near
+        // each other in the table.
+        var groups: [UUID: Int] = [:]
+        var keys: [(group: Int, start: Date)] = []
+        keys.reserveCapacity(run.count)
+        for (change, start) in zip(run, eventStarts) {
+            guard case .add(.outcome(let outcome)) = change else { continue }
+            let group = groups[outcome.taskUUID] ?? groups.count
+            if group == groups.count { groups[outcome.taskUUID] = group }
+            keys.append((group, start))
+        }
+        let order = keys.indices.sorted { a, b in
+            let (x, y) = (keys[a], keys[b])
+            if x.group != y.group { return x.group < y.group }
+            if x.start != y.start { return x.start < y.start }
+            return a < b
+        }
+        let rowIDBefore = try Int64.fetchOne(db, sql: "SELECT max(rowID) FROM outcome") ?? 0
+        do {
+            for index in order {
+                guard case .add(.outcome(let outcome)) = run[run.startIndex + index] else { continue }
+                try writeOutcome(
+                    outcome, uuid: uuids[index], taskID: taskIDs[index], payload: payloads[index], after: nil,
+                    eventStart: eventStarts[index])
+            }
+        } catch let refusal as StoreError {
+            guard case .idAlreadyExists = refusal else { throw refusal }
+            throw try firstDuplicate(in: run, eventStarts, existingUpTo: rowIDBefore) ?? refusal
+        }
+        summary.added += uuids.count
+        summary.versionUUIDs.append(contentsOf: uuids)
+    }
+
+    /// The refusal that batch order meets first among the checked outcomes of `run` (as many as `eventStarts`):
+    /// the first one added before the run (a first version with row id up to `existingUpTo`) or earlier in
+    /// the run.
+    private func firstDuplicate(in run: ArraySlice<StoreChange>, _ eventStarts: [Date], existingUpTo rowID: Int64) throws -> StoreError? {
+        struct Key: Hashable {
+            let taskUUID: UUID
+            let eventStart: Date
+            let occurrence: Int
+        }
+        var seen = Set<Key>()
+        let statement = RawStatement(try db.cachedStatement(sql: """
+            SELECT 1 FROM outcome
+            WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND versionNumber = 0 AND rowID <= ?
+            """), in: db)
+        for (change, eventStart) in zip(run, eventStarts) {
+            guard case .add(.outcome(let outcome)) = change else { continue }
+            let duplicate = StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
+            let key = Key(taskUUID: outcome.taskUUID, eventStart: eventStart, occurrence: outcome.taskOccurrenceIndex)
+            if !seen.insert(key).inserted { return duplicate }
+            statement.bind(1, outcome.taskUUID)
+            statement.bind(2, eventStart.storeSeconds)
+            statement.bind(3, outcome.taskOccurrenceIndex)
+            statement.bind(4, rowID)
+            let exists = try statement.step()
+            statement.reset()
+            if exists { return duplicate }
+        }
+        return nil
     }
 
     // MARK: Versioning
@@ -154,8 +269,8 @@ struct BatchWriter {
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
             let task = try taskVersion(taskUUID)
-            guard let event = task.task.schedule.event(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
-            current = try outcomeTip(taskUUID: taskUUID, eventStart: event.start, occurrence: occurrence)
+            guard let eventStart = task.task.schedule.eventStart(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
+            current = try outcomeTip(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence)
         } else {
             current = try tip(kind, id: id)
         }
@@ -224,23 +339,45 @@ struct BatchWriter {
     /// its values.
     private mutating func insertOutcome(_ outcome: Outcome, after previous: Tip?, eventStart: Date) throws {
         var outcome = outcome
+        setVersionFields(of: &outcome, after: previous)
+        try writeOutcome(
+            outcome, uuid: outcome.metadata.uuid, taskID: outcome.taskID, payload: try extras(of: outcome), after: previous,
+            eventStart: eventStart)
+        summary.versionUUIDs.append(outcome.metadata.uuid)
+    }
+
+    /// Gives `outcome` the store's version fields.
+    private func setVersionFields(of outcome: inout Outcome, after previous: Tip?) {
         outcome.metadata.deletedDate = nil
         outcome.metadata.previousVersionUUIDs = previous.map { [$0.uuid] } ?? []
         outcome.metadata.nextVersionUUIDs = []
         outcome.metadata.createdDate = now
         outcome.metadata.updatedDate = now
-        let payload: Data?
+    }
+
+    /// The JSON of an outcome's rarely used fields (`nil` when it has none).
+    private func extras(of outcome: Outcome) throws -> Data? {
         do {
-            payload = try codec.outcomeExtras(outcome)
+            return try codec.outcomeExtras(outcome)
         } catch {
             throw StoreError.invalidEntity(kind: .outcome, id: outcome.id, reason: "cannot be encoded: \(error)")
         }
-        let metadata = outcome.metadata
-        let provenance = metadata.provenance
-        let row = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertSQL[.outcome] ?? ""), in: db)
+    }
+
+    /// Writes the row and values of a version of `outcome`, with uuid `uuid`, task id `taskID` and the
+    /// store's other version fields (whatever `outcome` holds there), and links it.
+    private mutating func writeOutcome(
+        _ outcome: Outcome, uuid: UUID, taskID: String?, payload: Data?, after previous: Tip?, eventStart: Date
+    ) throws {
+        let provenance = outcome.metadata.provenance
+        if outcomeInsert == nil {
+            outcomeInsert = try db.cachedStatement(sql: EntityRowCodec.insertSQL[.outcome] ?? "")
+        }
+        guard let outcomeInsert else { return }
+        let row = RawStatement(outcomeInsert, in: db)
         // The order of EntityRowCodec.commonColumns, then specificColumns(.outcome).
-        row.bind(1, metadata.uuid)
-        row.bind(2, metadata.effectiveDate.storeSeconds)
+        row.bind(1, uuid)
+        row.bind(2, outcome.metadata.effectiveDate.storeSeconds)
         row.bindNull(3)
         row.bind(4, previous?.uuid)
         row.bind(5, now.storeSeconds)
@@ -253,10 +390,10 @@ struct BatchWriter {
         row.bind(12, provenance?.contentHash)
         row.bind(13, payload)
         row.bind(14, outcome.taskUUID)
-        row.bind(15, outcome.taskID)
+        row.bind(15, taskID)
         row.bind(16, outcome.taskOccurrenceIndex)
         row.bind(17, eventStart.storeSeconds)
-        row.bind(18, timeZoneName(metadata.timezone))
+        row.bind(18, timeZoneName(outcome.metadata.timezone))
         row.bind(19, previous.map { $0.versionNumber + 1 } ?? 0)
         if let first = outcome.values.first {
             row.bind(20, first.type.rawValue)
@@ -292,7 +429,9 @@ struct BatchWriter {
                 try valueRow.execute()
             }
         }
-        try finishInsert(kind: .outcome, id: outcome.id, metadata: metadata, after: previous)
+        try link(
+            kind: .outcome, id: outcome.id, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, provenance: provenance,
+            after: previous)
     }
 
     /// Time zone identifiers, looked up once per zone (reading `identifier` copies a string each time).
@@ -302,19 +441,27 @@ struct BatchWriter {
         return zone.identifier
     }
 
-    /// Links the new version to its predecessor and to the FHIR resource it came from.
+    /// Links the new version to its predecessor and to the FHIR resource it came from, and reports it.
     private mutating func finishInsert(kind: EntityKind, id: String, metadata: EntityMetadata, after previous: Tip?) throws {
+        try link(kind: kind, id: id, uuid: metadata.uuid, effectiveDate: metadata.effectiveDate, provenance: metadata.provenance, after: previous)
+        summary.versionUUIDs.append(metadata.uuid)
+    }
+
+    /// Links the new version to its predecessor and to the FHIR resource it came from. `id` is evaluated
+    /// only for a version with provenance (an outcome's id is formatted from its task uuid).
+    private mutating func link(
+        kind: EntityKind, id: @autoclosure () -> String, uuid: UUID, effectiveDate: Date, provenance: Provenance?, after previous: Tip?
+    ) throws {
         if let previous {
-            try linkForward(StoreSchema.Table.entity(kind), from: previous, to: metadata.uuid, effective: metadata.effectiveDate)
+            try linkForward(StoreSchema.Table.entity(kind), from: previous, to: uuid, effective: effectiveDate)
             if kind == .task { forgetTaskVersion(previous.uuid) }
         }
-        if let provenance = metadata.provenance {
+        if let provenance {
             try SQLiteStore.link(
                 ResourceLink(sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID,
-                             entityKind: kind, entityID: id),
+                             entityKind: kind, entityID: id()),
                 in: db)
         }
-        summary.versionUUIDs.append(metadata.uuid)
     }
 
     private func linkForward(_ table: String, from previous: Tip, to next: UUID, effective: Date) throws {
@@ -426,20 +573,29 @@ struct BatchWriter {
         }
         if task.deleted { throw StoreError.entityDeleted(kind: .task, id: taskID) }
         let index = outcome.taskOccurrenceIndex
-        guard let event = task.task.schedule.event(occurrence: index) else {
+        guard let eventStart = task.task.schedule.eventStart(occurrence: index) else {
             throw StoreError.occurrenceNotFound(taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index)
         }
-        let outsideBefore = event.start < task.effectiveDate
-        let outsideAfter = task.nextEffectiveDate.map { event.start >= $0 } ?? false
+        let outsideBefore = eventStart < task.effectiveDate
+        let outsideAfter = task.nextEffectiveDate.map { eventStart >= $0 } ?? false
         if outsideBefore || outsideAfter {
             throw StoreError.occurrenceOutsideVersion(
-                taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index, eventStart: event.start,
+                taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index, eventStart: eventStart,
                 versionStart: task.effectiveDate, versionEnd: task.nextEffectiveDate)
         }
-        return (task, event.start)
+        return (task, eventStart)
     }
 
     private mutating func taskVersion(_ uuid: UUID) throws -> TaskVersion {
+        // Outcomes of a long run are checked in batch order, but a batch often holds a task's outcomes
+        // one after the other: then most lookups ask for the previous one again.
+        if let last = lastTaskVersion, last.uuid == uuid { return last.version }
+        let version = try readTaskVersion(uuid)
+        lastTaskVersion = (uuid, version)
+        return version
+    }
+
+    private mutating func readTaskVersion(_ uuid: UUID) throws -> TaskVersion {
         if let known = taskVersionsRead[uuid] { return known }
         if !taskVersionsChanged.contains(uuid), let cached = taskCache.version(uuid) {
             taskVersionsRead[uuid] = cached
@@ -459,6 +615,7 @@ struct BatchWriter {
     }
 
     private mutating func forgetTaskVersion(_ uuid: UUID) {
+        lastTaskVersion = nil
         taskVersionsRead[uuid] = nil
         taskVersionsFetched[uuid] = nil
         taskVersionsChanged.insert(uuid)

@@ -75,14 +75,17 @@ final class EntityRowCodec {
 
     /// The JSON of an outcome's rarely used fields, or `nil` when it has none.
     func outcomeExtras(_ outcome: Outcome) throws -> Data? {
-        let metadata = outcome.metadata
-        let hasExtras = metadata.schemaVersion != nil || metadata.groupIdentifier != nil || metadata.tags != nil
-            || metadata.remoteID != nil || metadata.source != nil || metadata.userInfo != nil
-            || metadata.asset != nil || metadata.notes != nil
-        guard hasExtras else { return nil }
+        guard Self.hasExtras(outcome.metadata) else { return nil }
         var stripped = outcome
         stripped.values = []
         return try encoder.encode(stripped)
+    }
+
+    /// Whether an outcome with `metadata` has any of the rarely used fields kept as JSON.
+    static func hasExtras(_ metadata: EntityMetadata) -> Bool {
+        metadata.schemaVersion != nil || metadata.groupIdentifier != nil || metadata.tags != nil
+            || metadata.remoteID != nil || metadata.source != nil || metadata.userInfo != nil
+            || metadata.asset != nil || metadata.notes != nil
     }
 
     /// The kind-specific column values.

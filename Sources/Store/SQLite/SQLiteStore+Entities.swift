@@ -12,8 +12,19 @@ extension SQLiteStore: Store {
         let (summary, read, changed) = try writeTransaction { db in
             taskCache.validate(dataVersion: try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0)
             var writer = BatchWriter(db: db, now: now, codec: EntityRowCodec(), taskCache: taskCache)
-            for change in batch.changes {
-                try writer.apply(change)
+            let changes = batch.changes
+            var position = changes.startIndex
+            while position < changes.endIndex {
+                // A long run of outcome adds (a bulk import) is written task by task.
+                var end = position
+                while end < changes.endIndex, case .add(.outcome) = changes[end] { end += 1 }
+                if end - position >= BatchWriter.sortedRunMinimum {
+                    try writer.addOutcomes(changes[position..<end])
+                } else {
+                    end = max(end, position + 1)
+                    for change in changes[position..<end] { try writer.apply(change) }
+                }
+                position = end
             }
             return (writer.summary, writer.taskVersionsFetched, writer.taskVersionsChanged)
         }
