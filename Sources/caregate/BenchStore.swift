@@ -23,8 +23,8 @@ struct BenchStore: ParsableCommand {
     @Option(name: .long, help: "Days of outcomes.")
     var days = 365
 
-    @Option(name: .long, help: "Days of outcomes per batch (one transaction each).")
-    var daysPerBatch = 1
+    @Option(name: .long, help: "Days of outcomes per batch (one transaction each): a week of 1,000 patients is 140,000 outcomes.")
+    var daysPerBatch = 7
 
     @Option(name: .long, help: "Indexed queries to time.")
     var queries = 1_000
@@ -35,12 +35,15 @@ struct BenchStore: ParsableCommand {
     @Option(name: .long, help: "SQLite page cache in MiB.")
     var cacheMib = 512
 
+    @Option(name: .long, help: "WAL pages before a checkpoint (SQLite's default is 1000).")
+    var walCheckpointPages = 100_000
+
     @Option(name: .long, help: ArgumentHelp("Keep the store in this file (reused, without inserting, when it already holds data); default: a temporary file, removed afterwards.", valueName: "path"))
     var store: String?
 
     func validate() throws {
         guard patients >= 1, tasks >= 1, days >= 1 else { throw ValidationError("--patients, --tasks and --days must be at least 1") }
-        guard daysPerBatch >= 1, queries >= 1, scanQueries >= 0, cacheMib >= 1 else {
+        guard daysPerBatch >= 1, queries >= 1, scanQueries >= 0, cacheMib >= 1, walCheckpointPages >= 1 else {
             throw ValidationError("--days-per-batch, --queries and --cache-mib must be at least 1, --scan-queries at least 0")
         }
     }
@@ -57,6 +60,7 @@ struct BenchStore: ParsableCommand {
         configuration.queries = queries
         configuration.scanQueries = scanQueries
         configuration.cacheMiB = cacheMib
+        configuration.walCheckpointPages = walCheckpointPages
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-bench-\(UUID().uuidString)")
         let path = store ?? folder.appendingPathComponent("bench.sqlite").path
         if store == nil { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }

@@ -17,6 +17,9 @@ struct Convert: ParsableCommand {
             in line order.
             A syntax error is reported as FILE:line:column: message, with exit status 1; nothing is \
             written then (the output file is replaced only when the whole conversion succeeds).
+            A narrative div that is not well-formed XHTML (an HTML entity such as &nbsp;, unbalanced \
+            tags) cannot be written as XML: converting it to XML fails the same way, naming the div's \
+            FHIRPath location (FILE: Patient.text.div: reason).
             """
     )
 
@@ -70,6 +73,10 @@ struct Convert: ParsableCommand {
             throw ExitCode.failure
         } catch let error as FHIRFormat.UnknownFormatError {
             printError("\(inputName):\(error)")
+            throw ExitCode.failure
+        } catch let error as FHIRFormat.NarrativeNotWellFormedError {
+            // FILE:line: for an NDJSON line, as syntax errors are reported.
+            printError("\(inputName):\(error.line.map { "\($0):" } ?? "") \(error.location): \(error.message)")
             throw ExitCode.failure
         } catch {
             printError("\(inputName): \(error)")

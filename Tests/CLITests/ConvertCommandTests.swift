@@ -91,6 +91,26 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertTrue(stdin.stderr.hasPrefix("<stdin>:1:1: not a FHIR document"), stdin.stderr)
     }
 
+    func testNarrativeThatIsNotXHTMLIsRefusedForXML() throws {
+        let patient = #"{"resourceType":"Patient","id":"p","text":{"status":"generated","div":"<div>caf&eacute;&nbsp;</div>"}}"#
+        let bad = try write(patient, to: "nbsp.json")
+        let out = scratch.appendingPathComponent("nbsp.xml")
+        let result = try CLIRunner.run(["convert", bad, "-o", out.path])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.hasPrefix("\(bad): Patient.text.div: the narrative is not well-formed XHTML"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("'&eacute;'"), result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.path))
+        XCTAssertEqual(try CLIRunner.run(["convert", bad, "--to", "xml"]).stdout, "", "nothing on standard output either")
+
+        // JSON to JSON does not need XML.
+        XCTAssertEqual(try CLIRunner.run(["convert", bad, "--to", "json"]).status, 0)
+
+        let ndjson = try write("{\"resourceType\":\"Patient\",\"id\":\"a\"}\n" + patient.replacingOccurrences(of: "<div>", with: "<div><p>") + "\n", to: "p.ndjson")
+        let lines = try CLIRunner.run(["convert", ndjson, "--to", "xml"])
+        XCTAssertEqual(lines.status, 1)
+        XCTAssertTrue(lines.stderr.hasPrefix("\(ndjson):2: Patient.text.div: "), lines.stderr)
+    }
+
     func testMalformedJSONInputsExitOneWithALocation() throws {
         let header = Data(#"{"resourceType":"Binary","data":""#.utf8)
         var invalidUTF8 = header

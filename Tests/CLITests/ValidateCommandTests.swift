@@ -62,6 +62,17 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("\(file): error Patient.colour: unknown element"), result.stdout)
     }
 
+    func testJSONArrayShapeIsChecked() throws {
+        let file = try write("shape.json", #"{"resourceType":"Patient","name":{"family":"Doe"},"gender":["female"]}"#)
+        let result = try CLIRunner.run(["validate", file])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("\(file): error Patient.name: 'name' must be a JSON array"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("\(file): error Patient.gender: 'gender' must be a single JSON value"), result.stdout)
+        // The same content in XML has no shape to get wrong.
+        let xml = try write("shape.xml", #"<Patient xmlns="http://hl7.org/fhir"><name><family value="Doe"/></name><gender value="female"/></Patient>"#)
+        XCTAssertEqual(try CLIRunner.run(["validate", xml]).status, 0)
+    }
+
     func testLenientMakesUnknownElementsWarnings() throws {
         let json = try write("extra.json", #"{"resourceType":"Patient","colour":"blue"}"#)
         let xml = try write("extra.xml", #"<Patient xmlns="http://hl7.org/fhir"><colour value="blue"/></Patient>"#)

@@ -13,7 +13,7 @@ final class ExampleValidationTests: XCTestCase {
         var failures: [String] = []
         for file in files {
             let resource = try FHIRJSON.read(Data(contentsOf: file))
-            let report = StructureValidator().validate(resource)
+            let report = StructureValidator(options: ValidationOptions(checkJSONArrayShape: true)).validate(resource)
             if report.hasErrors {
                 failures.append("\(file.lastPathComponent): " + report.errors.prefix(3).map(\.description).joined(separator: " | "))
             } else {

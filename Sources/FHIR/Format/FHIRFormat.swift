@@ -60,19 +60,33 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
     /// other format: XML for JSON and NDJSON, JSON for XML). NDJSON stays NDJSON when the target is JSON
     /// (and `pretty` then does not apply); it becomes a `collection` Bundle when the target is XML.
     ///
-    /// - Throws: ``FHIRSyntaxError`` with line and column, or ``UnknownFormatError``.
+    /// JSON whose narrative `div` is not one well-formed XHTML element cannot become XML (the writer
+    /// embeds the div as it is): converting it to XML throws ``NarrativeNotWellFormedError`` naming the
+    /// div's location, and nothing is written.
+    ///
+    /// - Throws: ``FHIRSyntaxError`` with line and column, ``UnknownFormatError``, or
+    ///   ``NarrativeNotWellFormedError``.
     public static func convert(_ data: Data, to target: FHIRFormat?, pretty: Bool) throws -> Conversion {
         guard let input = detect(data) else { throw UnknownFormatError() }
         let wanted = target.map { $0 == .ndjson ? .json : $0 } ?? (input == .xml ? .json : .xml)
         switch input {
         case .json, .xml:
             let resource = input == .json ? try FHIRJSON.read(data) : try FHIRXML.read(data)
+            if input == .json, wanted == .xml, let problem = NarrativeXMLCheck.firstProblem(in: resource) {
+                throw problem
+            }
             let output = wanted == .json ? FHIRJSON.write(resource, pretty: pretty) : FHIRXML.write(resource, pretty: pretty)
             return Conversion(input: input, output: wanted, resourceCount: 1, data: output)
         case .ndjson:
             let resources = try FHIRJSON.readNDJSON(data)
             if wanted == .json {
                 return Conversion(input: .ndjson, output: .ndjson, resourceCount: resources.count, data: FHIRJSON.writeNDJSON(resources))
+            }
+            for (record, resource) in resources.enumerated() {
+                if let problem = NarrativeXMLCheck.firstProblem(in: resource) {
+                    throw NarrativeNotWellFormedError(
+                        location: problem.location, line: NarrativeXMLCheck.lineOfRecord(record, in: data), reason: problem.reason)
+                }
             }
             let bundle = collectionBundle(of: resources)
             return Conversion(input: .ndjson, output: .xml, resourceCount: resources.count, data: FHIRXML.write(bundle, pretty: pretty))

@@ -12,8 +12,9 @@ import Foundation
 /// let text = FHIRJSON.write(patient, pretty: true)
 /// ```
 ///
-/// Reading needs no metadata: decimals keep their written text, `_name` siblings are merged into their
-/// primitives, and anything unknown is kept. Writing uses ``FHIRMetadata/r4`` for field order, arrays
+/// Reading keeps everything: decimals keep their written text, `_name` siblings are merged into their
+/// primitives, and anything unknown is kept. Of the metadata it uses only the names of the fields that
+/// hold resources (see ``JSONElementReader``). Writing uses ``FHIRMetadata/r4`` for field order, arrays
 /// and number/boolean primitives (see ``JSONElementWriter``).
 public enum FHIRJSON {
     /// The deepest nesting of objects and arrays accepted.

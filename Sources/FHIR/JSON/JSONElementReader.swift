@@ -2,9 +2,14 @@
 /// ``Element`` trees directly, with no intermediate JSON value tree and no per-byte allocation.
 ///
 /// It enforces the JSON grammar (numbers, escapes, UTF-8, duplicate keys) and the FHIR JSON shape rules it
-/// can see without metadata (a root object with `resourceType`, `_name` siblings matching `name`, no
-/// empty or nested arrays, `null` only inside arrays). Numbers keep their text as written. Every error is a
-/// ``FHIRSyntaxError`` with the line and column of the offending byte.
+/// can see without the element definitions (a root object with `resourceType`, `_name` siblings matching
+/// `name`, no empty or nested arrays, `null` only inside arrays). Numbers keep their text as written. Every
+/// error is a ``FHIRSyntaxError`` with the line and column of the offending byte.
+///
+/// An object is a resource when it is the root or the value of a field that holds resources in R4
+/// (``FHIRMetadata/resourceElementNames``: `contained`, `resource`, `outcome`); anywhere else a
+/// `resourceType` key is an ordinary field (`ExampleScenario.instance.resourceType` is a code). Each element
+/// records whether it was read from a JSON array (``Element/jsonArrayItem``), for validation.
 struct JSONElementReader {
     /// Objects and arrays nested deeper than this are rejected: real FHIR resources stay far below it
     /// (each repeating level costs two: the array and its object), and the recursive descent must not
@@ -13,6 +18,9 @@ struct JSONElementReader {
 
     private let bytes: UnsafePointer<UInt8>
     private let count: Int
+    /// The fields whose object values are resources, besides the root (looked up only when an object
+    /// has a `resourceType` key).
+    private static let resourceFieldNames = FHIRMetadata.r4.resourceElementNames
     private var pos = 0
     private var end = 0
     private var depth = 0
@@ -61,7 +69,7 @@ struct JSONElementReader {
             throw error(at: pos, "the root must be a JSON object with a resourceType, not \(describeValue(at: pos))")
         }
         let open = pos
-        var resource = try readObject(named: "")
+        var resource = try readObject(named: "", inArray: false, isRoot: true)
         guard let type = resource.resourceType else {
             throw error(at: open, "the root object has no resourceType")
         }
@@ -75,8 +83,9 @@ struct JSONElementReader {
 
     // MARK: - Objects and arrays
 
-    /// Reads the object at `pos` into an element named `name`.
-    private mutating func readObject(named name: String) throws(FHIRSyntaxError) -> Element {
+    /// Reads the object at `pos` into an element named `name`; `inArray` when it is an array item, `isRoot`
+    /// for the document's root object (always a resource).
+    private mutating func readObject(named name: String, inArray: Bool, isRoot: Bool = false) throws(FHIRSyntaxError) -> Element {
         let open = pos
         try enterNesting(at: open)
         pos += 1
@@ -90,7 +99,7 @@ struct JSONElementReader {
         if pos < end, bytes[pos] == UInt8(ascii: "}") {
             pos += 1
             depth -= 1
-            return Element(name: name)
+            return Element(name: name, jsonArrayItem: inArray)
         }
         while true {
             skipWhitespace()
@@ -119,7 +128,7 @@ struct JSONElementReader {
 
             let start = stack.count - childBase
             var isArray = false
-            if !isUnderscore && key == "resourceType" {
+            if !isUnderscore && key == "resourceType" && (isRoot || Self.resourceFieldNames.contains(name)) {
                 guard bytes[pos] == UInt8(ascii: "\"") else {
                     throw error(at: pos, "resourceType must be a string, not \(describeValue(at: pos))")
                 }
@@ -152,7 +161,7 @@ struct JSONElementReader {
         }
         fields.removeSubrange(fieldBase...)
         depth -= 1
-        return Element(name: name, resourceType: resourceType, children: children)
+        return Element(name: name, resourceType: resourceType, children: children, jsonArrayItem: inArray)
     }
 
     private mutating func checkDuplicate(
@@ -206,28 +215,28 @@ struct JSONElementReader {
         let byte = bytes[pos]
         switch byte {
         case UInt8(ascii: "{"):
-            stack.push(try readObject(named: name))
+            stack.push(try readObject(named: name, inArray: inArray))
         case UInt8(ascii: "\""):
             if isUnderscore { throw underscoreShape(key) }
-            stack.push(Element(name: name, value: try readString(interned: true, isKey: false), valueKind: .string))
+            stack.push(Element(name: name, value: try readString(interned: true, isKey: false), valueKind: .string, jsonArrayItem: inArray))
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             if isUnderscore { throw underscoreShape(key) }
-            stack.push(Element(name: name, value: try readNumber(), valueKind: .number))
+            stack.push(Element(name: name, value: try readNumber(), valueKind: .number, jsonArrayItem: inArray))
         case UInt8(ascii: "t"):
             if isUnderscore { throw underscoreShape(key) }
             try readLiteral("true")
-            stack.push(Element(name: name, value: "true", valueKind: .boolean))
+            stack.push(Element(name: name, value: "true", valueKind: .boolean, jsonArrayItem: inArray))
         case UInt8(ascii: "f"):
             if isUnderscore { throw underscoreShape(key) }
             try readLiteral("false")
-            stack.push(Element(name: name, value: "false", valueKind: .boolean))
+            stack.push(Element(name: name, value: "false", valueKind: .boolean, jsonArrayItem: inArray))
         case UInt8(ascii: "n"):
             let offset = pos
             try readLiteral("null")
             guard inArray else {
                 throw error(at: offset, "\"\(key)\" is null; FHIR JSON allows null only inside arrays of primitives")
             }
-            stack.push(Element(name: name))
+            stack.push(Element(name: name, jsonArrayItem: true))
         case UInt8(ascii: "["):
             throw error(at: pos, "\"\(key)\" holds an array inside an array, which FHIR JSON does not allow")
         default:

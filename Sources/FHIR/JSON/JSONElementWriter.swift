@@ -9,8 +9,9 @@
 ///   metadata says so (values read from XML are text); text that is not a valid JSON number or boolean is
 ///   quoted instead, so the output is always valid JSON.
 ///
-/// Elements the metadata does not know keep document order, are arrays when repeated (and `extension`
-/// and `modifierExtension` always), and are primitives when they carry a value.
+/// Elements the metadata does not know keep document order, are arrays when repeated or read from a JSON
+/// array (``Element/jsonArrayItem``; `extension` and `modifierExtension` always), and are primitives when
+/// they carry a value.
 struct JSONElementWriter {
     private(set) var output: [UInt8] = []
     private let pretty: Bool
@@ -139,7 +140,8 @@ struct JSONElementWriter {
         }
         let isPrimitive = hasValue || primitiveType != nil
         let isArray = field.count > 1
-            || (field.info?.isArray ?? (field.name == "extension" || field.name == "modifierExtension"))
+            || (field.info?.isArray
+                ?? (children[field.first].jsonArrayItem || field.name == "extension" || field.name == "modifierExtension"))
 
         guard isPrimitive else {
             writeKey(field.name, first: &first)

@@ -28,6 +28,10 @@ public final class FHIRMetadata: Sendable {
     private let elementsByName: [String: [String: ElementInfo]]
     private let concreteResourceTypes: [String]
 
+    /// The names of the elements, in any context, whose type is a resource (`contained`, `resource`,
+    /// `outcome` in R4): where the JSON reader takes an object with a `resourceType` key for a resource.
+    public let resourceElementNames: Set<String>
+
     /// Decodes metadata text in the generator's format.
     init(data: String) {
         let decoded = R4MetadataDecoder(data)
@@ -58,6 +62,13 @@ public final class FHIRMetadata: Sendable {
         }
         childrenByContext = children
         elementsByName = byName
+        var resourceNames: Set<String> = []
+        for elements in decoded.elements.values {
+            for info in elements where info.types.contains(where: { decoded.types[$0]?.kind == .resource }) {
+                resourceNames.insert(info.name)
+            }
+        }
+        resourceElementNames = resourceNames
     }
 
     /// Every concrete resource type name (`"Account"` ... `"VisionPrescription"`).

@@ -19,6 +19,10 @@
 ///   no value whose children carry the id/extension; a slot null in both arrays has neither.
 /// - The narrative `div` is a primitive of kind xhtml whose ``value`` is the XHTML text.
 /// - Choice elements keep their typed name (`valueQuantity`); the metadata maps it to `value[x]`.
+/// - ``jsonArrayItem`` records whether the JSON reader found the element inside a JSON array, so that
+///   validation can report a repeating element written as a single value, or the reverse. It is a fact
+///   about the source text, not about the content: XML input and trees built in code leave it `false`,
+///   and `==` and `hash(into:)` ignore it, so a tree read from JSON equals the same tree read from XML.
 ///
 /// Children are kept in document order; writers put them in definition order using the metadata.
 public struct Element: Hashable, Sendable {
@@ -37,6 +41,10 @@ public struct Element: Hashable, Sendable {
     public var value: String?
     /// The JSON token kind of ``value``; meaningful only when ``value`` is set.
     public var valueKind: ValueKind
+    /// True when the JSON reader read this element as an item of a JSON array (`"name": [{...}]`,
+    /// `"given": ["a"]`, `"_given": [{...}]`), false for a single JSON value, XML input and trees built
+    /// in code. Not part of equality.
+    public var jsonArrayItem: Bool
     /// Set when this element is a resource: `"Patient"`, `"Bundle"`...
     public var resourceType: String?
     /// Child elements in document order (for a resource: its fields; for a primitive: `id`, `extension`).
@@ -47,11 +55,13 @@ public struct Element: Hashable, Sendable {
         value: String? = nil,
         valueKind: ValueKind = .string,
         resourceType: String? = nil,
-        children: [Element] = []
+        children: [Element] = [],
+        jsonArrayItem: Bool = false
     ) {
         self.name = name
         self.value = value
         self.valueKind = valueKind
+        self.jsonArrayItem = jsonArrayItem
         self.resourceType = resourceType
         self.children = children
     }
@@ -77,5 +87,21 @@ public struct Element: Hashable, Sendable {
     /// The value of the first child with the given name (`resource.childValue("id")`).
     public func childValue(_ name: String) -> String? {
         child(named: name)?.value
+    }
+
+    /// Equal content: name, value, value kind, resource type and children. ``jsonArrayItem`` is left out,
+    /// being a detail of the JSON text the element was read from.
+    public static func == (lhs: Element, rhs: Element) -> Bool {
+        lhs.name == rhs.name && lhs.value == rhs.value && lhs.valueKind == rhs.valueKind
+            && lhs.resourceType == rhs.resourceType && lhs.children == rhs.children
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(value)
+        hasher.combine(valueKind)
+        hasher.combine(resourceType)
+        hasher.combine(children)
     }
 }

@@ -28,8 +28,9 @@ public struct DocumentValidator: Sendable {
     /// Validates the resources of `data`, read from `source` (a file name, or `-` for standard input).
     public func validate(_ data: Data, source: String) -> [Result] {
         let document = FHIRDocument.read(data)
+        let isJSON = document.format == .json || document.format == .ndjson
         let validator = StructureValidator(options: ValidationOptions(
-            strict: strict, checkJSONValueKinds: document.format != .xml))
+            strict: strict, checkJSONValueKinds: isJSON, checkJSONArrayShape: isJSON))
         return document.entries.map { entry in
             switch entry.result {
             case .success(let resource):

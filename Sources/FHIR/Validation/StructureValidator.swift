@@ -125,6 +125,9 @@ struct ValidationWalk {
                 }
             }
             var childPath = path + "." + child.name
+            if options.checkJSONArrayShape, child.jsonArrayItem != info.isArray, counts[info.path] == 1 {
+                reportArrayShape(of: child, info: info, at: childPath)
+            }
             if info.isArray {
                 let index = indexes[child.name, default: 0]
                 indexes[child.name] = index + 1
@@ -144,6 +147,16 @@ struct ValidationWalk {
                        "max allowed = \(max), but found \(count) (\(info.path))", at: path + "." + info.name)
             }
         }
+    }
+
+    /// A JSON array for an element with max 1, or a single JSON value for one that repeats; reported once
+    /// per field, at the field.
+    private mutating func reportArrayShape(of child: Element, info: ElementInfo, at path: String) {
+        let maximum = info.max.map(String.init) ?? "*"
+        let message = info.isArray
+            ? "'\(child.name)' must be a JSON array, not a single value: \(info.path) repeats (max \(maximum))"
+            : "'\(child.name)' must be a single JSON value, not an array: \(info.path) does not repeat (max 1)"
+        report(.error, .structure, message, at: path)
     }
 
     private mutating func reportUnknown(_ child: Element, context: String, path: String) {
@@ -169,17 +182,8 @@ struct ValidationWalk {
             visitResource(element, path: path, isContained: resolved.info.name == "contained")
             return
         }
-        if let resourceType = element.resourceType {
-            // A datatype or backbone with an element named resourceType (ExampleScenario.instance) reads
-            // like a resource from JSON; that field is then an ordinary child.
-            guard metadata.child("resourceType", of: resolved.type) != nil else {
-                report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))", at: path)
-                return
-            }
-            var plain = element
-            plain.resourceType = nil
-            plain.children.insert(Element(name: "resourceType", value: resourceType), at: 0)
-            visitElement(plain, as: resolved, path: path)
+        if element.resourceType != nil {
+            report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))", at: path)
             return
         }
         if let primitive = metadata.primitiveType(of: resolved.type) {

@@ -150,17 +150,38 @@ struct XMLWriter {
     }
 
     /// The narrative as written, with the XHTML namespace declared if the text lacks it (JSON from
-    /// careless producers), so that the div does not fall into the FHIR namespace.
-    private mutating func writeXHTML(_ xhtml: String) {
-        let firstTagEnd = xhtml.firstIndex(of: ">") ?? xhtml.endIndex
-        let firstTag = xhtml[..<firstTagEnd]
-        if xhtml.hasPrefix("<div"), !firstTag.contains("xmlns=") {
-            let afterName = xhtml.index(xhtml.startIndex, offsetBy: 4)
+    /// careless producers), so that the div does not fall into the FHIR namespace. Whitespace before the
+    /// div is not part of it and is dropped. The text is embedded unchanged, so it must be well-formed:
+    /// `FHIRFormat.convert` checks that first (``XHTMLChecker/xmlProblem(in:)``).
+    private mutating func writeXHTML(_ text: String) {
+        let xhtml = text.utf8.drop { Self.isXMLSpace($0) }
+        if xhtml.starts(with: "<div".utf8), !Self.declaresDefaultNamespace(startTag: xhtml) {
             output.append(contentsOf: #"<div xmlns="http://www.w3.org/1999/xhtml""#.utf8)
-            output.append(contentsOf: xhtml[afterName...].utf8)
+            output.append(contentsOf: xhtml.dropFirst(4))
         } else {
-            output.append(contentsOf: xhtml.utf8)
+            output.append(contentsOf: xhtml)
         }
+    }
+
+    /// True when the start tag at the beginning of `tag` has an `xmlns` attribute (`xmlns="…"`,
+    /// `xmlns = '…'`); prefixed declarations (`xmlns:x`) and text inside attribute values do not count.
+    private static func declaresDefaultNamespace(startTag tag: Substring.UTF8View) -> Bool {
+        var rest = tag.drop { !isXMLSpace($0) && $0 != UInt8(ascii: ">") && $0 != UInt8(ascii: "/") }
+        while true {
+            rest = rest.drop { isXMLSpace($0) }
+            guard let first = rest.first, first != UInt8(ascii: ">"), first != UInt8(ascii: "/") else { return false }
+            let name = rest.prefix { !isXMLSpace($0) && $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: ">") }
+            if name.elementsEqual("xmlns".utf8) { return true }
+            rest = rest.dropFirst(name.count).drop { isXMLSpace($0) }
+            guard rest.first == UInt8(ascii: "=") else { return false }
+            rest = rest.dropFirst().drop { isXMLSpace($0) }
+            guard let quote = rest.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return false }
+            rest = rest.dropFirst().drop { $0 != quote }.dropFirst()
+        }
+    }
+
+    private static func isXMLSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
     // MARK: Representation

@@ -30,6 +30,8 @@ struct BatchWriter {
         let effectiveDate: Date
         let deletedDate: Date?
         let contentHash: String?
+        /// For outcomes: the version's number in its chain (0 for the first).
+        var versionNumber = 0
     }
 
     /// What outcome checks need of a task version.
@@ -77,10 +79,8 @@ struct BatchWriter {
 
     private mutating func add(_ entity: CareEntity) throws {
         if case .outcome(var outcome) = entity {
+            // An outcome that exists already is refused by the unique index on its first version.
             let (task, start) = try ownedOccurrence(of: outcome)
-            if try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex) != nil {
-                throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
-            }
             outcome.taskID = task.task.id
             // Outcome versions get their uuid from the store, as in CareKit's store.
             outcome.metadata.uuid = uuids.next()
@@ -166,14 +166,16 @@ struct BatchWriter {
         }
         // The tombstone is a copy of the tip, in effect and deleted from `date`.
         let table = StoreSchema.Table.entity(kind)
+        let set = ["uuid", "effectiveDate", "deletedDate", "previousVersionUUID", "createdDate", "updatedDate", "versionNumber"]
         let copied = (EntityRowCodec.commonColumns + EntityRowCodec.specificColumns(kind))
-            .filter { !["uuid", "effectiveDate", "deletedDate", "previousVersionUUID", "createdDate", "updatedDate"].contains($0) }
+            .filter { !set.contains($0) }
             .joined(separator: ", ")
+        let numbered = kind == .outcome ? (columns: ", versionNumber", values: ", versionNumber + 1") : (columns: "", values: "")
         let tombstone = uuids.next()
         try db.execute(
             sql: """
-                INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied))
-                SELECT ?, ?, ?, uuid, ?, ?, \(copied) FROM \(table) WHERE rowID = ?
+                INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied)\(numbered.columns))
+                SELECT ?, ?, ?, uuid, ?, ?, \(copied)\(numbered.values) FROM \(table) WHERE rowID = ?
                 """,
             arguments: [tombstone, date.storeSeconds, date.storeSeconds, now.storeSeconds, now.storeSeconds, current.rowID])
         let tombstoneRowID = db.lastInsertedRowID
@@ -255,22 +257,33 @@ struct BatchWriter {
         row.bind(16, outcome.taskOccurrenceIndex)
         row.bind(17, eventStart.storeSeconds)
         row.bind(18, timeZoneName(metadata.timezone))
-        try row.execute()
-        if !outcome.values.isEmpty {
+        row.bind(19, previous.map { $0.versionNumber + 1 } ?? 0)
+        if let first = outcome.values.first {
+            row.bind(20, first.type.rawValue)
+            row.bind(21, first.value)
+            row.bind(22, first.units)
+            row.bind(23, first.kind)
+            row.bind(24, first.index)
+            row.bind(25, first.createdDate?.storeSeconds)
+            row.bind(26, first.timezone == .gmt ? nil : timeZoneName(first.timezone))
+        } else {
+            for column in Int32(20)...26 { row.bindNull(column) }
+        }
+        row.bind(27, max(0, outcome.values.count - 1))
+        do {
+            try row.execute()
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
+        }
+        if outcome.values.count > 1 {
+            // The first value is in the row; the others go to `outcomeValue`, from position 1.
             let rowID = db.lastInsertedRowID
             let valueRow = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL()), in: db)
-            for (position, value) in outcome.values.enumerated() {
+            for (position, value) in outcome.values.enumerated().dropFirst() {
                 valueRow.bind(1, rowID)
                 valueRow.bind(2, position)
                 valueRow.bind(3, value.type.rawValue)
-                switch value.value {
-                case .integer(let v): valueRow.bind(4, v)
-                case .double(let v): valueRow.bind(4, v)
-                case .boolean(let v): valueRow.bind(4, v ? 1 : 0)
-                case .text(let v): valueRow.bind(4, v)
-                case .binary(let v): valueRow.bind(4, v)
-                case .date(let v): valueRow.bind(4, v.storeSeconds)
-                }
+                valueRow.bind(4, value.value)
                 valueRow.bind(5, value.units)
                 valueRow.bind(6, value.kind)
                 valueRow.bind(7, value.index)
@@ -321,7 +334,7 @@ struct BatchWriter {
 
     private func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) throws -> Tip? {
         let statement = RawStatement(try db.cachedStatement(sql: """
-            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM outcome
+            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash, versionNumber FROM outcome
             WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
             """), in: db)
         defer { statement.reset() }
@@ -331,7 +344,8 @@ struct BatchWriter {
         guard try statement.step(), let uuid = statement.uuid(1) else { return nil }
         return Tip(
             rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
-            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4))
+            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
+            versionNumber: Int(statement.int64(5)))
     }
 
     private static func tip(_ row: Row) -> Tip? {

@@ -17,14 +17,17 @@ struct EventQuery {
 
     func events(patientID: String, in interval: DateInterval) throws -> [Event] {
         let plans = try String.fetchAll(
-            db, sql: "SELECT DISTINCT id FROM carePlan\(hint) WHERE patientID = ?", arguments: [patientID])
+            try db.cachedStatement(sql: "SELECT DISTINCT id FROM carePlan\(hint) WHERE patientID = ?"), arguments: [patientID])
         guard !plans.isEmpty else { return [] }
+        // The version columns only: task content comes from the cache, decoded once per store.
         let taskRows = try Row.fetchAll(
-            db, sql: """
-                SELECT * FROM task\(hint)
+            try db.cachedStatement(sql: """
+                SELECT rowID, uuid, effectiveDate, deletedDate, previousVersionUUID, nextVersionUUID, nextEffectiveDate,
+                       createdDate, updatedDate
+                FROM task\(hint)
                 WHERE carePlanID IN (\(placeholders(plans.count))) AND deletedDate IS NULL AND effectiveDate < ?
                 ORDER BY rowID
-                """,
+                """),
             arguments: StatementArguments(plans) + [interval.end.storeSeconds])
 
         var scheduled: [(task: CareTask, event: ScheduleEvent)] = []
@@ -58,7 +61,12 @@ struct EventQuery {
             task.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
             return task
         }
-        let task = try codec.decode(CareTask.self, row)
+        guard let rowID: Int64 = row["rowID"],
+              let full = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM task WHERE rowID = ?"), arguments: [rowID])
+        else {
+            throw StoreError.database(message: "task row \(row["rowID"] ?? "?") vanished during a read")
+        }
+        let task = try codec.decode(CareTask.self, full)
         taskCache.insertContent(task)
         return task
     }
@@ -74,13 +82,13 @@ struct EventQuery {
         let first = scheduled.map(\.event.start).min() ?? Date()
         let last = scheduled.map(\.event.start).max() ?? Date()
         let rows = try Row.fetchAll(
-            db, sql: """
+            try db.cachedStatement(sql: """
                 SELECT * FROM outcome\(hint)
                 WHERE taskUUID IN (\(placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
                   AND nextVersionUUID IS NULL AND deletedDate IS NULL
-                """,
+                """),
             arguments: StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds])
-        let values = try valuesOfOutcomes(rows.compactMap { $0["rowID"] })
+        let values = try valuesOfOutcomes(SQLiteStore.rowsWithExtraValues(rows))
         var outcomes: [OccurrenceKey: Outcome] = [:]
         for row in rows {
             let rowID: Int64? = row["rowID"]

@@ -47,6 +47,8 @@ enum StoreSchema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1 care entities", migrate: createCareEntities)
         migrator.registerMigration("v1 staging tables", migrate: createStagingTables)
+        migrator.registerMigration("v2 outcome version numbers", migrate: numberOutcomeVersions)
+        migrator.registerMigration("v3 first outcome value inline", migrate: inlineFirstOutcomeValues)
         return migrator
     }
 
@@ -137,6 +139,49 @@ enum StoreSchema {
         t.column("contentHash", .text)
         // The entity's other fields, in CareModel's JSON encoding (NULL when there is nothing more).
         t.column("payload", .blob)
+    }
+
+    /// Numbers the versions of each outcome (0 for the first) and makes the task/date index unique on
+    /// that number: a second first version of an outcome, which `add` must refuse, is then refused by the
+    /// index itself, and adding an outcome needs no lookup before its insert.
+    private static func numberOutcomeVersions(_ db: Database) throws {
+        try db.alter(table: Table.outcome) { t in
+            t.add(column: "versionNumber", .integer).notNull().defaults(to: 0)
+        }
+        try db.execute(sql: """
+            UPDATE outcome SET versionNumber = (
+                SELECT count(*) FROM outcome AS earlier
+                WHERE earlier.taskUUID = outcome.taskUUID AND earlier.occurrenceIndex = outcome.occurrenceIndex
+                  AND earlier.rowID < outcome.rowID)
+            """)
+        try db.drop(index: "outcome_by_task_date")
+        try db.create(
+            index: "outcome_by_task_date_version", on: Table.outcome,
+            columns: ["taskUUID", "eventStart", "occurrenceIndex", "versionNumber"], unique: true)
+    }
+
+    /// Keeps an outcome's first value in the outcome row itself (most outcomes have exactly one), and
+    /// only the others in `outcomeValue`; `extraValues` counts those, so reading a one-value outcome
+    /// needs no second table.
+    private static func inlineFirstOutcomeValues(_ db: Database) throws {
+        try db.alter(table: Table.outcome) { t in
+            t.add(column: "firstValueType", .text)
+            t.add(column: "firstValue", .any)
+            t.add(column: "firstValueUnits", .text)
+            t.add(column: "firstValueKind", .text)
+            t.add(column: "firstValueIndex", .integer)
+            t.add(column: "firstValueCreatedDate", .double)
+            t.add(column: "firstValueTimezone", .text)
+            t.add(column: "extraValues", .integer).notNull().defaults(to: 0)
+        }
+        try db.execute(sql: """
+            UPDATE outcome SET
+                (firstValueType, firstValue, firstValueUnits, firstValueKind, firstValueIndex, firstValueCreatedDate, firstValueTimezone) =
+                (SELECT type, value, units, kind, valueIndex, createdDate, timezone FROM outcomeValue
+                 WHERE outcomeRowID = outcome.rowID AND position = 0),
+                extraValues = (SELECT count(*) FROM outcomeValue WHERE outcomeRowID = outcome.rowID AND position > 0);
+            DELETE FROM outcomeValue WHERE position = 0;
+            """)
     }
 
     /// Raw resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.
