@@ -45,7 +45,10 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "FHIRTests", dependencies: ["FHIR", "TestSupport"], exclude: ["FHIRPathKnownFailures.md"]),
         .testTarget(name: "CareModelTests", dependencies: ["CareModel", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "CareModel", "TestSupport"]),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: ["Store", "CareModel", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport"]),
     ]
 )

@@ -258,26 +258,32 @@ struct BatchWriter {
         row.bind(17, eventStart.storeSeconds)
         row.bind(18, timeZoneName(metadata.timezone))
         row.bind(19, previous.map { $0.versionNumber + 1 } ?? 0)
+        if let first = outcome.values.first {
+            row.bind(20, first.type.rawValue)
+            row.bind(21, first.value)
+            row.bind(22, first.units)
+            row.bind(23, first.kind)
+            row.bind(24, first.index)
+            row.bind(25, first.createdDate?.storeSeconds)
+            row.bind(26, first.timezone == .gmt ? nil : timeZoneName(first.timezone))
+        } else {
+            for column in Int32(20)...26 { row.bindNull(column) }
+        }
+        row.bind(27, max(0, outcome.values.count - 1))
         do {
             try row.execute()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
         }
-        if !outcome.values.isEmpty {
+        if outcome.values.count > 1 {
+            // The first value is in the row; the others go to `outcomeValue`, from position 1.
             let rowID = db.lastInsertedRowID
             let valueRow = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL()), in: db)
-            for (position, value) in outcome.values.enumerated() {
+            for (position, value) in outcome.values.enumerated().dropFirst() {
                 valueRow.bind(1, rowID)
                 valueRow.bind(2, position)
                 valueRow.bind(3, value.type.rawValue)
-                switch value.value {
-                case .integer(let v): valueRow.bind(4, v)
-                case .double(let v): valueRow.bind(4, v)
-                case .boolean(let v): valueRow.bind(4, v ? 1 : 0)
-                case .text(let v): valueRow.bind(4, v)
-                case .binary(let v): valueRow.bind(4, v)
-                case .date(let v): valueRow.bind(4, v.storeSeconds)
-                }
+                valueRow.bind(4, value.value)
                 valueRow.bind(5, value.units)
                 valueRow.bind(6, value.kind)
                 valueRow.bind(7, value.index)

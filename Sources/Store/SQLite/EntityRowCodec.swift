@@ -6,9 +6,9 @@ import GRDB
 ///
 /// Patients, care plans, contacts and tasks keep their whole content as JSON in `payload` (CareModel's
 /// Codable encoding), beside the version, provenance and query columns. Outcomes are the bulk of a store
-/// (millions of rows), so they are kept as columns, their values in `outcomeValue`, and JSON only for the
-/// rarely used fields (tags, notes, userInfo...) when an outcome has any. On reading, the version columns
-/// are authoritative: they are what later versions update (`nextVersionUUID`).
+/// (millions of rows), so they are kept as columns, their first value in the row too and any others in
+/// `outcomeValue`, and JSON only for the rarely used fields (tags, notes, userInfo...) when an outcome has
+/// any. On reading, the version columns are authoritative: later versions update them (`nextVersionUUID`).
 final class EntityRowCodec {
     private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
@@ -33,7 +33,12 @@ final class EntityRowCodec {
         case .patient: return ["id"]
         case .carePlan: return ["id", "patientUUID", "patientID"]
         case .contact, .task: return ["id", "carePlanUUID", "carePlanID"]
-        case .outcome: return ["taskUUID", "taskID", "occurrenceIndex", "eventStart", "timezone", "versionNumber"]
+        case .outcome:
+            return [
+                "taskUUID", "taskID", "occurrenceIndex", "eventStart", "timezone", "versionNumber",
+                "firstValueType", "firstValue", "firstValueUnits", "firstValueKind", "firstValueIndex",
+                "firstValueCreatedDate", "firstValueTimezone", "extraValues",
+            ]
         }
     }
 
@@ -88,7 +93,13 @@ final class EntityRowCodec {
         case .contact(let value): return [value.id, value.carePlanUUID, value.carePlanID]
         case .task(let value): return [value.id, value.carePlanUUID, value.carePlanID]
         case .outcome(let value):
-            return [value.taskUUID, value.taskID, value.taskOccurrenceIndex, eventStart?.storeSeconds, value.timezone.identifier, 0]
+            let first = value.values.first
+            return [
+                value.taskUUID, value.taskID, value.taskOccurrenceIndex, eventStart?.storeSeconds, value.timezone.identifier, 0,
+                first?.type.rawValue, first.map { valueColumn($0.value) }, first?.units, first?.kind, first?.index,
+                first?.createdDate?.storeSeconds, first.flatMap { $0.timezone == .gmt ? nil : $0.timezone.identifier },
+                max(0, value.values.count - 1),
+            ]
         }
     }
 
@@ -163,9 +174,18 @@ final class EntityRowCodec {
                     lastUpdated: row.date("fhirLastUpdated"), contentHash: row["contentHash"])
             }
         }
-        outcome.values = values
+        outcome.values = (inlineValue(row).map { [$0] } ?? []) + values
         applyVersionColumns(row, to: &outcome.metadata)
         return outcome
+    }
+
+    /// The first value of the outcome in `row`, kept in the row itself.
+    private func inlineValue(_ row: Row) -> OutcomeValue? {
+        guard let type: String = row["firstValueType"] else { return nil }
+        return Self.outcomeValue(
+            type: type, stored: row["firstValue"], units: row["firstValueUnits"], kind: row["firstValueKind"],
+            index: row["firstValueIndex"], createdDate: row.date("firstValueCreatedDate"),
+            timezone: (row["firstValueTimezone"] as String?).map(timeZone))
     }
 
     /// Sets the version fields from the row's columns, which later versions keep up to date.
@@ -186,8 +206,17 @@ final class EntityRowCodec {
 
     /// An outcome value from an `outcomeValue` row, time zones looked up through `timeZone`.
     static func outcomeValue(_ row: Row, timeZone: (String) -> TimeZone?) -> OutcomeValue? {
-        guard let type: String = row["type"], let valueType = OutcomeValue.ValueType(rawValue: type) else { return nil }
-        let stored: DatabaseValue = row["value"]
+        guard let type: String = row["type"] else { return nil }
+        return outcomeValue(
+            type: type, stored: row["value"], units: row["units"], kind: row["kind"], index: row["valueIndex"],
+            createdDate: row.date("createdDate"), timezone: (row["timezone"] as String?).flatMap(timeZone))
+    }
+
+    /// An outcome value from its stored parts; `nil` when the value is not what its type says.
+    static func outcomeValue(
+        type: String, stored: DatabaseValue, units: String?, kind: String?, index: Int?, createdDate: Date?, timezone: TimeZone?
+    ) -> OutcomeValue? {
+        guard let valueType = OutcomeValue.ValueType(rawValue: type) else { return nil }
         let value: OutcomeValue.Value
         switch valueType {
         case .integer: guard let v = Int.fromDatabaseValue(stored) else { return nil }; value = .integer(v)
@@ -197,12 +226,10 @@ final class EntityRowCodec {
         case .binary: guard let v = Data.fromDatabaseValue(stored) else { return nil }; value = .binary(v)
         case .date: guard let v = Double.fromDatabaseValue(stored) else { return nil }; value = .date(Date(storeSeconds: v))
         }
-        let zone = (row["timezone"] as String?).flatMap(timeZone) ?? .gmt
-        return OutcomeValue(
-            value, units: row["units"], kind: row["kind"], index: row["valueIndex"], createdDate: row.date("createdDate"), timezone: zone)
+        return OutcomeValue(value, units: units, kind: kind, index: index, createdDate: createdDate, timezone: timezone ?? .gmt)
     }
 
-    private func timeZone(_ identifier: String?) -> TimeZone {
+    func timeZone(_ identifier: String?) -> TimeZone {
         let identifier = identifier ?? "UTC"
         if let zone = timeZones[identifier] { return zone }
         let zone = TimeZone(identifier: identifier) ?? TimeZone(secondsFromGMT: 0) ?? .current

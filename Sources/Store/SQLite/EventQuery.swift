@@ -88,7 +88,7 @@ struct EventQuery {
                   AND nextVersionUUID IS NULL AND deletedDate IS NULL
                 """),
             arguments: StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds])
-        let values = try valuesOfOutcomes(rows.compactMap { $0["rowID"] })
+        let values = try valuesOfOutcomes(SQLiteStore.rowsWithExtraValues(rows))
         var outcomes: [OccurrenceKey: Outcome] = [:]
         for row in rows {
             let rowID: Int64? = row["rowID"]

@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -44,6 +45,16 @@ struct RawStatement {
         }
     }
     func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+    func bind(_ index: Int32, _ value: OutcomeValue.Value) {
+        switch value {
+        case .integer(let v): bind(index, v)
+        case .double(let v): bind(index, v)
+        case .boolean(let v): bind(index, v ? 1 : 0)
+        case .text(let v): bind(index, v)
+        case .binary(let v): bind(index, v)
+        case .date(let v): bind(index, v.storeSeconds)
+        }
+    }
 
     /// Runs the statement to its end (an INSERT or UPDATE).
     func execute() throws {

@@ -140,15 +140,22 @@ extension SQLiteStore: Store {
         guard kind == .outcome else {
             return try rows.map { try codec.entity(kind, row: $0) }
         }
-        let rowIDs: [Int64] = rows.compactMap { $0["rowID"] }
-        let values = try outcomeValues(rowIDs: rowIDs, db)
+        let values = try outcomeValues(rowIDs: rowsWithExtraValues(rows), db)
         return try rows.map { row in
             let rowID: Int64? = row["rowID"]
             return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])
         }
     }
 
-    /// The values of the outcome rows `rowIDs`, in position order.
+    /// The ids of the outcome rows that have values beyond the first (kept in `outcomeValue`).
+    static func rowsWithExtraValues(_ rows: [Row]) -> [Int64] {
+        rows.compactMap { row in
+            let extra: Int? = row["extraValues"]
+            return (extra ?? 0) > 0 ? row["rowID"] : nil
+        }
+    }
+
+    /// The values beyond the first of the outcome rows `rowIDs`, in position order.
     static func outcomeValues(rowIDs: [Int64], _ db: Database) throws -> [Int64: [OutcomeValue]] {
         var values: [Int64: [OutcomeValue]] = [:]
         var start = 0
@@ -191,7 +198,9 @@ extension SQLiteStore: Store {
                 if let state = OutboxState(rawValue: row["state"]) { outbox[state] = row["n"] }
             }
             return StoreStatistics(
-                entities: entities, outcomeValues: try count(StoreSchema.Table.outcomeValue),
+                entities: entities,
+                outcomeValues: try count(StoreSchema.Table.outcomeValue)
+                    + (Int.fetchOne(db, sql: "SELECT count(*) FROM outcome WHERE firstValueType IS NOT NULL") ?? 0),
                 sourceResources: try count(StoreSchema.Table.sourceResource), resourceLinks: try count(StoreSchema.Table.resourceLink),
                 checkpoints: try count(StoreSchema.Table.syncCheckpoint), outbox: outbox,
                 deadLetters: try count(StoreSchema.Table.deadLetter))

@@ -48,6 +48,7 @@ enum StoreSchema {
         migrator.registerMigration("v1 care entities", migrate: createCareEntities)
         migrator.registerMigration("v1 staging tables", migrate: createStagingTables)
         migrator.registerMigration("v2 outcome version numbers", migrate: numberOutcomeVersions)
+        migrator.registerMigration("v3 first outcome value inline", migrate: inlineFirstOutcomeValues)
         return migrator
     }
 
@@ -157,6 +158,30 @@ enum StoreSchema {
         try db.create(
             index: "outcome_by_task_date_version", on: Table.outcome,
             columns: ["taskUUID", "eventStart", "occurrenceIndex", "versionNumber"], unique: true)
+    }
+
+    /// Keeps an outcome's first value in the outcome row itself (most outcomes have exactly one), and
+    /// only the others in `outcomeValue`; `extraValues` counts those, so reading a one-value outcome
+    /// needs no second table.
+    private static func inlineFirstOutcomeValues(_ db: Database) throws {
+        try db.alter(table: Table.outcome) { t in
+            t.add(column: "firstValueType", .text)
+            t.add(column: "firstValue", .any)
+            t.add(column: "firstValueUnits", .text)
+            t.add(column: "firstValueKind", .text)
+            t.add(column: "firstValueIndex", .integer)
+            t.add(column: "firstValueCreatedDate", .double)
+            t.add(column: "firstValueTimezone", .text)
+            t.add(column: "extraValues", .integer).notNull().defaults(to: 0)
+        }
+        try db.execute(sql: """
+            UPDATE outcome SET
+                (firstValueType, firstValue, firstValueUnits, firstValueKind, firstValueIndex, firstValueCreatedDate, firstValueTimezone) =
+                (SELECT type, value, units, kind, valueIndex, createdDate, timezone FROM outcomeValue
+                 WHERE outcomeRowID = outcome.rowID AND position = 0),
+                extraValues = (SELECT count(*) FROM outcomeValue WHERE outcomeRowID = outcome.rowID AND position > 0);
+            DELETE FROM outcomeValue WHERE position = 0;
+            """)
     }
 
     /// Raw resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.

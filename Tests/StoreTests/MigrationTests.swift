@@ -1,0 +1,64 @@
+import CareModel
+import Foundation
+import GRDB
+@testable import Store
+import XCTest
+
+/// A store written before the latest migrations opens with its data intact.
+final class MigrationTests: XCTestCase {
+    func testVersion1StoreIsMigratedWithItsOutcomes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("v1.sqlite").path
+
+        // A version-1 store: one task, one outcome in two versions, the second with two values.
+        let patient = StoreFixtures.patient()
+        let task = try StoreFixtures.task(plan: StoreFixtures.carePlan(patient: patient))
+        let taskJSON = try JSONEncoder().encode(task)
+        let (first, second) = (UUID(), UUID())
+        let eventStart = StoreFixtures.day(2, hour: 8).timeIntervalSince1970
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreSchema.migrator.migrate(queue, upTo: "v1 staging tables")
+            try queue.write { db in
+                try db.execute(
+                    sql: "INSERT INTO task (uuid, id, effectiveDate, payload) VALUES (?, 't1', ?, ?)",
+                    arguments: [task.uuid, task.effectiveDate.timeIntervalSince1970, taskJSON])
+                for (uuid, previous, next) in [(first, nil, second), (second, first, nil)] as [(UUID, UUID?, UUID?)] {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO outcome (uuid, effectiveDate, previousVersionUUID, nextVersionUUID, taskUUID, taskID,
+                                                 occurrenceIndex, eventStart, timezone)
+                            VALUES (?, ?, ?, ?, ?, 't1', 2, ?, 'GMT')
+                            """,
+                        arguments: [uuid, eventStart, previous, next, task.uuid, eventStart])
+                }
+                let rows = try Int64.fetchAll(db, sql: "SELECT rowID FROM outcome ORDER BY rowID")
+                try db.execute(sql: "INSERT INTO outcomeValue (outcomeRowID, position, type, value, units) VALUES (?, 0, 'double', 120, 'mmHg')", arguments: [rows[0]])
+                try db.execute(sql: "INSERT INTO outcomeValue (outcomeRowID, position, type, value, units) VALUES (?, 0, 'double', 121, 'mmHg')", arguments: [rows[1]])
+                try db.execute(sql: "INSERT INTO outcomeValue (outcomeRowID, position, type, value) VALUES (?, 1, 'text', 'after a walk')", arguments: [rows[1]])
+            }
+        }
+
+        let store = try SQLiteStore(path: path, mode: .existingOnly)
+        XCTAssertEqual(try store.integrityCheck(), [])
+        let current = try store.outcomes()
+        XCTAssertEqual(current.map(\.uuid), [second])
+        XCTAssertEqual(current.first?.values, [OutcomeValue(.double(121), units: "mmHg"), OutcomeValue(.text("after a walk"))])
+        let history = try store.history(.outcome, id: "\(task.uuid.uuidString)_2")
+        XCTAssertEqual(history.count, 2)
+        XCTAssertEqual(try store.statistics().outcomeValues, 3)
+
+        // The migrated chain goes on: a third version after the second, a second first version refused.
+        var update = StoreBatch()
+        var third = StoreFixtures.outcome(task, occurrence: 2, value: 125)
+        third.effectiveDate = StoreFixtures.day(3)
+        update.update(third)
+        try store.apply(update)
+        XCTAssertEqual(try store.history(.outcome, id: "\(task.uuid.uuidString)_2").count, 3)
+        var duplicate = StoreBatch()
+        duplicate.add(StoreFixtures.outcome(task, occurrence: 2))
+        XCTAssertThrowsStoreError(try store.apply(duplicate), .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_2"))
+    }
+}
