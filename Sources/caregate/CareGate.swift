@@ -11,7 +11,10 @@ struct CareGate: ParsableCommand {
             Reads FHIR R4 resources (JSON or XML), validates them, converts between formats, \
             evaluates FHIRPath, and keeps care plans, tasks and outcomes in a local versioned store.
             Run `caregate help <subcommand>` for the details of each command.
+            Exit status: 0 on success, 1 when the input or the data is wrong (the message names the file, \
+            line:column or FHIRPath location), 2 for usage errors.
             """,
+        version: "0.1.0 (FHIR R4 4.0.1)",
         subcommands: [
             Convert.self,
             Validate.self,

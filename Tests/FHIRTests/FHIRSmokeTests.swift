@@ -1,6 +1,0 @@
-import XCTest
-@testable import FHIR
-
-final class FHIRSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
