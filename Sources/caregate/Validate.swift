@@ -16,7 +16,9 @@ struct Validate: ParsableCommand {
             Checks are structural and need no terminology server: unknown elements, cardinality, primitive \
             formats (dates, ids, decimals...), JSON value kinds and array shapes (a repeating element is \
             an array, a single one is not), choice types, required-binding codes, resource types, \
-            reference formats and narrative XHTML (well-formed, and no active content). Locations are FHIRPath expressions \
+            reference formats and narrative XHTML (well-formed, and no active content). The R4 invariants \
+            (the FHIRPath constraints of the definitions, such as pat-1 or ras-2) are evaluated too, except \
+            those listed in Docs/invariants.md. Locations are FHIRPath expressions \
             such as CarePlan.activity[0].detail.scheduledTiming.repeat.period.
 
             Strict mode (the default) treats unknown elements as errors; --lenient reports them as \

@@ -62,6 +62,18 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("\(file): error Patient.colour: unknown element"), result.stdout)
     }
 
+    func testInvariantsAreChecked() throws {
+        let file = try write("risk.json", """
+            {"resourceType":"RiskAssessment","status":"final","subject":{"reference":"Patient/1"},
+             "prediction":[{"probabilityDecimal":150}]}
+            """)
+        let result = try CLIRunner.run(["validate", file])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("\(file): error RiskAssessment.prediction[0]: ras-2: Must be <= 100"), result.stdout)
+        let json = try CLIRunner.run(["validate", "--format", "json", file])
+        XCTAssertTrue(json.stdout.contains("\"invariant\""), json.stdout)
+    }
+
     func testJSONArrayShapeIsChecked() throws {
         let file = try write("shape.json", #"{"resourceType":"Patient","name":{"family":"Doe"},"gender":["female"]}"#)
         let result = try CLIRunner.run(["validate", file])

@@ -135,6 +135,18 @@ enum FHIRPathComparison {
 
     /// The items without duplicates (by equality), first occurrence kept.
     static func distinct(_ items: [FHIRPathValue]) -> [FHIRPathValue] {
+        // Strings are equal exactly when their text is: a set keeps long collections (every fullUrl of a
+        // Bundle, for bdl-7) linear instead of quadratic.
+        var texts: [String] = []
+        texts.reserveCapacity(items.count)
+        for item in items {
+            guard case .string(let text) = item else { break }
+            texts.append(text)
+        }
+        if texts.count == items.count {
+            var seen = Set<String>()
+            return items.indices.filter { seen.insert(texts[$0]).inserted }.map { items[$0] }
+        }
         var result: [FHIRPathValue] = []
         result.reserveCapacity(items.count)
         for item in items where !contains(result, item) { result.append(item) }

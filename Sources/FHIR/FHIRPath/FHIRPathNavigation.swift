@@ -10,6 +10,16 @@ struct FHIRPathNavigator: Sendable {
     func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
         let children = node.element.children
         let nameLength = name.utf8.count
+        // An element with max 1 has one child of that name in valid data: stop at it rather than scan
+        // the rest (`%resource.type` on a Bundle would otherwise pass every entry, for every entry).
+        if let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
+           !single.info.isChoice {
+            for index in children.indices where children[index].name == name {
+                output.append(.element(typed(children[index], in: node)))
+                return
+            }
+            return
+        }
         // Index the array and read only the name first: copying whole elements that do not match
         // costs a retain per field, and this loop runs for every child of every step.
         for index in children.indices {

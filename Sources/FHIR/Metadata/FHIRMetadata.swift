@@ -27,6 +27,7 @@ public final class FHIRMetadata: Sendable {
     /// Definition names per context (`value` for `value[x]`).
     private let elementsByName: [String: [String: ElementInfo]]
     private let concreteResourceTypes: [String]
+    private let invariantsByPath: [String: [Invariant]]
 
     /// The names of the elements, in any context, whose type is a resource (`contained`, `resource`,
     /// `outcome` in R4): where the JSON reader takes an object with a `resourceType` key for a resource.
@@ -37,6 +38,7 @@ public final class FHIRMetadata: Sendable {
         let decoded = R4MetadataDecoder(data)
         types = decoded.types
         elementsByContext = decoded.elements
+        invariantsByPath = decoded.invariants
         concreteResourceTypes = decoded.typeOrder.filter {
             guard let type = decoded.types[$0] else { return false }
             return type.kind == .resource && !type.isAbstract
@@ -70,6 +72,14 @@ public final class FHIRMetadata: Sendable {
         }
         resourceElementNames = resourceNames
     }
+
+    /// The invariants (`ElementDefinition.constraint`) defined at a definition path: a type name
+    /// (`"Quantity"`, `"DomainResource"`) or an element path (`"Patient.contact"`). Only those the
+    /// definition states itself: a type's instances are also bound by its base types' invariants.
+    public func invariants(at path: String) -> [Invariant] { invariantsByPath[path] ?? [] }
+
+    /// Every invariant of the metadata, by definition path.
+    public var allInvariants: [String: [Invariant]] { invariantsByPath }
 
     /// Every concrete resource type name (`"Account"` ... `"VisionPrescription"`).
     public var resourceTypes: [String] { concreteResourceTypes }
@@ -202,6 +212,33 @@ public struct RequiredBinding: Sendable {
     public init(valueSet: String, codes: Set<String>) {
         self.valueSet = valueSet
         self.codes = codes
+    }
+}
+
+/// An R4 invariant (`ElementDefinition.constraint`): a FHIRPath expression every instance of the
+/// element at `path` must satisfy, evaluated by validation.
+public struct Invariant: Sendable, Hashable {
+    public enum Severity: String, Sendable { case error, warning }
+
+    /// The constraint key: `"pat-1"`, `"ras-2"`.
+    public let key: String
+    public let severity: Severity
+    /// What the constraint requires, in words (the `human` of the definition).
+    public let human: String
+    /// The FHIRPath expression, evaluated with the element as its focus.
+    public let expression: String
+    /// The definition path the invariant is defined at (`"Patient.contact"`, `"Quantity"`).
+    public let path: String
+    /// A best-practice recommendation (`dom-6`, `con-3`) rather than a rule of the specification.
+    public let isBestPractice: Bool
+
+    public init(key: String, severity: Severity, human: String, expression: String, path: String, isBestPractice: Bool = false) {
+        self.key = key
+        self.severity = severity
+        self.human = human
+        self.expression = expression
+        self.path = path
+        self.isBestPractice = isBestPractice
     }
 }
 

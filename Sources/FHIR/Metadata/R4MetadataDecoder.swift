@@ -8,6 +8,8 @@ struct R4MetadataDecoder {
     private(set) var typeOrder: [String] = []
     /// Element definitions per context (type name or backbone path), in definition order.
     private(set) var elements: [String: [ElementInfo]] = [:]
+    /// Invariants per definition path, in definition order.
+    private(set) var invariants: [String: [Invariant]] = [:]
 
     private var valueSets: [RequiredBinding] = []
     private var context = ""
@@ -21,6 +23,7 @@ struct R4MetadataDecoder {
             case "T": decodeType(fields)
             case "C": if fields.count > 1 { context = String(fields[1]) }
             case "E": decodeElement(fields)
+            case "I": decodeInvariant(fields)
             default: continue
             }
         }
@@ -30,6 +33,15 @@ struct R4MetadataDecoder {
         guard fields.count >= 3 else { return }
         let codes = fields[2].split(separator: " / ", omittingEmptySubsequences: true).map(String.init)
         valueSets.append(RequiredBinding(valueSet: String(fields[1]), codes: Set(codes)))
+    }
+
+    private mutating func decodeInvariant(_ fields: [Substring]) {
+        guard fields.count >= 6 else { return }
+        let path = String(fields[1])
+        let invariant = Invariant(
+            key: String(fields[2]), severity: fields[3] == "e" ? .error : .warning, human: String(fields[4]),
+            expression: String(fields[5]), path: path, isBestPractice: fields.count > 6 && fields[6] == "B")
+        invariants[path, default: []].append(invariant)
     }
 
     private mutating func decodeType(_ fields: [Substring]) {

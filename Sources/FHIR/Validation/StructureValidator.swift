@@ -47,10 +47,22 @@ struct ValidationWalk {
     private var bundleType: String?
     /// The Bundles and Parameters being walked, innermost last, collecting their references.
     private var scopes: [ReferenceScope] = []
+    /// The invariants to evaluate, nil when switched off.
+    let invariants: InvariantCatalog?
+    let fhirPathEnvironment: FHIRPathEnvironment
+    /// `%resource` and `%rootResource` of the element being visited.
+    private(set) var currentResource: Element?
+    private(set) var currentRootResource: Element?
 
     init(metadata: FHIRMetadata, options: ValidationOptions) {
         self.metadata = metadata
         self.options = options
+        if options.checkInvariants {
+            invariants = metadata === FHIRMetadata.r4 ? InvariantCatalog.r4 : InvariantCatalog(metadata: metadata)
+        } else {
+            invariants = nil
+        }
+        fhirPathEnvironment = FHIRPathEnvironment(metadata: metadata)
     }
 
     mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, at path: String) {
@@ -84,8 +96,13 @@ struct ValidationWalk {
         default: nil
         }
         if let scope { scopes.append(scope) }
+        let outerResource = currentResource, outerRootResource = currentRootResource
+        currentResource = resource
+        currentRootResource = isContained ? (outerResource ?? resource) : resource
+        defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(of: resource, context: type, path: path)
         if type == "Bundle" { checkBundle(resource, path: path) }
+        checkResourceInvariants(resource, type: type, path: path)
         if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
     }
 
@@ -202,6 +219,7 @@ struct ValidationWalk {
         }
         visitChildren(of: element, context: resolved.type, path: path)
         checkComplex(element, type: resolved.type, info: resolved.info, path: path)
+        checkElementInvariants(element, as: resolved, path: path)
     }
 
     private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, info: ElementInfo, path: String) {
@@ -213,6 +231,7 @@ struct ValidationWalk {
         if !element.children.isEmpty {
             visitChildren(of: element, context: type.rawValue, path: path)
         }
+        checkElementInvariants(element, as: ResolvedChild(info: info, type: type.rawValue), path: path)
     }
 
     private mutating func checkPrimitiveValue(

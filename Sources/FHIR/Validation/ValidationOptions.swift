@@ -18,11 +18,15 @@ public struct ValidationOptions: Sendable {
     public var allowHTMLInMarkdown: Bool
     /// Whether contained resources are validated (`true` by default).
     public var validateContained: Bool
+    /// Whether the R4 invariants (FHIRPath constraints of the definitions) are evaluated (`true` by
+    /// default); see ``InvariantCatalog`` for those skipped.
+    public var checkInvariants: Bool
 
     public init(
         strict: Bool = true, checkJSONValueKinds: Bool = true, checkJSONArrayShape: Bool = false,
-        allowHTMLInMarkdown: Bool = true, validateContained: Bool = true
+        allowHTMLInMarkdown: Bool = true, validateContained: Bool = true, checkInvariants: Bool = true
     ) {
+        self.checkInvariants = checkInvariants
         self.strict = strict
         self.checkJSONValueKinds = checkJSONValueKinds
         self.checkJSONArrayShape = checkJSONArrayShape
