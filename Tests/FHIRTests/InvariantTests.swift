@@ -80,6 +80,18 @@ final class InvariantTests: XCTestCase {
         XCTAssertEqual(sdf0.first?.expression, "StructureDefinition")
     }
 
+    func testLocalReferenceNeedsAContainedResource() throws {
+        let issues = try invariantIssues("""
+            {"resourceType":"Patient","contained":[{"resourceType":"Organization","id":"o","name":"x"}],
+             "managingOrganization":{"reference":"#o"},"generalPractitioner":[{"reference":"#missing"}]}
+            """)
+        XCTAssertEqual(issues.map(\.expression), ["Patient.generalPractitioner[0]"], "\(issues)")
+        XCTAssertEqual(issues.first?.diagnostics.hasPrefix("ref-1: "), true)
+        // A Reference validated on its own has no resource to look in: ref-1 is not judged.
+        let alone = Element(name: "reference", children: [Element(name: "reference", value: "#p1")])
+        XCTAssertFalse(StructureValidator().validate(alone, asType: "Reference").hasErrors)
+    }
+
     func testSwitchedOff() throws {
         let resource = try read("""
             {"resourceType":"RiskAssessment","status":"final","subject":{"reference":"Patient/1"},

@@ -16,6 +16,9 @@ public struct InvariantCatalog: Sendable {
     public struct Compiled: Sendable {
         public let invariant: Invariant
         public let expression: FHIRPathExpression
+        /// The expression reads `%resource` or `%rootResource`: it cannot be judged on a datatype
+        /// validated on its own, outside any resource.
+        public let needsResource: Bool
     }
 
     /// An invariant validation does not evaluate, and why.
@@ -60,7 +63,9 @@ public struct InvariantCatalog: Sendable {
                 }
                 do {
                     let expression = try FHIRPathExpression(invariant.expression)
-                    byPath[path, default: []].append(Compiled(invariant: invariant, expression: expression))
+                    let needsResource = invariant.expression.contains("%resource") || invariant.expression.contains("%rootResource")
+                    byPath[path, default: []].append(
+                        Compiled(invariant: invariant, expression: expression, needsResource: needsResource))
                     evaluated.append(invariant)
                 } catch {
                     skipped.append(Skipped(invariant: invariant, reason: "does not compile: \(error.message)"))

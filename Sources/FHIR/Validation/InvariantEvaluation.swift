@@ -4,7 +4,8 @@
 /// and, for a contained resource, its container as `%rootResource`.
 ///
 /// An invariant that evaluates to `false` is an issue of its severity, code `invariant`, diagnostics
-/// `key: human`. An empty result passes. An expression the engine fails to evaluate is reported as
+/// `key: human`. An empty result passes. Invariants that read `%resource` or `%rootResource` (`ref-1`) are
+/// left out when a datatype is validated on its own, outside any resource. An expression the engine fails to evaluate is reported as
 /// information (never an error): a gap of the engine must not fail a resource.
 extension ValidationWalk {
     mutating func checkResourceInvariants(_ resource: Element, type: String, path: String) {
@@ -30,7 +31,7 @@ extension ValidationWalk {
     }
 
     private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode, path: String) {
-        for compiled in list {
+        for compiled in list where !compiled.needsResource || currentResource != nil {
             let result: [FHIRPathValue]
             do {
                 result = try compiled.expression.evaluate(
