@@ -48,6 +48,17 @@ final class FHIRPathEvaluationTests: XCTestCase {
         XCTAssertEqual(try evaluate("Observation.effective.hasValue()", on: observation), ["true"])
     }
 
+    func testDuplicatedSingleElementsOfInvalidDataAreAllSeenUnlessCardinalityIsTrusted() throws {
+        // Invalid data: Observation.status may occur once. FHIRPath still sees both unless the caller
+        // (validation, which reports the cardinality itself) asks it to trust max-1 elements.
+        let invalid = Element.resource("Observation", children: [
+            Element(name: "status", value: "final"), Element(name: "status", value: "amended"),
+        ])
+        XCTAssertEqual(try evaluate("Observation.status", on: invalid), ["final", "amended"].map { FHIRPathValue.string($0).description })
+        let trusting = FHIRPathEnvironment(trustsSingleCardinality: true)
+        XCTAssertEqual(try FHIRPathExpression("Observation.status").evaluate(on: invalid, environment: trusting).count, 1)
+    }
+
     func testVariables() throws {
         XCTAssertEqual(try evaluate("Observation.code.coding.where(system = %loinc).code", on: observation), ["29463-7"])
         XCTAssertEqual(try evaluate("%status = Observation.status", on: observation, variables: ["status": "final"]), ["true"])

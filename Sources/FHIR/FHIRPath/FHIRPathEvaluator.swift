@@ -25,7 +25,8 @@ final class FHIRPathEvaluator {
     init(source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue], resource: Element?, rootResource: Element?) {
         self.source = source
         self.environment = environment
-        self.navigator = FHIRPathNavigator(metadata: environment.metadata)
+        self.navigator = FHIRPathNavigator(
+            metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.context = context
         self.resource = resource
         self.rootResource = rootResource

@@ -61,13 +61,19 @@ public struct FHIRPathEnvironment: Sendable {
     public var now: Date
     /// Receives `trace(name)` output; nil discards it.
     public var trace: (@Sendable (String, [FHIRPathValue]) -> Void)?
+    /// Trust that the data keeps max-1 cardinality: navigating to an element that may occur once stops
+    /// at its first occurrence instead of scanning every sibling (which makes `%resource.type` inside a
+    /// Bundle's entries quadratic). Only for callers that report cardinality themselves, as validation
+    /// does; off by default, so that an invalid document's duplicated elements are all seen.
+    public var trustsSingleCardinality: Bool
 
     public init(variables: [String: [FHIRPathValue]] = [:], metadata: FHIRMetadata = .r4, now: Date = Date(),
-                trace: (@Sendable (String, [FHIRPathValue]) -> Void)? = nil) {
+                trace: (@Sendable (String, [FHIRPathValue]) -> Void)? = nil, trustsSingleCardinality: Bool = false) {
         self.variables = variables
         self.metadata = metadata
         self.now = now
         self.trace = trace
+        self.trustsSingleCardinality = trustsSingleCardinality
     }
 
     /// Environment with string variables (`--var name=value` on the command line).

@@ -5,14 +5,17 @@
 /// are typed by their own `resourceType`.
 struct FHIRPathNavigator: Sendable {
     let metadata: FHIRMetadata
+    /// See ``FHIRPathEnvironment/trustsSingleCardinality``.
+    var stopsAtFirstSingle = false
 
     /// Appends the children of `node` that FHIRPath `name` selects.
     func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
         let children = node.element.children
         let nameLength = name.utf8.count
-        // An element with max 1 has one child of that name in valid data: stop at it rather than scan
-        // the rest (`%resource.type` on a Bundle would otherwise pass every entry, for every entry).
-        if let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
+        // An element with max 1 has one child of that name in valid data: when the caller trusts that,
+        // stop at it rather than scan the rest (`%resource.type` on a Bundle would otherwise pass every
+        // entry, for every entry).
+        if stopsAtFirstSingle, let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
            !single.info.isChoice {
             for index in children.indices where children[index].name == name {
                 output.append(.element(typed(children[index], in: node)))

@@ -62,7 +62,8 @@ struct ValidationWalk {
         } else {
             invariants = nil
         }
-        fhirPathEnvironment = FHIRPathEnvironment(metadata: metadata)
+        // Cardinality is reported by the structural checks, so invariants may trust it (see the option).
+        fhirPathEnvironment = FHIRPathEnvironment(metadata: metadata, trustsSingleCardinality: true)
     }
 
     mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, at path: String) {
