@@ -7,12 +7,7 @@ final class ConvertCommandTests: XCTestCase {
     private var scratch: URL!
 
     override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("convert-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
+        scratch = try makeScratchFolder("convert")
     }
 
     private func write(_ text: String, to name: String) throws -> String {

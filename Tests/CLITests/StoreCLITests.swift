@@ -8,12 +8,7 @@ final class StoreCLITests: XCTestCase {
     private var storePath: String { folder.appendingPathComponent("care.sqlite").path }
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
+        folder = try makeScratchFolder("store-cli")
     }
 
     private func generate(in directory: URL? = nil, store: [String]? = nil) throws {

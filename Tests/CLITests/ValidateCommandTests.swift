@@ -7,12 +7,7 @@ final class ValidateCommandTests: XCTestCase {
     private var scratch: URL!
 
     override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-validate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
+        scratch = try makeScratchFolder("caregate-validate")
     }
 
     private func write(_ name: String, _ text: String) throws -> String {

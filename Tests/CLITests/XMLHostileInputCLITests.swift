@@ -8,12 +8,7 @@ final class XMLHostileInputCLITests: XCTestCase {
     private var scratch: URL!
 
     override func setUpWithError() throws {
-        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("xml-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: scratch)
+        scratch = try makeScratchFolder("xml-hostile")
     }
 
     private static var billionLaughs: String {

@@ -11,9 +11,7 @@ final class CrashTests: XCTestCase {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("caregate is not built at \(executable.path)") }
             throw XCTSkip("caregate is not built at \(executable.path); run `swift build` first")
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try makeScratchFolder("crash")
         let path = folder.appendingPathComponent("crash.sqlite").path
 
         // A store with some data, written and closed normally.

@@ -2,14 +2,13 @@ import CareModel
 import Foundation
 import GRDB
 @testable import Store
+import TestSupport
 import XCTest
 
 /// A store written before the latest migrations opens with its data intact.
 final class MigrationTests: XCTestCase {
     func testVersion1StoreIsMigratedWithItsOutcomes() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try makeScratchFolder("migration")
         let path = folder.appendingPathComponent("v1.sqlite").path
 
         // A version-1 store: one task, one outcome in two versions, the second with two values.

@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import TestSupport
 import XCTest
 
 /// Opening store files: WAL, schema migrations, and clear refusals of what is not a store.
@@ -7,12 +8,7 @@ final class StoreFileTests: XCTestCase {
     private var folder: URL!
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-file-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
+        folder = try makeScratchFolder("store-file")
     }
 
     func testStoreIsCreatedInWALModeAndReopened() throws {
