@@ -364,6 +364,18 @@ struct BatchWriter {
         }
     }
 
+    /// Binds the seven value columns (type, value, units, kind, index, createdDate, timezone), which the
+    /// outcome row (its first value) and `outcomeValue` (the others) share, starting at `column`.
+    private mutating func bind(_ value: OutcomeValue, to statement: RawStatement, from column: Int32) {
+        statement.bind(column, value.type.rawValue)
+        statement.bind(column + 1, value.value)
+        statement.bind(column + 2, value.units)
+        statement.bind(column + 3, value.kind)
+        statement.bind(column + 4, value.index)
+        statement.bind(column + 5, value.createdDate?.storeSeconds)
+        statement.bind(column + 6, value.timezone == .gmt ? nil : timeZoneName(value.timezone))
+    }
+
     /// Writes the row and values of a version of `outcome`, with uuid `uuid`, task id `taskID` and the
     /// store's other version fields (whatever `outcome` holds there), and links it.
     private mutating func writeOutcome(
@@ -396,13 +408,7 @@ struct BatchWriter {
         row.bind(18, timeZoneName(outcome.metadata.timezone))
         row.bind(19, previous.map { $0.versionNumber + 1 } ?? 0)
         if let first = outcome.values.first {
-            row.bind(20, first.type.rawValue)
-            row.bind(21, first.value)
-            row.bind(22, first.units)
-            row.bind(23, first.kind)
-            row.bind(24, first.index)
-            row.bind(25, first.createdDate?.storeSeconds)
-            row.bind(26, first.timezone == .gmt ? nil : timeZoneName(first.timezone))
+            bind(first, to: row, from: 20)
         } else {
             for column in Int32(20)...26 { row.bindNull(column) }
         }
@@ -419,13 +425,7 @@ struct BatchWriter {
             for (position, value) in outcome.values.enumerated().dropFirst() {
                 valueRow.bind(1, rowID)
                 valueRow.bind(2, position)
-                valueRow.bind(3, value.type.rawValue)
-                valueRow.bind(4, value.value)
-                valueRow.bind(5, value.units)
-                valueRow.bind(6, value.kind)
-                valueRow.bind(7, value.index)
-                valueRow.bind(8, value.createdDate?.storeSeconds)
-                valueRow.bind(9, value.timezone == .gmt ? nil : timeZoneName(value.timezone))
+                bind(value, to: valueRow, from: 3)
                 try valueRow.execute()
             }
         }

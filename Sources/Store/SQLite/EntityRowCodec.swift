@@ -110,15 +110,6 @@ final class EntityRowCodec {
         "INSERT INTO outcomeValue (outcomeRowID, position, type, value, units, kind, valueIndex, createdDate, timezone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     }
 
-    /// The column values of `value` at `position` of outcome row `rowID`.
-    static func valueRow(_ value: OutcomeValue, position: Int, outcomeRowID rowID: Int64) -> StatementArguments {
-        let zone: String? = value.timezone == .gmt ? nil : value.timezone.identifier
-        return [
-            rowID, position, value.type.rawValue, valueColumn(value.value), value.units, value.kind, value.index,
-            value.createdDate?.storeSeconds, zone,
-        ]
-    }
-
     static func valueColumn(_ value: OutcomeValue.Value) -> any DatabaseValueConvertible {
         switch value {
         case .integer(let v): return v
