@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Generate Sources/FHIR/Metadata/R4MetadataData.swift from the FHIR R4 (4.0.1) core package.
+"""Generate Sources/FHIRCore/Metadata/R4MetadataData.swift from the FHIR R4 (4.0.1) core package.
 
 Usage (from the project root):
 
-    python3 Scripts/generate-r4-metadata.py [DEFINITIONS_FOLDER]
+    python3 Scripts/generate-r4-metadata.py [DEFINITIONS_FOLDER] [--output FILE] [--check]
 
 DEFINITIONS_FOLDER defaults to ../shared/corpus/fhir-r4-definitions (one JSON file per resource of the
 hl7.fhir.r4.core package). Standard library only. The output is deterministic: re-running on the same
-package gives the same file.
+package gives the same file. --output names the file to write (default: the committed
+Sources/FHIRCore/Metadata/R4MetadataData.swift); --check writes nothing and exits 1 when that file
+differs from what the definitions generate (a hand edit or a stale file), so CI can refuse it.
 
 What is kept: every StructureDefinition that defines a type (derivation `specialization`, or the roots
 Element and Resource) of kind primitive-type, complex-type or resource. Profiles (derivation
@@ -36,6 +38,7 @@ the human text or the expression become spaces.
 `name` keeps the `[x]` of choice elements. flags: M modifier, S summary, A XML attribute, X xhtml.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -164,9 +167,18 @@ def normalized_types(element, sd_kind, path):
 
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    default = os.path.join(root, "..", "shared", "corpus", "fhir-r4-definitions")
-    folder = sys.argv[1] if len(sys.argv) > 1 else default
-    output = os.path.join(root, "Sources", "FHIR", "Metadata", "R4MetadataData.swift")
+    parser = argparse.ArgumentParser(description="Generate the compact R4 metadata Swift file.")
+    parser.add_argument("definitions", nargs="?",
+                        default=os.path.join(root, "..", "shared", "corpus", "fhir-r4-definitions"),
+                        help="the folder of the hl7.fhir.r4.core package (one JSON file per resource)")
+    parser.add_argument("--output", default=os.path.join(root, "Sources", "FHIRCore", "Metadata", "R4MetadataData.swift"),
+                        help="the Swift file to write (default: the committed one)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when the output file differs from what would be generated")
+    arguments = parser.parse_args()
+    folder, output = arguments.definitions, arguments.output
+    if not os.path.isdir(folder):
+        sys.exit(f"no definitions folder at {folder}")
 
     structures, value_sets, code_systems = load_package(folder)
     expander = ValueSetExpander(value_sets, code_systems)
@@ -268,6 +280,17 @@ extension FHIRMetadata {{
 \"\"\"#
 }}
 """
+    if arguments.check:
+        try:
+            with open(output, encoding="utf-8") as handle:
+                committed = handle.read()
+        except OSError as error:
+            sys.exit(f"cannot read {output}: {error}")
+        if committed != header:
+            sys.exit(f"{output} differs from what {folder} generates: regenerate it with "
+                     f"python3 Scripts/generate-r4-metadata.py (never edit it by hand)")
+        print(f"{output} is up to date ({len(type_defs)} types, {len(invariant_lines)} invariants)")
+        return
     with open(output, "w", encoding="utf-8") as handle:
         handle.write(header)
     print(f"wrote {output}: {len(type_defs)} types, {resource_count} concrete resources, "

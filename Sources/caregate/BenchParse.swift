@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 import Foundation
 
 /// `caregate bench parse`: JSON and XML parse/serialize throughput beside Foundation, on Synthea Bundles.

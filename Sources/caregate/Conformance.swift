@@ -1,5 +1,6 @@
 import ArgumentParser
 import FHIR
+import FHIRPathConformance
 import Foundation
 
 /// `caregate conformance`: runs an official conformance suite and reports pass/fail.

@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The official R4 examples are valid content: structural validation should find (almost) no errors in
 /// them. The few it finds are genuine problems of the published examples, listed with their reasons in

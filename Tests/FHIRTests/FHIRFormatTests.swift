@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Format detection and conversion (the library side of `caregate convert`).
 final class FHIRFormatTests: XCTestCase {

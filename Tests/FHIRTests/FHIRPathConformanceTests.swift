@@ -1,7 +1,11 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
+@testable import FHIRPathConformance
 
 /// Runs the official FHIRPath R4 suite and holds the line: the pass count may not drop below the
 /// committed floor, and every failing test must be one listed (with its reason) in

@@ -1,7 +1,11 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
+@testable import FHIRPathConformance
 
 /// Evaluation over the element model: choice types, primitive extensions, resolve(), environment
 /// variables, quantities and dates, and reuse of a compiled expression.

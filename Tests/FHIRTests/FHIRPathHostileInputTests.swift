@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Malformed and hostile expressions give a clear, typed error with a column; never a crash or a hang.
 final class FHIRPathHostileInputTests: XCTestCase {

@@ -1,5 +1,8 @@
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Static checking against the R4 metadata: result types, and the errors the mapping validator relies on.
 final class FHIRPathStaticCheckTests: XCTestCase {

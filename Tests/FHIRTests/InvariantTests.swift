@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The R4 invariants (ElementDefinition.constraint) evaluated by structural validation with the
 /// project's FHIRPath engine: a violation is reported at the element, with the constraint's severity.

@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// FHIR JSON writes an element that repeats (max > 1) as an array, even with one item, and one that does
 /// not (max 1) never as an array: the reader records the shape (``Element/jsonArrayItem``) and validation

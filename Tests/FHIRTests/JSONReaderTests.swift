@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The JSON reader's mapping into Element, and its errors on malformed input.
 final class JSONReaderTests: XCTestCase {

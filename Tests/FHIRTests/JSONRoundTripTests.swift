@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Lossless JSON over the official examples and a Bulk Data export: read, write back, compare as JSON
 /// values (key order aside, numbers as written).

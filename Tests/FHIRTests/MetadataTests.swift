@@ -1,5 +1,8 @@
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The generated R4 metadata: counts, lookups, choice resolution, derivation, representation.
 final class MetadataTests: XCTestCase {

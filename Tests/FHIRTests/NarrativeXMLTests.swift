@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// A narrative `div` read from JSON is embedded in XML as it is, so JSON -> XML must refuse one that is
 /// not a single well-formed XHTML element (``XHTMLChecker/xmlProblem(in:)``) rather than write XML that

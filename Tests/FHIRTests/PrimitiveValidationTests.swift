@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The primitive rules against ../shared/corpus/primitives-r4: every `*.valid.ndjson` value accepted,
 /// every `*.invalid.ndjson` value rejected, by the type its file is named after.

@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Structural validation: each kind of problem is found, at its FHIRPath location.
 final class StructureValidatorTests: XCTestCase {

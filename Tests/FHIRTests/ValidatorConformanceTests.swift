@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Agreement with the reference (Java) validator on ../shared/corpus/validator-r4: for each case, do we
 /// and it agree on "has errors" vs "has none"? Disagreements are explained in

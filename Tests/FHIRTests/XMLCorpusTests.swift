@@ -1,6 +1,9 @@
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The official R4 XML examples read, write and read back unchanged.
 final class XMLCorpusTests: XCTestCase {

@@ -1,7 +1,10 @@
 import Foundation
 import TestSupport
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// XML and JSON hold the same content: JSON -> XML -> JSON over every official JSON example, and every
 /// official XML example against its JSON twin.

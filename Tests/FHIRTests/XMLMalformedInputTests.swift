@@ -1,5 +1,8 @@
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// Malformed and hostile XML: each must give a ``FHIRSyntaxError`` with a line and column, never a
 /// crash, a hang or an expanded entity.

@@ -1,5 +1,8 @@
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// The FHIR XML to element-model mapping of ``FHIRXML/read(_:)``.
 final class XMLReaderTests: XCTestCase {

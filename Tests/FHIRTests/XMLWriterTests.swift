@@ -1,5 +1,8 @@
 import XCTest
-@testable import FHIR
+@testable import FHIRCore
+@testable import FHIRPath
+@testable import FHIRValidation
+import FHIR
 
 /// ``FHIRXML/write(_:pretty:)``: order, attributes, escaping, narrative and resource wrapping.
 final class XMLWriterTests: XCTestCase {

@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 
 /// A FHIR resource exactly as it was received from a source system, kept for audit and re-mapping.

@@ -1,0 +1,395 @@
+import FHIRCore
+import Foundation
+
+/// A FHIRPath Date, DateTime or Time with partial precision (`@2014`, `@2014-01-05T10:30`,
+/// `@T10:30:00.000`) and an optional time-zone offset.
+///
+/// Comparison follows the specification: values are compared precision by precision; when one value
+/// stops before the other and all shared precisions are equal, the result is unknown (`nil`). Seconds
+/// and milliseconds count as one precision. DateTimes with offsets are compared in UTC; a DateTime with
+/// an offset and one without cannot be ordered below day precision.
+public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable { case date, dateTime, time }
+    public enum Precision: Int, Comparable, Sendable {
+        case year, month, day, hour, minute, second, millisecond
+        public static func < (lhs: Precision, rhs: Precision) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public var kind: Kind
+    public var precision: Precision
+    public var year = 0, month = 1, day = 1, hour = 0, minute = 0, second = 0, millisecond = 0
+    /// Offset from UTC in minutes, when written.
+    public var timeZoneOffset: Int?
+
+    init(kind: Kind, precision: Precision) {
+        self.kind = kind
+        self.precision = precision
+    }
+
+    // MARK: Parsing
+
+    /// The value of a literal body (the text after `@`), as a FHIRPath value of the right kind.
+    static func literal(_ text: String) -> FHIRPathValue? {
+        if text.hasPrefix("T") {
+            guard let time = parseTime(String(text.dropFirst())) else { return nil }
+            return .time(time)
+        }
+        guard let (value, hasT) = parse(text, allowPartialTime: true) else { return nil }
+        if value.kind == .date && !hasT { return .date(value) }
+        var dateTime = value
+        dateTime.kind = .dateTime
+        return .dateTime(dateTime)
+    }
+
+    /// Parses `YYYY[-MM[-DD]][T[hh[:mm[:ss[.fff]]]][Z|±hh:mm]]`; the flag says whether a `T` was present.
+    static func parse(_ text: String, allowPartialTime: Bool) -> (FHIRPathDateTime, Bool)? {
+        let chars = Array(text.utf8)
+        var index = 0
+        func number(_ count: Int) -> Int? {
+            guard index + count <= chars.count else { return nil }
+            var value = 0
+            for offset in 0..<count {
+                let c = chars[index + offset]
+                guard c >= 48 && c <= 57 else { return nil }
+                value = value * 10 + Int(c - 48)
+            }
+            index += count
+            return value
+        }
+        var result = FHIRPathDateTime(kind: .date, precision: .year)
+        guard let year = number(4) else { return nil }
+        result.year = year
+        if index < chars.count && chars[index] == UInt8(ascii: "-") {
+            index += 1
+            guard let month = number(2), (1...12).contains(month) else { return nil }
+            result.month = month
+            result.precision = .month
+            if index < chars.count && chars[index] == UInt8(ascii: "-") {
+                index += 1
+                guard let day = number(2), day >= 1, day <= daysInMonth(year: year, month: month) else { return nil }
+                result.day = day
+                result.precision = .day
+            }
+        }
+        var hasT = false
+        if index < chars.count && chars[index] == UInt8(ascii: "T") {
+            hasT = true
+            index += 1
+            result.kind = .dateTime
+            if index < chars.count {
+                guard let consumed = parseTimeBody(chars, from: index, into: &result, allowPartial: allowPartialTime) else { return nil }
+                index = consumed
+                if index < chars.count {
+                    guard let offset = parseOffset(chars, from: &index) else { return nil }
+                    result.timeZoneOffset = offset
+                }
+            }
+        }
+        guard index == chars.count else { return nil }
+        return (result, hasT)
+    }
+
+    /// Parses a FHIR `dateTime`/`instant` or `date` element value, or a string being converted.
+    static func parseDateTime(_ text: String) -> FHIRPathDateTime? {
+        guard var (value, _) = parse(text, allowPartialTime: true) else { return nil }
+        value.kind = .dateTime
+        return value
+    }
+
+    static func parseDate(_ text: String) -> FHIRPathDateTime? {
+        guard let (value, hasT) = parse(text, allowPartialTime: false), !hasT else { return nil }
+        return value
+    }
+
+    /// Parses `hh[:mm[:ss[.fff]]]` (no time zone: FHIRPath times have none).
+    static func parseTime(_ text: String) -> FHIRPathDateTime? {
+        let chars = Array(text.utf8)
+        var result = FHIRPathDateTime(kind: .time, precision: .hour)
+        guard let end = parseTimeBody(chars, from: 0, into: &result, allowPartial: true), end == chars.count else { return nil }
+        return result
+    }
+
+    private static func parseTimeBody(_ chars: [UInt8], from start: Int, into result: inout FHIRPathDateTime, allowPartial: Bool) -> Int? {
+        var index = start
+        func two() -> Int? {
+            guard index + 2 <= chars.count else { return nil }
+            let a = chars[index], b = chars[index + 1]
+            guard a >= 48 && a <= 57 && b >= 48 && b <= 57 else { return nil }
+            index += 2
+            return Int(a - 48) * 10 + Int(b - 48)
+        }
+        guard let hour = two(), hour < 24 else { return nil }
+        result.hour = hour
+        result.precision = .hour
+        if index < chars.count && chars[index] == UInt8(ascii: ":") {
+            index += 1
+            guard let minute = two(), minute < 60 else { return nil }
+            result.minute = minute
+            result.precision = .minute
+            if index < chars.count && chars[index] == UInt8(ascii: ":") {
+                index += 1
+                guard let second = two(), second < 60 else { return nil }
+                result.second = second
+                result.precision = .second
+                if index < chars.count && chars[index] == UInt8(ascii: ".") {
+                    index += 1
+                    var digits = 0, millis = 0
+                    while index < chars.count, chars[index] >= 48 && chars[index] <= 57 {
+                        if digits < 3 { millis = millis * 10 + Int(chars[index] - 48) }
+                        digits += 1
+                        index += 1
+                    }
+                    guard digits > 0 else { return nil }
+                    for _ in digits..<max(digits, 3) { millis *= 10 }
+                    result.millisecond = millis
+                    result.precision = .millisecond
+                }
+            }
+        }
+        if !allowPartial && result.precision < .second { return nil }
+        return index
+    }
+
+    private static func parseOffset(_ chars: [UInt8], from index: inout Int) -> Int? {
+        if chars[index] == UInt8(ascii: "Z") { index += 1; return 0 }
+        guard chars[index] == UInt8(ascii: "+") || chars[index] == UInt8(ascii: "-"), index + 6 <= chars.count,
+              chars[index + 3] == UInt8(ascii: ":") else { return nil }
+        let sign = chars[index] == UInt8(ascii: "-") ? -1 : 1
+        let digits = [chars[index + 1], chars[index + 2], chars[index + 4], chars[index + 5]]
+        guard digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        let hours = Int(digits[0] - 48) * 10 + Int(digits[1] - 48)
+        let minutes = Int(digits[2] - 48) * 10 + Int(digits[3] - 48)
+        guard hours <= 14, minutes < 60 else { return nil }
+        index += 6
+        return sign * (hours * 60 + minutes)
+    }
+
+    static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    // MARK: Output
+
+    public var description: String {
+        func pad(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        }
+        var text = ""
+        if kind != .time {
+            text = pad(year, 4)
+            if precision >= .month { text += "-" + pad(month, 2) }
+            if precision >= .day { text += "-" + pad(day, 2) }
+            if kind == .date { return text }
+            text += "T"
+            if precision < .hour { return text }
+        }
+        text += pad(hour, 2)
+        if precision >= .minute { text += ":" + pad(minute, 2) }
+        if precision >= .second { text += ":" + pad(second, 2) }
+        if precision >= .millisecond { text += "." + pad(millisecond, 3) }
+        if kind == .dateTime, let offset = timeZoneOffset, precision >= .hour {
+            if offset == 0 {
+                text += "Z"
+            } else {
+                text += (offset < 0 ? "-" : "+") + pad(Swift.abs(offset) / 60, 2) + ":" + pad(Swift.abs(offset) % 60, 2)
+            }
+        }
+        return text
+    }
+
+    /// The FHIRPath precision() figure: digits of the value as written (`@2014` 4, ms DateTime 17, ms Time 9).
+    var precisionDigits: Int {
+        let dateDigits = [4, 6, 8, 10, 12, 14, 17]
+        if kind == .time { return [2, 2, 2, 2, 4, 6, 9][precision.rawValue] }
+        return dateDigits[precision.rawValue]
+    }
+
+    // MARK: Comparison
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
+    static func daysFromCivil(_ y: Int, _ m: Int, _ d: Int) -> Int {
+        let year = m <= 2 ? y - 1 : y
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yoe = year - era * 400
+        let mp = (m + 9) % 12
+        let doy = (153 * mp + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+    }
+
+    /// This value shifted to UTC (offset 0); only meaningful at hour precision or finer.
+    func inUTC() -> FHIRPathDateTime {
+        guard let offset = timeZoneOffset, offset != 0, kind == .dateTime, precision >= .hour else { return self }
+        var copy = self
+        let minutes = (Self.daysFromCivil(year, month, day) * 24 + hour) * 60 + minute - offset
+        let days = Int((Double(minutes) / 1440).rounded(.down))
+        let rest = minutes - days * 1440
+        (copy.year, copy.month, copy.day) = Self.civilFromDays(days)
+        copy.hour = rest / 60
+        copy.minute = rest % 60
+        copy.timeZoneOffset = 0
+        return copy
+    }
+
+    /// Precision level for comparison, with seconds and milliseconds merged.
+    private var comparisonLevel: Int { min(precision.rawValue, Precision.second.rawValue) }
+
+    /// -1, 0 or 1; nil when the order is unknown (different precisions, or one offset missing).
+    /// Callers check the kinds are compatible first.
+    static func compare(_ a: FHIRPathDateTime, _ b: FHIRPathDateTime) -> Int? {
+        var left = a, right = b
+        if left.kind == .date { left.kind = .dateTime }
+        if right.kind == .date { right.kind = .dateTime }
+        if left.kind == .dateTime && left.precision >= .hour && right.precision >= .hour {
+            if (left.timeZoneOffset == nil) != (right.timeZoneOffset == nil) { return nil }
+            left = left.inUTC()
+            right = right.inUTC()
+        }
+        let leftParts: [Int], rightParts: [Int]
+        if left.kind == .time {
+            leftParts = [left.hour, left.minute, left.second * 1000 + left.millisecond]
+            rightParts = [right.hour, right.minute, right.second * 1000 + right.millisecond]
+        } else {
+            leftParts = [left.year, left.month, left.day, left.hour, left.minute, left.second * 1000 + left.millisecond]
+            rightParts = [right.year, right.month, right.day, right.hour, right.minute, right.second * 1000 + right.millisecond]
+        }
+        let base = left.kind == .time ? Precision.hour.rawValue : 0
+        let leftLevel = left.comparisonLevel - base, rightLevel = right.comparisonLevel - base
+        for level in 0...min(leftLevel, rightLevel) {
+            if leftParts[level] != rightParts[level] { return leftParts[level] < rightParts[level] ? -1 : 1 }
+        }
+        return leftLevel == rightLevel ? 0 : nil
+    }
+
+    /// True when both are of comparable kinds (Date with DateTime, Time with Time).
+    static func comparable(_ a: FHIRPathDateTime, _ b: FHIRPathDateTime) -> Bool {
+        (a.kind == .time) == (b.kind == .time)
+    }
+
+    // MARK: Arithmetic
+
+    /// The value moved by `amount` of a calendar or definite-duration unit (`year`, `month`, `week`, `day`,
+    /// `hour`, `minute`, `second`, `millisecond`); amounts are truncated to whole units.
+    func adding(_ amount: FHIRPathDecimal, unit: String) -> FHIRPathDateTime? {
+        guard let whole = amount.integerPart else { return nil }
+        var copy = self
+        switch unit {
+        case "year":
+            guard kind != .time else { return nil }
+            copy.year += whole
+            if precision >= .day { copy.day = min(copy.day, Self.daysInMonth(year: copy.year, month: copy.month)) }
+            return copy
+        case "month":
+            guard kind != .time else { return nil }
+            if precision < .month { copy.year += whole / 12; return copy }
+            let total = (copy.year * 12 + copy.month - 1) + whole
+            copy.year = Int((Double(total) / 12).rounded(.down))
+            copy.month = total - copy.year * 12 + 1
+            if precision >= .day { copy.day = min(copy.day, Self.daysInMonth(year: copy.year, month: copy.month)) }
+            return copy
+        default:
+            break
+        }
+        let millisPerUnit: [String: Int] = [
+            "week": 604_800_000, "day": 86_400_000, "hour": 3_600_000, "minute": 60_000, "second": 1000, "millisecond": 1,
+        ]
+        guard let factor = millisPerUnit[unit] else { return nil }
+        var delta = whole * factor
+        if kind != .time {
+            if precision < .day {
+                // Coarser than days: convert to the value's own precision, truncating.
+                let days = delta / 86_400_000
+                if precision == .month { return copy.adding(FHIRPathDecimal(integer: days / 30), unit: "month") }
+                return copy.adding(FHIRPathDecimal(integer: days / 365), unit: "year")
+            }
+            let unitMillis = [86_400_000, 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1][precision.rawValue]
+            delta = (delta / unitMillis) * unitMillis
+            let start = Self.daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + millisecond
+            let total = start + delta
+            let days = Int((Double(total) / 86_400_000).rounded(.down))
+            var rest = total - days * 86_400_000
+            (copy.year, copy.month, copy.day) = Self.civilFromDays(days)
+            copy.hour = rest / 3_600_000; rest %= 3_600_000
+            copy.minute = rest / 60_000; rest %= 60_000
+            copy.second = rest / 1000
+            copy.millisecond = rest % 1000
+            return copy
+        }
+        let unitMillis = [1, 1, 1, 3_600_000, 60_000, 1000, 1][precision.rawValue]
+        delta = (delta / unitMillis) * unitMillis
+        let dayMillis = 86_400_000
+        var total = (((hour * 60 + minute) * 60 + second) * 1000 + millisecond + delta) % dayMillis
+        if total < 0 { total += dayMillis }
+        copy.hour = total / 3_600_000; total %= 3_600_000
+        copy.minute = total / 60_000; total %= 60_000
+        copy.second = total / 1000
+        copy.millisecond = total % 1000
+        return copy
+    }
+
+    // MARK: Boundaries
+
+    /// The earliest (`low`) or latest value this partial value may stand for, at `digits` precision
+    /// (4 year ... 17 milliseconds for dates; 2 ... 9 for times). Nil for an unsupported precision.
+    func boundary(low: Bool, digits: Int?) -> FHIRPathDateTime? {
+        var copy = self
+        let target: Precision
+        if kind == .time {
+            switch digits ?? 9 {
+            case 2: target = .hour
+            case 4: target = .minute
+            case 6: target = .second
+            case 9: target = .millisecond
+            default: return nil
+            }
+        } else {
+            switch digits ?? (kind == .date ? 8 : 17) {
+            case 4: target = .year
+            case 6: target = .month
+            case 8: target = .day
+            case 10: target = .hour
+            case 12: target = .minute
+            case 14: target = .second
+            case 17: target = .millisecond
+            default: return nil
+            }
+        }
+        // An hour-only DateTime is read as hh:00, as FHIR has no hour-precision values.
+        if kind == .dateTime && copy.precision == .hour { copy.minute = 0; copy.precision = .minute }
+        if target > copy.precision {
+            if copy.precision < .month { copy.month = low ? 1 : 12 }
+            if copy.precision < .day { copy.day = low ? 1 : Self.daysInMonth(year: copy.year, month: copy.month) }
+            if copy.precision < .hour { copy.hour = low ? 0 : 23 }
+            if copy.precision < .minute { copy.minute = low ? 0 : 59 }
+            if copy.precision < .second { copy.second = low ? 0 : 59 }
+            if copy.precision < .millisecond { copy.millisecond = low ? 0 : 999 }
+        }
+        copy.precision = target
+        if kind != .time {
+            if target >= .hour {
+                copy.kind = .dateTime
+                if copy.timeZoneOffset == nil { copy.timeZoneOffset = low ? 14 * 60 : -12 * 60 }
+            } else if kind == .dateTime && target <= .day {
+                copy.kind = .date
+            }
+        }
+        return copy
+    }
+}

@@ -1,0 +1,84 @@
+import FHIRCore
+import Foundation
+
+/// A compiled FHIRPath expression: parse once, evaluate many times, from any thread.
+///
+/// ```swift
+/// let weight = try FHIRPathExpression("Observation.value.ofType(Quantity).value")
+/// for observation in observations {
+///     let values = try weight.evaluate(on: observation)   // [FHIRPathValue]
+/// }
+/// ```
+///
+/// ## Topics
+/// - ``init(_:)`` compiles, throwing a ``FHIRPathError`` of kind `syntax` (with the column) or
+///   `semantic` (an unknown function, a wrong number of arguments).
+/// - ``evaluate(on:environment:)`` evaluates against a resource; ``evaluate(context:resource:rootResource:environment:)``
+///   against any focus (an element inside a resource, or System values).
+/// - ``check(startingType:options:)`` type-checks against the R4 metadata without data
+///   (see ``FHIRPathStaticChecker``).
+public struct FHIRPathExpression: Sendable, CustomStringConvertible {
+    public let text: String
+    let source: FHIRPathSource
+    let root: FHIRPathNode
+
+    public init(_ text: String) throws(FHIRPathError) {
+        self.text = text
+        self.source = FHIRPathSource(text)
+        self.root = try FHIRPathParser.parse(source)
+    }
+
+    public var description: String { text }
+
+    /// Evaluates against `resource`, which is also `%resource`, `%rootResource` and `%context`.
+    public func evaluate(on resource: Element, environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
+        try evaluate(context: [.element(FHIRPathElementNode(resource: resource))], resource: resource, rootResource: resource,
+                     environment: environment)
+    }
+
+    /// Evaluates against an arbitrary focus; `resource` and `rootResource` give `%resource`,
+    /// `%rootResource` and what `resolve()` searches.
+    public func evaluate(context: [FHIRPathValue], resource: Element?, rootResource: Element?,
+                         environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
+        let evaluator = FHIRPathEvaluator(source: source, environment: environment, context: context, resource: resource,
+                                          rootResource: rootResource)
+        do {
+            return try evaluator.evaluate(root, context, FHIRPathScope(this: context))
+        } catch let error as FHIRPathError {
+            throw error
+        } catch {
+            throw FHIRPathError(kind: .execution, message: "\(error)", column: 1, subexpression: text)
+        }
+    }
+}
+
+/// What an evaluation may use besides its context: user variables (`%name`), the metadata, the clock
+/// behind `now()`/`today()`, and where `trace()` output goes.
+public struct FHIRPathEnvironment: Sendable {
+    /// `%name` values; a plain string becomes a one-item String collection.
+    public var variables: [String: [FHIRPathValue]]
+    public var metadata: FHIRMetadata
+    /// The instant `now()`, `today()` and `timeOfDay()` report; fixed for one evaluation.
+    public var now: Date
+    /// Receives `trace(name)` output; nil discards it.
+    public var trace: (@Sendable (String, [FHIRPathValue]) -> Void)?
+    /// Trust that the data keeps max-1 cardinality: navigating to an element that may occur once stops
+    /// at its first occurrence instead of scanning every sibling (which makes `%resource.type` inside a
+    /// Bundle's entries quadratic). Only for callers that report cardinality themselves, as validation
+    /// does; off by default, so that an invalid document's duplicated elements are all seen.
+    public var trustsSingleCardinality: Bool
+
+    public init(variables: [String: [FHIRPathValue]] = [:], metadata: FHIRMetadata = .r4, now: Date = Date(),
+                trace: (@Sendable (String, [FHIRPathValue]) -> Void)? = nil, trustsSingleCardinality: Bool = false) {
+        self.variables = variables
+        self.metadata = metadata
+        self.now = now
+        self.trace = trace
+        self.trustsSingleCardinality = trustsSingleCardinality
+    }
+
+    /// Environment with string variables (`--var name=value` on the command line).
+    public init(stringVariables: [String: String]) {
+        self.init(variables: stringVariables.mapValues { [.string($0)] })
+    }
+}

@@ -1,0 +1,107 @@
+import FHIRCore
+/// Steps from element nodes to their children by FHIRPath name, typing each child from the metadata.
+///
+/// FHIRPath names a choice element without its type suffix: `Observation.value` selects the instance
+/// child `valueQuantity` (typed `Quantity`). Resources held in `contained` or `Bundle.entry.resource`
+/// are typed by their own `resourceType`.
+struct FHIRPathNavigator: Sendable {
+    let metadata: FHIRMetadata
+    /// See ``FHIRPathEnvironment/trustsSingleCardinality``.
+    var stopsAtFirstSingle = false
+
+    /// Appends the children of `node` that FHIRPath `name` selects.
+    func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
+        let children = node.element.children
+        let nameLength = name.utf8.count
+        // An element with max 1 has one child of that name in valid data: when the caller trusts that,
+        // stop at it rather than scan the rest (`%resource.type` on a Bundle would otherwise pass every
+        // entry, for every entry).
+        if stopsAtFirstSingle, let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
+           !single.info.isChoice {
+            for index in children.indices where children[index].name == name {
+                output.append(.element(typed(children[index], in: node)))
+                return
+            }
+            return
+        }
+        // Index the array and read only the name first: copying whole elements that do not match
+        // costs a retain per field, and this loop runs for every child of every step.
+        for index in children.indices {
+            let childName = children[index].name
+            if childName == name {
+                output.append(.element(typed(children[index], in: node)))
+            } else if childName.utf8.count > nameLength, childName.utf8.starts(with: name.utf8),
+                      let suffixStart = childName.utf8.dropFirst(nameLength).first,
+                      suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
+                      let typedChild = choiceChild(children[index], of: node, choiceName: name) {
+                output.append(.element(typedChild))
+            }
+        }
+    }
+
+    /// Every child of `node`, typed.
+    func allChildren(of node: FHIRPathElementNode, into output: inout [FHIRPathValue]) {
+        for child in node.element.children {
+            output.append(.element(typed(child, in: node)))
+        }
+    }
+
+    /// The child typed by the metadata, or by the shape of the data when the metadata does not know it.
+    func typed(_ child: Element, in parent: FHIRPathElementNode) -> FHIRPathElementNode {
+        if child.resourceType != nil { return FHIRPathElementNode(resource: child) }
+        if let context = parent.context, let resolved = metadata.child(child.name, of: context) {
+            return node(child, resolved: resolved)
+        }
+        return FHIRPathElementNode(element: child, typeName: fallbackType(of: child, parent: parent), context: nil)
+    }
+
+    private func node(_ child: Element, resolved: ResolvedChild) -> FHIRPathElementNode {
+        let context = resolved.type
+        if context.utf8.contains(UInt8(ascii: ".")) {
+            return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context)
+        }
+        return FHIRPathElementNode(element: child, typeName: context, context: context)
+    }
+
+    private func choiceChild(_ child: Element, of parent: FHIRPathElementNode, choiceName: String) -> FHIRPathElementNode? {
+        if let context = parent.context, let resolved = metadata.child(child.name, of: context) {
+            guard resolved.info.isChoice, resolved.info.name == choiceName else { return nil }
+            return node(child, resolved: resolved)
+        }
+        // No metadata for this context: read the suffix as the type (`valueString` is a string).
+        guard parent.context == nil || metadata.resourceTypes.isEmpty else { return nil }
+        var suffix = String(child.name.dropFirst(choiceName.count))
+        let lowered = suffix.prefix(1).lowercased() + suffix.dropFirst()
+        if FHIRPathTypes.isPrimitive(lowered) { suffix = lowered }
+        return FHIRPathElementNode(element: child, typeName: suffix, context: suffix)
+    }
+
+    private func fallbackType(of child: Element, parent: FHIRPathElementNode) -> String? {
+        switch child.name {
+        case "extension", "modifierExtension": return "Extension"
+        case "id": return parent.element.isResource ? "id" : "string"
+        case "url" where parent.typeName == "Extension": return "uri"
+        default: return nil
+        }
+    }
+
+    /// All descendants of the nodes, depth first (children before grandchildren of the next child).
+    func descendants(of items: [FHIRPathValue]) -> [FHIRPathValue] {
+        var output: [FHIRPathValue] = []
+        var stack: [FHIRPathElementNode] = []
+        for item in items.reversed() {
+            if case .element(let node) = item { stack.append(node) }
+        }
+        // Iterative walk: deep trees cannot exhaust the stack.
+        var pending: [(FHIRPathElementNode)] = stack
+        while let node = pending.popLast() {
+            var children: [FHIRPathValue] = []
+            allChildren(of: node, into: &children)
+            for child in children { output.append(child) }
+            for child in children.reversed() {
+                if case .element(let childNode) = child { pending.append(childNode) }
+            }
+        }
+        return output
+    }
+}

@@ -1,0 +1,119 @@
+import FHIRCore
+import FHIRPath
+/// The R4 invariants (`ElementDefinition.constraint`) that validation evaluates, each compiled once with
+/// the project's FHIRPath engine, and those it skips, each with the reason (Docs/invariants.md lists them).
+///
+/// A constraint is skipped when structural validation already checks it with its own message (`ele-1`,
+/// `ext-1`, `dom-2`), when it is a best-practice recommendation (`dom-6`, `con-3`), when its expression needs what CareGate does not have (a terminology service for
+/// `memberOf()`, profiles for `conformsTo()`, `resolve()` of references, `htmlChecks()`), when the engine
+/// cannot compile it, or when it is listed in ``knownDisagreements`` (it flags official examples the
+/// reference validator accepts).
+///
+/// ## Topics
+/// - ``r4`` the catalog of the R4 metadata, built on first use.
+/// - ``evaluated`` and ``skipped`` for reports and documentation.
+/// - ``invariants(forType:)`` and ``invariants(atPath:)`` what the validator runs per element.
+public struct InvariantCatalog: Sendable {
+    /// An invariant with its compiled expression.
+    public struct Compiled: Sendable {
+        public let invariant: Invariant
+        public let expression: FHIRPathExpression
+        /// The expression reads `%resource` or `%rootResource`: it cannot be judged on a datatype
+        /// validated on its own, outside any resource.
+        public let needsResource: Bool
+    }
+
+    /// An invariant validation does not evaluate, and why.
+    public struct Skipped: Sendable {
+        public let invariant: Invariant
+        public let reason: String
+    }
+
+    /// The catalog of ``FHIRMetadata/r4``, compiled once on first use.
+    public static let r4 = InvariantCatalog(metadata: .r4)
+
+    /// Constraints checked by ``StructureValidator`` itself, with a message of its own.
+    static let checkedStructurally: Set<String> = ["ele-1", "ext-1", "dom-2"]
+
+    /// Constraints that flag official R4 examples the reference validator accepts: evaluating them here
+    /// would make CareGate disagree with it (see Docs/invariants.md).
+    static let knownDisagreements: [String: String] = [
+        "que-7": "`answer is Boolean` names the System type, which a FHIR `boolean` element is not under the "
+            + "N1 type rules our engine follows (the reference engine matches them loosely): it would flag the "
+            + "official example Questionnaire-bb, which the reference validator accepts",
+        "dom-3": "applies `as(canonical)` to all descendants at once, which N1 makes an error for more than one "
+            + "item (the reference engine filters instead): it could not be evaluated on any resource with "
+            + "contained resources",
+    ]
+
+    /// Every evaluated invariant, sorted by path and key.
+    public let evaluated: [Invariant]
+    public let skipped: [Skipped]
+    private let byPath: [String: [Compiled]]
+    /// Per type name: the invariants of the type and of its base types.
+    private let byType: [String: [Compiled]]
+
+    public init(metadata: FHIRMetadata) {
+        var byPath: [String: [Compiled]] = [:]
+        var evaluated: [Invariant] = []
+        var skipped: [Skipped] = []
+        for path in metadata.allInvariants.keys.sorted() {
+            for invariant in metadata.invariants(at: path) {
+                if let reason = Self.skipReason(invariant) {
+                    skipped.append(Skipped(invariant: invariant, reason: reason))
+                    continue
+                }
+                do {
+                    let expression = try FHIRPathExpression(invariant.expression)
+                    let needsResource = invariant.expression.contains("%resource") || invariant.expression.contains("%rootResource")
+                    byPath[path, default: []].append(
+                        Compiled(invariant: invariant, expression: expression, needsResource: needsResource))
+                    evaluated.append(invariant)
+                } catch {
+                    skipped.append(Skipped(invariant: invariant, reason: "does not compile: \(error.message)"))
+                }
+            }
+        }
+        var byType: [String: [Compiled]] = [:]
+        for name in metadata.typeNames {
+            var list: [Compiled] = []
+            var current: String? = name
+            var steps = 0
+            while let type = current, steps < 32 {
+                list.append(contentsOf: byPath[type] ?? [])
+                current = metadata.type(named: type)?.baseType
+                steps += 1
+            }
+            if !list.isEmpty { byType[name] = list }
+        }
+        self.byPath = byPath
+        self.byType = byType
+        self.evaluated = evaluated
+        self.skipped = skipped
+    }
+
+    /// The invariants every instance of a type must meet: its own and its base types'.
+    public func invariants(forType type: String) -> [Compiled] { byType[type] ?? [] }
+
+    /// The invariants defined at a definition path (`"Patient.contact"`, `"Timing.repeat"`).
+    public func invariants(atPath path: String) -> [Compiled] { byPath[path] ?? [] }
+
+    private static func skipReason(_ invariant: Invariant) -> String? {
+        if checkedStructurally.contains(invariant.key) {
+            return "checked by structural validation, with its own message"
+        }
+        if let reason = knownDisagreements[invariant.key] { return reason }
+        if invariant.isBestPractice {
+            return "a best-practice recommendation, which the reference validator does not report by default "
+                + "(its outcomes in validator-r4 carry none, e.g. for risk-assessment-probability-range, which has no narrative)"
+        }
+        let expression = invariant.expression
+        if expression.contains("memberOf(") { return "memberOf() needs a terminology service" }
+        if expression.contains("conformsTo(") { return "conformsTo() needs profiles (StructureDefinitions) CareGate does not load" }
+        if expression.contains("resolve()") { return "resolve() follows references, which structural validation does not" }
+        if expression.contains("htmlChecks()") {
+            return "htmlChecks() is not implemented by the engine; the narrative XHTML is checked by XHTMLChecker"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,53 @@
+import FHIRCore
+import FHIRPath
+/// Evaluates the R4 invariants of ``InvariantCatalog`` during the validation walk: on each resource (its
+/// type's invariants and its base types') and on each element (its type's and those defined at its
+/// definition path), with the element as `%context` and focus, the enclosing resource as `%resource`
+/// and, for a contained resource, its container as `%rootResource`.
+///
+/// An invariant that evaluates to `false` is an issue of its severity, code `invariant`, diagnostics
+/// `key: human`. An empty result passes. Invariants that read `%resource` or `%rootResource` (`ref-1`) are
+/// left out when a datatype is validated on its own, outside any resource. An expression the engine fails to evaluate is reported as
+/// information (never an error): a gap of the engine must not fail a resource.
+extension ValidationWalk {
+    mutating func checkResourceInvariants(_ resource: Element, type: String, path: String) {
+        guard let invariants else { return }
+        let list = invariants.invariants(forType: type)
+        if list.isEmpty { return }
+        evaluate(list, on: FHIRPathElementNode(resource: resource), path: path)
+    }
+
+    mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild, path: String) {
+        guard let invariants else { return }
+        let byType = invariants.invariants(forType: resolved.type)
+        let byContext = resolved.type.utf8.contains(UInt8(ascii: ".")) ? invariants.invariants(atPath: resolved.type) : []
+        let byPath = resolved.info.path == resolved.type ? [] : invariants.invariants(atPath: resolved.info.path)
+        if byType.isEmpty, byContext.isEmpty, byPath.isEmpty { return }
+        let isBackbone = resolved.type.utf8.contains(UInt8(ascii: "."))
+        let node = FHIRPathElementNode(
+            element: element, typeName: isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
+            context: resolved.type)
+        evaluate(byType, on: node, path: path)
+        evaluate(byContext, on: node, path: path)
+        evaluate(byPath, on: node, path: path)
+    }
+
+    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode, path: String) {
+        for compiled in list where !compiled.needsResource || currentResource != nil {
+            let result: [FHIRPathValue]
+            do {
+                result = try compiled.expression.evaluate(
+                    context: [.element(node)], resource: currentResource, rootResource: currentRootResource,
+                    environment: fhirPathEnvironment)
+            } catch {
+                report(.information, .invariant,
+                       "\(compiled.invariant.key) could not be evaluated: \(error.message)", at: path)
+                continue
+            }
+            guard result.count == 1, case .boolean(false) = result[0] else { continue }
+            let invariant = compiled.invariant
+            report(invariant.severity == .error ? .error : .warning, .invariant,
+                   "\(invariant.key): \(invariant.human)", at: path)
+        }
+    }
+}

@@ -1,0 +1,333 @@
+import FHIRCore
+import FHIRPath
+/// Structural, terminology-free validation of an element tree against the R4 metadata: unknown
+/// elements, cardinality, primitive formats and JSON value kinds, choice-type misuse, required-binding
+/// codes, resource types, reference formats, narrative XHTML, and a few Bundle rules. Contained
+/// resources and Bundle entries are validated in place.
+///
+/// Every issue carries a FHIRPath-style location from the root
+/// (`CarePlan.activity[0].detail.scheduledTiming.repeat.period`); list elements carry an index, single
+/// ones do not, and choice elements keep their typed name (`Observation.valueQuantity`).
+///
+/// ```swift
+/// let validator = StructureValidator(options: ValidationOptions(strict: false))
+/// let report = validator.validate(resource)
+/// print(report.textReport(source: "patient.json"))
+/// ```
+public struct StructureValidator: Sendable {
+    public let metadata: FHIRMetadata
+    public var options: ValidationOptions
+
+    public init(metadata: FHIRMetadata = .r4, options: ValidationOptions = ValidationOptions()) {
+        self.metadata = metadata
+        self.options = options
+    }
+
+    /// Validates a root resource (the element returned by the JSON or XML reader).
+    public func validate(_ resource: Element) -> ValidationReport {
+        var walk = ValidationWalk(metadata: metadata, options: options)
+        let path = resource.resourceType ?? resource.name
+        walk.visitResource(resource, path: path, isContained: false)
+        return ValidationReport(issues: walk.issues)
+    }
+
+    /// Validates a datatype instance (`Reference`, `Quantity`, `HumanName`...) on its own; locations
+    /// start at `path` (the type name by default).
+    public func validate(_ element: Element, asType type: String, path: String? = nil) -> ValidationReport {
+        var walk = ValidationWalk(metadata: metadata, options: options)
+        walk.visitDatatype(element, type: type, path: path ?? type)
+        return ValidationReport(issues: walk.issues)
+    }
+}
+
+/// One pass over one tree, collecting issues.
+struct ValidationWalk {
+    let metadata: FHIRMetadata
+    let options: ValidationOptions
+    private(set) var issues: [ValidationIssue] = []
+    /// The type of the innermost Bundle, for the rules that depend on it (conditional references).
+    private var bundleType: String?
+    /// The Bundles and Parameters being walked, innermost last, collecting their references.
+    private var scopes: [ReferenceScope] = []
+    /// The invariants to evaluate, nil when switched off.
+    let invariants: InvariantCatalog?
+    let fhirPathEnvironment: FHIRPathEnvironment
+    /// `%resource` and `%rootResource` of the element being visited.
+    private(set) var currentResource: Element?
+    private(set) var currentRootResource: Element?
+
+    init(metadata: FHIRMetadata, options: ValidationOptions) {
+        self.metadata = metadata
+        self.options = options
+        if options.checkInvariants {
+            invariants = metadata === FHIRMetadata.r4 ? InvariantCatalog.r4 : InvariantCatalog(metadata: metadata)
+        } else {
+            invariants = nil
+        }
+        // Cardinality is reported by the structural checks, so invariants may trust it (see the option).
+        fhirPathEnvironment = FHIRPathEnvironment(metadata: metadata, trustsSingleCardinality: true)
+    }
+
+    mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, at path: String) {
+        issues.append(ValidationIssue(severity: severity, code: code, diagnostics: message, expression: path))
+    }
+
+    // MARK: Resources
+
+    mutating func visitResource(_ resource: Element, path: String, isContained: Bool) {
+        guard let type = resource.resourceType else {
+            report(.error, .structure, "expected a resource (with a resourceType) here", at: path)
+            return
+        }
+        guard metadata.isResourceType(type) else {
+            if metadata.type(named: type)?.kind == .resource {
+                report(.error, .structure, "'\(type)' is an abstract resource type and cannot be instantiated", at: path)
+            } else {
+                report(.error, .structure, "unknown resource type '\(type)'", at: path)
+            }
+            return
+        }
+        let outerBundleType = bundleType
+        if type == "Bundle" { bundleType = resource.childValue("type") }
+        defer { bundleType = outerBundleType }
+        if isContained, !resource.children(named: "contained").isEmpty {
+            report(.error, .structure, "a contained resource may not contain resources (dom-2)", at: path + ".contained")
+        }
+        let scope: ReferenceScope? = switch type {
+        case "Bundle": .bundle(resource)
+        case "Parameters": .parameters(resource)
+        default: nil
+        }
+        if let scope { scopes.append(scope) }
+        let outerResource = currentResource, outerRootResource = currentRootResource
+        currentResource = resource
+        currentRootResource = isContained ? (outerResource ?? resource) : resource
+        defer { currentResource = outerResource; currentRootResource = outerRootResource }
+        visitChildren(of: resource, context: type, path: path)
+        if type == "Bundle" { checkBundle(resource, path: path) }
+        checkResourceInvariants(resource, type: type, path: path)
+        if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
+    }
+
+    mutating func visitDatatype(_ element: Element, type: String, path: String) {
+        guard metadata.type(named: type) != nil else {
+            report(.error, .structure, "unknown type '\(type)'", at: path)
+            return
+        }
+        let info = ElementInfo(
+            path: type, name: element.name, types: [type], min: 0, max: 1, isChoice: false, isModifier: false,
+            isSummary: false, representation: .element, requiredBinding: nil, childContext: nil, order: 0)
+        visitElement(element, as: ResolvedChild(info: info, type: type), path: path)
+    }
+
+    // MARK: Children and cardinality
+
+    mutating func visitChildren(of element: Element, context: String, path: String) {
+        var counts: [String: Int] = [:]
+        var choiceNames: [String: String] = [:]
+        var indexes: [String: Int] = [:]
+        var conflictingChoices: Set<String> = []  // already reported; no second issue for their count
+        for child in element.children {
+            guard let resolved = metadata.child(child.name, of: context) else {
+                reportUnknown(child, context: context, path: path)
+                continue
+            }
+            let info = resolved.info
+            counts[info.path, default: 0] += 1
+            if info.isChoice {
+                if let first = choiceNames[info.path], first != child.name {
+                    conflictingChoices.insert(info.path)
+                    report(.error, .structure,
+                           "'\(child.name)' and '\(first)' are both values of \(info.path); only one type is allowed",
+                           at: path + "." + child.name)
+                } else {
+                    choiceNames[info.path] = child.name
+                }
+            }
+            var childPath = path + "." + child.name
+            if options.checkJSONArrayShape, child.jsonArrayItem != info.isArray, counts[info.path] == 1 {
+                reportArrayShape(of: child, info: info, at: childPath)
+            }
+            if info.isArray {
+                let index = indexes[child.name, default: 0]
+                indexes[child.name] = index + 1
+                childPath += "[\(index)]"
+                if info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
+            }
+            visitElement(child, as: resolved, path: childPath)
+        }
+        for info in metadata.elements(of: context) {
+            let count = counts[info.path] ?? 0
+            if count < info.min {
+                report(.error, .required,
+                       "minimum required = \(info.min), but only found \(count) (\(info.path))", at: path + "." + info.name)
+            }
+            if let max = info.max, count > max, !conflictingChoices.contains(info.path) {
+                report(.error, .structure,
+                       "max allowed = \(max), but found \(count) (\(info.path))", at: path + "." + info.name)
+            }
+        }
+    }
+
+    /// A JSON array for an element with max 1, or a single JSON value for one that repeats; reported once
+    /// per field, at the field.
+    private mutating func reportArrayShape(of child: Element, info: ElementInfo, at path: String) {
+        let maximum = info.max.map(String.init) ?? "*"
+        let message = info.isArray
+            ? "'\(child.name)' must be a JSON array, not a single value: \(info.path) repeats (max \(maximum))"
+            : "'\(child.name)' must be a single JSON value, not an array: \(info.path) does not repeat (max 1)"
+        report(.error, .structure, message, at: path)
+    }
+
+    private mutating func reportUnknown(_ child: Element, context: String, path: String) {
+        let childPath = path + "." + child.name
+        // A choice element with a type suffix the definition does not allow (`valueMoney` on Observation).
+        for info in metadata.elements(of: context) where info.isChoice && child.name.hasPrefix(info.name) {
+            let suffix = child.name.dropFirst(info.name.count)
+            guard let first = suffix.first, first.isUppercase else { continue }
+            report(.error, .structure,
+                   "'\(suffix)' is not an allowed type of \(info.path) (allowed: \(info.types.joined(separator: ", ")))",
+                   at: childPath)
+            return
+        }
+        let message = "unknown element '\(child.name)' in \(context)"
+        report(options.strict ? .error : .warning, .structure, message, at: childPath)
+    }
+
+    // MARK: Elements
+
+    private mutating func visitElement(_ element: Element, as resolved: ResolvedChild, path: String) {
+        if resolved.type == "Resource" {
+            if resolved.info.name == "contained", !options.validateContained { return }
+            visitResource(element, path: path, isContained: resolved.info.name == "contained")
+            return
+        }
+        if element.resourceType != nil {
+            report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))", at: path)
+            return
+        }
+        if let primitive = metadata.primitiveType(of: resolved.type) {
+            visitPrimitive(element, type: primitive, info: resolved.info, path: path)
+            return
+        }
+        if let value = element.value {
+            report(.error, .structure,
+                   "'\(element.name)' is a \(resolved.type), an object, not a primitive value ('\(value)')", at: path)
+        }
+        if element.children.isEmpty {
+            if element.value == nil {
+                report(.error, .invariant, "an element must have a value or children (ele-1)", at: path)
+            }
+            return
+        }
+        visitChildren(of: element, context: resolved.type, path: path)
+        checkComplex(element, type: resolved.type, info: resolved.info, path: path)
+        checkElementInvariants(element, as: resolved, path: path)
+    }
+
+    private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, info: ElementInfo, path: String) {
+        if let value = element.value {
+            checkPrimitiveValue(value, element: element, type: type, info: info, path: path)
+        } else if element.children.isEmpty {
+            report(.error, .required, "a primitive element must have a value or extensions", at: path)
+        }
+        if !element.children.isEmpty {
+            visitChildren(of: element, context: type.rawValue, path: path)
+        }
+        checkElementInvariants(element, as: ResolvedChild(info: info, type: type.rawValue), path: path)
+    }
+
+    private mutating func checkPrimitiveValue(
+        _ value: String, element: Element, type: PrimitiveType, info: ElementInfo, path: String
+    ) {
+        if type == .xhtml {
+            if options.checkJSONValueKinds, element.valueKind != .string {
+                report(.error, .value, "xhtml must be a JSON string", at: path)
+            }
+            for problem in XHTMLChecker.problems(in: value) {
+                report(.error, .value, problem, at: path)
+            }
+            return
+        }
+        let kind = options.checkJSONValueKinds ? element.valueKind : nil
+        if let problem = PrimitiveValidator.problem(with: value, kind: kind, as: type) {
+            let isResourceID = info.name == "id" && type == .id
+            report(.error, .value, (isResourceID ? "invalid resource id: " : "") + problem + " ('\(value.prefix(80))')",
+                   at: path)
+            return
+        }
+        if type == .markdown, !options.allowHTMLInMarkdown, Self.containsHTMLTag(value) {
+            report(.error, .value, "the markdown contains an embedded HTML tag, which is not allowed here", at: path)
+        }
+        if let binding = info.requiredBinding, type == .code || type == .string || type == .uri,
+           !binding.codes.contains(value) {
+            report(.error, .codeInvalid,
+                   "the code '\(value)' is not in the value set \(binding.valueSet) (required binding)", at: path)
+        }
+    }
+
+    private static func containsHTMLTag(_ text: String) -> Bool {
+        var previous: Character = " "
+        for character in text {
+            if previous == "<", character.isLetter || character == "/" { return true }
+            previous = character
+        }
+        return false
+    }
+
+    // MARK: Datatype rules
+
+    private mutating func checkComplex(_ element: Element, type: String, info: ElementInfo, path: String) {
+        switch type {
+        case "Reference":
+            if let reference = element.childValue("reference") {
+                checkReference(reference, path: path + ".reference")
+            }
+        case "Extension":
+            let hasValue = element.children.contains { $0.name.hasPrefix("value") }
+            if hasValue, element.child(named: "extension") != nil {
+                report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)", at: path)
+            }
+            if let url = element.childValue("url"), url.contains("|") {
+                report(.error, .value, "an extension URL may not carry a version ('\(url)')", at: path + ".url")
+            }
+        case "Coding":
+            if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
+                report(.error, .codeInvalid,
+                       "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", at: path + ".code")
+            }
+        case "CodeableConcept":
+            if let binding = info.requiredBinding {
+                let codes = element.children(named: "coding").compactMap { $0.childValue("code") }
+                if !codes.isEmpty, !codes.contains(where: binding.codes.contains) {
+                    report(.error, .codeInvalid,
+                           "none of the codes (\(codes.joined(separator: ", "))) is in the value set \(binding.valueSet) (required binding)",
+                           at: path)
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func checkReference(_ reference: String, path: String) {
+        if !scopes.isEmpty {
+            let last = scopes.count - 1
+            scopes[last].references.append(.init(reference: reference, path: path, entryIndex: scopes[last].currentEntry))
+        }
+        switch ReferenceFormat.parse(reference, metadata: metadata) {
+        case .failure(let error):
+            // A warning, as the reference validator has it: the syntax looks wrong, but a server may
+            // still understand it.
+            report(.warning, .value, error.message, at: path)
+        case .success(.conditional):
+            if bundleType != "transaction", bundleType != "batch" {
+                report(.warning, .value,
+                       "'\(reference)' is a conditional reference, which only a transaction or batch Bundle resolves",
+                       at: path)
+            }
+        case .success:
+            break
+        }
+    }
+}
