@@ -144,8 +144,7 @@ public struct FHIRPathConformanceSuite: Sendable {
     }
 
     static func readInput(_ url: URL) throws -> Element {
-        let data = try Data(contentsOf: url)
-        return url.pathExtension.lowercased() == "json" ? try FHIRJSON.read(data) : try FHIRXML.read(data)
+        try FHIRDocument.read(FHIRInput.data(of: .file(url.path))).singleResource()
     }
 
     private func run(_ test: Test, input: Element?, metadata: FHIRMetadata) -> Result {

@@ -30,21 +30,25 @@ public struct DocumentValidator: Sendable {
     /// Validates the resources of `data`, read from `source` (a file name, or `-` for standard input).
     public func validate(_ data: Data, source: String) -> [Result] {
         let document = FHIRDocument.read(data)
-        let isJSON = document.format == .json || document.format == .ndjson
-        let validator = StructureValidator(options: ValidationOptions(
-            strict: strict, checkJSONValueKinds: isJSON, checkJSONArrayShape: isJSON))
-        return document.entries.map { entry in
-            switch entry.result {
-            case .success(let resource):
-                let label = entry.line.map { "\(source):\($0)" } ?? source
-                return Result(source: label, report: validator.validate(resource))
-            case .failure(let error):
-                let issue = ValidationIssue(
-                    severity: .fatal, code: .structure,
-                    diagnostics: "\(error.format.rawValue) syntax error: \(error.message)", expression: "",
-                    location: "line \(error.line), column \(error.column)")
-                return Result(source: "\(source):\(error.line):\(error.column)", report: ValidationReport(issues: [issue]))
-            }
+        return document.entries.map { validate($0, format: document.format, source: source) }
+    }
+
+    /// Validates one entry of a document in `format`, read from `source`: its resource, or the fatal
+    /// syntax error it is.
+    public func validate(_ entry: FHIRDocument.Entry, format: FHIRFormat?, source: String) -> Result {
+        switch entry.result {
+        case .success(let resource):
+            let isJSON = format == .json || format == .ndjson
+            let validator = StructureValidator(options: ValidationOptions(
+                strict: strict, checkJSONValueKinds: isJSON, checkJSONArrayShape: isJSON))
+            let label = entry.line.map { "\(source):\($0)" } ?? source
+            return Result(source: label, report: validator.validate(resource))
+        case .failure(let error):
+            let issue = ValidationIssue(
+                severity: .fatal, code: .structure,
+                diagnostics: "\(error.format.rawValue) syntax error: \(error.message)", expression: "",
+                location: "line \(error.line), column \(error.column)")
+            return Result(source: "\(source):\(error.line):\(error.column)", report: ValidationReport(issues: [issue]))
         }
     }
 }

@@ -28,7 +28,8 @@ import Foundation
 /// - ``checkpoint(server:resourceType:)``
 /// - ``dueOutboxEntries(at:limit:)``, ``outboxEntry(id:)``
 /// - ``deadLetters(limit:)``
-/// - ``statistics()``
+/// - ``statistics()``, ``integrityCheck()``
+/// - ``forEachEntity(_:_:_:)``, ``forEachVersion(_:_:)``: streaming reads for dumps
 public protocol Store: AnyObject, Sendable {
     /// Applies every change of `batch` in one transaction; on any error nothing of it is kept.
     @discardableResult
@@ -59,4 +60,12 @@ public protocol Store: AnyObject, Sendable {
     func deadLetters(limit: Int) throws -> [DeadLetter]
     /// Counts of everything kept.
     func statistics() throws -> StoreStatistics
+
+    /// Calls `body` with each entity of `kind` that `query` picks, in the order they were stored,
+    /// streaming, so that millions of outcomes never sit in memory at once.
+    func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws
+    /// Calls `body` with every version of every entity of `kind`, tombstones included, in stored order.
+    func forEachVersion(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws
+    /// The backend's own consistency check; an empty array means the store is sound.
+    func integrityCheck() throws -> [String]
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Benchmarks
 import FHIR
 import Foundation
 
@@ -35,55 +36,6 @@ struct BenchFHIRPath: ParsableCommand {
         guard rounds > 0, parseIterations > 0 else { throw ValidationError("--rounds and --parse-iterations must be positive") }
     }
 
-    /// One workload: the FHIRPath text and the hand-written equivalent (which returns the selected items).
-    struct Workload: Sendable {
-        let expression: String
-        let baseline: @Sendable (Element) -> [String]
-    }
-
-    static let workloads: [Workload] = [
-        Workload(expression: "Observation.where(code.coding.where(system='http://loinc.org' and code='29463-7').exists()).value.ofType(Quantity).value") { obs in
-            guard obs.children(named: "code").contains(where: { code in
-                code.children(named: "coding").contains { $0.childValue("system") == "http://loinc.org" && $0.childValue("code") == "29463-7" }
-            }) else { return [] }
-            return obs.children(named: "valueQuantity").compactMap { $0.childValue("value") }
-        },
-        Workload(expression: "Observation.code.coding.where(system = 'http://loinc.org').code.first()") { obs in
-            for code in obs.children(named: "code") {
-                for coding in code.children(named: "coding") where coding.childValue("system") == "http://loinc.org" {
-                    if let value = coding.childValue("code") { return [value] }
-                }
-            }
-            return []
-        },
-        Workload(expression: "Observation.component.where(code.coding.code = '8480-6').value.ofType(Quantity).value") { obs in
-            obs.children(named: "component").filter { component in
-                component.children(named: "code").contains { $0.children(named: "coding").contains { $0.childValue("code") == "8480-6" } }
-            }.flatMap { $0.children(named: "valueQuantity").compactMap { $0.childValue("value") } }
-        },
-        Workload(expression: "Observation.effective.ofType(dateTime)") { obs in
-            obs.children(named: "effectiveDateTime").compactMap(\.value)
-        },
-        Workload(expression: "Observation.subject.reference") { obs in
-            obs.children(named: "subject").compactMap { $0.childValue("reference") }
-        },
-        Workload(expression: "Observation.value.ofType(Quantity).where(system = %ucum).code") { obs in
-            obs.children(named: "valueQuantity").filter { $0.childValue("system") == "http://unitsofmeasure.org" }.compactMap { $0.childValue("code") }
-        },
-        Workload(expression: "Observation.category.coding.where(system = 'http://terminology.hl7.org/CodeSystem/observation-category').code.first() = 'vital-signs'") { obs in
-            let codes = obs.children(named: "category").flatMap { $0.children(named: "coding") }
-                .filter { $0.childValue("system") == "http://terminology.hl7.org/CodeSystem/observation-category" }
-                .compactMap { $0.childValue("code") }
-            return codes.first.map { [$0 == "vital-signs" ? "true" : "false"] } ?? []
-        },
-        Workload(expression: "Observation.value.ofType(Quantity).value > 100 and Observation.status = 'final'") { obs in
-            guard let text = obs.child(named: "valueQuantity")?.childValue("value"), let value = Decimal(string: text) else {
-                return obs.childValue("status") == "final" ? [] : ["false"]
-            }
-            return [(value > 100 && obs.childValue("status") == "final") ? "true" : "false"]
-        },
-    ]
-
     func run() throws {
         #if DEBUG
         print("note: this is a debug build; figures are only meaningful with -c release")
@@ -106,19 +58,19 @@ struct BenchFHIRPath: ParsableCommand {
         // Parse: each expression compiled parseIterations times.
         let parseStart = DispatchTime.now()
         var compiled: [FHIRPathExpression] = []
-        for workload in Self.workloads {
+        for workload in FHIRPathBenchmark.workloads {
             for _ in 0..<(parseIterations - 1) { _ = try FHIRPathExpression(workload.expression) }
             compiled.append(try FHIRPathExpression(workload.expression))
         }
         let parseSeconds = seconds(since: parseStart)
-        let parses = Double(parseIterations * Self.workloads.count)
+        let parses = Double(parseIterations * FHIRPathBenchmark.workloads.count)
         print("parse: \(format(parseSeconds / parses * 1_000_000)) µs per expression (\(format(parses / parseSeconds)) parses/s)")
         print("")
         print("expression".padding(toLength: 64, withPad: " ", startingAt: 0) + "  fhirpath µs/res   baseline µs/res   ratio  selected")
 
         let environment = FHIRPathEnvironment()
         var totalFHIRPath = 0.0, totalBaseline = 0.0
-        for (index, workload) in Self.workloads.enumerated() {
+        for (index, workload) in FHIRPathBenchmark.workloads.enumerated() {
             var selectedFHIRPath = 0, selectedBaseline = 0
             let start = DispatchTime.now()
             for _ in 0..<rounds {
@@ -145,15 +97,15 @@ struct BenchFHIRPath: ParsableCommand {
                   + "  " + format(fhirPathSeconds / max(baselineSeconds, 1e-9)).leftPadded(6) + "x"
                   + "  " + String(selectedFHIRPath / rounds).leftPadded(8))
         }
-        let evaluations = Double(rounds * observations.count * Self.workloads.count)
+        let evaluations = Double(rounds * observations.count * FHIRPathBenchmark.workloads.count)
         let resourcePasses = Double(rounds * observations.count)
         print("")
         print("FHIRPath (compiled once): \(format(evaluations / totalFHIRPath)) expressions/s, "
-              + "\(format(resourcePasses / totalFHIRPath)) resources/s with all \(Self.workloads.count) expressions, "
+              + "\(format(resourcePasses / totalFHIRPath)) resources/s with all \(FHIRPathBenchmark.workloads.count) expressions, "
               + "evaluation \(format(totalFHIRPath * 1000)) ms")
         print("baseline (hand-written Swift): \(format(evaluations / totalBaseline)) expressions/s, "
               + "\(format(resourcePasses / totalBaseline)) resources/s, \(format(totalBaseline * 1000)) ms")
-        print("parse, once per expression: \(format(parseSeconds / parses * Double(Self.workloads.count) * 1_000_000)) µs for all \(Self.workloads.count); "
+        print("parse, once per expression: \(format(parseSeconds / parses * Double(FHIRPathBenchmark.workloads.count) * 1_000_000)) µs for all \(FHIRPathBenchmark.workloads.count); "
               + "re-parsing per resource would add \(format(parseSeconds / parses * evaluations * 1000)) ms to the evaluation above")
     }
 

@@ -41,17 +41,13 @@ struct BenchParse: ParsableCommand {
         #endif
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus)
             .filter { $0.hasSuffix(".json") }.sorted()
-        guard !files.isEmpty else {
-            FileHandle.standardError.write(Data("\(corpus): no .json files\n".utf8))
-            throw ExitCode.failure
-        }
+        guard !files.isEmpty else { throw CommandFailure("\(corpus): no .json files") }
         let documents = try files.map { try Data(contentsOf: URL(fileURLWithPath: corpus).appendingPathComponent($0)) }
         var benchmark: ParseBenchmark
         do {
             benchmark = try ParseBenchmark(jsonDocuments: documents)
         } catch {
-            FileHandle.standardError.write(Data("\(corpus): \(error)\n".utf8))
-            throw ExitCode.failure
+            throw CommandFailure("\(corpus): \(error)")
         }
         let jsonMB = Double(documents.reduce(0) { $0 + $1.count }) / 1_000_000
         let xmlMB = Double(benchmark.xmlDocuments.reduce(0) { $0 + $1.count }) / 1_000_000

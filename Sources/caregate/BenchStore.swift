@@ -15,17 +15,7 @@ struct BenchStore: ParsableCommand {
             table scan on the same file. Build with -c release for meaningful figures.
             """)
 
-    @Option(name: .long, help: "How many patients.")
-    var patients = 1_000
-
-    @Option(name: .long, help: "Daily tasks per patient.")
-    var tasks = 20
-
-    @Option(name: .long, help: "Days of outcomes.")
-    var days = 365
-
-    @Option(name: .long, help: "Days of outcomes per batch (one transaction each): a week of 1,000 patients is 140,000 outcomes.")
-    var daysPerBatch = 7
+    @OptionGroup var size: SyntheticSizeOptions
 
     @Option(name: .long, help: "Indexed queries to time.")
     var queries = 1_000
@@ -33,19 +23,19 @@ struct BenchStore: ParsableCommand {
     @Option(name: .long, help: "Table-scan queries to time (each reads whole tables).")
     var scanQueries = 5
 
-    @Option(name: .long, help: "SQLite page cache in MiB.")
-    var cacheMib = 512
-
     @Option(name: .long, help: "WAL pages before a checkpoint (SQLite's default is 1000).")
     var walCheckpointPages = 100_000
 
     @Option(name: .long, help: ArgumentHelp("Keep the store in this file (reused, without inserting, when it already holds data); default: a temporary file, removed afterwards.", valueName: "path"))
     var store: String?
 
+    static let defaultSize = SyntheticSizeOptions.Resolved(patients: 1_000, tasks: 20, days: 365, daysPerBatch: 7, cacheMib: 512)
+
     func validate() throws {
-        guard patients >= 1, tasks >= 1, days >= 1 else { throw ValidationError("--patients, --tasks and --days must be at least 1") }
-        guard daysPerBatch >= 1, queries >= 1, scanQueries >= 0, cacheMib >= 1, walCheckpointPages >= 1 else {
-            throw ValidationError("--days-per-batch, --queries and --cache-mib must be at least 1, --scan-queries at least 0")
+        try size.check(minimumTasks: 1)
+        guard (size.days ?? 1) >= 1 else { throw ValidationError("--days must be at least 1") }
+        guard queries >= 1, scanQueries >= 0, walCheckpointPages >= 1 else {
+            throw ValidationError("--queries and --wal-checkpoint-pages must be at least 1, --scan-queries at least 0")
         }
     }
 
@@ -54,24 +44,21 @@ struct BenchStore: ParsableCommand {
         print("warning: this is a debug build; build with -c release for meaningful figures")
         #endif
         var configuration = StoreBenchmark.Configuration()
-        configuration.patients = patients
-        configuration.tasksPerPatient = tasks
-        configuration.days = days
-        configuration.daysPerBatch = daysPerBatch
+        let size = size.resolved(defaults: Self.defaultSize)
+        configuration.patients = size.patients
+        configuration.tasksPerPatient = size.tasks
+        configuration.days = size.days
+        configuration.daysPerBatch = size.daysPerBatch
         configuration.queries = queries
         configuration.scanQueries = scanQueries
-        configuration.cacheMiB = cacheMib
+        configuration.cacheMiB = size.cacheMib
         configuration.walCheckpointPages = walCheckpointPages
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-bench-\(UUID().uuidString)")
         let path = store ?? folder.appendingPathComponent("bench.sqlite").path
         if store == nil { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         defer { if store == nil { try? FileManager.default.removeItem(at: folder) } }
-        do {
-            try StoreBenchmark(configuration: configuration, path: path) { line in
-                FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            }.run()
-        } catch {
-            throw StoreOptions.fail(error)
-        }
+        try StoreBenchmark(configuration: configuration, path: path) { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }.run()
     }
 }

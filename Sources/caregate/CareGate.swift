@@ -25,16 +25,43 @@ struct CareGate: ParsableCommand {
         ]
     )
 
-    /// Runs the command line. Usage errors (bad options, failed `validate()`) exit with status 2, as
-    /// most Unix tools do, rather than ArgumentParser's EX_USAGE (64); everything else is unchanged.
+    /// Runs the command line: the one place where errors become messages and exit statuses.
+    ///
+    /// - 0: success (and `--help`, `--version`);
+    /// - 1: the input or the data is wrong: a ``CommandFailure`` (its message printed as it is), any
+    ///   library error (printed as `error: ...`), or an `ExitCode(1)` thrown after a report was printed;
+    /// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64).
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch let failure as CommandFailure {
+            printError(failure.description)
+            Foundation.exit(1)
+        } catch let exitCode as ExitCode {
+            Foundation.exit(exitCode.rawValue)
         } catch {
-            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(2)
+            switch exitCode(for: error) {
+            case .validationFailure:
+                printError(fullMessage(for: error))
+                Foundation.exit(2)
+            case .failure where isLibraryError(error):
+                printError("error: \(error)")
+                Foundation.exit(1)
+            default:
+                exit(withError: error)  // help, version and ArgumentParser's own messages
+            }
         }
     }
+
+    /// Whether `error` comes from the project's code rather than from ArgumentParser's parsing.
+    private static func isLibraryError(_ error: any Error) -> Bool {
+        !(error is ValidationError || error is CleanExit)
+            && !String(reflecting: type(of: error)).hasPrefix("ArgumentParser.")
+    }
+}
+
+/// Writes one line on standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -56,31 +56,26 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        let inputName = input == "-" ? "<stdin>" : input
+        let source: FHIRInput.Source = input == "-" ? .standardInput : .file(input)
         let data: Data
         do {
-            data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
+            data = try FHIRInput.data(of: source)
         } catch {
-            printError("\(inputName): cannot read: \(error.localizedDescription)")
-            throw ExitCode.failure
+            throw CommandFailure("\(source): cannot read: \(error)")
         }
 
         let conversion: FHIRFormat.Conversion
         do {
             conversion = try FHIRFormat.convert(data, to: targetFormat, pretty: pretty)
-        } catch let error as FHIRSyntaxError {
-            printError("\(inputName):\(error)")
-            throw ExitCode.failure
-        } catch let error as FHIRFormat.UnknownFormatError {
-            printError("\(inputName):\(error)")
-            throw ExitCode.failure
         } catch let error as FHIRFormat.NarrativeNotWellFormedError {
             // FILE:line: for an NDJSON line, as syntax errors are reported.
-            printError("\(inputName):\(error.line.map { "\($0):" } ?? "") \(error.location): \(error.message)")
-            throw ExitCode.failure
+            throw CommandFailure("\(source):\(error.line.map { "\($0):" } ?? "") \(error.location): \(error.message)")
+        } catch let error as FHIRSyntaxError {
+            throw CommandFailure("\(source):\(error)")
+        } catch let error as FHIRFormat.UnknownFormatError {
+            throw CommandFailure("\(source):\(error)")
         } catch {
-            printError("\(inputName): \(error)")
-            throw ExitCode.failure
+            throw CommandFailure("\(source): \(error)")
         }
 
         guard let output, output != "-" else {
@@ -91,8 +86,7 @@ struct Convert: ParsableCommand {
             // Written beside the target and renamed over it: a failure never leaves half a file.
             try conversion.data.write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {
-            printError("\(output): cannot write: \(error.localizedDescription)")
-            throw ExitCode.failure
+            throw CommandFailure("\(output): cannot write: \(error.localizedDescription)")
         }
     }
 
@@ -105,9 +99,5 @@ struct Convert: ParsableCommand {
         case "xml": return .xml
         default: return nil
         }
-    }
-
-    private func printError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 }

@@ -78,27 +78,21 @@ struct FHIRPathCommand: ParsableCommand {
         do {
             compiled = try FHIRPathExpression(expression)
         } catch {
-            fail("\(error)")
+            throw CommandFailure("error: \(error)")
         }
         if check {
             let options = FHIRPathStaticChecker.Options(strict: !lenient, variables: Set(variableValues.keys))
             let report = compiled.check(startingType: type ?? "Resource", options: options)
-            for error in report.errors { printError("\(error)") }
-            guard report.errors.isEmpty else { throw ExitCode(1) }
+            guard report.errors.isEmpty else { throw CommandFailure(report.errors.map { "\($0)" }.joined(separator: "\n")) }
             print("result type: \(report.resultType)")
             return
         }
-        let path = file ?? ""
+        let source = FHIRInput.Source.file(file ?? "")
         let resource: Element
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            switch FHIRFormat.detect(data) {
-            case .xml?: resource = try FHIRXML.read(data)
-            case .json?: resource = try FHIRJSON.read(data)
-            default: fail("\(path): not a single FHIR resource in JSON or XML")
-            }
+            resource = try FHIRDocument.read(FHIRInput.data(of: source)).singleResource()
         } catch {
-            fail("\(path):\(error)")
+            throw CommandFailure("error: \(source):\(error is FHIRSyntaxError ? "" : " ")\(error)")
         }
         let result: [FHIRPathValue]
         do {
@@ -108,18 +102,9 @@ struct FHIRPathCommand: ParsableCommand {
                     printError("trace \(name): " + values.map { "\($0.typeName) \($0.description)" }.joined(separator: ", "))
                 }))
         } catch {
-            fail("\(error)")
+            throw CommandFailure("error: \(error)")
         }
         if result.isEmpty { printError("(empty collection)") }
         for item in result { print("\(item.typeName)\t\(item.description)") }
     }
-
-    private func fail(_ message: String) -> Never {
-        printError("error: " + message)
-        Foundation.exit(1)
-    }
-}
-
-private func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -23,11 +23,7 @@ struct StoreDump: ParsableCommand {
     func run() throws {
         let store = try options.open()
         let output = FileHandle.standardOutput
-        do {
-            try StoreDumper(store: store, format: format, allVersions: allVersions).dump { output.write($0) }
-        } catch {
-            throw StoreOptions.fail(error)
-        }
+        try StoreDumper(store: store, format: format, allVersions: allVersions).dump { output.write($0) }
     }
 }
 

@@ -42,22 +42,16 @@ struct StoreEvents: ParsableCommand {
     func run() throws {
         let interval = try interval()
         let store = try options.open()
-        do {
-            guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
-                throw StoreOptions.fail(StoreError.idNotFound(kind: .patient, id: patient))
-            }
-            let events = try store.events(patientID: patient, in: interval)
-            switch format {
-            case .text:
-                print(EventDayView(timeZone: try zone()).render(events))
-            case .json:
-                FileHandle.standardOutput.write(try EventRecord.json(events))
-                FileHandle.standardOutput.write(Data("\n".utf8))
-            }
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            throw StoreOptions.fail(error)
+        guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
+            throw StoreError.idNotFound(kind: .patient, id: patient)
+        }
+        let events = try store.events(patientID: patient, in: interval)
+        switch format {
+        case .text:
+            print(EventDayView(timeZone: try zone()).render(events))
+        case .json:
+            FileHandle.standardOutput.write(try EventRecord.json(events))
+            FileHandle.standardOutput.write(Data("\n".utf8))
         }
     }
 

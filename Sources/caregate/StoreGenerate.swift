@@ -18,44 +18,27 @@ struct StoreGenerate: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: "How many patients.")
-    var patients = 10
-
-    @Option(name: .long, help: "How many daily tasks per patient.")
-    var tasks = 5
-
-    @Option(name: .long, help: "How many days of outcomes.")
-    var days = 30
-
-    @Option(name: .long, help: "Days of outcomes per batch (one transaction each).")
-    var daysPerBatch = 1
+    @OptionGroup var size: SyntheticSizeOptions
 
     @Option(name: .long, help: "Prefix of every generated id.")
     var idPrefix = ""
 
-    @Option(name: .long, help: "SQLite page cache in MiB (a small cache makes a large batch spill to the WAL early).")
-    var cacheMib = 64
+    static let defaultSize = SyntheticSizeOptions.Resolved(patients: 10, tasks: 5, days: 30, daysPerBatch: 1, cacheMib: 64)
 
     func validate() throws {
-        guard patients >= 1 else { throw ValidationError("--patients must be at least 1") }
-        guard tasks >= 0, days >= 0 else { throw ValidationError("--tasks and --days cannot be negative") }
-        guard daysPerBatch >= 1 else { throw ValidationError("--days-per-batch must be at least 1") }
-        guard cacheMib >= 1 else { throw ValidationError("--cache-mib must be at least 1") }
+        try size.check(minimumTasks: 0)
     }
 
     func run() throws {
-        let store = try options.open(creating: true, cacheMiB: cacheMib)
-        let data = SyntheticCareData(patients: patients, tasksPerPatient: tasks, days: days, idPrefix: idPrefix)
+        let size = size.resolved(defaults: Self.defaultSize)
+        let store = try options.open(creating: true, cacheMiB: size.cacheMib)
+        let data = SyntheticCareData(patients: size.patients, tasksPerPatient: size.tasks, days: size.days, idPrefix: idPrefix)
         let standardError = FileHandle.standardError
-        do {
-            try data.fill(store, daysPerBatch: daysPerBatch, beforeBatch: { size in
-                standardError.write(Data("applying batch of \(size) outcomes\n".utf8))
-            }, progress: { progress in
-                standardError.write(Data("committed: \(progress.entities) entities, \(progress.outcomes)/\(progress.totalOutcomes) outcomes\n".utf8))
-            })
-        } catch {
-            throw StoreOptions.fail(error)
-        }
-        print("generated \(data.totalEntities) entities and \(data.totalOutcomes) outcomes in \(store.path)")
+        try data.fill(store, daysPerBatch: size.daysPerBatch, beforeBatch: { batchSize in
+            standardError.write(Data("applying batch of \(batchSize) outcomes\n".utf8))
+        }, progress: { progress in
+            standardError.write(Data("committed: \(progress.entities) entities, \(progress.outcomes)/\(progress.totalOutcomes) outcomes\n".utf8))
+        })
+        print("generated \(data.totalEntities) entities and \(data.totalOutcomes) outcomes in \(options.store)")
     }
 }

@@ -15,34 +15,28 @@ struct StoreStats: ParsableCommand {
 
     func run() throws {
         let store = try options.open()
-        do {
-            let stats = try store.statistics()
-            var lines = ["store \(store.path)"]
-            lines.append("entity       current   deleted  versions")
-            for kind in EntityKind.allCases {
-                let counts = stats.entities[kind] ?? StoreStatistics.EntityCounts(versions: 0, current: 0, deleted: 0)
-                lines.append(
-                    kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
-                        + [counts.current, counts.deleted, counts.versions].map { String($0).leftPadded(10) }.joined())
-            }
-            lines.append("outcome values: \(stats.outcomeValues)")
-            lines.append("raw resources: \(stats.sourceResources), resource links: \(stats.resourceLinks), sync checkpoints: \(stats.checkpoints)")
-            let outbox = OutboxState.allCases.map { "\($0.rawValue) \(stats.outbox[$0] ?? 0)" }.joined(separator: ", ")
-            lines.append("outbox: \(outbox)")
-            lines.append("dead letters: \(stats.deadLetters)")
-            if check {
-                let problems = try store.integrityCheck()
-                lines.append(problems.isEmpty ? "integrity: ok" : "integrity: \(problems.count) problem(s)\n" + problems.joined(separator: "\n"))
-                print(lines.joined(separator: "\n"))
-                if !problems.isEmpty { throw ExitCode.failure }
-                return
-            }
-            print(lines.joined(separator: "\n"))
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            throw StoreOptions.fail(error)
+        let stats = try store.statistics()
+        var lines = ["store \(options.store)"]
+        lines.append("entity       current   deleted  versions")
+        for kind in EntityKind.allCases {
+            let counts = stats.entities[kind] ?? StoreStatistics.EntityCounts(versions: 0, current: 0, deleted: 0)
+            lines.append(
+                kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                    + [counts.current, counts.deleted, counts.versions].map { String($0).leftPadded(10) }.joined())
         }
+        lines.append("outcome values: \(stats.outcomeValues)")
+        lines.append("raw resources: \(stats.sourceResources), resource links: \(stats.resourceLinks), sync checkpoints: \(stats.checkpoints)")
+        let outbox = OutboxState.allCases.map { "\($0.rawValue) \(stats.outbox[$0] ?? 0)" }.joined(separator: ", ")
+        lines.append("outbox: \(outbox)")
+        lines.append("dead letters: \(stats.deadLetters)")
+        guard check else {
+            print(lines.joined(separator: "\n"))
+            return
+        }
+        let problems = try store.integrityCheck()
+        lines.append(problems.isEmpty ? "integrity: ok" : "integrity: \(problems.count) problem(s)\n" + problems.joined(separator: "\n"))
+        print(lines.joined(separator: "\n"))
+        if !problems.isEmpty { throw ExitCode.failure }
     }
 }
 

@@ -29,11 +29,6 @@ struct Validate: ParsableCommand {
             """
     )
 
-    /// How the results are written.
-    enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
-        case text, json, xml
-    }
-
     /// What an unknown element is.
     enum Strictness: EnumerableFlag {
         case strict, lenient
@@ -50,7 +45,7 @@ struct Validate: ParsableCommand {
     var files: [String]
 
     @Option(help: "Output: text (one line per issue), json or xml (an OperationOutcome; a Bundle of them for several resources).")
-    var format: ReportFormat = .text
+    var format: ValidationReportFormat = .text
 
     @Flag(help: "Whether unknown elements are errors or warnings.")
     var strictness: Strictness = .strict
@@ -64,55 +59,23 @@ struct Validate: ParsableCommand {
     func run() throws {
         let validator = DocumentValidator(strict: strictness == .strict)
         var results: [DocumentValidator.Result] = []
-        for file in InputFiles.expand(files) {
+        for source in FHIRInput.sources(for: files) {
             do {
-                let data = try InputFiles.read(file)
-                results += validator.validate(data, source: file == "-" ? "<stdin>" : file)
+                try FHIRInput.forEachEntry(of: source) { entry, format in
+                    results.append(validator.validate(entry, format: format, source: source.description))
+                }
             } catch {
                 let issue = ValidationIssue(
                     severity: .fatal, code: .notFound,
                     diagnostics: "cannot read the file: \(error)", expression: "")
-                results.append(DocumentValidator.Result(source: file, report: ValidationReport(issues: [issue])))
+                results.append(DocumentValidator.Result(source: source.description, report: ValidationReport(issues: [issue])))
             }
         }
-        let output: Data
-        switch format {
-        case .text: output = Data((Self.textReport(results) + "\n").utf8)
-        case .json: output = FHIRJSON.write(Self.outcome(results), pretty: true)
-        case .xml: output = FHIRXML.write(Self.outcome(results), pretty: true)
-        }
-        FileHandle.standardOutput.write(output)
+        FileHandle.standardOutput.write(format.render(results))
         if results.contains(where: { $0.report.hasErrors }) {
             throw ExitCode(1)
         }
     }
-
-    /// One line per issue (`file: error Patient.birthDate: ...`), then a summary.
-    static func textReport(_ results: [DocumentValidator.Result]) -> String {
-        var lines: [String] = []
-        var errors = 0, warnings = 0, invalid = 0
-        for result in results {
-            lines += result.report.issues.map { "\(result.source): \($0)" }
-            errors += result.report.errors.count
-            warnings += result.report.count(of: .warning)
-            if result.report.hasErrors { invalid += 1 }
-        }
-        let resources = results.count == 1 ? "1 resource" : "\(results.count) resources"
-        lines.append("\(resources) checked, \(invalid) invalid: \(errors) error(s), \(warnings) warning(s)")
-        return lines.joined(separator: "\n")
-    }
-
-    /// One OperationOutcome, or a collection Bundle of them (each issue located by its source).
-    static func outcome(_ results: [DocumentValidator.Result]) -> Element {
-        if results.count == 1, let only = results.first {
-            return only.report.operationOutcome(source: only.source)
-        }
-        let entries = results.map { result in
-            Element(name: "entry", children: [
-                Element(name: "resource", resourceType: "OperationOutcome",
-                        children: result.report.operationOutcome(source: result.source).children),
-            ])
-        }
-        return Element.resource("Bundle", children: [Element(name: "type", value: "collection")] + entries)
-    }
 }
+
+extension ValidationReportFormat: ExpressibleByArgument {}

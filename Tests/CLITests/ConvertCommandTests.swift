@@ -10,11 +10,6 @@ final class ConvertCommandTests: XCTestCase {
         scratch = try makeScratchFolder("convert")
     }
 
-    private func write(_ text: String, to name: String) throws -> String {
-        let url = scratch.appendingPathComponent(name)
-        try Data(text.utf8).write(to: url)
-        return url.path
-    }
 
     /// Examples whose narratives carry no XML entities, so that the two JSON texts match byte for byte
     /// (the XML writer may re-escape narrative text; XHTML-level comparison is the XML tests' job).
@@ -52,7 +47,7 @@ final class ConvertCommandTests: XCTestCase {
     }
 
     func testNDJSONStaysNDJSONAsJSONAndBecomesACollectionBundleAsXML() throws {
-        let ndjson = try write("{\"resourceType\":\"Patient\",\"id\":\"a\"}\n{\"resourceType\":\"Patient\",\"id\":\"b\"}\n", to: "in.ndjson")
+        let ndjson = try scratch.writeFile("in.ndjson", "{\"resourceType\":\"Patient\",\"id\":\"a\"}\n{\"resourceType\":\"Patient\",\"id\":\"b\"}\n")
         let json = try CLIRunner.run(["convert", ndjson, "--to", "json"])
         XCTAssertEqual(json.status, 0, json.stderr)
         XCTAssertEqual(json.stdout, "{\"resourceType\":\"Patient\",\"id\":\"a\"}\n{\"resourceType\":\"Patient\",\"id\":\"b\"}\n")
@@ -63,7 +58,7 @@ final class ConvertCommandTests: XCTestCase {
     }
 
     func testMalformedInputExitsOneWithLocationAndWritesNothing() throws {
-        let bad = try write("{\n  \"resourceType\": \"Patient\",\n  \"id\": \"x\",\n}", to: "bad.json")
+        let bad = try scratch.writeFile("bad.json", "{\n  \"resourceType\": \"Patient\",\n  \"id\": \"x\",\n}")
         let out = scratch.appendingPathComponent("out.xml")
         let result = try CLIRunner.run(["convert", bad, "-o", out.path])
         XCTAssertEqual(result.status, 1)
@@ -75,7 +70,7 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertEqual(try CLIRunner.run(["convert", bad, "-o", out.path]).status, 1)
         XCTAssertEqual(try String(contentsOf: out, encoding: .utf8), "keep")
 
-        let xml = try write("<Patient xmlns=\"http://hl7.org/fhir\">\n<id value=\"x\"/>", to: "bad.xml")
+        let xml = try scratch.writeFile("bad.xml", "<Patient xmlns=\"http://hl7.org/fhir\">\n<id value=\"x\"/>")
         let unbalanced = try CLIRunner.run(["convert", xml])
         XCTAssertEqual(unbalanced.status, 1)
         XCTAssertTrue(unbalanced.stderr.hasPrefix("\(xml):"), unbalanced.stderr)
@@ -88,7 +83,7 @@ final class ConvertCommandTests: XCTestCase {
 
     func testNarrativeThatIsNotXHTMLIsRefusedForXML() throws {
         let patient = #"{"resourceType":"Patient","id":"p","text":{"status":"generated","div":"<div>caf&eacute;&nbsp;</div>"}}"#
-        let bad = try write(patient, to: "nbsp.json")
+        let bad = try scratch.writeFile("nbsp.json", patient)
         let out = scratch.appendingPathComponent("nbsp.xml")
         let result = try CLIRunner.run(["convert", bad, "-o", out.path])
         XCTAssertEqual(result.status, 1)
@@ -100,7 +95,7 @@ final class ConvertCommandTests: XCTestCase {
         // JSON to JSON does not need XML.
         XCTAssertEqual(try CLIRunner.run(["convert", bad, "--to", "json"]).status, 0)
 
-        let ndjson = try write("{\"resourceType\":\"Patient\",\"id\":\"a\"}\n" + patient.replacingOccurrences(of: "<div>", with: "<div><p>") + "\n", to: "p.ndjson")
+        let ndjson = try scratch.writeFile("p.ndjson", "{\"resourceType\":\"Patient\",\"id\":\"a\"}\n" + patient.replacingOccurrences(of: "<div>", with: "<div><p>") + "\n")
         let lines = try CLIRunner.run(["convert", ndjson, "--to", "xml"])
         XCTAssertEqual(lines.status, 1)
         XCTAssertTrue(lines.stderr.hasPrefix("\(ndjson):2: Patient.text.div: "), lines.stderr)
@@ -134,7 +129,7 @@ final class ConvertCommandTests: XCTestCase {
     func testUsageErrorsExitTwo() throws {
         XCTAssertEqual(try CLIRunner.run(["convert"]).status, 2)
         XCTAssertEqual(try CLIRunner.run(["convert", scratch.appendingPathComponent("missing.json").path]).status, 2)
-        let input = try write(#"{"resourceType":"Patient"}"#, to: "p.json")
+        let input = try scratch.writeFile("p.json", #"{"resourceType":"Patient"}"#)
         let wrongTarget = try CLIRunner.run(["convert", input, "--to", "yaml"])
         XCTAssertEqual(wrongTarget.status, 2)
         XCTAssertTrue(wrongTarget.stderr.contains("yaml"), wrongTarget.stderr)

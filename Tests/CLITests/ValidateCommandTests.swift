@@ -10,11 +10,6 @@ final class ValidateCommandTests: XCTestCase {
         scratch = try makeScratchFolder("caregate-validate")
     }
 
-    private func write(_ name: String, _ text: String) throws -> String {
-        let url = scratch.appendingPathComponent(name)
-        try Data(text.utf8).write(to: url)
-        return url.path
-    }
 
     private let validPatient = #"{"resourceType":"Patient","id":"p1","gender":"female","birthDate":"1970-01-01"}"#
 
@@ -30,10 +25,10 @@ final class ValidateCommandTests: XCTestCase {
     }
 
     func testAFolderStandsForTheFHIRFilesUnderIt() throws {
-        _ = try write("a.json", validPatient)
+        _ = try scratch.writeFile("a.json", validPatient)
         try FileManager.default.createDirectory(at: scratch.appendingPathComponent("nested"), withIntermediateDirectories: true)
-        _ = try write("nested/b.json", #"{"resourceType":"Patient","birthDate":"1970-02-30"}"#)
-        _ = try write("notes.txt", "not FHIR, not looked at")
+        _ = try scratch.writeFile("nested/b.json", #"{"resourceType":"Patient","birthDate":"1970-02-30"}"#)
+        _ = try scratch.writeFile("notes.txt", "not FHIR, not looked at")
         let result = try CLIRunner.run(["validate", scratch.path])
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("2 resources checked, 1 invalid"), result.stdout)
@@ -50,7 +45,7 @@ final class ValidateCommandTests: XCTestCase {
     }
 
     func testErrorsExitOneWithLocations() throws {
-        let file = try write("bad.json", #"{"resourceType":"Patient","birthDate":"1970-02-30","colour":"blue"}"#)
+        let file = try scratch.writeFile("bad.json", #"{"resourceType":"Patient","birthDate":"1970-02-30","colour":"blue"}"#)
         let result = try CLIRunner.run(["validate", file])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stdout.contains("\(file): error Patient.birthDate: "), result.stdout)
@@ -58,7 +53,7 @@ final class ValidateCommandTests: XCTestCase {
     }
 
     func testInvariantsAreChecked() throws {
-        let file = try write("risk.json", """
+        let file = try scratch.writeFile("risk.json", """
             {"resourceType":"RiskAssessment","status":"final","subject":{"reference":"Patient/1"},
              "prediction":[{"probabilityDecimal":150}]}
             """)
@@ -70,19 +65,19 @@ final class ValidateCommandTests: XCTestCase {
     }
 
     func testJSONArrayShapeIsChecked() throws {
-        let file = try write("shape.json", #"{"resourceType":"Patient","name":{"family":"Doe"},"gender":["female"]}"#)
+        let file = try scratch.writeFile("shape.json", #"{"resourceType":"Patient","name":{"family":"Doe"},"gender":["female"]}"#)
         let result = try CLIRunner.run(["validate", file])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stdout.contains("\(file): error Patient.name: 'name' must be a JSON array"), result.stdout)
         XCTAssertTrue(result.stdout.contains("\(file): error Patient.gender: 'gender' must be a single JSON value"), result.stdout)
         // The same content in XML has no shape to get wrong.
-        let xml = try write("shape.xml", #"<Patient xmlns="http://hl7.org/fhir"><name><family value="Doe"/></name><gender value="female"/></Patient>"#)
+        let xml = try scratch.writeFile("shape.xml", #"<Patient xmlns="http://hl7.org/fhir"><name><family value="Doe"/></name><gender value="female"/></Patient>"#)
         XCTAssertEqual(try CLIRunner.run(["validate", xml]).status, 0)
     }
 
     func testLenientMakesUnknownElementsWarnings() throws {
-        let json = try write("extra.json", #"{"resourceType":"Patient","colour":"blue"}"#)
-        let xml = try write("extra.xml", #"<Patient xmlns="http://hl7.org/fhir"><colour value="blue"/></Patient>"#)
+        let json = try scratch.writeFile("extra.json", #"{"resourceType":"Patient","colour":"blue"}"#)
+        let xml = try scratch.writeFile("extra.xml", #"<Patient xmlns="http://hl7.org/fhir"><colour value="blue"/></Patient>"#)
         for file in [json, xml] {
             XCTAssertEqual(try CLIRunner.run(["validate", file]).status, 1, file)
             let lenient = try CLIRunner.run(["validate", "--lenient", file])
@@ -92,7 +87,7 @@ final class ValidateCommandTests: XCTestCase {
     }
 
     func testMalformedFileIsReportedWithLineAndColumn() throws {
-        let file = try write("broken.json", "{\n  \"resourceType\": \"Patient\",\n  \"gender\": \n")
+        let file = try scratch.writeFile("broken.json", "{\n  \"resourceType\": \"Patient\",\n  \"gender\": \n")
         let result = try CLIRunner.run(["validate", file])
         XCTAssertEqual(result.status, 1)
         XCTAssertNotNil(result.stdout.range(of: #"broken\.json:\d+:\d+: fatal: JSON syntax error"#, options: .regularExpression),
@@ -111,7 +106,7 @@ final class ValidateCommandTests: XCTestCase {
     }
 
     func testOperationOutcomeOutput() throws {
-        let file = try write("bad.json", #"{"resourceType":"Patient","gender":"robot"}"#)
+        let file = try scratch.writeFile("bad.json", #"{"resourceType":"Patient","gender":"robot"}"#)
         let json = try CLIRunner.run(["validate", "--format", "json", file])
         XCTAssertEqual(json.status, 1)
         let outcome = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -127,13 +122,13 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(xml.stdout.contains("<expression value=\"Patient.gender\"/>"), xml.stdout)
 
         // The outcome of a clean file is itself valid FHIR, and so is a Bundle of several outcomes.
-        let good = try write("good.json", validPatient)
+        let good = try scratch.writeFile("good.json", validPatient)
         let cleanOutcome = try CLIRunner.run(["validate", "--format", "json", good])
         XCTAssertEqual(cleanOutcome.status, 0)
-        let outcomeFile = try write("outcome.json", cleanOutcome.stdout)
+        let outcomeFile = try scratch.writeFile("outcome.json", cleanOutcome.stdout)
         XCTAssertEqual(try CLIRunner.run(["validate", outcomeFile]).status, 0)
         let several = try CLIRunner.run(["validate", "--format", "json", good, file])
-        let bundleFile = try write("outcomes.json", several.stdout)
+        let bundleFile = try scratch.writeFile("outcomes.json", several.stdout)
         let bundleCheck = try CLIRunner.run(["validate", bundleFile])
         XCTAssertEqual(bundleCheck.status, 0, bundleCheck.stdout)
     }

@@ -10,8 +10,13 @@ import FHIR
 /// and it agree on "has errors" vs "has none"? Disagreements are explained in
 /// Docs/validator-disagreements.md.
 final class ValidatorConformanceTests: XCTestCase {
-    /// The least agreement accepted.
-    private let requiredAgreement = 0.85
+    /// The cases where the reference finds errors and CareGate, structural and terminology-free by
+    /// design, finds none; each is explained in Docs/validator-disagreements.md. Any other disagreement
+    /// fails the test, and so does one of these once it agrees (remove it here and in the doc).
+    static let knownDisagreements: Set<String> = [
+        "patient-extension-complex-bad1", "patient-extension-complex-bad2", "pat-dob-ext",
+        "pat-example-extensions", "bundle-id-5", "uk-msg",
+    ]
 
     func testAgreementWithReferenceValidator() throws {
         let folder = try Corpus.folder("validator-r4")
@@ -20,7 +25,7 @@ final class ValidatorConformanceTests: XCTestCase {
         let cases = try XCTUnwrap(manifest["test-cases"] as? [[String: Any]])
 
         var compared = 0, agreed = 0
-        var skipped: [String] = [], disagreements: [String] = []
+        var skipped: [String] = [], disagreements: [String] = [], disagreeingCases: Set<String> = []
         for testCase in cases {
             let name = testCase["name"] as? String ?? "?"
             guard let file = testCase["file"] as? String, let expected = try expectedErrorCount(testCase, folder: folder) else {
@@ -38,13 +43,15 @@ final class ValidatorConformanceTests: XCTestCase {
                 agreed += 1
             } else {
                 let detail = ours.prefix(3).map(\.description).joined(separator: " | ")
+                disagreeingCases.insert(name)
                 disagreements.append("\(name) (\(file)): reference \(expected) error(s), ours \(ours.count) \(detail)")
             }
         }
         let agreement = compared == 0 ? 0 : Double(agreed) / Double(compared)
         print("validator-r4: agreement \(agreed)/\(compared) (\(Int((agreement * 100).rounded()))%), \(skipped.count) skipped without an expected outcome: \(skipped.joined(separator: ", "))")
         for line in disagreements { print("  disagreement: \(line)") }
-        XCTAssertGreaterThanOrEqual(agreement, requiredAgreement)
+        XCTAssertEqual(disagreeingCases.subtracting(Self.knownDisagreements).sorted(), [], "new disagreements")
+        XCTAssertEqual(Self.knownDisagreements.subtracting(disagreeingCases).sorted(), [], "known disagreements that now agree")
     }
 
     /// The case's expected number of errors: `errorCount`, or the error and fatal issues of its Java

@@ -43,5 +43,7 @@ final class XMLCorpusTests: XCTestCase {
             }
         }
         print("fixtures XML read/write/read: \(passed)/\(files.count)")
+        XCTAssertFalse(files.isEmpty, "no XML file found under Fixtures/")
+        XCTAssertEqual(passed, files.count)
     }
 }

@@ -10,3 +10,13 @@ extension XCTestCase {
         return folder
     }
 }
+
+extension URL {
+    /// Writes `text` (UTF-8) to the file `name` in this folder and returns its path.
+    @discardableResult
+    public func writeFile(_ name: String, _ text: String) throws -> String {
+        let url = appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+}

@@ -69,21 +69,4 @@ enum NarrativeXMLCheck {
         let position = parent.children[..<index].lazy.filter { $0.name == name }.count
         return "\(name)[\(position)]"
     }
-
-    /// The 1-based line of the `record`-th (0-based) non-blank line of NDJSON `data`.
-    static func lineOfRecord(_ record: Int, in data: Data) -> Int {
-        var line = 0
-        var seen = -1
-        var start = data.startIndex
-        while start < data.endIndex {
-            line += 1
-            let end = data[start...].firstIndex(of: 0x0A) ?? data.endIndex
-            if data[start..<end].contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) {
-                seen += 1
-                if seen == record { return line }
-            }
-            start = end < data.endIndex ? data.index(after: end) : end
-        }
-        return line
-    }
 }

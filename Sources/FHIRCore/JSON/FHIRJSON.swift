@@ -56,29 +56,10 @@ public enum FHIRJSON {
         return resources
     }
 
-    /// Reads NDJSON one line at a time, handing each resource to `body` (which may throw to stop).
+    /// Reads NDJSON one line at a time, handing each resource to `body` (which may throw to stop); the
+    /// first bad line throws its syntax error, numbered by its line in the file.
     public static func forEachNDJSONResource(in data: Data, _ body: (Element) throws -> Void) throws {
-        try data.withUnsafeBytes { raw in
-            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, !raw.isEmpty else { return }
-            var reader = JSONElementReader(bytes: base, count: raw.count)
-            var lineStart = 0
-            while lineStart < raw.count {
-                var lineEnd = lineStart
-                if let newline = memchr(base + lineStart, 0x0A, raw.count - lineStart) {
-                    lineEnd = UnsafeRawPointer(newline) - UnsafeRawPointer(base)
-                } else {
-                    lineEnd = raw.count
-                }
-                if !isBlank(base, from: lineStart, to: lineEnd) {
-                    let resource = try reader.readResource(
-                        from: lineStart, to: lineEnd,
-                        endDescription: "end of line (each NDJSON line must hold one whole resource)"
-                    )
-                    try body(resource)
-                }
-                lineStart = lineEnd + 1
-            }
-        }
+        try forEachNDJSONLine(in: data) { _, result in try body(result.get()) }
     }
 
     /// Writes NDJSON: each resource compact on its own line, each line ending with a newline.
@@ -89,13 +70,5 @@ public enum FHIRJSON {
             writer.append(0x0A)
         }
         return Data(writer.output)
-    }
-
-    private static func isBlank(_ base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Bool {
-        for index in start..<end {
-            let byte = base[index]
-            if byte != 0x20 && byte != 0x09 && byte != 0x0D { return false }
-        }
-        return true
     }
 }

@@ -17,12 +17,12 @@ public struct StoreDumper {
         (.patient, "patients"), (.carePlan, "carePlans"), (.contact, "contacts"), (.task, "tasks"), (.outcome, "outcomes"),
     ]
 
-    public let store: SQLiteStore
+    public let store: any Store
     public let format: Format
     /// Every version (tombstones included) rather than the current ones.
     public let allVersions: Bool
 
-    public init(store: SQLiteStore, format: Format, allVersions: Bool = false) {
+    public init(store: any Store, format: Format, allVersions: Bool = false) {
         self.store = store
         self.format = format
         self.allVersions = allVersions

@@ -78,15 +78,16 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
             let output = wanted == .json ? FHIRJSON.write(resource, pretty: pretty) : FHIRXML.write(resource, pretty: pretty)
             return Conversion(input: input, output: wanted, resourceCount: 1, data: output)
         case .ndjson:
-            let resources = try FHIRJSON.readNDJSON(data)
+            var resources: [Element] = []
+            for entry in FHIRDocument.read(data).entries {
+                let resource = try entry.result.get()
+                if wanted == .xml, let problem = NarrativeXMLCheck.firstProblem(in: resource) {
+                    throw NarrativeNotWellFormedError(location: problem.location, line: entry.line, reason: problem.reason)
+                }
+                resources.append(resource)
+            }
             if wanted == .json {
                 return Conversion(input: .ndjson, output: .ndjson, resourceCount: resources.count, data: FHIRJSON.writeNDJSON(resources))
-            }
-            for (record, resource) in resources.enumerated() {
-                if let problem = NarrativeXMLCheck.firstProblem(in: resource) {
-                    throw NarrativeNotWellFormedError(
-                        location: problem.location, line: NarrativeXMLCheck.lineOfRecord(record, in: data), reason: problem.reason)
-                }
             }
             let bundle = collectionBundle(of: resources)
             return Conversion(input: .ndjson, output: .xml, resourceCount: resources.count, data: FHIRXML.write(bundle, pretty: pretty))

@@ -19,6 +19,11 @@ import Foundation
 public struct FHIRDocument: Sendable {
     /// One resource of the document, or why it could not be read.
     public struct Entry: Sendable {
+        public init(line: Int?, result: Result<Element, FHIRSyntaxError>) {
+            self.line = line
+            self.result = result
+        }
+
         /// The 1-based line the resource starts on, for NDJSON; `nil` for a whole-file JSON or XML resource.
         public let line: Int?
         /// The resource, or the syntax error (with line and column in the file).
@@ -47,11 +52,18 @@ public struct FHIRDocument: Sendable {
         }
     }
 
-    private static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    /// The one resource of a single-resource document (JSON or XML, or NDJSON of one line).
+    ///
+    /// - Throws: the syntax error of that resource, or ``FHIRInputError`` when the document holds
+    ///   several resources (NDJSON) where one is expected.
+    public func singleResource() throws -> Element {
+        guard entries.count == 1, let only = entries.first else {
+            throw FHIRInputError("expected one FHIR resource in JSON or XML, found \(entries.count) NDJSON lines")
+        }
+        return try only.result.get()
     }
 
-    private static func readWhole(_ data: Data, format: FHIRSyntaxError.Format) -> Result<Element, FHIRSyntaxError> {
+    static func readWhole(_ data: Data, format: FHIRSyntaxError.Format) -> Result<Element, FHIRSyntaxError> {
         do {
             return .success(format == .xml ? try FHIRXML.read(data) : try FHIRJSON.read(data))
         } catch let error as FHIRSyntaxError {
@@ -63,21 +75,7 @@ public struct FHIRDocument: Sendable {
 
     private static func readLines(_ data: Data) -> [Entry] {
         var entries: [Entry] = []
-        var lineNumber = 0
-        var start = data.startIndex
-        while start < data.endIndex {
-            lineNumber += 1
-            let end = data[start...].firstIndex(of: 0x0A) ?? data.endIndex
-            let line = data[start..<end]
-            if line.contains(where: { !isWhitespace($0) }) {
-                let result = readWhole(Data(line), format: .json).mapError { error in
-                    // The reader counts lines within the line; the file's line is ours.
-                    FHIRSyntaxError(format: .json, line: lineNumber, column: error.column, message: error.message)
-                }
-                entries.append(Entry(line: lineNumber, result: result))
-            }
-            start = end < data.endIndex ? data.index(after: end) : end
-        }
+        FHIRJSON.forEachNDJSONLine(in: data) { line, result in entries.append(Entry(line: line, result: result)) }
         return entries
     }
 }

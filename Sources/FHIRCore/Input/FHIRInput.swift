@@ -1,0 +1,177 @@
+import Foundation
+
+/// The one way CareGate reads FHIR input: files, folders and standard input, in JSON, NDJSON or XML,
+/// with the format told from the content.
+///
+/// ## Topics
+/// - ``sources(for:)``: the command-line arguments as sources, a folder standing for the FHIR files under
+///   it (`.json`, `.ndjson`, `.xml`, recursively, in a stable name order).
+/// - ``forEachEntry(of:chunkSize:_:)``: every resource of one source, in order. NDJSON is streamed
+///   chunk by chunk, so a file larger than memory is read line by line with its line numbers kept.
+/// - ``data(of:)``: the whole content of one source, for commands that need it all (convert).
+///
+/// ```swift
+/// for source in FHIRInput.sources(for: arguments) {
+///     try FHIRInput.forEachEntry(of: source) { entry, format in
+///         switch entry.result { case .success(let resource): ...; case .failure(let error): ... }
+///     }
+/// }
+/// ```
+public enum FHIRInput {
+    /// One place input comes from.
+    public enum Source: Hashable, Sendable, CustomStringConvertible {
+        case file(String)
+        case standardInput
+
+        /// The name to show in reports: the path as given, or `<stdin>`.
+        public var description: String {
+            switch self {
+            case .file(let path): return path
+            case .standardInput: return "<stdin>"
+            }
+        }
+    }
+
+    /// File extensions that a folder is searched for.
+    public static let fhirExtensions: Set<String> = ["json", "ndjson", "xml"]
+
+    /// The sources named by `arguments`: `-` is standard input, a folder stands for the FHIR files under
+    /// it (recursively, hidden files skipped, in name order, paths relative to what was typed). A folder
+    /// with no FHIR file yields itself, so that reading it reports the problem instead of checking nothing.
+    public static func sources(for arguments: [String]) -> [Source] {
+        arguments.flatMap { argument -> [Source] in
+            if argument == "-" { return [.standardInput] }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return [.file(argument)]
+            }
+            let found = filesUnder(argument)
+            return found.isEmpty ? [.file(argument)] : found.map(Source.file)
+        }
+    }
+
+    /// The whole content of `source`.
+    ///
+    /// - Throws: ``FHIRInputError`` saying plainly what is wrong (missing, a folder, not readable).
+    public static func data(of source: Source) throws(FHIRInputError) -> Data {
+        switch source {
+        case .standardInput:
+            return FileHandle.standardInput.readDataToEndOfFile()
+        case .file(let path):
+            try checkReadable(path)
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw FHIRInputError("cannot be read: \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Reads every resource of `source` in order and hands each (or its syntax error) to `body`, with
+    /// the format detected from the content. A JSON or XML file is one entry (a Bundle counts as one);
+    /// NDJSON gives one entry per non-blank line, read `chunkSize` bytes at a time, so memory holds one
+    /// chunk and its resources, never the whole file.
+    ///
+    /// - Returns: the detected format (`nil` when the content is no FHIR format; the one entry says so).
+    /// - Throws: ``FHIRInputError`` when the source cannot be opened or read, or what `body` throws.
+    @discardableResult
+    public static func forEachEntry(
+        of source: Source, chunkSize: Int = 4 << 20, _ body: (_ entry: FHIRDocument.Entry, _ format: FHIRFormat?) throws -> Void
+    ) throws -> FHIRFormat? {
+        guard case .file(let path) = source else {
+            return try forEachEntry(inWhole: data(of: source), body)
+        }
+        try checkReadable(path)
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw FHIRInputError("cannot be opened")
+        }
+        defer { try? handle.close() }
+        var buffer = try readChunk(handle, size: chunkSize)
+        guard buffer.count == chunkSize, FHIRFormat.detect(buffer) == .ndjson else {
+            // Small enough to have been read whole, or JSON/XML, which are read whole anyway.
+            while true {
+                let more = try readChunk(handle, size: chunkSize)
+                if more.isEmpty { break }
+                buffer.append(more)
+            }
+            return try forEachEntry(inWhole: buffer, body)
+        }
+        // NDJSON larger than a chunk: parse the complete lines of each chunk, carry the partial last line.
+        var nextLine = 1
+        while true {
+            let more = try readChunk(handle, size: chunkSize)
+            let isLast = more.isEmpty
+            let cut: Int
+            if isLast {
+                cut = buffer.count
+            } else if let lastNewline = buffer.lastIndex(of: 0x0A) {
+                cut = lastNewline - buffer.startIndex + 1
+            } else {
+                buffer.append(more)  // one line longer than a chunk: keep reading until it ends
+                continue
+            }
+            let complete = buffer.prefix(cut)
+            let lines = complete.reduce(into: 0) { count, byte in if byte == 0x0A { count += 1 } }
+            try FHIRJSON.forEachNDJSONLine(in: Data(complete), firstLineNumber: nextLine) { line, result in
+                try body(FHIRDocument.Entry(line: line, result: result), .ndjson)
+            }
+            nextLine += lines
+            if isLast { break }
+            var rest = Data(buffer.suffix(from: buffer.startIndex + cut))
+            rest.append(more)
+            buffer = rest
+        }
+        return .ndjson
+    }
+
+    private static func forEachEntry(inWhole data: Data, _ body: (FHIRDocument.Entry, FHIRFormat?) throws -> Void) throws -> FHIRFormat? {
+        let document = FHIRDocument.read(data)
+        for entry in document.entries { try body(entry, document.format) }
+        return document.format
+    }
+
+    private static func readChunk(_ handle: FileHandle, size: Int) throws(FHIRInputError) -> Data {
+        do {
+            return try handle.read(upToCount: size) ?? Data()
+        } catch {
+            throw FHIRInputError("cannot be read: \(error.localizedDescription)")
+        }
+    }
+
+    private static func checkReadable(_ path: String) throws(FHIRInputError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw FHIRInputError("no such file")
+        }
+        if isDirectory.boolValue {
+            throw FHIRInputError("a folder with no .json, .ndjson or .xml file in it")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw FHIRInputError("not readable (permission denied)")
+        }
+    }
+
+    private static func filesUnder(_ folder: String) -> [String] {
+        let root = URL(fileURLWithPath: folder)
+        guard let walker = FileManager.default.enumerator(
+            at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
+        else { return [] }
+        var files: [String] = []
+        for case let url as URL in walker where fhirExtensions.contains(url.pathExtension.lowercased()) {
+            files.append(url.path)
+        }
+        // Paths relative to what the user typed read better in reports than absolute ones.
+        let prefix = root.standardizedFileURL.path
+        return files.sorted().map { path in
+            let standardized = URL(fileURLWithPath: path).standardizedFileURL.path
+            guard standardized.hasPrefix(prefix + "/") else { return path }
+            return (folder.hasSuffix("/") ? folder : folder + "/") + standardized.dropFirst(prefix.count + 1)
+        }
+    }
+}
+
+/// Why an input could not be read at all (as opposed to a syntax error inside it).
+public struct FHIRInputError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

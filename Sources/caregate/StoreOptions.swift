@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import Store
+
+/// `--store PATH`, shared by every command that reads or writes the staging store.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The store file (SQLite).", valueName: "path"))
+    var store: String = "caregate.sqlite"
+
+    /// Opens the store; a store that is missing (unless `creating`) or not a CareGate store is an
+    /// error naming the path.
+    func open(creating: Bool = false, cacheMiB: Int = 64) throws -> any Store {
+        try SQLiteStore(
+            path: store, mode: creating ? .createIfMissing : .existingOnly, options: SQLiteStore.Options(cacheMiB: cacheMiB))
+    }
+}
+
+/// The size of a synthetic data set, shared by `store generate` and `bench store`; each command has its
+/// own defaults (a small trial set for one, the 7.3-million-outcome acceptance set for the other).
+struct SyntheticSizeOptions: ParsableArguments {
+    @Option(name: .long, help: "How many patients (store generate: 10; bench store: 1,000).")
+    var patients: Int?
+
+    @Option(name: .long, help: "Daily tasks per patient (store generate: 5; bench store: 20).")
+    var tasks: Int?
+
+    @Option(name: .long, help: "Days of outcomes (store generate: 30; bench store: 365).")
+    var days: Int?
+
+    @Option(name: .long, help: "Days of outcomes per batch, one transaction each (store generate: 1; bench store: 7).")
+    var daysPerBatch: Int?
+
+    @Option(name: .long, help: "SQLite page cache in MiB (store generate: 64; bench store: 512).")
+    var cacheMib: Int?
+
+    /// The sizes with a command's defaults filled in.
+    struct Resolved {
+        var patients, tasks, days, daysPerBatch, cacheMib: Int
+    }
+
+    func resolved(defaults: Resolved) -> Resolved {
+        Resolved(
+            patients: patients ?? defaults.patients, tasks: tasks ?? defaults.tasks, days: days ?? defaults.days,
+            daysPerBatch: daysPerBatch ?? defaults.daysPerBatch, cacheMib: cacheMib ?? defaults.cacheMib)
+    }
+
+    /// Usage errors for sizes out of range (`minimumTasks` is 0 where a set without tasks makes sense).
+    func check(minimumTasks: Int) throws {
+        guard (patients ?? 1) >= 1 else { throw ValidationError("--patients must be at least 1") }
+        guard (tasks ?? minimumTasks) >= minimumTasks else { throw ValidationError("--tasks must be at least \(minimumTasks)") }
+        guard (days ?? 0) >= 0 else { throw ValidationError("--days cannot be negative") }
+        guard (daysPerBatch ?? 1) >= 1 else { throw ValidationError("--days-per-batch must be at least 1") }
+        guard (cacheMib ?? 1) >= 1 else { throw ValidationError("--cache-mib must be at least 1") }
+    }
+}

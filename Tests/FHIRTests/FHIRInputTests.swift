@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import XCTest
+import FHIR
+
+/// The one input reader: sources from arguments, format from content, NDJSON streamed in chunks with
+/// the file's line numbers kept.
+final class FHIRInputTests: XCTestCase {
+    func testFolderExpandsToFHIRFilesInNameOrder() throws {
+        let folder = try makeScratchFolder("input")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("b"), withIntermediateDirectories: true)
+        try folder.writeFile("b/2.xml", #"<Patient xmlns="http://hl7.org/fhir"/>"#)
+        try folder.writeFile("a.json", #"{"resourceType":"Patient"}"#)
+        try folder.writeFile("notes.txt", "ignored")
+        let sources = FHIRInput.sources(for: [folder.path, "-"])
+        XCTAssertEqual(sources.map(\.description), [folder.path + "/a.json", folder.path + "/b/2.xml", "<stdin>"])
+    }
+
+    func testNDJSONIsStreamedAcrossChunksWithFileLineNumbers() throws {
+        let folder = try makeScratchFolder("input")
+        var lines: [String] = []
+        for index in 0..<200 { lines.append(#"{"resourceType":"Patient","id":"p\#(index)"}"#) }
+        lines[150] = #"{"resourceType":"Patient","id":}"#  // a bad line deep in the file
+        lines.insert("", at: 10)  // a blank line still counts as a line
+        let path = try folder.writeFile("big.ndjson", lines.joined(separator: "\n") + "\n")
+        var ids: [String] = [], failures: [(Int?, FHIRSyntaxError)] = []
+        let format = try FHIRInput.forEachEntry(of: .file(path), chunkSize: 97) { entry, format in
+            XCTAssertEqual(format, .ndjson)
+            switch entry.result {
+            case .success(let resource): ids.append(resource.childValue("id") ?? "")
+            case .failure(let error): failures.append((entry.line, error))
+            }
+        }
+        XCTAssertEqual(format, .ndjson)
+        XCTAssertEqual(ids.count, 199)
+        XCTAssertEqual(ids.first, "p0")
+        XCTAssertEqual(ids.last, "p199")
+        XCTAssertEqual(failures.count, 1)
+        XCTAssertEqual(failures.first?.0, 152)
+        XCTAssertEqual(failures.first?.1.line, 152)
+        XCTAssertEqual(failures.first?.1.column, 32)
+    }
+
+    func testSmallFilesAreReadWholeWithTheirFormatFromContent() throws {
+        let folder = try makeScratchFolder("input")
+        let xml = try folder.writeFile("patient.json", #"<Patient xmlns="http://hl7.org/fhir"><id value="x"/></Patient>"#)
+        var resources: [Element] = []
+        let format = try FHIRInput.forEachEntry(of: .file(xml)) { entry, _ in resources.append(try entry.result.get()) }
+        XCTAssertEqual(format, .xml)
+        XCTAssertEqual(resources.first?.childValue("id"), "x")
+    }
+
+    func testUnreadableSourcesSayWhy() throws {
+        let folder = try makeScratchFolder("input")
+        XCTAssertThrowsError(try FHIRInput.forEachEntry(of: .file(folder.path + "/missing.json")) { _, _ in }) { error in
+            XCTAssertEqual("\(error)", "no such file")
+        }
+        XCTAssertThrowsError(try FHIRInput.data(of: .file(folder.path))) { error in
+            XCTAssertEqual("\(error)", "a folder with no .json, .ndjson or .xml file in it")
+        }
+    }
+}
