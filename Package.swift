@@ -15,10 +15,13 @@ let package = Package(
         .library(name: "FHIRValidation", targets: ["FHIRValidation"]),
         .library(name: "CareModel", targets: ["CareModel"]),
         .library(name: "Store", targets: ["Store"]),
+        .library(name: "Mapping", targets: ["Mapping"]),
+        .library(name: "Pipeline", targets: ["Pipeline"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -47,12 +50,17 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // Mapping files (YAML): loading, static checks, and running FHIR -> care entities. No store, no I/O
+        // beyond reading mapping files.
+        .target(name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams")]),
+        // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
+        .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store"]),
         // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
-        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store"], path: "Benchmarks"),
+        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),
         .executableTarget(
             name: "caregate",
             dependencies: [
-                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Benchmarks",
+                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Benchmarks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -68,6 +76,8 @@ let package = Package(
             name: "StoreTests",
             dependencies: ["Store", "CareModel", "Benchmarks", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport"]),
     ]
 )

@@ -27,7 +27,8 @@ final class FHIRPathEvaluator {
         self.source = source
         self.environment = environment
         self.navigator = FHIRPathNavigator(
-            metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
+            metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality,
+            tracksPaths: environment.tracksPaths)
         self.context = context
         self.resource = resource
         self.rootResource = rootResource

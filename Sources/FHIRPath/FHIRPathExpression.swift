@@ -32,8 +32,8 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
 
     /// Evaluates against `resource`, which is also `%resource`, `%rootResource` and `%context`.
     public func evaluate(on resource: Element, environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
-        try evaluate(context: [.element(FHIRPathElementNode(resource: resource))], resource: resource, rootResource: resource,
-                     environment: environment)
+        let root = FHIRPathElementNode(resource: resource, path: environment.tracksPaths ? resource.resourceType : nil)
+        return try evaluate(context: [.element(root)], resource: resource, rootResource: resource, environment: environment)
     }
 
     /// Evaluates against an arbitrary focus; `resource` and `rootResource` give `%resource`,
@@ -67,14 +67,27 @@ public struct FHIRPathEnvironment: Sendable {
     /// Bundle's entries quadratic). Only for callers that report cardinality themselves, as validation
     /// does; off by default, so that an invalid document's duplicated elements are all seen.
     public var trustsSingleCardinality: Bool
+    /// Finds what `resolve()` cannot find in the resource itself (contained resources) or its Bundle:
+    /// given the reference text and the resource it appears in, the resource it names, or nil. An
+    /// importer fills it from the whole input and the store (`urn:uuid:`, `Type/id`, absolute and
+    /// conditional references).
+    public var resolveReference: (@Sendable (_ reference: String, _ from: Element?) -> Element?)?
+    /// Give every selected element its location (``FHIRPathElementNode/path``), such as
+    /// `CarePlan.activity[0].detail.scheduledTiming`, so that a report can say where data sits. Off by
+    /// default: it costs a string per step.
+    public var tracksPaths: Bool
 
     public init(variables: [String: [FHIRPathValue]] = [:], metadata: FHIRMetadata = .r4, now: Date = Date(),
-                trace: (@Sendable (String, [FHIRPathValue]) -> Void)? = nil, trustsSingleCardinality: Bool = false) {
+                trace: (@Sendable (String, [FHIRPathValue]) -> Void)? = nil, trustsSingleCardinality: Bool = false,
+                resolveReference: (@Sendable (_ reference: String, _ from: Element?) -> Element?)? = nil,
+                tracksPaths: Bool = false) {
         self.variables = variables
         self.metadata = metadata
         self.now = now
         self.trace = trace
         self.trustsSingleCardinality = trustsSingleCardinality
+        self.resolveReference = resolveReference
+        self.tracksPaths = tracksPaths
     }
 
     /// Environment with string variables (`--var name=value` on the command line).

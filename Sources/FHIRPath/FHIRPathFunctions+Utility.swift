@@ -211,7 +211,7 @@ extension FHIRPathEvaluator {
             }
             return nil
         }
-        guard let bundle = rootResource, bundle.resourceType == "Bundle" else { return nil }
+        guard let bundle = rootResource, bundle.resourceType == "Bundle" else { return resolvedElsewhere(reference) }
         let parts = reference.split(separator: "/").map(String.init)
         for entry in bundle.children(named: "entry") {
             guard let resource = entry.child(named: "resource") else { continue }
@@ -224,6 +224,12 @@ extension FHIRPathEvaluator {
                 return .element(FHIRPathElementNode(resource: resource))
             }
         }
-        return nil
+        return resolvedElsewhere(reference)
+    }
+
+    /// The environment's resolver (the importer's index of the whole input), when there is one.
+    private func resolvedElsewhere(_ reference: String) -> FHIRPathValue? {
+        guard let resolver = environment.resolveReference, let found = resolver(reference, resource) else { return nil }
+        return .element(FHIRPathElementNode(resource: found, path: environment.tracksPaths ? found.resourceType : nil))
     }
 }

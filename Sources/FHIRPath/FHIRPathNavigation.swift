@@ -8,6 +8,8 @@ struct FHIRPathNavigator: Sendable {
     let metadata: FHIRMetadata
     /// See ``FHIRPathEnvironment/trustsSingleCardinality``.
     var stopsAtFirstSingle = false
+    /// See ``FHIRPathEnvironment/tracksPaths``.
+    var tracksPaths = false
 
     /// Appends the children of `node` that FHIRPath `name` selects.
     func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
@@ -19,21 +21,23 @@ struct FHIRPathNavigator: Sendable {
         if stopsAtFirstSingle, let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
            !single.info.isChoice {
             for index in children.indices where children[index].name == name {
-                output.append(.element(typed(children[index], in: node)))
+                output.append(.element(typed(children[index], in: node, position: 0)))
                 return
             }
             return
         }
         // Index the array and read only the name first: copying whole elements that do not match
         // costs a retain per field, and this loop runs for every child of every step.
+        var position = 0
         for index in children.indices {
             let childName = children[index].name
             if childName == name {
-                output.append(.element(typed(children[index], in: node)))
+                output.append(.element(typed(children[index], in: node, position: position)))
+                position += 1
             } else if childName.utf8.count > nameLength, childName.utf8.starts(with: name.utf8),
                       let suffixStart = childName.utf8.dropFirst(nameLength).first,
                       suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
-                      let typedChild = choiceChild(children[index], of: node, choiceName: name) {
+                      let typedChild = choiceChild(children[index], of: node, choiceName: name, position: 0) {
                 output.append(.element(typedChild))
             }
         }
@@ -41,39 +45,59 @@ struct FHIRPathNavigator: Sendable {
 
     /// Every child of `node`, typed.
     func allChildren(of node: FHIRPathElementNode, into output: inout [FHIRPathValue]) {
-        for child in node.element.children {
-            output.append(.element(typed(child, in: node)))
+        guard tracksPaths else {
+            for child in node.element.children { output.append(.element(typed(child, in: node))) }
+            return
         }
+        var positions: [String: Int] = [:]
+        for child in node.element.children {
+            let position = positions[child.name, default: 0]
+            positions[child.name] = position + 1
+            output.append(.element(typed(child, in: node, position: position)))
+        }
+    }
+
+    /// The location of `child`, the `position`-th child of its name under `parent`: `parent.name`, with
+    /// `[position]` when the element repeats.
+    private func childPath(_ child: Element, in parent: FHIRPathElementNode, position: Int?, isArray: Bool) -> String? {
+        guard tracksPaths, let parentPath = parent.path else { return nil }
+        if isArray || (position ?? 0) > 0 || parent.element.children.lazy.filter({ $0.name == child.name }).count > 1 {
+            return "\(parentPath).\(child.name)[\(position ?? 0)]"
+        }
+        return "\(parentPath).\(child.name)"
     }
 
     /// The child typed by the metadata, or by the shape of the data when the metadata does not know it.
-    func typed(_ child: Element, in parent: FHIRPathElementNode) -> FHIRPathElementNode {
-        if child.resourceType != nil { return FHIRPathElementNode(resource: child) }
-        if let context = parent.context, let resolved = metadata.child(child.name, of: context) {
-            return node(child, resolved: resolved)
+    func typed(_ child: Element, in parent: FHIRPathElementNode, position: Int? = nil) -> FHIRPathElementNode {
+        let resolved = parent.context.flatMap { metadata.child(child.name, of: $0) }
+        let path = childPath(child, in: parent, position: position, isArray: resolved?.info.isArray ?? false)
+        if child.resourceType != nil { return FHIRPathElementNode(resource: child, path: path) }
+        if let resolved {
+            return node(child, resolved: resolved, path: path)
         }
-        return FHIRPathElementNode(element: child, typeName: fallbackType(of: child, parent: parent), context: nil)
+        return FHIRPathElementNode(element: child, typeName: fallbackType(of: child, parent: parent), context: nil, path: path)
     }
 
-    private func node(_ child: Element, resolved: ResolvedChild) -> FHIRPathElementNode {
+    private func node(_ child: Element, resolved: ResolvedChild, path: String?) -> FHIRPathElementNode {
         let context = resolved.type
         if context.utf8.contains(UInt8(ascii: ".")) {
-            return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context)
+            return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context, path: path)
         }
-        return FHIRPathElementNode(element: child, typeName: context, context: context)
+        return FHIRPathElementNode(element: child, typeName: context, context: context, path: path)
     }
 
-    private func choiceChild(_ child: Element, of parent: FHIRPathElementNode, choiceName: String) -> FHIRPathElementNode? {
+    private func choiceChild(_ child: Element, of parent: FHIRPathElementNode, choiceName: String, position: Int) -> FHIRPathElementNode? {
         if let context = parent.context, let resolved = metadata.child(child.name, of: context) {
             guard resolved.info.isChoice, resolved.info.name == choiceName else { return nil }
-            return node(child, resolved: resolved)
+            return node(child, resolved: resolved, path: childPath(child, in: parent, position: position, isArray: false))
         }
         // No metadata for this context: read the suffix as the type (`valueString` is a string).
         guard parent.context == nil || metadata.resourceTypes.isEmpty else { return nil }
         var suffix = String(child.name.dropFirst(choiceName.count))
         let lowered = suffix.prefix(1).lowercased() + suffix.dropFirst()
         if FHIRPathTypes.isPrimitive(lowered) { suffix = lowered }
-        return FHIRPathElementNode(element: child, typeName: suffix, context: suffix)
+        return FHIRPathElementNode(element: child, typeName: suffix, context: suffix,
+                                   path: childPath(child, in: parent, position: position, isArray: false))
     }
 
     private func fallbackType(of child: Element, parent: FHIRPathElementNode) -> String? {

@@ -85,18 +85,23 @@ public struct FHIRPathElementNode: Sendable {
     public let typeName: String?
     /// The metadata context of the element's children (a type name or a backbone path).
     let context: String?
+    /// Where the element sits, FHIRPath-style (`CarePlan.activity[0].detail.code`), when the evaluation
+    /// tracks paths (``FHIRPathEnvironment/tracksPaths``); nil otherwise.
+    public let path: String?
 
-    package init(element: Element, typeName: String?, context: String?) {
+    package init(element: Element, typeName: String?, context: String?, path: String? = nil) {
         self.element = element
         self.typeName = typeName
         self.context = context
+        self.path = path
     }
 
     /// A resource node typed by its `resourceType`.
-    package init(resource: Element) {
+    public init(resource: Element, path: String? = nil) {
         self.element = resource
         self.typeName = resource.resourceType
         self.context = resource.resourceType
+        self.path = path
     }
 
     /// The System value of a primitive element (nil when it only carries id/extensions) or of a
