@@ -1,0 +1,1 @@
+enum DefaultMappings { static let files: [(name: String, text: String)] = [] }

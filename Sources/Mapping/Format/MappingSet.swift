@@ -1,0 +1,148 @@
+import CareModel
+import Foundation
+
+/// The mappings in force for a run, by resource type: the defaults that ship with CareGate (embedded
+/// in the binary, generated from Mappings/), with a user's folder layered over them.
+///
+/// A user file for a type replaces the default for that type, unless it says `extends: default`: then
+/// its entities extend the default's (fields of an entity with the same `name:` are added or replaced;
+/// new entities are added; `when`, `delete-when` and `each` replace the default's when given; report
+/// rules are added).
+public struct MappingSet: Sendable {
+    public private(set) var byType: [String: ResourceMapping]
+
+    public init(_ mappings: [ResourceMapping]) {
+        byType = Dictionary(mappings.map { ($0.resourceType, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The mapping of `resourceType`, if any.
+    public func mapping(for resourceType: String) -> ResourceMapping? { byType[resourceType] }
+
+    /// The resource types mapped, sorted.
+    public var resourceTypes: [String] { byType.keys.sorted() }
+
+    /// The defaults shipped with CareGate, checked.
+    ///
+    /// - Throws: ``MappingProblems`` if the embedded files are broken (a build that should not pass its tests).
+    public static func defaults() throws -> MappingSet {
+        let files = DefaultMappings.files.map { (name: "Mappings/" + $0.name, text: $0.text) }
+        let (set, problems) = load(files: files)
+        if problems.contains(where: { $0.severity == .error }) { throw MappingProblems(problems) }
+        return set
+    }
+
+    /// The defaults with the `.yaml` files of `folder` layered over them.
+    ///
+    /// - Throws: ``MappingProblems`` listing every error (file:line:column) of the user's files.
+    public static func defaults(overriddenBy folder: String?) throws -> MappingSet {
+        var set = try defaults()
+        guard let folder else { return set }
+        let user = try load(folder: folder)
+        var problems = user.problems
+        set.layer(user.set)
+        set.layer(user.extending)
+        for extended in user.extending {
+            if let merged = set.mapping(for: extended.resourceType) { problems += MappingChecker.check(merged) }
+        }
+        if problems.contains(where: { $0.severity == .error }) { throw MappingProblems(problems) }
+        return set
+    }
+
+    /// Reads, parses and checks every `.yaml`/`.yml` file of `folder` (name order).
+    ///
+    /// - Returns: the mappings and every problem found (errors and warnings).
+    /// - Throws: ``MappingProblems`` when the folder cannot be read.
+    public static func load(folder: String) throws -> (set: MappingSet, extending: [ResourceMapping], problems: [MappingProblem]) {
+        let url = URL(fileURLWithPath: folder)
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        } catch {
+            throw MappingProblems([MappingProblem(at: MappingLocation(file: folder, line: 1, column: 1), "cannot read the mapping folder: \(error.localizedDescription)")])
+        }
+        var files: [(name: String, text: String)] = []
+        var problems: [MappingProblem] = []
+        for name in names {
+            let path = url.appendingPathComponent(name).path
+            let display = (folder.hasSuffix("/") ? folder : folder + "/") + name
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                problems.append(MappingProblem(at: MappingLocation(file: display, line: 1, column: 1), "cannot be read as UTF-8 text"))
+                continue
+            }
+            files.append((display, text))
+        }
+        if names.isEmpty {
+            problems.append(MappingProblem(.warning, at: MappingLocation(file: folder, line: 1, column: 1), "no .yaml mapping file in this folder"))
+        }
+        let (set, loadProblems, extending) = loadWithExtensions(files: files)
+        return (set, extending, problems + loadProblems)
+    }
+
+    static func load(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem]) {
+        let (set, problems, extending) = loadWithExtensions(files: files)
+        var result = set
+        result.layer(extending)
+        return (result, problems)
+    }
+
+    private static func loadWithExtensions(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem], [ResourceMapping]) {
+        var mappings: [ResourceMapping] = []
+        var extending: [ResourceMapping] = []
+        var problems: [MappingProblem] = []
+        var seen: [String: String] = [:]
+        for file in files {
+            var parser = MappingParser(file: file.name)
+            let parsed = parser.parse(file.text)
+            problems += parser.problems
+            guard let mapping = parsed else { continue }
+            if parser.extendsDefault {
+                extending.append(mapping)
+                continue
+            }
+            let checks = MappingChecker.check(mapping)
+            problems += checks
+            if let earlier = seen[mapping.resourceType] {
+                problems.append(MappingProblem(
+                    at: MappingLocation(file: file.name, line: 1, column: 1), "\(mapping.resourceType) is already mapped by \(earlier)"))
+            }
+            seen[mapping.resourceType] = file.name
+            if !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
+        }
+        return (MappingSet(mappings), problems, extending)
+    }
+
+    /// Layers `extensions` (files with `extends: default`) over this set.
+    mutating func layer(_ extensions: [ResourceMapping]) {
+        for mapping in extensions {
+            byType[mapping.resourceType] = byType[mapping.resourceType].map { $0.extended(by: mapping) } ?? mapping
+        }
+    }
+
+    /// Layers a whole user set: each of its types replaces the default's.
+    mutating func layer(_ user: MappingSet) {
+        for (type, mapping) in user.byType { byType[type] = mapping }
+    }
+}
+
+extension ResourceMapping {
+    /// This mapping with `other` (an `extends: default` file) merged in.
+    func extended(by other: ResourceMapping) -> ResourceMapping {
+        var entities = self.entities
+        for extra in other.entities {
+            guard let index = entities.firstIndex(where: { $0.name == extra.name }) else {
+                entities.append(extra)
+                continue
+            }
+            let base = entities[index]
+            var fields = base.fields.filter { field in !extra.fields.contains { $0.target == field.target } }
+            fields += extra.fields
+            entities[index] = EntityMapping(
+                kind: base.kind, name: base.name, each: extra.each ?? base.each, filter: extra.filter ?? base.filter,
+                key: extra.key ?? base.key, fields: fields, location: base.location)
+        }
+        return ResourceMapping(
+            resourceType: resourceType, file: file + " + " + other.file, filter: other.filter ?? filter,
+            deleteWhen: other.deleteWhen ?? deleteWhen, entities: entities, reports: reports + other.reports)
+    }
+}

@@ -1,0 +1,122 @@
+import CareModel
+import FHIR
+import Foundation
+
+/// A FHIRPath expression of a mapping file, compiled once when the file is loaded, with where it was
+/// written.
+public struct MappingExpression: Sendable {
+    public let text: String
+    public let compiled: FHIRPathExpression
+    public let location: MappingLocation
+}
+
+/// How one FHIR resource type becomes care entities: the parsed form of one mapping file.
+///
+/// ```yaml
+/// resource: CarePlan
+/// when: status != 'draft'
+/// delete-when: status = 'entered-in-error' or status = 'revoked'
+/// entities:
+///   - entity: carePlan
+///     fields:
+///       title: title | description
+///       patient: subject
+///   - entity: task
+///     name: activity
+///     each: activity
+///     key: detail.code.coding.first().code
+///     fields:
+///       title: detail.code.text | detail.description
+///       schedule: { transform: timing, from: detail.scheduled, start: '%resource.period.start' }
+/// ```
+///
+/// Mappings/README.md is the reference of every key, target field and transform.
+public struct ResourceMapping: Sendable {
+    /// The R4 resource type the file maps.
+    public let resourceType: String
+    /// The file it was read from.
+    public let file: String
+    /// Only resources for which this is true are mapped; the others are reported as skipped.
+    public let filter: MappingExpression?
+    /// When true, everything the resource made earlier is tombstoned instead (entered-in-error, revoked).
+    public let deleteWhen: MappingExpression?
+    public let entities: [EntityMapping]
+    /// Warnings to report when their condition holds (data the mapping knowingly does not carry over).
+    public let reports: [ReportRule]
+}
+
+/// One entity (or one per item of `each`) made from a resource.
+public struct EntityMapping: Sendable {
+    public let kind: EntityKind
+    /// Names nested entities in ids (`CarePlan/cp1#activity-…`); the kind's name when not given.
+    public let name: String
+    /// One entity per item of this collection (evaluated on the resource); nil: one for the resource.
+    public let each: MappingExpression?
+    /// Only items (or the resource) for which this is true make an entity.
+    public let filter: MappingExpression?
+    /// The identity of a nested entity within its resource, evaluated on the item: a stable key that
+    /// survives reordering (a code, a referenced resource); the item's index when it yields nothing.
+    public let key: MappingExpression?
+    public let fields: [FieldMapping]
+    public let location: MappingLocation
+
+    /// The field mapping of `target`, if the mapping sets it.
+    public func field(_ target: String) -> FieldMapping? { fields.first { $0.target == target } }
+}
+
+/// How one target field is computed.
+public struct FieldMapping: Sendable {
+    /// The target field (`title`, `schedule`, `userInfo.status`...); see ``TargetField``.
+    public let target: String
+    public let source: FieldSource
+    public let location: MappingLocation
+}
+
+/// Where a field's value comes from.
+public enum FieldSource: Sendable {
+    /// A FHIRPath expression over the resource (or the item of `each`).
+    case expression(MappingExpression)
+    /// A named transform of what `from` selects, with its options (`start`, `default`...), some of
+    /// them expressions.
+    case transform(TransformName, from: MappingExpression?, options: TransformOptions)
+    /// A fixed value.
+    case literal(String)
+    /// Values gathered from the resources of type `type` whose `on` reference names this resource,
+    /// each computed by `value` (Patient allergies from AllergyIntolerance.patient).
+    case reverse(type: String, on: MappingExpression, value: MappingExpression)
+}
+
+/// The named transforms, for the parts a one-line expression cannot express.
+public enum TransformName: String, Sendable, CaseIterable {
+    /// Timing (or Period, or string) -> Schedule.
+    case timing
+    /// Quantity (or a dose, a SimpleQuantity, a Range's low) -> target or outcome values.
+    case quantity
+    /// HumanName -> PersonName.
+    case humanName
+    /// ContactPoint[] -> phone numbers, messaging numbers, email addresses and other contact info.
+    case contactPoint
+    /// Address -> PostalAddress.
+    case address
+    /// CodeableConcept -> its text: text, else the first coding's display, else its code.
+    case codeableConcept
+    /// An Observation's value[x] and components -> typed outcome values.
+    case observationValues
+    /// Goal targets (detail[x]) -> target values.
+    case goalTarget
+}
+
+/// The options of a transform: expressions and plain values, by name.
+public struct TransformOptions: Sendable {
+    public var expressions: [String: MappingExpression] = [:]
+    public var values: [String: String] = [:]
+    public var locations: [String: MappingLocation] = [:]
+
+    public init() {}
+}
+
+/// A warning reported for every resource on which `condition` holds.
+public struct ReportRule: Sendable {
+    public let condition: MappingExpression
+    public let message: String
+}

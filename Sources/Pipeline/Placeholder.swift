@@ -1,0 +1,1 @@
+// The import job lands here.
