@@ -68,6 +68,9 @@ public struct FHIRPathStaticChecker {
     let options: Options
     let source: FHIRPathSource
     let startType: String
+    /// The type of `%resource` and `%rootResource` when it differs from the start (an expression
+    /// evaluated on an element inside a resource); the start type otherwise.
+    var resourceType: String?
     private(set) var errors: [FHIRPathError] = []
     private var stackGuard = FHIRPathStackGuard()
 
@@ -151,7 +154,9 @@ public struct FHIRPathStaticChecker {
             return .any
         case .variable(let name):
             switch name {
-            case "resource", "rootResource", "context":
+            case "resource", "rootResource":
+                return FHIRPathStaticType(types: [resourceType ?? startType], isSingleton: true)
+            case "context":
                 return FHIRPathStaticType(types: [startType], isSingleton: true)
             case "ucum", "sct", "loinc":
                 return .system("String")
@@ -388,9 +393,13 @@ public struct FHIRPathStaticChecker {
 extension FHIRPathExpression {
     /// Type-checks this expression from `startingType` (`"CarePlan"`, `"Observation"`, or a datatype)
     /// against the metadata, without data.
-    public func check(startingType: String, options: FHIRPathStaticChecker.Options = .init(),
+    ///
+    /// `resourceType` types `%resource` and `%rootResource` when the expression starts inside a resource
+    /// (from `CarePlan.activity`, `%resource` is a `CarePlan`).
+    public func check(startingType: String, resourceType: String? = nil, options: FHIRPathStaticChecker.Options = .init(),
                       metadata: FHIRMetadata = .r4) -> FHIRPathStaticChecker.Report {
         var checker = FHIRPathStaticChecker(metadata: metadata, options: options, source: source, startType: startingType)
+        checker.resourceType = resourceType
         let start = FHIRPathStaticType(types: [startingType], isSingleton: true)
         let result = checker.check(root, input: start, this: start)
         return FHIRPathStaticChecker.Report(resultType: result, errors: checker.errors)

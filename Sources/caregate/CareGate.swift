@@ -20,6 +20,8 @@ struct CareGate: ParsableCommand {
             Validate.self,
             FHIRPathCommand.self,
             Conformance.self,
+            ImportCommand.self,
+            MappingsCommand.self,
             StoreCommand.self,
             Bench.self,
         ]

@@ -111,9 +111,11 @@ public enum MappingChecker {
     }
 
     /// Type-checks `expression` from `type` (nothing when the type is unknown), adding its errors.
-    private static func check(_ expression: MappingExpression, from type: String, into problems: inout [MappingProblem]) -> FHIRPathStaticType? {
+    private static func check(
+        _ expression: MappingExpression, from type: String, resource: String? = nil, into problems: inout [MappingProblem]
+    ) -> FHIRPathStaticType? {
         guard !type.isEmpty else { return nil }
-        let report = expression.compiled.check(startingType: type)
+        let report = expression.compiled.check(startingType: type, resourceType: resource ?? (type.contains(".") ? String(type.prefix { $0 != "." }) : type))
         for error in report.errors {
             let location = MappingLocation(
                 file: expression.location.file, line: expression.location.line, column: expression.location.column + max(0, error.column - 1))
@@ -139,7 +141,8 @@ public enum MappingChecker {
             description = "a date or dateTime"
         case .reference, .references:
             accepted = ["Reference", "string", "uri", "url", "canonical", "System.String"]
-            description = "a Reference"
+            description = "a Reference (or a resource)"
+            if types.allSatisfy({ accepted.contains($0) || FHIRMetadata.r4.isResourceType($0) }) { return nil }
         case .codings:
             accepted = ["CodeableConcept", "Coding"]
             description = "a CodeableConcept or Coding"

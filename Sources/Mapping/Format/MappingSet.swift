@@ -31,6 +31,21 @@ public struct MappingSet: Sendable {
         return set
     }
 
+    /// The names of the default mapping files.
+    public static var defaultFileNames: [String] { DefaultMappings.files.map(\.name) }
+
+    /// Every problem of the default mappings (none in a sound build).
+    public static func checkDefaults() -> [MappingProblem] {
+        load(files: DefaultMappings.files.map { (name: "Mappings/" + $0.name, text: $0.text) }).1
+    }
+
+    /// This set with `extensions` (files with `extends: default`) merged in.
+    public func layering(_ extensions: [ResourceMapping]) -> MappingSet {
+        var copy = self
+        copy.layer(extensions)
+        return copy
+    }
+
     /// The defaults with the `.yaml` files of `folder` layered over them.
     ///
     /// - Throws: ``MappingProblems`` listing every error (file:line:column) of the user's files.
@@ -52,7 +67,7 @@ public struct MappingSet: Sendable {
     ///
     /// - Returns: the mappings and every problem found (errors and warnings).
     /// - Throws: ``MappingProblems`` when the folder cannot be read.
-    public static func load(folder: String) throws -> (set: MappingSet, extending: [ResourceMapping], problems: [MappingProblem]) {
+    public static func load(folder: String) throws -> (set: MappingSet, extending: [ResourceMapping], problems: [MappingProblem], fileCount: Int) {
         let url = URL(fileURLWithPath: folder)
         let names: [String]
         do {
@@ -76,7 +91,7 @@ public struct MappingSet: Sendable {
             problems.append(MappingProblem(.warning, at: MappingLocation(file: folder, line: 1, column: 1), "no .yaml mapping file in this folder"))
         }
         let (set, loadProblems, extending) = loadWithExtensions(files: files)
-        return (set, extending, problems + loadProblems)
+        return (set, extending, problems + loadProblems, names.count)
     }
 
     static func load(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem]) {

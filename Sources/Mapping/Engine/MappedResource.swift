@@ -1,0 +1,73 @@
+import CareModel
+import Foundation
+
+/// What mapping one resource produced.
+public struct MappedResource: Sendable {
+    public enum Result: Sendable {
+        /// The entities it makes (new or current versions; the store decides added/updated/unchanged),
+        /// and the outcome values it contributes.
+        case mapped(entities: [CareEntity], outcomes: [OutcomeContribution])
+        /// Its `delete-when` holds (entered-in-error, revoked): what it made is to be tombstoned.
+        case delete
+        /// Its mapping's `when` is false, or no mapping covers its type.
+        case skipped(String)
+        /// It cannot be mapped; nothing of it is kept.
+        case failed(MappingFailure)
+    }
+
+    public let key: ResourceKey
+    public let result: Result
+    /// Warnings and information: what was assumed or not carried over, with where it sits.
+    public let notes: [MappingNote]
+    /// For tasks made from a CarePlan activity: the Observations its `outcomeReference` names, by task id.
+    public let outcomeReferences: [ResourceKey: String]
+}
+
+/// Values one resource (an Observation) adds to one occurrence of one task: the engine finds the task
+/// and occurrence, the pipeline merges contributions into outcomes (several Observations can fill the
+/// same day's log outcome), and replaces a source's earlier values when it is imported again.
+public struct OutcomeContribution: Sendable, Hashable {
+    public let taskID: String
+    public let occurrence: Int
+    public let values: [OutcomeValue]
+    /// `Observation/id`: whose values these are.
+    public let source: ResourceKey
+    /// The log task to create first, when the Observation belongs to no planned task.
+    public let logTask: CareTask?
+    public let provenance: Provenance
+
+    public init(taskID: String, occurrence: Int, values: [OutcomeValue], source: ResourceKey, logTask: CareTask?, provenance: Provenance) {
+        self.taskID = taskID
+        self.occurrence = occurrence
+        self.values = values
+        self.source = source
+        self.logTask = logTask
+        self.provenance = provenance
+    }
+}
+
+/// The tasks an Observation can belong to, beyond those of the current input: the importer fills it
+/// from the store (tasks made by earlier imports) and from the input's own mapped tasks.
+public protocol TaskCatalog: Sendable {
+    /// The current version of task `id`.
+    func task(id: String) -> CareTask?
+    /// The tasks made from resource `key` (a CarePlan's activities, a MedicationRequest's task).
+    func tasks(madeFrom key: ResourceKey) -> [CareTask]
+    /// The tasks of patient `patientID` (its entity id) that carry FHIR codes.
+    func tasks(ofPatient patientID: String) -> [CareTask]
+    /// The task whose activity names Observation `key` in its `outcomeReference`.
+    func taskForOutcome(_ key: ResourceKey) -> String?
+}
+
+/// Where the importer keeps what it learns about entities in user info (CareKit's free-form field).
+public enum UserInfoKey {
+    /// The FHIR codes of a task or outcome (`system|code`, one per line): kept for export and for
+    /// matching Observations to tasks.
+    public static let codes = "fhir.codes"
+    /// The entity id of a task's patient.
+    public static let patient = "fhir.patient"
+    /// The Observations whose values an outcome holds, one `Type/id` per value, in value order.
+    public static let valueSources = "fhir.valueSources"
+    /// Identifiers of a patient (`system|value`, one per line).
+    public static let identifiers = "fhir.identifiers"
+}

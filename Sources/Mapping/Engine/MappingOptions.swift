@@ -1,0 +1,35 @@
+import CareModel
+import Foundation
+
+/// The settings of one mapping run.
+public struct MappingOptions: Sendable {
+    /// The provider system the input comes from. Entity ids of the default system are `Type/id`
+    /// (`CarePlan/cp-1`); those of any other are prefixed with it (`ehr-b:CarePlan/cp-1`), so that two
+    /// systems never collide. FHIR ids hold no `:`, so the two forms cannot meet.
+    public var sourceSystem: String
+    /// The zone of local times (times of day, dates without offsets); kept on every schedule.
+    public var timeZone: TimeZone
+    /// Over which hours "N times a day" without times of day is spread, unless a mapping says otherwise.
+    public var wakingHours: WakingHours
+
+    public static let defaultSourceSystem = "default"
+
+    public init(sourceSystem: String = MappingOptions.defaultSourceSystem, timeZone: TimeZone = .current, wakingHours: WakingHours = .standard) {
+        self.sourceSystem = sourceSystem
+        self.timeZone = timeZone
+        self.wakingHours = wakingHours
+    }
+
+    /// The id of the entity a resource makes at top level (its care plan, patient, contact, task).
+    public func entityID(_ key: ResourceKey) -> String {
+        sourceSystem == Self.defaultSourceSystem ? key.description : "\(sourceSystem):\(key)"
+    }
+
+    /// The effective date of the first version of entities that have no date of their own (patients,
+    /// plans, contacts), so that queries over any past interval find them: 1900-01-01 in the zone.
+    public var epoch: Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.date(from: DateComponents(year: 1900, month: 1, day: 1)) ?? Date(timeIntervalSince1970: -2_208_988_800)
+    }
+}

@@ -1,0 +1,165 @@
+import CareModel
+import FHIR
+import Foundation
+
+/// The stable identity of a source resource: its type and id (the id it has, or one derived from its
+/// identifier or fullUrl when it has none), the same whether it came as JSON or XML.
+public struct ResourceKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let type: String
+    public let id: String
+
+    public init(type: String, id: String) {
+        self.type = type
+        self.id = id
+    }
+
+    /// `Type/id`.
+    public var description: String { "\(type)/\(id)" }
+
+    public static func < (lhs: ResourceKey, rhs: ResourceKey) -> Bool { (lhs.type, lhs.id) < (rhs.type, rhs.id) }
+
+    /// The key of `resource`: its `id`; else its first identifier (`system|value`, made id-safe); else
+    /// its `fullUrl` (`urn:uuid:...`); nil when it has none of them.
+    public static func of(_ resource: Element, fullUrl: String?) -> ResourceKey? {
+        guard let type = resource.resourceType else { return nil }
+        if let id = resource.childValue("id"), !id.isEmpty { return ResourceKey(type: type, id: id) }
+        if let identifier = resource.children(named: "identifier").first, let value = identifier.childValue("value") {
+            return ResourceKey(type: type, id: "identifier-" + safe((identifier.childValue("system").map { $0 + "|" } ?? "") + value))
+        }
+        if let fullUrl, !fullUrl.isEmpty {
+            let last = fullUrl.split(separator: ":").last.map(String.init) ?? fullUrl
+            return ResourceKey(type: type, id: safe(last))
+        }
+        return nil
+    }
+
+    /// `text` with every character outside FHIR's id alphabet replaced by `-`, hashed when too long.
+    static func safe(_ text: String) -> String {
+        let mapped = String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") ? $0 : "-" })
+        return mapped.count <= 64 ? mapped : String(mapped.prefix(40)) + "-" + String(ContentHashPrefix.of(text))
+    }
+}
+
+/// The first 16 hex digits of a SHA-256, for short stable names.
+enum ContentHashPrefix {
+    static func of(_ text: String) -> Substring { ContentHash.of(text).prefix(16) }
+}
+
+/// Every resource of an import that references can point at, found by every form a reference takes:
+/// `Type/id` (relative, or absolute with any base, or with `/_history/n`), `fullUrl`, `urn:uuid:` and
+/// `urn:oid:` full URLs, and conditional references by identifier (`Practitioner?identifier=system|value`).
+/// Lookups are dictionary reads: resolving is linear in the number of references, never a scan.
+///
+/// Build it with ``Builder``, then share it (read-only) with every mapping of the run.
+public final class ResourceIndex: @unchecked Sendable {
+    /// Collects resources; `build()` freezes them into an index.
+    public struct Builder {
+        private var byKey: [ResourceKey: Element] = [:]
+        private var byFullURL: [String: ResourceKey] = [:]
+        private var byIdentifier: [String: [ResourceKey]] = [:]
+        private var order: [ResourceKey] = []
+
+        public init() {}
+
+        /// Adds `resource` (from a Bundle entry with `fullUrl`, or alone) and returns its key; nil when it
+        /// has no id, identifier or fullUrl to be known by.
+        @discardableResult
+        public mutating func add(_ resource: Element, fullUrl: String?) -> ResourceKey? {
+            guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
+            if byKey.updateValue(resource, forKey: key) == nil { order.append(key) }
+            if let fullUrl, !fullUrl.isEmpty { byFullURL[fullUrl] = key }
+            for identifier in resource.children(named: "identifier") {
+                guard let value = identifier.childValue("value") else { continue }
+                let system = identifier.childValue("system") ?? ""
+                byIdentifier["\(key.type)|\(system)|\(value)", default: []].append(key)
+                byIdentifier["\(key.type)||\(value)", default: []].append(key)
+            }
+            return key
+        }
+
+        public var count: Int { byKey.count }
+
+        public func build() -> ResourceIndex {
+            ResourceIndex(byKey: byKey, byFullURL: byFullURL, byIdentifier: byIdentifier, order: order)
+        }
+    }
+
+    private let byKey: [ResourceKey: Element]
+    private let byFullURL: [String: ResourceKey]
+    private let byIdentifier: [String: [ResourceKey]]
+    /// The keys in the order the resources were added.
+    public let order: [ResourceKey]
+    private let byType: [String: [ResourceKey]]
+
+    private init(byKey: [ResourceKey: Element], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], order: [ResourceKey]) {
+        self.byKey = byKey
+        self.byFullURL = byFullURL
+        self.byIdentifier = byIdentifier
+        self.order = order
+        self.byType = Dictionary(grouping: order, by: \.type)
+    }
+
+    public var count: Int { byKey.count }
+
+    public func resource(_ key: ResourceKey) -> Element? { byKey[key] }
+
+    /// The keys of the resources of `type`, in input order.
+    public func keys(ofType type: String) -> [ResourceKey] { byType[type] ?? [] }
+
+    /// What `reference` names.
+    public enum Resolution: Equatable {
+        /// A resource of the input.
+        case found(ResourceKey)
+        /// Not in the input, but its `Type/id` is known: it may be in the store from an earlier import.
+        case outside(ResourceKey)
+        /// Names nothing this import can find (a `urn:uuid:` or conditional reference with no match, a
+        /// conditional reference matching several, or text that is no reference).
+        case unresolved(String)
+    }
+
+    /// Resolves `reference` (a `Reference.reference` value).
+    public func resolve(_ reference: String) -> Resolution {
+        if let key = byFullURL[reference] { return .found(key) }
+        if reference.hasPrefix("urn:") { return .unresolved("no entry has fullUrl \(reference)") }
+        if let question = reference.firstIndex(of: "?") {
+            return resolveConditional(type: String(reference[..<question]), query: String(reference[reference.index(after: question)...]))
+        }
+        var parts = reference.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.count >= 4, parts[parts.count - 2] == "_history" { parts.removeLast(2) }
+        guard parts.count >= 2, FHIRMetadata.r4.isResourceType(parts[parts.count - 2]), !parts[parts.count - 1].isEmpty else {
+            return .unresolved("'\(reference)' is not a reference to a resource")
+        }
+        let key = ResourceKey(type: parts[parts.count - 2], id: parts[parts.count - 1])
+        return byKey[key] != nil ? .found(key) : .outside(key)
+    }
+
+    private func resolveConditional(type: String, query: String) -> Resolution {
+        guard FHIRMetadata.r4.isResourceType(type) else { return .unresolved("'\(type)' is not a resource type") }
+        var matches: Set<ResourceKey>?
+        for parameter in query.split(separator: "&") {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+            guard pair.count == 2 else { return .unresolved("conditional reference '\(type)?\(query)': '\(parameter)' is not name=value") }
+            let found: [ResourceKey]
+            switch pair[0] {
+            case "identifier":
+                found = pair[1].contains("|") ? byIdentifier["\(type)|\(pair[1])"] ?? [] : byIdentifier["\(type)||\(pair[1])"] ?? []
+            case "_id":
+                found = byKey[ResourceKey(type: type, id: pair[1])] != nil ? [ResourceKey(type: type, id: pair[1])] : []
+            default:
+                return .unresolved("conditional reference '\(type)?\(query)': only identifier and _id can be searched in the input")
+            }
+            matches = matches.map { $0.intersection(found) } ?? Set(found)
+        }
+        guard let matches, !matches.isEmpty else { return .unresolved("no \(type) in the input matches \(type)?\(query)") }
+        guard matches.count == 1, let only = matches.first else {
+            return .unresolved("\(matches.count) resources match \(type)?\(query): a conditional reference must match one")
+        }
+        return .found(only)
+    }
+
+    /// The resource `reference` names in the input, for FHIRPath's `resolve()`.
+    public func element(for reference: String) -> Element? {
+        if case .found(let key) = resolve(reference) { return byKey[key] }
+        return nil
+    }
+}
