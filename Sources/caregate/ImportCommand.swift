@@ -1,6 +1,118 @@
 import ArgumentParser
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
 
+/// `caregate import`: FHIR input through the mappings into the store.
 struct ImportCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "import", abstract: "Import FHIR resources into the store through the mappings.")
-    func run() throws { throw CommandFailure("not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import FHIR resources into the store: care plans, tasks, outcomes and contacts.",
+        discussion: """
+            Reads single resources, Bundles (collection, transaction, batch, searchset, document), NDJSON \
+            and folders, in JSON or XML (told from the content), and maps them with the default mappings \
+            (Mappings/) or your own layered over them (--mappings DIR). References resolve across the \
+            whole input and the store: urn:uuid:, relative, absolute, contained and conditional \
+            (Practitioner?identifier=system|value).
+
+            CarePlans become care plans and their activities tasks (Timing -> schedule); MedicationRequests \
+            medication tasks; Observations outcome values of the task occurrence they belong to, or of the \
+            patient's daily log for their code; Practitioners, PractitionerRoles and RelatedPersons \
+            contacts; Patients patients. Times of day are read in --time-zone (default: this machine's) \
+            and kept on every schedule.
+
+            The import is idempotent: the same input again changes nothing; changed content makes new \
+            versions of only what changed; entered-in-error resources, Bundle DELETE entries and \
+            activities gone from a re-imported CarePlan tombstone what they made. A resource that cannot \
+            be mapped fails alone (kept as a dead letter) and the rest imports.
+
+            The report counts, per resource type, what was created, updated, unchanged, deleted, skipped \
+            and failed, each failure with its file, entry and FHIR path, and the warnings (what was \
+            assumed or not carried over).
+
+            Exit status: 0 when every resource imported or was skipped, 1 when any failed or the store \
+            cannot be opened, 2 on bad usage.
+
+            Examples:
+              caregate import Fixtures/provider --time-zone America/Chicago
+              caregate import export.ndjson --store ehr.sqlite --mappings my-mappings/ --format json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Files or folders to import (JSON, NDJSON, XML); - reads standard input.", valueName: "path"))
+    var paths: [String]
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
+    var mappings: String?
+
+    @Option(name: .long, help: ArgumentHelp("The zone of local times (an IANA name such as Europe/Paris); default: this machine's.", valueName: "zone"))
+    var timeZone: String?
+
+    @Option(name: .long, help: ArgumentHelp("The name of the provider system (prefixes entity ids unless 'default').", valueName: "name"))
+    var sourceSystem = MappingOptions.defaultSourceSystem
+
+    @Flag(name: .long, help: "Validate each resource first; one with structural errors fails instead of being mapped.")
+    var strict = false
+
+    @Flag(name: .long, help: "Map and report, but write nothing to the store.")
+    var dryRun = false
+
+    @Option(name: .long, help: "Report: text or json.")
+    var format: ReportFormat = .text
+
+    @Flag(name: .long, help: "List the information notes too (assumed schedules, skipped resources).")
+    var verbose = false
+
+    enum ReportFormat: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    func validate() throws {
+        guard !paths.isEmpty else { throw ValidationError("give at least one file or folder to import") }
+        if paths.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read only once") }
+        if let timeZone, TimeZone(identifier: timeZone) == nil {
+            throw ValidationError("unknown time zone '\(timeZone)' (use an IANA name such as Europe/Paris or UTC)")
+        }
+        guard !sourceSystem.isEmpty, sourceSystem.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }) else {
+            throw ValidationError("--source-system takes letters, digits, '-', '.' and '_' only")
+        }
+        if let mappings {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: mappings, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--mappings: no such folder: \(mappings)")
+            }
+        }
+    }
+
+    func run() throws {
+        let mappingSet: MappingSet
+        do {
+            mappingSet = try MappingSet.defaults(overriddenBy: mappings)
+        } catch let problems as MappingProblems {
+            throw CommandFailure(problems.description + "\nerror: the mappings have errors; nothing was imported")
+        }
+        let zone = timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        var options = ImportOptions(mapping: MappingOptions(sourceSystem: sourceSystem, timeZone: zone))
+        options.dryRun = dryRun
+        options.strict = strict
+        let store = try storeOptions.open(creating: !dryRun)
+        let importer = Importer(store: store, engine: MappingEngine(mappings: mappingSet, options: options.mapping), options: options)
+        if isatty(STDERR_FILENO) != 0 {
+            importer.progress = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
+        }
+        let report = try importer.run(FHIRInput.sources(for: paths))
+        if importer.progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        switch format {
+        case .text:
+            print(report.text(verbose: verbose))
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            FileHandle.standardOutput.write(try encoder.encode(report))
+            FileHandle.standardOutput.write(Data("\n".utf8))
+        }
+        if !report.failures.isEmpty { throw ExitCode(1) }
+    }
 }

@@ -215,7 +215,10 @@ private struct Run {
         try applyCommon(entity, item: item, to: &task.metadata)
         // The Observations this activity says are its outcomes.
         for reference in item.element.children(named: "outcomeReference").compactMap({ $0.childValue("reference") }) {
-            if case .found(let observation) = index.resolve(reference) { outcomeReferences[observation] = id }
+            switch index.resolve(reference) {
+            case .found(let observation), .outside(let observation): outcomeReferences[observation] = id
+            case .unresolved: break
+            }
         }
         return try hashed(task)
     }
@@ -404,8 +407,13 @@ private struct Run {
         for node in try source(field, item: item) {
             switch transform {
             case .observationValues: result += ValueTransforms.observationValues(node, time: time, zone: zone, notes: &notes)
-            case .goalTarget: result += ValueTransforms.goalTargets(node, zone: zone, notes: &notes)
-            default: result += ValueTransforms.quantity(node, kind: kind, time: time, zone: zone, notes: &notes)
+            default:
+                // Targets and doses: a Goal gives its targets, a quantity (or range, or number) itself.
+                if node.typeName == "Goal" || node.typeName == "Goal.target" {
+                    result += ValueTransforms.goalTargets(node, zone: zone, notes: &notes)
+                } else {
+                    result += ValueTransforms.quantity(node, kind: kind, time: time, zone: zone, notes: &notes)
+                }
             }
         }
         return result

@@ -77,6 +77,11 @@ public final class ResourceIndex: @unchecked Sendable {
             return key
         }
 
+        /// Makes `fullUrl` name `key` without keeping the resource (one mapped later, streamed).
+        public mutating func alias(_ fullUrl: String?, to key: ResourceKey) {
+            if let fullUrl, !fullUrl.isEmpty { byFullURL[fullUrl] = key }
+        }
+
         public var count: Int { byKey.count }
 
         public func build() -> ResourceIndex {

@@ -44,18 +44,24 @@ entities:
         start: "%resource.period.start"
         end: "%resource.period.end"
         default: daily all-day
+      # Targets: the activity's daily amount or quantity, its own goals' targets, and the plan's goals'
+      # targets whose measure has the activity's code.
       targetValues:
         transform: goalTarget
-        from: "detail.goal.resolve().ofType(Goal) | %resource.goal.resolve().ofType(Goal)"
+        from: >-
+          detail.dailyAmount | detail.quantity | detail.goal.resolve().ofType(Goal)
+          | %resource.goal.resolve().ofType(Goal).where(target.measure.coding.code.intersect(%context.detail.code.coding.code).exists())
       carePlan: "%resource"
       patient: "%resource.subject"
       codes: detail.code | reference.resolve().ofType(ServiceRequest).code
       userInfo.status: detail.status
       userInfo.kind: detail.kind
       userInfo.reference: reference.reference
-      userInfo.dailyAmount: "detail.dailyAmount.select(value.toString() & ' ' & unit)"
-      userInfo.quantity: "detail.quantity.select(value.toString() & ' ' & unit)"
 report:
+  - when: >-
+      goal.resolve().ofType(Goal).target.measure.coding.code.exists()
+      and goal.resolve().ofType(Goal).target.measure.coding.code.intersect(activity.detail.code.coding.code).empty()
+    message: "the plan's goal targets match no activity's code: they are not carried over as target values"
   - when: activity.detail.location.exists() or activity.detail.performer.exists()
     message: "activity locations and performers are not carried over"
   - when: activity.detail.product.exists()

@@ -164,13 +164,14 @@ enum TransformInputs {
     static func accepted(by transform: TransformName) -> Set<String> {
         switch transform {
         case .timing: return ["Timing", "Period", "string", "System.String"]
-        case .quantity: return ["Quantity", "SimpleQuantity", "Duration", "Age", "Count", "Distance", "MoneyQuantity", "Range", "integer", "decimal", "System.Integer", "System.Decimal"]
+        case .quantity, .goalTarget:
+            return ["Quantity", "SimpleQuantity", "Duration", "Age", "Count", "Distance", "MoneyQuantity", "Range", "integer", "decimal",
+                    "System.Integer", "System.Decimal", "Goal", "Goal.target"]
         case .humanName: return ["HumanName"]
         case .contactPoint: return ["ContactPoint"]
         case .address: return ["Address"]
         case .codeableConcept: return stringTypes.union(["CodeableConcept", "Coding"])
         case .observationValues: return ["Observation"]
-        case .goalTarget: return ["Goal", "Goal.target"]
         }
     }
 

@@ -1,0 +1,43 @@
+import CareModel
+import Mapping
+import Store
+
+/// The tasks an import's Observations can belong to: those the input makes, and those earlier imports
+/// left in the store, indexed by the resource they came from and by patient.
+final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
+    private var byID: [String: CareTask] = [:]
+    private var bySource: [ResourceKey: [String]] = [:]
+    private var byPatient: [String: [String]] = [:]
+    private var outcomes: [ResourceKey: String] = [:]
+
+    /// Loads the current tasks of `store` that carry a patient (tasks made by imports).
+    init(store: any Store) throws {
+        for task in try store.tasks(.current) { add(task) }
+    }
+
+    /// Adds (or replaces) a task.
+    func add(_ task: CareTask) {
+        let isNew = byID.updateValue(task, forKey: task.id) == nil
+        guard isNew else { return }
+        if let provenance = task.metadata.provenance {
+            bySource[ResourceKey(type: provenance.fhirType, id: provenance.fhirID), default: []].append(task.id)
+        }
+        if let patient = task.metadata.userInfo?[UserInfoKey.patient] {
+            byPatient[patient, default: []].append(task.id)
+        }
+    }
+
+    func addOutcomeReferences(_ references: [ResourceKey: String]) {
+        outcomes.merge(references) { _, new in new }
+    }
+
+    func task(id: String) -> CareTask? { byID[id] }
+
+    func tasks(madeFrom key: ResourceKey) -> [CareTask] { (bySource[key] ?? []).compactMap { byID[$0] } }
+
+    func tasks(ofPatient patientID: String) -> [CareTask] {
+        (byPatient[patientID] ?? []).compactMap { byID[$0] }.filter { $0.metadata.userInfo?[UserInfoKey.codes] != nil }
+    }
+
+    func taskForOutcome(_ key: ResourceKey) -> String? { outcomes[key] }
+}

@@ -1,0 +1,566 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Store
+
+/// The settings of one import.
+public struct ImportOptions: Sendable {
+    public var mapping: MappingOptions
+    /// Map and count, but write nothing.
+    public var dryRun = false
+    /// Validate every resource structurally first; one with errors fails instead of being mapped.
+    public var strict = false
+    /// Outcome-making resources (Observations) mapped per store batch.
+    public var outcomeBatchSize = 5000
+
+    public init(mapping: MappingOptions) {
+        self.mapping = mapping
+    }
+}
+
+/// The import job: FHIR input (files, folders, Bundles, NDJSON; JSON or XML) through the mappings into
+/// the store.
+///
+/// It reads the input twice. The first pass indexes every resource references can point at (all but
+/// the outcome-making ones, Observations, which are the bulk of any export) and maps them into patients,
+/// plans, contacts and tasks, written in one transaction (resource by resource when that fails, so that
+/// a bad resource fails alone, kept as a dead letter). The second pass streams the Observations, maps
+/// each to an outcome value of the task occurrence it belongs to, and writes them in batches. Memory
+/// holds the indexed resources and one batch of Observations, never a whole NDJSON file.
+///
+/// An import is idempotent: entities carry a content hash, so the same input again changes nothing,
+/// and changed content makes new versions of only what changed. A resource that no longer makes an
+/// entity it made before (a CarePlan without one of its activities) tombstones it, as do
+/// entered-in-error resources and Bundle entries with `request.method` DELETE.
+public final class Importer {
+    public let store: any Store
+    public let engine: MappingEngine
+    public let options: ImportOptions
+    /// Receives progress lines on long imports.
+    public var progress: ((String) -> Void)?
+
+    private var report = ImportReport()
+    private var origins: [ResourceKey: Origin] = [:]
+    private var pendingDeletions: [(key: ResourceKey, origin: Origin)] = []
+    private var ensuredLogTasks: Set<String> = []
+    private var taskVersions: [String: CareTask] = [:]
+    private var validator: StructureValidator?
+    private var lastProgress = Date()
+
+    /// Where a resource was read.
+    struct Origin {
+        var source: String
+        var entry: Int?
+    }
+
+    public init(store: any Store, engine: MappingEngine, options: ImportOptions) {
+        self.store = store
+        self.engine = engine
+        self.options = options
+    }
+
+    /// Imports `sources` and returns the report.
+    ///
+    /// - Throws: only what stops the whole import (the store failing); bad input is reported per resource.
+    public func run(_ sources: [FHIRInput.Source]) throws -> ImportReport {
+        let started = Date()
+        report = ImportReport()
+        report.dryRun = options.dryRun
+        validator = options.strict ? StructureValidator(options: ValidationOptions(strict: true)) : nil
+
+        // Pass 1: index what references can point at.
+        var builder = ResourceIndex.Builder()
+        var outcomeResources = 0
+        for source in sources {
+            read(source) { resource, fullUrl, origin in
+                if self.engine.makesOutcomes(resource.resourceType ?? "") {
+                    if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                    outcomeResources += 1
+                } else if let key = builder.add(resource, fullUrl: fullUrl) {
+                    if self.origins[key] != nil {
+                        self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
+                    }
+                    self.origins[key] = origin
+                }
+            }
+        }
+        let index = builder.build()
+        tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes)", force: true)
+
+        // Map and write the entities.
+        let catalog = try ImportTaskCatalog(store: store)
+        var mapped: [MappedResource] = []
+        mapped.reserveCapacity(index.count)
+        for key in index.order {
+            guard let resource = index.resource(key) else { continue }
+            let result = engine.map(resource, key: key, index: index, tasks: catalog)
+            if case .mapped(let entities, _) = result.result {
+                for case .task(let task) in entities { catalog.add(task) }
+            }
+            catalog.addOutcomeReferences(result.outcomeReferences)
+            mapped.append(result)
+            tick("mapped \(mapped.count) of \(index.count) resources")
+        }
+        try writeEntities(mapped, index: index)
+        try applyDeletions()
+
+        // Pass 2: stream the outcome-making resources.
+        if outcomeResources > 0 {
+            var pending: [(MappedResource, Origin, Element)] = []
+            var done = 0
+            for source in sources {
+                read(source, countingResources: false) { resource, fullUrl, origin in
+                    guard self.engine.makesOutcomes(resource.resourceType ?? ""),
+                          let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return }
+                    pending.append((self.engine.map(resource, key: key, index: index, tasks: catalog), origin, resource))
+                    if pending.count >= self.options.outcomeBatchSize {
+                        self.flushOutcomes(pending, catalog: catalog)
+                        done += pending.count
+                        pending.removeAll(keepingCapacity: true)
+                        self.tick("mapped \(done) of \(outcomeResources) outcome resources")
+                    }
+                }
+            }
+            flushOutcomes(pending, catalog: catalog)
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    // MARK: - Reading
+
+    /// Calls `body` with every resource of `source` (Bundle entries unpacked, with their fullUrl), and
+    /// reports what cannot be read.
+    private func read(_ source: FHIRInput.Source, countingResources: Bool = true, _ body: (Element, String?, Origin) -> Void) {
+        do {
+            try FHIRInput.forEachEntry(of: source) { entry, format in
+                let place = entry.line.map { "\(source):\($0)" } ?? source.description
+                switch entry.result {
+                case .failure(let error):
+                    if countingResources { fail(type: "(unreadable)", origin: Origin(source: "\(source):\(error.line):\(error.column)"), key: nil, path: nil, "\(error.format.rawValue) syntax error: \(error.message)") }
+                case .success(let resource):
+                    unpack(resource, origin: Origin(source: place), counting: countingResources, body)
+                }
+            }
+        } catch {
+            if countingResources { fail(type: "(unreadable)", origin: Origin(source: source.description), key: nil, path: nil, "cannot read the file: \(error)") }
+        }
+    }
+
+    private func unpack(_ resource: Element, origin: Origin, counting: Bool, _ body: (Element, String?, Origin) -> Void) {
+        let type = resource.resourceType ?? ""
+        guard FHIRMetadata.r4.isResourceType(type) else {
+            if counting { fail(type: type.isEmpty ? "(unknown)" : type, origin: origin, key: nil, path: nil, "'\(type)' is not an R4 resource type") }
+            return
+        }
+        guard type == "Bundle" else {
+            accept(resource, fullUrl: nil, origin: origin, counting: counting, body)
+            return
+        }
+        for (position, entry) in resource.children(named: "entry").enumerated() {
+            let entryOrigin = Origin(source: origin.source, entry: position)
+            if let inner = entry.child(named: "resource") {
+                accept(inner, fullUrl: entry.childValue("fullUrl"), origin: entryOrigin, counting: counting, body)
+            } else if counting, let request = entry.child(named: "request"), request.childValue("method") == "DELETE",
+                      let url = request.childValue("url") {
+                let parts = url.split(separator: "?")[0].split(separator: "/").map(String.init)
+                if parts.count >= 2, FHIRMetadata.r4.isResourceType(parts[parts.count - 2]) {
+                    pendingDeletions.append((ResourceKey(type: parts[parts.count - 2], id: parts[parts.count - 1]), entryOrigin))
+                } else {
+                    fail(type: "Bundle", origin: entryOrigin, key: nil, path: "Bundle.entry[\(position)].request.url", "cannot delete '\(url)': not Type/id")
+                }
+            }
+        }
+    }
+
+    private func accept(_ resource: Element, fullUrl: String?, origin: Origin, counting: Bool, _ body: (Element, String?, Origin) -> Void) {
+        let type = resource.resourceType ?? ""
+        if counting {
+            report.resourcesRead += 1
+            guard ResourceKey.of(resource, fullUrl: fullUrl) != nil else {
+                fail(type: type, origin: origin, key: nil, path: type, "the resource has no id, identifier or fullUrl to be known by")
+                return
+            }
+        }
+        if let validator {
+            let issues = validator.validate(resource).errors
+            if let first = issues.first {
+                if counting { fail(type: type, origin: origin, key: ResourceKey.of(resource, fullUrl: fullUrl), path: first.expression, "invalid (--strict): \(first.diagnostics)") }
+                return
+            }
+        }
+        body(resource, fullUrl, origin)
+    }
+
+    // MARK: - Entities
+
+    private func writeEntities(_ mapped: [MappedResource], index: ResourceIndex) throws {
+        // What the store holds now, to tell created from updated from unchanged.
+        var ids: [EntityKind: [String]] = [:]
+        for resource in mapped {
+            if case .mapped(let entities, _) = resource.result {
+                for entity in entities { ids[entity.kind, default: []].append(entity.id) }
+            }
+        }
+        var current: [EntityKind: [String: CareEntity]] = [:]
+        for (kind, list) in ids {
+            for chunk in stride(from: 0, to: list.count, by: 500).map({ Array(list[$0..<min($0 + 500, list.count)]) }) {
+                for entity in try currentEntities(kind, ids: chunk) { current[kind, default: [:]][entity.id] = entity }
+            }
+        }
+
+        var groups: [ResourceGroup] = []
+        for resource in mapped {
+            let type = resource.key.type
+            let origin = origins[resource.key] ?? Origin(source: "?")
+            for note in resource.notes { report.note(resource.key.description, note) }
+            switch resource.result {
+            case .skipped(let reason):
+                report.count(type) { $0.skipped += 1 }
+                if !reason.hasPrefix("no mapping") { report.note(resource.key.description, MappingNote(.info, at: type, "skipped: \(reason)")) }
+            case .failed(let failure):
+                fail(type: type, origin: origin, key: resource.key, path: failure.path, failure.message, payload: index.resource(resource.key))
+            case .delete:
+                pendingDeletions.append((resource.key, origin))
+            case .mapped(var entities, _):
+                var status = Status.unchanged
+                for position in entities.indices {
+                    let entity = entities[position]
+                    guard let existing = current[entity.kind]?[entity.id] else {
+                        status = .created
+                        continue
+                    }
+                    if existing.metadata.provenance?.contentHash != entity.metadata.provenance?.contentHash {
+                        if status == .unchanged { status = .updated }
+                        // A new version may not take effect before the one it follows.
+                        if entity.metadata.effectiveDate < existing.metadata.effectiveDate {
+                            var metadata = entity.metadata
+                            metadata.effectiveDate = existing.metadata.effectiveDate
+                            entities[position].metadata = metadata
+                        }
+                    }
+                }
+                let made = Set(entities.map { "\($0.kind.rawValue)/\($0.id)" })
+                var dropped: [(EntityKind, String)] = []
+                for link in try store.links(resourceType: type, resourceID: resource.key.id)
+                where link.sourceSystem == options.mapping.sourceSystem && !made.contains("\(link.entityKind.rawValue)/\(link.entityID)") && link.entityKind != .outcome {
+                    if try !currentEntities(link.entityKind, ids: [link.entityID]).isEmpty { dropped.append((link.entityKind, link.entityID)) }
+                }
+                if !dropped.isEmpty, status == .unchanged { status = .updated }
+                groups.append(ResourceGroup(key: resource.key, origin: origin, entities: entities, dropped: dropped, status: status,
+                                            raw: index.resource(resource.key)))
+            }
+        }
+        // Patients first, then plans, contacts and tasks: references point backwards.
+        groups.sort { $0.rank < $1.rank }
+        try write(groups)
+    }
+
+    private enum Status { case created, updated, unchanged }
+
+    /// What one resource writes.
+    private struct ResourceGroup {
+        let key: ResourceKey
+        let origin: Origin
+        let entities: [CareEntity]
+        let dropped: [(EntityKind, String)]
+        let status: Status
+        let raw: Element?
+
+        var rank: Int {
+            entities.map { entity -> Int in
+                switch entity.kind {
+                case .patient: return 0
+                case .carePlan: return 1
+                case .contact: return 2
+                case .task: return 3
+                case .outcome: return 4
+                }
+            }.min() ?? 5
+        }
+    }
+
+    private func write(_ groups: [ResourceGroup]) throws {
+        func batch(for groups: ArraySlice<ResourceGroup>) -> StoreBatch {
+            var batch = StoreBatch()
+            for group in groups {
+                for entity in group.entities { batch.append(.upsert(entity)) }
+                for (kind, id) in group.dropped { batch.delete(kind, id: id) }
+                if group.status != .unchanged, let raw = group.raw { batch.record(source(raw, key: group.key)) }
+            }
+            return batch
+        }
+        var written = groups[...]
+        if !options.dryRun {
+            do {
+                count(try store.apply(batch(for: groups[...])))
+            } catch {
+                // One resource spoils the batch: write them one by one, so that it fails alone.
+                var kept: [ResourceGroup] = []
+                for group in groups {
+                    do {
+                        count(try store.apply(batch(for: [group][...])))
+                        kept.append(group)
+                    } catch {
+                        fail(type: group.key.type, origin: group.origin, key: group.key, path: nil, "the store refused it: \(error)", payload: group.raw)
+                    }
+                }
+                written = kept[...]
+            }
+        }
+        for group in written {
+            report.count(group.key.type) { counts in
+                switch group.status {
+                case .created: counts.created += 1
+                case .updated: counts.updated += 1
+                case .unchanged: counts.unchanged += 1
+                }
+            }
+        }
+    }
+
+    private func applyDeletions() throws {
+        guard !pendingDeletions.isEmpty else { return }
+        var batch = StoreBatch()
+        var deletedKeys: [(ResourceKey, Origin)] = []
+        for (key, origin) in pendingDeletions where !engine.makesOutcomes(key.type) {
+            var any = false
+            for link in try store.links(resourceType: key.type, resourceID: key.id) where link.sourceSystem == options.mapping.sourceSystem {
+                if try !currentEntities(link.entityKind, ids: [link.entityID]).isEmpty {
+                    batch.delete(link.entityKind, id: link.entityID)
+                    any = true
+                }
+            }
+            if any { deletedKeys.append((key, origin)) } else { report.count(key.type) { $0.unchanged += 1 } }
+        }
+        pendingDeletions.removeAll { !engine.makesOutcomes($0.key.type) }
+        if !options.dryRun, !batch.isEmpty { count(try store.apply(batch)) }
+        for (key, _) in deletedKeys { report.count(key.type) { $0.deleted += 1 } }
+    }
+
+    // MARK: - Outcomes
+
+    private func flushOutcomes(_ pending: [(MappedResource, Origin, Element)], catalog: ImportTaskCatalog) {
+        guard !pending.isEmpty else { return }
+        do {
+            try writeOutcomes(pending, catalog: catalog)
+        } catch {
+            for (mapped, origin, raw) in pending {
+                fail(type: mapped.key.type, origin: origin, key: mapped.key, path: nil, "the store refused it: \(error)", payload: raw)
+            }
+        }
+    }
+
+    private func writeOutcomes(_ pending: [(MappedResource, Origin, Element)], catalog: ImportTaskCatalog) throws {
+        var contributions: [OutcomeContribution] = []
+        var removedSources: Set<ResourceKey> = []
+        var byKey: [ResourceKey: (Origin, Element)] = [:]
+        for (mapped, origin, raw) in pending {
+            let type = mapped.key.type
+            for note in mapped.notes { report.note(mapped.key.description, note) }
+            switch mapped.result {
+            case .skipped(let reason):
+                report.count(type) { $0.skipped += 1 }
+                report.note(mapped.key.description, MappingNote(.info, at: type, "skipped: \(reason)"))
+            case .failed(let failure):
+                fail(type: type, origin: origin, key: mapped.key, path: failure.path, failure.message, payload: raw)
+            case .delete:
+                removedSources.insert(mapped.key)
+                byKey[mapped.key] = (origin, raw)
+            case .mapped(_, let made):
+                if made.isEmpty { report.count(type) { $0.skipped += 1 } }
+                // Positions are given when the outcome is assembled; compare values without them.
+                contributions += made.map { contribution in
+                    OutcomeContribution(
+                        taskID: contribution.taskID, occurrence: contribution.occurrence,
+                        values: contribution.values.map { var value = $0; value.index = nil; return value },
+                        source: contribution.source, logTask: contribution.logTask, provenance: contribution.provenance)
+                }
+                byKey[mapped.key] = (origin, raw)
+            }
+        }
+        for (key, origin) in pendingDeletions where engine.makesOutcomes(key.type) {
+            removedSources.insert(key)
+            byKey[key] = (origin, Element.resource(key.type, children: []))
+        }
+        pendingDeletions.removeAll { engine.makesOutcomes($0.key.type) }
+
+        // The log tasks first, so that outcomes can name them.
+        var logBatch = StoreBatch()
+        for contribution in contributions {
+            guard let log = contribution.logTask, !ensuredLogTasks.contains(log.id) else { continue }
+            ensuredLogTasks.insert(log.id)
+            if catalog.task(id: log.id) == nil {
+                logBatch.upsert(log)
+                catalog.add(log)
+            }
+        }
+        if !options.dryRun, !logBatch.isEmpty { count(try store.apply(logBatch)) }
+
+        // The task versions outcomes belong to, as stored.
+        let taskIDs = Set(contributions.map(\.taskID)).subtracting(taskVersions.keys)
+        for chunk in Array(taskIDs).chunked(500) {
+            for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
+        }
+        // Existing outcomes whose values these resources replace or remove.
+        var removedOutcomes: [String: [ResourceKey]] = [:]
+        for key in removedSources {
+            for link in try store.links(resourceType: key.type, resourceID: key.id) where link.entityKind == .outcome {
+                removedOutcomes[link.entityID, default: []].append(key)
+            }
+        }
+        var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
+        var order: [String] = []
+        for contribution in contributions {
+            guard let task = taskVersions[contribution.taskID] ?? (options.dryRun ? catalog.task(id: contribution.taskID) : nil) else {
+                let (origin, raw) = byKey[contribution.source] ?? (Origin(source: "?"), nil)
+                fail(type: contribution.source.type, origin: origin, key: contribution.source, path: nil,
+                     "its task \(contribution.taskID) is not in the store", payload: raw)
+                continue
+            }
+            let id = Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: contribution.occurrence, values: [],
+                             metadata: EntityMetadata(effectiveDate: Date())).id
+            if groups[id] == nil {
+                groups[id] = (task, contribution.occurrence, [])
+                order.append(id)
+            }
+            groups[id]?.items.append(contribution)
+        }
+        let allIDs = order + removedOutcomes.keys.filter { groups[$0] == nil }
+        var existing: [String: Outcome] = [:]
+        for chunk in allIDs.chunked(500) {
+            for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
+        }
+
+        var batch = StoreBatch()
+        var statuses: [ResourceKey: Status] = [:]
+        for id in allIDs {
+            let previous = existing[id]
+            var pairs = previous.map(Self.valuesWithSources) ?? []
+            let group = groups[id]
+            let incoming = Set(group?.items.map(\.source) ?? [])
+            let removed = Set(removedOutcomes[id] ?? [])
+            let before = pairs
+            pairs.removeAll { incoming.contains($0.source) || removed.contains($0.source) }
+            for item in group?.items ?? [] {
+                let old = before.filter { $0.source == item.source }.map(\.value)
+                statuses[item.source] = old.isEmpty ? .created : (old == item.values ? .unchanged : .updated)
+                pairs += item.values.map { (source: item.source, value: $0) }
+            }
+            pairs.sort { ($0.value.createdDate ?? .distantPast, $0.source) < ($1.value.createdDate ?? .distantPast, $1.source) }
+            report.outcomeValues += group?.items.reduce(0) { $0 + $1.values.count } ?? 0
+            if pairs.map(\.value) == before.map(\.value) && pairs.map(\.source) == before.map(\.source) { continue }
+            if pairs.isEmpty {
+                if previous != nil { batch.delete(.outcome, id: id) }
+                continue
+            }
+            var values = pairs.map(\.value)
+            for index in values.indices { values[index].index = values.count > 1 ? index : nil }
+            let sources = pairs.map(\.source.description).joined(separator: "\n")
+            let outcome: Outcome
+            if let group {
+                let effective = group.task.schedule.eventStart(occurrence: group.occurrence) ?? group.task.metadata.effectiveDate
+                var metadata = EntityMetadata(
+                    effectiveDate: max(effective, previous?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
+                    provenance: group.items.first?.provenance ?? previous?.metadata.provenance)
+                metadata.userInfo = [UserInfoKey.valueSources: sources]
+                outcome = Outcome(taskUUID: group.task.uuid, taskID: group.task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
+            } else if var kept = previous {
+                // Only removals: the same outcome with fewer values.
+                kept.values = values
+                kept.metadata.userInfo = [UserInfoKey.valueSources: sources]
+                outcome = kept
+            } else {
+                continue
+            }
+            batch.upsert(outcome)
+            for source in Set(pairs.map(\.source)) {
+                batch.link(ResourceLink(sourceSystem: options.mapping.sourceSystem, resourceType: source.type, resourceID: source.id,
+                                        entityKind: .outcome, entityID: id))
+            }
+        }
+        for key in removedSources where byKey[key] != nil {
+            report.count(key.type) { $0.deleted += 1 }
+        }
+        for (key, (_, raw)) in byKey where !removedSources.contains(key) {
+            if let status = statuses[key], status != .unchanged { batch.record(source(raw, key: key)) }
+        }
+        if !options.dryRun, !batch.isEmpty {
+            count(try store.apply(batch))
+        }
+        for (key, status) in statuses {
+            report.count(key.type) { counts in
+                switch status {
+                case .created: counts.created += 1
+                case .updated: counts.updated += 1
+                case .unchanged: counts.unchanged += 1
+                }
+            }
+        }
+    }
+
+    /// An outcome's values, each with the resource it came from (`userInfo` keeps them in value order).
+    private static func valuesWithSources(_ outcome: Outcome) -> [(source: ResourceKey, value: OutcomeValue)] {
+        let sources = outcome.metadata.userInfo?[UserInfoKey.valueSources]?.split(separator: "\n").map { text -> ResourceKey in
+            let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
+            return ResourceKey(type: parts.first ?? "", id: parts.count > 1 ? parts[1] : "")
+        } ?? []
+        return outcome.values.enumerated().map { position, value in
+            var plain = value
+            plain.index = nil
+            return (position < sources.count ? sources[position] : ResourceKey(type: "unknown", id: String(position)), plain)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func currentEntities(_ kind: EntityKind, ids: [String]) throws -> [CareEntity] {
+        let query = EntityQuery(ids: ids)
+        switch kind {
+        case .patient: return try store.patients(query).map(\.careEntity)
+        case .carePlan: return try store.carePlans(query).map(\.careEntity)
+        case .contact: return try store.contacts(query).map(\.careEntity)
+        case .task: return try store.tasks(query).map(\.careEntity)
+        case .outcome: return try store.outcomes(query).map(\.careEntity)
+        }
+    }
+
+    private func source(_ resource: Element, key: ResourceKey) -> SourceResource {
+        let meta = resource.child(named: "meta")
+        return SourceResource(
+            sourceSystem: options.mapping.sourceSystem, resourceType: key.type, resourceID: key.id, versionID: meta?.childValue("versionId"),
+            lastUpdated: meta?.childValue("lastUpdated"), body: FHIRJSON.write(resource))
+    }
+
+    private func count(_ summary: BatchSummary) {
+        report.entitiesAdded += summary.added
+        report.entitiesUpdated += summary.updated
+        report.entitiesUnchanged += summary.unchanged
+        report.entitiesDeleted += summary.deleted
+    }
+
+    private func fail(type: String, origin: Origin, key: ResourceKey?, path: String?, _ message: String, payload: Element? = nil) {
+        report.count(type) { $0.failed += 1 }
+        report.failures.append(ImportReport.Failure(source: origin.source, entry: origin.entry, resource: key?.description, path: path, message: message))
+        guard !options.dryRun else { return }
+        var batch = StoreBatch()
+        batch.deadLetter(DeadLetter(
+            system: options.mapping.sourceSystem, resourceType: key?.type ?? type, resourceID: key?.id,
+            reason: message, detail: [origin.source, origin.entry.map { "entry[\($0)]" }, path].compactMap { $0 }.joined(separator: " "),
+            payload: payload.map { FHIRJSON.write($0) }))
+        _ = try? store.apply(batch)
+    }
+
+    private func tick(_ message: String, force: Bool = false) {
+        guard let progress, force || Date().timeIntervalSince(lastProgress) >= 1 else { return }
+        lastProgress = Date()
+        progress(message)
+    }
+}
+
+extension Array {
+    func chunked(_ size: Int) -> [[Element]] {
+        stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
+    }
+}

@@ -1,1 +1,0 @@
-// The import job lands here.
