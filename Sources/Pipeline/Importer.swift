@@ -210,6 +210,8 @@ public final class Importer {
             }
         }
 
+        let dangling = try danglingReferences(mapped, current: current)
+
         var groups: [ResourceGroup] = []
         for resource in mapped {
             let type = resource.key.type
@@ -224,6 +226,13 @@ public final class Importer {
             case .delete:
                 pendingDeletions.append((resource.key, origin))
             case .mapped(var entities, _):
+                for position in entities.indices {
+                    if let (field, target) = Self.reference(of: entities[position]), dangling.contains(target) {
+                        entities[position] = Self.unlinked(entities[position])
+                        report.note(resource.key.description, MappingNote(
+                            .warning, at: type, "\(field) \(target) is neither in the input nor in the store: the \(entities[position].kind.rawValue) is kept unlinked until it is imported"))
+                    }
+                }
                 var status = Status.unchanged
                 for position in entities.indices {
                     let entity = entities[position]
@@ -258,6 +267,55 @@ public final class Importer {
     }
 
     private enum Status { case created, updated, unchanged }
+
+    /// The entity ids that entities reference but that neither this import makes nor the store holds.
+    private func danglingReferences(_ mapped: [MappedResource], current: [EntityKind: [String: CareEntity]]) throws -> Set<String> {
+        var made: Set<String> = []
+        var referenced: [EntityKind: Set<String>] = [:]
+        for resource in mapped {
+            guard case .mapped(let entities, _) = resource.result else { continue }
+            for entity in entities {
+                made.insert(entity.id)
+                if let (_, target) = Self.reference(of: entity) {
+                    referenced[entity.kind == .carePlan ? .patient : .carePlan, default: []].insert(target)
+                }
+            }
+        }
+        var dangling: Set<String> = []
+        for (kind, ids) in referenced {
+            let unknown = ids.subtracting(made).filter { current[kind]?[$0] == nil }
+            var found: Set<String> = []
+            for chunk in Array(unknown).chunked(500) { found.formUnion(try currentEntities(kind, ids: chunk).map(\.id)) }
+            dangling.formUnion(unknown.subtracting(found))
+        }
+        return dangling
+    }
+
+    /// The field and id an entity references (a plan's patient, a task's or contact's plan).
+    private static func reference(of entity: CareEntity) -> (String, String)? {
+        switch entity {
+        case .carePlan(let plan): return plan.patientID.map { ("patient", $0) }
+        case .task(let task): return task.carePlanID.map { ("care plan", $0) }
+        case .contact(let contact): return contact.carePlanID.map { ("care plan", $0) }
+        default: return nil
+        }
+    }
+
+    /// The entity without the reference (its content hash updated, so that linking it later is a change).
+    private static func unlinked(_ entity: CareEntity) -> CareEntity {
+        var copy = entity
+        switch entity {
+        case .carePlan(var plan): plan.patientID = nil; copy = .carePlan(plan)
+        case .task(var task): task.carePlanID = nil; copy = .task(task)
+        case .contact(var contact): contact.carePlanID = nil; copy = .contact(contact)
+        default: break
+        }
+        var metadata = copy.metadata
+        let hash = metadata.provenance?.contentHash.map { ContentHash.of($0 + "|unlinked") }
+        metadata.provenance?.contentHash = hash
+        copy.metadata = metadata
+        return copy
+    }
 
     /// What one resource writes.
     private struct ResourceGroup {
@@ -332,7 +390,12 @@ public final class Importer {
                     any = true
                 }
             }
-            if any { deletedKeys.append((key, origin)) } else { report.count(key.type) { $0.unchanged += 1 } }
+            if any {
+                deletedKeys.append((key, origin))
+            } else {
+                report.count(key.type) { $0.skipped += 1 }
+                report.note(key.description, MappingNote(.info, at: key.type, "marked for deletion, and nothing of it is in the store"))
+            }
         }
         pendingDeletions.removeAll { !engine.makesOutcomes($0.key.type) }
         if !options.dryRun, !batch.isEmpty { count(try store.apply(batch)) }
@@ -480,8 +543,14 @@ public final class Importer {
                                         entityKind: .outcome, entityID: id))
             }
         }
+        let removedAnything = Set(removedOutcomes.values.flatMap { $0 })
         for key in removedSources where byKey[key] != nil {
-            report.count(key.type) { $0.deleted += 1 }
+            if removedAnything.contains(key) {
+                report.count(key.type) { $0.deleted += 1 }
+            } else {
+                report.count(key.type) { $0.skipped += 1 }
+                report.note(key.description, MappingNote(.info, at: key.type, "marked for deletion, and nothing of it is in the store"))
+            }
         }
         for (key, (_, raw)) in byKey where !removedSources.contains(key) {
             if let status = statuses[key], status != .unchanged { batch.record(source(raw, key: key)) }

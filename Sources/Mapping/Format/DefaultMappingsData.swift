@@ -112,7 +112,8 @@ report:
 resource: Observation
 # Only Observations about a patient, with a time and a value, can be outcomes; the others are skipped.
 when: >-
-  subject.exists() and (subject.resolve() is Patient or subject.reference.startsWith('Patient/'))
+  subject.exists() and subject.reference.startsWith('#').not()
+  and (subject.resolve() is Patient or subject.reference.startsWith('Patient/'))
   and (effective.exists() or issued.exists()) and (value.exists() or component.value.exists())
 delete-when: status = 'entered-in-error' or status = 'cancelled'
 entities:

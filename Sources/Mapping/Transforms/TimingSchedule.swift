@@ -133,8 +133,12 @@ struct TimingSchedule {
                 last = FHIRDates.hasTime(text) ? date : calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: date))
             }
         }
-        guard let startDate = first else {
-            throw MappingFailure(at: path, "the Timing has no bounds and the mapping gives no start: nothing says when it begins")
+        let startDate: Date
+        if let first {
+            startDate = first
+        } else {
+            startDate = Self.unknownStart(in: timeZone)
+            notes.append(MappingNote(.warning, at: path, "no bounds and no start date: assumed to start \(Self.isoDay(startDate, timeZone))"))
         }
         if let duration = repeatElement.child(named: "boundsDuration") {
             last = try add(quantity: duration, to: startDate, path: "\(path).boundsDuration")
