@@ -1,0 +1,111 @@
+import Foundation
+import TestSupport
+import XCTest
+@testable import Mapping
+
+/// `caregate mappings validate`'s checks: each kind of error planted in a mapping file is found, with
+/// its file:line:column; the shipped defaults have none.
+final class MappingCheckTests: XCTestCase {
+    func testDefaultMappingsAreSound() {
+        XCTAssertEqual(MappingSet.checkDefaults().map(\.description), [])
+        XCTAssertEqual(
+            Set(MappingSet.defaultFileNames),
+            ["CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml"])
+    }
+
+    func testEmbeddedDefaultsAreTheMappingsFolder() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Corpus.projectRoot.appendingPathComponent("Scripts/embed-default-mappings.py").path, "--check"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+    }
+
+    /// The problems of one mapping file's text.
+    private func problems(_ yaml: String) -> [MappingProblem] {
+        MappingSet.load(files: [(name: "broken.yaml", text: yaml)]).1
+    }
+
+    private func assertProblem(_ yaml: String, at line: Int, _ column: Int, contains text: String, file: StaticString = #filePath, line testLine: UInt = #line) {
+        let found = problems(yaml)
+        XCTAssertTrue(
+            found.contains { $0.severity == .error && $0.location.line == line && $0.location.column == column && $0.message.contains(text) },
+            "expected '\(text)' at \(line):\(column), got:\n" + found.map(\.description).joined(separator: "\n"), file: file, line: testLine)
+    }
+
+    func testYAMLSyntaxError() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields: {name: [\n", at: 5, 1, contains: "YAML syntax")
+    }
+
+    func testUnknownKey() {
+        assertProblem("resource: Patient\nentity: patient\nentities:\n  - entity: patient\n    fields: {}\n", at: 2, 1, contains: "unknown key 'entity'")
+    }
+
+    func testUnknownResourceType() {
+        assertProblem("resource: Patiant\nentities:\n  - entity: patient\n    fields: {}\n", at: 1, 11, contains: "not an R4 resource type")
+    }
+
+    func testUnknownEntityKind() {
+        assertProblem("resource: Patient\nentities:\n  - entity: person\n    fields: {}\n", at: 3, 13, contains: "unknown entity 'person'")
+    }
+
+    func testUnknownTargetFieldSuggestsTheNearOne() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthdy: birthDate\n", at: 5, 7, contains: "did you mean 'birthday'")
+    }
+
+    func testFHIRPathThatDoesNotParse() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: birthDate.where(\n", at: 5, 33, contains: "FHIRPath: unexpected end")
+    }
+
+    func testFHIRPathNamingNoR4Element() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: birthDat\n", at: 5, 17, contains: "no element 'birthDat'")
+    }
+
+    func testTypeThatDoesNotFit() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: name\n", at: 5, 17, contains: "takes a date")
+    }
+
+    func testFieldThatNeedsATransform() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      name: name\n", at: 5, 7, contains: "needs a transform")
+    }
+
+    func testUnknownTransform() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      name: { transform: humanname, from: name }\n", at: 5, 26, contains: "unknown transform 'humanname'")
+    }
+
+    func testTransformGivenTheWrongInput() {
+        assertProblem("resource: Patient\nentities:\n  - entity: patient\n    fields:\n      name: { transform: humanName, from: address }\n", at: 5, 43, contains: "reads HumanName")
+    }
+
+    func testMissingRequiredField() {
+        assertProblem("resource: CarePlan\nentities:\n  - entity: carePlan\n    fields:\n      title: title\n", at: 3, 5, contains: "needs the field 'patient'")
+    }
+
+    func testBadDefaultSchedule() {
+        assertProblem(
+            "resource: CarePlan\nentities:\n  - entity: task\n    each: activity\n    fields:\n      schedule: { transform: timing, from: detail.scheduled, default: weekly }\n",
+            at: 6, 71, contains: "unknown default schedule 'weekly'")
+    }
+
+    func testUserOverrideExtendsTheDefault() throws {
+        let folder = try makeScratchFolder("mappings")
+        try folder.writeFile("CarePlan.yaml", """
+            resource: CarePlan
+            extends: default
+            entities:
+              - entity: task
+                name: activity
+                fields:
+                  notes: "extension('http://ehr.example.org/fhir/activity-note').value.ofType(string)"
+            """)
+        let set = try MappingSet.defaults(overriddenBy: folder.path)
+        let activity = try XCTUnwrap(set.mapping(for: "CarePlan")?.entities.first { $0.name == "activity" })
+        XCTAssertNotNil(activity.field("notes"))
+        XCTAssertNotNil(activity.field("schedule"), "the default's fields stay")
+    }
+}
