@@ -195,7 +195,8 @@ struct TimingSchedule {
         if !whenCodes.isEmpty {
             let described = whenCodes.map { Self.eventTimingText[$0] ?? $0 }.joined(separator: ", ")
             if let offset = repeatElement.childValue("offset"), let minutes = Int(offset), minutes > 0 {
-                text = "\(minutes) min \(whenCodes.allSatisfy { $0.hasPrefix("AC") } ? "before" : "after") \(described)"
+                // The offset is before or after the event as the code says (ACM: before breakfast).
+                text = described.hasPrefix("before") || described.hasPrefix("after") ? "\(minutes) min \(described)" : "\(minutes) min from \(described)"
             } else {
                 text = described
             }

@@ -1,0 +1,126 @@
+import CareModel
+import FHIR
+import Foundation
+import XCTest
+@testable import Mapping
+
+/// Timing -> schedule through the default CarePlan mapping: the hard cases the issue names, and the
+/// Timings that cannot be schedules.
+final class TimingScheduleTests: XCTestCase {
+    private let chicago = TimeZone(identifier: "America/Chicago")!
+
+    /// Maps a CarePlan (period from 2025-03-03) whose one activity has `timing` as its scheduledTiming.
+    private func map(timing: String, zone: TimeZone? = nil, planStart: String = "2025-03-03") throws -> MappedResource {
+        let json = """
+            {"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},
+             "period":{"start":"\(planStart)"},
+             "activity":[{"detail":{"status":"scheduled","code":{"text":"Take it"},"scheduledTiming":\(timing)}}]}
+            """
+        let resource = try FHIRJSON.read(Data(json.utf8))
+        var builder = ResourceIndex.Builder()
+        let key = try XCTUnwrap(builder.add(resource, fullUrl: nil))
+        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: MappingOptions(timeZone: zone ?? chicago))
+        return engine.map(resource, key: key, index: builder.build())
+    }
+
+    private func schedule(_ timing: String, zone: TimeZone? = nil) throws -> Schedule {
+        let mapped = try map(timing: timing, zone: zone)
+        guard case .mapped(let entities, _) = mapped.result else { throw XCTSkip("not mapped: \(mapped.result)") }
+        for case .task(let task) in entities { return task.schedule }
+        throw XCTSkip("no task")
+    }
+
+    /// Local "yyyy-MM-dd HH:mm" of each event start in [from, from + days).
+    private func starts(_ schedule: Schedule, from day: String, days: Int, zone: TimeZone? = nil) -> [String] {
+        let zone = zone ?? chicago
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let formatter = DateFormatter()
+        formatter.timeZone = zone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        let start = formatter.date(from: day + " 00:00")!
+        let end = calendar.date(byAdding: .day, value: days, to: start)!
+        return schedule.events(from: start, to: end).map { formatter.string(from: $0.start) }
+    }
+
+    func testThreeTimesADaySpreadsOverTheWakingHours() throws {
+        let schedule = try schedule(#"{"repeat":{"frequency":3,"period":1,"periodUnit":"d"}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-04", days: 1), ["2025-03-04 08:00", "2025-03-04 14:00", "2025-03-04 20:00"])
+    }
+
+    func testEveryEightHours() throws {
+        let schedule = try schedule(#"{"repeat":{"frequency":1,"period":8,"periodUnit":"h"}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-04", days: 1), ["2025-03-04 00:00", "2025-03-04 08:00", "2025-03-04 16:00"])
+    }
+
+    func testMondayWednesdayFridayAtNine() throws {
+        let schedule = try schedule(#"{"repeat":{"frequency":1,"period":1,"periodUnit":"wk","dayOfWeek":["mon","wed","fri"],"timeOfDay":["09:00:00"]}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-03", days: 7), ["2025-03-03 09:00", "2025-03-05 09:00", "2025-03-07 09:00"])
+    }
+
+    func testBoundedByCount() throws {
+        let schedule = try schedule(#"{"repeat":{"count":5,"frequency":2,"period":1,"periodUnit":"d","timeOfDay":["08:00:00","20:00:00"]}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-01", days: 10),
+                       ["2025-03-03 08:00", "2025-03-03 20:00", "2025-03-04 08:00", "2025-03-04 20:00", "2025-03-05 08:00"])
+    }
+
+    func testBoundedByAPeriod() throws {
+        let schedule = try schedule(#"{"repeat":{"boundsPeriod":{"start":"2025-03-10","end":"2025-03-12"},"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["07:30:00"]}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-01", days: 20), ["2025-03-10 07:30", "2025-03-11 07:30", "2025-03-12 07:30"])
+    }
+
+    func testBoundedByADuration() throws {
+        let schedule = try schedule(#"{"repeat":{"boundsDuration":{"value":3,"unit":"days","system":"http://unitsofmeasure.org","code":"d"},"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["10:00:00"]}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-01", days: 20), ["2025-03-03 10:00", "2025-03-04 10:00", "2025-03-05 10:00"])
+    }
+
+    func testNoTimingIsAssumedDailyAllDayAndReported() throws {
+        let mapped = try map(timing: "{}")
+        guard case .mapped(let entities, _) = mapped.result, case .task(let task)? = entities.last else { return XCTFail("\(mapped.result)") }
+        XCTAssertEqual(task.schedule.elements.first?.duration, .allDay)
+        XCTAssertEqual(starts(task.schedule, from: "2025-03-04", days: 2), ["2025-03-04 00:00", "2025-03-05 00:00"])
+        XCTAssertTrue(mapped.notes.contains { $0.message.contains("assumed daily, all day") }, "\(mapped.notes)")
+    }
+
+    func testTimesOfDayKeepWallClockTimeAcrossDST() throws {
+        // US daylight saving time starts on 2025-03-09.
+        let schedule = try schedule(#"{"repeat":{"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["08:00:00"]}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-08", days: 3), ["2025-03-08 08:00", "2025-03-09 08:00", "2025-03-10 08:00"])
+        XCTAssertEqual(schedule.elements.first?.timeZone.identifier, "America/Chicago")
+    }
+
+    func testEventTimesAreSingleOccurrences() throws {
+        let schedule = try schedule(#"{"event":["2025-03-04T09:00:00-06:00","2025-03-06T15:00:00-06:00"]}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-01", days: 10), ["2025-03-04 09:00", "2025-03-06 15:00"])
+    }
+
+    func testCodedTimingWithoutRepeatUsesItsFrequency() throws {
+        let schedule = try schedule(#"{"code":{"coding":[{"system":"http://terminology.hl7.org/CodeSystem/v3-GTSAbbreviation","code":"BID"}]}}"#)
+        XCTAssertEqual(starts(schedule, from: "2025-03-04", days: 1), ["2025-03-04 08:00", "2025-03-04 20:00"])
+    }
+
+    func testWhenIsKeptAsText() throws {
+        let mapped = try map(timing: #"{"repeat":{"frequency":1,"period":1,"periodUnit":"d","when":["ACM"],"offset":30}}"#)
+        guard case .mapped(let entities, _) = mapped.result, case .task(let task)? = entities.last else { return XCTFail("\(mapped.result)") }
+        XCTAssertEqual(task.schedule.elements.first?.text, "30 min before breakfast")
+    }
+
+    func testFrequencyMaxIsAWarningNotASilentApproximation() throws {
+        let mapped = try map(timing: #"{"repeat":{"frequency":1,"frequencyMax":3,"period":1,"periodUnit":"d"}}"#)
+        XCTAssertTrue(mapped.notes.contains { $0.severity == .warning && $0.path.hasSuffix("repeat.frequencyMax") }, "\(mapped.notes)")
+    }
+
+    func testPeriodZeroFailsWithItsLocation() throws {
+        let mapped = try map(timing: #"{"repeat":{"frequency":1,"period":0,"periodUnit":"d"}}"#)
+        guard case .failed(let failure) = mapped.result else { return XCTFail("\(mapped.result)") }
+        XCTAssertEqual(failure.path, "CarePlan.activity[0].detail.scheduledTiming.repeat.period")
+        XCTAssertTrue(failure.message.contains("greater than 0"), failure.message)
+    }
+
+    func testNegativeCountFailsWithItsLocation() throws {
+        let mapped = try map(timing: #"{"repeat":{"count":-2,"frequency":1,"period":1,"periodUnit":"d"}}"#)
+        guard case .failed(let failure) = mapped.result else { return XCTFail("\(mapped.result)") }
+        XCTAssertEqual(failure.path, "CarePlan.activity[0].detail.scheduledTiming.repeat.count")
+    }
+}
