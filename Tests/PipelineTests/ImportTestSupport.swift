@@ -1,0 +1,26 @@
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
+import XCTest
+
+extension XCTestCase {
+    /// A new SQLite store in a scratch folder.
+    func makeStore() throws -> SQLiteStore {
+        let folder = try makeScratchFolder("import")
+        return try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
+    }
+
+    /// Imports `paths` into `store` with the default mappings (or `mappings` layered over them).
+    func importFiles(_ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil) throws -> ImportReport {
+        let options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: zone)!))
+        let engine = MappingEngine(mappings: try MappingSet.defaults(overriddenBy: mappings), options: options.mapping)
+        return try Importer(store: store, engine: engine, options: options).run(FHIRInput.sources(for: paths))
+    }
+}
+
+/// The failures of a report, one line each, for assertion messages.
+func describe(_ failures: [ImportReport.Failure]) -> String {
+    failures.prefix(20).map { "\($0.source) \($0.resource ?? "") \($0.path ?? ""): \($0.message)" }.joined(separator: "\n")
+}
