@@ -1,0 +1,167 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
+import TestSupport
+import XCTest
+
+/// The import's behaviour on the project's fixtures and on bad input: what lands, what fails, where,
+/// and that nothing already stored changes.
+final class ImportBehaviourTests: XCTestCase {
+    private var fixtures: String { Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path }
+
+    func testFixturesMakeThePatientsDay() throws {
+        let store = try makeStore()
+        let report = try importFiles([fixtures], into: store, zone: "America/Chicago")
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        XCTAssertEqual(report.byType["CarePlan"]?.created, 1)
+        XCTAssertEqual(report.byType["Observation"]?.created, 2)
+        let tasks = try store.tasks(.current).map(\.id).sorted()
+        XCTAssertTrue(tasks.contains("CarePlan/cp-1#activity-85354-9"), "\(tasks)")
+        XCTAssertTrue(tasks.contains("MedicationRequest/medreq-1"), "\(tasks)")
+        XCTAssertEqual(try store.tasks(EntityQuery(ids: ["MedicationRequest/medreq-1"])).first?.carePlanID, "CarePlan/cp-1",
+                       "the medication task is on the plan whose activity references it")
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "America/Chicago")!
+        let day = calendar.date(from: DateComponents(year: 2026, month: 11, day: 2))!
+        let events = try store.events(patientID: "Patient/pat-1", in: DateInterval(start: day, duration: 86_400))
+        let bloodPressure = events.filter { $0.task.id == "CarePlan/cp-1#activity-85354-9" }
+        XCTAssertEqual(bloodPressure.count, 2)
+        XCTAssertEqual(bloodPressure.first?.outcome?.values.count, 2, "the 08:04 panel fills the 08:00 occurrence")
+        // The same input again changes nothing.
+        let again = try importFiles([fixtures], into: store, zone: "America/Chicago")
+        XCTAssertEqual(again.totals.created + again.totals.updated, 0)
+    }
+
+    func testChangedActivityMakesANewVersionOfOnlyThatTaskAndARemovedOneIsTombstoned() throws {
+        let folder = try makeScratchFolder("plan")
+        func plan(_ activities: String) -> String {
+            #"{"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"period":{"start":"2025-01-01"},"activity":[\#(activities)]}"#
+        }
+        let walk = #"{"detail":{"status":"scheduled","code":{"text":"Walk"},"scheduledTiming":{"repeat":{"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["09:00:00"]}}}}"#
+        let read = #"{"detail":{"status":"scheduled","code":{"text":"Read"},"scheduledTiming":{"repeat":{"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["20:00:00"]}}}}"#
+        let readLater = read.replacingOccurrences(of: "20:00:00", with: "21:00:00")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        let path = try folder.writeFile("cp.json", plan(walk + "," + read))
+        let store = try makeStore()
+        _ = try importFiles([folder.path], into: store)
+        try folder.writeFile("cp.json", plan(walk + "," + readLater))
+        let changed = try importFiles([path], into: store)
+        XCTAssertEqual(changed.byType["CarePlan"]?.updated, 1)
+        XCTAssertEqual(changed.entitiesUpdated, 1, "only the Read task gets a new version")
+        XCTAssertEqual(try store.history(.task, id: "CarePlan/cp#activity-Walk").count, 1)
+        XCTAssertEqual(try store.history(.task, id: "CarePlan/cp#activity-Read").count, 2)
+        try folder.writeFile("cp.json", plan(walk))
+        let dropped = try importFiles([path], into: store)
+        XCTAssertEqual(dropped.entitiesDeleted, 1)
+        XCTAssertEqual(try store.tasks(.current).map(\.id), ["CarePlan/cp#activity-Walk"])
+    }
+
+    func testEnteredInErrorTombstonesWhatTheResourceMade() throws {
+        let folder = try makeScratchFolder("error")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        let plan = #"{"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"period":{"start":"2025-01-01"}}"#
+        let path = try folder.writeFile("cp.json", plan)
+        let store = try makeStore()
+        _ = try importFiles([folder.path], into: store)
+        XCTAssertEqual(try store.carePlans(.current).count, 1)
+        try folder.writeFile("cp.json", plan.replacingOccurrences(of: #""active""#, with: #""entered-in-error""#))
+        let report = try importFiles([path], into: store)
+        XCTAssertEqual(report.byType["CarePlan"]?.deleted, 1)
+        XCTAssertEqual(try store.carePlans(.current).count, 0)
+        XCTAssertEqual(try store.history(.carePlan, id: "CarePlan/cp").count, 2, "a tombstone, nothing removed")
+    }
+
+    func testBadInputFailsAloneWithItsLocationAndChangesNothingStored() throws {
+        let store = try makeStore()
+        _ = try importFiles([fixtures], into: store, zone: "America/Chicago")
+        let before = try store.statistics()
+        let folder = try makeScratchFolder("bad")
+        try folder.writeFile("not-fhir.json", #"{"hello": "world"}"#)
+        try folder.writeFile("nonsense.json", #"{"resourceType":"Nonsense","id":"x"}"#)
+        try folder.writeFile("dangling.json", #"""
+            {"resourceType":"Bundle","type":"transaction","entry":[
+              {"fullUrl":"urn:uuid:8c5a2a49-3c5a-4a7e-9a0e-0d2b7b7f3a11","resource":{"resourceType":"CarePlan","id":"cp-x","status":"active","intent":"plan",
+                "subject":{"reference":"urn:uuid:00000000-0000-0000-0000-000000000000"}},"request":{"method":"POST","url":"CarePlan"}}]}
+            """#)
+        try folder.writeFile("period0.json", #"{"resourceType":"MedicationRequest","id":"mr-0","status":"active","intent":"order","subject":{"reference":"Patient/pat-1"},"authoredOn":"2026-11-01","medicationCodeableConcept":{"text":"X"},"dosageInstruction":[{"timing":{"repeat":{"frequency":1,"period":0,"periodUnit":"d"}}}]}"#)
+        try folder.writeFile("count.json", #"{"resourceType":"MedicationRequest","id":"mr-1","status":"active","intent":"order","subject":{"reference":"Patient/pat-1"},"authoredOn":"2026-11-01","medicationCodeableConcept":{"text":"X"},"dosageInstruction":[{"timing":{"repeat":{"count":-1,"frequency":1,"period":1,"periodUnit":"d"}}}]}"#)
+        try folder.writeFile("good.json", #"{"resourceType":"Patient","id":"new-one"}"#)
+        let report = try importFiles([folder.path], into: store)
+        let bySource = Dictionary(grouping: report.failures) { URL(fileURLWithPath: $0.source.components(separatedBy: ":")[0]).lastPathComponent }
+        XCTAssertTrue(bySource["not-fhir.json"]?.first?.message.contains("resourceType") ?? false, describe(report.failures))
+        XCTAssertTrue(bySource["nonsense.json"]?.first?.message.contains("not an R4 resource type") ?? false, describe(report.failures))
+        XCTAssertEqual(bySource["dangling.json"]?.first?.entry, 0)
+        XCTAssertTrue(bySource["dangling.json"]?.first?.message.contains("resolves nowhere") ?? false, describe(report.failures))
+        XCTAssertEqual(bySource["period0.json"]?.first?.path, "MedicationRequest.dosageInstruction[0].timing.repeat.period")
+        XCTAssertEqual(bySource["count.json"]?.first?.path, "MedicationRequest.dosageInstruction[0].timing.repeat.count")
+        XCTAssertEqual(report.byType["Patient"]?.created, 1, "the good resource imports")
+        let after = try store.statistics()
+        XCTAssertEqual(after.entities[.carePlan], before.entities[.carePlan])
+        XCTAssertEqual(after.entities[.task], before.entities[.task])
+        XCTAssertEqual(after.deadLetters, before.deadLetters + report.failures.count, "each failure is a dead letter")
+    }
+
+    func testAMappingExpressionOfTheWrongTypeIsAReportedFailure() throws {
+        // Caught statically: `mappings validate` and the import refuse the file, naming the place.
+        let broken = try makeScratchFolder("mappings")
+        try broken.writeFile("CarePlan.yaml", "resource: CarePlan\nentities:\n  - entity: carePlan\n    fields:\n      title: \"%resource.category\"\n      patient: subject\n")
+        let folder = try makeScratchFolder("in")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        try folder.writeFile("cp.json", #"{"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"category":[{"text":"a"}]}"#)
+        let store = try makeStore()
+        XCTAssertThrowsError(try importFiles([folder.path], into: store, mappings: broken.path)) { error in
+            XCTAssertTrue("\(error)".contains("CarePlan.yaml:5:14"), "\(error)")
+        }
+        // Known only at run time (resolve() can return anything): the resource fails, with both places.
+        let dynamic = try makeScratchFolder("mappings2")
+        try dynamic.writeFile("CarePlan.yaml", "resource: CarePlan\nentities:\n  - entity: carePlan\n    fields:\n      title: subject.resolve()\n      patient: subject\n")
+        let report = try importFiles([folder.path], into: store, mappings: dynamic.path)
+        XCTAssertEqual(report.byType["CarePlan"]?.failed, 1)
+        XCTAssertEqual(report.byType["Patient"]?.created, 1)
+        let failure = try XCTUnwrap(report.failures.first)
+        XCTAssertTrue(failure.message.contains("CarePlan.yaml:5:14") && failure.message.contains("gives a Patient, not text"), failure.message)
+    }
+
+    func testUserOverrideCarriesAnEHRExtensionIntoTaskNotes() throws {
+        let mappings = try makeScratchFolder("mappings")
+        try mappings.writeFile("CarePlan.yaml", """
+            resource: CarePlan
+            extends: default
+            entities:
+              - entity: task
+                name: activity
+                fields:
+                  notes: "extension('http://ehr.example.org/fhir/activity-note').value.ofType(string)"
+            """)
+        let folder = try makeScratchFolder("in")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        try folder.writeFile("cp.json", #"""
+            {"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"period":{"start":"2025-01-01"},
+             "activity":[{"extension":[{"url":"http://ehr.example.org/fhir/activity-note","valueString":"Bring the diary"}],
+               "detail":{"status":"scheduled","code":{"text":"Walk"}}}]}
+            """#)
+        let plain = try makeStore()
+        _ = try importFiles([folder.path], into: plain)
+        XCTAssertNil(try plain.tasks(.current).first?.metadata.notes)
+        let overridden = try makeStore()
+        let report = try importFiles([folder.path], into: overridden, mappings: mappings.path)
+        XCTAssertEqual(report.failures, [])
+        XCTAssertEqual(try overridden.tasks(.current).first?.metadata.notes?.first?.content, "Bring the diary")
+    }
+
+    func testDryRunWritesNothing() throws {
+        let store = try makeStore()
+        let options: ImportOptions = {
+            var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC")!))
+            options.dryRun = true
+            return options
+        }()
+        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping)
+        let report = try Importer(store: store, engine: engine, options: options).run(FHIRInput.sources(for: [fixtures]))
+        XCTAssertEqual(report.byType["CarePlan"]?.created, 1)
+        XCTAssertEqual(try store.statistics().entities[.carePlan]?.versions ?? 0, 0)
+    }
+}
