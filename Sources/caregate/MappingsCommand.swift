@@ -7,13 +7,13 @@ import Mapping
 struct MappingsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mappings",
-        abstract: "Check mapping files, or run their golden tests.",
+        abstract: "Check mapping files.",
         discussion: """
             Mapping files (YAML) say how each FHIR resource type becomes care entities; Mappings/README.md \
             documents the format. CareGate ships default mappings; `caregate import --mappings DIR` layers \
             a folder of yours over them.
             """,
-        subcommands: [MappingsValidate.self, MappingsTest.self]
+        subcommands: [MappingsValidate.self]
     )
 }
 
@@ -80,7 +80,7 @@ struct MappingsValidate: ParsableCommand {
         problems.map { problem in
             let issue = ValidationIssue(
                 severity: problem.severity == .error ? .error : .warning, code: .invalid, diagnostics: problem.message,
-                expression: "", location: "line \(problem.location.line), column \(problem.location.column)")
+                expression: "")
             return DocumentValidator.Result(source: problem.location.description, report: ValidationReport(issues: [issue]))
         }
     }

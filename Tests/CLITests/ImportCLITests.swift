@@ -1,0 +1,58 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `caregate import` and `caregate mappings validate`, as a user runs them.
+final class ImportCLITests: XCTestCase {
+    private var folder: URL!
+    private var storePath: String { folder.appendingPathComponent("care.sqlite").path }
+
+    override func setUpWithError() throws {
+        folder = try makeScratchFolder("import-cli")
+    }
+
+    func testImportFixturesThenShowTheDay() throws {
+        let result = try CLIRunner.run(["import", "Fixtures/provider", "--store", storePath, "--time-zone", "America/Chicago"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("8 resources read"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("CarePlan                     1"), result.stdout)
+        let day = try CLIRunner.run(["store", "events", "--store", storePath, "--patient", "Patient/pat-1", "--from", "2026-11-02", "--time-zone", "America/Chicago"])
+        XCTAssertEqual(day.status, 0, day.stderr)
+        XCTAssertTrue(day.stdout.contains("Measure blood pressure"), day.stdout)
+        XCTAssertTrue(day.stdout.contains("done: 138 mm[Hg], 88 mm[Hg]"), day.stdout)
+        XCTAssertTrue(day.stdout.contains("lisinopril 10 MG Oral Tablet"), day.stdout)
+        let json = try CLIRunner.run(["import", "Fixtures/provider", "--store", storePath, "--time-zone", "America/Chicago", "--format", "json"])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(report["entitiesAdded"] as? Int, 0, "a second import adds nothing")
+    }
+
+    func testAFailureExitsOneAndNamesTheFile() throws {
+        let bad = try folder.writeFile("bad.json", "{\n  \"resourceType\": \"Patient\",\n  \"id\": \n}")
+        let result = try CLIRunner.run(["import", bad, "--store", storePath])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("failed: \(bad):4:1: JSON syntax error"), result.stdout)
+    }
+
+    func testUsageErrors() throws {
+        let zone = try CLIRunner.run(["import", "Fixtures/provider", "--time-zone", "Mars/Olympus"])
+        XCTAssertEqual(zone.status, 2)
+        XCTAssertTrue(zone.stderr.contains("unknown time zone"), zone.stderr)
+        let mappings = try CLIRunner.run(["import", "Fixtures/provider", "--mappings", folder.appendingPathComponent("none").path])
+        XCTAssertEqual(mappings.status, 2)
+    }
+
+    func testMappingsValidate() throws {
+        let defaults = try CLIRunner.run(["mappings", "validate"])
+        XCTAssertEqual(defaults.status, 0, defaults.stdout)
+        XCTAssertTrue(defaults.stdout.contains("7 mapping file(s) checked: 0 error(s)"), defaults.stdout)
+        let shipped = try CLIRunner.run(["mappings", "validate", "Mappings"])
+        XCTAssertEqual(shipped.status, 0, shipped.stdout)
+        try folder.writeFile("Patient.yaml", "resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: name\n")
+        let broken = try CLIRunner.run(["mappings", "validate", folder.path])
+        XCTAssertEqual(broken.status, 1)
+        XCTAssertTrue(broken.stdout.contains("Patient.yaml:5:17: error: 'birthday' takes a date"), broken.stdout)
+        let outcome = try CLIRunner.run(["mappings", "validate", folder.path, "--format", "json"])
+        XCTAssertTrue(outcome.stdout.contains("\"OperationOutcome\"") && outcome.stdout.contains("Patient.yaml:5:17"), outcome.stdout)
+    }
+}
