@@ -7,7 +7,8 @@ import Store
 final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     private var byID: [String: CareTask] = [:]
     private var bySource: [ResourceKey: [String]] = [:]
-    private var byPatient: [String: [String]] = [:]
+    /// Task ids by patient and code.
+    private var byPatientCode: [String: [String]] = [:]
     private var outcomes: [ResourceKey: String] = [:]
 
     /// Loads the current tasks of `store` that carry a patient (tasks made by imports).
@@ -22,8 +23,8 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         if let provenance = task.metadata.provenance {
             bySource[ResourceKey(type: provenance.fhirType, id: provenance.fhirID), default: []].append(task.id)
         }
-        if let patient = task.metadata.userInfo?[UserInfoKey.patient] {
-            byPatient[patient, default: []].append(task.id)
+        if let patient = task.metadata.userInfo?[UserInfoKey.patient], let codes = task.metadata.userInfo?[UserInfoKey.codes] {
+            for code in codes.split(separator: "\n") { byPatientCode["\(patient) \(code)", default: []].append(task.id) }
         }
     }
 
@@ -35,8 +36,9 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
 
     func tasks(madeFrom key: ResourceKey) -> [CareTask] { (bySource[key] ?? []).compactMap { byID[$0] } }
 
-    func tasks(ofPatient patientID: String) -> [CareTask] {
-        (byPatient[patientID] ?? []).compactMap { byID[$0] }.filter { $0.metadata.userInfo?[UserInfoKey.codes] != nil }
+    func tasks(ofPatient patientID: String, withAnyCode codes: [String]) -> [CareTask] {
+        var seen: Set<String> = []
+        return codes.flatMap { byPatientCode["\(patientID) \($0)"] ?? [] }.filter { seen.insert($0).inserted }.compactMap { byID[$0] }
     }
 
     func taskForOutcome(_ key: ResourceKey) -> String? { outcomes[key] }

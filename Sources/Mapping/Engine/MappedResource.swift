@@ -53,8 +53,8 @@ public protocol TaskCatalog: Sendable {
     func task(id: String) -> CareTask?
     /// The tasks made from resource `key` (a CarePlan's activities, a MedicationRequest's task).
     func tasks(madeFrom key: ResourceKey) -> [CareTask]
-    /// The tasks of patient `patientID` (its entity id) that carry FHIR codes.
-    func tasks(ofPatient patientID: String) -> [CareTask]
+    /// The tasks of patient `patientID` (its entity id) that carry any of `codes` (`system|code`).
+    func tasks(ofPatient patientID: String, withAnyCode codes: [String]) -> [CareTask]
     /// The task whose activity names Observation `key` in its `outcomeReference`.
     func taskForOutcome(_ key: ResourceKey) -> String?
 }

@@ -13,6 +13,8 @@ import Foundation
 public struct MappingEngine: Sendable {
     public let mappings: MappingSet
     public let options: MappingOptions
+    /// Log tasks already built, by id: one per patient and code, built (and hashed) once per run.
+    let logTasks = LogTaskCache()
 
     public init(mappings: MappingSet, options: MappingOptions) {
         self.mappings = mappings
@@ -250,7 +252,7 @@ private struct Run {
         if let id = tasks?.taskForOutcome(key), let task = tasks?.task(id: id) { candidates.append(task) }
         // 3. A task of the same patient with the same code.
         if candidates.isEmpty, !codes.isEmpty {
-            candidates = (tasks?.tasks(ofPatient: patientID) ?? []).filter { !Set(taskCodes($0)).isDisjoint(with: codes) }
+            candidates = tasks?.tasks(ofPatient: patientID, withAnyCode: codes) ?? []
         }
         for task in candidates {
             if let occurrence = Self.occurrence(of: task.schedule, at: time) {
@@ -263,21 +265,29 @@ private struct Run {
         // 4. A log: one all-day task per patient and code, each measurement a value of that day's outcome.
         let codeKey = codes.first ?? "uncoded"
         let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
-        let title = try string(entity.field("logTitle"), item: item) ?? codeKey
-        let start = options.epoch
-        let schedule: Schedule
-        do {
-            schedule = try Schedule(composing: [ScheduleElement(start: start, end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: zone)])
-        } catch {
-            throw MappingFailure(at: key.type, "cannot make the log schedule: \(error)")
+        let log: CareTask
+        if let known = engine.logTasks[logID] {
+            log = known
+        } else {
+            // Titled by the first Observation of the code seen; the same every run for the same input order.
+            let title = try string(entity.field("logTitle"), item: item) ?? codeKey
+            let schedule: Schedule
+            do {
+                schedule = try Schedule(composing: [ScheduleElement(
+                    start: options.epoch, end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: zone)])
+            } catch {
+                throw MappingFailure(at: key.type, "cannot make the log schedule: \(error)")
+            }
+            var made = CareTask(id: logID, title: title, impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: options.epoch, timezone: zone))
+            made.metadata.userInfo = [UserInfoKey.patient: patientID, UserInfoKey.codes: codeKey]
+            made.metadata.tags = ["log"]
+            log = try hashed(made)
+            engine.logTasks[logID] = log
         }
-        var log = CareTask(id: logID, title: title, impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: start, timezone: zone))
-        log.metadata.userInfo = [UserInfoKey.patient: patientID, UserInfoKey.codes: codeKey]
-        log.metadata.tags = ["log"]
-        guard let occurrence = Self.occurrence(of: schedule, at: time) else {
-            throw MappingFailure(at: "\(key.type).effective", "its time is before \(TimingSchedule.isoDay(start, zone)), the start of every log")
+        guard let occurrence = Self.dayIndex(of: time, from: options.epoch, in: zone) else {
+            throw MappingFailure(at: "\(key.type).effective", "its time is before \(TimingSchedule.isoDay(options.epoch, zone)), the start of every log")
         }
-        return OutcomeContribution(taskID: logID, occurrence: occurrence, values: values, source: key, logTask: try hashed(log), provenance: provenance)
+        return OutcomeContribution(taskID: logID, occurrence: occurrence, values: values, source: key, logTask: log, provenance: provenance)
     }
 
     /// The occurrence of `schedule` that `time` belongs to: the last event starting at or before it,
@@ -290,6 +300,18 @@ private struct Run {
 
     private func taskCodes(_ task: CareTask) -> [String] {
         task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n").map(String.init) ?? []
+    }
+
+    /// The occurrence of a daily all-day schedule starting on `start`'s day that `time` falls on: the
+    /// number of calendar days between them in `zone` (what the schedule's own arithmetic gives, without
+    /// walking it).
+    static func dayIndex(of time: Date, from start: Date, in zone: TimeZone) -> Int? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard time >= start, let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: start), to: calendar.startOfDay(for: time)).day else {
+            return nil
+        }
+        return days
     }
 
     // MARK: - Metadata
@@ -555,5 +577,16 @@ private struct Run {
         case .string(let text): return text
         default: return nil
         }
+    }
+}
+
+/// The log tasks of a run, shared by every mapping of it (the engine is a value; this is its one cache).
+final class LogTaskCache: @unchecked Sendable {
+    private var tasks: [String: CareTask] = [:]
+    private let lock = NSLock()
+
+    subscript(id: String) -> CareTask? {
+        get { lock.withLock { tasks[id] } }
+        set { lock.withLock { tasks[id] = newValue } }
     }
 }
