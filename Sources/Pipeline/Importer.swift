@@ -13,6 +13,9 @@ public struct ImportOptions: Sendable {
     public var strict = false
     /// Outcome-making resources (Observations) mapped per store batch.
     public var outcomeBatchSize = 5000
+    /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
+    /// twice, the Observations streamed, so that memory does not grow with it.
+    public var holdInputUpTo = 256 << 20
 
     public init(mapping: MappingOptions) {
         self.mapping = mapping
@@ -72,10 +75,14 @@ public final class Importer {
         // Pass 1: index what references can point at.
         var builder = ResourceIndex.Builder()
         var outcomeResources = 0
+        // Standard input cannot be read twice: it is always held.
+        let holds = Self.size(of: sources).map { $0 <= options.holdInputUpTo } ?? true
+        var held: [(Element, String?, Origin)] = []
         for source in sources {
             read(source) { resource, fullUrl, origin in
                 if self.engine.makesOutcomes(resource.resourceType ?? "") {
                     if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                    if holds { held.append((resource, fullUrl, origin)) }
                     outcomeResources += 1
                 } else if let key = builder.add(resource, fullUrl: fullUrl) {
                     if self.origins[key] != nil {
@@ -105,20 +112,27 @@ public final class Importer {
         try writeEntities(mapped, index: index)
         try applyDeletions()
 
-        // Pass 2: stream the outcome-making resources.
+        // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
         if outcomeResources > 0 {
             var pending: [(MappedResource, Origin, Element)] = []
             var done = 0
-            for source in sources {
-                read(source, countingResources: false) { resource, fullUrl, origin in
-                    guard self.engine.makesOutcomes(resource.resourceType ?? ""),
-                          let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return }
-                    pending.append((self.engine.map(resource, key: key, index: index, tasks: catalog), origin, resource))
-                    if pending.count >= self.options.outcomeBatchSize {
-                        self.flushOutcomes(pending, catalog: catalog)
-                        done += pending.count
-                        pending.removeAll(keepingCapacity: true)
-                        self.tick("mapped \(done) of \(outcomeResources) outcome resources")
+            let mapOne = { (resource: Element, fullUrl: String?, origin: Origin) in
+                guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return }
+                pending.append((self.engine.map(resource, key: key, index: index, tasks: catalog), origin, resource))
+                if pending.count >= self.options.outcomeBatchSize {
+                    self.flushOutcomes(pending, catalog: catalog)
+                    done += pending.count
+                    pending.removeAll(keepingCapacity: true)
+                    self.tick("mapped \(done) of \(outcomeResources) outcome resources")
+                }
+            }
+            if holds {
+                for (resource, fullUrl, origin) in held { mapOne(resource, fullUrl, origin) }
+                held = []
+            } else {
+                for source in sources {
+                    read(source, countingResources: false) { resource, fullUrl, origin in
+                        if self.engine.makesOutcomes(resource.resourceType ?? "") { mapOne(resource, fullUrl, origin) }
                     }
                 }
             }
@@ -129,6 +143,16 @@ public final class Importer {
     }
 
     // MARK: - Reading
+
+    /// The total size of the sources' files, or nil when one is standard input (which cannot be read twice).
+    private static func size(of sources: [FHIRInput.Source]) -> Int? {
+        var total = 0
+        for source in sources {
+            guard case .file(let path) = source else { return nil }
+            total += (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        }
+        return total
+    }
 
     /// Calls `body` with every resource of `source` (Bundle entries unpacked, with their fullUrl), and
     /// reports what cannot be read.
