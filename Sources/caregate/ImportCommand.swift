@@ -97,7 +97,9 @@ struct ImportCommand: ParsableCommand {
         var options = ImportOptions(mapping: MappingOptions(sourceSystem: sourceSystem, timeZone: zone))
         options.dryRun = dryRun
         options.strict = strict
-        let store = try storeOptions.open(creating: !dryRun)
+        // A dry run against a store that does not exist yet maps against an empty one, in memory.
+        let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
+            ? try SQLiteStore.inMemory() : try storeOptions.open(creating: !dryRun)
         let importer = Importer(store: store, engine: MappingEngine(mappings: mappingSet, options: options.mapping), options: options)
         if isatty(STDERR_FILENO) != 0 {
             importer.progress = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }

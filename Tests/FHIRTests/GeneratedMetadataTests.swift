@@ -7,19 +7,8 @@ import XCTest
 final class GeneratedMetadataTests: XCTestCase {
     func testCommittedMetadataMatchesTheGenerator() throws {
         let definitions = try Corpus.folder("fhir-r4-definitions")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", Corpus.projectRoot.appendingPathComponent("Scripts/generate-r4-metadata.py").path,
-            definitions.path, "--check",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (status, text) = try ScriptRunner.run("generate-r4-metadata.py", [definitions.path, "--check"])
+        XCTAssertEqual(status, 0, text)
         XCTAssertTrue(text.contains("is up to date"), text)
     }
 }

@@ -14,16 +14,8 @@ final class MappingCheckTests: XCTestCase {
     }
 
     func testEmbeddedDefaultsAreTheMappingsFolder() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Corpus.projectRoot.appendingPathComponent("Scripts/embed-default-mappings.py").path, "--check"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (status, text) = try ScriptRunner.run("embed-default-mappings.py", ["--check"])
+        XCTAssertEqual(status, 0, text)
     }
 
     /// The problems of one mapping file's text.

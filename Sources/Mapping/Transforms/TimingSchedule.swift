@@ -346,12 +346,13 @@ struct TimingSchedule {
         _ rule: DefaultRule, start: Date?, end: Date?, targets: [OutcomeValue], text: String?, path: String, reason: String
     ) throws(MappingFailure) -> Schedule? {
         if rule == .none { return nil }
-        var startDate = start
-        if startDate == nil {
+        let startDate: Date
+        if let start {
+            startDate = start
+        } else {
             startDate = Self.unknownStart(in: timeZone)
-            notes.append(MappingNote(.warning, at: path, "no start date: assumed \(Self.isoDay(startDate!, timeZone))"))
+            notes.append(MappingNote(.warning, at: path, "no start date: assumed \(Self.isoDay(startDate, timeZone))"))
         }
-        guard let startDate else { return nil }
         let element: ScheduleElement
         switch rule {
         case .dailyAllDay:
