@@ -28,7 +28,7 @@ final class FHIRPathEvaluator {
         self.environment = environment
         self.navigator = FHIRPathNavigator(
             metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality,
-            tracksPaths: environment.tracksPaths)
+            tracksPaths: environment.tracksPaths, observer: environment.observeSelection)
         self.context = context
         self.resource = resource
         self.rootResource = rootResource

@@ -76,6 +76,9 @@ public struct FHIRPathEnvironment: Sendable {
     /// `CarePlan.activity[0].detail.scheduledTiming`, so that a report can say where data sits. Off by
     /// default: it costs a string per step.
     public var tracksPaths: Bool
+    /// Sees every element a navigation step selects (with its path when ``tracksPaths`` is on): how
+    /// the importer learns which source elements its mappings read (`caregate import --coverage`).
+    public var observeSelection: (@Sendable (FHIRPathElementNode) -> Void)?
 
     public init(variables: [String: [FHIRPathValue]] = [:], metadata: FHIRMetadata = .r4, now: Date = Date(),
                 trace: (@Sendable (String, [FHIRPathValue]) -> Void)? = nil, trustsSingleCardinality: Bool = false,

@@ -10,6 +10,8 @@ struct FHIRPathNavigator: Sendable {
     var stopsAtFirstSingle = false
     /// See ``FHIRPathEnvironment/tracksPaths``.
     var tracksPaths = false
+    /// See ``FHIRPathEnvironment/observeSelection``.
+    var observer: (@Sendable (FHIRPathElementNode) -> Void)?
 
     /// Appends the children of `node` that FHIRPath `name` selects.
     func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
@@ -21,7 +23,9 @@ struct FHIRPathNavigator: Sendable {
         if stopsAtFirstSingle, let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
            !single.info.isChoice {
             for index in children.indices where children[index].name == name {
-                output.append(.element(typed(children[index], in: node, position: 0)))
+                let child = typed(children[index], in: node, position: 0)
+                observer?(child)
+                output.append(.element(child))
                 return
             }
             return
@@ -32,12 +36,15 @@ struct FHIRPathNavigator: Sendable {
         for index in children.indices {
             let childName = children[index].name
             if childName == name {
-                output.append(.element(typed(children[index], in: node, position: position)))
+                let child = typed(children[index], in: node, position: position)
+                observer?(child)
+                output.append(.element(child))
                 position += 1
             } else if childName.utf8.count > nameLength, childName.utf8.starts(with: name.utf8),
                       let suffixStart = childName.utf8.dropFirst(nameLength).first,
                       suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
                       let typedChild = choiceChild(children[index], of: node, choiceName: name, position: 0) {
+                observer?(typedChild)
                 output.append(.element(typedChild))
             }
         }

@@ -11,6 +11,9 @@ public struct ImportOptions: Sendable {
     public var dryRun = false
     /// Validate every resource structurally first; one with errors fails instead of being mapped.
     public var strict = false
+    /// Report the element paths present in the input that no mapping reads (the engine must have been
+    /// made with a ``CoverageCollector``).
+    public var coverage = false
     /// Outcome-making resources (Observations) mapped per store batch.
     public var outcomeBatchSize = 5000
     /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
@@ -102,6 +105,7 @@ public final class Importer {
         for key in index.order {
             guard let resource = index.resource(key) else { continue }
             let result = engine.map(resource, key: key, index: index, tasks: catalog)
+            if engine.mappings.mapping(for: key.type) != nil { engine.coverage?.count(resource) }
             if case .mapped(let entities, _) = result.result {
                 for case .task(let task) in entities { catalog.add(task) }
             }
@@ -118,6 +122,7 @@ public final class Importer {
             var done = 0
             let mapOne = { (resource: Element, fullUrl: String?, origin: Origin) in
                 guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return }
+                self.engine.coverage?.count(resource)
                 pending.append((self.engine.map(resource, key: key, index: index, tasks: catalog), origin, resource))
                 if pending.count >= self.options.outcomeBatchSize {
                     self.flushOutcomes(pending, catalog: catalog)
@@ -138,6 +143,7 @@ public final class Importer {
             }
             flushOutcomes(pending, catalog: catalog)
         }
+        report.coverage = engine.coverage?.unread()
         report.seconds = Date().timeIntervalSince(started)
         return report
     }

@@ -64,6 +64,9 @@ struct ImportCommand: ParsableCommand {
     @Option(name: .long, help: "Report: text or json.")
     var format: ReportFormat = .text
 
+    @Flag(name: .long, help: "Also list, per type, the elements present in the input that no mapping reads, with counts.")
+    var coverage = false
+
     @Flag(name: .long, help: "List the information notes too (assumed schedules, skipped resources).")
     var verbose = false
 
@@ -97,10 +100,12 @@ struct ImportCommand: ParsableCommand {
         var options = ImportOptions(mapping: MappingOptions(sourceSystem: sourceSystem, timeZone: zone))
         options.dryRun = dryRun
         options.strict = strict
+        options.coverage = coverage
         // A dry run against a store that does not exist yet maps against an empty one, in memory.
         let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
             ? try SQLiteStore.inMemory() : try storeOptions.open(creating: !dryRun)
-        let importer = Importer(store: store, engine: MappingEngine(mappings: mappingSet, options: options.mapping), options: options)
+        let engine = MappingEngine(mappings: mappingSet, options: options.mapping, coverage: coverage ? CoverageCollector() : nil)
+        let importer = Importer(store: store, engine: engine, options: options)
         if isatty(STDERR_FILENO) != 0 {
             importer.progress = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
         }

@@ -165,3 +165,27 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(try store.statistics().entities[.carePlan]?.versions ?? 0, 0)
     }
 }
+
+/// `--coverage`: the elements the input holds that no mapping reads.
+final class ImportCoverageTests: XCTestCase {
+    func testCoverageListsWhatNoMappingReads() throws {
+        let folder = try makeScratchFolder("coverage")
+        try folder.writeFile("p.json", #"""
+            {"resourceType":"Patient","id":"p","gender":"female","birthDate":"1970-01-01",
+             "name":[{"family":"Doe","given":["Jane"]}],"maritalStatus":{"text":"Married"},"telecom":[{"system":"phone","value":"1"}]}
+            """#)
+        var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC")!))
+        options.coverage = true
+        options.dryRun = true
+        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping, coverage: CoverageCollector())
+        let report = try Importer(store: try makeStore(), engine: engine, options: options).run(FHIRInput.sources(for: [folder.path]))
+        let unread = try XCTUnwrap(report.coverage?["Patient"])
+        XCTAssertEqual(unread["Patient.maritalStatus"], 1)
+        XCTAssertEqual(unread["Patient.telecom"], 1)
+        XCTAssertNil(unread["Patient.maritalStatus.text"], "reported once, at the topmost unread element")
+        XCTAssertNil(unread["Patient.name"], "read by the humanName transform")
+        XCTAssertNil(unread["Patient.name.given"], "read whole by the transform")
+        XCTAssertNil(unread["Patient.gender"])
+        XCTAssertNil(unread["Patient.id"])
+    }
+}

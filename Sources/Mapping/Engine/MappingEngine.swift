@@ -15,10 +15,13 @@ public struct MappingEngine: Sendable {
     public let options: MappingOptions
     /// Log tasks already built, by id: one per patient and code, built (and hashed) once per run.
     let logTasks = LogTaskCache()
+    /// When set, learns which source elements the mappings read (`--coverage`).
+    public let coverage: CoverageCollector?
 
-    public init(mappings: MappingSet, options: MappingOptions) {
+    public init(mappings: MappingSet, options: MappingOptions, coverage: CoverageCollector? = nil) {
         self.mappings = mappings
         self.options = options
+        self.coverage = coverage
     }
 
     /// Whether resources of `type` make outcomes (and so are mapped after everything else, streamed).
@@ -64,8 +67,16 @@ private struct Run {
         self.key = key
         self.index = index
         self.tasks = tasks
-        environment = FHIRPathEnvironment(
+        var environment = FHIRPathEnvironment(
             now: Date(timeIntervalSince1970: 0), resolveReference: { reference, _ in index.element(for: reference) }, tracksPaths: true)
+        if let coverage = engine.coverage {
+            let type = key.type
+            // Only elements of this resource count (not those of resources reached by resolve()).
+            environment.observeSelection = { node in
+                if let path = node.path, path.hasPrefix(type + ".") { coverage.selected(path) }
+            }
+        }
+        self.environment = environment
         root = FHIRPathElementNode(resource: resource, path: key.type)
     }
 
@@ -184,6 +195,7 @@ private struct Run {
                 timing = TimingSchedule(timeZone: zone, wakingHours: parsed)
             }
             let value = try from.map { from throws(MappingFailure) in try nodes(from, on: item) }?.first
+            if let path = value?.path { engine.coverage?.consumedWhole(path) }
             let start = try transformOptions.expressions["start"].flatMap { expression throws(MappingFailure) in
                 try dateValue(expression, on: item)
             }
@@ -388,8 +400,19 @@ private struct Run {
     /// The raw items a field's source selects (for transforms: what `from` selects).
     private func source(_ field: FieldMapping, item: FHIRPathElementNode) throws(MappingFailure) -> [FHIRPathElementNode] {
         switch field.source {
-        case .expression(let expression): return try nodes(expression, on: item)
-        case .transform(_, let from, _): return try from.map { from throws(MappingFailure) in try nodes(from, on: item) } ?? [item]
+        case .expression(let expression):
+            // What a field selects is used whole (a reference's parts, a concept's codings).
+            let selected = try nodes(expression, on: item)
+            if let coverage = engine.coverage {
+                for node in selected { if let path = node.path { coverage.consumedWhole(path) } }
+            }
+            return selected
+        case .transform(_, let from, _):
+            let selected = try from.map { from throws(MappingFailure) in try nodes(from, on: item) } ?? [item]
+            if let coverage = engine.coverage {
+                for node in selected { if let path = node.path { coverage.consumedWhole(path) } }
+            }
+            return selected
         case .literal: return []
         case .reverse(let type, let on, let value):
             var result: [FHIRPathElementNode] = []
