@@ -1,12 +1,14 @@
 import ArgumentParser
 import FHIR
 import Foundation
+import Mapping
+import Pipeline
 
 /// `caregate convert`: FHIR JSON, NDJSON and XML to each other, over ``FHIRFormat/convert(_:to:pretty:)``.
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert FHIR R4 resources between JSON and XML.",
+        abstract: "Convert FHIR R4 resources between JSON and XML, or to CareKit JSON.",
         discussion: """
             The input format is detected from the content: a JSON object, NDJSON (one resource per line, \
             as Bulk Data exports write it) or XML. Bundles convert like any other resource.
@@ -20,11 +22,12 @@ struct Convert: ParsableCommand {
             A narrative div that is not well-formed XHTML (an HTML entity such as &nbsp;, unbalanced \
             tags) cannot be written as XML: converting it to XML fails the same way, naming the div's \
             FHIRPath location (FILE: Patient.text.div: reason).
+            --to carekit maps the input through the default mappings (--mappings DIR layered over them)             and writes CareKit JSON: one object with patients, carePlans, contacts, tasks and outcomes, as             CareKit's Codable types encode them. No store is used; the input may also be a folder.             Resources that cannot be mapped are listed on standard error and the exit status is 1.
             """
     )
 
     enum Target: String, ExpressibleByArgument, CaseIterable {
-        case json, xml
+        case json, xml, carekit
     }
 
     @Argument(help: "The input file, or - for standard input.")
@@ -33,8 +36,14 @@ struct Convert: ParsableCommand {
     @Option(name: .shortAndLong, help: "The output file, or - for standard output (the default).")
     var output: String?
 
-    @Option(name: .long, help: "The output format: json or xml (default: see above).")
+    @Option(name: .long, help: "The output format: json, xml or carekit (default: see above).")
     var to: Target?
+
+    @Option(name: .long, help: ArgumentHelp("With --to carekit: mapping files layered over the defaults.", valueName: "dir"))
+    var mappings: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --to carekit: the zone of local times; default: this machine's.", valueName: "zone"))
+    var timeZone: String?
 
     @Flag(name: .long, help: "Indent the output (JSON and XML; NDJSON stays one resource per line).")
     var pretty = false
@@ -45,7 +54,7 @@ struct Convert: ParsableCommand {
             guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory) else {
                 throw ValidationError("input file \(input) does not exist")
             }
-            guard !isDirectory.boolValue else { throw ValidationError("input \(input) is a folder, not a file") }
+            guard !isDirectory.boolValue || to == .carekit else { throw ValidationError("input \(input) is a folder, not a file") }
         }
         if let output, output != "-" {
             let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
@@ -56,6 +65,7 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
+        if to == .carekit { return try toCareKit() }
         let source: FHIRInput.Source = input == "-" ? .standardInput : .file(input)
         let data: Data
         do {
@@ -87,6 +97,32 @@ struct Convert: ParsableCommand {
             try conversion.data.write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {
             throw CommandFailure("\(output): cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    /// FHIR to CareKit JSON through the mappings.
+    private func toCareKit() throws {
+        if let timeZone, TimeZone(identifier: timeZone) == nil { throw ValidationError("unknown time zone '\(timeZone)'") }
+        let mappingSet: MappingSet
+        do {
+            mappingSet = try MappingSet.defaults(overriddenBy: mappings)
+        } catch let problems as MappingProblems {
+            throw CommandFailure(problems.description)
+        }
+        let options = MappingOptions(timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current)
+        let (json, report) = try CareKitConversion.convert(FHIRInput.sources(for: [input]), engine: MappingEngine(mappings: mappingSet, options: options))
+        if let output, output != "-" {
+            do {
+                try json.write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw CommandFailure("\(output): cannot write: \(error.localizedDescription)")
+            }
+        } else {
+            FileHandle.standardOutput.write(json)
+        }
+        guard report.failures.isEmpty else {
+            throw CommandFailure(report.failures.map { "\($0.source)\($0.entry.map { " entry[\($0)]" } ?? "") \($0.resource ?? "") \($0.path ?? ""): \($0.message)" }
+                .joined(separator: "\n"))
         }
     }
 

@@ -7,13 +7,13 @@ import Mapping
 struct MappingsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mappings",
-        abstract: "Check mapping files.",
+        abstract: "Check mapping files, or run their golden tests.",
         discussion: """
             Mapping files (YAML) say how each FHIR resource type becomes care entities; Mappings/README.md \
             documents the format. CareGate ships default mappings; `caregate import --mappings DIR` layers \
             a folder of yours over them.
             """,
-        subcommands: [MappingsValidate.self]
+        subcommands: [MappingsValidate.self, MappingsTest.self]
     )
 }
 

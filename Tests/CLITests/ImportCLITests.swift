@@ -56,3 +56,38 @@ final class ImportCLITests: XCTestCase {
         XCTAssertTrue(outcome.stdout.contains("\"OperationOutcome\"") && outcome.stdout.contains("Patient.yaml:5:17"), outcome.stdout)
     }
 }
+
+/// `caregate mappings test` and `caregate convert --to carekit`.
+final class MappingGoldenCLITests: XCTestCase {
+    func testTheShippedGoldenCasesPass() throws {
+        let result = try CLIRunner.run(["mappings", "test"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("4 passed, 0 failed"), result.stdout)
+    }
+
+    func testAFailingCaseShowsADiff() throws {
+        let cases = try makeScratchFolder("golden")
+        let one = cases.appendingPathComponent("one")
+        try FileManager.default.createDirectory(at: one, withIntermediateDirectories: true)
+        try one.writeFile("p.json", #"{"resourceType":"Patient","id":"p","gender":"female"}"#)
+        var result = try CLIRunner.run(["mappings", "test", "--cases", cases.path])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("no expected.json"), result.stdout)
+        result = try CLIRunner.run(["mappings", "test", "--cases", cases.path, "--update"])
+        XCTAssertEqual(result.status, 0, result.stdout)
+        try one.writeFile("p.json", #"{"resourceType":"Patient","id":"p","gender":"male"}"#)
+        result = try CLIRunner.run(["mappings", "test", "--cases", cases.path])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("\"sex\" : \"female\"") && result.stdout.contains("\"sex\" : \"male\""), result.stdout)
+        XCTAssertTrue(result.stdout.contains("FAIL  one"), result.stdout)
+    }
+
+    func testConvertToCareKit() throws {
+        let result = try CLIRunner.run(["convert", "Fixtures/provider", "--to", "carekit", "--time-zone", "America/Chicago"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [Any]])
+        XCTAssertEqual(Set(object.keys), ["patients", "carePlans", "contacts", "tasks", "outcomes"])
+        XCTAssertEqual(object["carePlans"]?.count, 1)
+        XCTAssertEqual(object["outcomes"]?.count, 2)
+    }
+}

@@ -275,14 +275,16 @@ private struct Run {
             notes.append(MappingNote(.info, at: key.type, "its time falls outside the schedule of task \(candidates[0].id): logged instead"))
         }
         // 4. A log: one all-day task per patient and code, each measurement a value of that day's outcome.
-        let codeKey = codes.first ?? "uncoded"
+        // One log per code; an Observation coded by text only is logged under its text.
+        let logTitle = try string(entity.field("logTitle"), item: item)
+        let codeKey = codes.first ?? logTitle ?? "uncoded"
         let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
         let log: CareTask
         if let known = engine.logTasks[logID] {
             log = known
         } else {
             // Titled by the first Observation of the code seen; the same every run for the same input order.
-            let title = try string(entity.field("logTitle"), item: item) ?? codeKey
+            let title = logTitle ?? codeKey
             let schedule: Schedule
             do {
                 schedule = try Schedule(composing: [ScheduleElement(

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import Mapping
+import Pipeline
+
+/// `caregate mappings test [DIR]`: the mapping golden tests.
+struct MappingsTest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Run the mapping golden tests: FHIR input -> expected CareKit JSON, with a diff on failure.",
+        discussion: """
+            Each sub-folder of --cases is a case: FHIR files (or an `inputs` file listing paths relative to \
+            it) and expected.json, the CareKit JSON they must map to. Times are read in UTC unless the case \
+            has a `time-zone` file. Uuids, created/updated dates, version links and content hashes are left \
+            out of the comparison. DIR, when given, is a mapping folder layered over the defaults, so that \
+            your own mappings can carry their own golden tests. --update writes each case's output as its \
+            expected.json (review it before committing it).
+
+            Exit status: 0 when every case passes, 1 when any fails, 2 on bad usage.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Mapping files layered over the defaults (default: the defaults alone).", valueName: "dir"))
+    var mappings: String?
+
+    @Option(name: .long, help: ArgumentHelp("The folder of cases.", valueName: "dir"))
+    var cases = "Fixtures/mapping-tests"
+
+    @Flag(name: .long, help: "Write each case's output as its expected.json instead of comparing.")
+    var update = false
+
+    func validate() throws {
+        for folder in [mappings, cases].compactMap({ $0 }) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("no such folder: \(folder)")
+            }
+        }
+    }
+
+    func run() throws {
+        let set: MappingSet
+        do {
+            set = try MappingSet.defaults(overriddenBy: mappings)
+        } catch let problems as MappingProblems {
+            throw CommandFailure(problems.description)
+        }
+        let results = try MappingGoldenTests(folder: cases, mappings: set).run(update: update)
+        for result in results {
+            print("\(result.passed ? "pass" : "FAIL")  \(result.name)\(result.detail.isEmpty ? "" : "\n" + result.detail)")
+        }
+        let passed = results.filter(\.passed).count
+        print("\(passed) passed, \(results.count - passed) failed")
+        if passed != results.count { throw ExitCode(1) }
+    }
+}
