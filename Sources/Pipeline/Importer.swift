@@ -526,7 +526,8 @@ public final class Importer {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
         }
 
-        var batch = StoreBatch()
+        // The changes of each outcome, kept apart so that one the store refuses fails alone.
+        var changeGroups: [(sources: Set<ResourceKey>, changes: [StoreChange])] = []
         var statuses: [ResourceKey: Status] = [:]
         for id in allIDs {
             let previous = existing[id]
@@ -545,7 +546,7 @@ public final class Importer {
             report.outcomeValues += group?.items.reduce(0) { $0 + $1.values.count } ?? 0
             if pairs.map(\.value) == before.map(\.value) && pairs.map(\.source) == before.map(\.source) { continue }
             if pairs.isEmpty {
-                if previous != nil { batch.delete(.outcome, id: id) }
+                if previous != nil { changeGroups.append((removed.union(incoming), [.delete(.outcome, id: id, at: nil)])) }
                 continue
             }
             var values = pairs.map(\.value)
@@ -567,11 +568,12 @@ public final class Importer {
             } else {
                 continue
             }
-            batch.upsert(outcome)
+            var changes: [StoreChange] = [.upsert(.outcome(outcome))]
             for source in Set(pairs.map(\.source)) {
-                batch.link(ResourceLink(sourceSystem: options.mapping.sourceSystem, resourceType: source.type, resourceID: source.id,
-                                        entityKind: .outcome, entityID: id))
+                changes.append(.link(ResourceLink(sourceSystem: options.mapping.sourceSystem, resourceType: source.type, resourceID: source.id,
+                                                  entityKind: .outcome, entityID: id)))
             }
+            changeGroups.append((incoming.union(removed), changes))
         }
         let removedAnything = Set(removedOutcomes.values.flatMap { $0 })
         for key in removedSources where byKey[key] != nil {
@@ -582,11 +584,35 @@ public final class Importer {
                 report.note(key.description, MappingNote(.info, at: key.type, "marked for deletion, and nothing of it is in the store"))
             }
         }
-        for (key, (_, raw)) in byKey where !removedSources.contains(key) {
-            if let status = statuses[key], status != .unchanged { batch.record(source(raw, key: key)) }
+        var recorded: Set<ResourceKey> = []
+        for index in changeGroups.indices {
+            for key in changeGroups[index].sources.sorted() where !removedSources.contains(key) && !recorded.contains(key) {
+                guard let status = statuses[key], status != .unchanged, let (_, raw) = byKey[key] else { continue }
+                changeGroups[index].changes.append(.recordSource(source(raw, key: key)))
+                recorded.insert(key)
+            }
         }
-        if !options.dryRun, !batch.isEmpty {
-            count(try store.apply(batch))
+        if !options.dryRun, !changeGroups.isEmpty {
+            var batch = StoreBatch()
+            for group in changeGroups { for change in group.changes { batch.append(change) } }
+            do {
+                count(try store.apply(batch))
+            } catch {
+                // One outcome spoils the batch: write them one by one, so that its Observations fail alone.
+                for group in changeGroups {
+                    var single = StoreBatch()
+                    for change in group.changes { single.append(change) }
+                    do {
+                        count(try store.apply(single))
+                    } catch {
+                        for key in group.sources.sorted() {
+                            guard statuses.removeValue(forKey: key) != nil || removedSources.contains(key) else { continue }
+                            let (origin, raw) = byKey[key] ?? (Origin(source: "?"), nil)
+                            fail(type: key.type, origin: origin, key: key, path: nil, "the store refused its outcome: \(error)", payload: raw)
+                        }
+                    }
+                }
+            }
         }
         for (key, status) in statuses {
             report.count(key.type) { counts in
