@@ -9,7 +9,8 @@ struct CareGate: ParsableCommand {
         abstract: "Gateway between FHIR R4 provider systems and CareKit-style care apps.",
         discussion: """
             Reads FHIR R4 resources (JSON or XML), validates them, converts between formats, \
-            evaluates FHIRPath, and keeps care plans, tasks and outcomes in a local versioned store.
+            evaluates FHIRPath, and imports them through declarative mappings into care plans, tasks, \
+            outcomes and contacts, kept in a local versioned store.
             Run `caregate help <subcommand>` for the details of each command.
             Exit status: 0 on success, 1 when the input or the data is wrong (the message names the file, \
             line:column or FHIRPath location), 2 for usage errors.
