@@ -11,9 +11,6 @@ public struct ImportOptions: Sendable {
     public var dryRun = false
     /// Validate every resource structurally first; one with errors fails instead of being mapped.
     public var strict = false
-    /// Report the element paths present in the input that no mapping reads (the engine must have been
-    /// made with a ``CoverageCollector``).
-    public var coverage = false
     /// Outcome-making resources (Observations) mapped per store batch.
     public var outcomeBatchSize = 5000
     /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
@@ -28,12 +25,13 @@ public struct ImportOptions: Sendable {
 /// The import job: FHIR input (files, folders, Bundles, NDJSON; JSON or XML) through the mappings into
 /// the store.
 ///
-/// It reads the input twice. The first pass indexes every resource references can point at (all but
-/// the outcome-making ones, Observations, which are the bulk of any export) and maps them into patients,
-/// plans, contacts and tasks, written in one transaction (resource by resource when that fails, so that
-/// a bad resource fails alone, kept as a dead letter). The second pass streams the Observations, maps
-/// each to an outcome value of the task occurrence it belongs to, and writes them in batches. Memory
-/// holds the indexed resources and one batch of Observations, never a whole NDJSON file.
+/// The first pass indexes every resource references can point at (all but the outcome-making ones,
+/// Observations, which are the bulk of any export) and maps them into patients, plans, contacts and
+/// tasks, written in one transaction (resource by resource when that fails, so that a bad resource
+/// fails alone, kept as a dead letter). The second maps the Observations, each to an outcome value of
+/// the task occurrence it belongs to, written in batches. Input up to ``ImportOptions/holdInputUpTo``
+/// is read once and its Observations held; larger input is read again and its Observations streamed,
+/// so that memory holds the indexed resources and one batch, never a whole NDJSON file.
 ///
 /// An import is idempotent: entities carry a content hash, so the same input again changes nothing,
 /// and changed content makes new versions of only what changed. A resource that no longer makes an
@@ -235,7 +233,7 @@ public final class Importer {
         }
         var current: [EntityKind: [String: CareEntity]] = [:]
         for (kind, list) in ids {
-            for chunk in stride(from: 0, to: list.count, by: 500).map({ Array(list[$0..<min($0 + 500, list.count)]) }) {
+            for chunk in list.chunked(500) {
                 for entity in try currentEntities(kind, ids: chunk) { current[kind, default: [:]][entity.id] = entity }
             }
         }

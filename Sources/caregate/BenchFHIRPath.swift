@@ -29,10 +29,7 @@ struct BenchFHIRPath: ParsableCommand {
     var parseIterations = 2000
 
     func validate() throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("no such folder: \(folder)")
-        }
+        try CommandInputs.requireFolder(folder)
         guard rounds > 0, parseIterations > 0 else { throw ValidationError("--rounds and --parse-iterations must be positive") }
     }
 

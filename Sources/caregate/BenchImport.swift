@@ -19,10 +19,7 @@ struct BenchImport: ParsableCommand {
     var folder = "../shared/corpus/synthea-r4"
 
     func validate() throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("no such folder: \(folder)")
-        }
+        try CommandInputs.requireFolder(folder)
     }
 
     func run() throws {

@@ -56,6 +56,7 @@ struct Convert: ParsableCommand {
             }
             guard !isDirectory.boolValue || to == .carekit else { throw ValidationError("input \(input) is a folder, not a file") }
         }
+        if let mappings { try CommandInputs.requireFolder(mappings, "--mappings") }
         if let output, output != "-" {
             let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
             guard FileManager.default.fileExists(atPath: folder) else {
@@ -103,12 +104,7 @@ struct Convert: ParsableCommand {
     /// FHIR to CareKit JSON through the mappings.
     private func toCareKit() throws {
         if let timeZone, TimeZone(identifier: timeZone) == nil { throw ValidationError("unknown time zone '\(timeZone)'") }
-        let mappingSet: MappingSet
-        do {
-            mappingSet = try MappingSet.defaults(overriddenBy: mappings)
-        } catch let problems as MappingProblems {
-            throw CommandFailure(problems.description)
-        }
+        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         let options = MappingOptions(timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current)
         let (json, report) = try CareKitConversion.convert(FHIRInput.sources(for: [input]), engine: MappingEngine(mappings: mappingSet, options: options))
         if let output, output != "-" {

@@ -81,26 +81,15 @@ struct ImportCommand: ParsableCommand {
         guard !sourceSystem.isEmpty, sourceSystem.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }) else {
             throw ValidationError("--source-system takes letters, digits, '-', '.' and '_' only")
         }
-        if let mappings {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: mappings, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("--mappings: no such folder: \(mappings)")
-            }
-        }
+        if let mappings { try CommandInputs.requireFolder(mappings, "--mappings") }
     }
 
     func run() throws {
-        let mappingSet: MappingSet
-        do {
-            mappingSet = try MappingSet.defaults(overriddenBy: mappings)
-        } catch let problems as MappingProblems {
-            throw CommandFailure(problems.description + "\nerror: the mappings have errors; nothing was imported")
-        }
+        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         let zone = timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
         var options = ImportOptions(mapping: MappingOptions(sourceSystem: sourceSystem, timeZone: zone))
         options.dryRun = dryRun
         options.strict = strict
-        options.coverage = coverage
         // A dry run against a store that does not exist yet maps against an empty one, in memory.
         let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
             ? try SQLiteStore.inMemory() : try storeOptions.open(creating: !dryRun)

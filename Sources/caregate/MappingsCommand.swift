@@ -40,24 +40,14 @@ struct MappingsValidate: ParsableCommand {
     var format: ValidationReportFormat = .text
 
     func validate() throws {
-        if let folder {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("no such folder: \(folder)")
-            }
-        }
+        if let folder { try CommandInputs.requireFolder(folder) }
     }
 
     func run() throws {
         let problems: [MappingProblem]
         let files: Int
         if let folder {
-            let loaded = try MappingSet.load(folder: folder)
-            let merged = try MappingSet.defaults().layering(loaded.extending)
-            problems = loaded.problems + loaded.extending.flatMap { extending in
-                merged.mapping(for: extending.resourceType).map(MappingChecker.check) ?? []
-            }
-            files = loaded.fileCount
+            (_, problems, files) = try MappingSet.layered(folder: folder)
         } else {
             problems = MappingSet.checkDefaults()
             files = MappingSet.defaultFileNames.count

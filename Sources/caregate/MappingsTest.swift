@@ -30,21 +30,11 @@ struct MappingsTest: ParsableCommand {
     var update = false
 
     func validate() throws {
-        for folder in [mappings, cases].compactMap({ $0 }) {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("no such folder: \(folder)")
-            }
-        }
+        for folder in [mappings, cases].compactMap({ $0 }) { try CommandInputs.requireFolder(folder) }
     }
 
     func run() throws {
-        let set: MappingSet
-        do {
-            set = try MappingSet.defaults(overriddenBy: mappings)
-        } catch let problems as MappingProblems {
-            throw CommandFailure(problems.description)
-        }
+        let set = try CommandInputs.mappings(overriddenBy: mappings)
         let results = try MappingGoldenTests(folder: cases, mappings: set).run(update: update)
         for result in results {
             print("\(result.passed ? "pass" : "FAIL")  \(result.name)\(result.detail.isEmpty ? "" : "\n" + result.detail)")

@@ -175,7 +175,6 @@ final class ImportCoverageTests: XCTestCase {
              "name":[{"family":"Doe","given":["Jane"]}],"maritalStatus":{"text":"Married"},"telecom":[{"system":"phone","value":"1"}]}
             """#)
         var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC")!))
-        options.coverage = true
         options.dryRun = true
         let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping, coverage: CoverageCollector())
         let report = try Importer(store: try makeStore(), engine: engine, options: options).run(FHIRInput.sources(for: [folder.path]))

@@ -15,6 +15,8 @@ public struct MappingEngine: Sendable {
     public let options: MappingOptions
     /// Log tasks already built, by id: one per patient and code, built (and hashed) once per run.
     let logTasks = LogTaskCache()
+    /// The reverse references of `reverse:` fields, each built once per input.
+    let reverseIndexes = ReverseIndexCache()
     /// When set, learns which source elements the mappings read (`--coverage`).
     public let coverage: CoverageCollector?
 
@@ -425,21 +427,28 @@ private struct Run {
         }
     }
 
-    /// The resources of `type` in the input whose `on` references name this resource.
+    /// The resources of `type` in the input whose `on` references name this resource: a lookup in an
+    /// index of those references, built on first use for the whole input (never a scan per resource).
     private func reverseResources(type: String, on: MappingExpression) throws(MappingFailure) -> [(key: ResourceKey, element: Element)] {
-        var found: [(ResourceKey, Element)] = []
-        for otherKey in index.keys(ofType: type) {
-            guard let other = index.resource(otherKey) else { continue }
-            let node = FHIRPathElementNode(resource: other, path: type)
-            for reference in try evaluate(on, on: node, resource: other) {
-                guard let text = Self.referenceText(reference) else { continue }
-                if case .found(let target) = index.resolve(text), target == key {
-                    found.append((otherKey, other))
-                    break
+        let cacheKey = "\(type)|\(on.location)|\(on.text)"
+        let referrers: [ResourceKey: [ResourceKey]]
+        if let known = engine.reverseIndexes.lookup(cacheKey, in: index) {
+            referrers = known
+        } else {
+            var built: [ResourceKey: [ResourceKey]] = [:]
+            for otherKey in index.keys(ofType: type) {
+                guard let other = index.resource(otherKey) else { continue }
+                var targets: Set<ResourceKey> = []
+                for reference in try evaluate(on, on: FHIRPathElementNode(resource: other, path: type), resource: other) {
+                    if let text = Self.referenceText(reference), case .found(let target) = index.resolve(text), targets.insert(target).inserted {
+                        built[target, default: []].append(otherKey)
+                    }
                 }
             }
+            engine.reverseIndexes.store(built, for: cacheKey, in: index)
+            referrers = built
         }
-        return found
+        return (referrers[key] ?? []).compactMap { otherKey in index.resource(otherKey).map { (otherKey, $0) } }
     }
 
     private mutating func personName(_ field: FieldMapping?, item: FHIRPathElementNode) throws(MappingFailure) -> PersonName {
@@ -613,5 +622,21 @@ final class LogTaskCache: @unchecked Sendable {
     subscript(id: String) -> CareTask? {
         get { lock.withLock { tasks[id] } }
         set { lock.withLock { tasks[id] = newValue } }
+    }
+}
+
+/// The reverse references of a run's `reverse:` fields: for one resource type and `on` expression, the
+/// resources each target is named by, in input order. Kept with the index they were built from, so
+/// that a new input never reads another's.
+final class ReverseIndexCache: @unchecked Sendable {
+    private var built: [String: (index: ResourceIndex, referrers: [ResourceKey: [ResourceKey]])] = [:]
+    private let lock = NSLock()
+
+    func lookup(_ key: String, in index: ResourceIndex) -> [ResourceKey: [ResourceKey]]? {
+        lock.withLock { built[key].flatMap { $0.index === index ? $0.referrers : nil } }
+    }
+
+    func store(_ referrers: [ResourceKey: [ResourceKey]], for key: String, in index: ResourceIndex) {
+        lock.withLock { built[key] = (index, referrers) }
     }
 }

@@ -36,13 +36,8 @@ public struct ResourceKey: Hashable, Sendable, Comparable, CustomStringConvertib
     /// `text` with every character outside FHIR's id alphabet replaced by `-`, hashed when too long.
     static func safe(_ text: String) -> String {
         let mapped = String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") ? $0 : "-" })
-        return mapped.count <= 64 ? mapped : String(mapped.prefix(40)) + "-" + String(ContentHashPrefix.of(text))
+        return mapped.count <= 64 ? mapped : String(mapped.prefix(40)) + "-" + String(ContentHash.of(text).prefix(16))
     }
-}
-
-/// The first 16 hex digits of a SHA-256, for short stable names.
-enum ContentHashPrefix {
-    static func of(_ text: String) -> Substring { ContentHash.of(text).prefix(16) }
 }
 
 /// Every resource of an import that references can point at, found by every form a reference takes:

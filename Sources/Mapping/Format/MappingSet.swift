@@ -39,19 +39,23 @@ public struct MappingSet: Sendable {
         load(files: DefaultMappings.files.map { (name: "Mappings/" + $0.name, text: $0.text) }).1
     }
 
-    /// This set with `extensions` (files with `extends: default`) merged in.
-    public func layering(_ extensions: [ResourceMapping]) -> MappingSet {
-        var copy = self
-        copy.layer(extensions)
-        return copy
-    }
-
     /// The defaults with the `.yaml` files of `folder` layered over them.
     ///
     /// - Throws: ``MappingProblems`` listing every error (file:line:column) of the user's files.
     public static func defaults(overriddenBy folder: String?) throws -> MappingSet {
+        guard let folder else { return try defaults() }
+        let layered = try self.layered(folder: folder)
+        if layered.problems.contains(where: { $0.severity == .error }) { throw MappingProblems(layered.problems) }
+        return layered.set
+    }
+
+    /// The defaults with the files of `folder` layered over them, and every problem of those files
+    /// (an `extends: default` file checked merged with the default it extends), without throwing on
+    /// them: what `caregate mappings validate DIR` reports.
+    ///
+    /// - Throws: ``MappingProblems`` when the folder cannot be read or the defaults are broken.
+    public static func layered(folder: String) throws -> (set: MappingSet, problems: [MappingProblem], fileCount: Int) {
         var set = try defaults()
-        guard let folder else { return set }
         let user = try load(folder: folder)
         var problems = user.problems
         set.layer(user.set)
@@ -59,8 +63,7 @@ public struct MappingSet: Sendable {
         for extended in user.extending {
             if let merged = set.mapping(for: extended.resourceType) { problems += MappingChecker.check(merged) }
         }
-        if problems.contains(where: { $0.severity == .error }) { throw MappingProblems(problems) }
-        return set
+        return (set, problems, user.fileCount)
     }
 
     /// Reads, parses and checks every `.yaml`/`.yml` file of `folder` (name order).
