@@ -211,37 +211,14 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: Comparison
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date.
-    static func daysFromCivil(_ y: Int, _ m: Int, _ d: Int) -> Int {
-        let year = m <= 2 ? y - 1 : y
-        let era = (year >= 0 ? year : year - 399) / 400
-        let yoe = year - era * 400
-        let mp = (m + 9) % 12
-        let doy = (153 * mp + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
-    }
-
     /// This value shifted to UTC (offset 0); only meaningful at hour precision or finer.
     func inUTC() -> FHIRPathDateTime {
         guard let offset = timeZoneOffset, offset != 0, kind == .dateTime, precision >= .hour else { return self }
         var copy = self
-        let minutes = (Self.daysFromCivil(year, month, day) * 24 + hour) * 60 + minute - offset
+        let minutes = (CivilCalendar.days(year: year, month: month, day: day) * 24 + hour) * 60 + minute - offset
         let days = Int((Double(minutes) / 1440).rounded(.down))
         let rest = minutes - days * 1440
-        (copy.year, copy.month, copy.day) = Self.civilFromDays(days)
+        (copy.year, copy.month, copy.day) = CivilCalendar.date(days: days)
         copy.hour = rest / 60
         copy.minute = rest % 60
         copy.timeZoneOffset = 0
@@ -321,11 +298,11 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
             }
             let unitMillis = [86_400_000, 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1][precision.rawValue]
             delta = (delta / unitMillis) * unitMillis
-            let start = Self.daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + millisecond
+            let start = CivilCalendar.days(year: year, month: month, day: day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + millisecond
             let total = start + delta
             let days = Int((Double(total) / 86_400_000).rounded(.down))
             var rest = total - days * 86_400_000
-            (copy.year, copy.month, copy.day) = Self.civilFromDays(days)
+            (copy.year, copy.month, copy.day) = CivilCalendar.date(days: days)
             copy.hour = rest / 3_600_000; rest %= 3_600_000
             copy.minute = rest / 60_000; rest %= 60_000
             copy.second = rest / 1000

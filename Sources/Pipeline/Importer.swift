@@ -53,7 +53,7 @@ public final class Importer {
     private var lastProgress = Date()
 
     /// Where a resource was read.
-    struct Origin {
+    struct Origin: Sendable {
         var source: String
         var entry: Int?
     }
@@ -79,18 +79,16 @@ public final class Importer {
         // Standard input cannot be read twice: it is always held.
         let holds = Self.size(of: sources).map { $0 <= options.holdInputUpTo } ?? true
         var held: [(Element, String?, Origin)] = []
-        for source in sources {
-            read(source) { resource, fullUrl, origin in
-                if self.engine.makesOutcomes(resource.resourceType ?? "") {
-                    if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
-                    if holds { held.append((resource, fullUrl, origin)) }
-                    outcomeResources += 1
-                } else if let key = builder.add(resource, fullUrl: fullUrl) {
-                    if self.origins[key] != nil {
-                        self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
-                    }
-                    self.origins[key] = origin
+        read(sources) { resource, fullUrl, origin in
+            if self.engine.makesOutcomes(resource.resourceType ?? "") {
+                if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                if holds { held.append((resource, fullUrl, origin)) }
+                outcomeResources += 1
+            } else if let key = builder.add(resource, fullUrl: fullUrl) {
+                if self.origins[key] != nil {
+                    self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
                 }
+                self.origins[key] = origin
             }
         }
         let index = builder.build()
@@ -100,10 +98,13 @@ public final class Importer {
         let catalog = try ImportTaskCatalog(store: store)
         var mapped: [MappedResource] = []
         mapped.reserveCapacity(index.count)
-        for key in index.order {
-            guard let resource = index.resource(key) else { continue }
-            let result = engine.map(resource, key: key, index: index, tasks: catalog)
+        let engine = self.engine
+        Self.mapInParallel(index.order) { key -> MappedResource? in
+            guard let resource = index.resource(key) else { return nil }
             if engine.mappings.mapping(for: key.type) != nil { engine.coverage?.count(resource) }
+            return engine.map(resource, key: key, index: index, tasks: catalog)
+        } consume: { result in
+            guard let result else { return }
             if case .mapped(let entities, _) = result.result {
                 for case .task(let task) in entities { catalog.add(task) }
             }
@@ -116,30 +117,41 @@ public final class Importer {
 
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
         if outcomeResources > 0 {
-            var pending: [(MappedResource, Origin, Element)] = []
+            var pending: [(Element, String?, Origin)] = []
             var done = 0
-            let mapOne = { (resource: Element, fullUrl: String?, origin: Origin) in
-                guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return }
-                self.engine.coverage?.count(resource)
-                pending.append((self.engine.map(resource, key: key, index: index, tasks: catalog), origin, resource))
-                if pending.count >= self.options.outcomeBatchSize {
-                    self.flushOutcomes(pending, catalog: catalog)
-                    done += pending.count
-                    pending.removeAll(keepingCapacity: true)
-                    self.tick("mapped \(done) of \(outcomeResources) outcome resources")
+            let sourceSystem = options.mapping.sourceSystem
+            // Mapped on worker threads a batch at a time (the catalog does not change while they run),
+            // written in input order.
+            let flush = {
+                var batch: [MappedInput] = []
+                batch.reserveCapacity(pending.count)
+                Self.mapInParallel(pending) { resource, fullUrl, origin -> MappedInput? in
+                    guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
+                    engine.coverage?.count(resource)
+                    return MappedInput(
+                        mapped: engine.map(resource, key: key, index: index, tasks: catalog), origin: origin, raw: resource,
+                        source: Self.source(resource, key: key, system: sourceSystem))
+                } consume: { input in
+                    if let input { batch.append(input) }
                 }
+                self.flushOutcomes(batch, catalog: catalog)
+                done += pending.count
+                pending.removeAll(keepingCapacity: true)
+                self.tick("mapped \(done) of \(outcomeResources) outcome resources")
+            }
+            let collect = { (resource: Element, fullUrl: String?, origin: Origin) in
+                pending.append((resource, fullUrl, origin))
+                if pending.count >= self.options.outcomeBatchSize { flush() }
             }
             if holds {
-                for (resource, fullUrl, origin) in held { mapOne(resource, fullUrl, origin) }
+                for (resource, fullUrl, origin) in held { collect(resource, fullUrl, origin) }
                 held = []
             } else {
-                for source in sources {
-                    read(source, countingResources: false) { resource, fullUrl, origin in
-                        if self.engine.makesOutcomes(resource.resourceType ?? "") { mapOne(resource, fullUrl, origin) }
-                    }
+                read(sources, countingResources: false) { resource, fullUrl, origin in
+                    if engine.makesOutcomes(resource.resourceType ?? "") { collect(resource, fullUrl, origin) }
                 }
             }
-            flushOutcomes(pending, catalog: catalog)
+            if !pending.isEmpty { flush() }
         }
         report.coverage = engine.coverage?.unread()
         report.seconds = Date().timeIntervalSince(started)
@@ -158,11 +170,12 @@ public final class Importer {
         return total
     }
 
-    /// Calls `body` with every resource of `source` (Bundle entries unpacked, with their fullUrl), and
-    /// reports what cannot be read.
-    private func read(_ source: FHIRInput.Source, countingResources: Bool = true, _ body: (Element, String?, Origin) -> Void) {
-        do {
-            try FHIRInput.forEachEntry(of: source) { entry, format in
+    /// Calls `body` with every resource of `sources` (Bundle entries unpacked, with their fullUrl), in
+    /// order, parsed on worker threads ahead of it, and reports what cannot be read.
+    private func read(_ sources: [FHIRInput.Source], countingResources: Bool = true, _ body: (Element, String?, Origin) -> Void) {
+        FHIRInput.forEachEntry(of: sources) { event in
+            switch event {
+            case .entry(let source, let entry, _):
                 let place = entry.line.map { "\(source):\($0)" } ?? source.description
                 switch entry.result {
                 case .failure(let error):
@@ -170,9 +183,20 @@ public final class Importer {
                 case .success(let resource):
                     unpack(resource, origin: Origin(source: place), counting: countingResources, body)
                 }
+            case .unreadable(let source, let error):
+                if countingResources { fail(type: "(unreadable)", origin: Origin(source: source.description), key: nil, path: nil, "cannot read the file: \(error)") }
             }
-        } catch {
-            if countingResources { fail(type: "(unreadable)", origin: Origin(source: source.description), key: nil, path: nil, "cannot read the file: \(error)") }
+        }
+    }
+
+    /// Runs `transform` over `items` on worker threads, a chunk per task, and hands the results to
+    /// `consume` in order, on this thread.
+    private static func mapInParallel<Item, Output>(
+        _ items: [Item], chunk: Int = 64, _ transform: @escaping @Sendable (Item) -> Output, consume: (Output) -> Void
+    ) {
+        let chunks = stride(from: 0, to: items.count, by: chunk).lazy.map { items[$0..<Swift.min($0 + chunk, items.count)] }
+        OrderedParallelMap.run(chunks.makeIterator(), transform: { slice in slice.map(transform) }) { outputs in
+            for output in outputs { consume(output) }
         }
     }
 
@@ -373,7 +397,7 @@ public final class Importer {
             for group in groups {
                 for entity in group.entities { batch.append(.upsert(entity)) }
                 for (kind, id) in group.dropped { batch.delete(kind, id: id) }
-                if group.status != .unchanged, let raw = group.raw { batch.record(source(raw, key: group.key)) }
+                if group.status != .unchanged, let raw = group.raw { batch.record(Self.source(raw, key: group.key, system: options.mapping.sourceSystem)) }
             }
             return batch
         }
@@ -432,22 +456,33 @@ public final class Importer {
 
     // MARK: - Outcomes
 
-    private func flushOutcomes(_ pending: [(MappedResource, Origin, Element)], catalog: ImportTaskCatalog) {
+    /// An outcome-making resource as mapped on a worker thread, with its source record made there too.
+    private struct MappedInput: Sendable {
+        let mapped: MappedResource
+        let origin: Origin
+        let raw: Element
+        let source: SourceResource
+    }
+
+    private func flushOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog) {
         guard !pending.isEmpty else { return }
         do {
             try writeOutcomes(pending, catalog: catalog)
         } catch {
-            for (mapped, origin, raw) in pending {
-                fail(type: mapped.key.type, origin: origin, key: mapped.key, path: nil, "the store refused it: \(error)", payload: raw)
+            for input in pending {
+                fail(type: input.mapped.key.type, origin: input.origin, key: input.mapped.key, path: nil, "the store refused it: \(error)", payload: input.raw)
             }
         }
     }
 
-    private func writeOutcomes(_ pending: [(MappedResource, Origin, Element)], catalog: ImportTaskCatalog) throws {
+    private func writeOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog) throws {
         var contributions: [OutcomeContribution] = []
         var removedSources: Set<ResourceKey> = []
         var byKey: [ResourceKey: (Origin, Element)] = [:]
-        for (mapped, origin, raw) in pending {
+        var sourceRecords: [ResourceKey: SourceResource] = [:]
+        for input in pending {
+            let (mapped, origin, raw) = (input.mapped, input.origin, input.raw)
+            sourceRecords[mapped.key] = input.source
             let type = mapped.key.type
             for note in mapped.notes { report.note(mapped.key.description, note) }
             switch mapped.result {
@@ -549,19 +584,19 @@ public final class Importer {
             }
             var values = pairs.map(\.value)
             for index in values.indices { values[index].index = values.count > 1 ? index : nil }
-            let sources = pairs.map(\.source.description).joined(separator: "\n")
+            let sources = Self.valueSources(pairs.map(\.source), provenance: group?.items.first?.provenance ?? previous?.metadata.provenance)
             let outcome: Outcome
             if let group {
                 let effective = group.task.schedule.eventStart(occurrence: group.occurrence) ?? group.task.metadata.effectiveDate
                 var metadata = EntityMetadata(
                     effectiveDate: max(effective, previous?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
                     provenance: group.items.first?.provenance ?? previous?.metadata.provenance)
-                metadata.userInfo = [UserInfoKey.valueSources: sources]
+                metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
                 outcome = Outcome(taskUUID: group.task.uuid, taskID: group.task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
             } else if var kept = previous {
                 // Only removals: the same outcome with fewer values.
                 kept.values = values
-                kept.metadata.userInfo = [UserInfoKey.valueSources: sources]
+                kept.metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
                 outcome = kept
             } else {
                 continue
@@ -585,8 +620,8 @@ public final class Importer {
         var recorded: Set<ResourceKey> = []
         for index in changeGroups.indices {
             for key in changeGroups[index].sources.sorted() where !removedSources.contains(key) && !recorded.contains(key) {
-                guard let status = statuses[key], status != .unchanged, let (_, raw) = byKey[key] else { continue }
-                changeGroups[index].changes.append(.recordSource(source(raw, key: key)))
+                guard let status = statuses[key], status != .unchanged, let record = sourceRecords[key] else { continue }
+                changeGroups[index].changes.append(.recordSource(record))
                 recorded.insert(key)
             }
         }
@@ -623,11 +658,22 @@ public final class Importer {
         }
     }
 
-    /// An outcome's values, each with the resource it came from (`userInfo` keeps them in value order).
+    /// The resources an outcome's values came from, in value order, as `userInfo` keeps them: nil when
+    /// every value came from the resource its provenance names (most outcomes), so that the store keeps
+    /// no JSON for them.
+    private static func valueSources(_ sources: [ResourceKey], provenance: Provenance?) -> String? {
+        if let provenance, sources.allSatisfy({ $0.type == provenance.fhirType && $0.id == provenance.fhirID }) { return nil }
+        return sources.map(\.description).joined(separator: "\n")
+    }
+
+    /// An outcome's values, each with the resource it came from (`userInfo` keeps them in value order;
+    /// without it, they all came from the resource of its provenance).
     private static func valuesWithSources(_ outcome: Outcome) -> [(source: ResourceKey, value: OutcomeValue)] {
         let sources = outcome.metadata.userInfo?[UserInfoKey.valueSources]?.split(separator: "\n").map { text -> ResourceKey in
             let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
             return ResourceKey(type: parts.first ?? "", id: parts.count > 1 ? parts[1] : "")
+        } ?? outcome.metadata.provenance.map { provenance in
+            Array(repeating: ResourceKey(type: provenance.fhirType, id: provenance.fhirID), count: outcome.values.count)
         } ?? []
         return outcome.values.enumerated().map { position, value in
             var plain = value
@@ -649,10 +695,11 @@ public final class Importer {
         }
     }
 
-    private func source(_ resource: Element, key: ResourceKey) -> SourceResource {
+    /// The record of `resource` as received from `system`.
+    private static func source(_ resource: Element, key: ResourceKey, system: String) -> SourceResource {
         let meta = resource.child(named: "meta")
         return SourceResource(
-            sourceSystem: options.mapping.sourceSystem, resourceType: key.type, resourceID: key.id, versionID: meta?.childValue("versionId"),
+            sourceSystem: system, resourceType: key.type, resourceID: key.id, versionID: meta?.childValue("versionId"),
             lastUpdated: meta?.childValue("lastUpdated"), body: FHIRJSON.write(resource))
     }
 

@@ -59,4 +59,59 @@ final class FHIRInputTests: XCTestCase {
             XCTAssertEqual("\(error)", "a folder with no .json, .ndjson or .xml file in it")
         }
     }
+
+    func testManySourcesAreParsedAheadAndDeliveredInOrder() throws {
+        let folder = try makeScratchFolder("input")
+        var paths: [String] = []
+        for file in 0..<12 {
+            let lines = (0..<30).map { #"{"resourceType":"Patient","id":"f\#(file)-\#($0)"}"# }
+            paths.append(try folder.writeFile("\(file).ndjson", lines.joined(separator: "\n")))
+        }
+        paths.insert(folder.path + "/missing.json", at: 5)
+        var seen: [String] = [], unreadable: [String] = []
+        FHIRInput.forEachEntry(of: paths.map(FHIRInput.Source.file), workers: 3, chunkSize: 200) { event in
+            switch event {
+            case .entry(_, let entry, let format):
+                XCTAssertEqual(format, .ndjson)
+                seen.append((try? entry.result.get())?.childValue("id") ?? "?")
+            case .unreadable(let source, let error):
+                unreadable.append("\(source): \(error)")
+            }
+        }
+        XCTAssertEqual(seen, (0..<12).flatMap { file in (0..<30).map { "f\(file)-\($0)" } })
+        XCTAssertEqual(unreadable, [folder.path + "/missing.json: no such file"])
+    }
+
+    func testOrderedParallelMapKeepsOrderBoundsWorkAndStopsOnError() {
+        struct Stop: Error {}
+        let inFlight = Counter()
+        var results: [Int] = []
+        OrderedParallelMap.run((0..<500).makeIterator(), workers: 4, window: 8, transform: { value -> Int in
+            XCTAssertLessThanOrEqual(inFlight.change(+1), 4)
+            defer { _ = inFlight.change(-1) }
+            return value * 2
+        }) { results.append($0) }
+        XCTAssertEqual(results, (0..<500).map { $0 * 2 })
+
+        var consumed = 0
+        XCTAssertThrowsError(try OrderedParallelMap.run((0..<100).makeIterator(), workers: 2, transform: { $0 }) { value in
+            consumed += 1
+            if value == 10 { throw Stop() }
+        })
+        XCTAssertEqual(consumed, 11)
+    }
+}
+
+/// A counter shared by worker threads.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    /// Adds `delta` and returns the new value.
+    func change(_ delta: Int) -> Int {
+        lock.withLock {
+            value += delta
+            return value
+        }
+    }
 }

@@ -8,6 +8,8 @@ import Foundation
 ///   it (`.json`, `.ndjson`, `.xml`, recursively, in a stable name order).
 /// - ``forEachEntry(of:chunkSize:_:)``: every resource of one source, in order. NDJSON is streamed
 ///   chunk by chunk, so a file larger than memory is read line by line with its line numbers kept.
+/// - ``forEachEntry(of:workers:chunkSize:_:)``: the same for many sources, parsed on worker threads
+///   ahead of the caller.
 /// - ``data(of:)``: the whole content of one source, for commands that need it all (convert).
 ///
 /// ```swift
@@ -78,56 +80,147 @@ public enum FHIRInput {
     public static func forEachEntry(
         of source: Source, chunkSize: Int = 4 << 20, _ body: (_ entry: FHIRDocument.Entry, _ format: FHIRFormat?) throws -> Void
     ) throws -> FHIRFormat? {
-        guard case .file(let path) = source else {
-            return try forEachEntry(inWhole: data(of: source), body)
+        var format: FHIRFormat?
+        var units = Units([source], chunkSize: chunkSize)
+        while let unit = units.next() {
+            let parsed = unit.parse()
+            if let error = parsed.error { throw error }
+            format = parsed.format
+            for entry in parsed.entries { try body(entry, parsed.format) }
         }
-        try checkReadable(path)
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw FHIRInputError("cannot be opened")
-        }
-        defer { try? handle.close() }
-        var buffer = try readChunk(handle, size: chunkSize)
-        guard buffer.count == chunkSize, FHIRFormat.detect(buffer) == .ndjson else {
-            // Small enough to have been read whole, or JSON/XML, which are read whole anyway.
-            while true {
-                let more = try readChunk(handle, size: chunkSize)
-                if more.isEmpty { break }
-                buffer.append(more)
-            }
-            return try forEachEntry(inWhole: buffer, body)
-        }
-        // NDJSON larger than a chunk: parse the complete lines of each chunk, carry the partial last line.
-        var nextLine = 1
-        while true {
-            let more = try readChunk(handle, size: chunkSize)
-            let isLast = more.isEmpty
-            let cut: Int
-            if isLast {
-                cut = buffer.count
-            } else if let lastNewline = buffer.lastIndex(of: 0x0A) {
-                cut = lastNewline - buffer.startIndex + 1
-            } else {
-                buffer.append(more)  // one line longer than a chunk: keep reading until it ends
-                continue
-            }
-            let complete = buffer.prefix(cut)
-            let lines = complete.reduce(into: 0) { count, byte in if byte == 0x0A { count += 1 } }
-            try FHIRJSON.forEachNDJSONLine(in: Data(complete), firstLineNumber: nextLine) { line, result in
-                try body(FHIRDocument.Entry(line: line, result: result), .ndjson)
-            }
-            nextLine += lines
-            if isLast { break }
-            var rest = Data(buffer.suffix(from: buffer.startIndex + cut))
-            rest.append(more)
-            buffer = rest
-        }
-        return .ndjson
+        return format
     }
 
-    private static func forEachEntry(inWhole data: Data, _ body: (FHIRDocument.Entry, FHIRFormat?) throws -> Void) throws -> FHIRFormat? {
-        let document = FHIRDocument.read(data)
-        for entry in document.entries { try body(entry, document.format) }
-        return document.format
+    /// What reading several sources gives, in order.
+    public enum Event {
+        /// A resource of `source` (or its syntax error), with the format of its content.
+        case entry(Source, FHIRDocument.Entry, FHIRFormat?)
+        /// `source` cannot be opened or read (after any entries it gave before the failure).
+        case unreadable(Source, FHIRInputError)
+    }
+
+    /// Reads every resource of `sources`, in order, parsing on `workers` threads ahead of `body`, which
+    /// runs on the calling thread. Memory holds a few files or NDJSON chunks at a time, never a whole
+    /// NDJSON file; a source that cannot be read is an ``Event/unreadable(_:_:)`` and the others go on.
+    public static func forEachEntry(
+        of sources: [Source], workers: Int = OrderedParallelMap.defaultWorkers, chunkSize: Int = 4 << 20, _ body: (Event) throws -> Void
+    ) rethrows {
+        try OrderedParallelMap.run(Units(sources, chunkSize: chunkSize), workers: workers, transform: { $0.parse() }) { parsed in
+            for entry in parsed.entries { try body(.entry(parsed.source, entry, parsed.format)) }
+            if let error = parsed.error { try body(.unreadable(parsed.source, error)) }
+        }
+    }
+
+    /// One piece of input that parses on its own: a whole file, or a run of whole NDJSON lines.
+    struct Unit: Sendable {
+        enum Content {
+            case whole(Data)
+            case lines(Data, firstLine: Int)
+        }
+
+        let source: Source
+        let content: Result<Content, FHIRInputError>
+
+        func parse() -> ParsedUnit {
+            switch content {
+            case .failure(let error):
+                return ParsedUnit(source: source, entries: [], format: nil, error: error)
+            case .success(.whole(let data)):
+                let document = FHIRDocument.read(data)
+                return ParsedUnit(source: source, entries: document.entries, format: document.format, error: nil)
+            case .success(.lines(let data, let firstLine)):
+                var entries: [FHIRDocument.Entry] = []
+                FHIRJSON.forEachNDJSONLine(in: data, firstLineNumber: firstLine) { line, result in
+                    entries.append(FHIRDocument.Entry(line: line, result: result))
+                }
+                return ParsedUnit(source: source, entries: entries, format: .ndjson, error: nil)
+            }
+        }
+    }
+
+    struct ParsedUnit {
+        let source: Source
+        let entries: [FHIRDocument.Entry]
+        let format: FHIRFormat?
+        let error: FHIRInputError?
+    }
+
+    /// The units of a list of sources, read as they are asked for: a JSON or XML file whole, NDJSON
+    /// larger than a chunk as runs of complete lines (a partial last line carried to the next chunk).
+    struct Units: IteratorProtocol {
+        private var sources: IndexingIterator<[Source]>
+        private let chunkSize: Int
+        /// The NDJSON file being read in chunks.
+        private var open: (source: Source, handle: FileHandle, buffer: Data, nextLine: Int)?
+
+        init(_ sources: [Source], chunkSize: Int) {
+            self.sources = sources.makeIterator()
+            self.chunkSize = max(1, chunkSize)
+        }
+
+        mutating func next() -> Unit? {
+            if let current = open {
+                return nextChunk(of: current)
+            }
+            guard let source = sources.next() else { return nil }
+            guard case .file(let path) = source else {
+                return Unit(source: source, content: Result { () throws(FHIRInputError) in .whole(try data(of: source)) })
+            }
+            do {
+                try checkReadable(path)
+                guard let handle = FileHandle(forReadingAtPath: path) else { throw FHIRInputError("cannot be opened") }
+                let buffer = try readChunk(handle, size: chunkSize)
+                guard buffer.count == chunkSize, FHIRFormat.detect(buffer) == .ndjson else {
+                    // Small enough to have been read whole, or JSON/XML, which are read whole anyway.
+                    defer { try? handle.close() }
+                    var whole = buffer
+                    while true {
+                        let more = try readChunk(handle, size: chunkSize)
+                        if more.isEmpty { break }
+                        whole.append(more)
+                    }
+                    return Unit(source: source, content: .success(.whole(whole)))
+                }
+                return nextChunk(of: (source, handle, buffer, 1))
+            } catch {
+                return Unit(source: source, content: .failure(error as? FHIRInputError ?? FHIRInputError("cannot be read: \(error)")))
+            }
+        }
+
+        /// The complete lines of the open NDJSON file's buffer and the chunk after it.
+        private mutating func nextChunk(of current: (source: Source, handle: FileHandle, buffer: Data, nextLine: Int)) -> Unit {
+            var (source, handle, buffer, nextLine) = current
+            do throws(FHIRInputError) {
+                while true {
+                    let more = try readChunk(handle, size: chunkSize)
+                    let isLast = more.isEmpty
+                    let cut: Int
+                    if isLast {
+                        cut = buffer.count
+                    } else if let lastNewline = buffer.lastIndex(of: 0x0A) {
+                        cut = lastNewline - buffer.startIndex + 1
+                    } else {
+                        buffer.append(more)  // one line longer than a chunk: keep reading until it ends
+                        continue
+                    }
+                    let complete = Data(buffer.prefix(cut))
+                    let lines = complete.reduce(into: 0) { count, byte in if byte == 0x0A { count += 1 } }
+                    if isLast {
+                        try? handle.close()
+                        open = nil
+                    } else {
+                        var rest = Data(buffer.suffix(from: buffer.startIndex + cut))
+                        rest.append(more)
+                        open = (source, handle, rest, nextLine + lines)
+                    }
+                    return Unit(source: source, content: .success(.lines(complete, firstLine: nextLine)))
+                }
+            } catch {
+                try? handle.close()
+                open = nil
+                return Unit(source: source, content: .failure(error))
+            }
+        }
     }
 
     private static func readChunk(_ handle: FileHandle, size: Int) throws(FHIRInputError) -> Data {

@@ -66,7 +66,8 @@ public enum UserInfoKey {
     public static let codes = "fhir.codes"
     /// The entity id of a task's patient.
     public static let patient = "fhir.patient"
-    /// The Observations whose values an outcome holds, one `Type/id` per value, in value order.
+    /// The Observations whose values an outcome holds, one `Type/id` per value, in value order; absent
+    /// when all of them came from the resource the outcome's provenance names.
     public static let valueSources = "fhir.valueSources"
     /// Identifiers of a patient (`system|value`, one per line).
     public static let identifiers = "fhir.identifiers"

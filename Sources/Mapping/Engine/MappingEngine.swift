@@ -281,12 +281,13 @@ private struct Run {
         let logTitle = try string(entity.field("logTitle"), item: item)
         let codeKey = codes.first ?? logTitle ?? "uncoded"
         let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
+        // Each Observation offers the log titled its own way; the importer keeps the one offered first in
+        // input order, so that the title does not depend on which Observation a worker thread maps first.
+        let title = logTitle ?? codeKey
         let log: CareTask
-        if let known = engine.logTasks[logID] {
+        if let known = engine.logTasks["\(logID)\n\(title)"] {
             log = known
         } else {
-            // Titled by the first Observation of the code seen; the same every run for the same input order.
-            let title = logTitle ?? codeKey
             let schedule: Schedule
             do {
                 schedule = try Schedule(composing: [ScheduleElement(
@@ -298,9 +299,9 @@ private struct Run {
             made.metadata.userInfo = [UserInfoKey.patient: patientID, UserInfoKey.codes: codeKey]
             made.metadata.tags = ["log"]
             log = try hashed(made)
-            engine.logTasks[logID] = log
+            engine.logTasks["\(logID)\n\(title)"] = log
         }
-        guard let occurrence = Self.dayIndex(of: time, from: options.epoch, in: zone) else {
+        guard let occurrence = FHIRDates.dayIndex(of: time, from: options.epoch, in: zone) else {
             throw MappingFailure(at: "\(key.type).effective", "its time is before \(TimingSchedule.isoDay(options.epoch, zone)), the start of every log")
         }
         return OutcomeContribution(taskID: logID, occurrence: occurrence, values: values, source: key, logTask: log, provenance: provenance)
@@ -316,18 +317,6 @@ private struct Run {
 
     private func taskCodes(_ task: CareTask) -> [String] {
         task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n").map(String.init) ?? []
-    }
-
-    /// The occurrence of a daily all-day schedule starting on `start`'s day that `time` falls on: the
-    /// number of calendar days between them in `zone` (what the schedule's own arithmetic gives, without
-    /// walking it).
-    static func dayIndex(of time: Date, from start: Date, in zone: TimeZone) -> Int? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        guard time >= start, let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: start), to: calendar.startOfDay(for: time)).day else {
-            return nil
-        }
-        return days
     }
 
     // MARK: - Metadata
@@ -614,7 +603,8 @@ private struct Run {
     }
 }
 
-/// The log tasks of a run, shared by every mapping of it (the engine is a value; this is its one cache).
+/// The log tasks of a run by id and title, built (and hashed) once, shared by every mapping of it (the
+/// engine is a value; this is its one cache).
 final class LogTaskCache: @unchecked Sendable {
     private var tasks: [String: CareTask] = [:]
     private let lock = NSLock()

@@ -35,8 +35,20 @@ public struct ResourceKey: Hashable, Sendable, Comparable, CustomStringConvertib
 
     /// `text` with every character outside FHIR's id alphabet replaced by `-`, hashed when too long.
     static func safe(_ text: String) -> String {
-        let mapped = String(text.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") ? $0 : "-" })
-        return mapped.count <= 64 ? mapped : String(mapped.prefix(40)) + "-" + String(ContentHash.of(text).prefix(16))
+        // Byte by byte: every character outside [A-Za-z0-9.-] (a multi-byte one included) becomes one "-".
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."):
+                bytes.append(byte)
+            case 0x80...0xBF: continue  // a continuation byte: its character has its "-" already
+            default: bytes.append(UInt8(ascii: "-"))
+            }
+        }
+        let mapped = String(decoding: bytes, as: UTF8.self)
+        return bytes.count <= 64 ? mapped : String(mapped.prefix(40)) + "-" + String(ContentHash.of(text).prefix(16))
     }
 }
 

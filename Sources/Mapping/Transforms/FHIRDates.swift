@@ -1,3 +1,4 @@
+import FHIRCore
 import Foundation
 
 /// FHIR date, dateTime and instant text as a point in time. Partial dates (`2024`, `2024-03`) stand for
@@ -61,12 +62,29 @@ enum FHIRDates {
                 }
             }
         }
-        guard index == bytes.count else { return nil }
+        guard index == bytes.count, let month = components.month, let day = components.day, let hour = components.hour,
+              let minute = components.minute, let second = components.second,
+              day <= CivilCalendar.daysInMonth(year: year, month: month)  // 2025-02-30
+        else { return nil }
+        let local = Double(((CivilCalendar.days(year: year, month: month, day: day) * 24 + hour) * 60 + minute) * 60 + second)
+        if let offsetSeconds { return Date(timeIntervalSince1970: local - Double(offsetSeconds) + fraction) }
+        // A local time: the zone's offset, when it is the same a day either side; near a change of
+        // offset, Calendar decides what a skipped or repeated hour means.
+        let before = zone.secondsFromGMT(for: Date(timeIntervalSince1970: local - 86_400))
+        if before == zone.secondsFromGMT(for: Date(timeIntervalSince1970: local + 86_400)) {
+            return Date(timeIntervalSince1970: local - Double(before) + fraction)
+        }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = offsetSeconds.flatMap { TimeZone(secondsFromGMT: $0) } ?? zone
-        guard let date = calendar.date(from: components),
-              calendar.component(.day, from: date) == components.day else { return nil }  // 2025-02-30
-        return date.addingTimeInterval(fraction)
+        calendar.timeZone = zone
+        return calendar.date(from: components)?.addingTimeInterval(fraction)
+    }
+
+    /// The occurrence of a daily all-day schedule starting on `start`'s day that `time` falls on: the
+    /// number of calendar days between them in `zone` (what the schedule's own arithmetic gives, without
+    /// walking it); nil before `start`.
+    static func dayIndex(of time: Date, from start: Date, in zone: TimeZone) -> Int? {
+        guard time >= start else { return nil }
+        return CivilCalendar.localDay(of: time, in: zone) - CivilCalendar.localDay(of: start, in: zone)
     }
 
     /// Whether `text` carries a time of day (a dateTime with `T`), not only a date.

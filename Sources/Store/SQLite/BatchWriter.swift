@@ -39,7 +39,7 @@ struct BatchWriter {
 
     /// The task versions this batch used (valid at its end).
     private var taskVersionsRead: [UUID: TaskVersionCache.Version] = [:]
-    /// The task versions this batch read from the database, for the store's cache once it commits.
+    /// The task versions this batch read from the database or wrote, for the store's cache once it commits.
     private(set) var taskVersionsFetched: [UUID: TaskVersionCache.Version] = [:]
     /// The task versions this batch changed (a later version or a tombstone was appended).
     private(set) var taskVersionsChanged: Set<UUID> = []
@@ -333,6 +333,12 @@ struct BatchWriter {
         let values = codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart)
         try statement.execute(arguments: StatementArguments(values))
         try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)
+        if case .task(let task) = entity {
+            // The outcomes of the same import look this version up next: keep it rather than decode it again.
+            let version = TaskVersion(task: task, effectiveDate: metadata.effectiveDate, nextEffectiveDate: nil, deleted: false)
+            taskVersionsRead[metadata.uuid] = version
+            taskVersionsFetched[metadata.uuid] = version
+        }
     }
 
     /// Writes an outcome version: the row (bound column by column, as this runs once per outcome) and
