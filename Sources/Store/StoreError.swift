@@ -11,6 +11,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case storeNotFound(path: String)
     /// The file exists but is not a CareGate store (not SQLite, or damaged).
     case notAStore(path: String, reason: String)
+    /// A store cannot be made at `path` (its folder is missing or not writable).
+    case cannotCreate(path: String, reason: String)
+    /// Another process held the store (writing) for longer than the busy timeout.
+    case busy(path: String, waitedSeconds: Double)
     /// The store was written by a newer CareGate whose migrations this build does not know.
     case newerSchema(path: String, unknownMigrations: [String])
     /// `add` of an id that already exists (deleted or not): CareKit never reuses an id.
@@ -49,6 +53,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no store at \(path) (create one by importing data, or pass --store PATH)"
         case .notAStore(let path, let reason):
             return "\(path) is not a CareGate store: \(reason)"
+        case .cannotCreate(let path, let reason):
+            return "cannot create a store at \(path): \(reason)"
+        case .busy(let path, let waited):
+            return "another process holds the store \(path) (a write has been going on for more than \(Self.seconds(waited))); try again when it is done, or wait longer with --busy-timeout"
         case .newerSchema(let path, let unknown):
             return "\(path) was written by a newer CareGate (unknown migrations: \(unknown.joined(separator: ", ")))"
         case .idAlreadyExists(let kind, let id):
@@ -81,6 +89,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .database(let message):
             return "store database error: \(message)"
         }
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value)
     }
 
     private static func format(_ date: Date) -> String {

@@ -21,7 +21,7 @@ struct StoreDump: ParsableCommand {
     var allVersions = false
 
     func run() throws {
-        let store = try options.open()
+        let store = try options.openForReading()
         let output = FileHandle.standardOutput
         try StoreDumper(store: store, format: format, allVersions: allVersions).dump { output.write($0) }
     }

@@ -41,7 +41,7 @@ struct StoreEvents: ParsableCommand {
 
     func run() throws {
         let interval = try interval()
-        let store = try options.open()
+        let store = try options.openForReading()
         guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
             throw StoreError.idNotFound(kind: .patient, id: patient)
         }

@@ -2,16 +2,31 @@ import ArgumentParser
 import Foundation
 import Store
 
-/// `--store PATH`, shared by every command that reads or writes the staging store.
+/// `--store PATH` and `--busy-timeout`, shared by every command that reads or writes the staging store.
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The store file (SQLite).", valueName: "path"))
     var store: String = "caregate.sqlite"
 
-    /// Opens the store; a store that is missing (unless `creating`) or not a CareGate store is an
-    /// error naming the path.
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds to wait while another process writes to the store before giving up (readers never wait).", valueName: "seconds"))
+    var busyTimeout: Double = 30
+
+    func validate() throws {
+        guard busyTimeout >= 0, busyTimeout.isFinite else { throw ValidationError("--busy-timeout must be zero or more seconds") }
+    }
+
+    /// Opens the store for writing; a store that is missing (unless `creating`) or not a CareGate store
+    /// is an error naming the path, and nothing in such a file changes.
     func open(creating: Bool = false, cacheMiB: Int = 64) throws -> any Store {
         try SQLiteStore(
-            path: store, mode: creating ? .createIfMissing : .existingOnly, options: SQLiteStore.Options(cacheMiB: cacheMiB))
+            path: store, mode: creating ? .createIfMissing : .existingOnly,
+            options: SQLiteStore.Options(cacheMiB: cacheMiB, busyTimeout: busyTimeout))
+    }
+
+    /// Opens the store for reading only: nothing is created or changed, and a writer in another process
+    /// does not block it.
+    func openForReading() throws -> any Store {
+        try SQLiteStore(path: store, mode: .readOnly, options: SQLiteStore.Options(busyTimeout: busyTimeout))
     }
 }
 

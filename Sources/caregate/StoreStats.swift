@@ -14,7 +14,7 @@ struct StoreStats: ParsableCommand {
     var check = false
 
     func run() throws {
-        let store = try options.open()
+        let store = try options.openForReading()
         let stats = try store.statistics()
         var lines = ["store \(options.store)"]
         lines.append("entity       current   deleted  versions")

@@ -25,30 +25,62 @@ public struct CLIRunner {
 
     /// Runs `caregate arguments...`, feeding `stdin` when given, in `directory` (default: project root).
     public static func run(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory ?? Corpus.projectRoot
-        // Output goes to temporary files: a pipe the test does not drain could block a chatty child.
-        let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("caregate-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
-        let inURL = scratch.appendingPathComponent("stdin")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        FileManager.default.createFile(atPath: inURL.path, contents: stdin ?? Data())
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        process.standardInput = try FileHandle(forReadingFrom: inURL)
-        try process.run()
-        process.waitUntilExit()
-        let outData = try Data(contentsOf: outURL), errData = try Data(contentsOf: errURL)
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self)
-        )
+        try start(arguments, stdin: stdin, in: directory).wait()
+    }
+
+    /// Starts `caregate arguments...` without waiting for it (for tests of processes that overlap).
+    public static func start(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Running {
+        try Running(executable: executable, arguments: arguments, stdin: stdin, directory: directory ?? Corpus.projectRoot)
+    }
+
+    /// Runs `caregate arguments...` as an unprivileged user (nobody) when the tests run as root, so that
+    /// file permissions apply to it; as the current user otherwise.
+    public static func runAsUnprivilegedUser(_ arguments: [String], in directory: URL? = nil) throws -> Result {
+        let setpriv = URL(fileURLWithPath: "/usr/bin/setpriv")
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: setpriv.path) else { return try run(arguments, in: directory) }
+        return try Running(
+            executable: setpriv, arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments,
+            stdin: nil, directory: directory ?? Corpus.projectRoot
+        ).wait()
+    }
+
+    /// A started child process (its state may be read from any thread).
+    public final class Running: @unchecked Sendable {
+        private let process = Process()
+        private let scratch: URL
+
+        init(executable: URL, arguments: [String], stdin: Data?, directory: URL) throws {
+            process.executableURL = executable
+            process.arguments = arguments
+            process.currentDirectoryURL = directory
+            // Output goes to temporary files: a pipe the test does not drain could block a chatty child.
+            scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-cli-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            let inURL = scratch.appendingPathComponent("stdin")
+            FileManager.default.createFile(atPath: outURL.path, contents: nil)
+            FileManager.default.createFile(atPath: errURL.path, contents: nil)
+            FileManager.default.createFile(atPath: inURL.path, contents: stdin ?? Data())
+            process.standardOutput = try FileHandle(forWritingTo: outURL)
+            process.standardError = try FileHandle(forWritingTo: errURL)
+            process.standardInput = try FileHandle(forReadingFrom: inURL)
+            try process.run()
+        }
+
+        private var outURL: URL { scratch.appendingPathComponent("stdout") }
+        private var errURL: URL { scratch.appendingPathComponent("stderr") }
+
+        public var isRunning: Bool { process.isRunning }
+
+        /// Waits for the process to end and returns what it printed.
+        public func wait() throws -> Result {
+            process.waitUntilExit()
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let outData = try Data(contentsOf: outURL), errData = try Data(contentsOf: errURL)
+            return Result(
+                status: process.terminationStatus,
+                stdout: String(decoding: outData, as: UTF8.self),
+                stderr: String(decoding: errData, as: UTF8.self)
+            )
+        }
     }
 }

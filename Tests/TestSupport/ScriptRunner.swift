@@ -14,4 +14,31 @@ public enum ScriptRunner {
         process.waitUntilExit()
         return (process.terminationStatus, text)
     }
+
+    /// Runs a line of Python (test set-up that needs another program's view, such as its own SQLite
+    /// connection); throws when it fails.
+    @discardableResult
+    public static func python(_ code: String) throws -> String {
+        let process = try startPython(code)
+        process.waitUntilExit()
+        let text = String(decoding: (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        guard process.terminationStatus == 0 else { throw ScriptFailure(description: "python failed (\(process.terminationStatus)): \(text)") }
+        return text
+    }
+
+    /// Starts a line of Python without waiting for it.
+    public static func startPython(_ code: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", code]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        return process
+    }
+}
+
+public struct ScriptFailure: Error, CustomStringConvertible {
+    public let description: String
 }

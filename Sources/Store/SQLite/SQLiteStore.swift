@@ -27,12 +27,15 @@ import GRDB
 ///
 /// - ``integrityCheck()``
 public final class SQLiteStore: Sendable {
-    /// Whether opening may create the file.
+    /// How a store is opened.
     public enum OpenMode: Sendable {
-        /// Create the store (and its schema) when the file does not exist.
+        /// For writing; creates the store (and its schema) when the file does not exist.
         case createIfMissing
-        /// Refuse with ``StoreError/storeNotFound(path:)`` when the file does not exist.
+        /// For writing; refuses with ``StoreError/storeNotFound(path:)`` when the file does not exist.
         case existingOnly
+        /// For reading only: nothing is created, migrated, converted or checkpointed, and a writer in
+        /// another process never blocks it (WAL). Works on a store that is read-only on disk.
+        case readOnly
     }
 
     /// Tuning of the SQLite connection.
@@ -42,28 +45,44 @@ public final class SQLiteStore: Sendable {
         /// How many pages the WAL may hold before SQLite copies them into the database file. A bulk import
         /// gains from more: a page changed by many batches is then copied once, not once per batch.
         public var walCheckpointPages: Int
-        public init(cacheMiB: Int = 64, walCheckpointPages: Int = 1000) {
+        /// How long to wait for another process's write before failing with ``StoreError/busy(path:waitedSeconds:)``.
+        public var busyTimeout: TimeInterval
+
+        public init(cacheMiB: Int = 64, walCheckpointPages: Int = 1000, busyTimeout: TimeInterval = 30) {
             self.cacheMiB = cacheMiB
             self.walCheckpointPages = walCheckpointPages
+            self.busyTimeout = busyTimeout
         }
     }
 
     /// The file path, or `:memory:`.
     public let path: String
     let writer: any DatabaseWriter
+    let busyTimeout: TimeInterval
     /// Decoded task versions, shared by batches and event queries.
     let taskCache = TaskVersionCache()
 
-    /// Opens (or creates) the store at `path` and brings its schema up to date.
+    /// Opens (or creates) the store at `path`. Opened for writing, its schema is brought up to date; a
+    /// file that exists must be a CareGate store, which is checked before anything in it changes.
     public init(path: String, mode: OpenMode = .createIfMissing, options: Options = Options()) throws {
         self.path = path
-        if mode == .existingOnly, !FileManager.default.fileExists(atPath: path) {
+        busyTimeout = options.busyTimeout
+        let exists = FileManager.default.fileExists(atPath: path)
+        if exists {
+            try Self.checkIsStore(path: path, options: options)
+        } else if mode != .createIfMissing {
             throw StoreError.storeNotFound(path: path)
+        } else {
+            try Self.checkCanCreate(path: path)
         }
         do {
+            if mode == .readOnly {
+                writer = try Self.openReadOnly(path: path, options: options)
+                return
+            }
             writer = try DatabasePool(path: path, configuration: Self.configuration(options))
         } catch {
-            throw Self.openingError(error, path: path)
+            throw Self.openingError(error, path: path, busyTimeout: options.busyTimeout)
         }
         try migrate()
     }
@@ -71,6 +90,7 @@ public final class SQLiteStore: Sendable {
     private init(path: String, writer: any DatabaseWriter) throws {
         self.path = path
         self.writer = writer
+        busyTimeout = 0
         try migrate()
     }
 
@@ -79,13 +99,18 @@ public final class SQLiteStore: Sendable {
         try SQLiteStore(path: ":memory:", writer: DatabaseQueue(configuration: configuration(options)))
     }
 
-    private static func configuration(_ options: Options) -> Configuration {
+    private static func configuration(_ options: Options, readOnly: Bool = false) -> Configuration {
         var configuration = Configuration()
         configuration.label = "CareGate store"
+        configuration.readonly = readOnly
+        // A writer waits this long for another process's write; readers of a WAL store never wait on
+        // one (the pool's readers have GRDB's own timeout for SQLite's rare recovery locks).
+        configuration.busyMode = .timeout(max(0, options.busyTimeout))
         let cacheKiB = max(1, options.cacheMiB) * 1024
         let checkpointPages = max(1, options.walCheckpointPages)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            guard !readOnly else { return }
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(checkpointPages)")
             // In WAL mode NORMAL never corrupts the file and loses nothing committed when the process dies;
             // only a power cut can drop the last commits. It spares one fsync per batch.
@@ -94,14 +119,84 @@ public final class SQLiteStore: Sendable {
         return configuration
     }
 
+    /// One read-only connection. A WAL store whose folder cannot take the shared-memory file (a store
+    /// that is read-only on disk, with no writer left) is opened as immutable, as nothing can change it.
+    private static func openReadOnly(path: String, options: Options) throws -> DatabaseQueue {
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration(options, readOnly: true))
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            return queue
+        } catch let error as DatabaseError where [.SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode)
+            && !FileManager.default.isWritableFile(atPath: folder(of: path)) {
+            let uri = "file:" + (URL(fileURLWithPath: path).path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
+            let queue = try DatabaseQueue(path: uri, configuration: configuration(options, readOnly: true))
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            return queue
+        }
+    }
+
+    /// Refuses a file that is not a CareGate store (empty, another program's SQLite file, not SQLite,
+    /// unreadable) before any connection that could change it is opened. Reading the header changes
+    /// nothing: the check connection is read-only and does not touch the journal mode.
+    private static func checkIsStore(path: String, options: Options) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StoreError.notAStore(path: path, reason: "it is a folder")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw StoreError.notAStore(path: path, reason: "it cannot be read (permission denied)")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        if size == 0 {
+            throw StoreError.notAStore(path: path, reason: "the file is empty; CareGate does not write into a file it did not create (remove it, or pass another --store)")
+        }
+        do {
+            let check = try openReadOnly(path: path, options: options)
+            try check.read { db in
+                let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+                if applicationID == StoreSchema.applicationID { return }
+                if applicationID != 0 {
+                    throw StoreError.notAStore(path: path, reason: "it belongs to another program (SQLite application id \(String(format: "0x%08X", UInt32(bitPattern: applicationID))))")
+                }
+                let knowsFirst = try db.tableExists("grdb_migrations")
+                    && (try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations WHERE identifier = ?", arguments: [StoreSchema.firstMigration]) ?? 0) > 0
+                guard knowsFirst else {
+                    throw StoreError.notAStore(path: path, reason: try hasUserTables(db)
+                        ? "it is an SQLite database without CareGate's tables" : "it is an SQLite database with no tables")
+                }
+            }
+            try check.close()
+        } catch {
+            throw openingError(error, path: path, busyTimeout: options.busyTimeout)
+        }
+    }
+
+    /// Says plainly why a new store cannot be made at `path`.
+    private static func checkCanCreate(path: String) throws {
+        guard path != ":memory:" else { return }
+        let folder = folder(of: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
+            throw StoreError.cannotCreate(path: path, reason: "the folder \(folder) does not exist")
+        }
+        guard isDirectory.boolValue else {
+            throw StoreError.cannotCreate(path: path, reason: "\(folder) is not a folder")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw StoreError.cannotCreate(path: path, reason: "the folder \(folder) is not writable (permission denied)")
+        }
+    }
+
+    /// The folder of `path` as the user wrote it (`.` for a bare file name).
+    private static func folder(of path: String) -> String {
+        let parent = (path as NSString).deletingLastPathComponent
+        return parent.isEmpty ? "." : parent
+    }
+
     private func migrate() throws {
         let migrator = StoreSchema.migrator
         do {
             try writer.write { db in
-                let hasMigrations = try db.tableExists("grdb_migrations")
-                if !hasMigrations, try Self.hasUserTables(db) {
-                    throw StoreError.notAStore(path: path, reason: "it is an SQLite database without CareGate's tables")
-                }
                 let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
                 if !unknown.isEmpty {
                     throw StoreError.newerSchema(path: path, unknownMigrations: unknown.sorted())
@@ -109,7 +204,7 @@ public final class SQLiteStore: Sendable {
             }
             try migrator.migrate(writer)
         } catch {
-            throw Self.openingError(error, path: path)
+            throw Self.openingError(error, path: path, busyTimeout: busyTimeout)
         }
     }
 
@@ -117,7 +212,7 @@ public final class SQLiteStore: Sendable {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0 > 0
     }
 
-    private static func openingError(_ error: any Error, path: String) -> any Error {
+    private static func openingError(_ error: any Error, path: String, busyTimeout: TimeInterval) -> any Error {
         if let storeError = error as? StoreError { return storeError }
         if let databaseError = error as? DatabaseError {
             switch databaseError.resultCode {
@@ -125,6 +220,8 @@ public final class SQLiteStore: Sendable {
                 return StoreError.notAStore(path: path, reason: databaseError.message ?? "not an SQLite database")
             case .SQLITE_CANTOPEN:
                 return StoreError.notAStore(path: path, reason: "cannot open the file (\(databaseError.message ?? "no reason given"))")
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return StoreError.busy(path: path, waitedSeconds: busyTimeout)
             default:
                 return StoreError.database(message: databaseError.message ?? "\(databaseError)")
             }
@@ -137,7 +234,7 @@ public final class SQLiteStore: Sendable {
         do {
             return try writer.write(body)
         } catch {
-            throw Self.mapped(error)
+            throw mapped(error)
         }
     }
 
@@ -146,8 +243,15 @@ public final class SQLiteStore: Sendable {
         do {
             return try writer.read(body)
         } catch {
-            throw Self.mapped(error)
+            throw mapped(error)
         }
+    }
+
+    func mapped(_ error: any Error) -> any Error {
+        if let databaseError = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED].contains(databaseError.resultCode) {
+            return StoreError.busy(path: path, waitedSeconds: busyTimeout)
+        }
+        return Self.mapped(error)
     }
 
     static func mapped(_ error: any Error) -> any Error {

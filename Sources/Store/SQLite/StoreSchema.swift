@@ -49,8 +49,19 @@ enum StoreSchema {
         migrator.registerMigration("v1 staging tables", migrate: createStagingTables)
         migrator.registerMigration("v2 outcome version numbers", migrate: numberOutcomeVersions)
         migrator.registerMigration("v3 first outcome value inline", migrate: inlineFirstOutcomeValues)
+        migrator.registerMigration("v4 application id") { db in
+            try db.execute(sql: "PRAGMA application_id = \(applicationID)")
+        }
         return migrator
     }
+
+    /// The SQLite header's application id of a CareGate store ("CrGt"), which tells it from any other
+    /// program's SQLite file before anything is changed. Stores made before it existed are known by
+    /// their first migration.
+    static let applicationID: Int32 = 0x4372_4774
+
+    /// The migration every CareGate store has applied first.
+    static let firstMigration = "v1 care entities"
 
     /// Patients, care plans, contacts, tasks and outcomes, every version of each.
     private static func createCareEntities(_ db: Database) throws {
