@@ -1,4 +1,5 @@
 import ArgumentParser
+import FHIRCore
 import Foundation
 import Store
 
@@ -35,9 +36,20 @@ struct StoreEvents: ParsableCommand {
     @Option(name: .long, help: "Output: text (a day view) or json.")
     var format: Format = .text
 
+    @Option(name: .long, help: ArgumentHelp("The longest range to show, in days (a bound on the work a typo like --to 9999-12-31 asks for).", valueName: "days"))
+    var maxDays: Int = 3650
+
     func validate() throws {
-        _ = try interval()
+        guard maxDays >= 1 else { throw ValidationError("--max-days must be at least 1") }
+        let interval = try interval()
+        let days = interval.duration / 86_400
+        guard days <= Double(maxDays) else {
+            throw ValidationError("--from \(from) to --to \(to ?? "") spans \(Int(days.rounded(.up))) days, more than --max-days \(maxDays); ask for a shorter range, or raise --max-days")
+        }
     }
+
+    /// Events are computed and written a week at a time, so memory holds one week whatever the range.
+    static let windowDays = 7.0
 
     func run() throws {
         let interval = try interval()
@@ -45,13 +57,32 @@ struct StoreEvents: ParsableCommand {
         guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
             throw StoreError.idNotFound(kind: .patient, id: patient)
         }
-        let events = try store.events(patientID: patient, in: interval)
+        let view = EventDayView(timeZone: try zone())
+        var currentDay: DateComponents?
+        var written = 0
+        let output = FileHandle.standardOutput
+        var windowStart = interval.start
+        while windowStart < interval.end {
+            let window = DateInterval(start: windowStart, end: min(interval.end, windowStart.addingTimeInterval(Self.windowDays * 86_400)))
+            // An event still running at a window's start was written with the window it started in.
+            let events = try store.events(patientID: patient, in: window).filter { window.start == interval.start || $0.scheduleEvent.start >= window.start }
+            switch format {
+            case .text:
+                let lines = view.render(events, continuing: &currentDay)
+                if !lines.isEmpty { output.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
+            case .json:
+                for event in events {
+                    output.write(Data((written == 0 ? "[\n" : ",\n").utf8))
+                    output.write(try EventRecord.json(event))
+                    written += 1
+                }
+            }
+            if format == .text { written += events.count }
+            windowStart = window.end
+        }
         switch format {
-        case .text:
-            print(EventDayView(timeZone: try zone()).render(events))
-        case .json:
-            FileHandle.standardOutput.write(try EventRecord.json(events))
-            FileHandle.standardOutput.write(Data("\n".utf8))
+        case .text: if written == 0 { print("no events") }
+        case .json: output.write(Data((written == 0 ? "[]\n" : "\n]\n").utf8))
         }
     }
 
@@ -74,21 +105,15 @@ struct StoreEvents: ParsableCommand {
     }
 }
 
-/// Dates as users type them on the command line.
+/// Dates as users type them on the command line: the strict FHIR date parser, so that `2025-02-30` or
+/// `T25:00:00Z` is a usage error rather than a date rolled over into the next month or day.
 enum DateArgument {
-    /// `YYYY-MM-DD` (midnight in `timeZone`) or an ISO 8601 date-time with a zone.
+    /// `YYYY-MM-DD` (midnight in `timeZone`) or a date-time (`2025-03-01T08:00:00Z`; without an offset,
+    /// in `timeZone`).
     static func parse(_ text: String, option: String, timeZone: TimeZone) throws -> Date {
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: false, timeZone: timeZone)) {
-            return date
+        guard text.utf8.count >= 10, let date = FHIRDateText.date(text, in: timeZone) else {
+            throw ValidationError("\(option): '\(text)' is not a date (use YYYY-MM-DD or an ISO 8601 date-time such as 2025-03-01T08:00:00Z)")
         }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: timeZone)) {
-            return date
-        }
-        var dayStyle = Date.ISO8601FormatStyle(timeZone: timeZone)
-        dayStyle = dayStyle.year().month().day()
-        if text.count == 10, let date = try? Date(text, strategy: dayStyle) {
-            return date
-        }
-        throw ValidationError("\(option): '\(text)' is not a date (use YYYY-MM-DD or an ISO 8601 date-time such as 2025-03-01T08:00:00Z)")
+        return date
     }
 }

@@ -114,6 +114,36 @@ final class StoreCLITests: XCTestCase {
             "store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-05", "--time-zone", "Mars/Olympus",
         ])
         XCTAssertEqual(zone.status, 2)
+        // Impossible dates and times are refused, not rolled over into the next month or day.
+        for (option, text) in [("--from", "2025-02-30"), ("--from", "2025-01-01T25:00:00Z"), ("--from", "2025-01-01T10:61:00Z"), ("--to", "2025-13-01")] {
+            var arguments = ["store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-01"]
+            if option == "--from" { arguments[arguments.count - 1] = text } else { arguments += ["--to", text] }
+            let result = try CLIRunner.run(arguments)
+            XCTAssertEqual(result.status, 2, text)
+            XCTAssertTrue(result.stderr.contains("\(option): '\(text)' is not a date"), result.stderr)
+        }
+    }
+
+    func testEventsOverALongRangeAreBoundedAndStreamedWeekByWeek() throws {
+        try generate()
+        let huge = try CLIRunner.run(["store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-01", "--to", "9999-12-31"])
+        XCTAssertEqual(huge.status, 2)
+        XCTAssertTrue(huge.stderr.contains("days, more than --max-days 3650"), huge.stderr)
+        let allowed = try CLIRunner.run([
+            "store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-01T06:15:00Z", "--to", "2025-01-20",
+            "--time-zone", "UTC", "--max-days", "30", "--format", "json",
+        ])
+        XCTAssertEqual(allowed.status, 0, allowed.stderr)
+        // Written week by week: every event once, in time order, the one running at --from included.
+        let events = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(allowed.stdout.utf8)) as? [[String: Any]])
+        let keys = events.map { "\($0["taskID"] ?? "")/\($0["occurrence"] ?? "")" }
+        XCTAssertEqual(keys.count, Set(keys).count, "an event written twice")
+        XCTAssertEqual(events.count, 3 * 19, allowed.stdout)  // 3 daily tasks, 2025-01-01 to 2025-01-19
+        XCTAssertEqual(keys.first, "task-1-1/0", "the 06:00-06:30 event still running at 06:15")
+        let text = try CLIRunner.run([
+            "store", "events", "--store", storePath, "--patient", "patient-1", "--from", "2025-01-01", "--to", "2025-01-20", "--time-zone", "UTC",
+        ])
+        XCTAssertEqual(text.stdout.split(separator: "\n").filter { $0.hasPrefix("2025-") }.count, 19, "one heading per day, across weeks")
     }
 
     func testUnknownPatientIsAnErrorWithStatus1() throws {

@@ -18,10 +18,17 @@ public struct EventDayView: Sendable {
 
     /// The text of `events` (as ``Store/events(patientID:in:)`` returns them, in time order).
     public func render(_ events: [Event]) -> String {
+        var currentDay: DateComponents?
+        let lines = render(events, continuing: &currentDay)
+        return lines.isEmpty ? "no events" : lines.joined(separator: "\n")
+    }
+
+    /// The lines of `events` that follow earlier ones whose last day was `currentDay` (a day heading only
+    /// when the day changes), for output written as it is computed.
+    public func render(_ events: [Event], continuing currentDay: inout DateComponents?) -> [String] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         var lines: [String] = []
-        var currentDay: DateComponents?
         for event in events {
             let start = event.scheduleEvent.start
             let day = calendar.dateComponents([.year, .month, .day, .weekday], from: start)
@@ -33,7 +40,7 @@ public struct EventDayView: Sendable {
             let title = event.task.title ?? event.task.id
             lines.append("  \(time)  \(title)  (task \(event.task.id), occurrence \(event.scheduleEvent.occurrence))  \(status(event))")
         }
-        return lines.isEmpty ? "no events" : lines.joined(separator: "\n")
+        return lines
     }
 
     private func allDay(_ event: Event) -> Bool {

@@ -24,9 +24,18 @@ public struct EventRecord: Encodable, Sendable {
 
     /// `events` as a JSON array, dates in ISO 8601.
     public static func json(_ events: [Event]) throws -> Data {
+        try encoder.encode(events.map(EventRecord.init))
+    }
+
+    /// One event as a JSON object, for an array written element by element.
+    public static func json(_ event: Event) throws -> Data {
+        try encoder.encode(EventRecord(event))
+    }
+
+    private static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(events.map(EventRecord.init))
+        return encoder
     }
 }
