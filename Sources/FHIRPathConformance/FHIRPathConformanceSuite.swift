@@ -48,6 +48,13 @@ public struct FHIRPathConformanceSuite: Sendable {
     public let folder: URL
     public let tests: [Test]
 
+    /// The tests of the R4 suite that fail for documented reasons (Tests/FHIRTests/FHIRPathKnownFailures.md
+    /// explains each), by name.
+    public static let knownFailures: [String: String] = [
+        "LowBoundaryDecimal15": "Foundation's Decimal has no negative zero",
+        "testPrimitiveExtensions": "its input file is not valid FHIR JSON (_given does not align with given)",
+    ]
+
     /// Reads the suite; its input files are looked up beside it.
     public init(contentsOf url: URL) throws {
         folder = url.deletingLastPathComponent()
@@ -66,7 +73,10 @@ public struct FHIRPathConformanceSuite: Sendable {
     private static func parse(_ data: Data, file: String) throws -> [Test] {
         let document: xmlDocPtr? = data.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
-            return xmlReadMemory(base, Int32(bytes.count), file, "UTF-8", Int32(XML_PARSE_NONET.rawValue))
+            // libxml2 would print its own parser errors on standard error: the error below says it instead.
+            return xmlReadMemory(
+                base, Int32(bytes.count), file, "UTF-8",
+                Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue))
         }
         guard let document, let root = xmlDocGetRootElement(document) else {
             throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "\(file) is not a well-formed test suite")
@@ -94,6 +104,9 @@ public struct FHIRPathConformanceSuite: Sendable {
                     outputs: outputs
                 ))
             }
+        }
+        guard !tests.isEmpty else {
+            throw FHIRSyntaxError(format: .xml, line: 1, column: 1, message: "\(file) is not the FHIRPath test suite (no <group> holds a <test>)")
         }
         return tests
     }

@@ -69,7 +69,7 @@ struct ValidationWalk {
     }
 
     mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, at path: String) {
-        issues.append(ValidationIssue(severity: severity, code: code, diagnostics: message, expression: path))
+        issues.append(ValidationIssue(severity: severity, code: code, diagnostics: MessageText.boundingQuotes(message), expression: path))
     }
 
     // MARK: Resources

@@ -711,6 +711,7 @@ public final class Importer {
     }
 
     private func fail(type: String, origin: Origin, key: ResourceKey?, path: String?, _ message: String, payload: Element? = nil) {
+        let message = MessageText.boundingQuotes(message)
         report.count(type) { $0.failed += 1 }
         report.failures.append(ImportReport.Failure(source: origin.source, entry: origin.entry, resource: key?.description, path: path, message: message))
         guard !options.dryRun else { return }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FHIRCore
 import Foundation
 
 /// The `caregate` command line: a thin shell over the library modules, one file per subcommand.
@@ -64,7 +65,8 @@ struct CareGate: ParsableCommand {
     }
 }
 
-/// Writes one line on standard error.
+/// Writes a message on standard error, each value it quotes shortened.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { MessageText.boundingQuotes(String($0)) }
+    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
 }

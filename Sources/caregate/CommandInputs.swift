@@ -12,6 +12,20 @@ enum CommandInputs {
         }
     }
 
+    /// A usage error unless every path of `paths` (files or folders; `-` is standard input) exists and
+    /// can be read: the same status (2) for a missing input whatever the command.
+    static func requireInputs(_ paths: [String]) throws {
+        for path in paths where path != "-" {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ValidationError("no such file or folder: \(path)")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ValidationError("\(path): permission denied (the \(isDirectory.boolValue ? "folder" : "file") cannot be read)")
+            }
+        }
+    }
+
     /// The default mappings with `folder` layered over them; their problems, if any is an error, as a
     /// failure listing each at file:line:column.
     static func mappings(overriddenBy folder: String?) throws -> MappingSet {

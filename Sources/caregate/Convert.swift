@@ -22,7 +22,10 @@ struct Convert: ParsableCommand {
             A narrative div that is not well-formed XHTML (an HTML entity such as &nbsp;, unbalanced \
             tags) cannot be written as XML: converting it to XML fails the same way, naming the div's \
             FHIRPath location (FILE: Patient.text.div: reason).
-            --to carekit maps the input through the default mappings (--mappings DIR layered over them)             and writes CareKit JSON: one object with patients, carePlans, contacts, tasks and outcomes, as             CareKit's Codable types encode them. No store is used; the input may also be a folder.             Resources that cannot be mapped are listed on standard error and the exit status is 1.
+            --to carekit maps the input through the default mappings (--mappings DIR layered over them) \
+            and writes CareKit JSON: one object with patients, carePlans, contacts, tasks and outcomes, as \
+            CareKit's Codable types encode them. No store is used; the input may also be a folder. \
+            Resources that cannot be mapped are listed on standard error and the exit status is 1.
             """
     )
 
@@ -49,18 +52,27 @@ struct Convert: ParsableCommand {
     var pretty = false
 
     func validate() throws {
-        if input != "-" {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory) else {
-                throw ValidationError("input file \(input) does not exist")
-            }
-            guard !isDirectory.boolValue || to == .carekit else { throw ValidationError("input \(input) is a folder, not a file") }
+        try CommandInputs.requireInputs([input])
+        var isDirectory: ObjCBool = false
+        if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue, to != .carekit {
+            throw ValidationError("input \(input) is a folder, not a file")
         }
         if let mappings { try CommandInputs.requireFolder(mappings, "--mappings") }
         if let output, output != "-" {
+            if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw ValidationError("--output \(output) is a folder; give the path of the file to write")
+            }
             let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
             guard FileManager.default.fileExists(atPath: folder) else {
                 throw ValidationError("the folder of the output file \(output) does not exist")
+            }
+            let written = ["json", "ndjson", "xml"]
+            let fileExtension = URL(fileURLWithPath: output).pathExtension.lowercased()
+            guard fileExtension.isEmpty || written.contains(fileExtension) else {
+                throw ValidationError("--output \(output): convert writes JSON, NDJSON or XML, not .\(fileExtension) (name the file .json, .ndjson or .xml)")
+            }
+            if let to, to != .carekit, !fileExtension.isEmpty, (to == .xml) != (fileExtension == "xml") {
+                throw ValidationError("--output \(output) names a .\(fileExtension) file but --to is \(to.rawValue)")
             }
         }
     }
@@ -85,6 +97,8 @@ struct Convert: ParsableCommand {
             throw CommandFailure("\(source):\(error)")
         } catch let error as FHIRFormat.UnknownFormatError {
             throw CommandFailure("\(source):\(error)")
+        } catch let error as FHIRFormat.UnknownResourceTypeError {
+            throw CommandFailure("\(source): \(error)")
         } catch {
             throw CommandFailure("\(source): \(error)")
         }

@@ -54,6 +54,7 @@ struct Validate: ParsableCommand {
         if files.filter({ $0 == "-" }).count > 1 {
             throw ValidationError("standard input (-) can be read only once")
         }
+        try CommandInputs.requireInputs(files)
     }
 
     func run() throws {

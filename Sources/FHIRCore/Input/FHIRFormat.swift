@@ -56,6 +56,37 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// A resource whose type R4 does not define: it has no JSON or XML form to convert to.
+    public struct UnknownResourceTypeError: Error, CustomStringConvertible, Sendable {
+        /// Where it is (`Bundle.entry[2].resource`; empty for the whole document), and its type.
+        public let location: String
+        public let resourceType: String
+        /// For NDJSON, the line it is on.
+        public let line: Int?
+
+        public var description: String {
+            let place = [line.map(String.init), location.isEmpty ? nil : location].compactMap { $0 }.joined(separator: ": ")
+            return (place.isEmpty ? "" : place + ": ") + "'\(MessageText.shortened(resourceType))' is not an R4 resource type"
+        }
+
+        /// The first resource in `resource` (itself, contained ones, Bundle entries...) of no R4 type.
+        static func first(in resource: Element, line: Int? = nil) -> UnknownResourceTypeError? {
+            func search(_ element: Element, path: String) -> UnknownResourceTypeError? {
+                if let type = element.resourceType, !FHIRMetadata.r4.isResourceType(type) {
+                    return UnknownResourceTypeError(location: path, resourceType: type, line: line)
+                }
+                var positions: [String: Int] = [:]
+                for child in element.children {
+                    let position = positions[child.name, default: 0]
+                    positions[child.name] = position + 1
+                    if let found = search(child, path: "\(path).\(child.name)[\(position)]") { return found }
+                }
+                return nil
+            }
+            return search(resource, path: resource.resourceType.map { FHIRMetadata.r4.isResourceType($0) ? $0 : "" } ?? "")
+        }
+    }
+
     /// Reads `data` in its detected format and writes it as `target` (`.json` or `.xml`; `nil` means the
     /// other format: XML for JSON and NDJSON, JSON for XML). NDJSON stays NDJSON when the target is JSON
     /// (and `pretty` then does not apply); it becomes a `collection` Bundle when the target is XML.
@@ -72,6 +103,7 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
         switch input {
         case .json, .xml:
             let resource = input == .json ? try FHIRJSON.read(data) : try FHIRXML.read(data)
+            if let unknown = UnknownResourceTypeError.first(in: resource) { throw unknown }
             if input == .json, wanted == .xml, let problem = NarrativeXMLCheck.firstProblem(in: resource) {
                 throw problem
             }
@@ -81,6 +113,7 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
             var resources: [Element] = []
             for entry in FHIRDocument.read(data).entries {
                 let resource = try entry.result.get()
+                if let unknown = UnknownResourceTypeError.first(in: resource, line: entry.line) { throw unknown }
                 if wanted == .xml, let problem = NarrativeXMLCheck.firstProblem(in: resource) {
                     throw NarrativeNotWellFormedError(location: problem.location, line: entry.line, reason: problem.reason)
                 }

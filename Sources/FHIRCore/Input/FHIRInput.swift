@@ -237,6 +237,7 @@ public enum FHIRInput {
             throw FHIRInputError("no such file")
         }
         if isDirectory.boolValue {
+            guard FileManager.default.isReadableFile(atPath: path) else { throw FHIRInputError("a folder that cannot be read (permission denied)") }
             throw FHIRInputError("a folder with no .json, .ndjson or .xml file in it")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {

@@ -72,7 +72,7 @@ struct TimingSchedule {
                                reason: "a Period says when, not how often")
         case "string":
             return try assumed(defaultRule, start: start, end: end, targets: targets, text: value.element.value, path: path,
-                               reason: "the timing is free text ('\(Self.shortened(value.element.value ?? ""))'), kept as the task's text")
+                               reason: "the timing is free text ('\(MessageText.shortened(value.element.value ?? ""))'), kept as the task's text")
         default:
             return try timing(value.element, start: start, end: end, defaultRule: defaultRule, targets: targets, path: path)
         }
@@ -477,9 +477,6 @@ struct TimingSchedule {
         return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 
-    static func shortened(_ text: String) -> String {
-        text.count > 60 ? String(text.prefix(57)) + "..." : text
-    }
 }
 
 extension TimingSchedule.DefaultRule: CustomStringConvertible {
