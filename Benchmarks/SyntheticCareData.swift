@@ -20,7 +20,8 @@ public struct SyntheticCareData: Sendable {
     public let start: Date
     /// Prefix of every id, so that several data sets can share a store.
     public let idPrefix: String
-    private let taskUUIDs: [UUID]
+    /// Task version uuids are this seed and the task's number: no table of them, whatever the size.
+    private let uuidSeed: UInt64
     private let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
 
     /// How far a fill has got.
@@ -37,7 +38,17 @@ public struct SyntheticCareData: Sendable {
         self.days = max(0, days)
         self.start = start
         self.idPrefix = idPrefix
-        taskUUIDs = (0..<(self.patients * self.tasksPerPatient)).map { _ in UUID() }
+        uuidSeed = UInt64.random(in: .min ... .max)
+    }
+
+    /// The uuid of the task version of `patient`'s task `task` (random seed, then the task's number).
+    public func taskUUID(_ patient: Int, _ task: Int) -> UUID {
+        let number = UInt64(truncatingIfNeeded: patient &* tasksPerPatient &+ task)
+        let s = withUnsafeBytes(of: uuidSeed.bigEndian) { Array($0) }
+        let n = withUnsafeBytes(of: number.bigEndian) { Array($0) }
+        // Version 4 and variant bits set, as a random uuid has them.
+        return UUID(uuid: (s[0], s[1], s[2], s[3], s[4], s[5], (s[6] & 0x0F) | 0x40, s[7],
+                           (n[0] & 0x3F) | 0x80, n[1], n[2], n[3], n[4], n[5], n[6], n[7]))
     }
 
     public var totalOutcomes: Int { patients * tasksPerPatient * days }
@@ -48,10 +59,10 @@ public struct SyntheticCareData: Sendable {
     public func carePlanID(_ patient: Int) -> String { "\(idPrefix)careplan-\(patient + 1)" }
     public func taskID(_ patient: Int, _ task: Int) -> String { "\(idPrefix)task-\(patient + 1)-\(task + 1)" }
 
-    /// The patients, their care plans and their tasks.
-    public func entityBatch() throws -> StoreBatch {
+    /// The patients (all, or those of `range`), their care plans and their tasks.
+    public func entityBatch(patients range: Range<Int>? = nil) throws -> StoreBatch {
         var batch = StoreBatch()
-        for patient in 0..<patients {
+        for patient in range ?? 0..<patients {
             let patientEntity = Patient(
                 id: patientID(patient), name: PersonName(givenName: "Pat", familyName: "Synthetic \(patient + 1)"),
                 metadata: EntityMetadata(effectiveDate: start, timezone: utc))
@@ -65,23 +76,24 @@ public struct SyntheticCareData: Sendable {
                     hour: (6 + task) % 24, minutes: 0, start: start, end: nil, text: nil, duration: .minutes(30), timeZone: utc)
                 batch.add(CareTask(
                     id: taskID(patient, task), title: "Task \(task + 1)", schedule: schedule, carePlanUUID: plan.uuid,
-                    metadata: EntityMetadata(uuid: taskUUIDs[patient * tasksPerPatient + task], effectiveDate: start, timezone: utc)))
+                    metadata: EntityMetadata(uuid: taskUUID(patient, task), effectiveDate: start, timezone: utc)))
             }
         }
         return batch
     }
 
-    /// The outcomes of days `days` (one per task per day: occurrence index = day number).
-    public func outcomeBatch(days: Range<Int>) -> StoreBatch {
+    /// The outcomes of days `days` (one per task per day: occurrence index = day number), of all
+    /// patients or those of `range`.
+    public func outcomeBatch(days: Range<Int>, patients range: Range<Int>? = nil) -> StoreBatch {
         var batch = StoreBatch()
         var uuids = VersionUUIDGenerator()
         for day in days {
             let dayStart = start.addingTimeInterval(Double(day) * 86_400)
-            for patient in 0..<patients {
+            for patient in range ?? 0..<patients {
                 for task in 0..<tasksPerPatient {
                     let value = OutcomeValue(.double(Double(100 + (patient + task + day) % 60)), units: "mmHg", kind: "systolic")
                     batch.add(Outcome(
-                        taskUUID: taskUUIDs[patient * tasksPerPatient + task], taskID: taskID(patient, task),
+                        taskUUID: taskUUID(patient, task), taskID: taskID(patient, task),
                         taskOccurrenceIndex: day, values: [value],
                         metadata: EntityMetadata(uuid: uuids.next(), effectiveDate: dayStart, timezone: utc)))
                 }
@@ -90,27 +102,41 @@ public struct SyntheticCareData: Sendable {
         return batch
     }
 
-    /// Writes everything into `store`: the entities in one batch, then the outcomes `daysPerBatch` days
-    /// per batch, calling `progress` after each batch. `beforeBatch` runs before each outcome batch
-    /// is applied (with its size).
+    /// The most changes one batch of ``fill(_:daysPerBatch:beforeBatch:progress:)`` holds: a day of a
+    /// very large set is split by patients, so that memory stays bounded and progress shows at once.
+    public static let maximumBatchChanges = 100_000
+
+    /// Writes everything into `store`: the entities, then the outcomes `daysPerBatch` days per batch
+    /// (fewer patients per batch when that would exceed ``maximumBatchChanges``), calling `progress`
+    /// after each batch. `beforeBatch` runs before each outcome batch is applied (with its size).
     public func fill(
         _ store: any Store, daysPerBatch: Int = 1, beforeBatch: (Int) -> Void = { _ in },
         progress: (Progress) -> Void = { _ in }
     ) throws {
-        try store.apply(try entityBatch())
-        var state = Progress(entities: totalEntities, outcomes: 0, totalOutcomes: totalOutcomes, daysDone: 0)
-        progress(state)
-        var day = 0
-        let step = max(1, daysPerBatch)
-        while day < days {
-            let range = day..<min(days, day + step)
-            let batch = outcomeBatch(days: range)
-            beforeBatch(batch.count)
-            try store.apply(batch)
-            state.outcomes += batch.count
-            state.daysDone = range.upperBound
+        var state = Progress(entities: 0, outcomes: 0, totalOutcomes: totalOutcomes, daysDone: 0)
+        // Entities cost more to write than outcomes (JSON payloads, reference checks): smaller batches.
+        let entityChunk = max(1, Self.maximumBatchChanges / 10 / (2 + tasksPerPatient))
+        for first in stride(from: 0, to: patients, by: entityChunk) {
+            let range = first..<min(patients, first + entityChunk)
+            try store.apply(try entityBatch(patients: range))
+            state.entities += range.count * (2 + tasksPerPatient)
             progress(state)
-            day = range.upperBound
+        }
+        guard tasksPerPatient > 0 else { return }
+        let step = max(1, daysPerBatch)
+        let patientChunk = max(1, Self.maximumBatchChanges / max(1, step * tasksPerPatient))
+        var day = 0
+        while day < days {
+            let dayRange = day..<min(days, day + step)
+            for first in stride(from: 0, to: patients, by: patientChunk) {
+                let batch = outcomeBatch(days: dayRange, patients: first..<min(patients, first + patientChunk))
+                beforeBatch(batch.count)
+                try store.apply(batch)
+                state.outcomes += batch.count
+                progress(state)
+            }
+            state.daysDone = dayRange.upperBound
+            day = dayRange.upperBound
         }
     }
 }

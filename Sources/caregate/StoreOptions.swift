@@ -66,5 +66,11 @@ struct SyntheticSizeOptions: ParsableArguments {
         guard (days ?? 0) >= 0 else { throw ValidationError("--days cannot be negative") }
         guard (daysPerBatch ?? 1) >= 1 else { throw ValidationError("--days-per-batch must be at least 1") }
         guard (cacheMib ?? 1) >= 1 else { throw ValidationError("--cache-mib must be at least 1") }
+        // Bounds that keep every count the set makes (entities, outcomes) well inside Int.
+        guard (patients ?? 1) <= 1_000_000_000 else { throw ValidationError("--patients can be at most 1,000,000,000") }
+        guard (tasks ?? 0) <= 1_000 else { throw ValidationError("--tasks can be at most 1,000") }
+        guard (days ?? 0) <= 100_000 else { throw ValidationError("--days can be at most 100,000") }
+        guard (daysPerBatch ?? 1) <= 100_000 else { throw ValidationError("--days-per-batch can be at most 100,000") }
+        guard (cacheMib ?? 1) <= 1_048_576 else { throw ValidationError("--cache-mib can be at most 1,048,576 (1 TiB)") }
     }
 }

@@ -146,6 +146,23 @@ final class StoreCLITests: XCTestCase {
         XCTAssertEqual(text.stdout.split(separator: "\n").filter { $0.hasPrefix("2025-") }.count, 19, "one heading per day, across weeks")
     }
 
+    func testAHugeGenerateShowsProgressAtOnceAndSizesAreBounded() throws {
+        let run = try CLIRunner.start(["store", "generate", "--store", storePath, "--patients", "100000000", "--days", "1"])
+        defer { run.terminate() }
+        let deadline = Date().addingTimeInterval(60)
+        while !run.standardErrorSoFar.contains("committed: "), run.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        let progress = run.standardErrorSoFar
+        XCTAssertTrue(progress.hasPrefix("writing 700000000 entities and 500000000 outcomes"), progress)
+        XCTAssertTrue(progress.contains("committed: "), "no progress within a minute: \(progress)")
+        run.terminate()
+        _ = try run.wait()
+        for (option, value) in [("--patients", "9223372036854775807"), ("--days", "1000000"), ("--tasks", "100000"), ("--days-per-batch", "9223372036854775807")] {
+            let refused = try CLIRunner.run(["store", "generate", "--store", storePath + "-2", option, value])
+            XCTAssertEqual(refused.status, 2, "\(option) \(value): \(refused.stderr)")
+            XCTAssertTrue(refused.stderr.contains("\(option) can be at most"), refused.stderr)
+        }
+    }
+
     func testUnknownPatientIsAnErrorWithStatus1() throws {
         try generate()
         let result = try CLIRunner.run(["store", "events", "--store", storePath, "--patient", "nobody", "--from", "2025-01-01"])

@@ -71,6 +71,14 @@ public struct CLIRunner {
 
         public var isRunning: Bool { process.isRunning }
 
+        /// What it has written on standard error so far.
+        public var standardErrorSoFar: String {
+            String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
+        }
+
+        /// Stops it (SIGTERM).
+        public func terminate() { process.terminate() }
+
         /// Waits for the process to end and returns what it printed.
         public func wait() throws -> Result {
             process.waitUntilExit()
