@@ -265,16 +265,22 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
     /// The value moved by `amount` of a calendar or definite-duration unit (`year`, `month`, `week`, `day`,
     /// `hour`, `minute`, `second`, `millisecond`); amounts are truncated to whole units.
     func adding(_ amount: FHIRPathDecimal, unit: String) -> FHIRPathDateTime? {
-        guard let whole = amount.integerPart else { return nil }
+        // FHIRPath dates lie in years 1-9999: a larger move leaves them (and could overflow the arithmetic).
+        guard let whole = amount.integerPart, whole.magnitude <= 120_000 * 31 * 86_400_000 else { return nil }
+        guard let moved = movedWithinRange(whole, unit: unit) else { return nil }
+        return (1...9999).contains(moved.year) || moved.kind == .time ? moved : nil
+    }
+
+    private func movedWithinRange(_ whole: Int, unit: String) -> FHIRPathDateTime? {
         var copy = self
         switch unit {
         case "year":
-            guard kind != .time else { return nil }
+            guard kind != .time, whole.magnitude <= 10_000 else { return nil }
             copy.year += whole
             if precision >= .day { copy.day = min(copy.day, Self.daysInMonth(year: copy.year, month: copy.month)) }
             return copy
         case "month":
-            guard kind != .time else { return nil }
+            guard kind != .time, whole.magnitude <= 120_000 else { return nil }
             if precision < .month { copy.year += whole / 12; return copy }
             let total = (copy.year * 12 + copy.month - 1) + whole
             copy.year = Int((Double(total) / 12).rounded(.down))
@@ -288,13 +294,15 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
             "week": 604_800_000, "day": 86_400_000, "hour": 3_600_000, "minute": 60_000, "second": 1000, "millisecond": 1,
         ]
         guard let factor = millisPerUnit[unit] else { return nil }
-        var delta = whole * factor
+        let (product, overflow) = whole.multipliedReportingOverflow(by: factor)
+        guard !overflow, product.magnitude <= 10_000 * 366 * 86_400_000 else { return nil }
+        var delta = product
         if kind != .time {
             if precision < .day {
                 // Coarser than days: convert to the value's own precision, truncating.
                 let days = delta / 86_400_000
-                if precision == .month { return copy.adding(FHIRPathDecimal(integer: days / 30), unit: "month") }
-                return copy.adding(FHIRPathDecimal(integer: days / 365), unit: "year")
+                if precision == .month { return copy.movedWithinRange(days / 30, unit: "month") }
+                return copy.movedWithinRange(days / 365, unit: "year")
             }
             let unitMillis = [86_400_000, 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1][precision.rawValue]
             delta = (delta / unitMillis) * unitMillis

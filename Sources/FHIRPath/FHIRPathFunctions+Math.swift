@@ -27,7 +27,7 @@ extension FHIRPathEvaluator {
         if case .integer = value { isInteger = true } else { isInteger = false }
         switch function {
         case .abs:
-            if case .integer(let x) = value { return [.integer(Swift.abs(x))] }
+            if case .integer(let x) = value { return x == .min ? [] : [.integer(Swift.abs(x))] }  // |min| overflows
             return [.decimal(number.value < 0 ? -number : number)]
         case .ceiling, .floor, .truncate:
             if isInteger { return [value] }

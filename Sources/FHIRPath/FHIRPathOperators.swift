@@ -99,8 +99,8 @@ extension FHIRPathEvaluator {
             case .divide:
                 guard let r = FHIRPathDecimal(integer: a) / FHIRPathDecimal(integer: b) else { return [] }
                 return [.decimal(r)]
-            case .div: return b == 0 ? [] : [.integer(a / b)]
-            case .mod: return b == 0 ? [] : [.integer(a % b)]
+            case .div: let (r, o) = a.dividedReportingOverflow(by: b); return o ? [] : [.integer(r)]  // b == 0 reports overflow too
+            case .mod: let (r, o) = a.remainderReportingOverflow(dividingBy: b); return o ? [] : [.integer(r)]
             default: throw cannot
             }
         case (.integer, .decimal), (.decimal, .integer), (.decimal, .decimal):

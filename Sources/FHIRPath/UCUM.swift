@@ -22,15 +22,37 @@ enum UCUM {
 
         static let one = Unit(factor: 1, dimensions: Dimensions(repeating: 0, count: 9))
 
-        func power(_ exponent: Int) -> Unit {
+        /// This unit to the power `exponent`; nil when a dimension's exponent would leave Int8 or the
+        /// exponent is beyond ``UCUM/maximumExponent`` (no unit of data needs more; the bound keeps the
+        /// cost and every figure in range).
+        func power(_ exponent: Int) -> Unit? {
+            guard exponent.magnitude <= UCUM.maximumExponent, let small = Int8(exactly: exponent) else { return nil }
+            var raised = Dimensions()
+            raised.reserveCapacity(dimensions.count)
+            for dimension in dimensions {
+                let (product, overflow) = dimension.multipliedReportingOverflow(by: small)
+                if overflow { return nil }
+                raised.append(product)
+            }
             var factor: Decimal = 1
-            for _ in 0..<Swift.abs(exponent) { factor *= self.factor }
+            for _ in 0..<exponent.magnitude { factor *= self.factor }
             if exponent < 0 { factor = 1 / factor }
-            return Unit(factor: factor, dimensions: dimensions.map { $0 * Int8(exponent) })
+            guard !factor.isNaN else { return nil }
+            return Unit(factor: factor, dimensions: raised)
         }
 
-        static func * (lhs: Unit, rhs: Unit) -> Unit {
-            Unit(factor: lhs.factor * rhs.factor, dimensions: zip(lhs.dimensions, rhs.dimensions).map { $0 + $1 })
+        /// The product of two units; nil when a dimension's exponent would leave Int8.
+        static func * (lhs: Unit, rhs: Unit) -> Unit? {
+            var dimensions = Dimensions()
+            dimensions.reserveCapacity(lhs.dimensions.count)
+            for (left, right) in zip(lhs.dimensions, rhs.dimensions) {
+                let (sum, overflow) = left.addingReportingOverflow(right)
+                if overflow { return nil }
+                dimensions.append(sum)
+            }
+            let factor = lhs.factor * rhs.factor
+            guard !factor.isNaN else { return nil }
+            return Unit(factor: factor, dimensions: dimensions)
         }
     }
 
@@ -125,6 +147,12 @@ enum UCUM {
     /// Atoms that take no prefix (so `min` is minutes, not milli-inches).
     private static let unprefixed: Set<String> = ["min", "h", "d", "wk", "mo", "a", "%", "1", "[ppm]", "[ppb]", "[ppth]"]
 
+    /// The largest exponent a unit term may carry (`m99`), and the largest power of ten (`10*38`):
+    /// beyond them a code is not understood, as no clinical unit needs them and Decimal could not hold
+    /// the factor.
+    static let maximumExponent: UInt = 99
+    static let maximumPowerOfTen: UInt = 100
+
     private static let cache = UnitCache()
 
     /// The unit named by a UCUM code, or nil when the code is not understood.
@@ -163,7 +191,8 @@ enum UCUM {
             }
             guard let unit = parseComponent(text) else { return nil }
             if unit.offset != 0 && components.count > 1 { return nil }
-            result = result * unit.power(sign)
+            guard let signed = unit.power(sign), let product = result * signed else { return nil }
+            result = product
             if components.count == 1 { result.offset = unit.offset }
         }
         return result
@@ -181,6 +210,7 @@ enum UCUM {
         if stripped.isEmpty { return .one }
         // 10*3 and 10^3
         if stripped.hasPrefix("10*") || stripped.hasPrefix("10^"), let exponent = Int(stripped.dropFirst(3)) {
+            guard exponent.magnitude <= maximumPowerOfTen else { return nil }
             return Unit(factor: 1, dimensions: Unit.one.dimensions).scaled(by: power10(exponent))
         }
         if stripped.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Decimal(string: stripped) {
@@ -227,7 +257,7 @@ enum UCUM {
 
     private static func power10(_ exponent: Int) -> Decimal {
         var result: Decimal = 1
-        for _ in 0..<Swift.abs(exponent) { result *= 10 }
+        for _ in 0..<exponent.magnitude { result *= 10 }
         return exponent < 0 ? 1 / result : result
     }
 
