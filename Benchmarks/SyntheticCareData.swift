@@ -102,13 +102,13 @@ public struct SyntheticCareData: Sendable {
         return batch
     }
 
-    /// The most changes one batch of ``fill(_:daysPerBatch:beforeBatch:progress:)`` holds: a day of a
-    /// very large set is split by patients, so that memory stays bounded and progress shows at once.
+    /// The most outcomes of one day in one batch of ``fill(_:daysPerBatch:beforeBatch:progress:)``: a day
+    /// of a very large set is split by patients, so that memory stays bounded and progress shows at once.
     public static let maximumBatchChanges = 100_000
 
     /// Writes everything into `store`: the entities, then the outcomes `daysPerBatch` days per batch
-    /// (fewer patients per batch when that would exceed ``maximumBatchChanges``), calling `progress`
-    /// after each batch. `beforeBatch` runs before each outcome batch is applied (with its size).
+    /// (when one day alone has more than ``maximumBatchChanges`` outcomes, one day of some patients per
+    /// batch), calling `progress` after each batch. `beforeBatch` runs before each outcome batch is applied (with its size).
     public func fill(
         _ store: any Store, daysPerBatch: Int = 1, beforeBatch: (Int) -> Void = { _ in },
         progress: (Progress) -> Void = { _ in }
@@ -123,8 +123,11 @@ public struct SyntheticCareData: Sendable {
             progress(state)
         }
         guard tasksPerPatient > 0 else { return }
-        let step = max(1, daysPerBatch)
-        let patientChunk = max(1, Self.maximumBatchChanges / max(1, step * tasksPerPatient))
+        // `daysPerBatch` days per transaction, as asked; only when one day alone is over the maximum is
+        // each day split by patients.
+        let oneDay = patients * tasksPerPatient
+        let step = oneDay > Self.maximumBatchChanges ? 1 : max(1, daysPerBatch)
+        let patientChunk = oneDay > Self.maximumBatchChanges ? max(1, Self.maximumBatchChanges / tasksPerPatient) : max(1, patients)
         var day = 0
         while day < days {
             let dayRange = day..<min(days, day + step)

@@ -19,8 +19,9 @@ final class OccurrenceAnchors: @unchecked Sendable {  // mutable state only unde
     /// How far before and after a transition CareKit's single steps are used instead of the shortcut:
     /// wider than the usual one- or two-hour change of the clocks.
     static let margin: TimeInterval = 6 * 3600
-    /// Occurrences are followed no further than this (year 4001): CareKit would never get there either, and
-    /// an absurd occurrence index in an outcome must not start a walk through millions of transitions.
+    /// Occurrences are followed no further than this (year 4001), and none starts after it: CareKit would
+    /// never get there either, and an absurd occurrence index in an outcome, or a query thousands of years
+    /// ahead, must not start a walk through millions of transitions or occurrences.
     static let horizon = Date.distantFuture
 
     private let rule: OccurrenceRule
@@ -50,7 +51,10 @@ final class OccurrenceAnchors: @unchecked Sendable {  // mutable state only unde
         }
         if let endIndex, n >= endIndex { return nil }
         let anchor = anchors[lastAnchor { $0.index <= n } ?? 0]
-        return rule.jump(from: anchor.start, by: n - anchor.index)
+        // Nothing exists after the horizon, whatever the progression: a query or an index that reaches past
+        // it ends there instead of walking on, occurrence by occurrence.
+        guard let start = rule.jump(from: anchor.start, by: n - anchor.index), start <= Self.horizon else { return nil }
+        return start
     }
 
     /// The smallest `n` whose start is at or after `date` (strictly after when `strictlyAfter`), ignoring

@@ -52,6 +52,10 @@ public struct Schedule: Sendable, Hashable {
         return occurrence < count
     }
 
+    /// No occurrence of any schedule starts after this date (4001-01-01): queries and occurrence indices
+    /// beyond it find nothing, at once.
+    public static var horizon: Date { OccurrenceAnchors.horizon }
+
     /// The events of `[from, to)`, in time order, numbered across all elements, as CareKit's
     /// `OCKSchedule.events(from:to:)` selects them: an event counts if it starts before `to` and ends at or
     /// after `from` (one ending exactly at `from` counts); an all-day event counts if it starts before `to`

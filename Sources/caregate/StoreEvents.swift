@@ -1,4 +1,5 @@
 import ArgumentParser
+import CareModel
 import FHIRCore
 import Foundation
 import Store
@@ -42,6 +43,9 @@ struct StoreEvents: ParsableCommand {
     func validate() throws {
         guard maxDays >= 1 else { throw ValidationError("--max-days must be at least 1") }
         let interval = try interval()
+        guard interval.start < Schedule.horizon else {
+            throw ValidationError("--from \(from) is after \(Schedule.horizon.formatted(.iso8601)), beyond which no schedule has events")
+        }
         let days = interval.duration / 86_400
         guard days <= Double(maxDays) else {
             throw ValidationError("--from \(from) to --to \(to ?? "") spans \(Int(days.rounded(.up))) days, more than --max-days \(maxDays); ask for a shorter range, or raise --max-days")

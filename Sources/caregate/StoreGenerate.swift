@@ -34,7 +34,7 @@ struct StoreGenerate: ParsableCommand {
         let store = try options.open(creating: true, cacheMiB: size.cacheMib)
         let data = SyntheticCareData(patients: size.patients, tasksPerPatient: size.tasks, days: size.days, idPrefix: idPrefix)
         let standardError = FileHandle.standardError
-        standardError.write(Data("writing \(data.totalEntities) entities and \(data.totalOutcomes) outcomes to \(options.store), in batches of up to \(SyntheticCareData.maximumBatchChanges) changes\n".utf8))
+        standardError.write(Data("writing \(data.totalEntities) entities and \(data.totalOutcomes) outcomes to \(options.store)\n".utf8))
         try data.fill(store, daysPerBatch: size.daysPerBatch, beforeBatch: { batchSize in
             standardError.write(Data("applying batch of \(batchSize) outcomes\n".utf8))
         }, progress: { progress in
