@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(
             name: "FHIRTests",
             dependencies: ["FHIR", "FHIRCore", "FHIRPath", "FHIRValidation", "FHIRPathConformance", "TestSupport"],
-            exclude: ["FHIRPathKnownFailures.md"]
+            exclude: ["FHIRPathKnownFailures.md", "FuzzRegressions"]
         ),
         .testTarget(name: "CareModelTests", dependencies: ["CareModel", "TestSupport"]),
         .testTarget(
@@ -81,3 +81,22 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport"]),
     ]
 )
+
+// libFuzzer targets (Fuzz/), built only by Scripts/fuzz.sh (CAREGATE_FUZZ=1): they need the sanitizer
+// flags, and a normal build or test run should not compile them.
+if Context.environment["CAREGATE_FUZZ"] == "1" {
+    let fuzzTargets: [(String, [Target.Dependency])] = [
+        ("FuzzJSON", ["FHIR"]),
+        ("FuzzXML", ["FHIR"]),
+        ("FuzzFHIRPath", ["FHIR"]),
+        ("FuzzUCUM", ["FHIR"]),
+        ("FuzzValidation", ["FHIR"]),
+        ("FuzzSchedule", ["CareModel"]),
+        ("FuzzMappingLoader", ["Mapping"]),
+        ("FuzzImport", ["Pipeline", "Mapping", "Store", "FHIR"]),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
+    for (name, dependencies) in fuzzTargets {
+        package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))
+    }
+}

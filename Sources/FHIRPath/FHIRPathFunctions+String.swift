@@ -26,12 +26,10 @@ extension FHIRPathEvaluator {
         switch function {
         case .indexOf:
             if strings[0].isEmpty { return [.integer(0)] }
-            guard let range = text.range(of: strings[0]) else { return [.integer(-1)] }
-            return [.integer(text.distance(from: text.startIndex, to: range.lowerBound))]
+            return [.integer(FHIRPathTextSearch.matches(of: Array(strings[0]), in: Array(text), firstOnly: true).first ?? -1)]
         case .lastIndexOf:
             if strings[0].isEmpty { return [.integer(text.count)] }
-            guard let range = text.range(of: strings[0], options: .backwards) else { return [.integer(-1)] }
-            return [.integer(text.distance(from: text.startIndex, to: range.lowerBound))]
+            return [.integer(FHIRPathTextSearch.matches(of: Array(strings[0]), in: Array(text)).last ?? -1)]
         case .substring:
             guard let start = try integerArgument(argument(arguments[0], scope), arguments[0]) else { return [] }
             let characters = Array(text)
@@ -47,7 +45,7 @@ extension FHIRPathEvaluator {
         case .endsWith:
             return [.boolean(text.hasSuffix(strings[0]))]
         case .contains:
-            return [.boolean(strings[0].isEmpty || text.contains(strings[0]))]
+            return [.boolean(strings[0].isEmpty || !FHIRPathTextSearch.matches(of: Array(strings[0]), in: Array(text), firstOnly: true).isEmpty)]
         case .upper:
             return [.string(text.uppercased())]
         case .lower:
@@ -57,7 +55,7 @@ extension FHIRPathEvaluator {
                 // Inserted between every character and at both ends.
                 return [.string(strings[1] + text.map { String($0) + strings[1] }.joined())]
             }
-            return [.string(text.replacingOccurrences(of: strings[0], with: strings[1]))]
+            return [.string(FHIRPathTextSearch.pieces(of: Array(text), around: Array(strings[0])).joined(separator: strings[1]))]
         case .matches, .matchesFull:
             let pattern = function == .matchesFull ? "^(?:" + strings[0] + ")$" : strings[0]
             let regex = try regularExpression(pattern, flags: strings.count > 1 ? strings[1] : "", node: node)
@@ -76,7 +74,7 @@ extension FHIRPathEvaluator {
             return [.string(text.trimmingCharacters(in: .whitespacesAndNewlines))]
         case .split:
             if strings[0].isEmpty { return text.map { .string(String($0)) } }
-            return text.components(separatedBy: strings[0]).map { .string($0) }
+            return FHIRPathTextSearch.pieces(of: Array(text), around: Array(strings[0])).map { .string($0) }
         case .encode, .decode:
             return try encoding(function == .encode, text: text, format: strings[0], node: node).map { [.string($0)] } ?? []
         case .escape, .unescape:
@@ -139,9 +137,9 @@ extension FHIRPathEvaluator {
         }
         var result = text
         if escape {
-            for (plain, escaped) in table { result = result.replacingOccurrences(of: plain, with: escaped) }
+            for (plain, escaped) in table { result = FHIRPathTextSearch.pieces(of: Array(result), around: Array(plain)).joined(separator: escaped) }
         } else {
-            for (plain, escaped) in table.reversed() { result = result.replacingOccurrences(of: escaped, with: plain) }
+            for (plain, escaped) in table.reversed() { result = FHIRPathTextSearch.pieces(of: Array(result), around: Array(escaped)).joined(separator: plain) }
         }
         return result
     }

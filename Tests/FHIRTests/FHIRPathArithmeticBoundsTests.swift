@@ -57,4 +57,18 @@ final class FHIRPathArithmeticBoundsTests: XCTestCase {
         let issues = StructureValidator(options: ValidationOptions(strict: true)).validate(resource)
         XCTAssertNotNil(issues)
     }
+
+    func testStringSearchOnTextWithNULsAndInvalidUTF8() throws {
+        // Found by fuzzing: Foundation's contains() trapped ("String index is out of bounds") on this.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("FuzzRegressions/fhirpath-contains-nul-after-invalid-utf8.bin")
+        let expression = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        XCTAssertFalse(outcome(expression).isEmpty)
+        XCTAssertEqual(outcome("'abcabc'.indexOf('ca')"), outcome("2"))
+        XCTAssertEqual(outcome("'abcabc'.lastIndexOf('bc')"), outcome("4"))
+        XCTAssertEqual(outcome("'aaaa'.replace('aa', 'b')"), outcome("'bb'"))
+        XCTAssertEqual(outcome("'a,,b'.split(',').count()"), outcome("3"))
+        XCTAssertEqual(outcome("'aaa'.lastIndexOf('aa')"), outcome("1"))
+        XCTAssertEqual(outcome("'\\u0000x\\u0000'.contains('x')"), outcome("true"))
+    }
 }

@@ -97,7 +97,7 @@ public struct MappingSet: Sendable {
         return (set, extending, problems + loadProblems, names.count)
     }
 
-    static func load(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem]) {
+    public static func load(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem]) {
         let (set, problems, extending) = loadWithExtensions(files: files)
         var result = set
         result.layer(extending)
