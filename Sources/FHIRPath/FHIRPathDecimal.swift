@@ -110,23 +110,24 @@ public struct FHIRPathDecimal: Hashable, Sendable, CustomStringConvertible {
         self.scale = min(significantScale, 16)
     }
 
-    static func + (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal {
-        FHIRPathDecimal(lhs.value + rhs.value, scale: max(lhs.scale, rhs.scale))
+    // Arithmetic is checked (CheckedDecimal): nil, an empty result, where Foundation's Decimal would trap.
+
+    static func + (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal? {
+        CheckedDecimal.sum(lhs.value, rhs.value).map { FHIRPathDecimal($0, scale: max(lhs.scale, rhs.scale)) }
     }
 
-    static func - (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal {
-        FHIRPathDecimal(lhs.value - rhs.value, scale: max(lhs.scale, rhs.scale))
+    static func - (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal? {
+        CheckedDecimal.difference(lhs.value, rhs.value).map { FHIRPathDecimal($0, scale: max(lhs.scale, rhs.scale)) }
     }
 
-    static func * (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal {
-        let product = FHIRPathDecimal(lhs.value * rhs.value, scale: lhs.scale + rhs.scale)
-        return product
+    static func * (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal? {
+        CheckedDecimal.product(lhs.value, rhs.value).map { FHIRPathDecimal($0, scale: lhs.scale + rhs.scale) }
     }
 
-    /// Division; nil when dividing by zero.
+    /// Division; nil when dividing by zero or out of range.
     static func / (lhs: FHIRPathDecimal, rhs: FHIRPathDecimal) -> FHIRPathDecimal? {
-        guard !rhs.value.isZero else { return nil }
-        var quotient = FHIRPathDecimal(lhs.value / rhs.value, scale: 0)
+        guard let value = CheckedDecimal.quotient(lhs.value, rhs.value) else { return nil }
+        var quotient = FHIRPathDecimal(value, scale: 0)
         quotient.scale = min(quotient.significantScale, 8)
         return quotient
     }

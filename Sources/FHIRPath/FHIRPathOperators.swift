@@ -106,16 +106,17 @@ extension FHIRPathEvaluator {
         case (.integer, .decimal), (.decimal, .integer), (.decimal, .decimal):
             guard let a = FHIRPathComparison.decimal(x), let b = FHIRPathComparison.decimal(y) else { throw cannot }
             switch op {
-            case .add: return [.decimal(a + b)]
-            case .subtract: return [.decimal(a - b)]
-            case .multiply: return [.decimal(a * b)]
+            case .add: return (a + b).map { [.decimal($0)] } ?? []
+            case .subtract: return (a - b).map { [.decimal($0)] } ?? []
+            case .multiply: return (a * b).map { [.decimal($0)] } ?? []
             case .divide: return (a / b).map { [.decimal($0)] } ?? []
             case .div:
                 guard let q = a / b, let whole = q.integerPart else { return [] }
                 return [.integer(whole)]
             case .mod:
-                guard let q = a / b, let whole = q.integerPart else { return [] }
-                return [.decimal(a - b * FHIRPathDecimal(integer: whole))]
+                guard let q = a / b, let whole = q.integerPart, let multiple = b * FHIRPathDecimal(integer: whole),
+                      let remainder = a - multiple else { return [] }
+                return [.decimal(remainder)]
             default: throw cannot
             }
         case (.string(let a), .string(let b)):
@@ -126,10 +127,12 @@ extension FHIRPathEvaluator {
             case .add, .subtract:
                 guard let right = converted(b, to: a) else { return [] }
                 var result = a
-                result.value = op == .add ? a.value + right : a.value - right
+                guard let value = op == .add ? a.value + right : a.value - right else { return [] }
+                result.value = value
                 return [.quantity(result)]
             case .multiply:
-                return [.quantity(FHIRPathQuantity(value: a.value * b.value, unit: FHIRPathQuantity.combinedUnit(a.ucumCode, b.ucumCode, dividing: false)))]
+                guard let value = a.value * b.value else { return [] }
+                return [.quantity(FHIRPathQuantity(value: value, unit: FHIRPathQuantity.combinedUnit(a.ucumCode, b.ucumCode, dividing: false)))]
             case .divide:
                 guard let value = a.value / b.value else { return [] }
                 return [.quantity(FHIRPathQuantity(value: value, unit: FHIRPathQuantity.combinedUnit(a.ucumCode, b.ucumCode, dividing: true)))]
@@ -138,14 +141,15 @@ extension FHIRPathEvaluator {
         case (.quantity(var a), .integer), (.quantity(var a), .decimal):
             guard let b = FHIRPathComparison.decimal(y) else { throw cannot }
             switch op {
-            case .multiply: a.value = a.value * b
+            case .multiply: guard let v = a.value * b else { return [] }; a.value = v
             case .divide: guard let v = a.value / b else { return [] }; a.value = v
             default: throw cannot
             }
             return [.quantity(a)]
         case (.integer, .quantity(var b)), (.decimal, .quantity(var b)):
             guard op == .multiply, let a = FHIRPathComparison.decimal(x) else { throw cannot }
-            b.value = a * b.value
+            guard let value = a * b.value else { return [] }
+            b.value = value
             return [.quantity(b)]
         case (.date(let d), .quantity(let q)), (.dateTime(let d), .quantity(let q)), (.time(let d), .quantity(let q)):
             guard op == .add || op == .subtract else { throw cannot }

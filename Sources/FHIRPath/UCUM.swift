@@ -35,9 +35,14 @@ enum UCUM {
                 raised.append(product)
             }
             var factor: Decimal = 1
-            for _ in 0..<exponent.magnitude { factor *= self.factor }
-            if exponent < 0 { factor = 1 / factor }
-            guard !factor.isNaN else { return nil }
+            for _ in 0..<exponent.magnitude {
+                guard let product = CheckedDecimal.product(factor, self.factor) else { return nil }
+                factor = product
+            }
+            if exponent < 0 {
+                guard let inverse = CheckedDecimal.quotient(1, factor) else { return nil }
+                factor = inverse
+            }
             return Unit(factor: factor, dimensions: raised)
         }
 
@@ -50,8 +55,7 @@ enum UCUM {
                 if overflow { return nil }
                 dimensions.append(sum)
             }
-            let factor = lhs.factor * rhs.factor
-            guard !factor.isNaN else { return nil }
+            guard let factor = CheckedDecimal.product(lhs.factor, rhs.factor) else { return nil }
             return Unit(factor: factor, dimensions: dimensions)
         }
     }
@@ -147,11 +151,11 @@ enum UCUM {
     /// Atoms that take no prefix (so `min` is minutes, not milli-inches).
     private static let unprefixed: Set<String> = ["min", "h", "d", "wk", "mo", "a", "%", "1", "[ppm]", "[ppb]", "[ppth]"]
 
-    /// The largest exponent a unit term may carry (`m99`), and the largest power of ten (`10*38`):
+    /// The largest exponent a unit term may carry (`m99`), and the largest power of ten (`10*60`):
     /// beyond them a code is not understood, as no clinical unit needs them and Decimal could not hold
     /// the factor.
     static let maximumExponent: UInt = 99
-    static let maximumPowerOfTen: UInt = 100
+    static let maximumPowerOfTen: UInt = 60
 
     private static let cache = UnitCache()
 
@@ -257,7 +261,7 @@ enum UCUM {
 
     private static func power10(_ exponent: Int) -> Decimal {
         var result: Decimal = 1
-        for _ in 0..<exponent.magnitude { result *= 10 }
+        for _ in 0..<exponent.magnitude { result *= 10 }  // at most maximumPowerOfTen: in range
         return exponent < 0 ? 1 / result : result
     }
 
@@ -265,17 +269,20 @@ enum UCUM {
     static func convert(_ value: Decimal, from: Unit, to: Unit) -> Decimal? {
         guard from.dimensions == to.dimensions else { return nil }
         if from.offset != 0 || to.offset != 0 {
-            let kelvin = (value + from.offset) * from.factor
-            return kelvin / to.factor - to.offset
+            guard let shifted = CheckedDecimal.sum(value, from.offset), let kelvin = CheckedDecimal.product(shifted, from.factor),
+                  let scaled = CheckedDecimal.quotient(kelvin, to.factor) else { return nil }
+            return CheckedDecimal.difference(scaled, to.offset)
         }
         if from.factor == to.factor { return value }
-        return value * from.factor / to.factor
+        guard let base = CheckedDecimal.product(value, from.factor) else { return nil }
+        return CheckedDecimal.quotient(base, to.factor)
     }
 }
 
 extension UCUM.Unit {
-    func scaled(by factor: Decimal) -> UCUM.Unit {
-        UCUM.Unit(factor: self.factor * factor, dimensions: dimensions, offset: offset)
+    /// This unit times `factor`; nil when the product is out of Decimal's safe range.
+    func scaled(by factor: Decimal) -> UCUM.Unit? {
+        CheckedDecimal.product(self.factor, factor).map { UCUM.Unit(factor: $0, dimensions: dimensions, offset: offset) }
     }
 }
 

@@ -22,12 +22,26 @@ final class FHIRPathArithmeticBoundsTests: XCTestCase {
         for expression in [
             "(1 '.g002078' > 2 >= '.g')", "1 'g2078' = 1 'g'", "1 'g-9223372036854775808' = 1 'g'", "1 'g9223372036854775807' = 1 'g'",
             "1 '10*99999999999' = 1 'g'", "1 '10*-9223372036854775808' = 1 'g'", "1 'm99.m99.m99' = 1 'm'", "1 '[lb_av]128' > 1 'g'",
-            "(1 'g2078').toQuantity('kg')",
+            "(1 'g2078').toQuantity('kg')", "1 'ng23' = 1 'g'", "1 'pg.pg.pg.pg.pg.pg.pg.pg.pg.pg' = 1 'g'", "1 '[lb_av]-99' = 1 'g'",
         ] {
             XCTAssertTrue(["empty", "[boolean(false)]"].contains(outcome(expression)) || outcome(expression).hasPrefix("error:"), expression)
         }
         XCTAssertEqual(outcome("1 'm99' = 1 'm99'"), outcome("true"), "the largest exponent allowed still works")
         XCTAssertEqual(outcome("1 'kg' = 1000 'g'"), outcome("true"), "ordinary units still compare")
+    }
+
+    func testDecimalsOutOfRangeGiveEmptyNotATrap() {
+        // Foundation's Decimal traps when an exponent leaves -128...127 (the fuzzer's `ng23`, 1e-9 to the
+        // 23rd power); FHIR decimals may be written with exponents, so data reaches this too.
+        let tiny = "0." + String(repeating: "0", count: 70) + "1"
+        let huge = "1" + String(repeating: "0", count: 70)
+        for expression in ["\(tiny) * \(tiny)", "\(huge) * \(huge)", "\(huge) * \(huge) * \(huge)", "1 / \(tiny)", "\(tiny) + 1", "(\(huge) 'g') * (\(huge) 'g')"] {
+            XCTAssertEqual(outcome(expression), "empty", expression)
+        }
+        XCTAssertEqual(outcome("1.5 * 2"), outcome("3.0"))
+        let observation = #"{"resourceType":"Observation","status":"final","code":{"text":"x"},"valueQuantity":{"value":1e-200,"system":"http://unitsofmeasure.org","code":"g"}}"#
+        let resource = try? FHIRJSON.read(Data(observation.utf8))
+        XCTAssertNotNil(resource.map { (try? FHIRPathExpression("(Observation.value * Observation.value) > 1 'g2'").evaluate(on: $0)) ?? [] })
     }
 
     func testIntegerEdgesGiveEmptyNotATrap() {
