@@ -7,14 +7,41 @@ import Store
 
 /// libFuzzer target: the import of one resource (JSON or XML, read from a scratch file as a user's file
 /// is), through the default mappings into an in-memory store.
-private let engine: MappingEngine? = (try? MappingSet.defaults()).map {
-    MappingEngine(mappings: $0, options: MappingOptions(timeZone: TimeZone(identifier: "America/Chicago") ?? .current))
+private let engine: MappingEngine? = {
+    do {
+        return MappingEngine(mappings: try MappingSet.defaults(), options: MappingOptions(timeZone: TimeZone(identifier: "America/Chicago") ?? .current))
+    } catch {
+        FileHandle.standardError.write(Data("FuzzImport: the default mappings do not load: \(error)\n".utf8))
+        return nil
+    }
+}()
+
+/// One in-memory store for a few hundred inputs (imports on top of each other, as a sync job's are),
+/// then a fresh one: making one per input (its migrations) would be most of the work.
+private final class StoreRotation: @unchecked Sendable {
+    private var store: SQLiteStore?
+    private var uses = 0
+
+    func next() -> SQLiteStore? {
+        uses += 1
+        if store == nil || uses % 500 == 0 {
+            do {
+                store = try SQLiteStore.inMemory()
+            } catch {
+                FileHandle.standardError.write(Data("FuzzImport: no in-memory store: \(error)\n".utf8))
+                store = nil
+            }
+        }
+        return store
+    }
 }
+
+private let stores = StoreRotation()
 
 private let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-fuzz-import-\(getpid()).json")
 
 private func fuzzOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    guard let engine, let store = try? SQLiteStore.inMemory() else { return 0 }
+    guard let engine, let store = stores.next() else { return 0 }
     guard (try? Data(bytes: bytes, count: count).write(to: scratch)) != nil else { return 0 }
     let importer = Importer(store: store, engine: engine, options: ImportOptions(mapping: engine.options))
     _ = try? importer.run([.file(scratch.path)])
