@@ -49,7 +49,7 @@ PY
 # AddressSanitizer's fake stacks (detect_stack_use_after_return) put locals off the thread's stack, which
 # fools the FHIRPath engine's stack guards into refusing ordinary expressions (the default mappings'
 # among them): keep locals on the real stack.
-export ASAN_OPTIONS="detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
+export ASAN_OPTIONS="detect_stack_use_after_return=0:detect_leaks=${LEAKS:-0}:${ASAN_OPTIONS:-}"
 
 summary=()
 for target in "${targets[@]}"; do
