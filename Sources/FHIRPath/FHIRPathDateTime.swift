@@ -66,7 +66,7 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
             result.precision = .month
             if index < chars.count && chars[index] == UInt8(ascii: "-") {
                 index += 1
-                guard let day = number(2), day >= 1, day <= daysInMonth(year: year, month: month) else { return nil }
+                guard let day = number(2), day >= 1, day <= CivilCalendar.daysInMonth(year: year, month: month) else { return nil }
                 result.day = day
                 result.precision = .day
             }
@@ -162,14 +162,6 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
         guard hours <= 14, minutes < 60 else { return nil }
         index += 6
         return sign * (hours * 60 + minutes)
-    }
-
-    static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
     }
 
     // MARK: Output
@@ -277,7 +269,7 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
         case "year":
             guard kind != .time, whole.magnitude <= 10_000 else { return nil }
             copy.year += whole
-            if precision >= .day { copy.day = min(copy.day, Self.daysInMonth(year: copy.year, month: copy.month)) }
+            if precision >= .day { copy.day = min(copy.day, CivilCalendar.daysInMonth(year: copy.year, month: copy.month)) }
             return copy
         case "month":
             guard kind != .time, whole.magnitude <= 120_000 else { return nil }
@@ -285,7 +277,7 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
             let total = (copy.year * 12 + copy.month - 1) + whole
             copy.year = Int((Double(total) / 12).rounded(.down))
             copy.month = total - copy.year * 12 + 1
-            if precision >= .day { copy.day = min(copy.day, Self.daysInMonth(year: copy.year, month: copy.month)) }
+            if precision >= .day { copy.day = min(copy.day, CivilCalendar.daysInMonth(year: copy.year, month: copy.month)) }
             return copy
         default:
             break
@@ -360,7 +352,7 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
         if kind == .dateTime && copy.precision == .hour { copy.minute = 0; copy.precision = .minute }
         if target > copy.precision {
             if copy.precision < .month { copy.month = low ? 1 : 12 }
-            if copy.precision < .day { copy.day = low ? 1 : Self.daysInMonth(year: copy.year, month: copy.month) }
+            if copy.precision < .day { copy.day = low ? 1 : CivilCalendar.daysInMonth(year: copy.year, month: copy.month) }
             if copy.precision < .hour { copy.hour = low ? 0 : 23 }
             if copy.precision < .minute { copy.minute = low ? 0 : 59 }
             if copy.precision < .second { copy.second = low ? 0 : 59 }

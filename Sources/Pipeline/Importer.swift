@@ -194,8 +194,7 @@ public final class Importer {
     private static func mapInParallel<Item, Output>(
         _ items: [Item], chunk: Int = 64, _ transform: @escaping @Sendable (Item) -> Output, consume: (Output) -> Void
     ) {
-        let chunks = stride(from: 0, to: items.count, by: chunk).lazy.map { items[$0..<Swift.min($0 + chunk, items.count)] }
-        OrderedParallelMap.run(chunks.makeIterator(), transform: { slice in slice.map(transform) }) { outputs in
+        OrderedParallelMap.run(items.chunked(chunk).makeIterator(), transform: { slice in slice.map(transform) }) { outputs in
             for output in outputs { consume(output) }
         }
     }
@@ -584,13 +583,14 @@ public final class Importer {
             }
             var values = pairs.map(\.value)
             for index in values.indices { values[index].index = values.count > 1 ? index : nil }
-            let sources = Self.valueSources(pairs.map(\.source), provenance: group?.items.first?.provenance ?? previous?.metadata.provenance)
+            let provenance = group?.items.first?.provenance ?? previous?.metadata.provenance
+            let sources = Self.valueSources(pairs.map(\.source), provenance: provenance)
             let outcome: Outcome
             if let group {
                 let effective = group.task.schedule.eventStart(occurrence: group.occurrence) ?? group.task.metadata.effectiveDate
                 var metadata = EntityMetadata(
                     effectiveDate: max(effective, previous?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
-                    provenance: group.items.first?.provenance ?? previous?.metadata.provenance)
+                    provenance: provenance)
                 metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
                 outcome = Outcome(taskUUID: group.task.uuid, taskID: group.task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
             } else if var kept = previous {

@@ -75,13 +75,12 @@ struct StoreEvents: ParsableCommand {
                 let lines = view.render(events, continuing: &currentDay)
                 if !lines.isEmpty { output.write(Data((lines.joined(separator: "\n") + "\n").utf8)) }
             case .json:
-                for event in events {
-                    output.write(Data((written == 0 ? "[\n" : ",\n").utf8))
+                for (position, event) in events.enumerated() {
+                    output.write(Data((written + position == 0 ? "[\n" : ",\n").utf8))
                     output.write(try EventRecord.json(event))
-                    written += 1
                 }
             }
-            if format == .text { written += events.count }
+            written += events.count
             windowStart = window.end
         }
         switch format {

@@ -86,8 +86,8 @@ final class StoreConcurrencyCLITests: XCTestCase {
         XCTAssertEqual(made.status, 0, made.stderr)
         // Another process takes the write lock and keeps it for 2 s.
         let holder = try ScriptRunner.startPython("""
-            import sqlite3, time, sys
-            c = sqlite3.connect(sys.argv[1] if len(sys.argv) > 1 else '\(storePath)', isolation_level=None)
+            import sqlite3, time
+            c = sqlite3.connect('\(storePath)', isolation_level=None)
             c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(2); c.execute('COMMIT')
             """)
         Thread.sleep(forTimeInterval: 0.5)

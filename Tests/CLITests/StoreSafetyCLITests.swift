@@ -10,7 +10,7 @@ final class StoreSafetyCLITests: XCTestCase {
         folder = try makeScratchFolder("store-safety")
     }
 
-    private func sha(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+    private func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     func testReadCommandsCreateNothing() throws {
         let missing = folder.appendingPathComponent("missing.sqlite").path
@@ -39,12 +39,12 @@ final class StoreSafetyCLITests: XCTestCase {
         let withID = folder.appendingPathComponent("app.db").path
         try ScriptRunner.python("import sqlite3; c = sqlite3.connect('\(withID)'); c.execute('PRAGMA application_id = 1234'); c.execute('CREATE TABLE t (x)'); c.commit()")
         for path in [foreign, withID] {
-            let before = try sha(path)
+            let before = try bytes(path)
             for command in [["store", "stats"], ["store", "dump"], ["store", "generate", "--patients", "1", "--days", "1"], ["import", "Fixtures/provider"]] {
                 let result = try CLIRunner.run(command + ["--store", path])
                 XCTAssertEqual(result.status, 1, "\(command): \(result.stderr)")
                 XCTAssertTrue(result.stderr.contains("is not a CareGate store"), result.stderr)
-                XCTAssertEqual(try sha(path), before, "\(command) changed \(path)")
+                XCTAssertEqual(try bytes(path), before, "\(command) changed \(path)")
             }
         }
         XCTAssertTrue(try CLIRunner.run(["store", "stats", "--store", withID]).stderr.contains("another program (SQLite application id 0x000004D2)"))

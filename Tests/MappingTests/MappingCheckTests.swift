@@ -86,15 +86,7 @@ final class MappingCheckTests: XCTestCase {
 
     func testUserOverrideExtendsTheDefault() throws {
         let folder = try makeScratchFolder("mappings")
-        try folder.writeFile("CarePlan.yaml", """
-            resource: CarePlan
-            extends: default
-            entities:
-              - entity: task
-                name: activity
-                fields:
-                  notes: "extension('http://ehr.example.org/fhir/activity-note').value.ofType(string)"
-            """)
+        try folder.writeFile("CarePlan.yaml", MappingOverrides.activityNoteExtension)
         let set = try MappingSet.defaults(overriddenBy: folder.path)
         let activity = try XCTUnwrap(set.mapping(for: "CarePlan")?.entities.first { $0.name == "activity" })
         XCTAssertNotNil(activity.field("notes"))

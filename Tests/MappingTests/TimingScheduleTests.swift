@@ -133,7 +133,7 @@ final class TimingScheduleTests: XCTestCase {
         let texts = ["2024-02-29", "2024-03", "2023", "2024-03-10T01:30:00", "2024-03-10T03:30:00", "2024-11-03T00:59:59",
                      "2024-07-04T12:00:00.250", "1969-12-31T23:59:59Z", "2024-03-10T02:30:00-06:00", "2000-01-01T00:00:00+14:00"]
         for text in texts {
-            let date = try XCTUnwrap(FHIRDates.date(text, in: zone), text)
+            let date = try XCTUnwrap(FHIRDateText.date(text, in: zone), text)
             let parts = text.split(separator: "T")
             if parts.count == 1 || !(text.hasSuffix("Z") || text.dropFirst(19).contains("+") || text.dropFirst(19).contains("-")) {
                 var components = DateComponents(year: Int(text.prefix(4)), month: 1, day: 1, hour: 0, minute: 0, second: 0)
@@ -145,17 +145,17 @@ final class TimingScheduleTests: XCTestCase {
                 XCTAssertEqual(date.timeIntervalSince1970.rounded(.down), expected.timeIntervalSince1970, text)
             }
         }
-        XCTAssertEqual(FHIRDates.date("1969-12-31T23:59:59Z", in: zone)?.timeIntervalSince1970, -1)
-        XCTAssertEqual(FHIRDates.date("2000-01-01T00:00:00+14:00", in: zone)?.timeIntervalSince1970, 946_634_400)
-        XCTAssertEqual(FHIRDates.date("2024-07-04T12:00:00.250Z", in: zone)?.timeIntervalSince1970, 1_720_094_400.25)
+        XCTAssertEqual(FHIRDateText.date("1969-12-31T23:59:59Z", in: zone)?.timeIntervalSince1970, -1)
+        XCTAssertEqual(FHIRDateText.date("2000-01-01T00:00:00+14:00", in: zone)?.timeIntervalSince1970, 946_634_400)
+        XCTAssertEqual(FHIRDateText.date("2024-07-04T12:00:00.250Z", in: zone)?.timeIntervalSince1970, 1_720_094_400.25)
         for bad in ["2025-02-30", "2023-02-29", "2024-04-31", "2024-13-01", "2024-01-01T25:00:00Z", "2024-01-01T10:60"] {
-            XCTAssertNil(FHIRDates.date(bad, in: zone), bad)
+            XCTAssertNil(FHIRDateText.date(bad, in: zone), bad)
         }
     }
 
     func testDayIndexCountsCalendarDaysInTheZone() throws {
         let zone = try XCTUnwrap(TimeZone(identifier: "America/Chicago"))
-        let start = try XCTUnwrap(FHIRDates.date("2024-03-09", in: zone))
+        let start = try XCTUnwrap(FHIRDateText.date("2024-03-09", in: zone))
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         for hours in stride(from: 0, to: 24 * 400, by: 7) {

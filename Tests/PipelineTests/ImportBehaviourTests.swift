@@ -127,15 +127,7 @@ final class ImportBehaviourTests: XCTestCase {
 
     func testUserOverrideCarriesAnEHRExtensionIntoTaskNotes() throws {
         let mappings = try makeScratchFolder("mappings")
-        try mappings.writeFile("CarePlan.yaml", """
-            resource: CarePlan
-            extends: default
-            entities:
-              - entity: task
-                name: activity
-                fields:
-                  notes: "extension('http://ehr.example.org/fhir/activity-note').value.ofType(string)"
-            """)
+        try mappings.writeFile("CarePlan.yaml", MappingOverrides.activityNoteExtension)
         let folder = try makeScratchFolder("in")
         try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
         try folder.writeFile("cp.json", #"""

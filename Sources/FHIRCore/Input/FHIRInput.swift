@@ -166,7 +166,7 @@ public enum FHIRInput {
             guard case .file(let path) = source else {
                 return Unit(source: source, content: Result { () throws(FHIRInputError) in .whole(try data(of: source)) })
             }
-            do {
+            do throws(FHIRInputError) {
                 try checkReadable(path)
                 guard let handle = FileHandle(forReadingAtPath: path) else { throw FHIRInputError("cannot be opened") }
                 let buffer = try readChunk(handle, size: chunkSize)
@@ -183,7 +183,7 @@ public enum FHIRInput {
                 }
                 return nextChunk(of: (source, handle, buffer, 1))
             } catch {
-                return Unit(source: source, content: .failure(error as? FHIRInputError ?? FHIRInputError("cannot be read: \(error)")))
+                return Unit(source: source, content: .failure(error))
             }
         }
 

@@ -329,7 +329,7 @@ private struct Run {
         let meta = resource.child(named: "meta")
         return Provenance(
             sourceSystem: options.sourceSystem, fhirType: key.type, fhirID: key.id, versionID: meta?.childValue("versionId"),
-            lastUpdated: meta?.childValue("lastUpdated").flatMap { FHIRDates.date($0, in: zone) })
+            lastUpdated: meta?.childValue("lastUpdated").flatMap { FHIRDateText.date($0, in: zone) })
     }
 
     private mutating func applyCommon(_ entity: EntityMapping, item: FHIRPathElementNode, to metadata: inout EntityMetadata) throws(MappingFailure) {
@@ -509,7 +509,7 @@ private struct Run {
 
     private func dateValue(_ expression: MappingExpression, on item: FHIRPathElementNode) throws(MappingFailure) -> Date? {
         guard let text = try strings(expression, on: item).first else { return nil }
-        guard let date = FHIRDates.date(text, in: zone) else {
+        guard let date = FHIRDateText.date(text, in: zone) else {
             throw MappingFailure(at: key.type, "`\(expression.text)` (\(expression.location)) gives '\(text)', not a date")
         }
         return date

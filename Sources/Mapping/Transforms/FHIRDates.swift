@@ -1,13 +1,8 @@
 import FHIRCore
 import Foundation
 
-/// FHIR dates as the mappings use them: points in time (through ``FHIRDateText``) and day numbers.
+/// FHIR dates as the mappings use them, beyond reading them (``FHIRDateText``): day numbers in a zone.
 enum FHIRDates {
-    /// The start of `text`, or nil when it is not a FHIR date, dateTime or instant.
-    static func date(_ text: String, in zone: TimeZone) -> Date? {
-        FHIRDateText.date(text, in: zone)
-    }
-
     /// The occurrence of a daily all-day schedule starting on `start`'s day that `time` falls on: the
     /// number of calendar days between them in `zone` (what the schedule's own arithmetic gives, without
     /// walking it); nil before `start`.

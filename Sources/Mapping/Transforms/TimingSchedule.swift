@@ -66,8 +66,8 @@ struct TimingSchedule {
         }
         switch value.typeName {
         case "Period":
-            let periodStart = value.element.childValue("start").flatMap { FHIRDates.date($0, in: timeZone) } ?? start
-            let periodEnd = value.element.childValue("end").flatMap { FHIRDates.date($0, in: timeZone) } ?? end
+            let periodStart = value.element.childValue("start").flatMap { FHIRDateText.date($0, in: timeZone) } ?? start
+            let periodEnd = value.element.childValue("end").flatMap { FHIRDateText.date($0, in: timeZone) } ?? end
             return try assumed(.dailyAllDay, start: periodStart, end: periodEnd, targets: targets, text: nil, path: path,
                                reason: "a Period says when, not how often")
         case "string":
@@ -86,7 +86,7 @@ struct TimingSchedule {
         var elements: [ScheduleElement] = []
         let events = timing.children(named: "event")
         for (index, event) in events.enumerated() {
-            guard let text = event.value, let date = FHIRDates.date(text, in: timeZone) else {
+            guard let text = event.value, let date = FHIRDateText.date(text, in: timeZone) else {
                 throw MappingFailure(at: "\(path).event[\(index)]", "'\(event.value ?? "")' is not a dateTime")
             }
             elements.append(try element(start: date, end: date.addingTimeInterval(1), interval: DateComponents(day: 1),
@@ -124,11 +124,11 @@ struct TimingSchedule {
         var last = end
         if let bounds = repeatElement.child(named: "boundsPeriod") {
             if let text = bounds.childValue("start") {
-                guard let date = FHIRDates.date(text, in: timeZone) else { throw MappingFailure(at: "\(path).boundsPeriod.start", "'\(text)' is not a dateTime") }
+                guard let date = FHIRDateText.date(text, in: timeZone) else { throw MappingFailure(at: "\(path).boundsPeriod.start", "'\(text)' is not a dateTime") }
                 first = date
             }
             if let text = bounds.childValue("end") {
-                guard let date = FHIRDates.date(text, in: timeZone) else { throw MappingFailure(at: "\(path).boundsPeriod.end", "'\(text)' is not a dateTime") }
+                guard let date = FHIRDateText.date(text, in: timeZone) else { throw MappingFailure(at: "\(path).boundsPeriod.end", "'\(text)' is not a dateTime") }
                 // A date-only end includes its whole day.
                 last = FHIRDates.hasTime(text) ? date : calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: date))
             }

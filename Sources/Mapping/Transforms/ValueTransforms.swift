@@ -93,7 +93,7 @@ enum ValueTransforms {
         case "valueInteger":
             return Int(child.value ?? "").map { [OutcomeValue(.integer($0), kind: kind, createdDate: time, timezone: zone)] } ?? []
         case "valueDateTime":
-            guard let text = child.value, let date = FHIRDates.date(text, in: zone) else { return [] }
+            guard let text = child.value, let date = FHIRDateText.date(text, in: zone) else { return [] }
             return [OutcomeValue(.date(date), kind: kind, createdDate: time, timezone: zone)]
         case "valueTime":
             return [OutcomeValue(.text(child.value ?? ""), units: "time", kind: kind, createdDate: time, timezone: zone)]

@@ -16,15 +16,9 @@ public struct EventDayView: Sendable {
         self.timeZone = timeZone
     }
 
-    /// The text of `events` (as ``Store/events(patientID:in:)`` returns them, in time order).
-    public func render(_ events: [Event]) -> String {
-        var currentDay: DateComponents?
-        let lines = render(events, continuing: &currentDay)
-        return lines.isEmpty ? "no events" : lines.joined(separator: "\n")
-    }
-
-    /// The lines of `events` that follow earlier ones whose last day was `currentDay` (a day heading only
-    /// when the day changes), for output written as it is computed.
+    /// The lines of `events` (as ``Store/events(patientID:in:)`` returns them, in time order) that follow
+    /// earlier ones whose last day was `currentDay`: a day heading only when the day changes, so that
+    /// output can be written as it is computed.
     public func render(_ events: [Event], continuing currentDay: inout DateComponents?) -> [String] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone

@@ -22,12 +22,7 @@ public struct EventRecord: Encodable, Sendable {
         outcome = event.outcome
     }
 
-    /// `events` as a JSON array, dates in ISO 8601.
-    public static func json(_ events: [Event]) throws -> Data {
-        try encoder.encode(events.map(EventRecord.init))
-    }
-
-    /// One event as a JSON object, for an array written element by element.
+    /// One event as a JSON object, dates in ISO 8601, for an array written element by element.
     public static func json(_ event: Event) throws -> Data {
         try encoder.encode(EventRecord(event))
     }

@@ -67,19 +67,20 @@ public final class SQLiteStore: Sendable {
     public init(path: String, mode: OpenMode = .createIfMissing, options: Options = Options()) throws {
         self.path = path
         busyTimeout = options.busyTimeout
-        let exists = FileManager.default.fileExists(atPath: path)
-        if exists {
-            try Self.checkIsStore(path: path, options: options)
+        if FileManager.default.fileExists(atPath: path) {
+            // The read-only connection that checked the file serves a reader as it is.
+            let checked = try Self.checkIsStore(path: path, options: options)
+            if mode == .readOnly {
+                writer = checked
+                return
+            }
+            try? checked.close()
         } else if mode != .createIfMissing {
             throw StoreError.storeNotFound(path: path)
         } else {
             try Self.checkCanCreate(path: path)
         }
         do {
-            if mode == .readOnly {
-                writer = try Self.openReadOnly(path: path, options: options)
-                return
-            }
             writer = try DatabasePool(path: path, configuration: Self.configuration(options))
         } catch {
             throw Self.openingError(error, path: path, busyTimeout: options.busyTimeout)
@@ -122,23 +123,24 @@ public final class SQLiteStore: Sendable {
     /// One read-only connection. A WAL store whose folder cannot take the shared-memory file (a store
     /// that is read-only on disk, with no writer left) is opened as immutable, as nothing can change it.
     private static func openReadOnly(path: String, options: Options) throws -> DatabaseQueue {
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration(options, readOnly: true))
+        // Opening is lazy: a first read is what finds out whether SQLite can use the file.
+        func opened(_ name: String) throws -> DatabaseQueue {
+            let queue = try DatabaseQueue(path: name, configuration: configuration(options, readOnly: true))
             try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
             return queue
+        }
+        do {
+            return try opened(path)
         } catch let error as DatabaseError where [.SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode)
             && !FileManager.default.isWritableFile(atPath: folder(of: path)) {
-            let uri = "file:" + (URL(fileURLWithPath: path).path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
-            let queue = try DatabaseQueue(path: uri, configuration: configuration(options, readOnly: true))
-            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
-            return queue
+            return try opened("file:" + (URL(fileURLWithPath: path).path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1")
         }
     }
 
     /// Refuses a file that is not a CareGate store (empty, another program's SQLite file, not SQLite,
     /// unreadable) before any connection that could change it is opened. Reading the header changes
-    /// nothing: the check connection is read-only and does not touch the journal mode.
-    private static func checkIsStore(path: String, options: Options) throws {
+    /// nothing: the check connection, returned, is read-only and does not touch the journal mode.
+    private static func checkIsStore(path: String, options: Options) throws -> DatabaseQueue {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw StoreError.notAStore(path: path, reason: "it is a folder")
@@ -165,7 +167,7 @@ public final class SQLiteStore: Sendable {
                         ? "it is an SQLite database without CareGate's tables" : "it is an SQLite database with no tables")
                 }
             }
-            try check.close()
+            return check
         } catch {
             throw openingError(error, path: path, busyTimeout: options.busyTimeout)
         }
