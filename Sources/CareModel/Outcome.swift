@@ -15,7 +15,10 @@ public struct Outcome: VersionedEntity {
     public var metadata: EntityMetadata
 
     /// CareKit's outcome identity: one outcome per task version and occurrence.
-    public var id: String { "\(taskUUID.uuidString)_\(taskOccurrenceIndex)" }
+    public var id: String { Self.id(taskUUID: taskUUID, occurrence: taskOccurrenceIndex) }
+
+    /// The id of the outcome of occurrence `occurrence` of task version `taskUUID`.
+    public static func id(taskUUID: UUID, occurrence: Int) -> String { "\(taskUUID.uuidString)_\(occurrence)" }
 
     public init(
         taskUUID: UUID,

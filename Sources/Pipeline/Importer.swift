@@ -12,7 +12,7 @@ public struct ImportOptions: Sendable {
     /// Validate every resource structurally first; one with errors fails instead of being mapped.
     public var strict = false
     /// Outcome-making resources (Observations) mapped per store batch.
-    public var outcomeBatchSize = 5000
+    public var outcomeBatchSize = 1000
     /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
     /// twice, the Observations streamed, so that memory does not grow with it.
     public var holdInputUpTo = 256 << 20
@@ -47,7 +47,8 @@ public final class Importer {
     private var report = ImportReport()
     private var origins: [ResourceKey: Origin] = [:]
     private var pendingDeletions: [(key: ResourceKey, origin: Origin)] = []
-    private var ensuredLogTasks: Set<String> = []
+    /// The log tasks this import made, by id.
+    private var logTasksMade: [String: CareTask] = [:]
     private var taskVersions: [String: CareTask] = [:]
     private var validator: StructureValidator?
     private var lastProgress = Date()
@@ -70,6 +71,8 @@ public final class Importer {
     public func run(_ sources: [FHIRInput.Source]) throws -> ImportReport {
         let started = Date()
         report = ImportReport()
+        logTasksMade = [:]
+        taskVersions = [:]
         report.dryRun = options.dryRun
         validator = options.strict ? StructureValidator(options: ValidationOptions(strict: true)) : nil
 
@@ -115,43 +118,50 @@ public final class Importer {
         try writeEntities(mapped, index: index)
         try applyDeletions()
 
-        // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
+        // Pass 2: the outcome-making resources, held from pass 1 or streamed again. They are mapped on
+        // worker threads (the catalog no longer changes) and written in input order, a batch at a time.
         if outcomeResources > 0 {
-            var pending: [(Element, String?, Origin)] = []
+            var batch: [MappedInput] = []
             var done = 0
             let sourceSystem = options.mapping.sourceSystem
-            // Mapped on worker threads a batch at a time (the catalog does not change while they run),
-            // written in input order.
+            let mapOutcome: @Sendable (Element, String?, Origin) -> MappedInput? = { resource, fullUrl, origin in
+                guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
+                engine.coverage?.count(resource)
+                return MappedInput(
+                    mapped: engine.map(resource, key: key, index: index, tasks: catalog), origin: origin, raw: resource,
+                    source: Self.source(resource, key: key, system: sourceSystem))
+            }
             let flush = {
-                var batch: [MappedInput] = []
-                batch.reserveCapacity(pending.count)
-                Self.mapInParallel(pending) { resource, fullUrl, origin -> MappedInput? in
-                    guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
-                    engine.coverage?.count(resource)
-                    return MappedInput(
-                        mapped: engine.map(resource, key: key, index: index, tasks: catalog), origin: origin, raw: resource,
-                        source: Self.source(resource, key: key, system: sourceSystem))
-                } consume: { input in
-                    if let input { batch.append(input) }
-                }
                 self.flushOutcomes(batch, catalog: catalog)
-                done += pending.count
-                pending.removeAll(keepingCapacity: true)
+                done += batch.count
+                batch.removeAll(keepingCapacity: true)
                 self.tick("mapped \(done) of \(outcomeResources) outcome resources")
             }
-            let collect = { (resource: Element, fullUrl: String?, origin: Origin) in
-                pending.append((resource, fullUrl, origin))
-                if pending.count >= self.options.outcomeBatchSize { flush() }
-            }
             if holds {
-                for (resource, fullUrl, origin) in held { collect(resource, fullUrl, origin) }
+                // The workers map the next batch while this thread writes the last one.
+                let items = held
                 held = []
-            } else {
-                read(sources, countingResources: false) { resource, fullUrl, origin in
-                    if engine.makesOutcomes(resource.resourceType ?? "") { collect(resource, fullUrl, origin) }
+                Self.mapInParallel(items, window: options.outcomeBatchSize / Self.mapChunk + 2, mapOutcome) { input in
+                    if let input { batch.append(input) }
+                    if batch.count >= self.options.outcomeBatchSize { flush() }
                 }
+            } else {
+                var pending: [(Element, String?, Origin)] = []
+                let mapPending = {
+                    Self.mapInParallel(pending, mapOutcome) { input in
+                        if let input { batch.append(input) }
+                    }
+                    pending.removeAll(keepingCapacity: true)
+                    flush()
+                }
+                read(sources, countingResources: false) { resource, fullUrl, origin in
+                    guard engine.makesOutcomes(resource.resourceType ?? "") else { return }
+                    pending.append((resource, fullUrl, origin))
+                    if pending.count >= self.options.outcomeBatchSize { mapPending() }
+                }
+                if !pending.isEmpty { mapPending() }
             }
-            if !pending.isEmpty { flush() }
+            if !batch.isEmpty { flush() }
         }
         report.coverage = engine.coverage?.unread()
         report.seconds = Date().timeIntervalSince(started)
@@ -189,12 +199,15 @@ public final class Importer {
         }
     }
 
+    /// Items mapped per worker task.
+    private static let mapChunk = 64
+
     /// Runs `transform` over `items` on worker threads, a chunk per task, and hands the results to
     /// `consume` in order, on this thread.
     private static func mapInParallel<Item, Output>(
-        _ items: [Item], chunk: Int = 64, _ transform: @escaping @Sendable (Item) -> Output, consume: (Output) -> Void
+        _ items: [Item], window: Int? = nil, _ transform: @escaping @Sendable (Item) -> Output, consume: (Output) -> Void
     ) {
-        OrderedParallelMap.run(items.chunked(chunk).makeIterator(), transform: { slice in slice.map(transform) }) { outputs in
+        OrderedParallelMap.run(items.chunked(mapChunk).makeIterator(), window: window, transform: { slice in slice.map(transform) }) { outputs in
             for output in outputs { consume(output) }
         }
     }
@@ -511,14 +524,14 @@ public final class Importer {
         }
         pendingDeletions.removeAll { engine.makesOutcomes($0.key.type) }
 
-        // The log tasks first, so that outcomes can name them.
+        // The log tasks first, so that outcomes can name them. They stay out of the catalog, which worker
+        // threads read while this runs.
         var logBatch = StoreBatch()
         for contribution in contributions {
-            guard let log = contribution.logTask, !ensuredLogTasks.contains(log.id) else { continue }
-            ensuredLogTasks.insert(log.id)
+            guard let log = contribution.logTask, logTasksMade[log.id] == nil else { continue }
             if catalog.task(id: log.id) == nil {
                 logBatch.upsert(log)
-                catalog.add(log)
+                logTasksMade[log.id] = log
             }
         }
         if !options.dryRun, !logBatch.isEmpty { count(try store.apply(logBatch)) }
@@ -528,6 +541,7 @@ public final class Importer {
         for chunk in Array(taskIDs).chunked(500) {
             for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
         }
+
         // Existing outcomes whose values these resources replace or remove.
         var removedOutcomes: [String: [ResourceKey]] = [:]
         for key in removedSources {
@@ -538,14 +552,13 @@ public final class Importer {
         var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
         var order: [String] = []
         for contribution in contributions {
-            guard let task = taskVersions[contribution.taskID] ?? (options.dryRun ? catalog.task(id: contribution.taskID) : nil) else {
+            guard let task = taskVersions[contribution.taskID] ?? (options.dryRun ? catalog.task(id: contribution.taskID) ?? logTasksMade[contribution.taskID] : nil) else {
                 let (origin, raw) = byKey[contribution.source] ?? (Origin(source: "?"), nil)
                 fail(type: contribution.source.type, origin: origin, key: contribution.source, path: nil,
                      "its task \(contribution.taskID) is not in the store", payload: raw)
                 continue
             }
-            let id = Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: contribution.occurrence, values: [],
-                             metadata: EntityMetadata(effectiveDate: Date())).id
+            let id = Outcome.id(taskUUID: task.uuid, occurrence: contribution.occurrence)
             if groups[id] == nil {
                 groups[id] = (task, contribution.occurrence, [])
                 order.append(id)
@@ -557,6 +570,7 @@ public final class Importer {
         for chunk in allIDs.chunked(500) {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
         }
+
 
         // The changes of each outcome, kept apart so that one the store refuses fails alone.
         var changeGroups: [(sources: Set<ResourceKey>, changes: [StoreChange])] = []
@@ -602,7 +616,9 @@ public final class Importer {
                 continue
             }
             var changes: [StoreChange] = [.upsert(.outcome(outcome))]
-            for source in Set(pairs.map(\.source)) {
+            // The store links a new version to the resource of its provenance; the others are linked here.
+            let linked = outcome.metadata.provenance.map { ResourceKey(type: $0.fhirType, id: $0.fhirID) }
+            for source in Set(pairs.map(\.source)) where source != linked {
                 changes.append(.link(ResourceLink(sourceSystem: options.mapping.sourceSystem, resourceType: source.type, resourceID: source.id,
                                                   entityKind: .outcome, entityID: id)))
             }
@@ -628,6 +644,7 @@ public final class Importer {
         if !options.dryRun, !changeGroups.isEmpty {
             var batch = StoreBatch()
             for group in changeGroups { for change in group.changes { batch.append(change) } }
+
             do {
                 count(try store.apply(batch))
             } catch {
@@ -735,3 +752,4 @@ extension Array {
         stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
     }
 }
+

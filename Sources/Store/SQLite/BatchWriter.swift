@@ -193,23 +193,34 @@ struct BatchWriter {
     // MARK: Versioning
 
     private mutating func add(_ entity: CareEntity) throws {
-        if case .outcome(var outcome) = entity {
+        if case .outcome(let outcome) = entity {
             // An outcome that exists already is refused by the unique index on its first version.
             let (task, start) = try ownedOccurrence(of: outcome)
-            outcome.taskID = task.task.id
-            // Outcome versions get their uuid from the store, as in CareKit's store.
-            outcome.metadata.uuid = uuids.next()
-            try insertOutcome(outcome, after: nil, eventStart: start)
-            summary.added += 1
+            try addOutcome(with(outcome, taskID: task.task.id), eventStart: start)
             return
         }
         if try tip(entity.kind, id: entity.id) != nil {
             throw StoreError.idAlreadyExists(kind: entity.kind, id: entity.id)
         }
+        try insertFirstVersion(try resolvingReferences(entity))
+    }
+
+    /// Adds the first version of an entity other than an outcome, its references resolved and its id
+    /// known to be new.
+    private mutating func insertFirstVersion(_ entity: CareEntity) throws {
         if try uuidExists(entity.kind, entity.metadata.uuid) {
             throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
         }
-        try insert(try resolvingReferences(entity), after: nil, eventStart: nil)
+        try insert(entity, after: nil, eventStart: nil)
+        summary.added += 1
+    }
+
+    /// Adds the first version of an outcome whose task id is filled in and whose occurrence starts at `eventStart`.
+    private mutating func addOutcome(_ outcome: Outcome, eventStart: Date) throws {
+        var outcome = outcome
+        // Outcome versions get their uuid from the store, as in CareKit's store.
+        outcome.metadata.uuid = uuids.next()
+        try insertOutcome(outcome, after: nil, eventStart: eventStart)
         summary.added += 1
     }
 
@@ -222,7 +233,12 @@ struct BatchWriter {
     private mutating func upsert(_ entity: CareEntity) throws {
         let (current, eventStart, resolved) = try currentVersion(of: entity)
         guard let current else {
-            try add(entity)
+            // What `add` would check again is known: the id is new, the outcome's occurrence is owned.
+            if case .outcome(let outcome) = resolved, let eventStart {
+                try addOutcome(outcome, eventStart: eventStart)
+            } else {
+                try insertFirstVersion(resolved)
+            }
             return
         }
         if current.deletedDate != nil { throw StoreError.entityDeleted(kind: entity.kind, id: entity.id) }

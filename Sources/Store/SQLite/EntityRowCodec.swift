@@ -147,6 +147,19 @@ final class EntityRowCodec {
         }
     }
 
+    /// A task from its row: its content decoded once per store (kept in `cache` by version uuid, as a
+    /// version's content never changes), its version fields from `row`. `payloadRow` gives the row with
+    /// the payload when `row` has only the version columns.
+    func task(_ row: Row, cache: TaskVersionCache, payloadRow: (Row) throws -> Row = { $0 }) throws -> CareTask {
+        if let uuid: UUID = row["uuid"], var task = cache.content(uuid) {
+            applyVersionColumns(row, to: &task.metadata)
+            return task
+        }
+        let task = try decode(CareTask.self, try payloadRow(row))
+        cache.insertContent(task)
+        return task
+    }
+
     func outcome(_ row: Row, values: [OutcomeValue]) throws -> Outcome {
         var outcome: Outcome
         if let payload: Data = row["payload"] {

@@ -55,20 +55,14 @@ struct EventQuery {
     /// The task of `row`: its content decoded once per store (from the cache when a batch read it), its
     /// version fields from the row.
     private func cachedTask(_ row: Row) throws -> CareTask {
-        if let uuid: UUID = row["uuid"], var task = taskCache.content(uuid) {
-            task.effectiveDate = row.date("effectiveDate") ?? task.effectiveDate
-            task.deletedDate = row.date("deletedDate")
-            task.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
-            return task
+        try codec.task(row, cache: taskCache) { row in
+            guard let rowID: Int64 = row["rowID"],
+                  let full = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM task WHERE rowID = ?"), arguments: [rowID])
+            else {
+                throw StoreError.database(message: "task row \(row["rowID"] ?? "?") vanished during a read")
+            }
+            return full
         }
-        guard let rowID: Int64 = row["rowID"],
-              let full = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM task WHERE rowID = ?"), arguments: [rowID])
-        else {
-            throw StoreError.database(message: "task row \(row["rowID"] ?? "?") vanished during a read")
-        }
-        let task = try codec.decode(CareTask.self, full)
-        taskCache.insertContent(task)
-        return task
     }
 
     private struct OccurrenceKey: Hashable {

@@ -74,13 +74,65 @@ extension SQLiteStore: Store {
 
     /// The entities of `kind` that `query` picks, in the order they were stored.
     public func entities(_ kind: EntityKind, _ query: EntityQuery) throws -> [CareEntity] {
+        if kind == .outcome, let ids = query.ids {
+            let others = try Self.filter(kind, EntityQuery(dateInterval: query.dateInterval))
+            return try readSnapshot { db in try outcomes(ids: ids, where: others, db) }
+        }
         let filter = try Self.filter(kind, query)
         return try readSnapshot { db in try fetchEntities(kind, filter, db) }
+    }
+
+    /// The outcomes with `ids` that also meet `condition`, in the order they were stored.
+    ///
+    /// An outcome id names a task version and an occurrence; the occurrence's start comes from that
+    /// version's schedule, so each outcome is one seek in the unique index on (task version, event start,
+    /// occurrence), rather than a scan of the task's outcomes for each id.
+    private func outcomes(ids: [String], where condition: (sql: String, arguments: StatementArguments), _ db: Database) throws -> [CareEntity] {
+        // Most ids of an import are new: probe for the current version's row id first (every outcome
+        // condition asks for current versions), then read the rows found that meet the whole condition.
+        let raw = RawStatement(try db.cachedStatement(sql: """
+            SELECT rowID FROM outcome WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
+            """), in: db)
+        let codec = EntityRowCodec()
+        let taskRow = try db.cachedStatement(sql: "SELECT * FROM task WHERE uuid = ?")
+        var schedules: [UUID: Schedule?] = [:]
+        var seen: Set<String> = []
+        var rowIDs: [Int64] = []
+        for id in ids where seen.insert(id).inserted {
+            guard let (taskUUID, occurrence) = BatchWriter.parseOutcomeID(id) else { continue }
+            if schedules[taskUUID] == nil {
+                let task = try taskCache.content(taskUUID)
+                    ?? Row.fetchOne(taskRow, arguments: [taskUUID]).map { try codec.task($0, cache: taskCache) }
+                schedules[taskUUID] = .some(task?.schedule)
+            }
+            guard let schedule = schedules[taskUUID] ?? nil, let start = schedule.eventStart(occurrence: occurrence) else { continue }
+            raw.bind(1, taskUUID)
+            raw.bind(2, start.storeSeconds)
+            raw.bind(3, occurrence)
+            defer { raw.reset() }
+            while try raw.step() { rowIDs.append(raw.int64(0)) }
+        }
+        rowIDs.sort()
+        var rows: [Row] = []
+        for start in stride(from: 0, to: rowIDs.count, by: 500) {
+            let chunk = rowIDs[start..<min(start + 500, rowIDs.count)]
+            rows += try Row.fetchAll(
+                db, sql: """
+                    SELECT * FROM outcome WHERE rowID IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                    AND \(condition.sql) ORDER BY rowID
+                    """,
+                arguments: StatementArguments(Array(chunk)) + condition.arguments)
+        }
+        return try entities(.outcome, rows: rows, codec: codec, db)
     }
 
     /// Calls `body` with each entity of `kind` that `query` picks, in the order they were stored, reading
     /// in chunks so that millions of outcomes never sit in memory at once.
     public func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws {
+        if kind == .outcome, query.ids != nil {
+            for entity in try entities(kind, query) { try body(entity) }
+            return
+        }
         try forEach(kind, filter: try Self.filter(kind, query), body)
     }
 
@@ -91,7 +143,7 @@ extension SQLiteStore: Store {
             let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(table) WHERE \(filter.sql) ORDER BY rowID", arguments: filter.arguments)
             var chunk: [Row] = []
             func flush() throws {
-                for entity in try Self.entities(kind, rows: chunk, codec: codec, db) { try body(entity) }
+                for entity in try self.entities(kind, rows: chunk, codec: codec, db) { try body(entity) }
                 chunk.removeAll(keepingCapacity: true)
             }
             while let row = try rows.next() {
@@ -127,15 +179,11 @@ extension SQLiteStore: Store {
             sql = "nextVersionUUID IS NULL AND deletedDate IS NULL"
         }
         if let ids = query.ids {
-            if kind == .outcome {
-                let parsed = ids.compactMap(BatchWriter.parseOutcomeID)
-                let terms = parsed.map { _ in "(taskUUID = ? AND occurrenceIndex = ?)" }
-                sql += " AND (\(terms.isEmpty ? "0" : terms.joined(separator: " OR ")))"
-                for (uuid, index) in parsed { arguments += [uuid, index] }
-            } else {
-                sql += " AND id IN (\(ids.isEmpty ? "NULL" : Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
-                arguments += StatementArguments(ids)
+            guard kind != .outcome else {
+                throw StoreError.database(message: "outcomes by id are read one index seek each (outcomes(ids:where:_:)), not by a filter")
             }
+            sql += " AND id IN (\(ids.isEmpty ? "NULL" : Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+            arguments += StatementArguments(ids)
         }
         return (sql, arguments)
     }
@@ -143,15 +191,16 @@ extension SQLiteStore: Store {
     func fetchEntities(_ kind: EntityKind, _ filter: (sql: String, arguments: StatementArguments), _ db: Database) throws -> [CareEntity] {
         let table = StoreSchema.Table.entity(kind)
         let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE \(filter.sql) ORDER BY rowID", arguments: filter.arguments)
-        return try Self.entities(kind, rows: rows, codec: EntityRowCodec(), db)
+        return try entities(kind, rows: rows, codec: EntityRowCodec(), db)
     }
 
     /// Entities from rows of their table; outcome values are read for all the rows at once.
-    static func entities(_ kind: EntityKind, rows: [Row], codec: EntityRowCodec, _ db: Database) throws -> [CareEntity] {
+    func entities(_ kind: EntityKind, rows: [Row], codec: EntityRowCodec, _ db: Database) throws -> [CareEntity] {
+        if kind == .task { return try rows.map { .task(try codec.task($0, cache: taskCache)) } }
         guard kind == .outcome else {
             return try rows.map { try codec.entity(kind, row: $0) }
         }
-        let values = try outcomeValues(rowIDs: rowsWithExtraValues(rows), db)
+        let values = try Self.outcomeValues(rowIDs: Self.rowsWithExtraValues(rows), db)
         return try rows.map { row in
             let rowID: Int64? = row["rowID"]
             return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])

@@ -10,29 +10,39 @@ extension SQLiteStore {
     /// Keeps `resource` unless the same content of the same resource is already kept; returns whether
     /// it was new.
     static func record(_ resource: SourceResource, in db: Database) throws -> Bool {
-        let statement = try db.cachedStatement(sql: """
+        // Bound directly: this runs once per imported resource.
+        let statement = RawStatement(try db.cachedStatement(sql: """
             INSERT INTO sourceResource
                 (sourceSystem, resourceType, resourceID, versionID, lastUpdated, contentHash, format, body, receivedDate)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (sourceSystem, resourceType, resourceID, contentHash) DO NOTHING
-            """)
-        try statement.execute(arguments: [
-            resource.sourceSystem, resource.resourceType, resource.resourceID, resource.versionID,
-            resource.lastUpdated, resource.contentHash, resource.format, resource.body,
-            resource.receivedDate.storeSeconds,
-        ])
+            """), in: db)
+        statement.bind(1, resource.sourceSystem)
+        statement.bind(2, resource.resourceType)
+        statement.bind(3, resource.resourceID)
+        statement.bind(4, resource.versionID)
+        statement.bind(5, resource.lastUpdated)
+        statement.bind(6, resource.contentHash)
+        statement.bind(7, resource.format)
+        statement.bind(8, resource.body)
+        statement.bind(9, resource.receivedDate.storeSeconds)
+        try statement.execute()
         return db.changesCount > 0
     }
 
     static func link(_ link: ResourceLink, in db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
+        // Bound directly: this runs once per entity version written.
+        let statement = RawStatement(try db.cachedStatement(sql: """
             INSERT INTO resourceLink (resourceType, resourceID, sourceSystem, entityKind, entityID)
             VALUES (?, ?, ?, ?, ?)
             ON CONFLICT DO NOTHING
-            """)
-        try statement.execute(arguments: [
-            link.resourceType, link.resourceID, link.sourceSystem, link.entityKind.rawValue, link.entityID,
-        ])
+            """), in: db)
+        statement.bind(1, link.resourceType)
+        statement.bind(2, link.resourceID)
+        statement.bind(3, link.sourceSystem)
+        statement.bind(4, link.entityKind.rawValue)
+        statement.bind(5, link.entityID)
+        try statement.execute()
     }
 
     static func setCheckpoint(_ checkpoint: SyncCheckpoint, in db: Database) throws {

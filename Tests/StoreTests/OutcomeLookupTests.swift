@@ -1,0 +1,49 @@
+import CareModel
+import Foundation
+import Store
+import XCTest
+
+/// Outcomes read by id: each id names a task version and an occurrence, found through the occurrence's
+/// start in that version's schedule.
+final class OutcomeLookupTests: XCTestCase {
+    func testOutcomesByIDAreTheCurrentVersionsOfTheIDsThatExist() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-lookup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let patient = StoreFixtures.patient()
+        let plan = StoreFixtures.carePlan(patient: patient)
+        let task = try StoreFixtures.task(plan: plan)
+        var batch = StoreBatch()
+        batch.add(patient)
+        batch.add(plan)
+        batch.add(task)
+        for occurrence in 0..<5 { batch.add(StoreFixtures.outcome(task, occurrence: occurrence, value: Double(100 + occurrence))) }
+        let store = try SQLiteStore(path: path)
+        try store.apply(batch)
+
+        // Occurrence 1 gets a second version, occurrence 2 is deleted.
+        var changes = StoreBatch()
+        var updated = try XCTUnwrap(store.outcomes(EntityQuery(ids: [Outcome.id(taskUUID: task.uuid, occurrence: 1)])).first)
+        updated.values = [OutcomeValue(.double(141), units: "mmHg", kind: "systolic")]
+        changes.update(updated)
+        changes.delete(.outcome, id: Outcome.id(taskUUID: task.uuid, occurrence: 2))
+        try store.apply(changes)
+
+        let ids = [3, 1, 2, 1, 9].map { Outcome.id(taskUUID: task.uuid, occurrence: $0) }
+            + ["not an id", Outcome.id(taskUUID: UUID(), occurrence: 0), Outcome.id(taskUUID: task.uuid, occurrence: -1)]
+        // A warm store (task versions cached by the batches) and a store opened afresh agree.
+        for reader in [store, try SQLiteStore(path: path, mode: .readOnly)] {
+            let found = try reader.outcomes(EntityQuery(ids: ids))
+            XCTAssertEqual(found.map(\.taskOccurrenceIndex), [3, 1], "in the order stored, once each, deleted and unknown ids left out")
+            XCTAssertEqual(found.last?.values.first?.value, .double(141), "the current version")
+            let day3 = DateInterval(start: StoreFixtures.day(3), end: StoreFixtures.day(4))
+            XCTAssertEqual(try reader.outcomes(EntityQuery(ids: ids, dateInterval: day3)).map(\.taskOccurrenceIndex), [3])
+            var visited: [Int] = []
+            try reader.forEachEntity(.outcome, EntityQuery(ids: ids)) { entity in
+                if case .outcome(let outcome) = entity { visited.append(outcome.taskOccurrenceIndex) }
+            }
+            XCTAssertEqual(visited, [3, 1])
+        }
+    }
+}
