@@ -424,6 +424,13 @@ public final class Importer {
                     do {
                         count(try store.apply(batch(for: [group][...])))
                         kept.append(group)
+                    } catch StoreError.entityDeleted(let kind, let id) where group.entities.contains(where: { $0.kind == kind && $0.id == id }) {
+                        // CareKit's rule: a deleted id stays deleted. The resource was entered in error or
+                        // deleted before and is sent again; it is not an input error, and nothing of it is written.
+                        report.count(group.key.type) { $0.skipped += 1 }
+                        report.note(group.key.description, MappingNote(
+                            .warning, at: group.key.type,
+                            "not carried over: its \(kind.rawValue) \(id) was deleted earlier (entered-in-error, revoked or a DELETE), and a deleted id stays deleted"))
                     } catch {
                         fail(type: group.key.type, origin: group.origin, key: group.key, path: nil, "the store refused it: \(error)", payload: group.raw)
                     }

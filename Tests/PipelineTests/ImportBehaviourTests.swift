@@ -74,6 +74,48 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(try store.history(.carePlan, id: "CarePlan/cp").count, 2, "a tombstone, nothing removed")
     }
 
+    func testAPlanSentAgainAfterEnteredInErrorStaysDeletedWithAWarningNotAFailure() throws {
+        let folder = try makeScratchFolder("revived")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        let plan = #"{"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"period":{"start":"2025-01-01"}}"#
+        let path = try folder.writeFile("cp.json", plan)
+        let store = try makeStore()
+        _ = try importFiles([folder.path], into: store)
+        try folder.writeFile("cp.json", plan.replacingOccurrences(of: #""active""#, with: #""entered-in-error""#))
+        _ = try importFiles([path], into: store)
+        try folder.writeFile("cp.json", plan)
+        let report = try importFiles([path], into: store)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        XCTAssertEqual(report.byType["CarePlan"]?.skipped, 1)
+        XCTAssertTrue(report.notes.contains { $0.severity == "warning" && $0.message.contains("was deleted earlier") }, "\(report.notes)")
+        XCTAssertEqual(try store.carePlans(.current).count, 0, "CareKit's rule: a deleted id stays deleted")
+        XCTAssertEqual(try store.deadLetters(limit: 10).count, 0)
+    }
+
+    func testAnOccurrenceWhoseOutcomeWasDeletedTakesANewValueAgain() throws {
+        let folder = try makeScratchFolder("relog")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        func weight(_ id: String, _ kg: String, status: String = "final") -> String {
+            #"{"resourceType":"Observation","id":"\#(id)","status":"\#(status)","code":{"coding":[{"system":"http://loinc.org","code":"29463-7"}]},"subject":{"reference":"Patient/p"},"effectiveDateTime":"2025-03-02T08:00:00Z","valueQuantity":{"value":\#(kg),"unit":"kg","system":"http://unitsofmeasure.org","code":"kg"}}"#
+        }
+        let path = try folder.writeFile("w1.json", weight("w1", "70.5"))
+        let store = try makeStore()
+        _ = try importFiles([folder.path], into: store)
+        XCTAssertEqual(try store.outcomes(.current).count, 1)
+        try folder.writeFile("w1.json", weight("w1", "70.5", status: "entered-in-error"))
+        let removed = try importFiles([path], into: store)
+        XCTAssertEqual(removed.byType["Observation"]?.deleted, 1)
+        XCTAssertEqual(try store.outcomes(.current).count, 0, "the day's log outcome had no other value: it is tombstoned")
+        // Another weight the same day is logged on the same occurrence, after the tombstone.
+        let second = try folder.writeFile("w2.json", weight("w2", "71.5"))
+        let report = try importFiles([second], into: store)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        XCTAssertEqual(report.byType["Observation"]?.created, 1)
+        let outcome = try XCTUnwrap(store.outcomes(.current).first)
+        XCTAssertEqual(outcome.values.map(\.value), [.double(71.5)])
+        XCTAssertEqual(try store.history(.outcome, id: outcome.id).count, 3, "first version, tombstone, the new value")
+    }
+
     func testBadInputFailsAloneWithItsLocationAndChangesNothingStored() throws {
         let store = try makeStore()
         _ = try importFiles([fixtures], into: store, zone: "America/Chicago")

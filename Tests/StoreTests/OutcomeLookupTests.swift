@@ -47,3 +47,35 @@ final class OutcomeLookupTests: XCTestCase {
         }
     }
 }
+
+/// CareKit's rules after a deletion: an occurrence can have an outcome again, other ids stay deleted.
+final class AfterDeletionTests: XCTestCase {
+    func testAnUpsertedOutcomeFollowsTheTombstoneOfTheDeletedOne() throws {
+        let (store, _, _, task) = try StoreFixtures.storeWithTask()
+        var first = StoreBatch()
+        first.add(StoreFixtures.outcome(task, occurrence: 1, value: 120))
+        try store.apply(first)
+        let id = Outcome.id(taskUUID: task.uuid, occurrence: 1)
+        var deletion = StoreBatch(date: StoreFixtures.day(5))
+        deletion.delete(.outcome, id: id)
+        try store.apply(deletion)
+        var again = StoreBatch(date: StoreFixtures.day(6))
+        again.upsert(StoreFixtures.outcome(task, occurrence: 1, value: 125))
+        try store.apply(again)
+        let history = try store.history(.outcome, id: id).compactMap { entity -> Outcome? in
+            if case .outcome(let outcome) = entity { outcome } else { nil }
+        }
+        XCTAssertEqual(history.map { $0.deletedDate != nil }, [false, true, false])
+        XCTAssertEqual(history.last?.values.first?.value, .double(125))
+        XCTAssertEqual(history.last?.previousVersionUUIDs, [history[1].uuid])
+        XCTAssertEqual(history.last?.effectiveDate, StoreFixtures.day(5), "in effect no earlier than the deletion")
+        XCTAssertEqual(try store.outcomes(.current).count, 1)
+
+        var planDeletion = StoreBatch(date: StoreFixtures.day(7))
+        planDeletion.delete(.task, id: task.id)
+        try store.apply(planDeletion)
+        var revived = StoreBatch(date: StoreFixtures.day(8))
+        revived.upsert(task)
+        XCTAssertThrowsStoreError(try store.apply(revived), .entityDeleted(kind: .task, id: task.id))
+    }
+}

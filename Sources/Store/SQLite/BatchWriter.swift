@@ -9,7 +9,8 @@ import GRDB
 ///   and an effective date before the tip's;
 /// - delete appends a tombstone (a copy of the tip with `deletedDate`);
 /// - upsert adds, or does nothing when the content is unchanged (same provenance content hash, or equal
-///   content when there is no hash), or updates;
+///   content when there is no hash), or updates; an outcome whose current version is a tombstone gets a
+///   new version after it (CareKit lets an occurrence whose outcome was deleted have an outcome again);
 /// - an outcome must name an occurrence of its task version's schedule that lies in the time that
 ///   version owns (from its effective date to the next version's).
 ///
@@ -241,7 +242,17 @@ struct BatchWriter {
             }
             return
         }
-        if current.deletedDate != nil { throw StoreError.entityDeleted(kind: entity.kind, id: entity.id) }
+        if current.deletedDate != nil {
+            // As in CareKit, an occurrence whose outcome was deleted can be given an outcome again: it
+            // follows the tombstone, in effect no earlier than the deletion. Other deleted ids stay deleted.
+            guard case .outcome(var outcome) = resolved, let eventStart else {
+                throw StoreError.entityDeleted(kind: entity.kind, id: entity.id)
+            }
+            outcome.metadata.effectiveDate = max(outcome.metadata.effectiveDate, current.effectiveDate)
+            try insertOutcome(with(outcome, uuid: uuids.next()), after: current, eventStart: eventStart)
+            summary.added += 1
+            return
+        }
         if try isUnchanged(resolved, current: current) {
             summary.unchanged += 1
             summary.versionUUIDs.append(current.uuid)
@@ -641,6 +652,12 @@ struct BatchWriter {
         taskVersionsRead[uuid] = nil
         taskVersionsFetched[uuid] = nil
         taskVersionsChanged.insert(uuid)
+    }
+
+    private func with(_ outcome: Outcome, uuid: UUID) -> Outcome {
+        var outcome = outcome
+        outcome.metadata.uuid = uuid
+        return outcome
     }
 
     private func with(_ outcome: Outcome, taskID: String) -> Outcome {
