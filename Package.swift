@@ -77,7 +77,7 @@ let package = Package(
             dependencies: ["Store", "CareModel", "Benchmarks", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport"]),
     ]
 )
