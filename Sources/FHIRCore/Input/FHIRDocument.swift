@@ -63,9 +63,17 @@ public struct FHIRDocument: Sendable {
         return try only.result.get()
     }
 
+    /// JSON documents from this size up have a Bundle's entries read on several threads.
+    static let parallelJSONThreshold = 4 << 20
+
     static func readWhole(_ data: Data, format: FHIRSyntaxError.Format) -> Result<Element, FHIRSyntaxError> {
         do {
-            return .success(format == .xml ? try FHIRXML.read(data) : try FHIRJSON.read(data))
+            if format == .xml { return .success(try FHIRXML.read(data)) }
+            // A large JSON document (a Bundle of thousands of entries) has its entries read in parallel.
+            if data.count >= parallelJSONThreshold {
+                return .success(try FHIRJSON.readTypedInParallel(data, workers: OrderedParallelMap.defaultWorkers))
+            }
+            return .success(try FHIRJSON.read(data))
         } catch let error as FHIRSyntaxError {
             return .failure(error)
         } catch {

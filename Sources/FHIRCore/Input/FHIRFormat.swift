@@ -144,7 +144,7 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
 
     /// The index just after the object starting at `start` (strings skipped, brackets counted), or
     /// `nil` when the input ends first. Not a validation: the reader does that.
-    private static func endOfObject(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    static func endOfObject(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         var depth = 0
         var index = start
         var inString = false

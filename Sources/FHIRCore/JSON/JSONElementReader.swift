@@ -164,6 +164,20 @@ struct JSONElementReader {
         return Element(name: name, resourceType: resourceType, children: children, jsonArrayItem: inArray)
     }
 
+    /// Reads the object at `range` as an item of the root's `entry` array, at the depth it has in the
+    /// document (see ``FHIRJSON/readTypedInParallel(_:workers:)``).
+    mutating func readEntryItem(_ range: Range<Int>) throws(FHIRSyntaxError) -> Element {
+        pos = range.lowerBound
+        end = range.upperBound
+        endDescription = "end of the entry"
+        depth = 2  // the root object and the entry array
+        fields.removeAll(keepingCapacity: true)
+        stack.truncate(to: 0)
+        let item = try readObject(named: "entry", inArray: true)
+        guard pos == end else { throw error(at: pos, "unexpected content after the entry") }
+        return item
+    }
+
     private mutating func checkDuplicate(
         _ key: String, name: String, isUnderscore: Bool, at offset: Int, fieldBase: Int, seen: inout Set<String>?
     ) throws(FHIRSyntaxError) {
