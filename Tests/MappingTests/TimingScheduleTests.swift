@@ -70,6 +70,29 @@ final class TimingScheduleTests: XCTestCase {
         XCTAssertEqual(starts(schedule, from: "2025-03-01", days: 20), ["2025-03-10 07:30", "2025-03-11 07:30", "2025-03-12 07:30"])
     }
 
+    func testAPeriodEndWithoutATimeIncludesEverythingItsPrecisionCovers() throws {
+        let bounded = try schedule(#"{"repeat":{"boundsPeriod":{"start":"2025-03-10","end":"2025-03"},"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["07:30:00"]}}"#)
+        XCTAssertEqual(starts(bounded, from: "2025-03-29", days: 5), ["2025-03-29 07:30", "2025-03-30 07:30", "2025-03-31 07:30"],
+                       "an end of 2025-03 includes the whole of March")
+        XCTAssertEqual(FHIRDates.periodEnd("2025-06-30", in: chicago), FHIRDateText.date("2025-07-01", in: chicago))
+        XCTAssertEqual(FHIRDates.periodEnd("2025", in: chicago), FHIRDateText.date("2026-01-01", in: chicago))
+        XCTAssertEqual(FHIRDates.periodEnd("2025-06-30T12:00:00Z", in: chicago), FHIRDateText.date("2025-06-30T12:00:00Z", in: chicago))
+    }
+
+    func testEventsWithARepeatAreItsOccurrencesFromTheFirstEvent() throws {
+        let mapped = try map(timing: #"{"event":["2025-03-12T09:00:00-05:00"],"repeat":{"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["09:00:00"]}}"#)
+        guard case .mapped(let entities, _) = mapped.result else { return XCTFail("not mapped: \(mapped.result)") }
+        let schedule = try XCTUnwrap(entities.compactMap { entity -> Schedule? in if case .task(let task) = entity { task.schedule } else { nil } }.first)
+        XCTAssertEqual(starts(schedule, from: "2025-03-10", days: 5), ["2025-03-12 09:00", "2025-03-13 09:00", "2025-03-14 09:00"],
+                       "the repeat starts at the event, and the event is not a second occurrence")
+        XCTAssertFalse(mapped.notes.contains { $0.severity == .warning }, "\(mapped.notes)")
+    }
+
+    func testTimesOfDayWithoutAFrequencyAreNotAWarning() throws {
+        let mapped = try map(timing: #"{"repeat":{"timeOfDay":["08:00:00","20:00:00"]}}"#)
+        XCTAssertFalse(mapped.notes.contains { $0.severity == .warning }, "\(mapped.notes)")
+    }
+
     func testBoundedByADuration() throws {
         let schedule = try schedule(#"{"repeat":{"boundsDuration":{"value":3,"unit":"days","system":"http://unitsofmeasure.org","code":"d"},"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["10:00:00"]}}"#)
         XCTAssertEqual(starts(schedule, from: "2025-03-01", days: 20), ["2025-03-03 10:00", "2025-03-04 10:00", "2025-03-05 10:00"])

@@ -201,8 +201,9 @@ private struct Run {
             let start = try transformOptions.expressions["start"].flatMap { expression throws(MappingFailure) in
                 try dateValue(expression, on: item)
             }
+            // The end of a Period: a date without a time includes its whole day.
             let end = try transformOptions.expressions["end"].flatMap { expression throws(MappingFailure) in
-                try dateValue(expression, on: item)
+                try dateValue(expression, on: item, endingPeriod: true)
             }
             let rule = transformOptions.values["default"].flatMap(TimingSchedule.DefaultRule.init) ?? .dailyAllDay
             let path = item.path.map { "\($0).\(from?.text ?? "timing")" } ?? key.type
@@ -507,9 +508,10 @@ private struct Run {
         return try dateValue(expression, on: item)
     }
 
-    private func dateValue(_ expression: MappingExpression, on item: FHIRPathElementNode) throws(MappingFailure) -> Date? {
+    /// The date `expression` gives; with `endingPeriod`, read as a Period's end (see ``FHIRDates/periodEnd(_:in:)``).
+    private func dateValue(_ expression: MappingExpression, on item: FHIRPathElementNode, endingPeriod: Bool = false) throws(MappingFailure) -> Date? {
         guard let text = try strings(expression, on: item).first else { return nil }
-        guard let date = FHIRDateText.date(text, in: zone) else {
+        guard let date = endingPeriod ? FHIRDates.periodEnd(text, in: zone) : FHIRDateText.date(text, in: zone) else {
             throw MappingFailure(at: key.type, "`\(expression.text)` (\(expression.location)) gives '\(text)', not a date")
         }
         return date

@@ -5,7 +5,8 @@ import Foundation
 /// FHIR Timing (and the other forms of `scheduled[x]`: Period, string) to a CareKit schedule.
 ///
 /// The rules, from the R4 Timing definition (datatypes.html#Timing):
-/// - `event`: one element per listed time, each with a single occurrence.
+/// - `event`: one element per listed time, each with a single occurrence; with a `repeat` (or `code`) too,
+///   the events are occurrences of the repeat (as R4 says), which starts at the first of them.
 /// - `repeat.frequency` per `period` `periodUnit`: with `timeOfDay`, one element per time, stepping by the
 ///   period; with `dayOfWeek`, one weekly element per day (and time); 1 per period, one element stepping
 ///   by the period (every 8 hours; once a day is all day unless a time or a duration says otherwise);
@@ -84,13 +85,12 @@ struct TimingSchedule {
         _ timing: Element, start: Date?, end: Date?, defaultRule: DefaultRule, targets: [OutcomeValue], path: String
     ) throws(MappingFailure) -> Schedule? {
         var elements: [ScheduleElement] = []
-        let events = timing.children(named: "event")
-        for (index, event) in events.enumerated() {
+        var eventDates: [(date: Date, path: String)] = []
+        for (index, event) in timing.children(named: "event").enumerated() {
             guard let text = event.value, let date = FHIRDateText.date(text, in: timeZone) else {
                 throw MappingFailure(at: "\(path).event[\(index)]", "'\(event.value ?? "")' is not a dateTime")
             }
-            elements.append(try element(start: date, end: date.addingTimeInterval(1), interval: DateComponents(day: 1),
-                                        duration: .hours(1), text: nil, targets: targets, path: "\(path).event[\(index)]"))
+            eventDates.append((date, "\(path).event[\(index)]"))
         }
         var repeatElement = timing.child(named: "repeat")
         if repeatElement == nil, let code = timing.child(named: "code") {
@@ -98,7 +98,19 @@ struct TimingSchedule {
         }
         if let repeatElement {
             let repeatPath = timing.child(named: "repeat") == nil ? "\(path).code" : "\(path).repeat"
-            elements += try repeating(repeatElement, start: events.isEmpty ? start : nil, end: end, targets: targets, path: repeatPath)
+            var repeatStart = start
+            if let first = eventDates.map(\.date).min() {
+                // R4 Timing: "when both event and a repeating specification are provided, the list of events
+                // should be understood as an interpretation of the information in the repeat structure".
+                repeatStart = first
+                notes.append(MappingNote(.info, at: "\(path).event", "the events are read as occurrences of the repeat, which starts at the first of them"))
+            }
+            elements += try repeating(repeatElement, start: repeatStart, end: end, targets: targets, path: repeatPath)
+        } else {
+            for (date, eventPath) in eventDates {
+                elements.append(try element(start: date, end: date.addingTimeInterval(1), interval: DateComponents(day: 1),
+                                            duration: .hours(1), text: nil, targets: targets, path: eventPath))
+            }
         }
         if elements.isEmpty {
             return try assumed(defaultRule, start: start, end: end, targets: targets, text: nil, path: path,
@@ -128,9 +140,8 @@ struct TimingSchedule {
                 first = date
             }
             if let text = bounds.childValue("end") {
-                guard let date = FHIRDateText.date(text, in: timeZone) else { throw MappingFailure(at: "\(path).boundsPeriod.end", "'\(text)' is not a dateTime") }
-                // A date-only end includes its whole day.
-                last = FHIRDates.hasTime(text) ? date : calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: date))
+                guard let date = FHIRDates.periodEnd(text, in: timeZone) else { throw MappingFailure(at: "\(path).boundsPeriod.end", "'\(text)' is not a dateTime") }
+                last = date
             }
         }
         let startDate: Date
@@ -257,7 +268,8 @@ struct TimingSchedule {
             guard let interval = Self.components(periodValue, unit: periodUnit, minimumUnit: "d") else {
                 throw MappingFailure(at: "\(path).period", "timeOfDay with a period of \(periodValue) \(periodUnit): times of day need a period of whole days")
             }
-            if Int(frequency) != timeMinutes.count {
+            // Without a frequency, the times of day say how often.
+            if repeatElement.child(named: "frequency") != nil && Int(frequency) != timeMinutes.count {
                 notes.append(MappingNote(.warning, at: "\(path).frequency", "frequency \(Int(frequency)) but \(timeMinutes.count) time(s) of day: the times are used"))
             }
             for minutes in timeMinutes { specs.append((at(minutes, on: dayStart), interval, false)) }
