@@ -60,7 +60,7 @@ enum ValueTransforms {
             let componentKind = codeKey(component.child(named: "code"))
             values += value(of: component, path: "\(path).component[\(index)]", kind: componentKind, time: time, zone: zone, notes: &notes)
         }
-        for (index, value) in values.enumerated() where values.count > 1 {
+        for index in values.indices where values.count > 1 {
             values[index].index = index
         }
         return values
