@@ -26,6 +26,11 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         if let patient = task.metadata.userInfo?[UserInfoKey.patient], let codes = task.metadata.userInfo?[UserInfoKey.codes] {
             for code in codes.split(separator: "\n") { byPatientCode["\(patient) \(code)", default: []].append(task.id) }
         }
+        // The outcomes its activity named, for Observations that come in a later import.
+        for reference in task.metadata.userInfo?[UserInfoKey.outcomeReferences]?.split(separator: "\n") ?? [] {
+            guard let key = ResourceKey(description: reference), outcomes[key] == nil else { continue }
+            outcomes[key] = task.id
+        }
     }
 
     func addOutcomeReferences(_ references: [ResourceKey: String]) {

@@ -693,9 +693,8 @@ public final class Importer {
     /// An outcome's values, each with the resource it came from (`userInfo` keeps them in value order;
     /// without it, they all came from the resource of its provenance).
     private static func valuesWithSources(_ outcome: Outcome) -> [(source: ResourceKey, value: OutcomeValue)] {
-        let sources = outcome.metadata.userInfo?[UserInfoKey.valueSources]?.split(separator: "\n").map { text -> ResourceKey in
-            let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
-            return ResourceKey(type: parts.first ?? "", id: parts.count > 1 ? parts[1] : "")
+        let sources = outcome.metadata.userInfo?[UserInfoKey.valueSources]?.split(separator: "\n").map { text in
+            ResourceKey(description: text) ?? ResourceKey(type: String(text), id: "")
         } ?? outcome.metadata.provenance.map { provenance in
             Array(repeating: ResourceKey(type: provenance.fhirType, id: provenance.fhirID), count: outcome.values.count)
         } ?? []

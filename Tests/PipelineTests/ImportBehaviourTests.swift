@@ -116,6 +116,22 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(try store.history(.outcome, id: outcome.id).count, 3, "first version, tombstone, the new value")
     }
 
+    func testAnActivitysOutcomeReferenceFindsItsObservationInALaterImport() throws {
+        let folder = try makeScratchFolder("outcome-reference")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        try folder.writeFile("cp.json", #"{"resourceType":"CarePlan","id":"cp","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"period":{"start":"2025-03-01"},"activity":[{"outcomeReference":[{"reference":"Observation/steps-1"}],"detail":{"status":"scheduled","code":{"text":"Walk"},"scheduledTiming":{"repeat":{"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["09:00:00"]}}}}]}"#)
+        let store = try makeStore()
+        _ = try importFiles([folder.path], into: store)
+        // The Observation comes later, coded differently from the activity: only the reference ties them.
+        let later = try makeScratchFolder("outcome-reference-later")
+        let observation = try later.writeFile("o.json", #"{"resourceType":"Observation","id":"steps-1","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"55423-8"}]},"subject":{"reference":"Patient/p"},"effectiveDateTime":"2025-03-03T09:40:00Z","valueQuantity":{"value":5200,"unit":"steps"}}"#)
+        let report = try importFiles([observation], into: store)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        let outcome = try XCTUnwrap(store.outcomes(.current).first)
+        XCTAssertEqual(outcome.taskID, "CarePlan/cp#activity-Walk", "not a log task")
+        XCTAssertEqual(outcome.taskOccurrenceIndex, 2)
+    }
+
     func testBadInputFailsAloneWithItsLocationAndChangesNothingStored() throws {
         let store = try makeStore()
         _ = try importFiles([fixtures], into: store, zone: "America/Chicago")

@@ -66,6 +66,9 @@ public enum UserInfoKey {
     public static let codes = "fhir.codes"
     /// The entity id of a task's patient.
     public static let patient = "fhir.patient"
+    /// The Observations (`Type/id`, one per line) a CarePlan activity names in its `outcomeReference`:
+    /// the outcomes of its task, whichever import brings them.
+    public static let outcomeReferences = "fhir.outcomeReferences"
     /// The Observations whose values an outcome holds, one `Type/id` per value, in value order; absent
     /// when all of them came from the resource the outcome's provenance names.
     public static let valueSources = "fhir.valueSources"

@@ -230,12 +230,19 @@ private struct Run {
         if !codes.isEmpty { info[UserInfoKey.codes] = codes.joined(separator: "\n") }
         task.metadata.userInfo = info.isEmpty ? nil : info
         try applyCommon(entity, item: item, to: &task.metadata)
-        // The Observations this activity says are its outcomes.
+        // The Observations this activity says are its outcomes, kept on the task too, so that an import
+        // that brings them later still finds their task.
+        var outcomes: [String] = []
         for reference in item.element.children(named: "outcomeReference").compactMap({ $0.childValue("reference") }) {
             switch index.resolve(reference) {
-            case .found(let observation), .outside(let observation): outcomeReferences[observation] = id
+            case .found(let observation), .outside(let observation):
+                outcomeReferences[observation] = id
+                outcomes.append(observation.description)
             case .unresolved: break
             }
+        }
+        if !outcomes.isEmpty {
+            task.metadata.userInfo = (task.metadata.userInfo ?? [:]).merging([UserInfoKey.outcomeReferences: outcomes.joined(separator: "\n")]) { _, new in new }
         }
         return try hashed(task)
     }

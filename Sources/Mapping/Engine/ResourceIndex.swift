@@ -16,6 +16,12 @@ public struct ResourceKey: Hashable, Sendable, Comparable, CustomStringConvertib
     /// `Type/id`.
     public var description: String { "\(type)/\(id)" }
 
+    /// The key a ``description`` (`Type/id`) names; nil without a `/`.
+    public init?<Text: StringProtocol>(description text: Text) {
+        guard let slash = text.firstIndex(of: "/") else { return nil }
+        self.init(type: String(text[..<slash]), id: String(text[text.index(after: slash)...]))
+    }
+
     public static func < (lhs: ResourceKey, rhs: ResourceKey) -> Bool { (lhs.type, lhs.id) < (rhs.type, rhs.id) }
 
     /// The key of `resource`: its `id`; else its first identifier (`system|value`, made id-safe); else
