@@ -18,6 +18,11 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
 
     /// Adds (or replaces) a task.
     func add(_ task: CareTask) {
+        // The Observations its activity names as outcomes: the version added last says (the input's
+        // over the store's).
+        for reference in task.metadata.userInfo?[UserInfoKey.outcomeReferences]?.split(separator: "\n") ?? [] {
+            if let key = ResourceKey(description: reference) { outcomes[key] = task.id }
+        }
         let isNew = byID.updateValue(task, forKey: task.id) == nil
         guard isNew else { return }
         if let provenance = task.metadata.provenance {
@@ -26,15 +31,6 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         if let patient = task.metadata.userInfo?[UserInfoKey.patient], let codes = task.metadata.userInfo?[UserInfoKey.codes] {
             for code in codes.split(separator: "\n") { byPatientCode["\(patient) \(code)", default: []].append(task.id) }
         }
-        // The outcomes its activity named, for Observations that come in a later import.
-        for reference in task.metadata.userInfo?[UserInfoKey.outcomeReferences]?.split(separator: "\n") ?? [] {
-            guard let key = ResourceKey(description: reference), outcomes[key] == nil else { continue }
-            outcomes[key] = task.id
-        }
-    }
-
-    func addOutcomeReferences(_ references: [ResourceKey: String]) {
-        outcomes.merge(references) { _, new in new }
     }
 
     func task(id: String) -> CareTask? { byID[id] }

@@ -19,8 +19,6 @@ public struct MappedResource: Sendable {
     public let result: Result
     /// Warnings and information: what was assumed or not carried over, with where it sits.
     public let notes: [MappingNote]
-    /// For tasks made from a CarePlan activity: the Observations its `outcomeReference` names, by task id.
-    public let outcomeReferences: [ResourceKey: String]
 }
 
 /// Values one resource (an Observation) adds to one occurrence of one task: the engine finds the task

@@ -34,14 +34,14 @@ public struct MappingEngine: Sendable {
     /// Maps `resource`, known as `key`, resolving references in `index`.
     public func map(_ resource: Element, key: ResourceKey, index: ResourceIndex, tasks: (any TaskCatalog)? = nil) -> MappedResource {
         guard let mapping = mappings.mapping(for: key.type) else {
-            return MappedResource(key: key, result: .skipped("no mapping for \(key.type)"), notes: [], outcomeReferences: [:])
+            return MappedResource(key: key, result: .skipped("no mapping for \(key.type)"), notes: [])
         }
         var run = Run(engine: self, mapping: mapping, resource: resource, key: key, index: index, tasks: tasks)
         do {
             let result = try run.map()
-            return MappedResource(key: key, result: result, notes: run.notes, outcomeReferences: run.outcomeReferences)
+            return MappedResource(key: key, result: result, notes: run.notes)
         } catch {
-            return MappedResource(key: key, result: .failed(error), notes: run.notes, outcomeReferences: [:])
+            return MappedResource(key: key, result: .failed(error), notes: run.notes)
         }
     }
 }
@@ -57,7 +57,6 @@ private struct Run {
     let environment: FHIRPathEnvironment
     let root: FHIRPathElementNode
     var notes: [MappingNote] = []
-    var outcomeReferences: [ResourceKey: String] = [:]
 
     var options: MappingOptions { engine.options }
     var zone: TimeZone { options.timeZone }
@@ -230,14 +229,12 @@ private struct Run {
         if !codes.isEmpty { info[UserInfoKey.codes] = codes.joined(separator: "\n") }
         task.metadata.userInfo = info.isEmpty ? nil : info
         try applyCommon(entity, item: item, to: &task.metadata)
-        // The Observations this activity says are its outcomes, kept on the task too, so that an import
-        // that brings them later still finds their task.
+        // The Observations this activity says are its outcomes, kept on the task, so that the importer
+        // finds their task whichever import brings them.
         var outcomes: [String] = []
         for reference in item.element.children(named: "outcomeReference").compactMap({ $0.childValue("reference") }) {
             switch index.resolve(reference) {
-            case .found(let observation), .outside(let observation):
-                outcomeReferences[observation] = id
-                outcomes.append(observation.description)
+            case .found(let observation), .outside(let observation): outcomes.append(observation.description)
             case .unresolved: break
             }
         }
