@@ -25,18 +25,17 @@ public struct FreshCopies: Sendable {
     }
 
     private func rewrite(_ element: Element, parent: String?) -> Element {
-        var copy = element
+        var rewritten = element
         if var value = element.value {
-            value = Self.shiftingUUIDs(in: value, by: self.copy)
-            if parent == "identifier" && element.name == "value" {
-                value += "-c\(self.copy)"
-            } else if element.name == "reference", value.contains("?identifier=") {
-                value += "-c\(self.copy)"
+            value = Self.shiftingUUIDs(in: value, by: copy)
+            let isIdentifierValue = parent == "identifier" && element.name == "value"
+            if isIdentifierValue || (element.name == "reference" && value.contains("?identifier=")) {
+                value += "-c\(copy)"
             }
-            copy.value = value
+            rewritten.value = value
         }
-        copy.children = element.children.map { rewrite($0, parent: element.name) }
-        return copy
+        rewritten.children = element.children.map { rewrite($0, parent: element.name) }
+        return rewritten
     }
 
     /// `text` with the first group of every UUID in it shifted by `amount` (mod 2^32).

@@ -111,7 +111,6 @@ public final class Importer {
             if case .mapped(let entities, _) = result.result {
                 for case .task(let task) in entities { catalog.add(task) }
             }
-            catalog.addOutcomeReferences(result.outcomeReferences)
             mapped.append(result)
             tick("mapped \(mapped.count) of \(index.count) resources")
         }
@@ -548,7 +547,6 @@ public final class Importer {
         for chunk in Array(taskIDs).chunked(500) {
             for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
         }
-
         // Existing outcomes whose values these resources replace or remove.
         var removedOutcomes: [String: [ResourceKey]] = [:]
         for key in removedSources {
@@ -577,7 +575,6 @@ public final class Importer {
         for chunk in allIDs.chunked(500) {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
         }
-
 
         // The changes of each outcome, kept apart so that one the store refuses fails alone.
         var changeGroups: [(sources: Set<ResourceKey>, changes: [StoreChange])] = []
@@ -651,7 +648,6 @@ public final class Importer {
         if !options.dryRun, !changeGroups.isEmpty {
             var batch = StoreBatch()
             for group in changeGroups { for change in group.changes { batch.append(change) } }
-
             do {
                 count(try store.apply(batch))
             } catch {
@@ -758,4 +754,3 @@ extension Array {
         stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
     }
 }
-

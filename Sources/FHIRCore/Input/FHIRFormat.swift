@@ -138,7 +138,7 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
         return Element.resource("Bundle", children: children)
     }
 
-    private static func isWhitespace(_ byte: UInt8) -> Bool {
+    static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 

@@ -65,7 +65,8 @@ enum EntryArrayScan {
         case UInt8(ascii: "\""): return endOfString(bytes, from: start)
         default:
             var index = start
-            while index < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) {
+            while index < bytes.count, !FHIRFormat.isWhitespace(bytes[index]),
+                  ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")].contains(bytes[index]) {
                 index += 1
             }
             return index
@@ -86,6 +87,6 @@ enum EntryArrayScan {
     }
 
     private static func skipWhitespace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count, FHIRFormat.isWhitespace(bytes[index]) { index += 1 }
     }
 }
