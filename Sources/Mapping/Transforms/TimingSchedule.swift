@@ -144,13 +144,7 @@ struct TimingSchedule {
                 last = date
             }
         }
-        let startDate: Date
-        if let first {
-            startDate = first
-        } else {
-            startDate = Self.unknownStart(in: timeZone)
-            notes.append(MappingNote(.warning, at: path, "no bounds and no start date: assumed to start \(Self.isoDay(startDate, timeZone))"))
-        }
+        let startDate = knownStart(first, at: path, missing: "no bounds and no start date")
         if let duration = repeatElement.child(named: "boundsDuration") {
             last = try add(quantity: duration, to: startDate, path: "\(path).boundsDuration")
         }
@@ -353,18 +347,21 @@ struct TimingSchedule {
         }
     }
 
+    /// `start`, or, when nothing gives one, the start every such schedule is given (a warning at `path`
+    /// says `missing` and the day assumed).
+    private mutating func knownStart(_ start: Date?, at path: String, missing: String) -> Date {
+        if let start { return start }
+        let assumed = Self.unknownStart(in: timeZone)
+        notes.append(MappingNote(.warning, at: path, "\(missing): assumed to start \(Self.isoDay(assumed, timeZone))"))
+        return assumed
+    }
+
     /// The schedule assumed when the data does not say (reported as such).
     private mutating func assumed(
         _ rule: DefaultRule, start: Date?, end: Date?, targets: [OutcomeValue], text: String?, path: String, reason: String
     ) throws(MappingFailure) -> Schedule? {
         if rule == .none { return nil }
-        let startDate: Date
-        if let start {
-            startDate = start
-        } else {
-            startDate = Self.unknownStart(in: timeZone)
-            notes.append(MappingNote(.warning, at: path, "no start date: assumed \(Self.isoDay(startDate, timeZone))"))
-        }
+        let startDate = knownStart(start, at: path, missing: "no start date")
         let element: ScheduleElement
         switch rule {
         case .dailyAllDay:
