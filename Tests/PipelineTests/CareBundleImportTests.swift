@@ -19,16 +19,9 @@ final class CareBundleImportTests: XCTestCase {
 
     private func generate(_ extra: [String]) throws -> URL {
         let output = try makeScratchFolder("carebundle").appendingPathComponent("out")
-        let process = Process()
-        process.executableURL = try carebundle()
-        process.arguments = ["generate", "--profile", "mixed", "--count", "20", "--seed", "42", "--out", output.path] + extra
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (status, text) = try ScriptRunner.runProgram(
+            try carebundle(), ["generate", "--profile", "mixed", "--count", "20", "--seed", "42", "--out", output.path] + extra)
+        XCTAssertEqual(status, 0, text)
         return output
     }
 

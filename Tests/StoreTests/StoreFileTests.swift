@@ -44,12 +44,10 @@ final class StoreFileTests: XCTestCase {
 
     func testOtherSQLiteDatabaseIsRefused() throws {
         let path = folder.appendingPathComponent("other.sqlite").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()", path]
-        try process.run()
-        process.waitUntilExit()
-        try XCTSkipUnless(process.terminationStatus == 0, "python3 with sqlite3 is needed to make a foreign database")
+        let (status, _) = try ScriptRunner.runProgram(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()", path])
+        try XCTSkipUnless(status == 0, "python3 with sqlite3 is needed to make a foreign database")
         XCTAssertThrowsStoreError(try SQLiteStore(path: path)) {
             if case .notAStore(path, let reason) = $0 { return reason.contains("without CareGate's tables") } else { return false }
         }

@@ -3,9 +3,15 @@ import Foundation
 /// Runs one of the project's Python scripts (Scripts/NAME) and returns its exit status and output.
 public enum ScriptRunner {
     public static func run(_ script: String, _ arguments: [String] = []) throws -> (status: Int32, output: String) {
+        try runProgram(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", Corpus.projectRoot.appendingPathComponent("Scripts/\(script)").path] + arguments)
+    }
+
+    /// Runs `program` with `arguments` and returns its exit status and output (stdout and stderr together).
+    public static func runProgram(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Corpus.projectRoot.appendingPathComponent("Scripts/\(script)").path] + arguments
+        process.executableURL = program
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
