@@ -22,7 +22,7 @@ final class CrashTests: XCTestCase {
 
         // One batch of 146,000 outcomes, with a small cache so that it spills into the WAL as it goes.
         let stderrURL = folder.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        try Data().write(to: stderrURL)
         let child = Process()
         child.executableURL = executable
         child.arguments = [
