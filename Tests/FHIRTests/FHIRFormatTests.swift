@@ -13,6 +13,10 @@ final class FHIRFormatTests: XCTestCase {
         XCTAssertEqual(FHIRFormat.detect(Data("{\"resourceType\":\"Patient\"}\n{\"resourceType\":\"Patient\"}\n".utf8)), .ndjson)
         XCTAssertEqual(FHIRFormat.detect(Data([0xEF, 0xBB, 0xBF] + Array("<?xml version=\"1.0\"?><Patient/>".utf8))), .xml)
         XCTAssertEqual(FHIRFormat.detect(Data(#"{"resourceType":"Patient""#.utf8)), .json)  // truncated: the reader says so
+        // A Bundle written an entry per line is one document, not NDJSON.
+        XCTAssertEqual(FHIRFormat.detect(Data("{\"resourceType\":\"Bundle\",\"entry\":[\n{\"resource\":{}},\n{\"resource\":{}}]}\n".utf8)), .json)
+        XCTAssertEqual(FHIRFormat.detect(Data("{\"resourceType\":\"Patient\"}\n\n  {\"resourceType\":\"Patient\"}".utf8)), .ndjson)
+        XCTAssertEqual(FHIRFormat.detect(Data("{\"resourceType\":\"Patient\"}\n".utf8)), .json)
         XCTAssertNil(FHIRFormat.detect(Data("hello".utf8)))
         XCTAssertNil(FHIRFormat.detect(Data()))
     }

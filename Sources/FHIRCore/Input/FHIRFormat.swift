@@ -28,6 +28,12 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
             case UInt8(ascii: "<"):
                 return .xml
             case UInt8(ascii: "{"):
+                // NDJSON has a whole object on each line, so its second line starts another one. A document
+                // whose second line does not (a pretty-printed resource) is JSON, known without scanning it.
+                guard let newline = bytes[index...].firstIndex(of: 0x0A) else { return .json }
+                var second = newline
+                while second < bytes.count, isWhitespace(bytes[second]) { second += 1 }
+                guard second < bytes.count, bytes[second] == UInt8(ascii: "{") else { return .json }
                 guard let end = endOfObject(bytes, from: index) else { return .json }
                 var next = end
                 while next < bytes.count, isWhitespace(bytes[next]) { next += 1 }
