@@ -50,6 +50,9 @@ public final class Importer {
     /// The log tasks this import made, by id.
     private var logTasksMade: [String: CareTask] = [:]
     private var taskVersions: [String: CareTask] = [:]
+    /// The batch of outcomes being written, on `writeQueue`.
+    private var inFlight: (plan: OutcomePlan, write: PendingWrite)?
+    private let writeQueue = DispatchQueue(label: "caregate.import.outcome-writer")
     private var validator: StructureValidator?
     private var lastProgress = Date()
 
@@ -73,6 +76,7 @@ public final class Importer {
         report = ImportReport()
         logTasksMade = [:]
         taskVersions = [:]
+        inFlight = nil
         report.dryRun = options.dryRun
         validator = options.strict ? StructureValidator(options: ValidationOptions(strict: true)) : nil
 
@@ -100,21 +104,28 @@ public final class Importer {
         // Map and write the entities.
         let catalog = try ImportTaskCatalog(store: store)
         var mapped: [MappedResource] = []
+        var records: [ResourceKey: SourceResource] = [:]
         mapped.reserveCapacity(index.count)
         let engine = self.engine
-        Self.mapInParallel(index.order) { key -> MappedResource? in
+        let sourceSystem = options.mapping.sourceSystem
+        Self.mapInParallel(index.order) { key -> (MappedResource, SourceResource?)? in
             guard let resource = index.resource(key) else { return nil }
             if engine.mappings.mapping(for: key.type) != nil { engine.coverage?.count(resource) }
-            return engine.map(resource, key: key, index: index, tasks: catalog)
-        } consume: { result in
-            guard let result else { return }
+            let result = engine.map(resource, key: key, index: index, tasks: catalog)
+            // The record of what was received, serialized here rather than on the thread that writes.
+            guard case .mapped(let entities, _) = result.result, !entities.isEmpty else { return (result, nil) }
+            return (result, Self.source(resource, key: key, system: sourceSystem))
+        } consume: { output in
+            guard let (result, record) = output else { return }
             if case .mapped(let entities, _) = result.result {
                 for case .task(let task) in entities { catalog.add(task) }
             }
             mapped.append(result)
+            records[result.key] = record
             tick("mapped \(mapped.count) of \(index.count) resources")
         }
-        try writeEntities(mapped, index: index)
+        try writeEntities(mapped, records: records, index: index)
+        Self.releaseElsewhere((mapped, records))
         try applyDeletions()
 
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again. They are mapped on
@@ -122,7 +133,6 @@ public final class Importer {
         if outcomeResources > 0 {
             var batch: [MappedInput] = []
             var done = 0
-            let sourceSystem = options.mapping.sourceSystem
             let mapOutcome: @Sendable (Element, String?, Origin) -> MappedInput? = { resource, fullUrl, origin in
                 guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
                 engine.coverage?.count(resource)
@@ -131,7 +141,7 @@ public final class Importer {
                     source: Self.source(resource, key: key, system: sourceSystem))
             }
             let flush = {
-                self.flushOutcomes(batch, catalog: catalog)
+                self.submitOutcomes(batch, catalog: catalog)
                 done += batch.count
                 batch.removeAll(keepingCapacity: true)
                 self.tick("mapped \(done) of \(outcomeResources) outcome resources")
@@ -144,6 +154,7 @@ public final class Importer {
                     if let input { batch.append(input) }
                     if batch.count >= self.options.outcomeBatchSize { flush() }
                 }
+                Self.releaseElsewhere(items)
             } else {
                 var pending: [(Element, String?, Origin)] = []
                 let mapPending = {
@@ -161,10 +172,25 @@ public final class Importer {
                 if !pending.isEmpty { mapPending() }
             }
             if !batch.isEmpty { flush() }
+            settleOutcomes()
         }
         report.coverage = engine.coverage?.unread()
+        Self.releaseElsewhere(index)
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Drops the last reference to `value` on another thread: freeing the trees of a whole input takes
+    /// longer than what is left to do once they are no longer needed.
+    private static func releaseElsewhere<Value>(_ value: Value) {
+        let box = UncheckedBox(value)
+        DispatchQueue.global(qos: .utility).async { _ = box }
+    }
+
+    /// A value handed to another thread that only releases it.
+    private final class UncheckedBox<Value>: @unchecked Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
     }
 
     // MARK: - Reading
@@ -258,7 +284,7 @@ public final class Importer {
 
     // MARK: - Entities
 
-    private func writeEntities(_ mapped: [MappedResource], index: ResourceIndex) throws {
+    private func writeEntities(_ mapped: [MappedResource], records: [ResourceKey: SourceResource], index: ResourceIndex) throws {
         // What the store holds now, to tell created from updated from unchanged.
         var ids: [EntityKind: [String]] = [:]
         for resource in mapped {
@@ -321,7 +347,7 @@ public final class Importer {
                 }
                 if !dropped.isEmpty, status == .unchanged { status = .updated }
                 groups.append(ResourceGroup(key: resource.key, origin: origin, entities: entities, dropped: dropped, status: status,
-                                            raw: index.resource(resource.key)))
+                                            raw: index.resource(resource.key), record: records[resource.key]))
             }
         }
         // Patients first, then plans, contacts and tasks: references point backwards.
@@ -388,6 +414,8 @@ public final class Importer {
         let dropped: [(EntityKind, String)]
         let status: Status
         let raw: Element?
+        /// The record of the resource as received (made with the mapping, on a worker thread).
+        let record: SourceResource?
 
         var rank: Int {
             entities.map { entity -> Int in
@@ -408,7 +436,7 @@ public final class Importer {
             for group in groups {
                 for entity in group.entities { batch.append(.upsert(entity)) }
                 for (kind, id) in group.dropped { batch.delete(kind, id: id) }
-                if group.status != .unchanged, let raw = group.raw { batch.record(Self.source(raw, key: group.key, system: options.mapping.sourceSystem)) }
+                if group.status != .unchanged, let record = group.record { batch.record(record) }
             }
             return batch
         }
@@ -482,38 +510,176 @@ public final class Importer {
         let source: SourceResource
     }
 
-    private func flushOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog) {
+    /// Writes the batches of outcome-making resources one after another on a thread of their own, so
+    /// that the next batch is planned while the last one is written. At most one batch is in flight.
+    private func submitOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog) {
         guard !pending.isEmpty else { return }
+        // Removing values reads the links of earlier outcomes, which the batch in flight may be writing.
+        let removes = pending.contains { if case .delete = $0.mapped.result { true } else { false } }
+            || pendingDeletions.contains { engine.makesOutcomes($0.key.type) }
+        if let inFlight, removes || !inFlight.plan.removedSources.isEmpty { settleOutcomes() }
+        var plan: OutcomePlan
         do {
-            try writeOutcomes(pending, catalog: catalog)
+            plan = try planOutcomes(pending, catalog: catalog, after: inFlight?.plan)
+            // The plan took the batch in flight as written; if the store refused any of it, plan again.
+            if inFlight != nil, !settleOutcomes() { plan = try planOutcomes(pending, catalog: catalog, after: nil) }
         } catch {
+            settleOutcomes()
             for input in pending {
                 fail(type: input.mapped.key.type, origin: input.origin, key: input.mapped.key, path: nil, "the store refused it: \(error)", payload: input.raw)
             }
+            for (key, origin) in pendingDeletions where engine.makesOutcomes(key.type) {
+                fail(type: key.type, origin: origin, key: key, path: nil, "the store refused its deletion: \(error)")
+            }
+            pendingDeletions.removeAll { engine.makesOutcomes($0.key.type) }
+            return
+        }
+        pendingDeletions.removeAll { engine.makesOutcomes($0.key.type) }
+        for (id, task) in plan.logTasks { logTasksMade[id] = task }
+        let write = PendingWrite()
+        inFlight = (plan, write)
+        guard !options.dryRun else {
+            write.finish(PlanResult())
+            return
+        }
+        let (store, logBatch, groups) = (self.store, plan.logBatch, plan.groups.map(\.changes))
+        writeQueue.async { write.finish(Self.write(logBatch, groups, to: store)) }
+    }
+
+    /// Waits for the batch in flight to be written and reports it. Returns false when the store refused
+    /// any of it.
+    @discardableResult
+    private func settleOutcomes() -> Bool {
+        guard let (plan, write) = inFlight else { return true }
+        inFlight = nil
+        let result = write.wait()
+        for summary in result.summaries { count(summary) }
+        for entry in plan.reporting { entry(self) }
+        if let failure = result.failure {
+            for (key, (origin, raw)) in plan.byKey.sorted(by: { $0.key < $1.key }) {
+                fail(type: key.type, origin: origin, key: key, path: nil, "the store refused it: \(failure)", payload: raw)
+            }
+            return false
+        }
+        var statuses = plan.statuses
+        for (position, message) in result.refused {
+            for key in plan.groups[position].sources.sorted() {
+                guard statuses.removeValue(forKey: key) != nil || plan.removedSources.contains(key) else { continue }
+                let (origin, raw) = plan.byKey[key] ?? (Origin(source: "?"), nil)
+                fail(type: key.type, origin: origin, key: key, path: nil, "the store refused its outcome: \(message)", payload: raw)
+            }
+        }
+        for (key, status) in statuses {
+            report.count(key.type) { counts in
+                switch status {
+                case .created: counts.created += 1
+                case .updated: counts.updated += 1
+                case .unchanged: counts.unchanged += 1
+                }
+            }
+        }
+        return result.refused.isEmpty
+    }
+
+    /// What one batch of outcome-making resources writes, and reports once it is written. Planning
+    /// changes nothing, so that a plan made while the store refused part of the batch before can be
+    /// made again.
+    private struct OutcomePlan {
+        /// Log tasks new to the store, by id: written first, as outcomes name them.
+        var logTasks: [String: CareTask] = [:]
+        var logBatch = StoreBatch()
+        /// The changes of each outcome, kept apart so that one the store refuses fails alone.
+        var groups: [(sources: Set<ResourceKey>, changes: [StoreChange])] = []
+        var statuses: [ResourceKey: Status] = [:]
+        var removedSources: Set<ResourceKey> = []
+        var byKey: [ResourceKey: (Origin, Element)] = [:]
+        /// The outcome versions it writes, by id: the next batch, planned while this one is written,
+        /// takes them for the store's.
+        var written: [String: Outcome] = [:]
+        /// What the report says of it: notes, skips, failures that do not depend on the store.
+        var reporting: [(Importer) -> Void] = []
+    }
+
+    /// What writing a plan came to.
+    private struct PlanResult: Sendable {
+        var summaries: [BatchSummary] = []
+        /// The groups the store refused, by position, with its reason.
+        var refused: [(Int, String)] = []
+        /// Set when the log tasks could not be written, and so nothing of the plan was.
+        var failure: String?
+    }
+
+    /// A plan's write, finished on the writer thread and waited for on this one.
+    private final class PendingWrite: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var result = PlanResult()
+
+        func finish(_ result: PlanResult) {
+            self.result = result
+            done.signal()
+        }
+
+        func wait() -> PlanResult {
+            done.wait()
+            return result
         }
     }
 
-    private func writeOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog) throws {
+    /// Writes a plan's log tasks, then its outcome groups in one transaction, or one by one when the
+    /// store refuses the whole.
+    private static func write(_ logBatch: StoreBatch, _ groups: [[StoreChange]], to store: any Store) -> PlanResult {
+        var result = PlanResult()
+        do {
+            if !logBatch.isEmpty { result.summaries.append(try store.apply(logBatch)) }
+        } catch {
+            result.failure = "\(error)"
+            return result
+        }
+        guard !groups.isEmpty else { return result }
+        var batch = StoreBatch()
+        for changes in groups { for change in changes { batch.append(change) } }
+        do {
+            result.summaries.append(try store.apply(batch))
+        } catch {
+            // One outcome spoils the batch: write them one by one, so that its Observations fail alone.
+            for (position, changes) in groups.enumerated() {
+                var single = StoreBatch()
+                for change in changes { single.append(change) }
+                do {
+                    result.summaries.append(try store.apply(single))
+                } catch {
+                    result.refused.append((position, "\(error)"))
+                }
+            }
+        }
+        return result
+    }
+
+    /// Plans the writes of `pending`, taking the outcomes and log tasks of `previous` (the plan being
+    /// written) for the store's.
+    private func planOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog, after previous: OutcomePlan?) throws -> OutcomePlan {
+        var plan = OutcomePlan()
         var contributions: [OutcomeContribution] = []
-        var removedSources: Set<ResourceKey> = []
-        var byKey: [ResourceKey: (Origin, Element)] = [:]
         var sourceRecords: [ResourceKey: SourceResource] = [:]
         for input in pending {
             let (mapped, origin, raw) = (input.mapped, input.origin, input.raw)
             sourceRecords[mapped.key] = input.source
             let type = mapped.key.type
-            for note in mapped.notes { report.note(mapped.key.description, note) }
+            let notes = mapped.notes
+            plan.reporting.append { importer in for note in notes { importer.report.note(mapped.key.description, note) } }
             switch mapped.result {
             case .skipped(let reason):
-                report.count(type) { $0.skipped += 1 }
-                report.note(mapped.key.description, MappingNote(.info, at: type, "skipped: \(reason)"))
+                plan.reporting.append { importer in
+                    importer.report.count(type) { $0.skipped += 1 }
+                    importer.report.note(mapped.key.description, MappingNote(.info, at: type, "skipped: \(reason)"))
+                }
             case .failed(let failure):
-                fail(type: type, origin: origin, key: mapped.key, path: failure.path, failure.message, payload: raw)
+                plan.reporting.append { $0.fail(type: type, origin: origin, key: mapped.key, path: failure.path, failure.message, payload: raw) }
             case .delete:
-                removedSources.insert(mapped.key)
-                byKey[mapped.key] = (origin, raw)
+                plan.removedSources.insert(mapped.key)
+                plan.byKey[mapped.key] = (origin, raw)
             case .mapped(_, let made):
-                if made.isEmpty { report.count(type) { $0.skipped += 1 } }
+                if made.isEmpty { plan.reporting.append { $0.report.count(type) { $0.skipped += 1 } } }
                 // Positions are given when the outcome is assembled; compare values without them.
                 contributions += made.map { contribution in
                     OutcomeContribution(
@@ -521,35 +687,31 @@ public final class Importer {
                         values: contribution.values.map { var value = $0; value.index = nil; return value },
                         source: contribution.source, logTask: contribution.logTask, provenance: contribution.provenance)
                 }
-                byKey[mapped.key] = (origin, raw)
+                plan.byKey[mapped.key] = (origin, raw)
             }
         }
         for (key, origin) in pendingDeletions where engine.makesOutcomes(key.type) {
-            removedSources.insert(key)
-            byKey[key] = (origin, Element.resource(key.type, children: []))
+            plan.removedSources.insert(key)
+            plan.byKey[key] = (origin, Element.resource(key.type, children: []))
         }
-        pendingDeletions.removeAll { engine.makesOutcomes($0.key.type) }
 
         // The log tasks first, so that outcomes can name them. They stay out of the catalog, which worker
         // threads read while this runs.
-        var logBatch = StoreBatch()
+        let logTask = { (id: String) -> CareTask? in self.logTasksMade[id] ?? previous?.logTasks[id] ?? plan.logTasks[id] }
         for contribution in contributions {
-            guard let log = contribution.logTask, logTasksMade[log.id] == nil else { continue }
-            if catalog.task(id: log.id) == nil {
-                logBatch.upsert(log)
-                logTasksMade[log.id] = log
-            }
+            guard let log = contribution.logTask, logTask(log.id) == nil, catalog.task(id: log.id) == nil else { continue }
+            plan.logBatch.upsert(log)
+            plan.logTasks[log.id] = log
         }
-        if !options.dryRun, !logBatch.isEmpty { count(try store.apply(logBatch)) }
 
-        // The task versions outcomes belong to, as stored.
-        let taskIDs = Set(contributions.map(\.taskID)).subtracting(taskVersions.keys)
+        // The task versions outcomes belong to, as stored (or about to be: the log tasks).
+        let taskIDs = Set(contributions.map(\.taskID)).subtracting(taskVersions.keys).filter { logTask($0) == nil }
         for chunk in Array(taskIDs).chunked(500) {
             for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
         }
         // Existing outcomes whose values these resources replace or remove.
         var removedOutcomes: [String: [ResourceKey]] = [:]
-        for key in removedSources {
+        for key in plan.removedSources {
             for link in try store.links(resourceType: key.type, resourceID: key.id) where link.entityKind == .outcome {
                 removedOutcomes[link.entityID, default: []].append(key)
             }
@@ -557,10 +719,13 @@ public final class Importer {
         var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
         var order: [String] = []
         for contribution in contributions {
-            guard let task = taskVersions[contribution.taskID] ?? (options.dryRun ? catalog.task(id: contribution.taskID) ?? logTasksMade[contribution.taskID] : nil) else {
-                let (origin, raw) = byKey[contribution.source] ?? (Origin(source: "?"), nil)
-                fail(type: contribution.source.type, origin: origin, key: contribution.source, path: nil,
-                     "its task \(contribution.taskID) is not in the store", payload: raw)
+            guard let task = taskVersions[contribution.taskID] ?? logTask(contribution.taskID)
+                ?? (options.dryRun ? catalog.task(id: contribution.taskID) : nil) else {
+                let (origin, raw) = plan.byKey[contribution.source] ?? (Origin(source: "?"), nil)
+                plan.reporting.append {
+                    $0.fail(type: contribution.source.type, origin: origin, key: contribution.source, path: nil,
+                            "its task \(contribution.taskID) is not in the store", payload: raw)
+                }
                 continue
             }
             let id = Outcome.id(taskUUID: task.uuid, occurrence: contribution.occurrence)
@@ -572,13 +737,13 @@ public final class Importer {
         }
         let allIDs = order + removedOutcomes.keys.filter { groups[$0] == nil }
         var existing: [String: Outcome] = [:]
-        for chunk in allIDs.chunked(500) {
+        let unwritten = previous.map { previous in allIDs.filter { previous.written[$0] == nil } } ?? allIDs
+        for chunk in unwritten.chunked(500) {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
         }
+        for id in allIDs { if let written = previous?.written[id] { existing[id] = written } }
 
-        // The changes of each outcome, kept apart so that one the store refuses fails alone.
-        var changeGroups: [(sources: Set<ResourceKey>, changes: [StoreChange])] = []
-        var statuses: [ResourceKey: Status] = [:]
+        var outcomeValues = 0
         for id in allIDs {
             let previous = existing[id]
             var pairs = previous.map(Self.valuesWithSources) ?? []
@@ -589,14 +754,14 @@ public final class Importer {
             pairs.removeAll { incoming.contains($0.source) || removed.contains($0.source) }
             for item in group?.items ?? [] {
                 let old = before.filter { $0.source == item.source }.map(\.value)
-                statuses[item.source] = old.isEmpty ? .created : (old == item.values ? .unchanged : .updated)
+                plan.statuses[item.source] = old.isEmpty ? .created : (old == item.values ? .unchanged : .updated)
                 pairs += item.values.map { (source: item.source, value: $0) }
             }
             pairs.sort { ($0.value.createdDate ?? .distantPast, $0.source) < ($1.value.createdDate ?? .distantPast, $1.source) }
-            report.outcomeValues += group?.items.reduce(0) { $0 + $1.values.count } ?? 0
+            outcomeValues += group?.items.reduce(0) { $0 + $1.values.count } ?? 0
             if pairs.map(\.value) == before.map(\.value) && pairs.map(\.source) == before.map(\.source) { continue }
             if pairs.isEmpty {
-                if previous != nil { changeGroups.append((removed.union(incoming), [.delete(.outcome, id: id, at: nil)])) }
+                if previous != nil { plan.groups.append((removed.union(incoming), [.delete(.outcome, id: id, at: nil)])) }
                 continue
             }
             var values = pairs.map(\.value)
@@ -619,6 +784,7 @@ public final class Importer {
             } else {
                 continue
             }
+            plan.written[id] = outcome
             var changes: [StoreChange] = [.upsert(.outcome(outcome))]
             // The store links a new version to the resource of its provenance; the others are linked here.
             let linked = outcome.metadata.provenance.map { ResourceKey(type: $0.fhirType, id: $0.fhirID) }
@@ -626,56 +792,29 @@ public final class Importer {
                 changes.append(.link(ResourceLink(sourceSystem: options.mapping.sourceSystem, resourceType: source.type, resourceID: source.id,
                                                   entityKind: .outcome, entityID: id)))
             }
-            changeGroups.append((incoming.union(removed), changes))
+            plan.groups.append((incoming.union(removed), changes))
         }
+        plan.reporting.append { [outcomeValues] in $0.report.outcomeValues += outcomeValues }
         let removedAnything = Set(removedOutcomes.values.flatMap { $0 })
-        for key in removedSources where byKey[key] != nil {
+        for key in plan.removedSources where plan.byKey[key] != nil {
             if removedAnything.contains(key) {
-                report.count(key.type) { $0.deleted += 1 }
+                plan.reporting.append { $0.report.count(key.type) { $0.deleted += 1 } }
             } else {
-                report.count(key.type) { $0.skipped += 1 }
-                report.note(key.description, MappingNote(.info, at: key.type, "marked for deletion, and nothing of it is in the store"))
+                plan.reporting.append { importer in
+                    importer.report.count(key.type) { $0.skipped += 1 }
+                    importer.report.note(key.description, MappingNote(.info, at: key.type, "marked for deletion, and nothing of it is in the store"))
+                }
             }
         }
         var recorded: Set<ResourceKey> = []
-        for index in changeGroups.indices {
-            for key in changeGroups[index].sources.sorted() where !removedSources.contains(key) && !recorded.contains(key) {
-                guard let status = statuses[key], status != .unchanged, let record = sourceRecords[key] else { continue }
-                changeGroups[index].changes.append(.recordSource(record))
+        for index in plan.groups.indices {
+            for key in plan.groups[index].sources.sorted() where !plan.removedSources.contains(key) && !recorded.contains(key) {
+                guard let status = plan.statuses[key], status != .unchanged, let record = sourceRecords[key] else { continue }
+                plan.groups[index].changes.append(.recordSource(record))
                 recorded.insert(key)
             }
         }
-        if !options.dryRun, !changeGroups.isEmpty {
-            var batch = StoreBatch()
-            for group in changeGroups { for change in group.changes { batch.append(change) } }
-            do {
-                count(try store.apply(batch))
-            } catch {
-                // One outcome spoils the batch: write them one by one, so that its Observations fail alone.
-                for group in changeGroups {
-                    var single = StoreBatch()
-                    for change in group.changes { single.append(change) }
-                    do {
-                        count(try store.apply(single))
-                    } catch {
-                        for key in group.sources.sorted() {
-                            guard statuses.removeValue(forKey: key) != nil || removedSources.contains(key) else { continue }
-                            let (origin, raw) = byKey[key] ?? (Origin(source: "?"), nil)
-                            fail(type: key.type, origin: origin, key: key, path: nil, "the store refused its outcome: \(error)", payload: raw)
-                        }
-                    }
-                }
-            }
-        }
-        for (key, status) in statuses {
-            report.count(key.type) { counts in
-                switch status {
-                case .created: counts.created += 1
-                case .updated: counts.updated += 1
-                case .unchanged: counts.unchanged += 1
-                }
-            }
-        }
+        return plan
     }
 
     /// The resources an outcome's values came from, in value order, as `userInfo` keeps them: nil when

@@ -116,6 +116,49 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(try store.history(.outcome, id: outcome.id).count, 3, "first version, tombstone, the new value")
     }
 
+    func testOutcomesWrittenWhileTheNextBatchIsPlannedComeOutAsInOneBatch() throws {
+        // Batches of one Observation and more: each is planned while the one before is written, and a day's
+        // log outcome is filled across batches. A second import removes a value and adds others.
+        let folder = try makeScratchFolder("pipelined")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        func weight(_ id: String, _ kg: String, at time: String, status: String = "final") -> String {
+            #"{"resourceType":"Observation","id":"\#(id)","status":"\#(status)","code":{"coding":[{"system":"http://loinc.org","code":"29463-7"}]},"subject":{"reference":"Patient/p"},"effectiveDateTime":"\#(time)","valueQuantity":{"value":\#(kg),"unit":"kg","system":"http://unitsofmeasure.org","code":"kg"}}"#
+        }
+        try folder.writeFile("first.ndjson", [
+            weight("w1", "70.5", at: "2025-03-02T08:00:00Z"), weight("w2", "70.7", at: "2025-03-02T12:00:00Z"),
+            weight("w3", "70.1", at: "2025-03-03T08:00:00Z"), weight("w4", "70.9", at: "2025-03-02T20:00:00Z"),
+        ].joined(separator: "\n"))
+        let later = try makeScratchFolder("pipelined-later")
+        let second = try later.writeFile("second.ndjson", [
+            weight("w5", "70.2", at: "2025-03-03T20:00:00Z"), weight("w2", "70.7", at: "2025-03-02T12:00:00Z", status: "entered-in-error"),
+            weight("w6", "70.4", at: "2025-03-02T21:00:00Z"), weight("w7", "70.3", at: "2025-03-04T08:00:00Z"),
+        ].joined(separator: "\n"))
+        func run(batch: Int) throws -> (reports: [ImportReport], outcomes: [[OutcomeValue.Value]]) {
+            let store = try makeStore()
+            let reports = [
+                try importFiles([folder.path], into: store, outcomeBatchSize: batch),
+                try importFiles([second], into: store, outcomeBatchSize: batch),
+                try importFiles([second], into: store, outcomeBatchSize: batch),
+            ]
+            let outcomes = try store.outcomes(.current).sorted { $0.taskOccurrenceIndex < $1.taskOccurrenceIndex }
+            return (reports, outcomes.map { $0.values.map(\.value) })
+        }
+        let whole = try run(batch: 1000)
+        for report in whole.reports { XCTAssertEqual(report.failures, [], describe(report.failures)) }
+        XCTAssertEqual(whole.outcomes, [[.double(70.5), .double(70.9), .double(70.4)], [.double(70.1), .double(70.2)], [.double(70.3)]])
+        XCTAssertEqual(whole.reports[1].byType["Observation"]?.deleted, 1)
+        XCTAssertEqual(whole.reports[2].totals.created + whole.reports[2].totals.updated, 0, "the same input again changes nothing")
+        for batch in [1, 2, 3] {
+            let pipelined = try run(batch: batch)
+            XCTAssertEqual(pipelined.outcomes, whole.outcomes, "batches of \(batch)")
+            for (report, expected) in zip(pipelined.reports, whole.reports) {
+                XCTAssertEqual(report.failures, [], "batches of \(batch): " + describe(report.failures))
+                XCTAssertEqual(report.byType["Observation"], expected.byType["Observation"], "batches of \(batch)")
+                XCTAssertEqual(report.outcomeValues, expected.outcomeValues, "batches of \(batch)")
+            }
+        }
+    }
+
     func testAnActivitysOutcomeReferenceFindsItsObservationInALaterImport() throws {
         let folder = try makeScratchFolder("outcome-reference")
         try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)

@@ -13,8 +13,11 @@ extension XCTestCase {
     }
 
     /// Imports `paths` into `store` with the default mappings (or `mappings` layered over them).
-    func importFiles(_ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil) throws -> ImportReport {
-        let options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: zone)!))
+    func importFiles(
+        _ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil, outcomeBatchSize: Int? = nil
+    ) throws -> ImportReport {
+        var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: zone)!))
+        if let outcomeBatchSize { options.outcomeBatchSize = outcomeBatchSize }
         let engine = MappingEngine(mappings: try MappingSet.defaults(overriddenBy: mappings), options: options.mapping)
         return try Importer(store: store, engine: engine, options: options).run(FHIRInput.sources(for: paths))
     }
