@@ -9,4 +9,14 @@ final class CLISmokeTests: XCTestCase {
             XCTAssertTrue(result.stdout.contains(command), "help should mention \(command)")
         }
     }
+
+    func testNDJSONMemoryBenchmarkRunsTheImportInAProcessOfItsOwn() throws {
+        let refused = try CLIRunner.run(["bench", "import-ndjson", "--megabytes", "0"])
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        let source = try Corpus.folder("bulk-ndjson")
+        let result = try CLIRunner.run(["bench", "import-ndjson", "--megabytes", "1", "--source", source.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("exit status 0"), result.stdout)
+        XCTAssertNotNil(result.stdout.range(of: #"peak memory of the import: [1-9][0-9]* MB"#, options: .regularExpression), result.stdout)
+    }
 }

@@ -44,4 +44,24 @@ final class FreshCopiesTests: XCTestCase {
                        "no reference of the copy is left dangling")
         XCTAssertEqual(try store.patients(.current).count, 2 * files.count)
     }
+
+    func testTheLargeNDJSONInputIsCopiesOfTheExportUnderFreshIds() throws {
+        let folder = try Corpus.folder("bulk-ndjson")
+        let scratch = try makeScratchFolder("large-ndjson")
+        let file = scratch.appendingPathComponent("large.ndjson")
+        let (resources, bytes) = try NDJSONImportBenchmark.makeFile(at: file, from: folder.path, bytes: 12 << 20)
+        XCTAssertGreaterThanOrEqual(bytes, 12 << 20)
+        var ids: [String: Int] = [:]
+        var lines = 0
+        try FHIRInput.forEachEntry(of: [.file(file.path)]) { event in
+            guard case .entry(_, let entry, let format) = event else { return XCTFail("\(event)") }
+            XCTAssertEqual(format, .ndjson)
+            let resource = try entry.result.get()
+            lines += 1
+            ids["\(resource.resourceType ?? "")/\(resource.childValue("id") ?? "")", default: 0] += 1
+        }
+        XCTAssertEqual(lines, resources)
+        XCTAssertGreaterThan(resources, 7_000, "more than one copy of the export")
+        XCTAssertEqual(ids.values.filter { $0 > 1 }.count, 0, "no two lines name the same resource")
+    }
 }
