@@ -25,9 +25,10 @@ public struct ImportOptions: Sendable {
 /// The import job: FHIR input (files, folders, Bundles, NDJSON; JSON or XML) through the mappings into
 /// the store.
 ///
-/// The first pass indexes every resource references can point at (all but the outcome-making ones,
-/// Observations, which are the bulk of any export) and maps them into patients, plans, contacts and
-/// tasks, written in one transaction (resource by resource when that fails, so that a bad resource
+/// The first pass indexes every resource a mapping can read (``MappingSet/readableTypes``: the mapped
+/// types and what their `resolve()` and `reverse:` reach; the others are only counted), except the
+/// outcome-making ones (Observations, the bulk of any export), and maps them into patients, plans,
+/// contacts and tasks, written in one transaction (resource by resource when that fails, so that a bad resource
 /// fails alone, kept as a dead letter). The second maps the Observations, each to an outcome value of
 /// the task occurrence it belongs to, written in batches. Input up to ``ImportOptions/holdInputUpTo``
 /// is read once and its Observations held; larger input is read again and its Observations streamed,
@@ -86,11 +87,19 @@ public final class Importer {
         // Standard input cannot be read twice: it is always held.
         let holds = Self.size(of: sources).map { $0 <= options.holdInputUpTo } ?? true
         var held: [(Element, String?, Origin)] = []
+        // Only the resources some mapping can read are kept; the others are counted, as mapping them would.
+        let kept = engine.mappings.readableTypes
+        var unread = 0
         read(sources) { resource, fullUrl, origin in
-            if self.engine.makesOutcomes(resource.resourceType ?? "") {
+            let type = resource.resourceType ?? ""
+            if self.engine.makesOutcomes(type) {
                 if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
                 if holds { held.append((resource, fullUrl, origin)) }
                 outcomeResources += 1
+            } else if let kept, !kept.contains(type) {
+                if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
+                unread += 1
             } else if let key = builder.add(resource, fullUrl: fullUrl) {
                 if self.origins[key] != nil {
                     self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
@@ -99,7 +108,7 @@ public final class Importer {
             }
         }
         let index = builder.build()
-        tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes)", force: true)
+        tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes\(unread > 0 ? ", \(unread) no mapping reads" : ""))", force: true)
 
         // Map and write the entities.
         let catalog = try ImportTaskCatalog(store: store)

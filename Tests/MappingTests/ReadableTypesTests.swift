@@ -1,0 +1,45 @@
+@testable import Mapping
+import XCTest
+
+/// The resource types an import keeps: those a mapping can read, found from the mapping files.
+final class ReadableTypesTests: XCTestCase {
+    func testTheTypeAfterEachResolveIsReached() {
+        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "subject.resolve() is Patient"), ["Patient"])
+        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "goal.resolve().ofType(Goal).target | medication.resolve() .ofType( FHIR.Medication ).code"), ["Goal", "Medication"])
+        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "subject.where(resolve() as Patient).exists()"), ["Patient"])
+        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "code.text"), [])
+    }
+
+    func testAResolveFollowedByNoTypeCanReachAnyType() {
+        XCTAssertNil(MappingSet.typesReached(byResolveIn: "subject.resolve().name"))
+        XCTAssertNil(MappingSet.typesReached(byResolveIn: "subject.resolve().ofType(Patient) | performer.resolve()"))
+        XCTAssertNil(MappingSet.typesReached(byResolveIn: "subject.resolve().ofType(HumanName)"), "not a resource type")
+    }
+
+    func testTheDefaultsReadTheirOwnTypesWhatTheyResolveAndWhatReverseFieldsRead() throws {
+        let types = try XCTUnwrap(try MappingSet.defaults().readableTypes)
+        for type in ["Patient", "CarePlan", "MedicationRequest", "Observation", "Practitioner", "PractitionerRole", "RelatedPerson",
+                     "Goal", "ServiceRequest", "Medication", "CareTeam", "Organization", "AllergyIntolerance"] {
+            XCTAssertTrue(types.contains(type), type)
+        }
+        for type in ["Encounter", "Claim", "ExplanationOfBenefit", "DocumentReference", "Procedure"] {
+            XCTAssertFalse(types.contains(type), type)
+        }
+    }
+
+    func testAUserMappingWithAnUntypedResolveKeepsEverything() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try """
+            resource: Procedure
+            entities:
+              - entity: task
+                fields:
+                  title: code.text | encounter.resolve().type.text
+            """.write(to: folder.appendingPathComponent("Procedure.yaml"), atomically: true, encoding: .utf8)
+        let (set, problems, _) = try MappingSet.layered(folder: folder.path)
+        XCTAssertEqual(problems.filter { $0.severity == .error }.map(\.message), [])
+        XCTAssertNil(set.readableTypes)
+    }
+}
