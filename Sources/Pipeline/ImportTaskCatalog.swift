@@ -11,6 +11,9 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     private var byPatientCode: [String: [String]] = [:]
     private var outcomes: [ResourceKey: String] = [:]
 
+    /// An empty catalog.
+    init() {}
+
     /// Loads the current tasks of `store` that carry a patient (tasks made by imports).
     init(store: any Store) throws {
         for task in try store.tasks(.current) { add(task) }

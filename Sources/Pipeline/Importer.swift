@@ -13,6 +13,8 @@ public struct ImportOptions: Sendable {
     public var strict = false
     /// Outcome-making resources (Observations) mapped per store batch.
     public var outcomeBatchSize = 1000
+    /// Other resources mapped and written per chunk.
+    public var entityChunkSize = 5_000
     /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
     /// twice, the Observations streamed, so that memory does not grow with it.
     public var holdInputUpTo = 256 << 20
@@ -32,7 +34,9 @@ public struct ImportOptions: Sendable {
 /// fails alone, kept as a dead letter). The second maps the Observations, each to an outcome value of
 /// the task occurrence it belongs to, written in batches. Input up to ``ImportOptions/holdInputUpTo``
 /// is read once and its Observations held; larger input is read again and its Observations streamed,
-/// so that memory holds the indexed resources and one batch, never a whole NDJSON file.
+/// and the resources it indexes are kept as JSON rather than trees, so that memory holds the indexed
+/// resources and one batch, never a whole NDJSON file. Entities are mapped and written a chunk
+/// (``ImportOptions/entityChunkSize``) at a time.
 ///
 /// An import is idempotent: entities carry a content hash, so the same input again changes nothing,
 /// and changed content makes new versions of only what changed. A resource that no longer makes an
@@ -100,7 +104,7 @@ public final class Importer {
                 if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
                 self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
                 unread += 1
-            } else if let key = builder.add(resource, fullUrl: fullUrl) {
+            } else if let key = builder.add(resource, fullUrl: fullUrl, compact: !holds) {
                 if self.origins[key] != nil {
                     self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
                 }
@@ -111,30 +115,42 @@ public final class Importer {
         tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes\(unread > 0 ? ", \(unread) no mapping reads" : ""))", force: true)
 
         // Map and write the entities.
-        let catalog = try ImportTaskCatalog(store: store)
-        var mapped: [MappedResource] = []
-        var records: [ResourceKey: SourceResource] = [:]
-        mapped.reserveCapacity(index.count)
+        // The tasks Observations can belong to; an input without any needs none (the store may hold millions).
+        let catalog = outcomeResources > 0 ? try ImportTaskCatalog(store: store) : ImportTaskCatalog()
         let engine = self.engine
         let sourceSystem = options.mapping.sourceSystem
-        Self.mapInParallel(index.order) { key -> (MappedResource, SourceResource?)? in
-            guard let resource = index.resource(key) else { return nil }
-            if engine.mappings.mapping(for: key.type) != nil { engine.coverage?.count(resource) }
-            let result = engine.map(resource, key: key, index: index, tasks: catalog)
-            // The record of what was received, serialized here rather than on the thread that writes.
-            guard case .mapped(let entities, _) = result.result, !entities.isEmpty else { return (result, nil) }
-            return (result, Self.source(resource, key: key, system: sourceSystem))
-        } consume: { output in
-            guard let (result, record) = output else { return }
-            if case .mapped(let entities, _) = result.result {
-                for case .task(let task) in entities { catalog.add(task) }
+        // A chunk at a time, so that memory holds one chunk's entities, not the whole input's. Resources
+        // whose entities reference one a later chunk may make wait for it (see `writeEntities`).
+        var waiting: [MappedResource] = []
+        var waitingRecords: [ResourceKey: SourceResource] = [:]
+        var done = 0
+        let chunks = index.order.chunked(options.entityChunkSize)
+        for (number, chunk) in chunks.enumerated() {
+            var mapped: [MappedResource] = waiting
+            var records = waitingRecords
+            mapped.reserveCapacity(waiting.count + chunk.count)
+            Self.mapInParallel(chunk) { key -> (MappedResource, SourceResource?)? in
+                guard let resource = index.resource(key) else { return nil }
+                if engine.mappings.mapping(for: key.type) != nil { engine.coverage?.count(resource) }
+                let result = engine.map(resource, key: key, index: index, tasks: catalog)
+                // The record of what was received, serialized here rather than on the thread that writes.
+                guard case .mapped(let entities, _) = result.result, !entities.isEmpty else { return (result, nil) }
+                return (result, Self.source(resource, key: key, system: sourceSystem))
+            } consume: { output in
+                guard let (result, record) = output else { return }
+                if outcomeResources > 0, case .mapped(let entities, _) = result.result {
+                    for case .task(let task) in entities { catalog.add(task) }
+                }
+                mapped.append(result)
+                records[result.key] = record
+                done += 1
+                tick("mapped \(done) of \(index.count) resources")
             }
-            mapped.append(result)
-            records[result.key] = record
-            tick("mapped \(mapped.count) of \(index.count) resources")
+            waiting = try writeEntities(mapped, records: records, index: index, last: number == chunks.count - 1)
+            waitingRecords = [:]
+            for resource in waiting { waitingRecords[resource.key] = records[resource.key] }
+            Self.releaseElsewhere((mapped, records))
         }
-        try writeEntities(mapped, records: records, index: index)
-        Self.releaseElsewhere((mapped, records))
         try applyDeletions()
 
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again. They are mapped on
@@ -293,7 +309,10 @@ public final class Importer {
 
     // MARK: - Entities
 
-    private func writeEntities(_ mapped: [MappedResource], records: [ResourceKey: SourceResource], index: ResourceIndex) throws {
+    /// Writes the entities of `mapped` and reports them. An entity that references one neither made here
+    /// nor in the store is written unlinked, with a warning, when this is the `last` chunk; otherwise its
+    /// resource waits (it is returned) for a later chunk, which may make the target.
+    private func writeEntities(_ mapped: [MappedResource], records: [ResourceKey: SourceResource], index: ResourceIndex, last: Bool) throws -> [MappedResource] {
         // What the store holds now, to tell created from updated from unchanged.
         var ids: [EntityKind: [String]] = [:]
         for resource in mapped {
@@ -309,9 +328,15 @@ public final class Importer {
         }
 
         let dangling = try danglingReferences(mapped, current: current)
+        var waiting: [MappedResource] = []
 
         var groups: [ResourceGroup] = []
         for resource in mapped {
+            if !last, case .mapped(let entities, _) = resource.result,
+               entities.contains(where: { Self.reference(of: $0).map { dangling.contains($0.1) } ?? false }) {
+                waiting.append(resource)
+                continue
+            }
             let type = resource.key.type
             let origin = origins[resource.key] ?? Origin(source: "?")
             for note in resource.notes { report.note(resource.key.description, note) }
@@ -361,7 +386,8 @@ public final class Importer {
         }
         // Patients first, then plans, contacts and tasks: references point backwards.
         groups.sort { $0.rank < $1.rank }
-        try write(groups)
+        if !groups.isEmpty { try write(groups) }
+        return waiting
     }
 
     private enum Status { case created, updated, unchanged }

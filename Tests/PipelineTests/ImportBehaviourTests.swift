@@ -159,6 +159,33 @@ final class ImportBehaviourTests: XCTestCase {
         }
     }
 
+    func testStreamedInputInSmallChunksImportsAsHeldInputDoes() throws {
+        // Held: one read, trees, one chunk. Streamed: read twice, the index kept as JSON, entities written
+        // two resources at a time, so that the plan waits for its patient (whose file comes after it).
+        var files = [fixtures]
+        files += try Corpus.files(in: "synthea-r4", suffix: ".json").prefix(2).map(\.path)
+        func run(chunk: Int?, hold: Int?) throws -> (ImportReport, [String]) {
+            let store = try makeStore()
+            let report = try importFiles(files, into: store, zone: "America/Chicago", entityChunkSize: chunk, holdInputUpTo: hold)
+            var entities: [String] = []
+            entities += try store.patients(.current).map { "patient \($0.id) \($0.metadata.provenance?.contentHash ?? "")" }
+            entities += try store.carePlans(.current).map { "plan \($0.id) \($0.patientID ?? "-") \($0.metadata.provenance?.contentHash ?? "")" }
+            entities += try store.tasks(.current).map { "task \($0.id) \($0.carePlanID ?? "-") \($0.metadata.provenance?.contentHash ?? "")" }
+            entities += try store.contacts(.current).map { "contact \($0.id) \($0.carePlanID ?? "-")" }
+            entities += try store.outcomes(.current).map { "outcome \($0.taskID ?? "-") \($0.taskOccurrenceIndex) \($0.values.map(\.value))" }
+            return (report, entities.sorted())
+        }
+        let (held, expected) = try run(chunk: nil, hold: nil)
+        XCTAssertEqual(held.failures, [], describe(held.failures))
+        XCTAssertTrue(expected.contains { $0.hasPrefix("plan CarePlan/cp-1 Patient/pat-1 ") }, "\(expected.filter { $0.hasPrefix("plan") })")
+        let (streamed, found) = try run(chunk: 2, hold: 0)
+        XCTAssertEqual(streamed.failures, [], describe(streamed.failures))
+        XCTAssertEqual(found.count, expected.count)
+        XCTAssertEqual(Set(found).symmetricDifference(expected).sorted(), [])
+        XCTAssertEqual(streamed.byType, held.byType)
+        XCTAssertFalse(streamed.notes.contains { $0.message.contains("kept unlinked") }, "nothing waited in vain")
+    }
+
     func testAnActivitysOutcomeReferenceFindsItsObservationInALaterImport() throws {
         let folder = try makeScratchFolder("outcome-reference")
         try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)

@@ -14,10 +14,13 @@ extension XCTestCase {
 
     /// Imports `paths` into `store` with the default mappings (or `mappings` layered over them).
     func importFiles(
-        _ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil, outcomeBatchSize: Int? = nil
+        _ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil, outcomeBatchSize: Int? = nil,
+        entityChunkSize: Int? = nil, holdInputUpTo: Int? = nil
     ) throws -> ImportReport {
         var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: zone)!))
         if let outcomeBatchSize { options.outcomeBatchSize = outcomeBatchSize }
+        if let entityChunkSize { options.entityChunkSize = entityChunkSize }
+        if let holdInputUpTo { options.holdInputUpTo = holdInputUpTo }
         let engine = MappingEngine(mappings: try MappingSet.defaults(overriddenBy: mappings), options: options.mapping)
         return try Importer(store: store, engine: engine, options: options).run(FHIRInput.sources(for: paths))
     }

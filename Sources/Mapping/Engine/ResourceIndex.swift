@@ -67,7 +67,7 @@ public struct ResourceKey: Hashable, Sendable, Comparable, CustomStringConvertib
 public final class ResourceIndex: @unchecked Sendable {
     /// Collects resources; `build()` freezes them into an index.
     public struct Builder {
-        private var byKey: [ResourceKey: Element] = [:]
+        private var byKey: [ResourceKey: Held] = [:]
         private var byFullURL: [String: ResourceKey] = [:]
         private var byIdentifier: [String: [ResourceKey]] = [:]
         private var order: [ResourceKey] = []
@@ -75,11 +75,12 @@ public final class ResourceIndex: @unchecked Sendable {
         public init() {}
 
         /// Adds `resource` (from a Bundle entry with `fullUrl`, or alone) and returns its key; nil when it
-        /// has no id, identifier or fullUrl to be known by.
+        /// has no id, identifier or fullUrl to be known by. A `compact` resource is kept as JSON and read
+        /// again each time it is asked for: for input too large to hold as trees.
         @discardableResult
-        public mutating func add(_ resource: Element, fullUrl: String?) -> ResourceKey? {
+        public mutating func add(_ resource: Element, fullUrl: String?, compact: Bool = false) -> ResourceKey? {
             guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
-            if byKey.updateValue(resource, forKey: key) == nil { order.append(key) }
+            if byKey.updateValue(compact ? .json(FHIRJSON.write(resource)) : .tree(resource), forKey: key) == nil { order.append(key) }
             if let fullUrl, !fullUrl.isEmpty { byFullURL[fullUrl] = key }
             for identifier in resource.children(named: "identifier") {
                 guard let value = identifier.childValue("value") else { continue }
@@ -102,14 +103,27 @@ public final class ResourceIndex: @unchecked Sendable {
         }
     }
 
-    private let byKey: [ResourceKey: Element]
+    /// A resource as the index keeps it: its tree, or its JSON (a fifth of the memory), read again when asked for.
+    enum Held {
+        case tree(Element)
+        case json(Data)
+
+        var element: Element? {
+            switch self {
+            case .tree(let element): return element
+            case .json(let data): return try? FHIRJSON.read(data)
+            }
+        }
+    }
+
+    private let byKey: [ResourceKey: Held]
     private let byFullURL: [String: ResourceKey]
     private let byIdentifier: [String: [ResourceKey]]
     /// The keys in the order the resources were added.
     public let order: [ResourceKey]
     private let byType: [String: [ResourceKey]]
 
-    private init(byKey: [ResourceKey: Element], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], order: [ResourceKey]) {
+    private init(byKey: [ResourceKey: Held], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], order: [ResourceKey]) {
         self.byKey = byKey
         self.byFullURL = byFullURL
         self.byIdentifier = byIdentifier
@@ -119,7 +133,7 @@ public final class ResourceIndex: @unchecked Sendable {
 
     public var count: Int { byKey.count }
 
-    public func resource(_ key: ResourceKey) -> Element? { byKey[key] }
+    public func resource(_ key: ResourceKey) -> Element? { byKey[key]?.element }
 
     /// The keys of the resources of `type`, in input order.
     public func keys(ofType type: String) -> [ResourceKey] { byType[type] ?? [] }
@@ -177,7 +191,7 @@ public final class ResourceIndex: @unchecked Sendable {
 
     /// The resource `reference` names in the input, for FHIRPath's `resolve()`.
     public func element(for reference: String) -> Element? {
-        if case .found(let key) = resolve(reference) { return byKey[key] }
+        if case .found(let key) = resolve(reference) { return byKey[key]?.element }
         return nil
     }
 }

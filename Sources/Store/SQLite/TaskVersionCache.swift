@@ -32,7 +32,9 @@ final class TaskVersionCache: @unchecked Sendable {
     private var dataVersion: Int64?
     private let limit: Int
 
-    init(limit: Int = 200_000) {
+    /// `limit` bounds each of the two tables (a bulk import writes hundreds of thousands of tasks, each a
+    /// few kilobytes decoded); a full table is emptied and fills again from the database.
+    init(limit: Int = 30_000) {
         self.limit = limit
     }
 
