@@ -133,10 +133,10 @@ public struct ImportBenchmark {
         String(format: "%@: %d resources in %.2f s, %.0f resources/s", figure.label, figure.resources, figure.seconds, figure.resourcesPerSecond)
     }
 
-    /// The process's peak resident memory.
-    static func peakMemoryMB() -> Int {
+    /// The process's peak resident memory, or with `children` the largest of its finished children's.
+    static func peakMemoryMB(children: Bool = false) -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
+        getrusage((children ? RUSAGE_CHILDREN : RUSAGE_SELF).rawValue, &usage)
         return Int(usage.ru_maxrss / 1024)
     }
 }

@@ -46,10 +46,8 @@ public struct NDJSONImportBenchmark {
         try process.run()
         process.waitUntilExit()
         let seconds = Date().timeIntervalSince(start)
-        var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
         let result = Result(
-            resources: resources, fileBytes: written, seconds: seconds, peakMemoryMB: Int(usage.ru_maxrss / 1024),
+            resources: resources, fileBytes: written, seconds: seconds, peakMemoryMB: ImportBenchmark.peakMemoryMB(children: true),
             exitStatus: process.terminationStatus)
         report(String(format: "import, one %.0f MB NDJSON file: %d resources in %.1f s, %.0f resources/s (exit status %d)",
                       Double(written) / 1_048_576, resources, seconds, Double(resources) / seconds, process.terminationStatus))

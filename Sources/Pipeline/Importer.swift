@@ -96,14 +96,17 @@ public final class Importer {
         var unread = 0
         read(sources) { resource, fullUrl, origin in
             let type = resource.resourceType ?? ""
-            if self.engine.makesOutcomes(type) {
+            let makesOutcomes = self.engine.makesOutcomes(type)
+            if makesOutcomes || !(kept?.contains(type) ?? true) {
+                // Not kept here, but references to it still name it.
                 if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
-                if holds { held.append((resource, fullUrl, origin)) }
-                outcomeResources += 1
-            } else if let kept, !kept.contains(type) {
-                if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
-                self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
-                unread += 1
+                if makesOutcomes {
+                    if holds { held.append((resource, fullUrl, origin)) }
+                    outcomeResources += 1
+                } else {
+                    self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
+                    unread += 1
+                }
             } else if let key = builder.add(resource, fullUrl: fullUrl, compact: !holds) {
                 if self.origins[key] != nil {
                     self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
@@ -381,16 +384,26 @@ public final class Importer {
                 }
                 if !dropped.isEmpty, status == .unchanged { status = .updated }
                 groups.append(ResourceGroup(key: resource.key, origin: origin, entities: entities, dropped: dropped, status: status,
-                                            raw: index.resource(resource.key), record: records[resource.key]))
+                                            record: records[resource.key]))
             }
         }
         // Patients first, then plans, contacts and tasks: references point backwards.
         groups.sort { $0.rank < $1.rank }
-        if !groups.isEmpty { try write(groups) }
+        if !groups.isEmpty { try write(groups, index: index) }
         return waiting
     }
 
     private enum Status { case created, updated, unchanged }
+
+    private func count(_ status: Status, of type: String) {
+        report.count(type) { counts in
+            switch status {
+            case .created: counts.created += 1
+            case .updated: counts.updated += 1
+            case .unchanged: counts.unchanged += 1
+            }
+        }
+    }
 
     /// The entity ids that entities reference but that neither this import makes nor the store holds.
     private func danglingReferences(_ mapped: [MappedResource], current: [EntityKind: [String: CareEntity]]) throws -> Set<String> {
@@ -448,7 +461,6 @@ public final class Importer {
         let entities: [CareEntity]
         let dropped: [(EntityKind, String)]
         let status: Status
-        let raw: Element?
         /// The record of the resource as received (made with the mapping, on a worker thread).
         let record: SourceResource?
 
@@ -465,7 +477,8 @@ public final class Importer {
         }
     }
 
-    private func write(_ groups: [ResourceGroup]) throws {
+    /// Writes `groups`; a group the store refuses is a dead letter with its resource from `index`.
+    private func write(_ groups: [ResourceGroup], index: ResourceIndex) throws {
         func batch(for groups: ArraySlice<ResourceGroup>) -> StoreBatch {
             var batch = StoreBatch()
             for group in groups {
@@ -494,21 +507,13 @@ public final class Importer {
                             .warning, at: group.key.type,
                             "not carried over: its \(kind.rawValue) \(id) was deleted earlier (entered-in-error, revoked or a DELETE), and a deleted id stays deleted"))
                     } catch {
-                        fail(type: group.key.type, origin: group.origin, key: group.key, path: nil, "the store refused it: \(error)", payload: group.raw)
+                        fail(type: group.key.type, origin: group.origin, key: group.key, path: nil, "the store refused it: \(error)", payload: index.resource(group.key))
                     }
                 }
                 written = kept[...]
             }
         }
-        for group in written {
-            report.count(group.key.type) { counts in
-                switch group.status {
-                case .created: counts.created += 1
-                case .updated: counts.updated += 1
-                case .unchanged: counts.unchanged += 1
-                }
-            }
-        }
+        for group in written { count(group.status, of: group.key.type) }
     }
 
     private func applyDeletions() throws {
@@ -604,15 +609,7 @@ public final class Importer {
                 fail(type: key.type, origin: origin, key: key, path: nil, "the store refused its outcome: \(message)", payload: raw)
             }
         }
-        for (key, status) in statuses {
-            report.count(key.type) { counts in
-                switch status {
-                case .created: counts.created += 1
-                case .updated: counts.updated += 1
-                case .unchanged: counts.unchanged += 1
-                }
-            }
-        }
+        for (key, status) in statuses { count(status, of: key.type) }
         return result.refused.isEmpty
     }
 
