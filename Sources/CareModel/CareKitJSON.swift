@@ -14,6 +14,14 @@ public enum CareKitJSON {
         return encoder
     }
 
+    /// The compact JSON of `value`, exactly as ``makeEncoder(prettyPrinted:)`` writes it, written by
+    /// ``SortedKeysJSONWriter`` (`JSONEncoder` only for what that writer does not cover): entities are
+    /// encoded twice on every import, for their content hash and their stored payload.
+    public static func encode<Value: Encodable>(_ value: Value) throws -> Data {
+        if let bytes = try SortedKeysJSONWriter.encode(value) { return Data(bytes) }
+        return try makeEncoder().encode(value)
+    }
+
     /// A decoder for JSON written by CareKit (or by ``makeEncoder(prettyPrinted:)``).
     public static func makeDecoder() -> JSONDecoder {
         JSONDecoder()

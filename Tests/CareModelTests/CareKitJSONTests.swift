@@ -205,6 +205,75 @@ final class CareKitJSONTests: XCTestCase {
 
     /// An OCKTask as CareKit 3 encodes it with `JSONEncoder()`: synthesized keys, Calendar.current in each
     /// element, a target value with every OCKOutcomeValue key, dates as seconds since 2001.
+    // MARK: The fast writer
+
+    /// A value whose coding uses what ``SortedKeysJSONWriter`` leaves to `JSONEncoder`.
+    private struct Nested: Encodable {
+        enum Keys: String, CodingKey { case outer, list, zebra, apple }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("z", forKey: .zebra)
+            var inner = container.nestedContainer(keyedBy: Keys.self, forKey: .outer)
+            try inner.encode(2, forKey: .list)
+            var list = container.nestedUnkeyedContainer(forKey: .list)
+            try list.encode(Int8(3))
+            try container.encode("a", forKey: .apple)
+        }
+    }
+
+    /// Keys out of order, a key written twice, nil, and every primitive the protocol names.
+    private struct Primitives: Encodable {
+        enum Keys: String, CodingKey { case b, a, c, d, e, f, g, h, i, j, k, l, A, _z, émoji }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(Int8(-8), forKey: .b)
+            try container.encode(UInt64.max, forKey: .a)
+            try container.encodeNil(forKey: .c)
+            try container.encode(Float(1.5), forKey: .d)
+            try container.encode(Float(3), forKey: .e)
+            try container.encode(Decimal(string: "12.340"), forKey: .f)
+            try container.encode(URL(string: "https://ehr.example/fhir?x=1&y=/2"), forKey: .g)
+            try container.encode([Double.pi, 1e21, 1e-7, -0.0, 100, 0.1], forKey: .h)
+            try container.encode(["b": 1, "a": 2, "B": 3, "ä": 4], forKey: .i)
+            try container.encode([Int?.none, 1], forKey: .j)
+            try container.encode(Data("data/with+bytes".utf8), forKey: .k)
+            try container.encode("first", forKey: .l)
+            try container.encode("second", forKey: .l)  // the later value wins, as in JSONEncoder
+            try container.encode(true, forKey: .A)
+            try container.encode(Int.min, forKey: ._z)
+            try container.encode("\u{0}\u{1}\u{8}\u{c}\n\r\t\u{1f}\u{7f}\"\\/é😀", forKey: .émoji)
+        }
+    }
+
+    func testSortedKeysWriterWritesExactlyWhatJSONEncoderWrites() throws {
+        func same<Value: Encodable>(_ value: Value, file: StaticString = #filePath, line: UInt = #line) throws {
+            let expected = try encoder.encode(value)
+            let written = try CareKitJSON.encode(value)
+            XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: expected, as: UTF8.self), file: file, line: line)
+        }
+        try same(patient)
+        try same(carePlan)
+        try same(contact)
+        try same(try task())
+        try same(outcome)
+        var unusual = try task()
+        unusual.metadata.userInfo = ["z": "last", "a": "first", "m/slash": "a \"quote\"", "é": "\u{1}", "A": "upper"]
+        unusual.metadata.timezone = TimeZone(secondsFromGMT: -12_600) ?? .gmt
+        unusual.title = nil
+        try same(unusual)
+        try same(Primitives())
+        try same(Nested())
+        try same([outcome, outcome])
+        try same("top-level / string")
+        try same(Optional<Int>.none)
+        // The entities are written by the fast writer; only the nested containers fall back.
+        XCTAssertNotNil(try SortedKeysJSONWriter.encode(try task()))
+        XCTAssertNotNil(try SortedKeysJSONWriter.encode(Primitives()))
+        XCTAssertNil(try SortedKeysJSONWriter.encode(Nested()))
+        XCTAssertThrowsError(try CareKitJSON.encode([Double.nan]))
+        XCTAssertThrowsError(try CareKitJSON.encode(OutcomeValue(.double(.infinity))))
+    }
+
     func testDecodesATaskWrittenByCareKit() throws {
         let json = """
         {"id":"doxylamine","title":"Take Doxylamine","instructions":"Take 25mg of doxylamine when you experience nausea.",

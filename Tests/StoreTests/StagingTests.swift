@@ -29,6 +29,22 @@ final class StagingTests: XCTestCase {
         XCTAssertEqual(
             ContentHash.of(String(repeating: "a", count: 1000)),
             "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+        // FIPS 180-2's two-block example, then lengths around the block and padding boundaries.
+        XCTAssertEqual(
+            ContentHash.of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        let expected = [
+            55: "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318",
+            56: "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a",
+            63: "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34",
+            64: "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb",
+            65: "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0",
+            119: "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb",
+            128: "6836cf13bac400e9105071cd6af47084dfacad4e5e302c94bfed24e013afb73e",
+        ]
+        for (length, hash) in expected {
+            XCTAssertEqual(ContentHash.of(String(repeating: "a", count: length)), hash, "\(length) bytes")
+        }
     }
 
     func testLinksFindEntitiesFromAResourceAndBack() throws {

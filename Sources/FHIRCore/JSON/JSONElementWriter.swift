@@ -42,13 +42,6 @@ struct JSONElementWriter {
         let primitive: PrimitiveType?
     }
 
-    private struct ContextAndName: Hashable {
-        let context: String
-        let name: String
-    }
-
-    private var infoCache: [ContextAndName: FieldInfo?] = [:]
-
     /// One field of an object: the children named `name`, found between `first` and `last`
     /// (contiguous when `count` spans the whole range, as it does for anything read from JSON).
     private struct Field {
@@ -64,15 +57,11 @@ struct JSONElementWriter {
     /// Fields of the objects being written, innermost last (reused to avoid an allocation per object).
     private var fieldStack: [Field] = []
 
-    private mutating func info(_ name: String, of context: String?) -> FieldInfo? {
-        guard let context else { return nil }
-        let key = ContextAndName(context: context, name: name)
-        if let cached = infoCache[key] { return cached }
-        let info = metadata.child(name, of: context).map {
-            FieldInfo(order: $0.info.order, isArray: $0.info.isArray, type: $0.type, primitive: metadata.primitiveType(of: $0.type))
-        }
-        infoCache[key] = info
-        return info
+    /// Looked up for every field: the metadata's own tables are as fast as a cache here would be, and a
+    /// writer often lives for one resource only.
+    private func info(_ name: String, of context: String?) -> FieldInfo? {
+        guard let context, let child = metadata.child(name, of: context) else { return nil }
+        return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
     }
 
     private mutating func writeObject(_ element: Element, context: String?) {

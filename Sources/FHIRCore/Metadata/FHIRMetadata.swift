@@ -249,10 +249,13 @@ public struct ResolvedChild: Sendable {
     /// `valueQuantity`, `"CarePlan.activity"` for a backbone, `"Resource"` for `contained` (the actual
     /// type is then the child's `resourceType`).
     public let type: String
+    /// The primitive kind of `type`, or `nil` when it is not primitive (worked out once, here).
+    public let primitive: PrimitiveType?
 
     public init(info: ElementInfo, type: String) {
         self.info = info
         self.type = type
+        primitive = PrimitiveType(rawValue: type)
     }
 }
 

@@ -369,11 +369,11 @@ private struct Run {
         do {
             let data: Data
             switch content {
-            case .patient(let value): data = try Self.encoder.encode(value)
-            case .carePlan(let value): data = try Self.encoder.encode(value)
-            case .contact(let value): data = try Self.encoder.encode(value)
-            case .task(let value): data = try Self.encoder.encode(value)
-            case .outcome(let value): data = try Self.encoder.encode(value)
+            case .patient(let value): data = try CareKitJSON.encode(value)
+            case .carePlan(let value): data = try CareKitJSON.encode(value)
+            case .contact(let value): data = try CareKitJSON.encode(value)
+            case .task(let value): data = try CareKitJSON.encode(value)
+            case .outcome(let value): data = try CareKitJSON.encode(value)
             }
             entity.metadata.provenance?.contentHash = ContentHash.of(data)
         } catch {
@@ -381,8 +381,6 @@ private struct Run {
         }
         return entity
     }
-
-    private static let encoder = CareKitJSON.makeEncoder()
 
     // MARK: - Field values
 

@@ -10,14 +10,8 @@ import GRDB
 /// `outcomeValue`, and JSON only for the rarely used fields (tags, notes, userInfo...) when an outcome has
 /// any. On reading, the version columns are authoritative: later versions update them (`nextVersionUUID`).
 final class EntityRowCodec {
-    private let encoder: JSONEncoder
     private let decoder = JSONDecoder()
     private var timeZones: [String: TimeZone] = [:]
-
-    init() {
-        encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-    }
 
     // MARK: Columns
 
@@ -65,10 +59,10 @@ final class EntityRowCodec {
     /// The JSON payload of an entity other than an outcome.
     func payload(_ entity: CareEntity) throws -> Data? {
         switch entity {
-        case .patient(let value): return try encoder.encode(value)
-        case .carePlan(let value): return try encoder.encode(value)
-        case .contact(let value): return try encoder.encode(value)
-        case .task(let value): return try encoder.encode(value)
+        case .patient(let value): return try CareKitJSON.encode(value)
+        case .carePlan(let value): return try CareKitJSON.encode(value)
+        case .contact(let value): return try CareKitJSON.encode(value)
+        case .task(let value): return try CareKitJSON.encode(value)
         case .outcome(let value): return try outcomeExtras(value)
         }
     }
@@ -78,7 +72,7 @@ final class EntityRowCodec {
         guard Self.hasExtras(outcome.metadata) else { return nil }
         var stripped = outcome
         stripped.values = []
-        return try encoder.encode(stripped)
+        return try CareKitJSON.encode(stripped)
     }
 
     /// Whether an outcome with `metadata` has any of the rarely used fields kept as JSON.

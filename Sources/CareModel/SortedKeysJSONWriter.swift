@@ -1,0 +1,347 @@
+import Foundation
+
+/// Writes an `Encodable` value as compact JSON with sorted keys, byte for byte what
+/// `JSONEncoder` with `.sortedKeys` and default strategies writes, at a fraction of its cost.
+///
+/// Every entity is encoded twice on import (for its content hash and its stored payload), and
+/// `JSONEncoder` first builds a tree of boxed values and a dictionary per object. This writer streams
+/// into one byte buffer instead: an object's members are written as they come, with their ranges, and
+/// put in key order when the object ends. What it does not cover (nested containers, `superEncoder`,
+/// a container of a second kind for one value) makes ``encode(_:)`` return nil, and the caller uses
+/// `JSONEncoder` for that value.
+///
+/// Defaults matched: dates as seconds since 2001-01-01, data as base64, URLs as their absolute string,
+/// doubles as their shortest description without a trailing `.0`, `/` escaped as `\/`, non-finite
+/// numbers an error. Calendars, whose encoding (a locale, a time zone, a comparison with the current
+/// calendar) costs more than the rest of a task, are encoded once per distinct calendar.
+final class SortedKeysJSONWriter: Encoder {
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] = [:]
+
+    // Unchecked: one writer belongs to one encode call, and dynamic exclusivity checks on every access
+    // cost a quarter of its time.
+    @exclusivity(unchecked) private(set) var output: [UInt8] = []
+    /// The values being written, innermost last.
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    /// Set when the value needs something this writer does not do.
+    private(set) var unsupported = false
+
+    fileprivate struct Member {
+        let key: String
+        /// From the key's opening quote to the end of the value.
+        let range: Range<Int>
+    }
+
+    fileprivate struct Slot {
+        enum Kind { case none, object, array, single }
+        var kind = Kind.none
+        /// Where the value starts in `output`.
+        let start: Int
+        var members: [Member] = []
+        var count = 0
+    }
+
+    /// The JSON of `value`, or nil when it uses what this writer does not support.
+    static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8]? {
+        let writer = SortedKeysJSONWriter()
+        writer.output.reserveCapacity(1024)
+        try writer.write(value)
+        return writer.unsupported ? nil : writer.output
+    }
+
+    // MARK: - Values
+
+    func write<Value: Encodable>(_ value: Value) throws {
+        // Metatype comparisons first: a cast from a generic value costs more than the write itself.
+        let type = ObjectIdentifier(Value.self)
+        if type == Self.stringType, let text = value as? String {
+            writeString(text)
+        } else if type == Self.dateType, let date = value as? Date {
+            try writeDouble(date.timeIntervalSinceReferenceDate)
+        } else if type == Self.doubleType, let number = value as? Double {
+            try writeDouble(number)
+        } else if type == Self.intType, let number = value as? Int {
+            appendASCII(String(number))
+        } else if type == Self.boolType, let flag = value as? Bool {
+            appendASCII(flag ? "true" : "false")
+        } else if type == Self.uuidType, let uuid = value as? UUID {
+            writeString(uuid.uuidString)
+        } else if type == Self.calendarType, let calendar = value as? Calendar {
+            output.append(contentsOf: try Self.calendarJSON(calendar))
+        } else if let url = value as? URL {
+            writeString(url.absoluteString)
+        } else if let data = value as? Data {
+            writeString(data.base64EncodedString())
+        } else if let decimal = value as? Decimal {
+            appendASCII(decimal.description)
+        } else if let number = value as? Float {
+            guard number.isFinite else { throw Self.notANumber(number) }
+            var text = number.description
+            if text.hasSuffix(".0") { text.removeLast(2) }
+            appendASCII(text)
+        } else if let integer = value as? any BinaryInteger {
+            appendASCII(integer.description)
+        } else {
+            slots.append(Slot(start: output.count))
+            try value.encode(to: self)
+            close(slots.removeLast())
+        }
+    }
+
+    private static let stringType = ObjectIdentifier(String.self)
+    private static let dateType = ObjectIdentifier(Date.self)
+    private static let doubleType = ObjectIdentifier(Double.self)
+    private static let intType = ObjectIdentifier(Int.self)
+    private static let boolType = ObjectIdentifier(Bool.self)
+    private static let uuidType = ObjectIdentifier(UUID.self)
+    private static let calendarType = ObjectIdentifier(Calendar.self)
+
+    private static func notANumber(_ number: any Numeric) -> EncodingError {
+        EncodingError.invalidValue(number, EncodingError.Context(codingPath: [], debugDescription: "\(number) is not a JSON number"))
+    }
+
+    private func close(_ slot: Slot) {
+        switch slot.kind {
+        case .none: appendASCII("{}")  // as JSONEncoder writes a value that encoded nothing
+        case .single: break
+        case .array: output.append(UInt8(ascii: "]"))
+        case .object: closeObject(slot)
+        }
+    }
+
+    /// Rewrites the object's members in key order (a key written twice keeps its last value).
+    private func closeObject(_ slot: Slot) {
+        var members = slot.members
+        var sorted = true
+        for index in members.indices.dropFirst() where !members[index - 1].key.utf8.lexicographicallyPrecedes(members[index].key.utf8) {
+            sorted = false
+            break
+        }
+        if sorted {
+            // Written in order: only the separators are missing, and they were written as they came.
+            output.append(UInt8(ascii: "}"))
+            return
+        }
+        // Stable, so that of equal keys the last written ends up last, and wins below.
+        members = members.enumerated().sorted { left, right in
+            left.element.key == right.element.key
+                ? left.offset < right.offset : left.element.key.utf8.lexicographicallyPrecedes(right.element.key.utf8)
+        }.map(\.element)
+        let written = Array(output[slot.start...])
+        output.removeSubrange(slot.start...)
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        for (index, member) in members.enumerated() {
+            if index + 1 < members.count, members[index + 1].key == member.key { continue }
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            output.append(contentsOf: written[(member.range.lowerBound - slot.start)..<(member.range.upperBound - slot.start)])
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    private func writeDouble(_ number: Double) throws {
+        guard number.isFinite else { throw Self.notANumber(number) }
+        var text = number.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        appendASCII(text)
+    }
+
+    private func appendASCII(_ text: String) {
+        output.append(contentsOf: text.utf8)
+    }
+
+    func writeString(_ text: String) {
+        output.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                // Plain bytes are copied a run at a time.
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+                case UInt8(ascii: "/"): output.append(contentsOf: [0x5C, 0x2F])
+                case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+                case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+                case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default:
+                    output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF)])
+                }
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
+    // MARK: - Calendars
+
+    private static let calendars = CalendarJSONCache()
+
+    private static func calendarJSON(_ calendar: Calendar) throws -> [UInt8] {
+        if let known = calendars[calendar] { return known }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let bytes = [UInt8](try encoder.encode(calendar))
+        calendars[calendar] = bytes
+        return bytes
+    }
+
+    // MARK: - Encoder
+
+    /// Marks the innermost value as `kind`; false when it already is another kind (not supported).
+    fileprivate func begin(_ kind: Slot.Kind) -> Int {
+        let index = slots.count - 1
+        guard index >= 0 else {
+            unsupported = true
+            return index
+        }
+        switch slots[index].kind {
+        case .none:
+            slots[index].kind = kind
+            switch kind {
+            case .object: output.append(UInt8(ascii: "{"))
+            case .array: output.append(UInt8(ascii: "["))
+            case .none, .single: break
+            }
+        case kind where kind == .object:
+            break  // a second keyed container for the same value adds to the same object, as in JSONEncoder
+        default:
+            unsupported = true
+        }
+        return index
+    }
+
+    /// A member of the object `slot`, its value written by `value` (`null` when nil).
+    fileprivate func member<Value: Encodable>(_ key: String, of slot: Int, _ value: Value?) throws {
+        guard slot >= 0, slot == slots.count - 1 else {
+            unsupported = true
+            return
+        }
+        if !slots[slot].members.isEmpty { output.append(UInt8(ascii: ",")) }
+        let keyStart = output.count
+        writeString(key)
+        output.append(UInt8(ascii: ":"))
+        if let value { try write(value) } else { appendASCII("null") }
+        slots[slot].members.append(Member(key: key, range: keyStart..<output.count))
+    }
+
+    fileprivate func item<Value: Encodable>(of slot: Int, _ value: Value?) throws {
+        guard slot >= 0, slot == slots.count - 1 else {
+            unsupported = true
+            return
+        }
+        if slots[slot].count > 0 { output.append(UInt8(ascii: ",")) }
+        slots[slot].count += 1
+        if let value { try write(value) } else { appendASCII("null") }
+    }
+
+    fileprivate func single<Value: Encodable>(of slot: Int, _ value: Value?) throws {
+        guard slot >= 0, slot == slots.count - 1, slots[slot].count == 0 else {
+            unsupported = true
+            return
+        }
+        slots[slot].count = 1
+        if let value { try write(value) } else { appendASCII("null") }
+    }
+
+    // What nested containers and super encoders get: the value is then left to JSONEncoder, so what
+    // they are given is dropped.
+    fileprivate func unsupportedKeyed<Key: CodingKey>() -> KeyedEncodingContainer<Key> {
+        unsupported = true
+        return KeyedEncodingContainer(KeyedContainer<Key>(writer: self, slot: -1))
+    }
+
+    fileprivate func unsupportedUnkeyed() -> any UnkeyedEncodingContainer {
+        unsupported = true
+        return UnkeyedContainer(writer: self, slot: -1)
+    }
+
+    fileprivate func unsupportedEncoder() -> any Encoder {
+        unsupported = true
+        return self
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(KeyedContainer<Key>(writer: self, slot: begin(.object)))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnkeyedContainer(writer: self, slot: begin(.array))
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleValueContainer(writer: self, slot: begin(.single))
+    }
+}
+
+/// The calendars already encoded, shared by the writers of all threads.
+private final class CalendarJSONCache: @unchecked Sendable {
+    private var known: [Calendar: [UInt8]] = [:]
+    private let lock = NSLock()
+
+    subscript(calendar: Calendar) -> [UInt8]? {
+        get { lock.withLock { known[calendar] } }
+        set { lock.withLock { known[calendar] = newValue } }
+    }
+}
+
+private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let writer: SortedKeysJSONWriter
+    let slot: Int
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws { try writer.member(key.stringValue, of: slot, String?.none) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try writer.member(key.stringValue, of: slot, value) }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        writer.unsupportedKeyed()
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { writer.unsupportedUnkeyed() }
+    mutating func superEncoder() -> any Encoder { writer.unsupportedEncoder() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { writer.unsupportedEncoder() }
+}
+
+private struct UnkeyedContainer: UnkeyedEncodingContainer {
+    let writer: SortedKeysJSONWriter
+    let slot: Int
+    var codingPath: [any CodingKey] { [] }
+    var count = 0
+
+    mutating func encodeNil() throws {
+        try writer.item(of: slot, String?.none)
+        count += 1
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try writer.item(of: slot, value)
+        count += 1
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        writer.unsupportedKeyed()
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { writer.unsupportedUnkeyed() }
+    mutating func superEncoder() -> any Encoder { writer.unsupportedEncoder() }
+}
+
+private struct SingleValueContainer: SingleValueEncodingContainer {
+    let writer: SortedKeysJSONWriter
+    let slot: Int
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil() throws { try writer.single(of: slot, String?.none) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try writer.single(of: slot, value) }
+}
