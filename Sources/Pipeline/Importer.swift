@@ -61,10 +61,21 @@ public final class Importer {
     private var validator: StructureValidator?
     private var lastProgress = Date()
 
-    /// Where a resource was read.
+    /// Where a resource was read. Kept for every resource indexed, so it holds the file's own name
+    /// (shared, not copied) and numbers, and makes the text reports show only when asked.
     struct Origin: Sendable {
-        var source: String
-        var entry: Int?
+        var file: String
+        var line: Int? = nil
+        var column: Int? = nil
+        /// The position in a Bundle's entries.
+        var entry: Int? = nil
+        /// Where an NDJSON line lies in the file.
+        var bytes: Range<Int>? = nil
+
+        /// `file`, `file:line` or `file:line:column`.
+        var source: String {
+            [file, line.map(String.init), column.map(String.init)].compactMap { $0 }.joined(separator: ":")
+        }
     }
 
     public init(store: any Store, engine: MappingEngine, options: ImportOptions) {
@@ -107,7 +118,7 @@ public final class Importer {
                     self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
                     unread += 1
                 }
-            } else if let key = builder.add(resource, fullUrl: fullUrl, compact: !holds) {
+            } else if let key = builder.add(resource, fullUrl: fullUrl, keeping: Self.keeping(origin, holds: holds)) {
                 if self.origins[key] != nil {
                     self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
                 }
@@ -133,7 +144,13 @@ public final class Importer {
             var records = waitingRecords
             mapped.reserveCapacity(waiting.count + chunk.count)
             Self.mapInParallel(chunk) { key -> (MappedResource, SourceResource?)? in
-                guard let resource = index.resource(key) else { return nil }
+                let resource: Element
+                do {
+                    guard let found = try index.reread(key) else { return nil }
+                    resource = found
+                } catch {
+                    return (MappedResource(key: key, result: .failed(MappingFailure(at: key.type, "cannot be read again from the input: \(error)"))), nil)
+                }
                 if engine.mappings.mapping(for: key.type) != nil { engine.coverage?.count(resource) }
                 let result = engine.map(resource, key: key, index: index, tasks: catalog)
                 // The record of what was received, serialized here rather than on the thread that writes.
@@ -239,17 +256,24 @@ public final class Importer {
         FHIRInput.forEachEntry(of: sources) { event in
             switch event {
             case .entry(let source, let entry, _):
-                let place = entry.line.map { "\(source):\($0)" } ?? source.description
                 switch entry.result {
                 case .failure(let error):
-                    if countingResources { fail(type: "(unreadable)", origin: Origin(source: "\(source):\(error.line):\(error.column)"), key: nil, path: nil, "\(error.format.rawValue) syntax error: \(error.message)") }
+                    if countingResources { fail(type: "(unreadable)", origin: Origin(file: source.description, line: error.line, column: error.column), key: nil, path: nil, "\(error.format.rawValue) syntax error: \(error.message)") }
                 case .success(let resource):
-                    unpack(resource, origin: Origin(source: place), counting: countingResources, body)
+                    unpack(resource, origin: Origin(file: source.description, line: entry.line, bytes: entry.bytes), counting: countingResources, body)
                 }
             case .unreadable(let source, let error):
-                if countingResources { fail(type: "(unreadable)", origin: Origin(source: source.description), key: nil, path: nil, "cannot read the file: \(error)") }
+                if countingResources { fail(type: "(unreadable)", origin: Origin(file: source.description), key: nil, path: nil, "cannot read the file: \(error)") }
             }
         }
+    }
+
+    /// How the index keeps a resource: held input as trees; larger input its NDJSON lines as their
+    /// place in the file, other resources (in Bundles) as JSON.
+    private static func keeping(_ origin: Origin, holds: Bool) -> ResourceIndex.Builder.Keeping {
+        if holds { return .tree }
+        guard let bytes = origin.bytes else { return .json }
+        return .location(file: origin.file, bytes: bytes)
     }
 
     /// Items mapped per worker task.
@@ -276,7 +300,7 @@ public final class Importer {
             return
         }
         for (position, entry) in resource.children(named: "entry").enumerated() {
-            let entryOrigin = Origin(source: origin.source, entry: position)
+            let entryOrigin = Origin(file: origin.file, line: origin.line, entry: position)
             if let inner = entry.child(named: "resource") {
                 accept(inner, fullUrl: entry.childValue("fullUrl"), origin: entryOrigin, counting: counting, body)
             } else if counting, let request = entry.child(named: "request"), request.childValue("method") == "DELETE",
@@ -341,7 +365,7 @@ public final class Importer {
                 continue
             }
             let type = resource.key.type
-            let origin = origins[resource.key] ?? Origin(source: "?")
+            let origin = origins[resource.key] ?? Origin(file: "?")
             for note in resource.notes { report.note(resource.key.description, note) }
             switch resource.result {
             case .skipped(let reason):
@@ -605,7 +629,7 @@ public final class Importer {
         for (position, message) in result.refused {
             for key in plan.groups[position].sources.sorted() {
                 guard statuses.removeValue(forKey: key) != nil || plan.removedSources.contains(key) else { continue }
-                let (origin, raw) = plan.byKey[key] ?? (Origin(source: "?"), nil)
+                let (origin, raw) = plan.byKey[key] ?? (Origin(file: "?"), nil)
                 fail(type: key.type, origin: origin, key: key, path: nil, "the store refused its outcome: \(message)", payload: raw)
             }
         }
@@ -753,7 +777,7 @@ public final class Importer {
         for contribution in contributions {
             guard let task = taskVersions[contribution.taskID] ?? logTask(contribution.taskID)
                 ?? (options.dryRun ? catalog.task(id: contribution.taskID) : nil) else {
-                let (origin, raw) = plan.byKey[contribution.source] ?? (Origin(source: "?"), nil)
+                let (origin, raw) = plan.byKey[contribution.source] ?? (Origin(file: "?"), nil)
                 plan.reporting.append {
                     $0.fail(type: contribution.source.type, origin: origin, key: contribution.source, path: nil,
                             "its task \(contribution.taskID) is not in the store", payload: raw)

@@ -41,6 +41,26 @@ final class FHIRInputTests: XCTestCase {
         XCTAssertEqual(failures.first?.1.column, 32)
     }
 
+    func testEachNDJSONEntryKnowsWhereItsLineLiesInTheFile() throws {
+        let folder = try makeScratchFolder("input")
+        var lines: [String] = []
+        for index in 0..<120 { lines.append(#"{"resourceType":"Patient","id":"p\#(index)","name":[{"text":"ü \#(index)"}]}"#) }
+        lines.insert("  ", at: 7)
+        let path = try folder.writeFile("lines.ndjson", lines.joined(separator: "\r\n") + "\n")
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Streamed in chunks smaller than a line and larger, and read whole.
+        for chunkSize in [31, 500, 1 << 20] {
+            var seen = 0
+            try FHIRInput.forEachEntry(of: .file(path), chunkSize: chunkSize) { entry, _ in
+                let bytes = try XCTUnwrap(entry.bytes, "chunks of \(chunkSize)")
+                let again = try FHIRJSON.read(file.subdata(in: bytes))
+                XCTAssertEqual(again.childValue("id"), try entry.result.get().childValue("id"), "chunks of \(chunkSize)")
+                seen += 1
+            }
+            XCTAssertEqual(seen, 120)
+        }
+    }
+
     func testSmallFilesAreReadWholeWithTheirFormatFromContent() throws {
         let folder = try makeScratchFolder("input")
         let xml = try folder.writeFile("patient.json", #"<Patient xmlns="http://hl7.org/fhir"><id value="x"/></Patient>"#)

@@ -186,6 +186,29 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertFalse(streamed.notes.contains { $0.message.contains("kept unlinked") }, "nothing waited in vain")
     }
 
+    func testStreamedNDJSONIsIndexedByPlaceAndImportsAsHeldInputDoes() throws {
+        // Streamed, the index keeps each NDJSON line as its place in the file and reads it again there.
+        // Bulk Data names each file by its resource type; the export's log is no FHIR.
+        let files = try Corpus.files(in: "bulk-ndjson", suffix: ".ndjson")
+            .filter { FHIRMetadata.r4.isResourceType(String($0.lastPathComponent.prefix { $0 != "." })) }.map(\.path)
+        func run(hold: Int?) throws -> (ImportReport, [String]) {
+            let store = try makeStore()
+            let report = try importFiles(files, into: store, entityChunkSize: 300, holdInputUpTo: hold)
+            var entities: [String] = []
+            entities += try store.patients(.current).map { "patient \($0.id) \($0.metadata.provenance?.contentHash ?? "")" }
+            entities += try store.tasks(.current).map { "task \($0.id) \($0.carePlanID ?? "-") \($0.metadata.provenance?.contentHash ?? "")" }
+            entities += try store.contacts(.current).map { "contact \($0.id) \($0.metadata.provenance?.contentHash ?? "")" }
+            return (report, entities.sorted())
+        }
+        let (held, expected) = try run(hold: nil)
+        XCTAssertEqual(held.failures, [], describe(held.failures))
+        XCTAssertTrue(expected.contains { $0.hasPrefix("task ") } && expected.contains { $0.hasPrefix("contact ") })
+        let (streamed, found) = try run(hold: 0)
+        XCTAssertEqual(streamed.failures, [], describe(streamed.failures))
+        XCTAssertEqual(Set(found).symmetricDifference(expected).sorted(), [])
+        XCTAssertEqual(streamed.byType, held.byType)
+    }
+
     func testAnActivitysOutcomeReferenceFindsItsObservationInALaterImport() throws {
         let folder = try makeScratchFolder("outcome-reference")
         try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)

@@ -19,13 +19,17 @@ import Foundation
 public struct FHIRDocument: Sendable {
     /// One resource of the document, or why it could not be read.
     public struct Entry: Sendable {
-        public init(line: Int?, result: Result<Element, FHIRSyntaxError>) {
+        public init(line: Int?, bytes: Range<Int>? = nil, result: Result<Element, FHIRSyntaxError>) {
             self.line = line
+            self.bytes = bytes
             self.result = result
         }
 
         /// The 1-based line the resource starts on, for NDJSON; `nil` for a whole-file JSON or XML resource.
         public let line: Int?
+        /// Where the resource's text lies in its source, for NDJSON (its line, without the newline): it
+        /// can be read again from there rather than kept.
+        public let bytes: Range<Int>?
         /// The resource, or the syntax error (with line and column in the file).
         public let result: Result<Element, FHIRSyntaxError>
     }
@@ -83,7 +87,7 @@ public struct FHIRDocument: Sendable {
 
     private static func readLines(_ data: Data) -> [Entry] {
         var entries: [Entry] = []
-        FHIRJSON.forEachNDJSONLine(in: data) { line, result in entries.append(Entry(line: line, result: result)) }
+        FHIRJSON.forEachNDJSONLine(in: data) { line, bytes, result in entries.append(Entry(line: line, bytes: bytes, result: result)) }
         return entries
     }
 }

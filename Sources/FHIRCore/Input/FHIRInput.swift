@@ -115,7 +115,8 @@ public enum FHIRInput {
     struct Unit: Sendable {
         enum Content {
             case whole(Data)
-            case lines(Data, firstLine: Int)
+            /// Whole lines from byte `offset` of the file on.
+            case lines(Data, firstLine: Int, offset: Int)
         }
 
         let source: Source
@@ -128,10 +129,10 @@ public enum FHIRInput {
             case .success(.whole(let data)):
                 let document = FHIRDocument.read(data)
                 return ParsedUnit(source: source, entries: document.entries, format: document.format, error: nil)
-            case .success(.lines(let data, let firstLine)):
+            case .success(.lines(let data, let firstLine, let offset)):
                 var entries: [FHIRDocument.Entry] = []
-                FHIRJSON.forEachNDJSONLine(in: data, firstLineNumber: firstLine) { line, result in
-                    entries.append(FHIRDocument.Entry(line: line, result: result))
+                FHIRJSON.forEachNDJSONLine(in: data, firstLineNumber: firstLine) { line, bytes, result in
+                    entries.append(FHIRDocument.Entry(line: line, bytes: (bytes.lowerBound + offset)..<(bytes.upperBound + offset), result: result))
                 }
                 return ParsedUnit(source: source, entries: entries, format: .ndjson, error: nil)
             }
@@ -150,8 +151,10 @@ public enum FHIRInput {
     struct Units: IteratorProtocol {
         private var sources: IndexingIterator<[Source]>
         private let chunkSize: Int
-        /// The NDJSON file being read in chunks.
-        private var open: (source: Source, handle: FileHandle, buffer: Data, nextLine: Int)?
+        /// The NDJSON file being read in chunks, and where in it `buffer` starts.
+        private var open: OpenFile?
+
+        private typealias OpenFile = (source: Source, handle: FileHandle, buffer: Data, nextLine: Int, offset: Int)
 
         init(_ sources: [Source], chunkSize: Int) {
             self.sources = sources.makeIterator()
@@ -181,15 +184,15 @@ public enum FHIRInput {
                     }
                     return Unit(source: source, content: .success(.whole(whole)))
                 }
-                return nextChunk(of: (source, handle, buffer, 1))
+                return nextChunk(of: (source, handle, buffer, 1, 0))
             } catch {
                 return Unit(source: source, content: .failure(error))
             }
         }
 
         /// The complete lines of the open NDJSON file's buffer and the chunk after it.
-        private mutating func nextChunk(of current: (source: Source, handle: FileHandle, buffer: Data, nextLine: Int)) -> Unit {
-            var (source, handle, buffer, nextLine) = current
+        private mutating func nextChunk(of current: OpenFile) -> Unit {
+            var (source, handle, buffer, nextLine, offset) = current
             do throws(FHIRInputError) {
                 while true {
                     let more = try readChunk(handle, size: chunkSize)
@@ -211,9 +214,9 @@ public enum FHIRInput {
                     } else {
                         var rest = Data(buffer.suffix(from: buffer.startIndex + cut))
                         rest.append(more)
-                        open = (source, handle, rest, nextLine + lines)
+                        open = (source, handle, rest, nextLine + lines, offset + cut)
                     }
-                    return Unit(source: source, content: .success(.lines(complete, firstLine: nextLine)))
+                    return Unit(source: source, content: .success(.lines(complete, firstLine: nextLine, offset: offset)))
                 }
             } catch {
                 try? handle.close()

@@ -48,7 +48,7 @@ extension FHIRJSON {
     /// the first byte, for a buffer cut out of a larger file.
     public static func forEachNDJSONLine(
         in data: Data, firstLineNumber: Int = 1,
-        _ body: (_ line: Int, _ result: Result<Element, FHIRSyntaxError>) throws -> Void
+        _ body: (_ line: Int, _ bytes: Range<Int>, _ result: Result<Element, FHIRSyntaxError>) throws -> Void
     ) rethrows {
         try data.withUnsafeBytes { raw in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress, !raw.isEmpty else { return }
@@ -63,7 +63,7 @@ extension FHIRJSON {
                     // The reader counts lines within the buffer; the file's line is ours.
                     result = .failure(FHIRSyntaxError(format: .json, line: line, column: error.column, message: error.message))
                 }
-                try body(line, result)
+                try body(line, start..<end, result)
             }
         }
     }

@@ -109,7 +109,7 @@ public enum FHIRJSON {
     /// Reads NDJSON one line at a time, handing each resource to `body` (which may throw to stop); the
     /// first bad line throws its syntax error, numbered by its line in the file.
     public static func forEachNDJSONResource(in data: Data, _ body: (Element) throws -> Void) throws {
-        try forEachNDJSONLine(in: data) { _, result in try body(result.get()) }
+        try forEachNDJSONLine(in: data) { _, _, result in try body(result.get()) }
     }
 
     /// Writes NDJSON: each resource compact on its own line, each line ending with a newline.

@@ -19,6 +19,12 @@ public struct MappedResource: Sendable {
     public let result: Result
     /// Warnings and information: what was assumed or not carried over, with where it sits.
     public let notes: [MappingNote]
+
+    public init(key: ResourceKey, result: Result, notes: [MappingNote] = []) {
+        self.key = key
+        self.result = result
+        self.notes = notes
+    }
 }
 
 /// Values one resource (an Observation) adds to one occurrence of one task: the engine finds the task

@@ -71,16 +71,33 @@ public final class ResourceIndex: @unchecked Sendable {
         private var byFullURL: [String: ResourceKey] = [:]
         private var byIdentifier: [String: [ResourceKey]] = [:]
         private var order: [ResourceKey] = []
+        private var files = SourceFiles()
 
         public init() {}
 
+        /// How the index keeps a resource until it is asked for.
+        public enum Keeping {
+            /// Its tree: nothing to redo, the most memory.
+            case tree
+            /// Its compact JSON, read again when asked for: a fifth of the memory of the tree.
+            case json
+            /// Nothing but where its text lies in a file (an NDJSON line), read again from there.
+            case location(file: String, bytes: Range<Int>)
+        }
+
         /// Adds `resource` (from a Bundle entry with `fullUrl`, or alone) and returns its key; nil when it
-        /// has no id, identifier or fullUrl to be known by. A `compact` resource is kept as JSON and read
-        /// again each time it is asked for: for input too large to hold as trees.
+        /// has no id, identifier or fullUrl to be known by. Input too large to hold as trees keeps its
+        /// resources as JSON or as their place in the file (`keeping`).
         @discardableResult
-        public mutating func add(_ resource: Element, fullUrl: String?, compact: Bool = false) -> ResourceKey? {
+        public mutating func add(_ resource: Element, fullUrl: String?, keeping: Keeping = .tree) -> ResourceKey? {
             guard let key = ResourceKey.of(resource, fullUrl: fullUrl) else { return nil }
-            if byKey.updateValue(compact ? .json(FHIRJSON.write(resource)) : .tree(resource), forKey: key) == nil { order.append(key) }
+            let held: Held
+            switch keeping {
+            case .tree: held = .tree(resource)
+            case .json: held = .json(FHIRJSON.write(resource))
+            case .location(let file, let bytes): held = .located(file: files.number(of: file), bytes: bytes)
+            }
+            if byKey.updateValue(held, forKey: key) == nil { order.append(key) }
             if let fullUrl, !fullUrl.isEmpty { byFullURL[fullUrl] = key }
             for identifier in resource.children(named: "identifier") {
                 guard let value = identifier.childValue("value") else { continue }
@@ -99,32 +116,31 @@ public final class ResourceIndex: @unchecked Sendable {
         public var count: Int { byKey.count }
 
         public func build() -> ResourceIndex {
-            ResourceIndex(byKey: byKey, byFullURL: byFullURL, byIdentifier: byIdentifier, order: order)
+            ResourceIndex(byKey: byKey, byFullURL: byFullURL, byIdentifier: byIdentifier, order: order, files: files)
         }
     }
 
-    /// A resource as the index keeps it: its tree, or its JSON (a fifth of the memory), read again when asked for.
+    /// A resource as the index keeps it (see ``Builder/Keeping``).
     enum Held {
         case tree(Element)
         case json(Data)
-
-        var element: Element? {
-            switch self {
-            case .tree(let element): return element
-            case .json(let data): return try? FHIRJSON.read(data)
-            }
-        }
+        /// The bytes of `file` (a number in ``SourceFiles``) it was read from.
+        case located(file: Int, bytes: Range<Int>)
     }
 
     private let byKey: [ResourceKey: Held]
+    private let files: SourceFiles
     private let byFullURL: [String: ResourceKey]
     private let byIdentifier: [String: [ResourceKey]]
     /// The keys in the order the resources were added.
     public let order: [ResourceKey]
     private let byType: [String: [ResourceKey]]
 
-    private init(byKey: [ResourceKey: Held], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], order: [ResourceKey]) {
+    private init(
+        byKey: [ResourceKey: Held], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], order: [ResourceKey], files: SourceFiles
+    ) {
         self.byKey = byKey
+        self.files = files
         self.byFullURL = byFullURL
         self.byIdentifier = byIdentifier
         self.order = order
@@ -133,7 +149,21 @@ public final class ResourceIndex: @unchecked Sendable {
 
     public var count: Int { byKey.count }
 
-    public func resource(_ key: ResourceKey) -> Element? { byKey[key]?.element }
+    /// The resource of `key`; nil when the input has none, or when one kept as its place in a file
+    /// cannot be read there again (the file changed during the import: see ``reread(_:)``).
+    public func resource(_ key: ResourceKey) -> Element? { try? reread(key) }
+
+    /// The resource of `key`, read again when it is not kept as a tree; nil when the input has none.
+    ///
+    /// - Throws: why a resource kept as its place in a file cannot be read there again.
+    public func reread(_ key: ResourceKey) throws -> Element? {
+        switch byKey[key] {
+        case nil: return nil
+        case .tree(let element): return element
+        case .json(let data): return try FHIRJSON.read(data)
+        case .located(let file, let bytes): return try FHIRJSON.read(try files.read(bytes, of: file))
+        }
+    }
 
     /// The keys of the resources of `type`, in input order.
     public func keys(ofType type: String) -> [ResourceKey] { byType[type] ?? [] }
@@ -191,7 +221,7 @@ public final class ResourceIndex: @unchecked Sendable {
 
     /// The resource `reference` names in the input, for FHIRPath's `resolve()`.
     public func element(for reference: String) -> Element? {
-        if case .found(let key) = resolve(reference) { return byKey[key]?.element }
+        if case .found(let key) = resolve(reference) { return resource(key) }
         return nil
     }
 }
