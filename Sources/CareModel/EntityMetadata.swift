@@ -48,7 +48,7 @@ public struct EntityMetadata: Sendable, Hashable {
 
     /// A first version (no links) in effect from `effectiveDate`.
     public init(
-        uuid: UUID = UUID(),
+        uuid: UUID = VersionUUIDGenerator.random(),
         effectiveDate: Date,
         deletedDate: Date? = nil,
         previousVersionUUIDs: [UUID] = [],
@@ -101,7 +101,7 @@ extension EntityMetadata: Codable {
     /// `effectiveDate` on outcomes (their `createdDate` stands in).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        uuid = try container.decodeIfPresent(UUID.self, forKey: .uuid) ?? UUID()
+        uuid = try container.decodeIfPresent(UUID.self, forKey: .uuid) ?? VersionUUIDGenerator.random()
         createdDate = try container.decodeIfPresent(Date.self, forKey: .createdDate)
         if let effective = try container.decodeIfPresent(Date.self, forKey: .effectiveDate) ?? createdDate {
             effectiveDate = effective

@@ -58,6 +58,7 @@ struct OccurrenceRule: Sendable {
         self.calendar = calendar
         self.interval = interval
         self.isAllDay = isAllDay
+        var progression: Progression
         let monthsOrYears = steps.months != 0 || steps.years != 0
         let others = steps.weeks != 0 || steps.days != 0 || steps.timeSeconds != 0
         if !steps.hasCalendarPart {
@@ -92,6 +93,11 @@ struct OccurrenceRule: Sendable {
         } else {
             progression = .linear(steps, clamp: steps.months != 0 ? .months(steps.months) : .years(steps.years))
         }
+        // All day in a zone without clock changes, each day starts 86,400 s after the one before.
+        if isAllDay, case .linear(let linear, .none) = progression, linear == .days(linear.days), Self.hasConstantOffset(calendar) {
+            progression = .fixed(seconds: Double(linear.days) * 86_400)
+        }
+        self.progression = progression
         switch progression {
         case .linear(let linear, _):
             approximateSeconds = linear.approximateSeconds

@@ -15,6 +15,14 @@ public struct VersionUUIDGenerator {
         if state == (0, 0, 0, 0) { state.0 = 1 }
     }
 
+    /// A fresh random uuid from one generator the whole process shares: what a new entity gets by
+    /// default (mapping makes thousands a second, and `UUID()` is a system call each).
+    public static func random() -> UUID {
+        shared.withLock { $0.next() }
+    }
+
+    private static let shared = SharedGenerator()
+
     public mutating func next() -> UUID {
         let high = nextWord(), low = nextWord()
         var bytes = (
@@ -39,6 +47,18 @@ public struct VersionUUIDGenerator {
         state.2 ^= t
         state.3 = state.3.rotatedLeft(45)
         return result
+    }
+}
+
+/// ``VersionUUIDGenerator`` behind a lock, for any thread.
+private final class SharedGenerator: @unchecked Sendable {
+    private var generator = VersionUUIDGenerator()
+    private let lock = NSLock()
+
+    func withLock<Result>(_ body: (inout VersionUUIDGenerator) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&generator)
     }
 }
 

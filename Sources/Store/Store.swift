@@ -51,6 +51,9 @@ public protocol Store: AnyObject, Sendable {
 
     /// The entities made from FHIR resource `resourceType/resourceID`.
     func links(resourceType: String, resourceID: String) throws -> [ResourceLink]
+    /// The entities made from each of `resources` (type and id), read at once: what an import of many
+    /// resources asks before writing them.
+    func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink]
     /// The contents kept of FHIR resource `resourceType/resourceID`, oldest first.
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource]
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?

@@ -274,6 +274,25 @@ final class CareKitJSONTests: XCTestCase {
         XCTAssertThrowsError(try CareKitJSON.encode(OutcomeValue(.double(.infinity))))
     }
 
+    func testContentJSONIsWhatTheHashIsOfWithoutTheVersionHeader() throws {
+        var first = try task()
+        first.metadata.provenance?.contentHash = nil
+        let hash = try ContentJSON.hash(first.careEntity)
+        XCTAssertEqual(ContentHash.of(try ContentJSON.encode(first.careEntity)), hash)
+        // Another version of the same content: a new uuid, dates and hash, the same content JSON.
+        var second = first
+        second.metadata.uuid = UUID()
+        second.metadata.effectiveDate = Clock.date(2027, 1, 1)
+        second.metadata.createdDate = Clock.date(2027, 1, 2)
+        second.metadata.provenance?.contentHash = hash
+        let payload = try ContentJSON.payload(of: second.careEntity)
+        XCTAssertEqual(payload, try ContentJSON.encode(first.careEntity))
+        XCTAssertEqual(try ContentJSON.payload(of: second.careEntity), payload, "taken once, then encoded again: the same bytes")
+        let object = try object(payload)
+        XCTAssertNil((object["provenance"] as? [String: Any])?["contentHash"])
+        XCTAssertEqual(object["title"] as? String, "Lisinopril")
+    }
+
     func testDecodesATaskWrittenByCareKit() throws {
         let json = """
         {"id":"doxylamine","title":"Take Doxylamine","instructions":"Take 25mg of doxylamine when you experience nausea.",

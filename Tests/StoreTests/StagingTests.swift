@@ -56,6 +56,12 @@ final class StagingTests: XCTestCase {
         try store.apply(batch)
         XCTAssertEqual(Set(try store.links(resourceType: "CarePlan", resourceID: "42").map(\.entityID)), ["cp1", "t1"])
         XCTAssertEqual(try store.links(entityKind: .task, entityID: "t1").map(\.resourceID), ["42"])
+        batch = StoreBatch()
+        batch.link(ResourceLink(sourceSystem: server, resourceType: "Patient", resourceID: "42", entityKind: .patient, entityID: "p1"))
+        try store.apply(batch)
+        let many = try store.links(ofResources: [("CarePlan", "42"), ("Patient", "42"), ("Patient", "unknown")])
+        XCTAssertEqual(Set(many.map { "\($0.resourceType)/\($0.resourceID) \($0.entityID)" }), ["CarePlan/42 cp1", "CarePlan/42 t1", "Patient/42 p1"])
+        XCTAssertEqual(try store.links(ofResources: []), [])
     }
 
     func testCheckpointMovesPerServerAndType() throws {

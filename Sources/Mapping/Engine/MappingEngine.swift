@@ -361,21 +361,13 @@ private struct Run {
         metadata.userInfo = info.isEmpty ? nil : info
     }
 
-    /// The entity with its provenance content hash set: the SHA-256 of its CareKit JSON without the
-    /// version header, so that the store tells "same content again" from a change.
+    /// The entity with its provenance content hash set (``ContentJSON``): the SHA-256 of its CareKit JSON
+    /// without the version header, so that the store tells "same content again" from a change.
     private func hashed<Entity: StorableEntity & Encodable>(_ entity: Entity) throws(MappingFailure) -> Entity {
         var entity = entity
-        let content = entity.careEntity.content
         do {
-            let data: Data
-            switch content {
-            case .patient(let value): data = try CareKitJSON.encode(value)
-            case .carePlan(let value): data = try CareKitJSON.encode(value)
-            case .contact(let value): data = try CareKitJSON.encode(value)
-            case .task(let value): data = try CareKitJSON.encode(value)
-            case .outcome(let value): data = try CareKitJSON.encode(value)
-            }
-            entity.metadata.provenance?.contentHash = ContentHash.of(data)
+            let hash = try ContentJSON.hash(entity.careEntity)
+            entity.metadata.provenance?.contentHash = hash
         } catch {
             throw MappingFailure(at: key.type, "cannot encode the \(entity.careEntity.kind.rawValue): \(error)")
         }

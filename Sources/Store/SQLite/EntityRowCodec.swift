@@ -56,15 +56,11 @@ final class EntityRowCodec {
         ]
     }
 
-    /// The JSON payload of an entity other than an outcome.
+    /// The JSON payload of an entity other than an outcome: its content JSON, the version fields and the
+    /// content hash being columns.
     func payload(_ entity: CareEntity) throws -> Data? {
-        switch entity {
-        case .patient(let value): return try CareKitJSON.encode(value)
-        case .carePlan(let value): return try CareKitJSON.encode(value)
-        case .contact(let value): return try CareKitJSON.encode(value)
-        case .task(let value): return try CareKitJSON.encode(value)
-        case .outcome(let value): return try outcomeExtras(value)
-        }
+        if case .outcome(let value) = entity { return try outcomeExtras(value) }
+        return try ContentJSON.payload(of: entity)
     }
 
     /// The JSON of an outcome's rarely used fields, or `nil` when it has none.
@@ -198,6 +194,8 @@ final class EntityRowCodec {
         metadata.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
         metadata.createdDate = row.date("createdDate")
         metadata.updatedDate = row.date("updatedDate")
+        // Payloads keep no content hash (it is their hash); an outcome's provenance, made from columns, has it.
+        if let hash: String = row["contentHash"], metadata.provenance != nil { metadata.provenance?.contentHash = hash }
     }
 
     /// An outcome value from an `outcomeValue` row; `nil` when the row does not hold what its type says.

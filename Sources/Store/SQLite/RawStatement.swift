@@ -83,9 +83,7 @@ struct RawStatement {
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     func uuid(_ column: Int32) -> UUID? {
         guard sqlite3_column_bytes(handle, column) == 16, let bytes = sqlite3_column_blob(handle, column) else { return nil }
-        var value = UUID().uuid
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 16)) }
-        return UUID(uuid: value)
+        return UUID(uuid: UnsafeRawBufferPointer(start: bytes, count: 16).loadUnaligned(as: uuid_t.self))
     }
     func text(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }

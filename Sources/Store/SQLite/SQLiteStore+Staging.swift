@@ -142,6 +142,19 @@ extension SQLiteStore {
         }
     }
 
+    /// The entities made from each of `resources`, in one read.
+    public func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink] {
+        guard !resources.isEmpty else { return [] }
+        return try readSnapshot { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM resourceLink WHERE resourceType = ? AND resourceID = ?")
+            var links: [ResourceLink] = []
+            for resource in resources {
+                links += try Row.fetchAll(statement, arguments: [resource.type, resource.id]).compactMap(Self.resourceLink)
+            }
+            return links
+        }
+    }
+
     /// The FHIR resources that entity `kind/id` was made from.
     public func links(entityKind: EntityKind, entityID: String) throws -> [ResourceLink] {
         try readSnapshot { db in
