@@ -31,7 +31,9 @@ struct FHIRPathNavigator: Sendable {
             return
         }
         // Index the array and read only the name first: copying whole elements that do not match
-        // costs a retain per field, and this loop runs for every child of every step.
+        // costs a retain per field, and this loop runs for every child of every step. Children named
+        // `name` plus a type are not looked for where the metadata knows `name` as no choice element.
+        let mayBeChoice = node.context.flatMap { metadata.element(named: name, of: $0) }?.isChoice ?? true
         var position = 0
         for index in children.indices {
             let childName = children[index].name
@@ -40,7 +42,7 @@ struct FHIRPathNavigator: Sendable {
                 observer?(child)
                 output.append(.element(child))
                 position += 1
-            } else if childName.utf8.count > nameLength, childName.utf8.starts(with: name.utf8),
+            } else if mayBeChoice, childName.utf8.count > nameLength, childName.utf8.starts(with: name.utf8),
                       let suffixStart = childName.utf8.dropFirst(nameLength).first,
                       suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
                       let typedChild = choiceChild(children[index], of: node, choiceName: name, position: 0) {

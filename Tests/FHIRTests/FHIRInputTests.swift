@@ -120,6 +120,30 @@ final class FHIRInputTests: XCTestCase {
         })
         XCTAssertEqual(consumed, 11)
     }
+
+    func testOrderedParallelMapKeepsTheCostInFlightWithinItsBudget() {
+        // Costs like file sizes: mostly small, a few larger than the whole budget.
+        let costs = (0..<300).map { $0 % 37 == 0 ? 500 : 1 + $0 % 9 }
+        var taken = 0
+        var consumed = 0
+        var mostAhead = 0
+        let items = AnyIterator<Int> { () -> Int? in
+            // Called only while what is in flight costs less than the budget, or nothing is in flight.
+            let inFlight = costs[consumed..<taken].reduce(0, +)
+            XCTAssertTrue(inFlight < 40 || taken == consumed, "\(inFlight) in flight when item \(taken) was taken")
+            mostAhead = max(mostAhead, taken - consumed)
+            guard taken < costs.count else { return nil }
+            taken += 1
+            return taken - 1
+        }
+        var results: [Int] = []
+        OrderedParallelMap.run(items, workers: 2, window: 64, cost: { costs[$0] }, budget: 40, transform: { $0 }) { value in
+            results.append(value)
+            consumed += 1
+        }
+        XCTAssertEqual(results, Array(0..<300))
+        XCTAssertGreaterThan(mostAhead, 4, "many small items are ahead at once")
+    }
 }
 
 /// A counter shared by worker threads.

@@ -21,8 +21,12 @@ public enum OrderedParallelMap {
     /// Runs `transform` over every item of `items` on up to `workers` threads and hands the results to
     /// `consume` in input order. When `consume` throws, the items in flight finish, their results are
     /// dropped, and the error is rethrown.
+    ///
+    /// With a `cost` (the bytes of a file, say), items in flight are also bounded by `budget`: many
+    /// small ones can be ahead, few large ones (one at least).
     public static func run<Items: IteratorProtocol, Output>(
         _ items: Items, workers: Int = defaultWorkers, window: Int? = nil,
+        cost: ((Items.Element) -> Int)? = nil, budget: Int = .max,
         transform: @escaping @Sendable (Items.Element) -> Output, consume: (Output) throws -> Void
     ) rethrows {
         var items = items
@@ -37,9 +41,16 @@ public enum OrderedParallelMap {
         defer { group.wait() }  // nothing outlives the call, even when `consume` throws
         var submitted = 0
         var consumed = 0
+        var costs: [Int: Int] = [:]
+        var costInFlight = 0
         while true {
-            while submitted - consumed < window, let item = items.next() {
+            while submitted - consumed < window, submitted == consumed || costInFlight < budget, let item = items.next() {
                 let position = submitted
+                if let cost {
+                    let itemCost = cost(item)
+                    costs[position] = itemCost
+                    costInFlight += itemCost
+                }
                 let box = UncheckedBox(item)
                 submitted += 1
                 group.enter()
@@ -53,6 +64,7 @@ public enum OrderedParallelMap {
             }
             guard consumed < submitted else { return }
             let output = results.take(consumed)
+            costInFlight -= costs.removeValue(forKey: consumed) ?? 0
             consumed += 1
             try consume(output)
         }

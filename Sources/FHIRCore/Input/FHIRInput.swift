@@ -105,7 +105,12 @@ public enum FHIRInput {
     public static func forEachEntry(
         of sources: [Source], workers: Int = OrderedParallelMap.defaultWorkers, chunkSize: Int = 4 << 20, _ body: (Event) throws -> Void
     ) rethrows {
-        try OrderedParallelMap.run(Units(sources, chunkSize: chunkSize), workers: workers, transform: { $0.parse() }) { parsed in
+        // Up to four chunks' worth of bytes ahead: a few NDJSON chunks, or many small files, so that
+        // one large file among them does not leave the other workers waiting.
+        try OrderedParallelMap.run(
+            Units(sources, chunkSize: chunkSize), workers: workers, window: workers * 8, cost: \.byteCount, budget: 4 * chunkSize,
+            transform: { $0.parse() }
+        ) { parsed in
             for entry in parsed.entries { try body(.entry(parsed.source, entry, parsed.format)) }
             if let error = parsed.error { try body(.unreadable(parsed.source, error)) }
         }
@@ -121,6 +126,14 @@ public enum FHIRInput {
 
         let source: Source
         let content: Result<Content, FHIRInputError>
+
+        /// The bytes to parse.
+        var byteCount: Int {
+            switch content {
+            case .success(.whole(let data)), .success(.lines(let data, _, _)): return data.count
+            case .failure: return 0
+            }
+        }
 
         func parse() -> ParsedUnit {
             switch content {
