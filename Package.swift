@@ -31,6 +31,8 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        // glibc's mallopt, for the command line's heap tuning.
+        .systemLibrary(name: "CGlibcMalloc", path: "Sources/CGlibcMalloc"),
         // R4 metadata, the element model, JSON and XML codecs, reading input (files, folders, NDJSON).
         .target(name: "FHIRCore", dependencies: ["CLibXML2"]),
         // The FHIRPath language (N1) over the element model.
@@ -60,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "caregate",
             dependencies: [
-                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Benchmarks",
+                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Benchmarks", "CGlibcMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

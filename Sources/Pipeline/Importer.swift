@@ -192,12 +192,18 @@ public final class Importer {
                 self.tick("mapped \(done) of \(outcomeResources) outcome resources")
             }
             if holds {
-                // The workers map the next batch while this thread writes the last one.
+                // The workers map the next batch while this thread writes the last one. The first batches
+                // are smaller, so that writing starts early rather than after a whole batch is mapped: a
+                // fifth of a batch, then twice as many each time, up to a whole one.
                 let items = held
                 held = []
+                var batchSize = max(1, options.outcomeBatchSize / 5)
                 Self.mapInParallel(items, window: options.outcomeBatchSize / Self.mapChunk + 2, mapOutcome) { input in
                     if let input { batch.append(input) }
-                    if batch.count >= self.options.outcomeBatchSize { flush() }
+                    if batch.count >= batchSize {
+                        flush()
+                        batchSize = min(self.options.outcomeBatchSize, batchSize * 2)
+                    }
                 }
                 Self.releaseElsewhere(items)
             } else {
@@ -356,6 +362,15 @@ public final class Importer {
 
         let dangling = try danglingReferences(mapped, current: current)
         var waiting: [MappedResource] = []
+        // What the store links to each resource, to find what a resource no longer makes.
+        var earlierLinks: [ResourceKey: [ResourceLink]] = [:]
+        let linked = mapped.compactMap { resource -> (type: String, id: String)? in
+            if case .mapped = resource.result { return (resource.key.type, resource.key.id) }
+            return nil
+        }
+        for link in try store.links(ofResources: linked) {
+            earlierLinks[ResourceKey(type: link.resourceType, id: link.resourceID), default: []].append(link)
+        }
 
         var groups: [ResourceGroup] = []
         for resource in mapped {
@@ -402,7 +417,7 @@ public final class Importer {
                 }
                 let made = Set(entities.map { "\($0.kind.rawValue)/\($0.id)" })
                 var dropped: [(EntityKind, String)] = []
-                for link in try store.links(resourceType: type, resourceID: resource.key.id)
+                for link in earlierLinks[resource.key] ?? []
                 where link.sourceSystem == options.mapping.sourceSystem && !made.contains("\(link.entityKind.rawValue)/\(link.entityID)") && link.entityKind != .outcome {
                     if try !currentEntities(link.entityKind, ids: [link.entityID]).isEmpty { dropped.append((link.entityKind, link.entityID)) }
                 }
@@ -692,23 +707,45 @@ public final class Importer {
             return result
         }
         guard !groups.isEmpty else { return result }
+        // The new outcomes first, in one run, then what goes with them (links, source records).
         var batch = StoreBatch()
-        for changes in groups { for change in changes { batch.append(change) } }
+        for changes in groups { for change in changes where Self.isOutcomeAdd(change) { batch.append(change) } }
+        for changes in groups { for change in changes where !Self.isOutcomeAdd(change) { batch.append(change) } }
         do {
             result.summaries.append(try store.apply(batch))
         } catch {
-            // One outcome spoils the batch: write them one by one, so that its Observations fail alone.
+            // One outcome spoils the batch: write them one by one, so that its Observations fail alone. An
+            // outcome planned as new that another writer made meanwhile is written as a change of it.
             for (position, changes) in groups.enumerated() {
-                var single = StoreBatch()
-                for change in changes { single.append(change) }
                 do {
-                    result.summaries.append(try store.apply(single))
+                    result.summaries.append(try store.apply(Self.batch(changes)))
                 } catch {
-                    result.refused.append((position, "\(error)"))
+                    do {
+                        guard changes.contains(where: Self.isOutcomeAdd) else { throw error }
+                        result.summaries.append(try store.apply(Self.batch(changes.map(Self.asUpsert))))
+                    } catch {
+                        result.refused.append((position, "\(error)"))
+                    }
                 }
             }
         }
         return result
+    }
+
+    private static func batch(_ changes: [StoreChange]) -> StoreBatch {
+        var batch = StoreBatch()
+        for change in changes { batch.append(change) }
+        return batch
+    }
+
+    private static func isOutcomeAdd(_ change: StoreChange) -> Bool {
+        if case .add(.outcome) = change { return true }
+        return false
+    }
+
+    private static func asUpsert(_ change: StoreChange) -> StoreChange {
+        if case .add(let entity) = change { return .upsert(entity) }
+        return change
     }
 
     /// Plans the writes of `pending`, taking the outcomes and log tasks of `previous` (the plan being
@@ -767,10 +804,8 @@ public final class Importer {
         }
         // Existing outcomes whose values these resources replace or remove.
         var removedOutcomes: [String: [ResourceKey]] = [:]
-        for key in plan.removedSources {
-            for link in try store.links(resourceType: key.type, resourceID: key.id) where link.entityKind == .outcome {
-                removedOutcomes[link.entityID, default: []].append(key)
-            }
+        for link in try store.links(ofResources: plan.removedSources.map { ($0.type, $0.id) }) where link.entityKind == .outcome {
+            removedOutcomes[link.entityID, default: []].append(ResourceKey(type: link.resourceType, id: link.resourceID))
         }
         var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
         var order: [String] = []
@@ -841,7 +876,9 @@ public final class Importer {
                 continue
             }
             plan.written[id] = outcome
-            var changes: [StoreChange] = [.upsert(.outcome(outcome))]
+            // New as far as this import knows (neither stored when planned nor in the batch in flight): an add,
+            // which the store writes with the other adds task by task, without looking for a version first.
+            var changes: [StoreChange] = [previous == nil ? .add(.outcome(outcome)) : .upsert(.outcome(outcome))]
             // The store links a new version to the resource of its provenance; the others are linked here.
             let linked = outcome.metadata.provenance.map { ResourceKey(type: $0.fhirType, id: $0.fhirID) }
             for source in Set(pairs.map(\.source)) where source != linked {

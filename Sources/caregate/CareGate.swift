@@ -1,4 +1,5 @@
 import ArgumentParser
+import CGlibcMalloc
 import FHIRCore
 import Foundation
 
@@ -36,6 +37,9 @@ struct CareGate: ParsableCommand {
     ///   library error (printed as `error: ...`), or an `ExitCode(1)` thrown after a report was printed;
     /// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64).
     static func main() {
+        // Grow the heap in steps of 16 MB, not page by page: imports allocate on several threads, and each
+        // of glibc's per-thread arenas otherwise asks the kernel for more with an mprotect call at a time.
+        _ = mallopt(M_TOP_PAD, 16 << 20)
         do {
             var command = try parseAsRoot()
             try command.run()
