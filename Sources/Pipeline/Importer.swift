@@ -137,6 +137,7 @@ public final class Importer {
         // whose entities reference one a later chunk may make wait for it (see `writeEntities`).
         var waiting: [MappedResource] = []
         var waitingRecords: [ResourceKey: SourceResource] = [:]
+        var lastChunk: (mapped: [MappedResource], records: [ResourceKey: SourceResource])?
         var done = 0
         let chunks = index.order.chunked(options.entityChunkSize)
         for (number, chunk) in chunks.enumerated() {
@@ -166,12 +167,28 @@ public final class Importer {
                 done += 1
                 tick("mapped \(done) of \(index.count) resources")
             }
-            waiting = try writeEntities(mapped, records: records, index: index, last: number == chunks.count - 1)
+            guard number < chunks.count - 1 else {
+                lastChunk = (mapped, records)
+                break
+            }
+            waiting = try writeEntities(mapped, records: records, index: index, last: false)
             waitingRecords = [:]
             for resource in waiting { waitingRecords[resource.key] = records[resource.key] }
             Self.releaseElsewhere((mapped, records))
         }
-        try applyDeletions()
+        // The last chunk is written once the workers are mapping the outcome-making resources, which need
+        // the catalog (complete now) and nothing written; their outcomes are planned after it.
+        var entitiesWritten = false
+        func writeLastEntities() throws {
+            guard !entitiesWritten else { return }
+            entitiesWritten = true
+            if let lastChunk {
+                _ = try writeEntities(lastChunk.mapped, records: lastChunk.records, index: index, last: true)
+                Self.releaseElsewhere(lastChunk)
+            }
+            lastChunk = nil
+            try applyDeletions()
+        }
 
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again. They are mapped on
         // worker threads (the catalog no longer changes) and written in input order, a batch at a time.
@@ -185,6 +202,8 @@ public final class Importer {
                     mapped: engine.map(resource, key: key, index: index, tasks: catalog), origin: origin, raw: resource,
                     source: Self.source(resource, key: key, system: sourceSystem))
             }
+            // What stops the whole import (the store failing), met where nothing can throw.
+            var failure: (any Error)?
             let flush = {
                 self.submitOutcomes(batch, catalog: catalog)
                 done += batch.count
@@ -199,6 +218,11 @@ public final class Importer {
                 held = []
                 var batchSize = max(1, options.outcomeBatchSize / 5)
                 Self.mapInParallel(items, window: options.outcomeBatchSize / Self.mapChunk + 2, mapOutcome) { input in
+                    guard failure == nil else { return }
+                    do { try writeLastEntities() } catch {
+                        failure = error
+                        return
+                    }
                     if let input { batch.append(input) }
                     if batch.count >= batchSize {
                         flush()
@@ -207,6 +231,7 @@ public final class Importer {
                 }
                 Self.releaseElsewhere(items)
             } else {
+                try writeLastEntities()
                 var pending: [(Element, String?, Origin)] = []
                 let mapPending = {
                     Self.mapInParallel(pending, mapOutcome) { input in
@@ -222,9 +247,15 @@ public final class Importer {
                 }
                 if !pending.isEmpty { mapPending() }
             }
+            if let failure {
+                settleOutcomes()
+                throw failure
+            }
+            try writeLastEntities()
             if !batch.isEmpty { flush() }
             settleOutcomes()
         }
+        try writeLastEntities()
         report.coverage = engine.coverage?.unread()
         Self.releaseElsewhere(index)
         report.seconds = Date().timeIntervalSince(started)
