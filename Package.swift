@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -43,7 +44,8 @@ let package = Package(
         .target(name: "FHIR", dependencies: ["FHIRCore", "FHIRPath", "FHIRValidation"]),
         // The official FHIRPath test-suite runner behind `caregate conformance fhirpath`.
         .target(name: "FHIRPathConformance", dependencies: ["FHIRCore", "FHIRPath", "CLibXML2"]),
-        .target(name: "CareModel"),
+        // SHA-256 (content hashes) from swift-crypto: BoringSSL's, which uses the CPU's SHA instructions.
+        .target(name: "CareModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Store",
             dependencies: [
