@@ -13,7 +13,8 @@ import Foundation
 /// Defaults matched: dates as seconds since 2001-01-01, data as base64, URLs as their absolute string,
 /// doubles as their shortest description without a trailing `.0`, `/` escaped as `\/`, non-finite
 /// numbers an error. Calendars, whose encoding (a locale, a time zone, a comparison with the current
-/// calendar) costs more than the rest of a task, are encoded once per distinct calendar.
+/// calendar) costs more than the rest of a task, are encoded once per distinct calendar, and schedules
+/// (most of a task, and the same for many: every daily log of an import) once per distinct schedule.
 final class SortedKeysJSONWriter: Encoder {
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
@@ -67,7 +68,17 @@ final class SortedKeysJSONWriter: Encoder {
         } else if type == Self.uuidType, let uuid = value as? UUID {
             writeString(uuid.uuidString)
         } else if type == Self.calendarType, let calendar = value as? Calendar {
-            output.append(contentsOf: try Self.calendarJSON(calendar))
+            output.append(contentsOf: try Self.calendars.json(of: calendar) { calendar in
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                return [UInt8](try encoder.encode(calendar))
+            })
+        } else if type == Self.scheduleType, let schedule = value as? Schedule, Self.encodesAlikeWhenEqual(schedule) {
+            output.append(contentsOf: try Self.schedules.json(of: schedule) { schedule in
+                let writer = SortedKeysJSONWriter()
+                try writer.writeByEncoding(schedule)
+                return writer.unsupported ? [UInt8](try CareKitJSON.makeEncoder().encode(schedule)) : writer.output
+            })
         } else if let url = value as? URL {
             writeString(url.absoluteString)
         } else if let data = value as? Data {
@@ -82,10 +93,15 @@ final class SortedKeysJSONWriter: Encoder {
         } else if let integer = value as? any BinaryInteger {
             appendASCII(integer.description)
         } else {
-            slots.append(Slot(start: output.count))
-            try value.encode(to: self)
-            close(slots.removeLast())
+            try writeByEncoding(value)
         }
+    }
+
+    /// Writes `value` through its own `encode(to:)`.
+    private func writeByEncoding<Value: Encodable>(_ value: Value) throws {
+        slots.append(Slot(start: output.count))
+        try value.encode(to: self)
+        close(slots.removeLast())
     }
 
     private static let stringType = ObjectIdentifier(String.self)
@@ -95,6 +111,7 @@ final class SortedKeysJSONWriter: Encoder {
     private static let boolType = ObjectIdentifier(Bool.self)
     private static let uuidType = ObjectIdentifier(UUID.self)
     private static let calendarType = ObjectIdentifier(Calendar.self)
+    private static let scheduleType = ObjectIdentifier(Schedule.self)
 
     private static func notANumber(_ number: any Numeric) -> EncodingError {
         EncodingError.invalidValue(number, EncodingError.Context(codingPath: [], debugDescription: "\(number) is not a JSON number"))
@@ -184,17 +201,20 @@ final class SortedKeysJSONWriter: Encoder {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    // MARK: - Calendars
+    // MARK: - Calendars and schedules
 
-    private static let calendars = CalendarJSONCache()
+    private static let calendars = EncodedValues<Calendar>()
+    private static let schedules = EncodedValues<Schedule>()
 
-    private static func calendarJSON(_ calendar: Calendar) throws -> [UInt8] {
-        if let known = calendars[calendar] { return known }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let bytes = [UInt8](try encoder.encode(calendar))
-        calendars[calendar] = bytes
-        return bytes
+    /// Whether equal schedules are written alike: only a target value of -0 (equal to 0, written "-0")
+    /// tells them apart.
+    private static func encodesAlikeWhenEqual(_ schedule: Schedule) -> Bool {
+        schedule.elements.allSatisfy { element in
+            element.targetValues.allSatisfy { target in
+                if case .double(let number) = target.value { return !(number == 0 && number.sign == .minus) }
+                return true
+            }
+        }
     }
 
     // MARK: - Encoder
@@ -285,14 +305,21 @@ final class SortedKeysJSONWriter: Encoder {
     }
 }
 
-/// The calendars already encoded, shared by the writers of all threads.
-private final class CalendarJSONCache: @unchecked Sendable {
-    private var known: [Calendar: [UInt8]] = [:]
+/// Values already encoded, shared by the writers of all threads; at most `limit` of them.
+private final class EncodedValues<Value: Hashable>: @unchecked Sendable {
+    private var known: [Value: [UInt8]] = [:]
     private let lock = NSLock()
+    private let limit = 10_000
 
-    subscript(calendar: Calendar) -> [UInt8]? {
-        get { lock.withLock { known[calendar] } }
-        set { lock.withLock { known[calendar] = newValue } }
+    /// The JSON of `value`, from `encode` the first time.
+    func json(of value: Value, _ encode: (Value) throws -> [UInt8]) throws -> [UInt8] {
+        if let bytes = lock.withLock({ known[value] }) { return bytes }
+        let bytes = try encode(value)
+        lock.withLock {
+            if known.count >= limit { known.removeAll(keepingCapacity: true) }
+            known[value] = bytes
+        }
+        return bytes
     }
 }
 
