@@ -17,13 +17,14 @@ struct FHIRPathNavigator: Sendable {
     func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
         let children = node.element.children
         let nameLength = name.utf8.count
+        // Every child of this name has the same definition: looked up once.
+        let resolved = node.context.flatMap { metadata.child(name, of: $0) }
         // An element with max 1 has one child of that name in valid data: when the caller trusts that,
         // stop at it rather than scan the rest (`%resource.type` on a Bundle would otherwise pass every
         // entry, for every entry).
-        if stopsAtFirstSingle, let context = node.context, let single = metadata.child(name, of: context), !single.info.isArray,
-           !single.info.isChoice {
+        if stopsAtFirstSingle, let single = resolved, !single.info.isArray, !single.info.isChoice {
             for index in children.indices where children[index].name == name {
-                let child = typed(children[index], in: node, position: 0)
+                let child = typed(children[index], in: node, position: 0, resolved: single)
                 observer?(child)
                 output.append(.element(child))
                 return
@@ -38,7 +39,7 @@ struct FHIRPathNavigator: Sendable {
         for index in children.indices {
             let childName = children[index].name
             if childName == name {
-                let child = typed(children[index], in: node, position: position)
+                let child = typed(children[index], in: node, position: position, resolved: resolved)
                 observer?(child)
                 output.append(.element(child))
                 position += 1
@@ -67,32 +68,33 @@ struct FHIRPathNavigator: Sendable {
     }
 
     /// The location of `child`, the `position`-th child of its name under `parent`: `parent.name`, with
-    /// `[position]` when the element repeats.
-    private func childPath(_ child: Element, in parent: FHIRPathElementNode, position: Int?, isArray: Bool) -> String? {
-        guard tracksPaths, let parentPath = parent.path else { return nil }
-        if isArray || (position ?? 0) > 0 || parent.element.children.lazy.filter({ $0.name == child.name }).count > 1 {
-            return "\(parentPath).\(child.name)[\(position ?? 0)]"
-        }
-        return "\(parentPath).\(child.name)"
+    /// `[position]` when the element repeats (its text made only when asked for).
+    private func childPath(_ child: Element, in parent: FHIRPathElementNode, position: Int?, isArray: Bool) -> ElementLocation? {
+        guard tracksPaths, let parentLocation = parent.location else { return nil }
+        return ElementLocation(child: child.name, of: parentLocation, position: position ?? 0, isArray: isArray, siblings: parent.element.children)
     }
 
     /// The child typed by the metadata, or by the shape of the data when the metadata does not know it.
     func typed(_ child: Element, in parent: FHIRPathElementNode, position: Int? = nil) -> FHIRPathElementNode {
-        let resolved = parent.context.flatMap { metadata.child(child.name, of: $0) }
+        typed(child, in: parent, position: position, resolved: parent.context.flatMap { metadata.child(child.name, of: $0) })
+    }
+
+    /// ``typed(_:in:position:)`` with the child's definition in its parent's context already looked up.
+    private func typed(_ child: Element, in parent: FHIRPathElementNode, position: Int?, resolved: ResolvedChild?) -> FHIRPathElementNode {
         let path = childPath(child, in: parent, position: position, isArray: resolved?.info.isArray ?? false)
-        if child.resourceType != nil { return FHIRPathElementNode(resource: child, path: path) }
+        if child.resourceType != nil { return FHIRPathElementNode(resource: child, location: path) }
         if let resolved {
             return node(child, resolved: resolved, path: path)
         }
-        return FHIRPathElementNode(element: child, typeName: fallbackType(of: child, parent: parent), context: nil, path: path)
+        return FHIRPathElementNode(element: child, typeName: fallbackType(of: child, parent: parent), context: nil, location: path)
     }
 
-    private func node(_ child: Element, resolved: ResolvedChild, path: String?) -> FHIRPathElementNode {
+    private func node(_ child: Element, resolved: ResolvedChild, path: ElementLocation?) -> FHIRPathElementNode {
         let context = resolved.type
         if context.utf8.contains(UInt8(ascii: ".")) {
-            return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context, path: path)
+            return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context, location: path)
         }
-        return FHIRPathElementNode(element: child, typeName: context, context: context, path: path)
+        return FHIRPathElementNode(element: child, typeName: context, context: context, location: path)
     }
 
     private func choiceChild(_ child: Element, of parent: FHIRPathElementNode, choiceName: String, position: Int) -> FHIRPathElementNode? {
@@ -106,7 +108,7 @@ struct FHIRPathNavigator: Sendable {
         let lowered = suffix.prefix(1).lowercased() + suffix.dropFirst()
         if FHIRPathTypes.isPrimitive(lowered) { suffix = lowered }
         return FHIRPathElementNode(element: child, typeName: suffix, context: suffix,
-                                   path: childPath(child, in: parent, position: position, isArray: false))
+                                   location: childPath(child, in: parent, position: position, isArray: false))
     }
 
     private func fallbackType(of child: Element, parent: FHIRPathElementNode) -> String? {

@@ -85,23 +85,34 @@ public struct FHIRPathElementNode: Sendable {
     public let typeName: String?
     /// The metadata context of the element's children (a type name or a backbone path).
     let context: String?
+    /// Where the element sits, when the evaluation tracks paths (``FHIRPathEnvironment/tracksPaths``).
+    let location: ElementLocation?
+
     /// Where the element sits, FHIRPath-style (`CarePlan.activity[0].detail.code`), when the evaluation
-    /// tracks paths (``FHIRPathEnvironment/tracksPaths``); nil otherwise.
-    public let path: String?
+    /// tracks paths (``FHIRPathEnvironment/tracksPaths``); nil otherwise. Made when asked for.
+    public var path: String? { location?.text }
 
     package init(element: Element, typeName: String?, context: String?, path: String? = nil) {
+        self.init(element: element, typeName: typeName, context: context, location: path.map(ElementLocation.init(root:)))
+    }
+
+    init(element: Element, typeName: String?, context: String?, location: ElementLocation?) {
         self.element = element
         self.typeName = typeName
         self.context = context
-        self.path = path
+        self.location = location
     }
 
     /// A resource node typed by its `resourceType`.
     public init(resource: Element, path: String? = nil) {
+        self.init(resource: resource, location: path.map(ElementLocation.init(root:)))
+    }
+
+    init(resource: Element, location: ElementLocation?) {
         self.element = resource
         self.typeName = resource.resourceType
         self.context = resource.resourceType
-        self.path = path
+        self.location = location
     }
 
     /// The System value of a primitive element (nil when it only carries id/extensions) or of a
@@ -158,5 +169,54 @@ extension Element {
             parts.append("\(name): " + (rendered.count == 1 ? rendered[0] : "[" + rendered.joined(separator: ", ") + "]"))
         }
         return "{" + parts.joined(separator: ", ") + "}"
+    }
+}
+
+/// Where a node sits: a root name, or a child of another location. Navigation makes one per element it
+/// selects, and most are never shown, so the text (`CarePlan.activity[0].detail`) is made only when asked.
+final class ElementLocation: Sendable {
+    private let parent: ElementLocation?
+    private let name: String
+    private let position: Int
+    /// Whether the step shows its position: the element repeats, or it is not the only one of its name
+    /// among `siblings` (told only when the text is made).
+    private let isArray: Bool
+    private let siblings: [Element]
+
+    init(root name: String) {
+        parent = nil
+        self.name = name
+        position = 0
+        isArray = false
+        siblings = []
+    }
+
+    init(child name: String, of parent: ElementLocation, position: Int, isArray: Bool, siblings: [Element]) {
+        self.parent = parent
+        self.name = name
+        self.position = position
+        self.isArray = isArray
+        self.siblings = siblings
+    }
+
+    var text: String {
+        var steps: [ElementLocation] = []
+        var current: ElementLocation? = self
+        while let step = current {
+            steps.append(step)
+            current = step.parent
+        }
+        var text = ""
+        for step in steps.reversed() {
+            if step.parent != nil { text += "." }
+            text += step.name
+            if step.showsPosition { text += "[\(step.position)]" }
+        }
+        return text
+    }
+
+    private var showsPosition: Bool {
+        guard parent != nil else { return false }
+        return isArray || position > 0 || siblings.lazy.filter { $0.name == self.name }.count > 1
     }
 }

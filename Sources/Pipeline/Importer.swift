@@ -785,12 +785,20 @@ public final class Importer {
         var plan = OutcomePlan()
         var contributions: [OutcomeContribution] = []
         var sourceRecords: [ResourceKey: SourceResource] = [:]
+        // Sized once: these grow by one entry per resource.
+        contributions.reserveCapacity(pending.count)
+        sourceRecords.reserveCapacity(pending.count)
+        plan.byKey.reserveCapacity(pending.count)
+        plan.statuses.reserveCapacity(pending.count)
+        plan.written.reserveCapacity(pending.count)
+        plan.groups.reserveCapacity(pending.count)
+        plan.reporting.reserveCapacity(pending.count)
         for input in pending {
             let (mapped, origin, raw) = (input.mapped, input.origin, input.raw)
             sourceRecords[mapped.key] = input.source
             let type = mapped.key.type
             let notes = mapped.notes
-            plan.reporting.append { importer in for note in notes { importer.report.note(mapped.key.description, note) } }
+            if !notes.isEmpty { plan.reporting.append { importer in for note in notes { importer.report.note(mapped.key.description, note) } } }
             switch mapped.result {
             case .skipped(let reason):
                 plan.reporting.append { importer in
@@ -840,6 +848,8 @@ public final class Importer {
         }
         var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
         var order: [String] = []
+        groups.reserveCapacity(contributions.count)
+        order.reserveCapacity(contributions.count)
         for contribution in contributions {
             guard let task = taskVersions[contribution.taskID] ?? logTask(contribution.taskID)
                 ?? (options.dryRun ? catalog.task(id: contribution.taskID) : nil) else {
@@ -859,6 +869,7 @@ public final class Importer {
         }
         let allIDs = order + removedOutcomes.keys.filter { groups[$0] == nil }
         var existing: [String: Outcome] = [:]
+        existing.reserveCapacity(order.count)
         let unwritten = previous.map { previous in allIDs.filter { previous.written[$0] == nil } } ?? allIDs
         for chunk in unwritten.chunked(500) {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }

@@ -57,10 +57,11 @@ struct JSONElementWriter {
     /// Fields of the objects being written, innermost last (reused to avoid an allocation per object).
     private var fieldStack: [Field] = []
 
-    /// Looked up for every field: the metadata's own tables are as fast as a cache here would be, and a
-    /// writer often lives for one resource only.
-    private func info(_ name: String, of context: String?) -> FieldInfo? {
-        guard let context, let child = metadata.child(name, of: context) else { return nil }
+    /// The definition of field `name` in its object's table (the context is looked up once per object);
+    /// the metadata's own tables are as fast as a cache here would be, and a writer often lives for
+    /// one resource only.
+    private func info(_ name: String, in children: [String: ResolvedChild]?) -> FieldInfo? {
+        guard let child = children?[name] else { return nil }
         return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
     }
 
@@ -87,6 +88,7 @@ struct JSONElementWriter {
     /// Pushes the children grouped by name, in definition order (unknown names after, in document order).
     private mutating func collectFields(of children: [Element], context: String?) {
         let base = fieldStack.count
+        let definitions = context.flatMap(metadata.children(of:))
         for index in children.indices {
             let name = children[index].name
             if fieldStack.count > base, fieldStack[fieldStack.count - 1].name == name {
@@ -96,7 +98,7 @@ struct JSONElementWriter {
                 fieldStack[earlier].last = index
                 fieldStack[earlier].count += 1
             } else {
-                fieldStack.append(Field(name: name, first: index, last: index, count: 1, info: info(name, of: context)))
+                fieldStack.append(Field(name: name, first: index, last: index, count: 1, info: info(name, in: definitions)))
             }
         }
         var sorted = true

@@ -99,6 +99,12 @@ public final class FHIRMetadata: Sendable {
         childrenByContext[context]?[name]
     }
 
+    /// Every instance name a context's children can have, with what it resolves to: for looking up
+    /// many children of one element with one lookup of its context.
+    public func children(of context: String) -> [String: ResolvedChild]? {
+        childrenByContext[context]
+    }
+
     /// The element definition named `name` in a context, by its definition name: `"value"` finds
     /// `Observation.value[x]`. Used to explain a choice element written with a wrong type suffix.
     public func element(named name: String, of context: String) -> ElementInfo? {
