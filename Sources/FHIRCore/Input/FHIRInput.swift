@@ -199,11 +199,13 @@ public enum FHIRInput {
                 guard buffer.count == chunkSize, FHIRFormat.detect(buffer) == .ndjson else {
                     // Small enough to have been read whole, or JSON/XML, which are read whole anyway.
                     defer { try? handle.close() }
+                    // The rest in one read (sized from the file), not chunk by chunk: a large Bundle is read
+                    // on the thread every other unit waits for.
                     var whole = buffer
-                    while true {
-                        let more = try readChunk(handle, size: chunkSize)
-                        if more.isEmpty { break }
-                        whole.append(more)
+                    do {
+                        if let rest = try handle.readToEnd() { whole.append(rest) }
+                    } catch {
+                        throw FHIRInputError("cannot be read: \(error.localizedDescription)")
                     }
                     return Unit(source: source, content: .success(.whole(whole)))
                 }
