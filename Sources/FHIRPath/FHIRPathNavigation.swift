@@ -34,7 +34,8 @@ struct FHIRPathNavigator: Sendable {
         // Index the array and read only the name first: copying whole elements that do not match
         // costs a retain per field, and this loop runs for every child of every step. Children named
         // `name` plus a type are not looked for where the metadata knows `name` as no choice element.
-        let mayBeChoice = node.context.flatMap { metadata.element(named: name, of: $0) }?.isChoice ?? true
+        let mayBeChoice = resolved.map { $0.info.isChoice }  // `name` is an element's own name: no choice unless it is one
+            ?? node.context.flatMap { metadata.element(named: name, of: $0) }?.isChoice ?? true
         var position = 0
         for index in children.indices {
             let childName = children[index].name
