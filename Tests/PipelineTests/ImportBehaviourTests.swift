@@ -159,6 +159,44 @@ final class ImportBehaviourTests: XCTestCase {
         }
     }
 
+    func testAnOutcomeAnotherWriterMadeAfterPlanningIsWrittenAsItsNextVersion() throws {
+        // Planned as new, the outcomes are added in one run; another writer makes one of them first.
+        let folder = try makeScratchFolder("interleaved")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        let days = ["2025-03-02", "2025-03-03", "2025-03-04"]
+        try folder.writeFile("weights.ndjson", days.enumerated().map { number, day in
+            #"{"resourceType":"Observation","id":"w\#(number)","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"29463-7"}]},"subject":{"reference":"Patient/p"},"effectiveDateTime":"\#(day)T08:00:00Z","valueQuantity":{"value":7\#(number),"unit":"kg","system":"http://unitsofmeasure.org","code":"kg"}}"#
+        }.joined(separator: "\n"))
+        let real = try makeStore()
+        let store = InterleavingStore(real)
+        var taken: String?
+        store.beforeApply = { batch in
+            guard let first = batch.changes.lazy.compactMap({ change -> Outcome? in
+                if case .add(.outcome(let outcome)) = change { return outcome }
+                return nil
+            }).first else { return false }
+            // Another writer records a value for the same occurrence, through the same store file.
+            let task = try XCTUnwrap(real.tasks(EntityQuery(ids: [try XCTUnwrap(first.taskID)])).first)
+            let start = try XCTUnwrap(task.schedule.eventStart(occurrence: first.taskOccurrenceIndex))
+            var other = StoreBatch()
+            other.upsert(Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: first.taskOccurrenceIndex,
+                                 values: [OutcomeValue(.text("entered by hand"))], metadata: EntityMetadata(effectiveDate: start, timezone: .gmt)))
+            try real.apply(other)
+            taken = Outcome.id(taskUUID: task.uuid, occurrence: first.taskOccurrenceIndex)
+            return true
+        }
+        let report = try importFiles([folder.path], into: store)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        XCTAssertEqual(report.outcomeValues, 3)
+        let id = try XCTUnwrap(taken, "the other writer ran")
+        let versions = try real.history(.outcome, id: id).compactMap { entity -> [OutcomeValue.Value]? in
+            if case .outcome(let outcome) = entity { return outcome.values.map(\.value) }
+            return nil
+        }
+        XCTAssertEqual(versions, [[.text("entered by hand")], [.integer(70)]], "the import's value follows the other writer's")
+        XCTAssertEqual(try real.outcomes(.current).count, 3)
+    }
+
     func testStreamedInputInSmallChunksImportsAsHeldInputDoes() throws {
         // Held: one read, trees, one chunk. Streamed: read twice, the index kept as JSON, entities written
         // two resources at a time, so that the plan waits for its patient (whose file comes after it).
