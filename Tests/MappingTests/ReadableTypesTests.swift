@@ -1,19 +1,29 @@
+import FHIR
 @testable import Mapping
 import XCTest
 
 /// The resource types an import keeps: those a mapping can read, found from the mapping files.
 final class ReadableTypesTests: XCTestCase {
-    func testTheTypeAfterEachResolveIsReached() {
-        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "subject.resolve() is Patient"), ["Patient"])
-        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "goal.resolve().ofType(Goal).target | medication.resolve() .ofType( FHIR.Medication ).code"), ["Goal", "Medication"])
-        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "subject.where(resolve() as Patient).exists()"), ["Patient"])
-        XCTAssertEqual(MappingSet.typesReached(byResolveIn: "code.text"), [])
+    private func reached(_ text: String) throws -> Set<String>? {
+        try FHIRPathExpression(text).typesReachedByResolve
     }
 
-    func testAResolveFollowedByNoTypeCanReachAnyType() {
-        XCTAssertNil(MappingSet.typesReached(byResolveIn: "subject.resolve().name"))
-        XCTAssertNil(MappingSet.typesReached(byResolveIn: "subject.resolve().ofType(Patient) | performer.resolve()"))
-        XCTAssertNil(MappingSet.typesReached(byResolveIn: "subject.resolve().ofType(HumanName)"), "not a resource type")
+    func testTheTypeAfterEachResolveIsReached() throws {
+        XCTAssertEqual(try reached("subject.resolve() is Patient"), ["Patient"])
+        XCTAssertEqual(try reached("goal.resolve().ofType(Goal).target | medication.resolve() .ofType( FHIR.Medication ).code"), ["Goal", "Medication"])
+        XCTAssertEqual(try reached("subject.where(resolve() as Patient).exists()"), ["Patient"])
+        XCTAssertEqual(try reached("code.text"), [])
+        // Read from the parsed expression, not its text: spacing and a string that mentions resolve() are no calls.
+        XCTAssertEqual(try reached("subject.resolve ( ) is Patient"), ["Patient"])
+        XCTAssertEqual(try reached("code.text = 'resolve()'"), [])
+    }
+
+    func testAResolveFollowedByNoTypeCanReachAnyType() throws {
+        XCTAssertNil(try reached("subject.resolve().name"))
+        XCTAssertNil(try reached("subject.resolve().ofType(Patient) | performer.resolve()"))
+        XCTAssertNil(try reached("subject.resolve().ofType(HumanName)"), "not a resource type")
+        XCTAssertNil(try reached("subject.resolve ( ).name"))
+        XCTAssertNil(try reached("subject.resolve().ofType(System.String)"), "not a FHIR type")
     }
 
     func testTheDefaultsReadTheirOwnTypesWhatTheyResolveAndWhatReverseFieldsRead() throws {
