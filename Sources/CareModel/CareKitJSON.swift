@@ -22,6 +22,17 @@ public enum CareKitJSON {
         return try makeEncoder().encode(value)
     }
 
+    /// The compact CareKit JSON of the entity `entity` holds: the bytes ``makeEncoder(prettyPrinted:)`` writes.
+    public static func encode(_ entity: CareEntity) throws -> Data {
+        switch entity {
+        case .patient(let value): return try encode(value)
+        case .carePlan(let value): return try encode(value)
+        case .contact(let value): return try encode(value)
+        case .task(let value): return try encode(value)
+        case .outcome(let value): return try encode(value)
+        }
+    }
+
     /// A decoder for JSON written by CareKit (or by ``makeEncoder(prettyPrinted:)``).
     public static func makeDecoder() -> JSONDecoder {
         JSONDecoder()

@@ -15,13 +15,7 @@ public enum ContentJSON {
         var metadata = content.metadata
         metadata.provenance?.contentHash = nil
         content.metadata = metadata
-        switch content {
-        case .patient(let value): return try CareKitJSON.encode(value)
-        case .carePlan(let value): return try CareKitJSON.encode(value)
-        case .contact(let value): return try CareKitJSON.encode(value)
-        case .task(let value): return try CareKitJSON.encode(value)
-        case .outcome(let value): return try CareKitJSON.encode(value)
-        }
+        return try CareKitJSON.encode(content)
     }
 
     /// The content hash of `entity`: the SHA-256 of its content JSON, which is kept for ``payload(of:)``.

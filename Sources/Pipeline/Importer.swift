@@ -34,8 +34,8 @@ public struct ImportOptions: Sendable {
 /// fails alone, kept as a dead letter). The second maps the Observations, each to an outcome value of
 /// the task occurrence it belongs to, written in batches. Input up to ``ImportOptions/holdInputUpTo``
 /// is read once and its Observations held; larger input is read again and its Observations streamed,
-/// and the resources it indexes are kept as JSON rather than trees, so that memory holds the indexed
-/// resources and one batch, never a whole NDJSON file. Entities are mapped and written a chunk
+/// and the resources it indexes are kept as the place of their NDJSON line in the file (JSON for Bundle
+/// entries) rather than as trees, so that memory holds the index and one batch, never a whole NDJSON file. Entities are mapped and written a chunk
 /// (``ImportOptions/entityChunkSize``) at a time.
 ///
 /// An import is idempotent: entities carry a content hash, so the same input again changes nothing,
@@ -174,7 +174,7 @@ public final class Importer {
             waiting = try writeEntities(mapped, records: records, index: index, last: false)
             waitingRecords = [:]
             for resource in waiting { waitingRecords[resource.key] = records[resource.key] }
-            Self.releaseElsewhere((mapped, records))
+            releaseElsewhere((mapped, records))
         }
         // The last chunk is written once the workers are mapping the outcome-making resources, which need
         // the catalog (complete now) and nothing written; their outcomes are planned after it.
@@ -184,7 +184,7 @@ public final class Importer {
             entitiesWritten = true
             if let lastChunk {
                 _ = try writeEntities(lastChunk.mapped, records: lastChunk.records, index: index, last: true)
-                Self.releaseElsewhere(lastChunk)
+                releaseElsewhere(lastChunk)
             }
             lastChunk = nil
             try applyDeletions()
@@ -229,7 +229,7 @@ public final class Importer {
                         batchSize = min(self.options.outcomeBatchSize, batchSize * 2)
                     }
                 }
-                Self.releaseElsewhere(items)
+                releaseElsewhere(items)
             } else {
                 try writeLastEntities()
                 var pending: [(Element, String?, Origin)] = []
@@ -257,22 +257,9 @@ public final class Importer {
         }
         try writeLastEntities()
         report.coverage = engine.coverage?.unread()
-        Self.releaseElsewhere(index)
+        releaseElsewhere(index)
         report.seconds = Date().timeIntervalSince(started)
         return report
-    }
-
-    /// Drops the last reference to `value` on another thread: freeing the trees of a whole input takes
-    /// longer than what is left to do once they are no longer needed.
-    private static func releaseElsewhere<Value>(_ value: Value) {
-        let box = UncheckedBox(value)
-        DispatchQueue.global(qos: .utility).async { _ = box }
-    }
-
-    /// A value handed to another thread that only releases it.
-    private final class UncheckedBox<Value>: @unchecked Sendable {
-        let value: Value
-        init(_ value: Value) { self.value = value }
     }
 
     // MARK: - Reading
@@ -739,21 +726,19 @@ public final class Importer {
         }
         guard !groups.isEmpty else { return result }
         // The new outcomes first, in one run, then what goes with them (links, source records).
-        var batch = StoreBatch()
-        for changes in groups { for change in changes where Self.isOutcomeAdd(change) { batch.append(change) } }
-        for changes in groups { for change in changes where !Self.isOutcomeAdd(change) { batch.append(change) } }
+        let all = groups.joined()
         do {
-            result.summaries.append(try store.apply(batch))
+            result.summaries.append(try store.apply(StoreBatch(changes: all.filter(Self.isOutcomeAdd) + all.filter { !Self.isOutcomeAdd($0) })))
         } catch {
             // One outcome spoils the batch: write them one by one, so that its Observations fail alone. An
             // outcome planned as new that another writer made meanwhile is written as a change of it.
             for (position, changes) in groups.enumerated() {
                 do {
-                    result.summaries.append(try store.apply(Self.batch(changes)))
+                    result.summaries.append(try store.apply(StoreBatch(changes: changes)))
                 } catch {
                     do {
                         guard changes.contains(where: Self.isOutcomeAdd) else { throw error }
-                        result.summaries.append(try store.apply(Self.batch(changes.map(Self.asUpsert))))
+                        result.summaries.append(try store.apply(StoreBatch(changes: changes.map(Self.asUpsert))))
                     } catch {
                         result.refused.append((position, "\(error)"))
                     }
@@ -761,12 +746,6 @@ public final class Importer {
             }
         }
         return result
-    }
-
-    private static func batch(_ changes: [StoreChange]) -> StoreBatch {
-        var batch = StoreBatch()
-        for change in changes { batch.append(change) }
-        return batch
     }
 
     private static func isOutcomeAdd(_ change: StoreChange) -> Bool {

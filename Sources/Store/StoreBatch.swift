@@ -28,6 +28,12 @@ public struct StoreBatch: Sendable {
         self.date = date
     }
 
+    /// A batch of `changes`, in their order.
+    public init(changes: [StoreChange], date: Date? = nil) {
+        self.changes = changes
+        self.date = date
+    }
+
     public var isEmpty: Bool { changes.isEmpty }
     public var count: Int { changes.count }
 

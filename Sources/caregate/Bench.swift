@@ -8,3 +8,12 @@ struct Bench: ParsableCommand {
         subcommands: [BenchParse.self, BenchStore.self, BenchFHIRPath.self, BenchImport.self, BenchImportNDJSON.self]
     )
 }
+
+extension Bench {
+    /// Says so when this is a debug build, whose figures mean little; `name` is the subcommand's.
+    static func warnIfDebugBuild(_ name: String) {
+        #if DEBUG
+        print("warning: this is a debug build; measure with `swift run -c release caregate bench \(name)`")
+        #endif
+    }
+}

@@ -34,9 +34,7 @@ struct BenchFHIRPath: ParsableCommand {
     }
 
     func run() throws {
-        #if DEBUG
-        print("note: this is a debug build; figures are only meaningful with -c release")
-        #endif
+        Bench.warnIfDebugBuild("fhirpath")
         let readStart = DispatchTime.now()
         var observations: [Element] = []
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()

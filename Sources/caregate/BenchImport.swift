@@ -29,9 +29,7 @@ struct BenchImport: ParsableCommand {
     }
 
     func run() throws {
-        #if DEBUG
-        print("warning: this is a debug build; measure with `swift run -c release caregate bench import`")
-        #endif
+        Bench.warnIfDebugBuild("import")
         _ = try ImportBenchmark(folder: folder, largeBundleEntries: largeBundle) { print($0) }.run()
     }
 }

@@ -28,9 +28,7 @@ struct BenchImportNDJSON: ParsableCommand {
     }
 
     func run() throws {
-        #if DEBUG
-        print("warning: this is a debug build; measure with `swift run -c release caregate bench import-ndjson`")
-        #endif
+        Bench.warnIfDebugBuild("import-ndjson")
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let result = try NDJSONImportBenchmark(source: source, bytes: megabytes << 20, executable: executable) { print($0) }.run()
         if result.exitStatus > 1 { throw CommandFailure("the import exited with status \(result.exitStatus)") }

@@ -36,9 +36,7 @@ struct BenchParse: ParsableCommand {
     }
 
     func run() throws {
-        #if DEBUG
-        print("warning: this is a debug build; measure with `swift run -c release caregate bench parse`")
-        #endif
+        Bench.warnIfDebugBuild("parse")
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus)
             .filter { $0.hasSuffix(".json") }.sorted()
         guard !files.isEmpty else { throw CommandFailure("\(corpus): no .json files") }

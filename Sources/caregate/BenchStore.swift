@@ -40,9 +40,7 @@ struct BenchStore: ParsableCommand {
     }
 
     func run() throws {
-        #if DEBUG
-        print("warning: this is a debug build; build with -c release for meaningful figures")
-        #endif
+        Bench.warnIfDebugBuild("store")
         var configuration = StoreBenchmark.Configuration()
         let size = size.resolved(defaults: Self.defaultSize)
         configuration.patients = size.patients

@@ -71,12 +71,6 @@ public enum OrderedParallelMap {
     }
 }
 
-/// A value handed to another thread that its sender no longer touches.
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-
 /// Results by position, each taken once by the consuming thread.
 private final class ResultSlots<Output>: @unchecked Sendable {
     private let condition = NSCondition()

@@ -113,17 +113,9 @@ public enum FHIRInput {
         ) { parsed in
             for entry in parsed.entries { try body(.entry(parsed.source, entry, parsed.format)) }
             if let error = parsed.error { try body(.unreadable(parsed.source, error)) }
-            // What `body` did not keep of a file's trees is freed on another thread: thousands of small
-            // allocations, which would hold up the next unit here.
-            let done = UncheckedSendable(parsed)
-            DispatchQueue.global(qos: .utility).async { _ = done }
+            // What `body` did not keep of a file's trees is freed on another thread, not before the next unit.
+            releaseElsewhere(parsed)
         }
-    }
-
-    /// A value handed to another thread only to be released there.
-    private struct UncheckedSendable<Value>: @unchecked Sendable {
-        let value: Value
-        init(_ value: Value) { self.value = value }
     }
 
     /// One piece of input that parses on its own: a whole file, or a run of whole NDJSON lines.

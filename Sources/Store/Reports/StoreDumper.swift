@@ -30,7 +30,6 @@ public struct StoreDumper {
 
     /// Writes the dump to `write`, piece by piece.
     public func dump(to write: (Data) throws -> Void) throws {
-        let encoder = CareKitJSON.makeEncoder()
         if format == .carekitJSON { try write(Data("{\n".utf8)) }
         for (index, (kind, name)) in Self.sections.enumerated() {
             if format == .carekitJSON { try write(Data("\"\(name)\": [\n".utf8)) }
@@ -39,7 +38,7 @@ public struct StoreDumper {
                 switch format {
                 case .carekitJSON:
                     var line = first ? Data() : Data(",\n".utf8)
-                    line.append(try encode(entity, encoder))
+                    line.append(try CareKitJSON.encode(entity))
                     try write(line)
                 case .text:
                     try write(Data((Self.line(entity) + "\n").utf8))
@@ -58,16 +57,6 @@ public struct StoreDumper {
             try store.forEachVersion(kind, body)
         } else {
             try store.forEachEntity(kind, .current, body)
-        }
-    }
-
-    private func encode(_ entity: CareEntity, _ encoder: JSONEncoder) throws -> Data {
-        switch entity {
-        case .patient(let value): return try encoder.encode(value)
-        case .carePlan(let value): return try encoder.encode(value)
-        case .contact(let value): return try encoder.encode(value)
-        case .task(let value): return try encoder.encode(value)
-        case .outcome(let value): return try encoder.encode(value)
         }
     }
 
