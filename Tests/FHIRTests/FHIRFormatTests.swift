@@ -21,6 +21,31 @@ final class FHIRFormatTests: XCTestCase {
         XCTAssertNil(FHIRFormat.detect(Data()))
     }
 
+    /// The ends of strings and objects, which the large-Bundle scan and NDJSON detection find without
+    /// reading: a quote escaped by an odd number of backslashes does not end a string, one after an even
+    /// number does.
+    func testStringAndObjectEndsHonourEscapedQuotesAndBackslashRuns() {
+        func stringEnd(_ text: String) -> Int? {
+            Array(text.utf8).withUnsafeBufferPointer { FHIRFormat.endOfString($0, from: 0) }
+        }
+        func objectEnd(_ text: String) -> Int? {
+            Array(text.utf8).withUnsafeBufferPointer { FHIRFormat.endOfObject($0, from: 0) }
+        }
+        XCTAssertEqual(stringEnd(#""abc" tail"#), 5)
+        XCTAssertEqual(stringEnd(#""""#), 2)
+        XCTAssertEqual(stringEnd(#""a\"b" tail"#), 6)          // \" escapes the quote
+        XCTAssertEqual(stringEnd(#""a\\" tail"#), 5)           // \\ is one backslash: the quote ends it
+        XCTAssertEqual(stringEnd(#""a\\\"b" tail"#), 8)        // three backslashes: escaped again
+        XCTAssertEqual(stringEnd(#""\\\\" tail"#), 6)
+        XCTAssertNil(stringEnd(#""never ends\""#))
+        XCTAssertNil(stringEnd(#""never ends"#))
+        XCTAssertEqual(objectEnd(#"{"a":"}{\"[","b":[{"c":"\\"}]} {}"#), 30)
+        XCTAssertNil(objectEnd(#"{"a":"}"#))
+        // NDJSON told apart from one document although the first line's string holds a brace and an
+        // escaped quote.
+        XCTAssertEqual(FHIRFormat.detect(Data((#"{"resourceType":"Patient","x":"\"}"}"# + "\n" + #"{"resourceType":"Patient"}"#).utf8)), .ndjson)
+    }
+
     func testNDJSONConvertsToNDJSONOrToACollectionBundle() throws {
         let ndjson = Data("{\"resourceType\":\"Patient\",\"id\":\"a\"}\n{\"resourceType\":\"Observation\",\"id\":\"b\",\"status\":\"final\"}\n".utf8)
         let asJSON = try FHIRFormat.convert(ndjson, to: .json, pretty: true)

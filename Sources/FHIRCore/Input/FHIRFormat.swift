@@ -30,7 +30,8 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
             case UInt8(ascii: "{"):
                 // NDJSON has a whole object on each line, so its second line starts another one. A document
                 // whose second line does not (a pretty-printed resource) is JSON, known without scanning it.
-                guard let newline = bytes[index...].firstIndex(of: 0x0A) else { return .json }
+                guard let base = bytes.baseAddress, let found = memchr(base + index, 0x0A, bytes.count - index) else { return .json }
+                let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 var second = newline
                 while second < bytes.count, isWhitespace(bytes[second]) { second += 1 }
                 guard second < bytes.count, bytes[second] == UInt8(ascii: "{") else { return .json }
@@ -153,24 +154,38 @@ public enum FHIRFormat: String, Sendable, CaseIterable {
     static func endOfObject(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         var depth = 0
         var index = start
-        var inString = false
         while index < bytes.count {
-            let byte = bytes[index]
-            if inString {
-                if byte == UInt8(ascii: "\\") {
-                    index += 1
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-            } else if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                guard let end = endOfString(bytes, from: index) else { return nil }
+                index = end
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
                 depth += 1
-            } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 depth -= 1
                 if depth == 0 { return index + 1 }
+            default:
+                break
             }
             index += 1
+        }
+        return nil
+    }
+
+    /// The index just after the closing quote of the string whose opening quote is at `start`, or `nil`
+    /// when the input ends first. Strings are most of a FHIR document's bytes, so their ends are found
+    /// with `memchr`: a quote ends the string unless an odd number of backslashes escapes it.
+    static func endOfString(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var index = start + 1
+        while index < bytes.count {
+            guard let found = memchr(base + index, Int32(UInt8(ascii: "\"")), bytes.count - index) else { return nil }
+            let quote = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            var backslashes = 0
+            while quote - backslashes - 1 > start, bytes[quote - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+            if backslashes % 2 == 0 { return quote + 1 }
+            index = quote + 1
         }
         return nil
     }

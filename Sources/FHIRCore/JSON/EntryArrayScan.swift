@@ -20,7 +20,7 @@ enum EntryArrayScan {
         let entryKey = Array("entry".utf8)
         while true {
             skipWhitespace(bytes, &index)
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let keyEnd = endOfString(bytes, from: index) else { return nil }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let keyEnd = FHIRFormat.endOfString(bytes, from: index) else { return nil }
             let isEntry = keyEnd - index - 2 == entryKey.count && zip(bytes[(index + 1)..<(keyEnd - 1)], entryKey).allSatisfy { $0 == $1 }
             index = keyEnd
             skipWhitespace(bytes, &index)
@@ -62,7 +62,7 @@ enum EntryArrayScan {
     private static func endOfValue(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         switch bytes[start] {
         case UInt8(ascii: "{"), UInt8(ascii: "["): return FHIRFormat.endOfObject(bytes, from: start)
-        case UInt8(ascii: "\""): return endOfString(bytes, from: start)
+        case UInt8(ascii: "\""): return FHIRFormat.endOfString(bytes, from: start)
         default:
             var index = start
             while index < bytes.count, !FHIRFormat.isWhitespace(bytes[index]),
@@ -73,18 +73,6 @@ enum EntryArrayScan {
         }
     }
 
-    /// Just after the closing quote of the string whose opening quote is at `start`.
-    private static func endOfString(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        var index = start + 1
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "\\"): index += 2
-            case UInt8(ascii: "\""): return index + 1
-            default: index += 1
-            }
-        }
-        return nil
-    }
 
     private static func skipWhitespace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
         while index < bytes.count, FHIRFormat.isWhitespace(bytes[index]) { index += 1 }
