@@ -35,8 +35,9 @@ public struct ImportOptions: Sendable {
 /// the task occurrence it belongs to, written in batches. Input up to ``ImportOptions/holdInputUpTo``
 /// is read once and its Observations held; larger input is read again and its Observations streamed,
 /// and the resources it indexes are kept as the place of their NDJSON line in the file (JSON for Bundle
-/// entries) rather than as trees, so that memory holds the index and one batch, never a whole NDJSON file. Entities are mapped and written a chunk
-/// (``ImportOptions/entityChunkSize``) at a time.
+/// entries) rather than as trees, so that memory holds the index and one batch, never a whole NDJSON
+/// file. A large JSON Bundle is taken a run of entries at a time as it is read, never as one tree.
+/// Entities are mapped and written a chunk (``ImportOptions/entityChunkSize``) at a time.
 ///
 /// An import is idempotent: entities carry a content hash, so the same input again changes nothing,
 /// and changed content makes new versions of only what changed. A resource that no longer makes an
@@ -52,6 +53,8 @@ public final class Importer {
     private var report = ImportReport()
     private var origins: [ResourceKey: Origin] = [:]
     private var pendingDeletions: [(key: ResourceKey, origin: Origin)] = []
+    /// Dead letters kept back while pass 1 runs (nil otherwise), written once it has ended.
+    private var deferredDeadLetters: [DeadLetter]?
     /// The log tasks this import made, by id.
     private var logTasksMade: [String: CareTask] = [:]
     private var taskVersions: [String: CareTask] = [:]
@@ -96,7 +99,9 @@ public final class Importer {
         report.dryRun = options.dryRun
         validator = options.strict ? StructureValidator(options: ValidationOptions(strict: true)) : nil
 
-        // Pass 1: index what references can point at.
+        // Pass 1: index what references can point at. A large Bundle's entries are used as they are read;
+        // should one turn out unreadable, what pass 1 took from the Bundle is dropped by starting pass 1
+        // again without it (it has changed nothing in the store: its dead letters wait for its end).
         var builder = ResourceIndex.Builder()
         var outcomeResources = 0
         // Standard input cannot be read twice: it is always held.
@@ -105,26 +110,45 @@ public final class Importer {
         // Only the resources some mapping can read are kept; the others are counted, as mapping them would.
         let kept = engine.mappings.readableTypes
         var unread = 0
-        read(sources) { resource, fullUrl, origin in
-            let type = resource.resourceType ?? ""
-            let makesOutcomes = self.engine.makesOutcomes(type)
-            if makesOutcomes || !(kept?.contains(type) ?? true) {
-                // Not kept here, but references to it still name it.
-                if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
-                if makesOutcomes {
-                    if holds { held.append((resource, fullUrl, origin)) }
-                    outcomeResources += 1
-                } else {
-                    self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
-                    unread += 1
+        var readable = sources
+        var unreadableBundles: [(source: FHIRInput.Source, error: FHIRSyntaxError)] = []
+        while true {
+            builder = ResourceIndex.Builder()
+            (outcomeResources, unread, held) = (0, 0, [])
+            report = ImportReport()
+            report.dryRun = options.dryRun
+            origins = [:]
+            pendingDeletions = []
+            deferredDeadLetters = []
+            for (source, error) in unreadableBundles { failUnreadable(source, error) }
+            do {
+                try read(readable) { resource, fullUrl, origin in
+                    let type = resource.resourceType ?? ""
+                    let makesOutcomes = self.engine.makesOutcomes(type)
+                    if makesOutcomes || !(kept?.contains(type) ?? true) {
+                        // Not kept here, but references to it still name it.
+                        if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                        if makesOutcomes {
+                            if holds { held.append((resource, fullUrl, origin)) }
+                            outcomeResources += 1
+                        } else {
+                            self.report.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
+                            unread += 1
+                        }
+                    } else if let key = builder.add(resource, fullUrl: fullUrl, keeping: Self.keeping(origin, holds: holds)) {
+                        if self.origins[key] != nil {
+                            self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
+                        }
+                        self.origins[key] = origin
+                    }
                 }
-            } else if let key = builder.add(resource, fullUrl: fullUrl, keeping: Self.keeping(origin, holds: holds)) {
-                if self.origins[key] != nil {
-                    self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
-                }
-                self.origins[key] = origin
+                break
+            } catch let unreadable as UnreadableStreamedBundle {
+                unreadableBundles.append((unreadable.source, unreadable.error))
+                readable.removeAll { $0 == unreadable.source }
             }
         }
+        writeDeferredDeadLetters()
         let index = builder.build()
         tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes\(unread > 0 ? ", \(unread) no mapping reads" : ""))", force: true)
 
@@ -240,7 +264,7 @@ public final class Importer {
                     pending.removeAll(keepingCapacity: true)
                     flush()
                 }
-                read(sources, countingResources: false) { resource, fullUrl, origin in
+                try read(readable, countingResources: false) { resource, fullUrl, origin in
                     guard engine.makesOutcomes(resource.resourceType ?? "") else { return }
                     pending.append((resource, fullUrl, origin))
                     if pending.count >= self.options.outcomeBatchSize { mapPending() }
@@ -276,20 +300,41 @@ public final class Importer {
 
     /// Calls `body` with every resource of `sources` (Bundle entries unpacked, with their fullUrl), in
     /// order, parsed on worker threads ahead of it, and reports what cannot be read.
-    private func read(_ sources: [FHIRInput.Source], countingResources: Bool = true, _ body: (Element, String?, Origin) -> Void) {
-        FHIRInput.forEachEntry(of: sources) { event in
+    ///
+    /// - Throws: ``UnreadableStreamedBundle`` when, while counting, a large Bundle whose first entries
+    ///   were handed to `body` turns out unreadable.
+    private func read(_ sources: [FHIRInput.Source], countingResources: Bool = true, _ body: (Element, String?, Origin) -> Void) throws {
+        var streamed: FHIRInput.Source?
+        try FHIRInput.forEachEntry(of: sources, streamingBundles: true) { event in
             switch event {
             case .entry(let source, let entry, _):
                 switch entry.result {
                 case .failure(let error):
-                    if countingResources { fail(type: "(unreadable)", origin: Origin(file: source.description, line: error.line, column: error.column), key: nil, path: nil, "\(error.format.rawValue) syntax error: \(error.message)") }
+                    if countingResources, streamed == source { throw UnreadableStreamedBundle(source: source, error: error) }
+                    if countingResources { failUnreadable(source, error) }
                 case .success(let resource):
                     unpack(resource, origin: Origin(file: source.description, line: entry.line, bytes: entry.bytes), counting: countingResources, body)
+                }
+            case .bundleEntries(let source, let entries, let first):
+                streamed = source
+                let file = source.description
+                for (offset, entry) in entries.enumerated() {
+                    unpackEntry(entry, origin: Origin(file: file, entry: first + offset), counting: countingResources, body)
                 }
             case .unreadable(let source, let error):
                 if countingResources { fail(type: "(unreadable)", origin: Origin(file: source.description), key: nil, path: nil, "cannot read the file: \(error)") }
             }
         }
+    }
+
+    /// A large Bundle found unreadable after pass 1 took its first entries.
+    private struct UnreadableStreamedBundle: Error {
+        let source: FHIRInput.Source
+        let error: FHIRSyntaxError
+    }
+
+    private func failUnreadable(_ source: FHIRInput.Source, _ error: FHIRSyntaxError) {
+        fail(type: "(unreadable)", origin: Origin(file: source.description, line: error.line, column: error.column), key: nil, path: nil, "\(error.format.rawValue) syntax error: \(error.message)")
     }
 
     /// How the index keeps a resource: held input as trees; larger input its NDJSON lines as their
@@ -324,17 +369,21 @@ public final class Importer {
             return
         }
         for (position, entry) in resource.children(named: "entry").enumerated() {
-            let entryOrigin = Origin(file: origin.file, line: origin.line, entry: position)
-            if let inner = entry.child(named: "resource") {
-                accept(inner, fullUrl: entry.childValue("fullUrl"), origin: entryOrigin, counting: counting, body)
-            } else if counting, let request = entry.child(named: "request"), request.childValue("method") == "DELETE",
-                      let url = request.childValue("url") {
-                let parts = url.split(separator: "?")[0].split(separator: "/").map(String.init)
-                if parts.count >= 2, FHIRMetadata.r4.isResourceType(parts[parts.count - 2]) {
-                    pendingDeletions.append((ResourceKey(type: parts[parts.count - 2], id: parts[parts.count - 1]), entryOrigin))
-                } else {
-                    fail(type: "Bundle", origin: entryOrigin, key: nil, path: "Bundle.entry[\(position)].request.url", "cannot delete '\(url)': not Type/id")
-                }
+            unpackEntry(entry, origin: Origin(file: origin.file, line: origin.line, entry: position), counting: counting, body)
+        }
+    }
+
+    /// One entry of a Bundle: its resource, or the deletion its request asks for.
+    private func unpackEntry(_ entry: Element, origin: Origin, counting: Bool, _ body: (Element, String?, Origin) -> Void) {
+        if let inner = entry.child(named: "resource") {
+            accept(inner, fullUrl: entry.childValue("fullUrl"), origin: origin, counting: counting, body)
+        } else if counting, let request = entry.child(named: "request"), request.childValue("method") == "DELETE",
+                  let url = request.childValue("url") {
+            let parts = url.split(separator: "?")[0].split(separator: "/").map(String.init)
+            if parts.count >= 2, FHIRMetadata.r4.isResourceType(parts[parts.count - 2]) {
+                pendingDeletions.append((ResourceKey(type: parts[parts.count - 2], id: parts[parts.count - 1]), origin))
+            } else {
+                fail(type: "Bundle", origin: origin, key: nil, path: "Bundle.entry[\(origin.entry ?? 0)].request.url", "cannot delete '\(url)': not Type/id")
             }
         }
     }
@@ -987,11 +1036,26 @@ public final class Importer {
         report.count(type) { $0.failed += 1 }
         report.failures.append(ImportReport.Failure(source: origin.source, entry: origin.entry, resource: key?.description, path: path, message: message))
         guard !options.dryRun else { return }
-        var batch = StoreBatch()
-        batch.deadLetter(DeadLetter(
+        let letter = DeadLetter(
             system: options.mapping.sourceSystem, resourceType: key?.type ?? type, resourceID: key?.id,
             reason: message, detail: [origin.source, origin.entry.map { "entry[\($0)]" }, path].compactMap { $0 }.joined(separator: " "),
-            payload: payload.map { FHIRJSON.write($0) }))
+            payload: payload.map { FHIRJSON.write($0) })
+        guard deferredDeadLetters == nil else {
+            deferredDeadLetters?.append(letter)
+            return
+        }
+        var batch = StoreBatch()
+        batch.deadLetter(letter)
+        _ = try? store.apply(batch)
+    }
+
+    /// Writes the dead letters of pass 1, which waited for it to end (it may start again).
+    private func writeDeferredDeadLetters() {
+        guard let letters = deferredDeadLetters else { return }
+        deferredDeadLetters = nil
+        guard !letters.isEmpty else { return }
+        var batch = StoreBatch()
+        for letter in letters { batch.deadLetter(letter) }
         _ = try? store.apply(batch)
     }
 

@@ -89,13 +89,15 @@ final class FHIRInputTests: XCTestCase {
         }
         paths.insert(folder.path + "/missing.json", at: 5)
         var seen: [String] = [], unreadable: [String] = []
-        FHIRInput.forEachEntry(of: paths.map(FHIRInput.Source.file), workers: 3, chunkSize: 200) { event in
+        try FHIRInput.forEachEntry(of: paths.map(FHIRInput.Source.file), workers: 3, chunkSize: 200) { event in
             switch event {
             case .entry(_, let entry, let format):
                 XCTAssertEqual(format, .ndjson)
                 seen.append((try? entry.result.get())?.childValue("id") ?? "?")
             case .unreadable(let source, let error):
                 unreadable.append("\(source): \(error)")
+            case .bundleEntries:
+                XCTFail("runs of entries come only with streamingBundles")
             }
         }
         XCTAssertEqual(seen, (0..<12).flatMap { file in (0..<30).map { "f\(file)-\($0)" } })

@@ -293,6 +293,35 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(after.deadLetters, before.deadLetters + report.failures.count, "each failure is a dead letter")
     }
 
+    func testALargeBundleFoundUnreadableAfterItsFirstEntriesImportsNothingOfItself() throws {
+        // A Bundle this large is used a run of entries at a time as it is read; its error comes only
+        // after its first thousands of Patients were indexed.
+        let store = try makeStore()
+        let before = try store.statistics()
+        let folder = try makeScratchFolder("large-broken")
+        try folder.writeFile("a-nonsense.json", #"{"resourceType":"Nonsense","id":"x"}"#)
+        let padding = String(repeating: "x", count: 500)
+        var entries = (0..<9_000).map { index in
+            #"{"fullUrl":"urn:uuid:00000000-0000-4000-8000-\#(String(format: "%012d", index))","resource":{"resourceType":"Patient","id":"big-\#(index)","name":[{"text":"\#(padding)"}]},"request":{"method":"PUT","url":"Patient/big-\#(index)"}}"#
+        }
+        entries[8_500] = entries[8_500].replacingOccurrences(of: #""id":"big-8500","#, with: #""id":"big-8500","multipleBirthInteger":01,"#)
+        let largeText = #"{"resourceType":"Bundle","type":"transaction","entry":["# + entries.joined(separator: ",\n") + "]}"
+        try folder.writeFile("b-large.json", largeText)
+        var expected: FHIRSyntaxError?
+        XCTAssertThrowsError(try FHIRJSON.read(Data(largeText.utf8))) { expected = $0 as? FHIRSyntaxError }
+        try folder.writeFile("c-good.json", #"{"resourceType":"Patient","id":"good"}"#)
+        let report = try importFiles([folder.path], into: store)
+        XCTAssertEqual(report.failures.count, 2, describe(report.failures))
+        let large = try XCTUnwrap(report.failures.first { $0.source.contains("b-large.json") })
+        XCTAssertEqual(expected?.line, 8_501)
+        XCTAssertTrue(large.source.hasSuffix("b-large.json:\(expected?.line ?? 0):\(expected?.column ?? 0)"), large.source)
+        XCTAssertTrue(large.message.contains("syntax error"), large.message)
+        XCTAssertEqual(report.resourcesRead, 1, "only the good file's Patient was read")
+        XCTAssertEqual(report.byType["Patient"]?.created, 1)
+        XCTAssertEqual(try store.patients(.current).map(\.id), ["Patient/good"])
+        XCTAssertEqual(try store.statistics().deadLetters, before.deadLetters + 2, "each failure is one dead letter, pass 1 run twice or not")
+    }
+
     func testAMappingExpressionOfTheWrongTypeIsAReportedFailure() throws {
         // Caught statically: `mappings validate` and the import refuse the file, naming the place.
         let broken = try makeScratchFolder("mappings")

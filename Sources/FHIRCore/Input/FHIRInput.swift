@@ -97,24 +97,55 @@ public enum FHIRInput {
         case entry(Source, FHIRDocument.Entry, FHIRFormat?)
         /// `source` cannot be opened or read (after any entries it gave before the failure).
         case unreadable(Source, FHIRInputError)
+        /// With `streamingBundles`: entries of a large JSON Bundle in `source` (`entry` elements, from the
+        /// entry numbered `first` on), read on the worker threads a run at a time and handed over as they
+        /// are read. Everything outside the entries was checked before the first run. Should a later
+        /// entry turn out unreadable, an ``entry(_:_:_:)`` with the document's syntax error follows the
+        /// runs already handed over, and the file is to be taken as unread.
+        case bundleEntries(Source, [Element], first: Int)
     }
 
     /// Reads every resource of `sources`, in order, parsing on `workers` threads ahead of `body`, which
     /// runs on the calling thread. Memory holds a few files or NDJSON chunks at a time, never a whole
     /// NDJSON file; a source that cannot be read is an ``Event/unreadable(_:_:)`` and the others go on.
+    ///
+    /// With `streamingBundles`, a JSON Bundle large enough to be read in parallel comes as
+    /// ``Event/bundleEntries(_:_:first:)`` runs rather than as one tree, so that its first entries are
+    /// used while the later ones are read and memory need not hold it whole.
     public static func forEachEntry(
-        of sources: [Source], workers: Int = OrderedParallelMap.defaultWorkers, chunkSize: Int = 4 << 20, _ body: (Event) throws -> Void
-    ) rethrows {
+        of sources: [Source], workers: Int = OrderedParallelMap.defaultWorkers, chunkSize: Int = 4 << 20,
+        streamingBundles: Bool = false, _ body: (Event) throws -> Void
+    ) throws {
         // Up to four chunks' worth of bytes ahead: a few NDJSON chunks, or many small files, so that
         // one large file among them does not leave the other workers waiting.
         try OrderedParallelMap.run(
             Units(sources, chunkSize: chunkSize), workers: workers, window: workers * 8, cost: \.byteCount, budget: 4 * chunkSize,
-            transform: { $0.parse() }
+            transform: { $0.parse(deferringBundles: streamingBundles) }
         ) { parsed in
+            if let bundle = parsed.deferredBundle {
+                try readBundle(bundle, of: parsed.source, workers: workers, body)
+            }
             for entry in parsed.entries { try body(.entry(parsed.source, entry, parsed.format)) }
             if let error = parsed.error { try body(.unreadable(parsed.source, error)) }
             // What `body` did not keep of a file's trees is freed on another thread, not before the next unit.
             releaseElsewhere(parsed)
+        }
+    }
+
+    /// A large JSON document, a run of entries at a time when it is a Bundle, else whole.
+    private static func readBundle(_ data: Data, of source: Source, workers: Int, _ body: (Event) throws -> Void) throws {
+        let outcome = try FHIRJSON.forEachEntryRun(in: data, workers: workers) { entries, first in
+            try body(.bundleEntries(source, entries, first: first))
+            releaseElsewhere(entries)
+        }
+        switch outcome {
+        case .read:
+            return
+        case .unreadable(let error):
+            try body(.entry(source, FHIRDocument.Entry(line: nil, result: .failure(error)), .json))
+        case .notApart:
+            let document = FHIRDocument.read(data)
+            for entry in document.entries { try body(.entry(source, entry, document.format)) }
         }
     }
 
@@ -137,11 +168,17 @@ public enum FHIRInput {
             }
         }
 
-        func parse() -> ParsedUnit {
+        /// The unit's entries; with `deferringBundles`, a JSON document large enough to be read in parallel
+        /// is left to the consuming thread (``ParsedUnit/deferredBundle``), which hands its entries over as
+        /// they are read.
+        func parse(deferringBundles: Bool = false) -> ParsedUnit {
             switch content {
             case .failure(let error):
                 return ParsedUnit(source: source, entries: [], format: nil, error: error)
             case .success(.whole(let data)):
+                if deferringBundles, data.count >= FHIRDocument.parallelJSONThreshold, FHIRFormat.detect(data) == .json {
+                    return ParsedUnit(source: source, entries: [], format: .json, error: nil, deferredBundle: data)
+                }
                 let document = FHIRDocument.read(data)
                 return ParsedUnit(source: source, entries: document.entries, format: document.format, error: nil)
             case .success(.lines(let data, let firstLine, let offset)):
@@ -159,6 +196,8 @@ public enum FHIRInput {
         let entries: [FHIRDocument.Entry]
         let format: FHIRFormat?
         let error: FHIRInputError?
+        /// A large JSON document not read yet (see ``Unit/parse(deferringBundles:)``).
+        var deferredBundle: Data? = nil
     }
 
     /// The units of a list of sources, read as they are asked for: a JSON or XML file whole, NDJSON

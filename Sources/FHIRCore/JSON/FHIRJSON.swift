@@ -50,12 +50,8 @@ public enum FHIRJSON {
     static func readTypedInParallel(_ data: Data, workers: Int) throws(FHIRSyntaxError) -> Element {
         let read: Element? = data.withUnsafeBytes { raw -> Element? in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard let base = bytes.baseAddress, let split = EntryArrayScan.scan(bytes), !split.items.isEmpty else { return nil }
-            // The skeleton: the document with each entry replaced by {}.
-            var skeleton = Data(bytes[..<split.array.lowerBound])
-            skeleton.append(contentsOf: Array(("[" + Array(repeating: "{}", count: split.items.count).joined(separator: ",") + "]").utf8))
-            skeleton.append(contentsOf: bytes[split.array.upperBound...])
-            guard var root = try? readTyped(skeleton) else { return nil }
+            guard let base = bytes.baseAddress, let (split, skeleton) = entrySplit(bytes) else { return nil }
+            var root = skeleton.root
             let ranges = split.items
             let chunkCount = min(ranges.count, max(1, workers) * 8)
             let chunkSize = (ranges.count + chunkCount - 1) / chunkCount
@@ -64,13 +60,7 @@ public enum FHIRJSON {
             defer { results.deinitialize(); results.deallocate() }
             let shared = ParallelRead(bytes: base, count: bytes.count, results: results)
             DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-                var reader = JSONElementReader(bytes: shared.bytes, count: shared.count)
-                var items: [Element] = []
-                for range in ranges[min(chunk * chunkSize, ranges.count)..<min((chunk + 1) * chunkSize, ranges.count)] {
-                    guard let item = try? reader.readEntryItem(range) else { return }
-                    items.append(item)
-                }
-                shared.results[chunk] = items
+                shared.results[chunk] = shared.entries(ranges[min(chunk * chunkSize, ranges.count)..<min((chunk + 1) * chunkSize, ranges.count)])
             }
             var items: [Element] = []
             items.reserveCapacity(ranges.count)
@@ -78,19 +68,88 @@ public enum FHIRJSON {
                 guard let chunk else { return nil }
                 items += chunk
             }
-            // The root's "entry" children are the {} placeholders, in order (a duplicate key is an error).
-            var next = 0
-            for index in root.children.indices where root.children[index].name == "entry" {
-                guard next < items.count, root.children[index].children.isEmpty else { return nil }
-                root.children[index] = items[next]
-                next += 1
-            }
-            return next == items.count ? root : nil
+            for (position, index) in skeleton.placeholders.enumerated() { root.children[index] = items[position] }
+            return root
         }
         if let read { return read }
         return try readTyped(data)
     }
 
+    /// What reading a Bundle's entries a run at a time (``forEachEntryRun(in:workers:runSize:_:)``) came to.
+    enum EntryRuns: Equatable {
+        /// The document is no Bundle whose entries can be read apart (not JSON, no `entry` array, another
+        /// resource, or an error outside the entries): nothing was handed over; read it whole.
+        case notApart
+        /// Every entry was handed over.
+        case read
+        /// An entry cannot be read: the error that reading the document in one pass meets first. The
+        /// runs before it were handed over.
+        case unreadable(FHIRSyntaxError)
+    }
+
+    /// The entries of the Bundle in `data` read on up to `workers` threads, `runSize` at a time, and
+    /// handed to `body` in order (with the position of the run's first entry) while later runs are
+    /// read, so that a large Bundle is used as it is read and each run can be freed once used.
+    ///
+    /// Everything outside the entries is read and checked before the first run is handed over. An error
+    /// inside an entry is found only when its run is read: the runs before it have been handed over by
+    /// then, and the caller must drop what it took from them.
+    static func forEachEntryRun(
+        in data: Data, workers: Int, runSize: Int = 256, _ body: (_ entries: [Element], _ first: Int) throws -> Void
+    ) throws -> EntryRuns {
+        // How many entries were handed over, or nil when nothing could be.
+        let delivered: (count: Int, complete: Bool)? = try data.withUnsafeBytes { raw -> (count: Int, complete: Bool)? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let base = bytes.baseAddress, let (split, skeleton) = entrySplit(bytes), skeleton.root.resourceType == "Bundle" else {
+                return nil
+            }
+            let shared = ParallelRead(bytes: base, count: bytes.count, results: UnsafeMutableBufferPointer(start: nil, count: 0))
+            let ranges = split.items
+            // No run is started once one has failed.
+            let runs = RunStarts(count: ranges.count, size: max(1, runSize))
+            var delivered = 0
+            try OrderedParallelMap.run(runs, workers: workers, window: max(1, workers) * 4, transform: { run in
+                shared.entries(ranges[run])
+            }) { entries in
+                guard !runs.stopped else { return }
+                guard let entries else {
+                    runs.stopped = true
+                    return
+                }
+                try body(entries, delivered)
+                delivered += entries.count
+            }
+            return (delivered, !runs.stopped)
+        }
+        guard let delivered else { return .notApart }
+        if delivered.complete { return .read }
+        // The one-pass reader says what is wrong. Should it read the document after all, the entries not
+        // handed over yet follow.
+        let root: Element
+        do {
+            root = try readTyped(data)
+        } catch {
+            return .unreadable(error)
+        }
+        try body(Array(root.children(named: "entry").dropFirst(delivered.count)), delivered.count)
+        return .read
+    }
+
+    /// The entry items of the root's `entry` array, and the document read with each of them replaced by
+    /// `{}` (the skeleton: everything but the entries, read and checked as usual), with the positions of
+    /// those placeholders among the root's children. `nil` when the document has no such array, or the
+    /// skeleton cannot be read (the one-pass reader then explains why).
+    private static func entrySplit(_ bytes: UnsafeBufferPointer<UInt8>) -> (EntryArrayScan.Split, (root: Element, placeholders: [Int]))? {
+        guard let split = EntryArrayScan.scan(bytes), !split.items.isEmpty else { return nil }
+        var skeleton = Data(bytes[..<split.array.lowerBound])
+        skeleton.append(contentsOf: Array(("[" + Array(repeating: "{}", count: split.items.count).joined(separator: ",") + "]").utf8))
+        skeleton.append(contentsOf: bytes[split.array.upperBound...])
+        guard let root = try? readTyped(skeleton) else { return nil }
+        // The root's "entry" children are the {} placeholders, in order (a duplicate key is an error).
+        let placeholders = root.children.indices.filter { root.children[$0].name == "entry" }
+        guard placeholders.count == split.items.count, placeholders.allSatisfy({ root.children[$0].children.isEmpty }) else { return nil }
+        return (split, (root, placeholders))
+    }
     /// Writes one resource as JSON: compact, or indented by two spaces when `pretty`.
     public static func write(_ element: Element, pretty: Bool = false) -> Data {
         var writer = JSONElementWriter(pretty: pretty)
@@ -129,4 +188,36 @@ private struct ParallelRead: @unchecked Sendable {
     let bytes: UnsafePointer<UInt8>
     let count: Int
     let results: UnsafeMutableBufferPointer<[Element]?>
+
+    /// The entry items at `ranges`, or `nil` when one cannot be read.
+    func entries(_ ranges: ArraySlice<Range<Int>>) -> [Element]? {
+        var reader = JSONElementReader(bytes: bytes, count: count)
+        var items: [Element] = []
+        items.reserveCapacity(ranges.count)
+        for range in ranges {
+            guard let item = try? reader.readEntryItem(range) else { return nil }
+            items.append(item)
+        }
+        return items
+    }
+}
+
+/// The runs of ``FHIRJSON/forEachEntryRun(in:workers:runSize:_:)``: positions in the entry array, a run at
+/// a time, until the end or until the thread that hands them out (the consuming one) stops them.
+private final class RunStarts: IteratorProtocol {
+    private let count: Int
+    private let size: Int
+    private var start = 0
+    var stopped = false
+
+    init(count: Int, size: Int) {
+        self.count = count
+        self.size = size
+    }
+
+    func next() -> Range<Int>? {
+        guard !stopped, start < count else { return nil }
+        defer { start += size }
+        return start..<min(start + size, count)
+    }
 }
