@@ -59,7 +59,7 @@ public struct NDJSONImportBenchmark {
     /// per line into `file`, until it holds at least `bytes`; returns the resources and bytes written.
     public static func makeFile(at file: URL, from folder: String, bytes: Int, progress: (String) -> Void = { _ in }) throws -> (Int, Int) {
         var originals: [Element] = []
-        FHIRInput.forEachEntry(of: FHIRInput.sources(for: [folder])) { event in
+        try FHIRInput.forEachEntry(of: FHIRInput.sources(for: [folder])) { event in
             guard case .entry(_, let entry, _) = event, case .success(let resource) = entry.result else { return }
             if resource.resourceType == "Bundle" {
                 originals += resource.children(named: "entry").compactMap { $0.child(named: "resource") }
