@@ -734,6 +734,11 @@ public final class Importer {
         /// The outcome versions it writes, by id: the next batch, planned while this one is written,
         /// takes them for the store's.
         var written: [String: Outcome] = [:]
+        /// The outcomes it deletes (every value gone), for the next batch likewise.
+        var deleted: Set<String> = []
+        /// The outcome each resource's values go to, for the next batch: the store's links may not be
+        /// committed yet when it is planned.
+        var outcomeOfSource: [ResourceKey: String] = [:]
         /// What the report says of it: notes, skips, failures that do not depend on the store.
         var reporting: [(Importer) -> Void] = []
     }
@@ -821,8 +826,17 @@ public final class Importer {
         plan.written.reserveCapacity(pending.count)
         plan.groups.reserveCapacity(pending.count)
         plan.reporting.reserveCapacity(pending.count)
-        for input in pending {
+        // The same resource twice in a batch is mapped once, as the last of them: as across batches, where
+        // the later one replaces what the earlier one wrote.
+        var lastPosition: [ResourceKey: Int] = [:]
+        lastPosition.reserveCapacity(pending.count)
+        for (position, input) in pending.enumerated() { lastPosition[input.mapped.key] = position }
+        for (position, input) in pending.enumerated() {
             let (mapped, origin, raw) = (input.mapped, input.origin, input.raw)
+            guard lastPosition[mapped.key] == position else {
+                plan.reporting.append { $0.report.count(mapped.key.type) { $0.unchanged += 1 } }
+                continue
+            }
             sourceRecords[mapped.key] = input.source
             let type = mapped.key.type
             let notes = mapped.notes
@@ -869,10 +883,25 @@ public final class Importer {
         for chunk in Array(taskIDs).chunked(500) {
             for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
         }
-        // Existing outcomes whose values these resources replace or remove.
+        // Existing outcomes whose values these resources remove (deleted resources)...
+        let system = options.mapping.sourceSystem
         var removedOutcomes: [String: [ResourceKey]] = [:]
-        for link in try store.links(ofResources: plan.removedSources.map { ($0.type, $0.id) }) where link.entityKind == .outcome {
+        for link in try store.links(ofResources: plan.removedSources.map { ($0.type, $0.id) })
+        where link.entityKind == .outcome && link.sourceSystem == system {
             removedOutcomes[link.entityID, default: []].append(ResourceKey(type: link.resourceType, id: link.resourceID))
+        }
+        for key in plan.removedSources {
+            if let id = previous?.outcomeOfSource[key] { removedOutcomes[id, default: []].append(key) }
+        }
+        // ...or may have moved from (a resource whose time or code changed belongs to another outcome now).
+        var formerOutcomes: [String: Set<ResourceKey>] = [:]
+        let incomingSources = Set(contributions.map(\.source))
+        for link in try store.links(ofResources: incomingSources.map { ($0.type, $0.id) })
+        where link.entityKind == .outcome && link.sourceSystem == system {
+            formerOutcomes[link.entityID, default: []].insert(ResourceKey(type: link.resourceType, id: link.resourceID))
+        }
+        for source in incomingSources {
+            if let id = previous?.outcomeOfSource[source] { formerOutcomes[id, default: []].insert(source) }
         }
         var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
         var order: [String] = []
@@ -895,14 +924,24 @@ public final class Importer {
             }
             groups[id]?.items.append(contribution)
         }
-        let allIDs = order + removedOutcomes.keys.filter { groups[$0] == nil }
+        var strippedIDs = Set(removedOutcomes.keys)
+        strippedIDs.formUnion(formerOutcomes.keys)
+        let allIDs = order + strippedIDs.filter { groups[$0] == nil }.sorted()
         var existing: [String: Outcome] = [:]
         existing.reserveCapacity(order.count)
-        let unwritten = previous.map { previous in allIDs.filter { previous.written[$0] == nil } } ?? allIDs
+        let unwritten = previous.map { previous in allIDs.filter { previous.written[$0] == nil && !previous.deleted.contains($0) } } ?? allIDs
         for chunk in unwritten.chunked(500) {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
         }
         for id in allIDs { if let written = previous?.written[id] { existing[id] = written } }
+        // Each incoming resource's values as stored before this batch, wherever they were.
+        var storedValues: [ResourceKey: (outcome: String, values: [OutcomeValue])] = [:]
+        for id in allIDs {
+            guard let outcome = existing[id] else { continue }
+            for (source, value) in Self.valuesWithSources(outcome) where incomingSources.contains(source) {
+                storedValues[source, default: (id, [])].values.append(value)
+            }
+        }
 
         var outcomeValues = 0
         for id in allIDs {
@@ -910,19 +949,24 @@ public final class Importer {
             var pairs = previous.map(Self.valuesWithSources) ?? []
             let group = groups[id]
             let incoming = Set(group?.items.map(\.source) ?? [])
-            let removed = Set(removedOutcomes[id] ?? [])
+            // What leaves this outcome: deleted resources' values, and those of resources now elsewhere.
+            let removed = Set(removedOutcomes[id] ?? []).union(formerOutcomes[id] ?? [])
             let before = pairs
             pairs.removeAll { incoming.contains($0.source) || removed.contains($0.source) }
             for item in group?.items ?? [] {
-                let old = before.filter { $0.source == item.source }.map(\.value)
-                plan.statuses[item.source] = old.isEmpty ? .created : (old == item.values ? .unchanged : .updated)
+                let stored = storedValues[item.source]
+                plan.statuses[item.source] = stored == nil ? .created : (stored?.outcome == id && stored?.values == item.values ? .unchanged : .updated)
+                plan.outcomeOfSource[item.source] = id
                 pairs += item.values.map { (source: item.source, value: $0) }
             }
             pairs.sort { ($0.value.createdDate ?? .distantPast, $0.source) < ($1.value.createdDate ?? .distantPast, $1.source) }
             outcomeValues += group?.items.reduce(0) { $0 + $1.values.count } ?? 0
             if pairs.map(\.value) == before.map(\.value) && pairs.map(\.source) == before.map(\.source) { continue }
             if pairs.isEmpty {
-                if previous != nil { plan.groups.append((removed.union(incoming), [.delete(.outcome, id: id, at: nil)])) }
+                if previous != nil {
+                    plan.groups.append((removed.union(incoming), [.delete(.outcome, id: id, at: nil)]))
+                    plan.deleted.insert(id)
+                }
                 continue
             }
             var values = pairs.map(\.value)

@@ -293,6 +293,69 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(after.deadLetters, before.deadLetters + report.failures.count, "each failure is a dead letter")
     }
 
+    /// An Observation of patient p, heart rate, at `time`.
+    private func heartRate(_ id: String, at time: String, value: Int) -> String {
+        #"{"resourceType":"Observation","id":"\#(id)","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"8867-4"}],"text":"Heart rate"},"subject":{"reference":"Patient/p"},"effectiveDateTime":"\#(time)","valueQuantity":{"value":\#(value),"unit":"/min"}}"#
+    }
+
+    /// The current outcomes of `store` as "occurrence: values", in occurrence order.
+    private func outcomeDays(_ store: any Store) throws -> [String] {
+        try store.outcomes(.current).sorted { $0.taskOccurrenceIndex < $1.taskOccurrenceIndex }
+            .map { "\($0.taskOccurrenceIndex): \($0.values.map(\.value))" }
+    }
+
+    func testAnObservationWhoseTimeChangedMovesItsValueToItsNewOutcome() throws {
+        let folder = try makeScratchFolder("moved")
+        try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
+        try folder.writeFile("o1.json", heartRate("o1", at: "2025-03-01T08:00:00Z", value: 70))
+        try folder.writeFile("o2.json", heartRate("o2", at: "2025-03-01T20:00:00Z", value: 80))
+        let store = try makeStore()
+        _ = try importFiles([folder.path], into: store)
+        let before = try outcomeDays(store)
+        XCTAssertEqual(before.count, 1, "one log outcome for the day, with both values")
+        // o1 is re-sent four days later: its value leaves the first day's outcome, o2's stays there.
+        try folder.writeFile("o1.json", heartRate("o1", at: "2025-03-05T08:00:00Z", value: 70))
+        let report = try importFiles([folder.path], into: store)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        XCTAssertEqual(report.byType["Observation"]?.updated, 1)
+        XCTAssertEqual(report.byType["Observation"]?.unchanged, 1)
+        XCTAssertEqual(report.byType["Observation"]?.created, 0)
+        let after = try store.outcomes(.current).sorted { $0.taskOccurrenceIndex < $1.taskOccurrenceIndex }
+        XCTAssertEqual(after.map { $0.values.map(\.value) }, [[.integer(80)], [.integer(70)]])
+        XCTAssertEqual(after[1].taskOccurrenceIndex - after[0].taskOccurrenceIndex, 4)
+        // Moved again, away from a day it had to itself: that outcome is deleted.
+        try folder.writeFile("o1.json", heartRate("o1", at: "2025-03-01T09:00:00Z", value: 70))
+        _ = try importFiles([folder.path], into: store)
+        XCTAssertEqual(try outcomeDays(store).count, 1)
+        XCTAssertEqual(try store.outcomes(.current).first?.values.count, 2)
+        // And the same input again changes nothing.
+        let again = try importFiles([folder.path], into: store)
+        XCTAssertEqual(again.totals.created + again.totals.updated, 0)
+    }
+
+    func testTheSameObservationTwiceInOneInputLandsOnceWhereverTheBatchesEnd() throws {
+        let folder = try makeScratchFolder("twice")
+        try folder.writeFile("a.json", #"{"resourceType":"Patient","id":"p"}"#)
+        try folder.writeFile("b.json", heartRate("o1", at: "2025-03-01T08:00:00Z", value: 70))
+        try folder.writeFile("c.json", heartRate("o1", at: "2025-03-03T08:00:00Z", value: 75))
+        try folder.writeFile("d.json", heartRate("o2", at: "2025-03-03T09:00:00Z", value: 90))
+        try folder.writeFile("e.json", heartRate("o2", at: "2025-03-03T09:00:00Z", value: 90))
+        var results: [[String]] = []
+        for batch in [1, 2, 1_000] {
+            let store = try makeStore()
+            let report = try importFiles([folder.path], into: store, outcomeBatchSize: batch)
+            XCTAssertEqual(report.failures, [], describe(report.failures))
+            let observations = try XCTUnwrap(report.byType["Observation"])
+            XCTAssertEqual(observations.created + observations.updated + observations.unchanged, 4, "every resource read is counted")
+            results.append(try outcomeDays(store))
+        }
+        XCTAssertEqual(results[0].count, 1, "\(results[0])")
+        XCTAssertTrue(results[0].first?.hasSuffix(": [CareModel.OutcomeValue.Value.integer(75), CareModel.OutcomeValue.Value.integer(90)]") ?? false,
+                      "the later o1 replaced the earlier, and o2 is there once: \(results[0])")
+        XCTAssertEqual(results[1], results[0])
+        XCTAssertEqual(results[2], results[0])
+    }
+
     func testALargeBundleFoundUnreadableAfterItsFirstEntriesImportsNothingOfItself() throws {
         // A Bundle this large is used a run of entries at a time as it is read; its error comes only
         // after its first thousands of Patients were indexed.

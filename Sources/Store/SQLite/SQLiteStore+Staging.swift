@@ -146,10 +146,20 @@ extension SQLiteStore {
     public func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink] {
         guard !resources.isEmpty else { return [] }
         return try readSnapshot { db in
-            let statement = try db.cachedStatement(sql: "SELECT * FROM resourceLink WHERE resourceType = ? AND resourceID = ?")
+            // Bound and stepped directly: an import asks this for every resource it maps outcomes from.
+            let statement = RawStatement(try db.cachedStatement(sql: """
+                SELECT sourceSystem, entityKind, entityID FROM resourceLink WHERE resourceType = ? AND resourceID = ?
+                """), in: db)
             var links: [ResourceLink] = []
             for resource in resources {
-                links += try Row.fetchAll(statement, arguments: [resource.type, resource.id]).compactMap(Self.resourceLink)
+                statement.bind(1, resource.type)
+                statement.bind(2, resource.id)
+                defer { statement.reset() }
+                while try statement.step() {
+                    guard let system = statement.text(0), let kind = statement.text(1).flatMap(EntityKind.init(rawValue:)),
+                          let entityID = statement.text(2) else { continue }
+                    links.append(ResourceLink(sourceSystem: system, resourceType: resource.type, resourceID: resource.id, entityKind: kind, entityID: entityID))
+                }
             }
             return links
         }
