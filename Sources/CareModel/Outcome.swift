@@ -18,7 +18,7 @@ public struct Outcome: VersionedEntity {
     public var id: String { Self.id(taskUUID: taskUUID, occurrence: taskOccurrenceIndex) }
 
     /// The id of the outcome of occurrence `occurrence` of task version `taskUUID`.
-    public static func id(taskUUID: UUID, occurrence: Int) -> String { "\(taskUUID.uuidString)_\(occurrence)" }
+    public static func id(taskUUID: UUID, occurrence: Int) -> String { "\(taskUUID.canonicalString)_\(occurrence)" }
 
     public init(
         taskUUID: UUID,

@@ -66,7 +66,7 @@ final class SortedKeysJSONWriter: Encoder {
         } else if type == Self.boolType, let flag = value as? Bool {
             appendASCII(flag ? "true" : "false")
         } else if type == Self.uuidType, let uuid = value as? UUID {
-            writeString(uuid.uuidString)
+            writeString(uuid.canonicalString)
         } else if type == Self.calendarType, let calendar = value as? Calendar {
             output.append(contentsOf: try Self.calendars.json(of: calendar) { calendar in
                 let encoder = JSONEncoder()

@@ -58,7 +58,7 @@ final class FHIRPathEvaluator {
                 if let resourceType = element.element.resourceType, resourceType == name {
                     output.append(item)
                 } else {
-                    navigator.children(of: element, named: name, into: &output)
+                    navigator.children(of: element, named: name, step: node.resolutions, into: &output)
                 }
             }
             return output
@@ -68,7 +68,7 @@ final class FHIRPathEvaluator {
             for item in input {
                 switch item {
                 case .element(let element):
-                    navigator.children(of: element, named: name, into: &output)
+                    navigator.children(of: element, named: name, step: node.resolutions, into: &output)
                 case .typeInfo(let namespace, let typeName):
                     if name == "namespace" { output.append(.string(namespace)) }
                     if name == "name" { output.append(.string(typeName)) }

@@ -13,12 +13,16 @@ struct FHIRPathNavigator: Sendable {
     /// See ``FHIRPathEnvironment/observeSelection``.
     var observer: (@Sendable (FHIRPathElementNode) -> Void)?
 
-    /// Appends the children of `node` that FHIRPath `name` selects.
-    func children(of node: FHIRPathElementNode, named name: String, into output: inout [FHIRPathValue]) {
+    /// Appends the children of `node` that FHIRPath `name` selects; `step`, the expression's node that
+    /// names them, remembers what the name resolves to.
+    func children(of node: FHIRPathElementNode, named name: String, step: StepResolutions? = nil, into output: inout [FHIRPathValue]) {
         let children = node.element.children
         let nameLength = name.utf8.count
         // Every child of this name has the same definition: looked up once.
-        let resolved = node.context.flatMap { metadata.child(name, of: $0) }
+        let resolution = node.context.map { context in
+            step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
+        }
+        let resolved = resolution?.resolved
         // An element with max 1 has one child of that name in valid data: when the caller trusts that,
         // stop at it rather than scan the rest (`%resource.type` on a Bundle would otherwise pass every
         // entry, for every entry).
@@ -34,8 +38,7 @@ struct FHIRPathNavigator: Sendable {
         // Index the array and read only the name first: copying whole elements that do not match
         // costs a retain per field, and this loop runs for every child of every step. Children named
         // `name` plus a type are not looked for where the metadata knows `name` as no choice element.
-        let mayBeChoice = resolved.map { $0.info.isChoice }  // `name` is an element's own name: no choice unless it is one
-            ?? node.context.flatMap { metadata.element(named: name, of: $0) }?.isChoice ?? true
+        let mayBeChoice = resolution?.mayBeChoice ?? true
         var position = 0
         for index in children.indices {
             let childName = children[index].name
@@ -52,6 +55,14 @@ struct FHIRPathNavigator: Sendable {
                 output.append(.element(typedChild))
             }
         }
+    }
+
+    /// What `name` resolves to in `context`.
+    private func resolve(_ name: String, in context: String) -> StepResolutions.Resolution {
+        let resolved = metadata.child(name, of: context)
+        // `name` is an element's own name: no choice unless it is one.
+        let mayBeChoice = resolved.map { $0.info.isChoice } ?? metadata.element(named: name, of: context)?.isChoice ?? true
+        return StepResolutions.Resolution(resolved: resolved, mayBeChoice: mayBeChoice)
     }
 
     /// Every child of `node`, typed.

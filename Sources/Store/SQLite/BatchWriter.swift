@@ -669,7 +669,7 @@ struct BatchWriter {
     /// `<taskUUID>_<occurrenceIndex>`, CareKit's outcome id, split into its parts.
     static func parseOutcomeID(_ id: String) -> (UUID, Int)? {
         guard let separator = id.lastIndex(of: "_"),
-              let uuid = UUID(uuidString: String(id[..<separator])),
+              let uuid = UUID(canonical: id[..<separator]),
               let index = Int(id[id.index(after: separator)...])
         else { return nil }
         return (uuid, index)
