@@ -15,8 +15,10 @@ struct R4MetadataDecoder {
     private var context = ""
 
     init(_ text: String) {
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+        // Split on the UTF-8 bytes: splitting on Characters walks grapheme clusters, and decoding the
+        // metadata is the start-up cost of every command.
+        for line in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: true) {
+            let fields = line.split(separator: 0x09, omittingEmptySubsequences: false).map(Substring.init)
             guard let tag = fields.first else { continue }
             switch tag {
             case "V": decodeValueSet(fields)
@@ -31,8 +33,28 @@ struct R4MetadataDecoder {
 
     private mutating func decodeValueSet(_ fields: [Substring]) {
         guard fields.count >= 3 else { return }
-        let codes = fields[2].split(separator: " / ", omittingEmptySubsequences: true).map(String.init)
+        let codes = Self.split(fields[2], on: " / ")
         valueSets.append(RequiredBinding(valueSet: String(fields[1]), codes: Set(codes)))
+    }
+
+    /// The non-empty parts of `text` between occurrences of `separator`.
+    private static func split(_ text: Substring, on separator: String) -> [String] {
+        let pattern = Array(separator.utf8)
+        let bytes = Array(text.utf8)
+        var parts: [String] = []
+        var start = 0
+        var index = 0
+        while index + pattern.count <= bytes.count {
+            if bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                if index > start { parts.append(String(decoding: bytes[start..<index], as: UTF8.self)) }
+                index += pattern.count
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        if start < bytes.count { parts.append(String(decoding: bytes[start...], as: UTF8.self)) }
+        return parts
     }
 
     private mutating func decodeInvariant(_ fields: [Substring]) {
@@ -62,16 +84,18 @@ struct R4MetadataDecoder {
     private mutating func decodeElement(_ fields: [Substring]) {
         guard fields.count >= 8 else { return }
         let rawName = fields[1]
-        let isChoice = rawName.hasSuffix("[x]")
+        let isChoice = rawName.utf8.count > 3 && rawName.utf8.suffix(3).elementsEqual("[x]".utf8)
         let name = isChoice ? String(rawName.dropLast(3)) : String(rawName)
-        let flags = fields[5]
+        // Flags are single ASCII letters; `contains` with a String would search through Foundation.
+        let flags = fields[5].utf8
         let representation: ElementInfo.Representation =
-            flags.contains("A") ? .xmlAttribute : flags.contains("X") ? .xhtml : .element
+            flags.contains(UInt8(ascii: "A")) ? .xmlAttribute : flags.contains(UInt8(ascii: "X")) ? .xhtml : .element
         var binding: RequiredBinding?
         if let index = Int(fields[6]), valueSets.indices.contains(index) {
             binding = valueSets[index]
         }
-        var list = elements[context] ?? []
+        // Appended in place: taking the list out and putting it back copies it for every element.
+        let order = elements[context]?.count ?? 0
         let info = ElementInfo(
             path: context + "." + rawName,
             name: name,
@@ -79,14 +103,13 @@ struct R4MetadataDecoder {
             min: Int(fields[3]) ?? 0,
             max: fields[4] == "*" ? nil : Int(fields[4]),
             isChoice: isChoice,
-            isModifier: flags.contains("M"),
-            isSummary: flags.contains("S"),
+            isModifier: flags.contains(UInt8(ascii: "M")),
+            isSummary: flags.contains(UInt8(ascii: "S")),
             representation: representation,
             requiredBinding: binding,
             childContext: fields[7].isEmpty ? nil : String(fields[7]),
-            order: list.count
+            order: order
         )
-        list.append(info)
-        elements[context] = list
+        elements[context, default: []].append(info)
     }
 }
