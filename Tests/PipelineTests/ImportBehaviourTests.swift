@@ -197,6 +197,28 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(try real.outcomes(.current).count, 3)
     }
 
+    func testABatchPlannedWhileTheStoreRefusedThePreviousOneIsPlannedAgain() throws {
+        // Two heart rates of one day share a log outcome and come in batches of one. The store refuses
+        // every write holding the first value; the second batch, planned while the first was being
+        // written, took that value as stored and must be planned again without it.
+        let folder = try makeScratchFolder("refused")
+        try folder.writeFile("a.json", #"{"resourceType":"Patient","id":"p"}"#)
+        try folder.writeFile("b.json", heartRate("o1", at: "2025-03-01T08:00:00Z", value: 70))
+        try folder.writeFile("c.json", heartRate("o2", at: "2025-03-01T09:00:00Z", value: 80))
+        struct Refused: Error {}
+        let real = try makeStore()
+        let store = InterleavingStore(real)
+        store.beforeApply = { batch in
+            for case .add(.outcome(let outcome)) in batch.changes where outcome.values.contains(where: { $0.value == .integer(70) }) { throw Refused() }
+            for case .upsert(.outcome(let outcome)) in batch.changes where outcome.values.contains(where: { $0.value == .integer(70) }) { throw Refused() }
+            return false
+        }
+        let report = try importFiles([folder.path], into: store, outcomeBatchSize: 1)
+        XCTAssertEqual(report.failures.map(\.resource), ["Observation/o1"], describe(report.failures))
+        XCTAssertEqual(report.byType["Observation"]?.created, 1)
+        XCTAssertEqual(try real.outcomes(.current).map { $0.values.map(\.value) }, [[.integer(80)]])
+    }
+
     func testStreamedInputInSmallChunksImportsAsHeldInputDoes() throws {
         // Held: one read, trees, one chunk. Streamed: read twice, the index kept as JSON, entities written
         // two resources at a time, so that the plan waits for its patient (whose file comes after it).
