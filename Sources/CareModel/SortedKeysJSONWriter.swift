@@ -331,6 +331,28 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encodeNil(forKey key: Key) throws { try writer.member(key.stringValue, of: slot, String?.none) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try writer.member(key.stringValue, of: slot, value) }
 
+    // The protocol's own defaults for these go through generic code in the standard library that looks
+    // up type metadata on every call; entities encode a dozen optional fields each.
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try writer.member(key.stringValue, of: slot, value) }
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws { try writer.member(key.stringValue, of: slot, value) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try writer.member(key.stringValue, of: slot, value) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try writer.member(key.stringValue, of: slot, value) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try writer.member(key.stringValue, of: slot, value) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        if let value { try writer.member(key.stringValue, of: slot, value) }
+    }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        if let value { try writer.member(key.stringValue, of: slot, value) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        if let value { try writer.member(key.stringValue, of: slot, value) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { try writer.member(key.stringValue, of: slot, value) }
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         writer.unsupportedKeyed()
     }
