@@ -79,6 +79,8 @@ final class SortedKeysJSONWriter: Encoder {
                 try writer.writeByEncoding(schedule)
                 return writer.unsupported ? [UInt8](try CareKitJSON.makeEncoder().encode(schedule)) : writer.output
             })
+        } else if type == Self.taskType, let task = value as? CareTask {
+            try writeTask(task)
         } else if let url = value as? URL {
             writeString(url.absoluteString)
         } else if let data = value as? Data {
@@ -97,6 +99,46 @@ final class SortedKeysJSONWriter: Encoder {
         }
     }
 
+    /// Writes `task` as its `encode(to:)` does (its fields, then its metadata's in the same object),
+    /// member by member with their static types: through `Encodable`, every member goes through the
+    /// standard library's generic containers, and hashing tasks is a good part of an import.
+    private func writeTask(_ task: CareTask) throws {
+        slots.append(Slot(start: output.count))
+        let slot = begin(.object)
+        try member("id", of: slot, task.id)
+        if let title = task.title { try member("title", of: slot, title) }
+        if let instructions = task.instructions { try member("instructions", of: slot, instructions) }
+        try member("impactsAdherence", of: slot, task.impactsAdherence)
+        try member("schedule", of: slot, task.schedule)
+        if let carePlanUUID = task.carePlanUUID { try member("carePlanUUID", of: slot, carePlanUUID) }
+        if let carePlanID = task.carePlanID { try member("carePlanID", of: slot, carePlanID) }
+        try writeMembers(of: task.metadata, in: slot)
+        close(slots.removeLast())
+    }
+
+    /// The members `EntityMetadata.encode(to:)` writes.
+    private func writeMembers(of metadata: EntityMetadata, in slot: Int) throws {
+        try member("uuid", of: slot, metadata.uuid)
+        try member("effectiveDate", of: slot, metadata.effectiveDate)
+        if let deletedDate = metadata.deletedDate { try member("deletedDate", of: slot, deletedDate) }
+        try member("previousVersionUUIDs", of: slot, metadata.previousVersionUUIDs)
+        try member("nextVersionUUIDs", of: slot, metadata.nextVersionUUIDs)
+        if let previous = metadata.previousVersionUUIDs.first { try member("previousVersionUUID", of: slot, previous) }
+        if let next = metadata.nextVersionUUIDs.first { try member("nextVersionUUID", of: slot, next) }
+        if let createdDate = metadata.createdDate { try member("createdDate", of: slot, createdDate) }
+        if let updatedDate = metadata.updatedDate { try member("updatedDate", of: slot, updatedDate) }
+        if let schemaVersion = metadata.schemaVersion { try member("schemaVersion", of: slot, schemaVersion) }
+        if let groupIdentifier = metadata.groupIdentifier { try member("groupIdentifier", of: slot, groupIdentifier) }
+        if let tags = metadata.tags { try member("tags", of: slot, tags) }
+        if let remoteID = metadata.remoteID { try member("remoteID", of: slot, remoteID) }
+        if let source = metadata.source { try member("source", of: slot, source) }
+        if let userInfo = metadata.userInfo { try member("userInfo", of: slot, userInfo) }
+        if let asset = metadata.asset { try member("asset", of: slot, asset) }
+        if let notes = metadata.notes { try member("notes", of: slot, notes) }
+        try member("timezone", of: slot, metadata.timezone)
+        if let provenance = metadata.provenance { try member("provenance", of: slot, provenance) }
+    }
+
     /// Writes `value` through its own `encode(to:)`.
     private func writeByEncoding<Value: Encodable>(_ value: Value) throws {
         slots.append(Slot(start: output.count))
@@ -112,6 +154,7 @@ final class SortedKeysJSONWriter: Encoder {
     private static let uuidType = ObjectIdentifier(UUID.self)
     private static let calendarType = ObjectIdentifier(Calendar.self)
     private static let scheduleType = ObjectIdentifier(Schedule.self)
+    private static let taskType = ObjectIdentifier(CareTask.self)
 
     private static func notANumber(_ number: any Numeric) -> EncodingError {
         EncodingError.invalidValue(number, EncodingError.Context(codingPath: [], debugDescription: "\(number) is not a JSON number"))

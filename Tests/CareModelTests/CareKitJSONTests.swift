@@ -261,6 +261,16 @@ final class CareKitJSONTests: XCTestCase {
         unusual.metadata.timezone = TimeZone(secondsFromGMT: -12_600) ?? .gmt
         unusual.title = nil
         try same(unusual)
+        // Every optional field of a task and its metadata set, then none: the writer writes tasks member
+        // by member, as their encode(to:) does.
+        var full = try task()
+        full.metadata.deletedDate = Clock.date(2026, 2, 1)
+        full.metadata.nextVersionUUIDs = [metadata(9).uuid, metadata(8).uuid]
+        try same(full)
+        var bare = CareTask(id: "bare", title: nil, schedule: try task().schedule, metadata: EntityMetadata(effectiveDate: Clock.date(2026, 1, 1), timezone: .gmt))
+        bare.metadata.previousVersionUUIDs = []
+        try same(bare)
+        try same([full, bare])
         try same(Primitives())
         try same(Nested())
         try same([outcome, outcome])
