@@ -257,11 +257,15 @@ public struct ResolvedChild: Sendable {
     public let type: String
     /// The primitive kind of `type`, or `nil` when it is not primitive (worked out once, here).
     public let primitive: PrimitiveType?
+    /// Whether `type` is a backbone path (`"CarePlan.activity"`) rather than a type name (worked out
+    /// once, here).
+    public let isBackbone: Bool
 
     public init(info: ElementInfo, type: String) {
         self.info = info
         self.type = type
         primitive = PrimitiveType(rawValue: type)
+        isBackbone = type.utf8.contains(UInt8(ascii: "."))
     }
 }
 
