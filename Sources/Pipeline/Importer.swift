@@ -883,26 +883,11 @@ public final class Importer {
         for chunk in Array(taskIDs).chunked(500) {
             for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
         }
-        // Existing outcomes whose values these resources remove (deleted resources)...
-        let system = options.mapping.sourceSystem
-        var removedOutcomes: [String: [ResourceKey]] = [:]
-        for link in try store.links(ofResources: plan.removedSources.map { ($0.type, $0.id) })
-        where link.entityKind == .outcome && link.sourceSystem == system {
-            removedOutcomes[link.entityID, default: []].append(ResourceKey(type: link.resourceType, id: link.resourceID))
-        }
-        for key in plan.removedSources {
-            if let id = previous?.outcomeOfSource[key] { removedOutcomes[id, default: []].append(key) }
-        }
-        // ...or may have moved from (a resource whose time or code changed belongs to another outcome now).
-        var formerOutcomes: [String: Set<ResourceKey>] = [:]
+        // Existing outcomes whose values these resources remove (deleted resources), or may have moved
+        // from (a resource whose time or code changed belongs to another outcome now).
+        let removedOutcomes = try linkedOutcomes(of: plan.removedSources, after: previous)
         let incomingSources = Set(contributions.map(\.source))
-        for link in try store.links(ofResources: incomingSources.map { ($0.type, $0.id) })
-        where link.entityKind == .outcome && link.sourceSystem == system {
-            formerOutcomes[link.entityID, default: []].insert(ResourceKey(type: link.resourceType, id: link.resourceID))
-        }
-        for source in incomingSources {
-            if let id = previous?.outcomeOfSource[source] { formerOutcomes[id, default: []].insert(source) }
-        }
+        let formerOutcomes = try linkedOutcomes(of: incomingSources, after: previous)
         var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
         var order: [String] = []
         groups.reserveCapacity(contributions.count)
@@ -950,7 +935,7 @@ public final class Importer {
             let group = groups[id]
             let incoming = Set(group?.items.map(\.source) ?? [])
             // What leaves this outcome: deleted resources' values, and those of resources now elsewhere.
-            let removed = Set(removedOutcomes[id] ?? []).union(formerOutcomes[id] ?? [])
+            let removed = (removedOutcomes[id] ?? []).union(formerOutcomes[id] ?? [])
             let before = pairs
             pairs.removeAll { incoming.contains($0.source) || removed.contains($0.source) }
             for item in group?.items ?? [] {
@@ -1022,6 +1007,20 @@ public final class Importer {
             }
         }
         return plan
+    }
+
+    /// The outcomes holding values of `sources`, by outcome id: as the store links them, and as the batch
+    /// planned before (`previous`, whose links may not be committed yet) placed them.
+    private func linkedOutcomes(of sources: Set<ResourceKey>, after previous: OutcomePlan?) throws -> [String: Set<ResourceKey>] {
+        var outcomes: [String: Set<ResourceKey>] = [:]
+        for link in try store.links(ofResources: sources.map { ($0.type, $0.id) })
+        where link.entityKind == .outcome && link.sourceSystem == options.mapping.sourceSystem {
+            outcomes[link.entityID, default: []].insert(ResourceKey(type: link.resourceType, id: link.resourceID))
+        }
+        for source in sources {
+            if let id = previous?.outcomeOfSource[source] { outcomes[id, default: []].insert(source) }
+        }
+        return outcomes
     }
 
     /// The resources an outcome's values came from, in value order, as `userInfo` keeps them: nil when
