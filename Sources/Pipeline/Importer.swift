@@ -150,6 +150,7 @@ public final class Importer {
         }
         writeDeferredDeadLetters()
         let index = builder.build()
+        builder = ResourceIndex.Builder()  // the index alone holds the resources now, to be freed elsewhere
         tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes\(unread > 0 ? ", \(unread) no mapping reads" : ""))", force: true)
 
         // Map and write the entities.
@@ -253,7 +254,7 @@ public final class Importer {
                         batchSize = min(self.options.outcomeBatchSize, batchSize * 2)
                     }
                 }
-                releaseElsewhere(items)
+                releaseElsewhere(consume items)
             } else {
                 try writeLastEntities()
                 var pending: [(Element, String?, Origin)] = []
@@ -281,7 +282,7 @@ public final class Importer {
         }
         try writeLastEntities()
         report.coverage = engine.coverage?.unread()
-        releaseElsewhere(index)
+        releaseElsewhere(consume index)
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
