@@ -101,6 +101,15 @@ public struct Schedule: Sendable, Hashable {
         return start
     }
 
+    /// The occurrence a measurement taken at `time` belongs to: the last event that started by then,
+    /// unless it ended more than a day before (then none). Import places an Observation by its time this
+    /// way, and export chooses an Observation's time so that it lands back in the same occurrence.
+    public func occurrence(at time: Date) -> Int? {
+        let events = events(from: time.addingTimeInterval(-2 * 86_400), to: time.addingTimeInterval(1))
+        guard let event = events.last(where: { $0.start <= time }) else { return nil }
+        return time.timeIntervalSince(event.end) > 86_400 ? nil : event.occurrence
+    }
+
     /// The event with schedule-wide occurrence index `occurrence`, or `nil` if there is none.
     public func event(occurrence: Int) -> ScheduleEvent? {
         if elements.count == 1, let element = elements.first {

@@ -331,6 +331,9 @@ struct BatchWriter {
         }
         try linkForward(table, from: current, to: tombstone, effective: date)
         if kind == .task { forgetTaskVersion(current.uuid) }
+        if kind == .outcome, try Bool.fetchOne(db, sql: "SELECT fhirType IS NULL FROM outcome WHERE rowID = ?", arguments: [current.rowID]) == true {
+            try enqueueExport(outcomeID: id, uuid: tombstone)  // a patient's outcome deleted: exported as entered-in-error
+        }
         summary.deleted += 1
         summary.versionUUIDs.append(tombstone)
     }
@@ -465,6 +468,15 @@ struct BatchWriter {
         try link(
             kind: .outcome, id: outcome.id, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, provenance: provenance,
             after: previous)
+        if provenance == nil { try enqueueExport(outcomeID: outcome.id, uuid: uuid) }
+    }
+
+    /// The change feed of write-back: a version of an outcome the patient recorded (one with no provenance:
+    /// not made from a provider's resource, which must not be sent back to it) is queued for export in the
+    /// transaction that writes it.
+    private mutating func enqueueExport(outcomeID: String, uuid: UUID) throws {
+        let entry = OutboxEntry(destination: OutboxEntry.provider, entityKind: .outcome, entityID: outcomeID, entityUUID: uuid, createdDate: now)
+        summary.outboxEntryIDs.append(try SQLiteStore.enqueue(entry, in: db))
     }
 
     /// Time zone identifiers, looked up once per zone (reading `identifier` copies a string each time).

@@ -31,6 +31,10 @@ public enum OutboxState: String, CaseIterable, Codable, Sendable, CustomStringCo
 /// Enqueueing the same entity version for the same destination twice keeps one entry, so a re-run
 /// export never sends twice.
 public struct OutboxEntry: Equatable, Sendable {
+    /// The destination of the store's own change feed: the provider system the care data came from.
+    /// The export and the sync job send its entries to wherever they are pointed.
+    public static let provider = "provider"
+
     /// Assigned by the store; `nil` before it is stored.
     public var id: Int64?
     /// The server it goes to.
