@@ -9,7 +9,7 @@ import Foundation
 /// their vectors are equal. FHIRPath calendar durations (`year`, `month`) get a dimension of their own
 /// so that `1 year = 1 'a'` is unknown, as the specification requires, while `week` ... `millisecond`
 /// equal their UCUM counterparts by definition.
-enum UCUM {
+public enum UCUM {
     /// Base dimensions: length, mass, time, temperature, amount, charge, luminosity, arbitrary (IU),
     /// calendar month.
     typealias Dimensions = [Int8]
@@ -158,6 +158,9 @@ enum UCUM {
     static let maximumPowerOfTen: UInt = 60
 
     private static let cache = UnitCache()
+
+    /// Whether `code` is a UCUM unit this reader understands (`mm[Hg]`, `kg`, `/min`, `{beats}/min`).
+    public static func recognizes(_ code: String) -> Bool { unit(code) != nil }
 
     /// The unit named by a UCUM code, or nil when the code is not understood.
     static func unit(_ code: String) -> Unit? {

@@ -263,7 +263,11 @@ private struct Run {
         if let field = entity.field("task") {
             for target in try referenceKeys(field, item: item) {
                 let made = tasks?.tasks(madeFrom: target) ?? []
-                let matching = made.filter { !Set(taskCodes($0)).isDisjoint(with: codes) }
+                var matching = made.filter { !Set(taskCodes($0)).isDisjoint(with: codes) }
+                // Codes that decide nothing: the concept's text names the task (as export writes it).
+                if matching.isEmpty, made.count > 1, let text = try string(entity.field("logTitle"), item: item) {
+                    matching = made.filter { $0.title == text }
+                }
                 candidates += matching.isEmpty && made.count == 1 ? made : matching
             }
         }
@@ -315,9 +319,7 @@ private struct Run {
     /// The occurrence of `schedule` that `time` belongs to: the last event starting at or before it,
     /// provided the event has not ended more than a day before.
     static func occurrence(of schedule: Schedule, at time: Date) -> Int? {
-        let events = schedule.events(from: time.addingTimeInterval(-2 * 86_400), to: time.addingTimeInterval(1))
-        guard let event = events.last(where: { $0.start <= time }) else { return nil }
-        return time.timeIntervalSince(event.end) > 86_400 ? nil : event.occurrence
+        schedule.occurrence(at: time)
     }
 
     private func taskCodes(_ task: CareTask) -> [String] {

@@ -126,6 +126,45 @@ entities:
       values: { transform: observationValues }
       logTitle: code.text | code.coding.display
 """#),
+        (name: "ObservationExport.yaml", text: #"""
+# What a patient records in the app (an outcome) goes back to the provider as an R4 Observation.
+# The care model fixes the subject (the task's patient), the effective time (the value's own time, else
+# the occurrence's window), the values (value[x], or components when there are several), basedOn (the
+# CarePlan or MedicationRequest the task came from) and the code (the task's FHIR codes kept at import).
+# This file says the rest.
+export: outcome
+resource: Observation
+# A first version; a later version of the same outcome is `amended`, a deleted one `entered-in-error`.
+status: final
+# Patient-reported: the category of data the patient gives about themselves.
+category:
+  - code: survey
+    display: Survey
+# The identifier every version of one outcome carries (its value: the outcome's id), so that the same
+# outcome is the same Observation forever.
+identifier-system: urn:caregate:outcome
+# App units that are not UCUM codes, written as the UCUM code the provider expects.
+units:
+  beats/min: /min
+  breaths/min: /min
+  bpm: /min
+  mmHg: mm[Hg]
+  lbs: "[lb_av]"
+  lb: "[lb_av]"
+  in: "[in_i]"
+  steps: "{steps}"
+  minutes: min
+  hours: h
+# A unit neither UCUM nor listed above is written as the Quantity's text `unit` (no system and code);
+# `dead-letter` refuses the outcome instead.
+unknown-units: text
+# FHIR R4 has no Observation value for binary data: such outcomes go to dead letters (`text` would send
+# it as base64 in valueString).
+binary: dead-letter
+# Each Observation comes with a Provenance naming the patient and the app or device as its agents.
+provenance: true
+performer: patient
+"""#),
         (name: "Patient.yaml", text: #"""
 # A FHIR Patient becomes a CareKit patient.
 resource: Patient

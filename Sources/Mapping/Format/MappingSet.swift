@@ -1,5 +1,6 @@
 import CareModel
 import Foundation
+import Yams
 
 /// The mappings in force for a run, by resource type: the defaults that ship with CareGate (embedded
 /// in the binary, generated from Mappings/), with a user's folder layered over them.
@@ -10,9 +11,12 @@ import Foundation
 /// rules are added).
 public struct MappingSet: Sendable {
     public private(set) var byType: [String: ResourceMapping]
+    /// How outcomes become Observations (the file with `export: outcome`); a user's replaces the default.
+    public private(set) var export: ExportMapping?
 
-    public init(_ mappings: [ResourceMapping]) {
+    public init(_ mappings: [ResourceMapping], export: ExportMapping? = nil) {
         byType = Dictionary(mappings.map { ($0.resourceType, $0) }, uniquingKeysWith: { _, last in last })
+        self.export = export
     }
 
     /// The mapping of `resourceType`, if any.
@@ -109,7 +113,18 @@ public struct MappingSet: Sendable {
         var extending: [ResourceMapping] = []
         var problems: [MappingProblem] = []
         var seen: [String: String] = [:]
+        var export: ExportMapping?
         for file in files {
+            if let root = try? Yams.compose(yaml: file.text), ExportMappingParser.isExportMapping(root) {
+                var parser = ExportMappingParser(file: file.name)
+                let parsed = parser.parse(root)
+                problems += parser.problems
+                if let earlier = export, parsed != nil {
+                    problems.append(MappingProblem(at: MappingLocation(file: file.name, line: 1, column: 1), "outcomes are already exported by \(earlier.file)"))
+                }
+                export = parsed ?? export
+                continue
+            }
             var parser = MappingParser(file: file.name)
             let parsed = parser.parse(file.text)
             problems += parser.problems
@@ -127,7 +142,7 @@ public struct MappingSet: Sendable {
             seen[mapping.resourceType] = file.name
             if !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
         }
-        return (MappingSet(mappings), problems, extending)
+        return (MappingSet(mappings, export: export), problems, extending)
     }
 
     /// Layers `extensions` (files with `extends: default`) over this set.
@@ -140,6 +155,7 @@ public struct MappingSet: Sendable {
     /// Layers a whole user set: each of its types replaces the default's.
     mutating func layer(_ user: MappingSet) {
         for (type, mapping) in user.byType { byType[type] = mapping }
+        if let export = user.export { self.export = export }
     }
 }
 
