@@ -10,7 +10,8 @@ final class MappingCheckTests: XCTestCase {
         XCTAssertEqual(MappingSet.checkDefaults().map(\.description), [])
         XCTAssertEqual(
             Set(MappingSet.defaultFileNames),
-            ["CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml"])
+            ["CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "ObservationExport.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml"])
+        XCTAssertNotNil(try? MappingSet.defaults().export, "the default export mapping is in force")
     }
 
     func testEmbeddedDefaultsAreTheMappingsFolder() throws {
@@ -28,6 +29,19 @@ final class MappingCheckTests: XCTestCase {
         XCTAssertTrue(
             found.contains { $0.severity == .error && $0.location.line == line && $0.location.column == column && $0.message.contains(text) },
             "expected '\(text)' at \(line):\(column), got:\n" + found.map(\.description).joined(separator: "\n"), file: file, line: testLine)
+    }
+
+    func testExportMappingErrorsAreFoundWithTheirPlace() {
+        let head = "export: outcome\nresource: Observation\n"
+        assertProblem(head + "statuss: final\n", at: 3, 1, contains: "did you mean 'status'")
+        assertProblem(head + "status: done\n", at: 3, 9, contains: "not an Observation status")
+        assertProblem(head + "units:\n  bpm: beats\n", at: 4, 8, contains: "'beats' is not a UCUM unit")
+        assertProblem(head + "identifier-system: not a uri\n", at: 3, 20, contains: "absolute URI")
+        assertProblem(head + "binary: keep\n", at: 3, 9, contains: "`dead-letter` or `text`")
+        assertProblem("export: outcome\nresource: Patient\n", at: 2, 11, contains: "exported as an `Observation`")
+        assertProblem(head + "category:\n  - system: http://x.org\n", at: 4, 5, contains: "a code needs `code:`")
+        XCTAssertEqual(problems(head + "status: preliminary\nunits:\n  bpm: /min\n"), [])
+        XCTAssertEqual(MappingSet.load(files: [(name: "e.yaml", text: head + "status: preliminary\n")]).0.export?.status, "preliminary")
     }
 
     func testYAMLSyntaxError() {

@@ -29,8 +29,9 @@ public struct CLIRunner {
     }
 
     /// Starts `caregate arguments...` without waiting for it (for tests of processes that overlap).
-    public static func start(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Running {
-        try Running(executable: executable, arguments: arguments, stdin: stdin, directory: directory ?? Corpus.projectRoot)
+    /// `environment` adds variables to this process's.
+    public static func start(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil, environment: [String: String] = [:]) throws -> Running {
+        try Running(executable: executable, arguments: arguments, stdin: stdin, directory: directory ?? Corpus.projectRoot, environment: environment)
     }
 
     /// Runs `caregate arguments...` as an unprivileged user (nobody) when the tests run as root, so that
@@ -49,9 +50,12 @@ public struct CLIRunner {
         private let process = Process()
         private let scratch: URL
 
-        init(executable: URL, arguments: [String], stdin: Data?, directory: URL) throws {
+        init(executable: URL, arguments: [String], stdin: Data?, directory: URL, environment: [String: String] = [:]) throws {
             process.executableURL = executable
             process.arguments = arguments
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+            }
             process.currentDirectoryURL = directory
             // Output goes to temporary files: a pipe the test does not drain could block a chatty child.
             scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-cli-\(UUID().uuidString)")
@@ -78,6 +82,9 @@ public struct CLIRunner {
 
         /// Stops it (SIGTERM).
         public func terminate() { process.terminate() }
+
+        /// Kills it outright (SIGKILL): no handler runs, nothing is flushed or cleaned up.
+        public func kill() { _ = Foundation.kill(process.processIdentifier, SIGKILL) }
 
         /// Waits for the process to end and returns what it printed.
         public func wait() throws -> Result {

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import Mapping
+import Pipeline
+import Store
+
+/// `caregate export`: the outbox's pending outcomes as FHIR Observations.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the outcomes waiting in the outbox as FHIR Observations, and mark them sent.",
+        discussion: """
+            Each outcome a patient recorded (caregate outcomes add, or an app through the store) was queued \
+            when it was written. This builds its Observation with the export mapping (Mappings/\
+            ObservationExport.yaml, or yours with --mappings), with a Provenance naming the patient and \
+            the app, validates both, and writes them: as a Bundle (transaction or batch: PUT by the \
+            Observation id derived from the outcome id, so the same outcome is the same Observation \
+            forever; or collection), or as NDJSON. An outcome edited several times before an export is \
+            written once, as its last version; a deleted one as entered-in-error.
+
+            An outcome that cannot be expressed (binary data, a unit the mapping refuses, no FHIR patient) \
+            or whose Observation is invalid goes to dead letters with the reason, and the rest goes on. \
+            Running again writes nothing new. A run killed at any point leaves each outcome pending or \
+            sent: the next run finishes or discards what it left (see the README).
+
+            Exit status: 0 when everything due was written, 1 when any outcome was refused or the \
+            store or target cannot be used, 2 on bad usage.
+
+            Examples:
+              caregate export --to exports/
+              caregate export --to - --format ndjson --dry-run
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("A folder (a new file per run), a file (replaced), or - for standard output.", valueName: "dir|file|-"))
+    var to: String = "-"
+
+    @Option(name: .long, help: ArgumentHelp("json, xml or ndjson.", valueName: "format"))
+    var format: ExportOptions.Format = .json
+
+    @Option(name: .long, help: ArgumentHelp("transaction, batch or collection (json and xml).", valueName: "type"))
+    var bundle: ExportOptions.BundleType = .transaction
+
+    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
+    var mappings: String?
+
+    @Option(name: .long, help: ArgumentHelp("Export at most this many outbox entries.", valueName: "n"))
+    var limit: Int?
+
+    @Flag(name: .long, help: "Build and validate, print what would be written, and change nothing.")
+    var dryRun = false
+
+    func run() throws {
+        let mappingSet = try MappingSet.defaults(overriddenBy: mappings)
+        guard let mapping = mappingSet.export else { throw ExportError.noExportMapping }
+        let store = try storeOptions.open()
+        var options = ExportOptions()
+        options.format = format
+        options.bundleType = bundle
+        options.dryRun = dryRun
+        if let limit { options.limit = max(1, limit) }
+        let target: ExportTarget
+        if to == "-" {
+            target = .standardOutput
+        } else {
+            var isFolder: ObjCBool = false
+            target = FileManager.default.fileExists(atPath: to, isDirectory: &isFolder) && isFolder.boolValue || to.hasSuffix("/") ? .folder(to) : .file(to)
+        }
+        let report = try Exporter(store: store, mapping: mapping, options: options).run(to: target)
+        var lines = ["\(dryRun ? "would export" : "exported") \(report.observations) Observation(s) for \(report.sent) outbox entr\(report.sent == 1 ? "y" : "ies")"
+            + (report.path.map { " to \($0)" } ?? "")]
+        for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
+        printError(lines.joined(separator: "\n"))
+        if !report.refused.isEmpty { throw ExitCode(1) }
+    }
+}
+
+extension ExportOptions.Format: ExpressibleByArgument {}
+extension ExportOptions.BundleType: ExpressibleByArgument {}

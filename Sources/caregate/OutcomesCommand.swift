@@ -1,0 +1,134 @@
+import ArgumentParser
+import CareModel
+import Foundation
+import Store
+
+/// `caregate outcomes`: record outcomes the way a care app does; each new version is queued for export.
+struct OutcomesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outcomes",
+        abstract: "Record outcomes as a care app does; each is queued for export to the provider.",
+        subcommands: [OutcomesAdd.self]
+    )
+}
+
+/// `caregate outcomes add --task ID --occurrence N --value V...`
+struct OutcomesAdd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Record values for one occurrence of a task (a new outcome, or a new version of its outcome).",
+        discussion: """
+            The task is named by its id (caregate store dump lists them); the occurrence by its index in the \
+            task's schedule (caregate store events shows each event's). Each --value is typed from its text: \
+            an integer (120), a decimal (98.6), true or false, a date-time (2026-11-02T08:05:00Z), else text; \
+            --type forces one. --unit and --kind give each value its unit (mm[Hg]) and kind (a code, \
+            system|code); one given once applies to every value.
+
+            The outcome has no provenance (the patient recorded it), so the store queues it for export in \
+            the same transaction; `caregate export` writes it as an Observation.
+
+            Example:
+              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9' --occurrence 0 \\
+                --value 128 --value 82 --unit 'mm[Hg]' --kind 'http://loinc.org|8480-6' --kind 'http://loinc.org|8462-4'
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("The task's id.", valueName: "id"))
+    var task: String
+
+    @Option(name: .long, help: ArgumentHelp("The occurrence index in the task's schedule (0 is the first).", valueName: "n"))
+    var occurrence: Int
+
+    @Option(name: .long, help: ArgumentHelp("A value (repeat for several).", valueName: "value"))
+    var value: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Force the values' type: integer, double, boolean, text, date.", valueName: "type"))
+    var type: OutcomeValue.ValueType?
+
+    @Option(name: .long, help: ArgumentHelp("A unit per value, or one for all.", valueName: "unit"))
+    var unit: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("A kind per value (a code, system|code), or one for all.", valueName: "kind"))
+    var kind: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("When the values were recorded (ISO 8601); default: now.", valueName: "date-time"))
+    var time: String?
+
+    @Option(name: .long, help: ArgumentHelp("The app or device that recorded them (the Provenance's device).", valueName: "name"))
+    var source: String = "caregate-cli"
+
+    @Flag(name: .long, help: "Replace the outcome's values instead of adding to them.")
+    var replace = false
+
+    func validate() throws {
+        guard !value.isEmpty else { throw ValidationError("give at least one --value") }
+        guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
+        for (name, list) in [("--unit", unit), ("--kind", kind)] where list.count > 1 && list.count != value.count {
+            throw ValidationError("give \(name) once, or once per --value (\(value.count))")
+        }
+        if let time, Self.date(time) == nil { throw ValidationError("--time '\(time)' is not an ISO 8601 date-time") }
+    }
+
+    func run() throws {
+        let store = try storeOptions.open()
+        guard let current = try store.tasks(EntityQuery(ids: [task])).first else {
+            throw CommandFailure("no task '\(task)' in \(storeOptions.store) (caregate store dump --kind task lists them)")
+        }
+        guard current.schedule.hasOccurrence(occurrence) else {
+            throw CommandFailure("task '\(task)' has no occurrence \(occurrence) in its schedule")
+        }
+        let recorded = time.flatMap(Self.date) ?? Date()
+        let zone = current.schedule.elements.first?.timeZone ?? .current
+        var values: [OutcomeValue] = []
+        for (position, text) in value.enumerated() {
+            let typed = try Self.value(text, as: type)
+            values.append(OutcomeValue(
+                typed, units: Self.pick(unit, position), kind: Self.pick(kind, position), createdDate: recorded, timezone: zone))
+        }
+        let id = Outcome.id(taskUUID: current.uuid, occurrence: occurrence)
+        let existing = try store.outcomes(EntityQuery(ids: [id])).first
+        var all = (replace ? [] : existing?.values ?? []) + values
+        for index in all.indices { all[index].index = all.count > 1 ? index : nil }
+        let effective = current.schedule.eventStart(occurrence: occurrence) ?? recorded
+        var metadata = EntityMetadata(effectiveDate: max(effective, existing?.metadata.effectiveDate ?? effective), timezone: zone)
+        metadata.source = source
+        let outcome = Outcome(taskUUID: current.uuid, taskID: current.id, taskOccurrenceIndex: occurrence, values: all, metadata: metadata)
+        var batch = StoreBatch()
+        batch.upsert(outcome)
+        let summary = try store.apply(batch)
+        let queued = summary.outboxEntryIDs.map { "#\($0)" }.joined(separator: ", ")
+        print("outcome \(id): \(all.count) value(s)\(summary.unchanged > 0 ? ", unchanged" : ", queued for export as outbox entry \(queued)")")
+    }
+
+    private static func pick(_ list: [String], _ position: Int) -> String? {
+        list.count == 1 ? list[0] : list.indices.contains(position) ? list[position] : nil
+    }
+
+    static func date(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// A value's text typed: as `type` when given, else by its shape.
+    static func value(_ text: String, as type: OutcomeValue.ValueType?) throws -> OutcomeValue.Value {
+        func fail(_ what: String) -> CommandFailure { CommandFailure("--value '\(text)' is not \(what)") }
+        switch type {
+        case .integer: guard let number = Int(text) else { throw fail("an integer") }; return .integer(number)
+        case .double: guard let number = Double(text), number.isFinite else { throw fail("a number") }; return .double(number)
+        case .boolean: guard text == "true" || text == "false" else { throw fail("true or false") }; return .boolean(text == "true")
+        case .date: guard let date = date(text) else { throw fail("an ISO 8601 date-time") }; return .date(date)
+        case .binary: guard let data = Data(base64Encoded: text) else { throw fail("base64") }; return .binary(data)
+        case .text: return .text(text)
+        case nil:
+            if let number = Int(text) { return .integer(number) }
+            if let number = Double(text), number.isFinite, text.contains(".") { return .double(number) }
+            if text == "true" || text == "false" { return .boolean(text == "true") }
+            if text.count >= 16, let date = date(text) { return .date(date) }
+            return .text(text)
+        }
+    }
+}
+
+extension OutcomeValue.ValueType: ExpressibleByArgument {}

@@ -1,0 +1,184 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
+import TestSupport
+import XCTest
+
+/// Write-back: the store's change feed, each value type as its Observation value, refusals as dead
+/// letters, exporting twice, and the round trip back through import.
+final class ExportTests: XCTestCase {
+    private var fixtures: String { Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path }
+    private let zone = TimeZone(identifier: "America/Chicago")!
+
+    private func importedStore() throws -> SQLiteStore {
+        let store = try makeStore()
+        let report = try importFiles([fixtures], into: store, zone: "America/Chicago")
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        return store
+    }
+
+    private func task(_ id: String, in store: any Store) throws -> CareTask {
+        try XCTUnwrap(try store.tasks(EntityQuery(ids: [id])).first, "no task \(id)")
+    }
+
+    /// Records `values` as the app would: an outcome with no provenance.
+    @discardableResult
+    private func record(_ values: [OutcomeValue], task id: String, occurrence: Int, in store: any Store, source: String? = "HeartApp") throws -> BatchSummary {
+        let task = try task(id, in: store)
+        var metadata = EntityMetadata(effectiveDate: task.schedule.eventStart(occurrence: occurrence) ?? Date(), timezone: zone)
+        metadata.source = source
+        var batch = StoreBatch()
+        batch.upsert(Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: occurrence, values: values, metadata: metadata))
+        return try store.apply(batch)
+    }
+
+    private func export(_ store: any Store, mapping: ExportMapping? = nil, to folder: URL) throws -> (ExportReport, [Element]) {
+        let export = try XCTUnwrap(mapping ?? MappingSet.defaults().export)
+        let report = try Exporter(store: store, mapping: export, options: ExportOptions()).run(to: .folder(folder.path))
+        guard let path = report.path else { return (report, []) }
+        let bundle = try FHIRJSON.read(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let resources = bundle.children(named: "entry").compactMap { $0.child(named: "resource") }
+        return (report, resources)
+    }
+
+    func testOnlyWhatThePatientRecordedIsQueuedInTheSameTransaction() throws {
+        let store = try importedStore()
+        XCTAssertEqual(try store.outboxEntries(in: .pending), [], "outcomes made from the provider's Observations are not sent back")
+        let summary = try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
+        XCTAssertEqual(summary.outboxEntryIDs.count, 1)
+        let entry = try XCTUnwrap(try store.outboxEntries(in: .pending).first)
+        XCTAssertEqual(entry.entityKind, .outcome)
+        XCTAssertEqual(entry.entityUUID, summary.versionUUIDs.first)
+        // The same content again makes no version and no entry; a change makes both; a deletion too.
+        XCTAssertEqual(try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store).outboxEntryIDs, [])
+        XCTAssertEqual(try record([OutcomeValue(.boolean(false))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store).outboxEntryIDs.count, 1)
+        var deletion = StoreBatch()
+        deletion.delete(.outcome, id: entry.entityID)
+        XCTAssertEqual(try store.apply(deletion).outboxEntryIDs.count, 1)
+        XCTAssertEqual(try store.outboxEntries(in: .pending).count, 3)
+    }
+
+    func testEachValueTypeBecomesItsObservationValueAndValidates() throws {
+        let store = try importedStore()
+        let recorded = Date(timeIntervalSince1970: 1_793_000_000)
+        let bp = "CarePlan/cp-1#activity-85354-9"
+        let cases: [(OutcomeValue, String, (Element) -> Void)] = [
+            (OutcomeValue(.integer(7)), "valueInteger", { XCTAssertEqual($0.value, "7") }),
+            (OutcomeValue(.double(72.5), units: "kg"), "valueQuantity", {
+                XCTAssertEqual($0.childValue("value"), "72.5")
+                XCTAssertEqual($0.childValue("system"), "http://unitsofmeasure.org")
+                XCTAssertEqual($0.childValue("code"), "kg")
+            }),
+            (OutcomeValue(.integer(64), units: "beats/min"), "valueQuantity", {
+                XCTAssertEqual($0.childValue("code"), "/min", "the mapping's table gives the UCUM code")
+                XCTAssertEqual($0.childValue("unit"), "beats/min")
+            }),
+            (OutcomeValue(.double(3), units: "glasses"), "valueQuantity", {
+                XCTAssertEqual($0.childValue("unit"), "glasses")
+                XCTAssertNil($0.childValue("system"), "a unit that is not UCUM is text only")
+            }),
+            (OutcomeValue(.boolean(false)), "valueBoolean", { XCTAssertEqual($0.value, "false") }),
+            (OutcomeValue(.text("felt dizzy")), "valueString", { XCTAssertEqual($0.value, "felt dizzy") }),
+            (OutcomeValue(.text("Yes"), units: "http://loinc.org|LA33-6"), "valueCodeableConcept", {
+                XCTAssertEqual($0.child(named: "coding")?.childValue("code"), "LA33-6")
+                XCTAssertEqual($0.childValue("text"), "Yes")
+            }),
+            (OutcomeValue(.date(recorded), timezone: zone), "valueDateTime", { XCTAssertEqual($0.value.map { FHIRDateText.date($0, in: self.zone) }, recorded) }),
+        ]
+        for (occurrence, (value, _, _)) in cases.enumerated() {
+            try record([value], task: bp, occurrence: occurrence + 10, in: store)
+        }
+        let folder = try makeScratchFolder("export")
+        let (report, resources) = try export(store, to: folder)
+        XCTAssertEqual(report.refused.count, 0, "\(report.refused)")
+        let observations = resources.filter { $0.resourceType == "Observation" }
+        XCTAssertEqual(observations.count, cases.count)
+        XCTAssertEqual(resources.filter { $0.resourceType == "Provenance" }.count, cases.count, "a Provenance per Observation")
+        let validator = StructureValidator(options: ValidationOptions(strict: true))
+        for resource in resources {
+            XCTAssertEqual(validator.validate(resource).errors.map(\.diagnostics), [], "\(String(decoding: FHIRJSON.write(resource), as: UTF8.self))")
+        }
+        for (occurrence, (_, name, check)) in cases.enumerated() {
+            let id = OutcomeExporter.observationID(of: Outcome.id(taskUUID: try task(bp, in: store).uuid, occurrence: occurrence + 10))
+            let observation = try XCTUnwrap(observations.first { $0.childValue("id") == id })
+            XCTAssertEqual(observation.childValue("status"), "final")
+            XCTAssertEqual(observation.child(named: "subject")?.childValue("reference"), "Patient/pat-1")
+            XCTAssertEqual(observation.child(named: "basedOn")?.childValue("reference"), "CarePlan/cp-1")
+            XCTAssertEqual(observation.child(named: "code")?.child(named: "coding")?.childValue("code"), "85354-9", "the task's code kept at import")
+            XCTAssertNotNil(observation.child(named: "effectiveDateTime") ?? observation.child(named: "effectivePeriod"))
+            check(try XCTUnwrap(observation.child(named: name), "\(name) in \(id)"))
+        }
+        // Exporting again writes nothing.
+        let (again, none) = try export(store, to: folder)
+        XCTAssertEqual(again.observations, 0)
+        XCTAssertEqual(none.count, 0)
+        XCTAssertEqual(try store.outboxEntries(in: .sent).count, cases.count)
+    }
+
+    func testSeveralValuesAreComponentsAndADeletionIsEnteredInError() throws {
+        let store = try importedStore()
+        let bp = "CarePlan/cp-1#activity-85354-9"
+        try record([
+            OutcomeValue(.integer(128), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
+            OutcomeValue(.integer(82), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
+        ], task: bp, occurrence: 3, in: store)
+        let folder = try makeScratchFolder("export")
+        let observation = try XCTUnwrap(try export(store, to: folder).1.first)
+        let components = observation.children(named: "component")
+        XCTAssertEqual(components.map { $0.child(named: "code")?.child(named: "coding")?.childValue("code") }, ["8480-6", "8462-4"])
+        XCTAssertEqual(components.map { $0.child(named: "valueQuantity")?.childValue("value") }, ["128", "82"])
+        XCTAssertNil(observation.child(named: "valueQuantity"))
+
+        var deletion = StoreBatch()
+        deletion.delete(.outcome, id: Outcome.id(taskUUID: try task(bp, in: store).uuid, occurrence: 3))
+        try store.apply(deletion)
+        let deleted = try XCTUnwrap(try export(store, to: folder).1.first)
+        XCTAssertEqual(deleted.childValue("status"), "entered-in-error")
+        XCTAssertEqual(deleted.childValue("id"), observation.childValue("id"), "the same outcome is the same Observation")
+    }
+
+    func testValuesWithNoFHIRFormGoToDeadLettersAndTheRestExports() throws {
+        let store = try importedStore()
+        let bp = "CarePlan/cp-1#activity-85354-9"
+        try record([OutcomeValue(.binary(Data([1, 2, 3])))], task: bp, occurrence: 1, in: store)
+        try record([OutcomeValue(.double(2), units: "scoops")], task: bp, occurrence: 2, in: store)
+        try record([OutcomeValue(.integer(120), units: "mm[Hg]")], task: bp, occurrence: 3, in: store)
+        var mapping = try XCTUnwrap(try MappingSet.defaults().export)
+        mapping.unknownUnits = .deadLetter
+        let folder = try makeScratchFolder("export")
+        let (report, resources) = try export(store, mapping: mapping, to: folder)
+        XCTAssertEqual(report.refused.count, 2, "\(report.refused)")
+        XCTAssertTrue(report.refused.contains { $0.reason.contains("binary") })
+        XCTAssertTrue(report.refused.contains { $0.reason.contains("'scoops'") })
+        XCTAssertEqual(resources.filter { $0.resourceType == "Observation" }.count, 1)
+        XCTAssertEqual(try store.deadLetters(limit: 10).filter { $0.outboxEntryID != nil }.count, 2)
+        XCTAssertEqual(try store.outboxEntries(in: .failed).count, 2)
+    }
+
+    func testExportedObservationsImportBackToTheSameOutcomes() throws {
+        let store = try importedStore()
+        try record([
+            OutcomeValue(.integer(128), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
+            OutcomeValue(.integer(82), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
+        ], task: "CarePlan/cp-1#activity-85354-9", occurrence: 3, in: store)
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
+        try record([OutcomeValue(.double(10.5), units: "mg")], task: "MedicationRequest/medreq-1", occurrence: 2, in: store)
+        let folder = try makeScratchFolder("export")
+        let (report, _) = try export(store, to: folder)
+        XCTAssertEqual(report.observations, 3)
+
+        let fresh = try importedStore()
+        let back = try importFiles([try XCTUnwrap(report.path)], into: fresh, zone: "America/Chicago")
+        XCTAssertEqual(back.failures, [], describe(back.failures))
+        func recorded(_ store: any Store) throws -> [String] {
+            try store.outcomes(.current).filter { $0.metadata.provenance == nil || $0.metadata.provenance?.fhirID.contains("-") == true && $0.metadata.provenance?.fhirID.count ?? 0 > 36 }
+                .map { outcome in "\(outcome.taskID ?? "?") #\(outcome.taskOccurrenceIndex): " + outcome.values.map { "\($0.value) \($0.units ?? "")" }.joined(separator: ", ") }
+                .sorted()
+        }
+        XCTAssertEqual(try recorded(fresh), try recorded(store))
+        XCTAssertEqual(try recorded(fresh).count, 3)
+    }
+}
