@@ -72,8 +72,7 @@ public final class Exporter {
         let started = Date()
         var report = ExportReport()
         report.dryRun = options.dryRun
-        if case .folder(let folder) = target, !options.dryRun { try recover(folder: folder) }
-        if case .file(let path) = target, !options.dryRun { try recover(file: path) }
+        if !options.dryRun { try recover(target) }
 
         let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
         guard !due.isEmpty else {
@@ -91,7 +90,7 @@ public final class Exporter {
         var resources: [(observation: ExportedObservation, entry: OutboxEntry)] = []
         var includedIDs: Set<String> = []
         for outcomeID in order {
-            guard let entry = newest[outcomeID], let entryID = entry.id else { continue }
+            guard let entry = newest[outcomeID] else { continue }
             do {
                 let exported = try exporter.export(try input(for: entry))
                 let problems = validator.validate(exported.observation).errors + (exported.provenance.map { validator.validate($0).errors } ?? [])
@@ -107,7 +106,6 @@ public final class Exporter {
             } catch let refusal as ExportInputError {
                 refuse(entry, outcomeID: outcomeID, reason: refusal.description, payload: nil, into: &batch, report: &report)
             }
-            _ = entryID
         }
         for entry in due where includedIDs.contains(entry.entityID) {
             if let id = entry.id { batch.transition(outboxEntry: id, .sent(at: now)) }
@@ -259,24 +257,25 @@ public final class Exporter {
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(exportID).partial").path
     }
 
-    /// Finishes or discards what a killed run left in `folder`.
-    private func recover(folder: String) throws {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
-            throw ExportError.cannotWrite(path: folder, reason: "no such folder")
+    /// Finishes or discards what a killed run left for `target`: the partial files of its folder (of any
+    /// export into it), or of its file.
+    private func recover(_ target: ExportTarget) throws {
+        let (folder, prefix, key): (String, String, String)
+        switch target {
+        case .standardOutput:
+            return
+        case .folder(let path):
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+                throw ExportError.cannotWrite(path: path, reason: "no such folder")
+            }
+            guard isFolder.boolValue else { throw ExportError.cannotWrite(path: path, reason: "not a folder") }
+            (folder, prefix, key) = (path, ".", path)
+        case .file(let path):
+            let url = URL(fileURLWithPath: path)
+            (folder, prefix, key) = (url.deletingLastPathComponent().path, ".\(url.lastPathComponent).", path)
         }
-        guard isFolder.boolValue else { throw ExportError.cannotWrite(path: folder, reason: "not a folder") }
-        let committed = try store.checkpoint(server: Self.checkpointServer, resourceType: folder)?.cursor
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(".") && name.hasSuffix(".partial") {
-            try settle(URL(fileURLWithPath: folder).appendingPathComponent(name).path, committed: committed)
-        }
-    }
-
-    private func recover(file path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent().path
-        let committed = try store.checkpoint(server: Self.checkpointServer, resourceType: path)?.cursor
-        let prefix = ".\(url.lastPathComponent)."
+        let committed = try store.checkpoint(server: Self.checkpointServer, resourceType: key)?.cursor
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
             try settle(URL(fileURLWithPath: folder).appendingPathComponent(name).path, committed: committed)
         }

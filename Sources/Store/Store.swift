@@ -26,7 +26,7 @@ import Foundation
 ///
 /// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``
 /// - ``checkpoint(server:resourceType:)``
-/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntry(id:)``
+/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``
 /// - ``deadLetters(limit:)``
 /// - ``statistics()``, ``integrityCheck()``
 /// - ``forEachEntity(_:_:_:)``, ``forEachVersion(_:_:)``: streaming reads for dumps
@@ -60,6 +60,8 @@ public protocol Store: AnyObject, Sendable {
     func outboxEntry(id: Int64) throws -> OutboxEntry?
     /// Pending entries, and failed ones whose retry time has come.
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry]
+    /// Entries in `state`, oldest first (what `caregate outbox` lists).
+    func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry]
     func deadLetters(limit: Int) throws -> [DeadLetter]
     /// Counts of everything kept.
     func statistics() throws -> StoreStatistics

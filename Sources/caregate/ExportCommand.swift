@@ -53,7 +53,7 @@ struct ExportCommand: ParsableCommand {
     var dryRun = false
 
     func run() throws {
-        let mappingSet = try MappingSet.defaults(overriddenBy: mappings)
+        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         guard let mapping = mappingSet.export else { throw ExportError.noExportMapping }
         let store = try storeOptions.open()
         var options = ExportOptions()

@@ -34,7 +34,7 @@ struct OutboxList: ParsableCommand {
     var limit = 1000
 
     func run() throws {
-        guard let store = try storeOptions.openForReading() as? SQLiteStore else { return }
+        let store = try storeOptions.openForReading()
         let states = state.map { [$0] } ?? OutboxState.allCases
         var total = 0
         for state in states {

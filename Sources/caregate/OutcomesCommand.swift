@@ -1,5 +1,6 @@
 import ArgumentParser
 import CareModel
+import FHIR
 import Foundation
 import Store
 
@@ -53,7 +54,7 @@ struct OutcomesAdd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A kind per value (a code, system|code), or one for all.", valueName: "kind"))
     var kind: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("When the values were recorded (ISO 8601); default: now.", valueName: "date-time"))
+    @Option(name: .long, help: ArgumentHelp("When the values were recorded (a FHIR date-time; without an offset, in the task's zone); default: now.", valueName: "date-time"))
     var time: String?
 
     @Option(name: .long, help: ArgumentHelp("The app or device that recorded them (the Provenance's device).", valueName: "name"))
@@ -68,7 +69,6 @@ struct OutcomesAdd: ParsableCommand {
         for (name, list) in [("--unit", unit), ("--kind", kind)] where list.count > 1 && list.count != value.count {
             throw ValidationError("give \(name) once, or once per --value (\(value.count))")
         }
-        if let time, Self.date(time) == nil { throw ValidationError("--time '\(time)' is not an ISO 8601 date-time") }
     }
 
     func run() throws {
@@ -79,11 +79,11 @@ struct OutcomesAdd: ParsableCommand {
         guard current.schedule.hasOccurrence(occurrence) else {
             throw CommandFailure("task '\(task)' has no occurrence \(occurrence) in its schedule")
         }
-        let recorded = time.flatMap(Self.date) ?? Date()
         let zone = current.schedule.elements.first?.timeZone ?? .current
+        let recorded = try time.map { try DateArgument.parse($0, option: "--time", timeZone: zone) } ?? Date()
         var values: [OutcomeValue] = []
         for (position, text) in value.enumerated() {
-            let typed = try Self.value(text, as: type)
+            let typed = try Self.value(text, as: type, in: zone)
             values.append(OutcomeValue(
                 typed, units: Self.pick(unit, position), kind: Self.pick(kind, position), createdDate: recorded, timezone: zone))
         }
@@ -106,26 +106,22 @@ struct OutcomesAdd: ParsableCommand {
         list.count == 1 ? list[0] : list.indices.contains(position) ? list[position] : nil
     }
 
-    static func date(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
-
     /// A value's text typed: as `type` when given, else by its shape.
-    static func value(_ text: String, as type: OutcomeValue.ValueType?) throws -> OutcomeValue.Value {
+    /// Dates are read with the strict FHIR parser, without an offset in `zone`.
+    static func value(_ text: String, as type: OutcomeValue.ValueType?, in zone: TimeZone) throws -> OutcomeValue.Value {
         func fail(_ what: String) -> CommandFailure { CommandFailure("--value '\(text)' is not \(what)") }
         switch type {
         case .integer: guard let number = Int(text) else { throw fail("an integer") }; return .integer(number)
         case .double: guard let number = Double(text), number.isFinite else { throw fail("a number") }; return .double(number)
         case .boolean: guard text == "true" || text == "false" else { throw fail("true or false") }; return .boolean(text == "true")
-        case .date: guard let date = date(text) else { throw fail("an ISO 8601 date-time") }; return .date(date)
+        case .date: guard let date = FHIRDateText.date(text, in: zone) else { throw fail("a date or date-time") }; return .date(date)
         case .binary: guard let data = Data(base64Encoded: text) else { throw fail("base64") }; return .binary(data)
         case .text: return .text(text)
         case nil:
             if let number = Int(text) { return .integer(number) }
             if let number = Double(text), number.isFinite, text.contains(".") { return .double(number) }
             if text == "true" || text == "false" { return .boolean(text == "true") }
-            if text.count >= 16, let date = date(text) { return .date(date) }
+            if text.contains("T"), let date = FHIRDateText.date(text, in: zone) { return .date(date) }
             return .text(text)
         }
     }

@@ -63,6 +63,8 @@ final class ExportCLITests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("no task 'no-such-task'"), bad.stderr)
         let noOccurrence = try CLIRunner.run(["outcomes", "add", "--store", store, "--task", bloodPressure, "--occurrence", "-1", "--value", "1"])
         XCTAssertEqual(noOccurrence.status, 2, noOccurrence.stderr)
+        let badTime = try CLIRunner.run(["outcomes", "add", "--store", store, "--task", bloodPressure, "--occurrence", "1", "--value", "1", "--time", "2026-02-30T08:00:00Z"])
+        XCTAssertEqual(badTime.status, 2, "an impossible date is a usage error: \(badTime.stderr)")
     }
 
     func testABinaryOutcomeIsADeadLetterAndRetryRequeuesIt() throws {

@@ -21,11 +21,8 @@ public struct OutcomeExportInput: Sendable {
 public struct ExportedObservation: Sendable {
     /// The Observation's logical id, derived from the outcome's id: the same for every version.
     public var id: String
-    public var identifier: (system: String, value: String)
     public var observation: Element
     public var provenance: Element?
-    /// Whether the outcome was deleted (the Observation is entered-in-error).
-    public var isDeletion: Bool
 }
 
 /// Why an outcome cannot be exported; it goes to dead letters with this reason.
@@ -71,7 +68,7 @@ public struct OutcomeExporter: Sendable {
     public func export(_ input: OutcomeExportInput) throws -> ExportedObservation {
         let outcome = input.outcome
         let refuse = { (reason: String) in ExportRefusal(outcomeID: outcome.id, reason: reason) }
-        guard let patientReference = Self.reference(of: input.patient, type: "Patient") else {
+        guard let patientReference = Self.reference(of: input.patient?.metadata.provenance, types: ["Patient"]) else {
             throw refuse("its patient was not made from a FHIR Patient, so it has no subject in the provider's record")
         }
         let zone = outcome.metadata.timezone
@@ -93,7 +90,7 @@ public struct OutcomeExporter: Sendable {
         children.append(code)
         children.append(Element(name: "subject", children: [Element(name: "reference", value: patientReference)]))
         children.append(effective(of: outcome, task: input.task, zone: zone))
-        children.append(Element(name: "issued", value: FHIRDateFormat.instant(outcome.metadata.updatedDate ?? outcome.metadata.createdDate ?? Date())))
+        children.append(Element(name: "issued", value: FHIRDateFormat.instant(Self.recorded(outcome))))
         if mapping.performerIsPatient {
             children.append(Element(name: "performer", children: [Element(name: "reference", value: patientReference)]))
         }
@@ -128,18 +125,17 @@ public struct OutcomeExporter: Sendable {
         let observation = Element.resource("Observation", children: children)
         let provenance = mapping.provenance
             ? provenanceResource(target: "Observation/\(id)", outcome: outcome, patient: patientReference) : nil
-        return ExportedObservation(
-            id: id, identifier: (mapping.identifierSystem, outcome.id), observation: observation, provenance: provenance,
-            isDeletion: isDeletion)
+        return ExportedObservation(id: id, observation: observation, provenance: provenance)
+    }
+
+    /// When the outcome version was written: the Observation's `issued` and the Provenance's `recorded`.
+    private static func recorded(_ outcome: Outcome) -> Date {
+        outcome.metadata.updatedDate ?? outcome.metadata.createdDate ?? outcome.metadata.effectiveDate
     }
 
     // MARK: - Parts
 
-    /// `Type/id` of the FHIR resource an entity was made from, when it is of `type`.
-    private static func reference(of patient: Patient?, type: String) -> String? {
-        reference(of: patient?.metadata.provenance, types: [type])
-    }
-
+    /// `Type/id` of the FHIR resource an entity was made from, when it is of one of `types`.
     private static func reference(of provenance: Provenance?, types: Set<String>) -> String? {
         guard let provenance, types.contains(provenance.fhirType), !provenance.fhirID.isEmpty else { return nil }
         return "\(provenance.fhirType)/\(provenance.fhirID)"
@@ -283,11 +279,10 @@ public struct OutcomeExporter: Sendable {
                 Element(name: "who", children: [Element(name: "display", value: device)]),
             ]))
         }
-        let recorded = outcome.metadata.updatedDate ?? outcome.metadata.createdDate ?? outcome.metadata.effectiveDate
         return Element.resource("Provenance", children: [
             Element(name: "id", value: "\(Self.observationID(of: outcome.id))-provenance"),
             Element(name: "target", children: [Element(name: "reference", value: target)]),
-            Element(name: "recorded", value: FHIRDateFormat.instant(recorded)),
+            Element(name: "recorded", value: FHIRDateFormat.instant(Self.recorded(outcome))),
         ] + agents)
     }
 }

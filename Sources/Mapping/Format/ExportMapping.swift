@@ -169,21 +169,10 @@ struct ExportMappingParser {
     }
 
     private mutating func checkedKeys(_ mapping: Node.Mapping, allowed: Set<String>, in what: String) -> [String: Node] {
-        var result: [String: Node] = [:]
-        for (keyNode, value) in mapping {
-            guard let key = keyNode.string else { continue }
-            guard allowed.contains(key) else {
-                problems.append(MappingProblem(
-                    at: location(of: keyNode), "unknown key '\(key)' in \(what)\(MappingParser.suggestion(for: key, among: allowed.sorted()))"))
-                continue
-            }
-            if result[key] != nil { problems.append(MappingProblem(at: location(of: keyNode), "key '\(key)' is given twice")) }
-            result[key] = value
-        }
-        return result
+        MappingParser.checkedKeys(mapping, allowed: allowed, in: what, file: file, problems: &problems)
     }
 
     private func location(of node: Node?) -> MappingLocation {
-        MappingLocation(file: file, line: node?.mark?.line ?? 1, column: node?.mark?.column ?? 1)
+        MappingParser.location(of: node, file: file)
     }
 }

@@ -201,19 +201,26 @@ struct MappingParser {
         }
     }
 
-    /// The values of `mapping` by key, reporting unknown and repeated keys.
     private mutating func checkedKeys(_ mapping: Node.Mapping, allowed: Set<String>, in what: String) -> [String: Node] {
+        Self.checkedKeys(mapping, allowed: allowed, in: what, file: file, problems: &problems)
+    }
+
+    /// The values of `mapping` by key, reporting unknown keys (with a did-you-mean) and repeated ones:
+    /// the key check of import and export mapping files alike.
+    static func checkedKeys(
+        _ mapping: Node.Mapping, allowed: Set<String>, in what: String, file: String, problems: inout [MappingProblem]
+    ) -> [String: Node] {
         var result: [String: Node] = [:]
         for (keyNode, value) in mapping {
             guard let key = keyNode.string else { continue }
             if !allowed.contains(key) {
                 problems.append(MappingProblem(
-                    at: location(of: keyNode),
-                    "unknown key '\(key)' in \(what)\(Self.suggestion(for: key, among: allowed.sorted()))"))
+                    at: location(of: keyNode, file: file),
+                    "unknown key '\(key)' in \(what)\(suggestion(for: key, among: allowed.sorted()))"))
                 continue
             }
             if result[key] != nil {
-                problems.append(MappingProblem(at: location(of: keyNode), "key '\(key)' is given twice"))
+                problems.append(MappingProblem(at: location(of: keyNode, file: file), "key '\(key)' is given twice"))
             }
             result[key] = value
         }
@@ -221,6 +228,11 @@ struct MappingParser {
     }
 
     private func location(of node: Node?, offsetBy columns: Int = 0) -> MappingLocation {
+        Self.location(of: node, file: file, offsetBy: columns)
+    }
+
+    /// Where `node` is in `file` (line 1, column 1 when there is no node).
+    static func location(of node: Node?, file: String, offsetBy columns: Int = 0) -> MappingLocation {
         let mark = node?.mark
         return MappingLocation(file: file, line: mark?.line ?? 1, column: (mark?.column ?? 1) + max(0, columns))
     }
