@@ -2,6 +2,7 @@ import ArgumentParser
 import CareModel
 import FHIR
 import Foundation
+import Pipeline
 import Store
 
 /// `caregate outcomes`: record outcomes the way a care app does; each new version is queued for export.
@@ -9,7 +10,7 @@ struct OutcomesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outcomes",
         abstract: "Record outcomes as a care app does; each is queued for export to the provider.",
-        subcommands: [OutcomesAdd.self]
+        subcommands: [OutcomesAdd.self, OutcomesImport.self]
     )
 }
 
@@ -124,6 +125,52 @@ struct OutcomesAdd: ParsableCommand {
             if text.contains("T"), let date = FHIRDateText.date(text, in: zone) { return .date(date) }
             return .text(text)
         }
+    }
+}
+
+/// `caregate outcomes import FILE`
+struct OutcomesImport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Store outcomes a care app sent as CareKit JSON; each new version is queued for export.",
+        discussion: """
+            FILE holds one outcome, an array of outcomes, or an object with an `outcomes` array (what \
+            caregate store dump --format carekit-json writes), each as CareKit encodes OCKOutcome: \
+            taskUUID (the task version), taskOccurrenceIndex, values, and the usual metadata; - reads \
+            standard input.
+
+            Each outcome becomes a new outcome or a new version of its outcome; one whose content the store \
+            already has changes nothing; one with a deletedDate deletes it. The store gives each version \
+            its own uuid and links, and never lets a version take effect before the one it replaces. \
+            Every new version is queued for export in the same transaction (caregate export sends it).
+
+            The whole file is written in one transaction or not at all: an outcome that does not decode, \
+            names a task version the store does not have, or an occurrence its schedule does not have is \
+            an error naming its position in the file, and nothing is stored (exit 1).
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Argument(help: ArgumentHelp("The CareKit JSON file, or - for standard input.", valueName: "file"))
+    var file: String
+
+    func run() throws {
+        let data: Data
+        if file == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let read = FileManager.default.contents(atPath: file) else {
+                throw CommandFailure("cannot read \(file): no such file, or not readable")
+            }
+            data = read
+        }
+        let name = file == "-" ? "standard input" : file
+        let outcomes = try AppOutcomeImport.decode(data, file: name)
+        let store = try storeOptions.open()
+        let report = try AppOutcomeImport.apply(outcomes, file: name, to: store)
+        print("\(name): \(report.received) outcome(s): \(report.added) new, \(report.updated) updated, \(report.deleted) deleted, "
+            + "\(report.unchanged) unchanged; \(report.queued.count) queued for export")
     }
 }
 

@@ -67,6 +67,40 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(badTime.status, 2, "an impossible date is a usage error: \(badTime.stderr)")
     }
 
+    /// An app's outcomes in CareKit JSON (the task version named by the uuid `store dump` shows) are
+    /// stored, queued, and exported; a file naming an unknown task version stores nothing.
+    func testOutcomesImportFromCareKitJSONThenExport() throws {
+        let (store, folder) = try storeWithOutcomes(0)
+        let dump = try CLIRunner.run(["store", "dump", "--store", store, "--format", "carekit-json"])
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        let entities = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let tasks = try XCTUnwrap(entities["tasks"] as? [[String: Any]])
+        let uuid = try XCTUnwrap(tasks.first { $0["id"] as? String == bloodPressure }?["uuid"] as? String)
+        let outcome: [String: Any] = [
+            "taskUUID": uuid, "taskOccurrenceIndex": 5, "effectiveDate": 815_580_000, "source": "HeartApp",
+            "values": [["type": "integer", "value": 126, "units": "mm[Hg]", "kind": "http://loinc.org|8480-6"],
+                       ["type": "integer", "value": 79, "units": "mm[Hg]", "kind": "http://loinc.org|8462-4"]],
+        ]
+        let file = folder.appendingPathComponent("app-outcomes.json")
+        try JSONSerialization.data(withJSONObject: [outcome]).write(to: file)
+        let imported = try CLIRunner.run(["outcomes", "import", file.path, "--store", store])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertTrue(imported.stdout.contains("1 new") && imported.stdout.contains("1 queued for export"), imported.stdout)
+        XCTAssertEqual(try outbox(store, state: "pending"), 1)
+        let exportFile = folder.appendingPathComponent("bundle.json").path
+        let export = try CLIRunner.run(["export", "--store", store, "--to", exportFile])
+        XCTAssertEqual(export.status, 0, export.stderr)
+        XCTAssertTrue(try String(contentsOfFile: exportFile, encoding: .utf8).contains("\"HeartApp\""), "the app is the Observation's device")
+
+        var unknown = outcome
+        unknown["taskUUID"] = UUID().uuidString
+        try JSONSerialization.data(withJSONObject: [outcome, unknown]).write(to: file)
+        let refused = try CLIRunner.run(["outcomes", "import", file.path, "--store", store])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("outcome [1]") && refused.stderr.contains("nothing was imported"), refused.stderr)
+        XCTAssertEqual(try outbox(store, state: "pending"), 0)
+    }
+
     func testABinaryOutcomeIsADeadLetterAndRetryRequeuesIt() throws {
         let (store, folder) = try storeWithOutcomes(1)
         let added = try CLIRunner.run(["outcomes", "add", "--store", store, "--task", bloodPressure, "--occurrence", "2", "--type", "binary", "--value", "AAEC"])

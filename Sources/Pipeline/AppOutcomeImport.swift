@@ -1,0 +1,197 @@
+import CareModel
+import Foundation
+import Store
+
+/// Outcomes as a care app sends them (CareKit JSON, `OCKOutcome`'s Codable form) written into the store,
+/// the way the app's own store would take them: each one a new outcome or a new version of its outcome,
+/// each queued for export in the same transaction (it has no provenance: the patient recorded it).
+///
+/// The file is one outcome, an array of outcomes, or an object with an `outcomes` array (what
+/// `caregate store dump --format carekit-json` writes). All of it is written in one transaction, or none
+/// of it: a bad outcome anywhere is an error naming its position, and nothing is stored.
+///
+/// What is kept from the app and what the store decides:
+/// - kept: the task version (`taskUUID`) and occurrence, the values, and `source`, `notes`, `tags`,
+///   `userInfo`, `groupIdentifier`, `remoteID`, `asset`, `timezone`, `provenance` (none, from an app);
+/// - decided by the store: the version's `uuid` and its links (the app's are its own store's);
+/// - a version with `deletedDate` deletes the outcome (nothing, when the store has none or it is deleted);
+/// - `effectiveDate` no earlier than the current version's: a version never takes effect before the one
+///   it replaces.
+public enum AppOutcomeImport {
+    /// What an import did.
+    public struct Report: Sendable, Equatable {
+        /// Outcomes in the file.
+        public var received = 0
+        /// New outcomes, new versions of existing ones, and deletions.
+        public var added = 0
+        public var updated = 0
+        public var deleted = 0
+        /// Outcomes whose content the store already had (and deletions of nothing).
+        public var unchanged = 0
+        /// Outbox entries queued for export.
+        public var queued: [Int64] = []
+    }
+
+    /// Reads the outcomes of `data` (the contents of `file`).
+    public static func decode(_ data: Data, file: String) throws -> [Outcome] {
+        let decoder = CareKitJSON.makeDecoder()
+        let shape: Any
+        do {
+            shape = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            let reason = Self.reason(error)
+            throw AppOutcomeImportError.unreadable(file: file + Self.lineAndColumn(in: data, from: reason), reason: reason)
+        }
+        do {
+            switch shape {
+            case is [Any]:
+                return try decoder.decode([Outcome].self, from: data)
+            case let object as [String: Any] where object["outcomes"] != nil && object["taskUUID"] == nil:
+                return try decoder.decode(OutcomeList.self, from: data).outcomes
+            case is [String: Any]:
+                return [try decoder.decode(Outcome.self, from: data)]
+            default:
+                throw AppOutcomeImportError.unreadable(file: file, reason: "expected an outcome, an array of outcomes, or an object with an `outcomes` array")
+            }
+        } catch let error as DecodingError {
+            throw AppOutcomeImportError.invalid(file: file, path: Self.path(of: error), reason: Self.reason(error))
+        }
+    }
+
+    /// Writes `outcomes` into `store` in one transaction.
+    public static func apply(_ outcomes: [Outcome], file: String, to store: any Store, now: Date = Date()) throws -> Report {
+        var report = Report()
+        report.received = outcomes.count
+        let existing = try store.outcomes(EntityQuery(ids: Array(Set(outcomes.map(\.id)))))
+        // The effective date of each outcome's current version, as this file moves it on.
+        var currentEffective = Dictionary(existing.map { ($0.id, $0.metadata.effectiveDate) }, uniquingKeysWith: max)
+        var batch = StoreBatch(date: now)
+        for outcome in outcomes {
+            if let deleted = outcome.metadata.deletedDate {
+                guard currentEffective[outcome.id] != nil else {
+                    report.unchanged += 1
+                    continue
+                }
+                batch.delete(.outcome, id: outcome.id, at: max(deleted, currentEffective[outcome.id] ?? deleted))
+                currentEffective[outcome.id] = nil
+                continue
+            }
+            var version = outcome
+            version.metadata.uuid = VersionUUIDGenerator.random()
+            version.metadata.previousVersionUUIDs = []
+            version.metadata.nextVersionUUIDs = []
+            if let current = currentEffective[outcome.id] {
+                version.metadata.effectiveDate = max(version.metadata.effectiveDate, current)
+            }
+            currentEffective[outcome.id] = version.metadata.effectiveDate
+            batch.upsert(version)
+        }
+        let summary: BatchSummary
+        do {
+            summary = try store.apply(batch)
+        } catch let error as StoreError {
+            throw located(error, in: outcomes, file: file)
+        }
+        report.added = summary.added
+        report.updated = summary.updated
+        report.deleted = summary.deleted
+        report.unchanged += summary.unchanged
+        report.queued = summary.outboxEntryIDs
+        return report
+    }
+
+    private struct OutcomeList: Decodable {
+        let outcomes: [Outcome]
+    }
+
+    /// A store refusal, with the position in the file of the outcome it concerns.
+    private static func located(_ error: StoreError, in outcomes: [Outcome], file: String) -> any Error {
+        let position: Int?
+        switch error {
+        case .versionNotFound(.task, let uuid):
+            position = outcomes.firstIndex { $0.taskUUID == uuid }
+        case .occurrenceNotFound(_, let uuid, let index), .occurrenceOutsideVersion(_, let uuid, let index, _, _, _):
+            position = outcomes.firstIndex { $0.taskUUID == uuid && $0.taskOccurrenceIndex == index }
+        case .invalidEntity(.outcome, let id, _), .effectiveDateBeforePrevious(.outcome, let id, _, _), .entityDeleted(.outcome, let id):
+            position = outcomes.firstIndex { $0.id == id }
+        case .entityDeleted(.task, let id):
+            position = outcomes.firstIndex { $0.taskID == id } ?? 0
+        default:
+            position = nil
+        }
+        guard let position else { return error }
+        return AppOutcomeImportError.refused(file: file, position: position, outcomeID: outcomes[position].id, reason: error.description)
+    }
+
+    /// `:line:column` of the byte offset a JSON parser message names ("around character 43"; the end for
+    /// "end of file"), or nothing.
+    private static func lineAndColumn(in data: Data, from message: String) -> String {
+        let offset: Int
+        if let match = message.firstMatch(of: /around character (\d+)/), let named = Int(match.1) {
+            offset = named
+        } else if message.contains("end of file") {
+            offset = data.count
+        } else {
+            return ""
+        }
+        var line = 1
+        var column = 1
+        for byte in data.prefix(offset) {
+            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+        }
+        return ":\(line):\(column)"
+    }
+
+    /// A coding path as JSON-path-like text: `[3].values[0].type`.
+    private static func path(of error: DecodingError) -> String {
+        let context: DecodingError.Context
+        switch error {
+        case .typeMismatch(_, let found), .valueNotFound(_, let found), .dataCorrupted(let found): context = found
+        case .keyNotFound(let key, let found):
+            return render(found.codingPath + [key])
+        @unknown default: return ""
+        }
+        return render(context.codingPath)
+    }
+
+    private static func render(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+        }
+        return text.isEmpty ? "(top level)" : text
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "'\(key.stringValue)' is missing"
+        case DecodingError.typeMismatch(let type, let context): return "expected \(type): \(context.debugDescription)"
+        case DecodingError.valueNotFound(let type, _): return "expected \(type), found null"
+        case DecodingError.dataCorrupted(let context):
+            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return underlying ?? context.debugDescription
+        default:
+            let debug = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            return debug ?? "\(error)"
+        }
+    }
+}
+
+/// Why an app's outcomes cannot be imported.
+public enum AppOutcomeImportError: Error, CustomStringConvertible, Equatable {
+    /// Not JSON, or not the shape of outcomes.
+    case unreadable(file: String, reason: String)
+    /// An outcome that does not decode: `path` locates it (`[3].values[0].type`).
+    case invalid(file: String, path: String, reason: String)
+    /// An outcome the store refuses (unknown task version, occurrence not in the schedule...).
+    case refused(file: String, position: Int, outcomeID: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let file, let reason): return "\(file): not CareKit outcomes JSON: \(reason)"
+        case .invalid(let file, let path, let reason): return "\(file): \(path): \(reason)"
+        case .refused(let file, let position, let outcomeID, let reason):
+            return "\(file): outcome [\(position)] (\(outcomeID)): \(reason); nothing was imported"
+        }
+    }
+}
