@@ -8,11 +8,15 @@ import Store
 public struct ExportOptions: Sendable {
     public enum Format: String, Sendable, CaseIterable { case json, xml, ndjson }
     public enum BundleType: String, Sendable, CaseIterable { case transaction, batch, collection }
+    /// PUT by the id derived from the outcome's id, or conditional create/update on the derived identifier.
+    public enum Request: String, Sendable, CaseIterable { case put, conditional }
 
     public var format: Format = .json
     public var bundleType: BundleType = .transaction
     /// Build and validate, write nothing and mark nothing.
     public var dryRun = false
+    /// How Bundle entries ask the server to store each Observation (``ExportRendering``).
+    public var request: Request = .put
     /// Exports per run; the rest wait for the next.
     public var limit = Int.max
 
@@ -68,17 +72,18 @@ public final class Exporter {
     /// The checkpoint "server" under which each target's last committed export id is kept.
     static let checkpointServer = "caregate-export"
 
+    /// Outcomes read from the store and built per run of the pipeline.
+    static let runSize = 512
+
     public func run(to target: ExportTarget, now: Date = Date()) throws -> ExportReport {
         let started = Date()
         var report = ExportReport()
         report.dryRun = options.dryRun
         if !options.dryRun { try recover(target) }
+        defer { report.seconds = Date().timeIntervalSince(started) }
 
         let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
-        guard !due.isEmpty else {
-            report.seconds = Date().timeIntervalSince(started)
-            return report
-        }
+        guard !due.isEmpty else { return report }
         // One Observation per outcome, from its newest queued version; the older entries go with it.
         var newest: [String: OutboxEntry] = [:]
         var order: [String] = []
@@ -86,82 +91,117 @@ public final class Exporter {
             if newest[entry.entityID] == nil { order.append(entry.entityID) }
             if (newest[entry.entityID]?.id ?? .min) < (entry.id ?? .min) { newest[entry.entityID] = entry }
         }
-        var batch = StoreBatch(date: now)
-        var resources: [(observation: ExportedObservation, entry: OutboxEntry)] = []
-        var includedIDs: Set<String> = []
-        for outcomeID in order {
-            guard let entry = newest[outcomeID] else { continue }
-            do {
-                let exported = try exporter.export(try input(for: entry))
-                let problems = validator.validate(exported.observation).errors + (exported.provenance.map { validator.validate($0).errors } ?? [])
-                if !problems.isEmpty {
-                    let outcome = ValidationReport(issues: problems).operationOutcome(source: "Observation/\(exported.id)")
-                    refuse(entry, outcomeID: outcomeID, reason: "the exported Observation is invalid: \(problems[0].diagnostics)", payload: FHIRJSON.write(outcome), into: &batch, report: &report)
-                    continue
-                }
-                resources.append((exported, entry))
-                includedIDs.insert(outcomeID)
-            } catch let refusal as ExportRefusal {
-                refuse(entry, outcomeID: outcomeID, reason: refusal.reason, payload: nil, into: &batch, report: &report)
-            } catch let refusal as ExportInputError {
-                refuse(entry, outcomeID: outcomeID, reason: refusal.description, payload: nil, into: &batch, report: &report)
-            }
+        let exportID = UUID().canonicalString.lowercased()
+        let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: exportID, now: now)
+        let destination: ExportSink.Destination
+        switch (options.dryRun, target) {
+        case (true, _): destination = .nowhere
+        case (false, .standardOutput): destination = .standardOutput
+        case (false, .folder(let folder)):
+            let name = "export-\(Self.fileTime(now))-\(exportID.prefix(8)).\(options.format.rawValue)"
+            let final = URL(fileURLWithPath: folder).appendingPathComponent(name).path
+            destination = .file(partial: Self.partialPath(for: final, exportID: exportID), final: final, checkpointKey: folder)
+        case (false, .file(let path)):
+            destination = .file(partial: Self.partialPath(for: path, exportID: exportID), final: path, checkpointKey: path)
         }
-        for entry in due where includedIDs.contains(entry.entityID) {
+        let sink = ExportSink(destination, head: rendering.head(), tail: rendering.tail())
+        var batch = StoreBatch(date: now)
+        var included: Set<String> = []
+        do {
+            try build(order.compactMap { newest[$0] }, rendering: rendering) { entry, built in
+                switch built {
+                case .success(let bytes):
+                    try sink.append(bytes)
+                    included.insert(entry.entityID)
+                    report.observations += 1
+                case .failure(let refusal):
+                    refuse(entry, outcomeID: entry.entityID, reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
+                }
+            }
+            try sink.finish()
+        } catch {
+            sink.discard()
+            throw error
+        }
+        for entry in due where included.contains(entry.entityID) {
             if let id = entry.id { batch.transition(outboxEntry: id, .sent(at: now)) }
             report.sent += 1
         }
-        report.observations = resources.count
-        guard !options.dryRun else {
-            report.seconds = Date().timeIntervalSince(started)
-            return report
+        guard !options.dryRun else { return report }
+        switch destination {
+        case .file(let partial, let final, let checkpointKey) where sink.started:
+            try commit(partial: partial, to: final, exportID: exportID, batch: batch, checkpointKey: checkpointKey)
+            report.path = final
+        default:
+            if !batch.isEmpty { try store.apply(batch) }
         }
-        let exportID = UUID().canonicalString.lowercased()
-        let output = render(resources.map(\.observation), exportID: exportID, now: now)
-        switch target {
-        case .standardOutput:
-            if !resources.isEmpty { FileHandle.standardOutput.write(output) }
-            try store.apply(batch)
-        case .folder(let folder):
-            let name = "export-\(Self.fileTime(now))-\(exportID.prefix(8)).\(options.format == .ndjson ? "ndjson" : options.format.rawValue)"
-            let final = URL(fileURLWithPath: folder).appendingPathComponent(name).path
-            try commit(output, to: final, exportID: exportID, batch: batch, checkpointKey: folder, write: !resources.isEmpty)
-            if !resources.isEmpty { report.path = final }
-        case .file(let path):
-            try commit(output, to: path, exportID: exportID, batch: batch, checkpointKey: path, write: !resources.isEmpty)
-            if !resources.isEmpty { report.path = path }
-        }
-        report.seconds = Date().timeIntervalSince(started)
         return report
     }
 
     // MARK: - Building
 
-    /// An outbox entry whose entity cannot be found as it was queued.
-    struct ExportInputError: Error, CustomStringConvertible {
-        let description: String
+    /// Why one outcome was refused: the dead letter's reason and, for an invalid one, its OperationOutcome.
+    struct Refusal: Error, Sendable {
+        let reason: String
+        let payload: Data?
     }
 
-    /// The outcome version an entry names, with its task version and patient.
-    private func input(for entry: OutboxEntry) throws -> OutcomeExportInput {
-        guard let outcome = try store.history(.outcome, id: entry.entityID).compactMap({ version -> Outcome? in
-            if case .outcome(let outcome) = version, outcome.metadata.uuid == entry.entityUUID { return outcome }
-            return nil
-        }).first else {
-            throw ExportInputError(description: "the queued version \(entry.entityUUID) of outcome \(entry.entityID) is not in the store")
+    /// Builds, validates and renders the outcomes of `entries` on every core, a run at a time (the store
+    /// read for the next run while others are built), handing each result to `consume` in order.
+    private func build(_ entries: [OutboxEntry], rendering: ExportRendering, consume: (OutboxEntry, Result<Data, Refusal>) throws -> Void) throws {
+        let loader = ExportInputLoader(store: store)
+        var runs = stride(from: 0, to: entries.count, by: Self.runSize).map { entries[$0..<min($0 + Self.runSize, entries.count)] }.makeIterator()
+        var loadError: (any Error)?
+        let inputs = AnyIterator { () -> [(OutboxEntry, Result<OutcomeExportInput, ExportInputLoader.MissingInput>)]? in
+            guard loadError == nil, let run = runs.next() else { return nil }
+            do {
+                return Array(zip(run, try loader.load(Array(run))))
+            } catch {
+                loadError = error
+                return nil
+            }
         }
-        guard let taskID = outcome.taskID, let task = try store.history(.task, id: taskID).compactMap({ version -> CareTask? in
-            if case .task(let task) = version, task.metadata.uuid == outcome.taskUUID { return task }
-            return nil
-        }).first else {
-            throw ExportInputError(description: "its task version \(outcome.taskUUID) is not in the store")
+        let exporter = self.exporter
+        let validator = self.validator
+        var first = true
+        // Built and rendered on the workers; the separator between entries, which depends on what was
+        // written before, is added here.
+        try OrderedParallelMap.run(inputs, transform: { run in
+            run.map { entry, input in
+                (entry, Self.build(input, exporter: exporter, validator: validator).map {
+                    rendering.render($0, outcomeID: entry.entityID)
+                })
+            }
+        }, consume: { built in
+            for (entry, result) in built {
+                if case .success(let bytes) = result, !first {
+                    try consume(entry, .success(rendering.separator + bytes))
+                } else {
+                    try consume(entry, result)
+                }
+                if case .success = result { first = false }
+            }
+        })
+        if let loadError { throw loadError }
+    }
+
+    /// One outcome's Observation (and Provenance), validated; or why it is refused.
+    private static func build(
+        _ input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, exporter: OutcomeExporter, validator: StructureValidator
+    ) -> Result<ExportedObservation, Refusal> {
+        do {
+            let exported = try exporter.export(try input.get())
+            let problems = validator.validate(exported.observation).errors + (exported.provenance.map { validator.validate($0).errors } ?? [])
+            guard problems.isEmpty else {
+                let outcome = ValidationReport(issues: problems).operationOutcome(source: "Observation/\(exported.id)")
+                return .failure(Refusal(reason: "the exported Observation is invalid: \(problems[0].diagnostics)", payload: FHIRJSON.write(outcome)))
+            }
+            return .success(exported)
+        } catch let refusal as ExportRefusal {
+            return .failure(Refusal(reason: refusal.reason, payload: nil))
+        } catch {
+            return .failure(Refusal(reason: "\(error)", payload: nil))
         }
-        var patientID = task.metadata.userInfo?[UserInfoKey.patient]
-        if patientID == nil, let planID = task.carePlanID {
-            patientID = try store.carePlans(EntityQuery(ids: [planID])).first?.patientID
-        }
-        let patient = try patientID.flatMap { try store.patients(EntityQuery(ids: [$0])).first }
-        return OutcomeExportInput(outcome: outcome, task: task, patient: patient)
     }
 
     private func refuse(_ entry: OutboxEntry, outcomeID: String, reason: String, payload: Data?, into batch: inout StoreBatch, report: inout ExportReport) {
@@ -173,66 +213,16 @@ public final class Exporter {
         report.refused.append((id, outcomeID, reason))
     }
 
-    /// The Observations (and Provenances) in the chosen format: a Bundle, or NDJSON.
-    private func render(_ observations: [ExportedObservation], exportID: String, now: Date) -> Data {
-        var resources: [Element] = []
-        for exported in observations {
-            resources.append(exported.observation)
-            if let provenance = exported.provenance { resources.append(provenance) }
-        }
-        if options.format == .ndjson { return FHIRJSON.writeNDJSON(resources) }
-        var entries: [Element] = []
-        for resource in resources {
-            let type = resource.resourceType ?? "Observation"
-            let id = resource.childValue("id") ?? ""
-            var children = [
-                Element(name: "fullUrl", value: "urn:uuid:\(Self.fullURLUUID(type: type, id: id))"),
-                Element(name: "resource", resourceType: type, children: resource.children),
-            ]
-            if options.bundleType != .collection {
-                children.append(Element(name: "request", children: [
-                    Element(name: "method", value: "PUT"), Element(name: "url", value: "\(type)/\(id)"),
-                ]))
-            }
-            entries.append(Element(name: "entry", children: children))
-        }
-        let bundle = Element.resource("Bundle", children: [
-            Element(name: "id", value: exportID),
-            Element(name: "type", value: options.bundleType.rawValue),
-            Element(name: "timestamp", value: FHIRDateFormat.instant(now)),
-        ] + entries)
-        return options.format == .xml ? FHIRXML.write(bundle, pretty: true) : FHIRJSON.write(bundle, pretty: true)
-    }
-
-    /// A stable urn:uuid for a resource's fullUrl (name-based, from its type and id).
-    private static func fullURLUUID(type: String, id: String) -> String {
-        let hash = ContentHash.of("\(type)/\(id)")
-        let hex = Array(hash.prefix(32))
-        guard hex.count == 32 else { return UUID().canonicalString.lowercased() }
-        let parts = [hex[0..<8], hex[8..<12], hex[12..<16], hex[16..<20], hex[20..<32]].map { String($0) }
-        return parts.joined(separator: "-")
-    }
-
     private static func fileTime(_ date: Date) -> String {
         FHIRDateFormat.instant(date).filter { $0.isNumber }
     }
 
     // MARK: - Committing
 
-    /// Writes `data` to a hidden partial file, marks the batch sent with `exportID` as the target's last
-    /// export, then renames the file into place.
-    private func commit(_ data: Data, to final: String, exportID: String, batch: StoreBatch, checkpointKey: String, write: Bool) throws {
+    /// Marks the batch sent with `exportID` as the target's last export, then renames the partial file
+    /// (written in full) into place.
+    private func commit(partial: String, to final: String, exportID: String, batch: StoreBatch, checkpointKey: String) throws {
         var batch = batch
-        guard write else {
-            if !batch.isEmpty { try store.apply(batch) }
-            return
-        }
-        let partial = Self.partialPath(for: final, exportID: exportID)
-        do {
-            try data.write(to: URL(fileURLWithPath: partial))
-        } catch {
-            throw ExportError.cannotWrite(path: final, reason: error.localizedDescription)
-        }
         FaultPoint.pause(at: "export-written")
         batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: checkpointKey, cursor: "\(exportID) \(final)"))
         do {

@@ -19,7 +19,7 @@ import Foundation
 ///
 /// - ``patients(_:)``, ``carePlans(_:)``, ``contacts(_:)``, ``tasks(_:)``, ``outcomes(_:)``
 /// - ``tasks(carePlanID:_:)``
-/// - ``history(_:id:)``
+/// - ``history(_:id:)``, ``histories(_:ids:)``
 /// - ``events(patientID:in:)``
 ///
 /// ### Reading staging data
@@ -45,6 +45,9 @@ public protocol Store: AnyObject, Sendable {
     func tasks(carePlanID: String, _ query: EntityQuery) throws -> [CareTask]
     /// Every version of entity `kind/id`, oldest first, tombstones included.
     func history(_ kind: EntityKind, id: String) throws -> [CareEntity]
+    /// Every version of each entity `kind/id` of `ids`, read at once (what an export of many outcomes
+    /// asks), in stored order; ids with no versions are left out.
+    func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity]
     /// The events of patient `patientID` overlapping `interval` (start inclusive, running events count;
     /// end exclusive), each from the task version that owned its time, with its outcome if any.
     func events(patientID: String, in interval: DateInterval) throws -> [Event]

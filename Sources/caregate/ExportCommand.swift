@@ -43,6 +43,9 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("transaction, batch or collection (json and xml).", valueName: "type"))
     var bundle: ExportOptions.BundleType = .transaction
 
+    @Option(name: .long, help: ArgumentHelp("put (PUT Observation/<id derived from the outcome id>) or conditional (POST with ifNoneExist on the derived identifier; later versions as a conditional update).", valueName: "mode"))
+    var request: ExportOptions.Request = .put
+
     @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
     var mappings: String?
 
@@ -59,6 +62,7 @@ struct ExportCommand: ParsableCommand {
         var options = ExportOptions()
         options.format = format
         options.bundleType = bundle
+        options.request = request
         options.dryRun = dryRun
         if let limit { options.limit = max(1, limit) }
         let target: ExportTarget
@@ -79,3 +83,4 @@ struct ExportCommand: ParsableCommand {
 
 extension ExportOptions.Format: ExpressibleByArgument {}
 extension ExportOptions.BundleType: ExpressibleByArgument {}
+extension ExportOptions.Request: ExpressibleByArgument {}

@@ -36,8 +36,9 @@ final class ExportCLITests: XCTestCase {
 
     private func observationCount(in folder: URL) throws -> Int {
         try exported(in: folder).reduce(0) { total, name in
-            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-            return total + text.components(separatedBy: "\"resourceType\": \"Observation\"").count - 1
+            let bundle = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(name))) as? [String: Any]
+            let entries = bundle?["entry"] as? [[String: Any]] ?? []
+            return total + entries.filter { ($0["resource"] as? [String: Any])?["resourceType"] as? String == "Observation" }.count
         }
     }
 

@@ -27,6 +27,7 @@ final class InterleavingStore: Store, @unchecked Sendable {
     func outcomes(_ query: EntityQuery) throws -> [Outcome] { try base.outcomes(query) }
     func tasks(carePlanID: String, _ query: EntityQuery) throws -> [CareTask] { try base.tasks(carePlanID: carePlanID, query) }
     func history(_ kind: EntityKind, id: String) throws -> [CareEntity] { try base.history(kind, id: id) }
+    func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity] { try base.histories(kind, ids: ids) }
     func events(patientID: String, in interval: DateInterval) throws -> [Event] { try base.events(patientID: patientID, in: interval) }
     func links(resourceType: String, resourceID: String) throws -> [ResourceLink] { try base.links(resourceType: resourceType, resourceID: resourceID) }
     func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink] { try base.links(ofResources: resources) }

@@ -29,6 +29,11 @@ struct JSONElementWriter {
         writeObject(resource, context: resource.resourceType ?? resource.name)
     }
 
+    /// Appends `element` as one JSON object whose fields are defined under `context` (`Bundle.entry`).
+    mutating func writeObject(_ element: Element, in context: String) {
+        writeObject(element, context: context)
+    }
+
     /// Appends raw bytes (a newline between NDJSON records).
     mutating func append(_ byte: UInt8) { output.append(byte) }
 

@@ -22,6 +22,13 @@ struct XMLWriter {
         if pretty { output.append(0x0A) }
     }
 
+    /// `element` alone, as a child whose own children are defined under `context` (`Bundle.entry`).
+    mutating func writeChild(_ element: Element, in context: String) {
+        openTag(element.name)
+        writeContent(of: element, name: element.name, context: context, isResource: false, depth: 1)
+        if pretty { output.append(0x0A) }
+    }
+
     // MARK: Elements
 
     private mutating func writeResource(_ resource: Element, depth: Int, declareNamespace: Bool) {

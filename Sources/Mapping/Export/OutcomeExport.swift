@@ -23,6 +23,8 @@ public struct ExportedObservation: Sendable {
     public var id: String
     public var observation: Element
     public var provenance: Element?
+    /// Whether this is the outcome's first version (a create rather than an update, for the server).
+    public var isFirstVersion: Bool
 }
 
 /// Why an outcome cannot be exported; it goes to dead letters with this reason.
@@ -62,7 +64,7 @@ public struct OutcomeExporter: Sendable {
 
     /// The Observation id of outcome `outcomeID`.
     public static func observationID(of outcomeID: String) -> String {
-        outcomeID.replacingOccurrences(of: "_", with: "-")
+        String(decoding: outcomeID.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
     }
 
     public func export(_ input: OutcomeExportInput) throws -> ExportedObservation {
@@ -125,7 +127,9 @@ public struct OutcomeExporter: Sendable {
         let observation = Element.resource("Observation", children: children)
         let provenance = mapping.provenance
             ? provenanceResource(target: "Observation/\(id)", outcome: outcome, patient: patientReference) : nil
-        return ExportedObservation(id: id, observation: observation, provenance: provenance)
+        return ExportedObservation(
+            id: id, observation: observation, provenance: provenance,
+            isFirstVersion: !isDeletion && outcome.metadata.previousVersionUUIDs.isEmpty)
     }
 
     /// When the outcome version was written: the Observation's `issued` and the Provenance's `recorded`.
@@ -280,7 +284,8 @@ public struct OutcomeExporter: Sendable {
             ]))
         }
         return Element.resource("Provenance", children: [
-            Element(name: "id", value: "\(Self.observationID(of: outcome.id))-provenance"),
+            // One Provenance per outcome version: its id is the version's uuid.
+            Element(name: "id", value: outcome.metadata.uuid.canonicalString.lowercased()),
             Element(name: "target", children: [Element(name: "reference", value: target)]),
             Element(name: "recorded", value: FHIRDateFormat.instant(Self.recorded(outcome))),
         ] + agents)
@@ -295,12 +300,35 @@ public enum FHIRDateFormat {
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
         let milliseconds = Int((Double(parts.nanosecond ?? 0) / 1_000_000).rounded())
-        var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0)
-        if milliseconds > 0, milliseconds < 1000 { text += String(format: ".%03d", milliseconds) }
+        // Digits appended by hand: String(format:) costs more than the calendar arithmetic.
+        var text: [UInt8] = []
+        text.reserveCapacity(29)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = abs(value)
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(parts.year ?? 1970, 4)
+        text.append(UInt8(ascii: "-")); digits(parts.month ?? 1, 2)
+        text.append(UInt8(ascii: "-")); digits(parts.day ?? 1, 2)
+        text.append(UInt8(ascii: "T")); digits(parts.hour ?? 0, 2)
+        text.append(UInt8(ascii: ":")); digits(parts.minute ?? 0, 2)
+        text.append(UInt8(ascii: ":")); digits(parts.second ?? 0, 2)
+        if milliseconds > 0, milliseconds < 1000 { text.append(UInt8(ascii: ".")); digits(milliseconds, 3) }
         let offset = zone.secondsFromGMT(for: date)
-        if offset == 0 { return text + "Z" }
-        let minutes = abs(offset) / 60
-        return text + String(format: "%@%02d:%02d", offset < 0 ? "-" : "+", minutes / 60, minutes % 60)
+        if offset == 0 {
+            text.append(UInt8(ascii: "Z"))
+        } else {
+            let minutes = abs(offset) / 60
+            text.append(UInt8(ascii: offset < 0 ? "-" : "+")); digits(minutes / 60, 2)
+            text.append(UInt8(ascii: ":")); digits(minutes % 60, 2)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// An instant: a dateTime in UTC, with seconds.

@@ -449,6 +449,7 @@ struct BatchWriter {
             for column in Int32(20)...26 { row.bindNull(column) }
         }
         row.bind(27, max(0, outcome.values.count - 1))
+        row.bind(28, outcome.metadata.source)
         do {
             try row.execute()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {

@@ -17,3 +17,31 @@ extension Row {
         return seconds.map(Date.init(storeSeconds:))
     }
 }
+
+/// A row's columns by name, through indexes worked out once per column layout: GRDB's lookup by name
+/// lowercases every column name of the row on each call, which costs more than decoding the value.
+struct RowColumns {
+    private let names: [String]
+    private let indexes: [String: Int]
+
+    init(_ row: Row) {
+        names = Array(row.columnNames)
+        indexes = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether `row` has this layout: the same column names in the same order (names of one
+    /// statement share their storage, so this is a few pointer comparisons).
+    func matches(_ row: Row) -> Bool {
+        row.count == names.count && row.columnNames.elementsEqual(names)
+    }
+
+    subscript<Value: DatabaseValueConvertible>(_ row: Row, _ name: String) -> Value? {
+        guard let index = indexes[name] else { return nil }
+        return row[index]
+    }
+
+    func date(_ row: Row, _ name: String) -> Date? {
+        let seconds: Double? = self[row, name]
+        return seconds.map(Date.init(storeSeconds:))
+    }
+}

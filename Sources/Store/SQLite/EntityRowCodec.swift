@@ -8,10 +8,20 @@ import GRDB
 /// Codable encoding), beside the version, provenance and query columns. Outcomes are the bulk of a store
 /// (millions of rows), so they are kept as columns, their first value in the row too and any others in
 /// `outcomeValue`, and JSON only for the rarely used fields (tags, notes, userInfo...) when an outcome has
-/// any. On reading, the version columns are authoritative: later versions update them (`nextVersionUUID`).
+/// any (`source`, which apps always set, is a column). On reading, the version columns are authoritative: later versions update them (`nextVersionUUID`).
 final class EntityRowCodec {
     private let decoder = JSONDecoder()
     private var timeZones: [String: TimeZone] = [:]
+    /// The column layout of the rows read last (a read decodes many rows of one statement).
+    private var layout: RowColumns?
+
+    /// The columns of `row`, by name.
+    private func columns(of row: Row) -> RowColumns {
+        if let layout, layout.matches(row) { return layout }
+        let fresh = RowColumns(row)
+        layout = fresh
+        return fresh
+    }
 
     // MARK: Columns
 
@@ -31,7 +41,7 @@ final class EntityRowCodec {
             return [
                 "taskUUID", "taskID", "occurrenceIndex", "eventStart", "timezone", "versionNumber",
                 "firstValueType", "firstValue", "firstValueUnits", "firstValueKind", "firstValueIndex",
-                "firstValueCreatedDate", "firstValueTimezone", "extraValues",
+                "firstValueCreatedDate", "firstValueTimezone", "extraValues", "source",
             ]
         }
     }
@@ -68,13 +78,14 @@ final class EntityRowCodec {
         guard Self.hasExtras(outcome.metadata) else { return nil }
         var stripped = outcome
         stripped.values = []
+        stripped.metadata.source = nil  // a column
         return try CareKitJSON.encode(stripped)
     }
 
     /// Whether an outcome with `metadata` has any of the rarely used fields kept as JSON.
     static func hasExtras(_ metadata: EntityMetadata) -> Bool {
         metadata.schemaVersion != nil || metadata.groupIdentifier != nil || metadata.tags != nil
-            || metadata.remoteID != nil || metadata.source != nil || metadata.userInfo != nil
+            || metadata.remoteID != nil || metadata.userInfo != nil
             || metadata.asset != nil || metadata.notes != nil
     }
 
@@ -91,7 +102,7 @@ final class EntityRowCodec {
                 value.taskUUID, value.taskID, value.taskOccurrenceIndex, eventStart?.storeSeconds, value.timezone.identifier, 0,
                 first?.type.rawValue, first.map { valueColumn($0.value) }, first?.units, first?.kind, first?.index,
                 first?.createdDate?.storeSeconds, first.flatMap { $0.timezone == .gmt ? nil : $0.timezone.identifier },
-                max(0, value.values.count - 1),
+                max(0, value.values.count - 1), value.metadata.source,
             ]
         }
     }
@@ -125,7 +136,8 @@ final class EntityRowCodec {
     }
 
     func decode<E: VersionedEntity>(_ type: E.Type, _ row: Row) throws -> E {
-        guard let payload: Data = row["payload"] else {
+        let c = columns(of: row)
+        guard let payload: Data = c[row, "payload"] else {
             throw StoreError.database(message: "\(E.kind) row \(row["rowID"] ?? "?") has no payload")
         }
         do {
@@ -151,51 +163,55 @@ final class EntityRowCodec {
     }
 
     func outcome(_ row: Row, values: [OutcomeValue]) throws -> Outcome {
+        let c = columns(of: row)
         var outcome: Outcome
-        if let payload: Data = row["payload"] {
+        if let payload: Data = c[row, "payload"] {
             do {
                 outcome = try decoder.decode(Outcome.self, from: payload)
             } catch {
                 throw StoreError.database(message: "outcome row \(row["rowID"] ?? "?") cannot be decoded: \(error)")
             }
         } else {
-            guard let taskUUID: UUID = row["taskUUID"], let occurrence: Int = row["occurrenceIndex"] else {
+            guard let taskUUID: UUID = c[row, "taskUUID"], let occurrence: Int = c[row, "occurrenceIndex"] else {
                 throw StoreError.database(message: "outcome row \(row["rowID"] ?? "?") has no task uuid or occurrence")
             }
             outcome = Outcome(
-                taskUUID: taskUUID, taskID: row["taskID"], taskOccurrenceIndex: occurrence, values: [],
-                metadata: EntityMetadata(effectiveDate: Date(timeIntervalSince1970: 0), timezone: timeZone(row["timezone"])))
-            if let sourceSystem: String = row["sourceSystem"], let fhirType: String = row["fhirType"], let fhirID: String = row["fhirID"] {
+                taskUUID: taskUUID, taskID: c[row, "taskID"], taskOccurrenceIndex: occurrence, values: [],
+                metadata: EntityMetadata(effectiveDate: Date(timeIntervalSince1970: 0), timezone: timeZone(c[row, "timezone"])))
+            if let sourceSystem: String = c[row, "sourceSystem"], let fhirType: String = c[row, "fhirType"], let fhirID: String = c[row, "fhirID"] {
                 outcome.provenance = Provenance(
-                    sourceSystem: sourceSystem, fhirType: fhirType, fhirID: fhirID, versionID: row["fhirVersionID"],
-                    lastUpdated: row.date("fhirLastUpdated"), contentHash: row["contentHash"])
+                    sourceSystem: sourceSystem, fhirType: fhirType, fhirID: fhirID, versionID: c[row, "fhirVersionID"],
+                    lastUpdated: c.date(row, "fhirLastUpdated"), contentHash: c[row, "contentHash"])
             }
         }
         outcome.values = (inlineValue(row).map { [$0] } ?? []) + values
+        if let source: String = c[row, "source"] { outcome.metadata.source = source }
         applyVersionColumns(row, to: &outcome.metadata)
         return outcome
     }
 
     /// The first value of the outcome in `row`, kept in the row itself.
     private func inlineValue(_ row: Row) -> OutcomeValue? {
-        guard let type: String = row["firstValueType"] else { return nil }
+        let c = columns(of: row)
+        guard let type: String = c[row, "firstValueType"] else { return nil }
         return Self.outcomeValue(
-            type: type, stored: row["firstValue"], units: row["firstValueUnits"], kind: row["firstValueKind"],
-            index: row["firstValueIndex"], createdDate: row.date("firstValueCreatedDate"),
-            timezone: (row["firstValueTimezone"] as String?).map(timeZone))
+            type: type, stored: c[row, "firstValue"] ?? .null, units: c[row, "firstValueUnits"], kind: c[row, "firstValueKind"],
+            index: c[row, "firstValueIndex"], createdDate: c.date(row, "firstValueCreatedDate"),
+            timezone: (c[row, "firstValueTimezone"] as String?).map(timeZone))
     }
 
     /// Sets the version fields from the row's columns, which later versions keep up to date.
     private func applyVersionColumns(_ row: Row, to metadata: inout EntityMetadata) {
-        if let uuid: UUID = row["uuid"] { metadata.uuid = uuid }
-        metadata.effectiveDate = row.date("effectiveDate") ?? metadata.effectiveDate
-        metadata.deletedDate = row.date("deletedDate")
-        metadata.previousVersionUUIDs = (row["previousVersionUUID"] as UUID?).map { [$0] } ?? []
-        metadata.nextVersionUUIDs = (row["nextVersionUUID"] as UUID?).map { [$0] } ?? []
-        metadata.createdDate = row.date("createdDate")
-        metadata.updatedDate = row.date("updatedDate")
+        let c = columns(of: row)
+        if let uuid: UUID = c[row, "uuid"] { metadata.uuid = uuid }
+        metadata.effectiveDate = c.date(row, "effectiveDate") ?? metadata.effectiveDate
+        metadata.deletedDate = c.date(row, "deletedDate")
+        metadata.previousVersionUUIDs = (c[row, "previousVersionUUID"] as UUID?).map { [$0] } ?? []
+        metadata.nextVersionUUIDs = (c[row, "nextVersionUUID"] as UUID?).map { [$0] } ?? []
+        metadata.createdDate = c.date(row, "createdDate")
+        metadata.updatedDate = c.date(row, "updatedDate")
         // Payloads keep no content hash (it is their hash); an outcome's provenance, made from columns, has it.
-        if let hash: String = row["contentHash"], metadata.provenance != nil { metadata.provenance?.contentHash = hash }
+        if let hash: String = c[row, "contentHash"], metadata.provenance != nil { metadata.provenance?.contentHash = hash }
     }
 
     /// An outcome value from an `outcomeValue` row; `nil` when the row does not hold what its type says.

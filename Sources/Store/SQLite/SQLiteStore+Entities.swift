@@ -72,26 +72,45 @@ extension SQLiteStore: Store {
         return try readSnapshot { db in try fetchEntities(kind, filter, db) }
     }
 
+    public func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity] {
+        if kind == .outcome {
+            return try readSnapshot { db in try outcomes(ids: ids, where: ("1", []), currentOnly: false, db) }
+        }
+        let unique = Array(Set(ids))
+        return try readSnapshot { db in
+            var rows: [Row] = []
+            for start in stride(from: 0, to: unique.count, by: 500) {
+                let chunk = unique[start..<min(start + 500, unique.count)]
+                rows += try Row.fetchAll(
+                    db, sql: "SELECT * FROM \(StoreSchema.Table.entity(kind)) WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
+                    arguments: StatementArguments(Array(chunk)))
+            }
+            rows.sort { (($0["rowID"] as Int64?) ?? 0) < (($1["rowID"] as Int64?) ?? 0) }
+            return try entities(kind, rows: rows, codec: EntityRowCodec(), db)
+        }
+    }
+
     /// The entities of `kind` that `query` picks, in the order they were stored.
     public func entities(_ kind: EntityKind, _ query: EntityQuery) throws -> [CareEntity] {
         if kind == .outcome, let ids = query.ids {
             let others = try Self.filter(kind, EntityQuery(dateInterval: query.dateInterval))
-            return try readSnapshot { db in try outcomes(ids: ids, where: others, db) }
+            return try readSnapshot { db in try outcomes(ids: ids, where: others, currentOnly: true, db) }
         }
         let filter = try Self.filter(kind, query)
         return try readSnapshot { db in try fetchEntities(kind, filter, db) }
     }
 
-    /// The outcomes with `ids` that also meet `condition`, in the order they were stored.
+    /// The outcomes with `ids` that also meet `condition` (their current versions, or with `currentOnly`
+    /// false every version), in the order they were stored.
     ///
     /// An outcome id names a task version and an occurrence; the occurrence's start comes from that
     /// version's schedule, so each outcome is one seek in the unique index on (task version, event start,
     /// occurrence), rather than a scan of the task's outcomes for each id.
-    private func outcomes(ids: [String], where condition: (sql: String, arguments: StatementArguments), _ db: Database) throws -> [CareEntity] {
+    private func outcomes(ids: [String], where condition: (sql: String, arguments: StatementArguments), currentOnly: Bool, _ db: Database) throws -> [CareEntity] {
         // Most ids of an import are new: probe for the current version's row id first (every outcome
         // condition asks for current versions), then read the rows found that meet the whole condition.
         let raw = RawStatement(try db.cachedStatement(sql: """
-            SELECT rowID FROM outcome WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
+            SELECT rowID FROM outcome WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ?\(currentOnly ? " AND nextVersionUUID IS NULL" : "")
             """), in: db)
         let codec = EntityRowCodec()
         let taskRow = try db.cachedStatement(sql: "SELECT * FROM task WHERE uuid = ?")

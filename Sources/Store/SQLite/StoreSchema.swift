@@ -52,6 +52,7 @@ enum StoreSchema {
         migrator.registerMigration("v4 application id") { db in
             try db.execute(sql: "PRAGMA application_id = \(applicationID)")
         }
+        migrator.registerMigration("v5 outcome source column", migrate: addOutcomeSource)
         return migrator
     }
 
@@ -193,6 +194,15 @@ enum StoreSchema {
                 extraValues = (SELECT count(*) FROM outcomeValue WHERE outcomeRowID = outcome.rowID AND position > 0);
             DELETE FROM outcomeValue WHERE position = 0;
             """)
+    }
+
+    /// Keeps an outcome's `source` (the app or device that recorded it, which nearly every outcome a
+    /// patient records carries) in a column, so that such an outcome needs no JSON. Rows written before
+    /// keep it in their JSON, which reading still honours.
+    private static func addOutcomeSource(_ db: Database) throws {
+        try db.alter(table: Table.outcome) { t in
+            t.add(column: "source", .text)
+        }
     }
 
     /// Raw resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.

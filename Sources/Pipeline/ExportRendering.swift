@@ -1,0 +1,99 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+
+/// How the exported resources of one run are written: as Bundle entries (with their requests) or as
+/// NDJSON lines, one outcome at a time, so that a run of any size is streamed to its target.
+///
+/// Requests, in transaction and batch Bundles:
+/// - `put` (the default): `PUT Observation/<id>`, the id derived from the outcome's id: the same outcome
+///   is the same Observation forever, created or updated alike;
+/// - `conditional`: a first version is `POST Observation` with `ifNoneExist: identifier=<system>|<value>`
+///   (a conditional create on the identifier derived from the outcome's id), a later version or a
+///   deletion `PUT Observation?identifier=<system>|<value>` (a conditional update); the resources carry no
+///   id, and the Provenance names its Observation by the entry's `fullUrl`, which the server rewrites.
+/// Each outcome version has its own Provenance, whose id is the version's uuid: `PUT Provenance/<id>`, or
+/// `POST Provenance` in conditional mode.
+struct ExportRendering: Sendable {
+    let options: ExportOptions
+    let identifierSystem: String
+    private let stream: FHIRBundleStream?
+
+    init(options: ExportOptions, identifierSystem: String, exportID: String, now: Date) {
+        self.options = options
+        self.identifierSystem = identifierSystem
+        if options.format == .ndjson {
+            stream = nil
+        } else {
+            stream = FHIRBundleStream(format: options.format == .xml ? .xml : .json, fields: [
+                Element(name: "id", value: exportID),
+                Element(name: "type", value: options.bundleType.rawValue),
+                Element(name: "timestamp", value: FHIRDateFormat.instant(now)),
+            ])
+        }
+    }
+
+    func head() -> Data { stream?.head() ?? Data() }
+    func tail() -> Data { stream?.tail() ?? Data() }
+
+    /// What goes between the bytes of two outcomes.
+    var separator: Data { stream?.format == .json ? Data(",\n".utf8) : Data() }
+
+    /// The bytes of one exported outcome (its Observation, then its Provenance), with no separator
+    /// before them.
+    func render(_ exported: ExportedObservation, outcomeID: String) -> Data {
+        guard let stream else {
+            var bytes = FHIRJSON.write(exported.observation)
+            bytes.append(0x0A)
+            if let provenance = exported.provenance {
+                bytes.append(FHIRJSON.write(provenance))
+                bytes.append(0x0A)
+            }
+            return bytes
+        }
+        let conditional = options.request == .conditional && options.bundleType != .collection
+        let observationURL = "urn:uuid:\(Self.nameBasedUUID("Observation/\(exported.id)"))"
+        var observation = exported.observation
+        var provenance = exported.provenance
+        if conditional {
+            observation.children.removeAll { $0.name == "id" }
+            provenance?.children.removeAll { $0.name == "id" }
+            if var pointing = provenance {
+                pointing.children = pointing.children.map {
+                    $0.name == "target" ? Element(name: "target", children: [Element(name: "reference", value: observationURL)]) : $0
+                }
+                provenance = pointing
+            }
+        }
+        let condition = "identifier=\(identifierSystem)|\(outcomeID)"
+        var bytes = stream.entry(entry(observation, fullURL: observationURL, request: {
+            guard conditional else { return ("PUT", "Observation/\(exported.id)", nil) }
+            return exported.isFirstVersion ? ("POST", "Observation", condition) : ("PUT", "Observation?\(condition)", nil)
+        }()), first: true)
+        if let provenance, let id = exported.provenance?.childValue("id") {
+            // Its id is the outcome version's uuid: a Provenance per version, and a urn:uuid as it is.
+            let url = "urn:uuid:\(id)"
+            bytes.append(stream.entry(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)), first: false))
+        }
+        return bytes
+    }
+
+    private func entry(_ resource: Element, fullURL: String, request: (method: String, url: String, ifNoneExist: String?)) -> Element {
+        var children = [
+            Element(name: "fullUrl", value: fullURL),
+            Element(name: "resource", resourceType: resource.resourceType ?? "Observation", children: resource.children),
+        ]
+        if options.bundleType != .collection {
+            var fields = [Element(name: "method", value: request.method), Element(name: "url", value: request.url)]
+            if let ifNoneExist = request.ifNoneExist { fields.append(Element(name: "ifNoneExist", value: ifNoneExist)) }
+            children.append(Element(name: "request", children: fields))
+        }
+        return Element(name: "entry", children: children)
+    }
+
+    /// A stable UUID from `name`, for a resource's `fullUrl`.
+    static func nameBasedUUID(_ name: String) -> String {
+        ContentHash.uuid(named: name).canonicalString.lowercased()
+    }
+}
