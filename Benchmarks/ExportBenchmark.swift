@@ -60,9 +60,11 @@ public struct ExportBenchmark {
 
         // The export into one transaction Bundle file.
         let bundle = scratch.appendingPathComponent("export.json").path
+        let cpuBefore = Self.cpuSeconds()
         start = Date()
         let exported = try Exporter(store: store, mapping: exportMapping, options: ExportOptions()).run(to: .file(bundle))
         figures.exportSeconds = Date().timeIntervalSince(start)
+        let cpu = Self.cpuSeconds() - cpuBefore
         figures.exported = exported.observations
         figures.refused = exported.refused.count
         figures.bundleBytes = (try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? Int) ?? 0
@@ -70,6 +72,7 @@ public struct ExportBenchmark {
                       figures.exported, figures.exportSeconds, Double(figures.exported) / figures.exportSeconds,
                       Double(figures.bundleBytes) / 1_048_576,
                       (Double(figures.exported) / figures.exportSeconds) / (Double(figures.importedResources) / figures.importSeconds)))
+        report(String(format: "        %.2f s of CPU: %.1f cores busy, %.0f µs of CPU per outcome", cpu, cpu / figures.exportSeconds, cpu / Double(max(1, figures.exported)) * 1e6))
         if figures.refused > 0 { report("note: \(figures.refused) outcome(s) refused (dead letters)") }
 
         start = Date()
@@ -77,6 +80,14 @@ public struct ExportBenchmark {
         report(String(format: "export again: %d written in %.3f s (nothing was due)", again.observations, Date().timeIntervalSince(start)))
         report("peak memory: \(ImportBenchmark.peakMemoryMB()) MB")
         return figures
+    }
+
+    /// CPU time (user and system) of the process so far, on all threads.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// Records `outcomes` outcomes over the imported tasks whose patient came from a FHIR Patient, a

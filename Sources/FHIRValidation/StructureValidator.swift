@@ -123,46 +123,50 @@ struct ValidationWalk {
     // MARK: Children and cardinality
 
     mutating func visitChildren(of element: Element, context: String, path: String) {
-        var counts: [String: Int] = [:]
-        var choiceNames: [String: String] = [:]
-        var indexes: [String: Int] = [:]
-        var conflictingChoices: Set<String> = []  // already reported; no second issue for their count
+        let children = metadata.children(of: context)
+        let definitions = metadata.elements(of: context)
+        // Per definition (by its order): how many children it has, which is also the list index of the
+        // next one; and the instance name a choice took first. Arrays, not dictionaries: this runs for
+        // every complex element.
+        var counts = [Int](repeating: 0, count: definitions.count)
+        var choiceNames: [(order: Int, name: String)] = []
+        var conflictingChoices: [Int] = []  // already reported; no second issue for their count
         for child in element.children {
-            guard let resolved = metadata.child(child.name, of: context) else {
+            guard let resolved = children?[child.name] else {
                 reportUnknown(child, context: context, path: path)
                 continue
             }
             let info = resolved.info
-            counts[info.path, default: 0] += 1
+            let order = info.order
+            let index = order < counts.count ? counts[order] : 0
+            if order < counts.count { counts[order] = index + 1 }
             if info.isChoice {
-                if let first = choiceNames[info.path], first != child.name {
-                    conflictingChoices.insert(info.path)
+                if let first = choiceNames.first(where: { $0.order == order }), first.name != child.name {
+                    conflictingChoices.append(order)
                     report(.error, .structure,
-                           "'\(child.name)' and '\(first)' are both values of \(info.path); only one type is allowed",
+                           "'\(child.name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
                            at: path + "." + child.name)
-                } else {
-                    choiceNames[info.path] = child.name
+                } else if index == 0 {
+                    choiceNames.append((order, child.name))
                 }
             }
             var childPath = path + "." + child.name
-            if options.checkJSONArrayShape, child.jsonArrayItem != info.isArray, counts[info.path] == 1 {
+            if options.checkJSONArrayShape, child.jsonArrayItem != info.isArray, index == 0 {
                 reportArrayShape(of: child, info: info, at: childPath)
             }
             if info.isArray {
-                let index = indexes[child.name, default: 0]
-                indexes[child.name] = index + 1
                 childPath += "[\(index)]"
                 if info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
             }
             visitElement(child, as: resolved, path: childPath)
         }
-        for info in metadata.elements(of: context) {
-            let count = counts[info.path] ?? 0
+        for info in definitions {
+            let count = info.order < counts.count ? counts[info.order] : 0
             if count < info.min {
                 report(.error, .required,
                        "minimum required = \(info.min), but only found \(count) (\(info.path))", at: path + "." + info.name)
             }
-            if let max = info.max, count > max, !conflictingChoices.contains(info.path) {
+            if let max = info.max, count > max, !conflictingChoices.contains(info.order) {
                 report(.error, .structure,
                        "max allowed = \(max), but found \(count) (\(info.path))", at: path + "." + info.name)
             }

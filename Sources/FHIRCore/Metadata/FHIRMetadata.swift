@@ -159,7 +159,10 @@ public struct TypeDefinition: Sendable {
 }
 
 /// One element definition of a context.
-public struct ElementInfo: Sendable {
+///
+/// A class: validation and the writers pass definitions around per element, and a copy of a struct of
+/// this many references costs a retain and a release each.
+public final class ElementInfo: Sendable {
     /// How XML writes the element.
     public enum Representation: Sendable { case element, xmlAttribute, xhtml }
 

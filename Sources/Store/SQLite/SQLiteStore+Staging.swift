@@ -57,19 +57,19 @@ extension SQLiteStore {
     /// Adds `entry` as pending unless the same entity version is already queued for the same
     /// destination; returns the id of the entry, new or existing.
     static func enqueue(_ entry: OutboxEntry, in db: Database) throws -> Int64 {
+        // Cached statements throughout: an import or an export moves thousands of entries per batch, and
+        // preparing a statement (with GRDB's authorizer) costs more than running it.
         if let existing = try Int64.fetchOne(
-            db, sql: "SELECT id FROM outbox WHERE destination = ? AND entityUUID = ?",
+            db.cachedStatement(sql: "SELECT id FROM outbox WHERE destination = ? AND entityUUID = ?"),
             arguments: [entry.destination, entry.entityUUID])
         {
             return existing
         }
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 INSERT INTO outbox (destination, entityKind, entityID, entityUUID, payload, state, attempts,
                                     lastError, nextAttemptDate, createdDate, updatedDate)
                 VALUES (?, ?, ?, ?, ?, 'pending', 0, NULL, NULL, ?, ?)
-                """,
-            arguments: [
+                """).execute(arguments: [
                 entry.destination, entry.entityKind.rawValue, entry.entityID, entry.entityUUID, entry.payload,
                 entry.createdDate.storeSeconds, entry.updatedDate.storeSeconds,
             ])
@@ -78,7 +78,7 @@ extension SQLiteStore {
 
     /// Moves outbox entry `id` one step; refuses a step its current state does not allow.
     static func transition(_ id: Int64, _ transition: OutboxTransition, in db: Database) throws {
-        guard let stateText = try String.fetchOne(db, sql: "SELECT state FROM outbox WHERE id = ?", arguments: [id]),
+        guard let stateText = try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM outbox WHERE id = ?"), arguments: [id]),
               let state = OutboxState(rawValue: stateText)
         else {
             throw StoreError.outboxEntryNotFound(id: id)
@@ -88,17 +88,17 @@ extension SQLiteStore {
         }
         switch transition {
         case .sent(let date):
-            try db.execute(
-                sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?",
-                arguments: [date.storeSeconds, id])
+            try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?"
+            ).execute(arguments: [date.storeSeconds, id])
         case .acknowledged(let date):
-            try db.execute(
-                sql: "UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?",
-                arguments: [date.storeSeconds, id])
+            try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?"
+            ).execute(arguments: [date.storeSeconds, id])
         case .failed(let error, let retryAt, let date):
-            try db.execute(
-                sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ?",
-                arguments: [error, retryAt?.storeSeconds, date.storeSeconds, id])
+            try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ?"
+            ).execute(arguments: [error, retryAt?.storeSeconds, date.storeSeconds, id])
         }
     }
 
@@ -208,42 +208,47 @@ extension SQLiteStore {
     /// Outbox entry `id`, if it exists.
     public func outboxEntry(id: Int64) throws -> OutboxEntry? {
         try readSnapshot { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [id]).flatMap(Self.outboxEntry)
+            try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [id]).flatMap { Self.outboxEntries([$0]).first }
         }
     }
 
     /// The entries in `state`, oldest first.
     public func outboxEntries(in state: OutboxState, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?", arguments: [state.rawValue, limit]
-            ).compactMap(Self.outboxEntry)
+            Self.outboxEntries(try Row.fetchAll(
+                db, sql: "SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?", arguments: [state.rawValue, limit]))
         }
     }
 
     /// The entries to send now: pending ones, and failed ones whose retry time has come; oldest first.
     public func dueOutboxEntries(at now: Date, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in
-            try Row.fetchAll(
+            Self.outboxEntries(try Row.fetchAll(
                 db, sql: """
                     SELECT * FROM outbox
                     WHERE state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL AND nextAttemptDate <= ?)
                     ORDER BY id LIMIT ?
                     """,
-                arguments: [now.storeSeconds, limit]
-            ).compactMap(Self.outboxEntry)
+                arguments: [now.storeSeconds, limit]))
         }
     }
 
-    private static func outboxEntry(_ row: Row) -> OutboxEntry? {
-        guard let kind = EntityKind(rawValue: row["entityKind"]), let state = OutboxState(rawValue: row["state"]),
-              let uuid: UUID = row["entityUUID"]
-        else { return nil }
-        return OutboxEntry(
-            id: row["id"], destination: row["destination"], entityKind: kind, entityID: row["entityID"],
-            entityUUID: uuid, payload: row["payload"], state: state, attempts: row["attempts"],
-            lastError: row["lastError"], nextAttemptDate: row.date("nextAttemptDate"),
-            createdDate: row.date("createdDate") ?? Date(timeIntervalSince1970: 0), updatedDate: row.date("updatedDate"))
+    /// The entries of outbox rows (of one statement: their columns are looked up once).
+    private static func outboxEntries(_ rows: [Row]) -> [OutboxEntry] {
+        guard let first = rows.first else { return [] }
+        let c = RowColumns(first)
+        return rows.compactMap { row in
+            guard let kindText: String = c[row, "entityKind"], let kind = EntityKind(rawValue: kindText),
+                  let stateText: String = c[row, "state"], let state = OutboxState(rawValue: stateText),
+                  let uuid: UUID = c[row, "entityUUID"], let destination: String = c[row, "destination"],
+                  let entityID: String = c[row, "entityID"]
+            else { return nil }
+            return OutboxEntry(
+                id: c[row, "id"], destination: destination, entityKind: kind, entityID: entityID,
+                entityUUID: uuid, payload: c[row, "payload"], state: state, attempts: c[row, "attempts"] ?? 0,
+                lastError: c[row, "lastError"], nextAttemptDate: c.date(row, "nextAttemptDate"),
+                createdDate: c.date(row, "createdDate") ?? Date(timeIntervalSince1970: 0), updatedDate: c.date(row, "updatedDate"))
+        }
     }
 
     /// Dead letters, newest first.
