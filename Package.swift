@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping"]),
     ]
 )
 

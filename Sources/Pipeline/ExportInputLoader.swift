@@ -1,4 +1,5 @@
 import CareModel
+import FHIR
 import Foundation
 import Mapping
 import Store
@@ -12,7 +13,15 @@ final class ExportInputLoader {
         let description: String
     }
 
+    /// A care plan activity an outcome completes: `CarePlan/<id>` and the activity's path in it.
+    struct ActivityCompletion: Sendable, Equatable {
+        let carePlan: String
+        let path: String
+    }
+
     private let store: any Store
+    /// Whether to work out which outcomes complete their activity (the mapping's `activity-status`).
+    private let checksCompletion: Bool
     private var tasks: [UUID: CareTask] = [:]
     private var tasksRead: Set<String> = []
     private var patientOfPlan: [String: String] = [:]
@@ -20,12 +29,13 @@ final class ExportInputLoader {
     private var patients: [String: Patient] = [:]
     private var patientsRead: Set<String> = []
 
-    init(store: any Store) {
+    init(store: any Store, checksCompletion: Bool = false) {
         self.store = store
+        self.checksCompletion = checksCompletion
     }
 
     /// The input of each entry (its outcome version, task version and patient), or why there is none.
-    func load(_ entries: [OutboxEntry]) throws -> [Result<OutcomeExportInput, MissingInput>] {
+    func load(_ entries: [OutboxEntry]) throws -> [(input: Result<OutcomeExportInput, MissingInput>, completes: ActivityCompletion?)] {
         var versions: [UUID: Outcome] = [:]
         for case .outcome(let outcome) in try store.histories(.outcome, ids: entries.map(\.entityID)) {
             versions[outcome.metadata.uuid] = outcome
@@ -45,15 +55,40 @@ final class ExportInputLoader {
             for patient in try store.patients(EntityQuery(ids: Array(patientIDs))) { patients[patient.id] = patient }
             patientsRead.formUnion(patientIDs)
         }
-        return entries.map { entry in
+        return try entries.map { entry in
             guard let outcome = versions[entry.entityUUID] else {
-                return .failure(MissingInput(description: "the queued version \(entry.entityUUID) of outcome \(entry.entityID) is not in the store"))
+                return (.failure(MissingInput(description: "the queued version \(entry.entityUUID) of outcome \(entry.entityID) is not in the store")), nil)
             }
             guard let task = tasks[outcome.taskUUID] else {
-                return .failure(MissingInput(description: "its task version \(outcome.taskUUID) is not in the store"))
+                return (.failure(MissingInput(description: "its task version \(outcome.taskUUID) is not in the store")), nil)
             }
-            return .success(OutcomeExportInput(outcome: outcome, task: task, patient: patientID(of: task).flatMap { patients[$0] }))
+            let input = OutcomeExportInput(outcome: outcome, task: task, patient: patientID(of: task).flatMap { patients[$0] })
+            return (.success(input), checksCompletion ? try completion(by: input) : nil)
         }
+    }
+
+    /// The care plan activity `input`'s outcome completes: its task was made from a CarePlan's activity
+    /// with a `detail` (whose status can say so), its schedule is finite, and every occurrence now has
+    /// an outcome. A deletion completes nothing.
+    private func completion(by input: OutcomeExportInput) throws -> ActivityCompletion? {
+        let task = input.task
+        guard input.outcome.metadata.deletedDate == nil, let provenance = task.metadata.provenance, provenance.fhirType == "CarePlan",
+              let path = task.metadata.userInfo?[UserInfoKey.element], path.hasPrefix("CarePlan.activity["),
+              let count = task.schedule.occurrenceCount, count > 0, let end = task.schedule.endDate,
+              let patientID = patientID(of: task)
+        else { return nil }
+        let events = try store.events(patientID: patientID, in: DateInterval(start: task.schedule.startDate, end: max(end, task.schedule.startDate.addingTimeInterval(1))))
+        let done = events.filter { $0.task.id == task.id && $0.outcome != nil }.count
+        guard done >= count, try Self.activityHasDetail(path, in: store.sourceResources(resourceType: "CarePlan", resourceID: provenance.fhirID).last) else { return nil }
+        return ActivityCompletion(carePlan: "CarePlan/\(provenance.fhirID)", path: path)
+    }
+
+    /// Whether the activity at `path` (`CarePlan.activity[1]`) of the CarePlan kept in `source` has a `detail`.
+    private static func activityHasDetail(_ path: String, in source: SourceResource?) throws -> Bool {
+        guard let source, let match = path.wholeMatch(of: /CarePlan\.activity\[(\d+)\]/), let position = Int(match.1) else { return false }
+        let plan = source.format == "xml" ? try FHIRXML.read(source.body) : try FHIRJSON.read(source.body)
+        let activities = plan.children(named: "activity")
+        return activities.indices.contains(position) && activities[position].child(named: "detail") != nil
     }
 
     private func patientID(of task: CareTask) -> String? {

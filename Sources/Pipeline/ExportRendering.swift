@@ -13,6 +13,9 @@ import Mapping
 ///   (a conditional create on the identifier derived from the outcome's id), a later version or a
 ///   deletion `PUT Observation?identifier=<system>|<value>` (a conditional update); the resources carry no
 ///   id, and the Provenance names its Observation by the entry's `fullUrl`, which the server rewrites.
+/// With the mapping's `activity-status`, an outcome that completes a care plan activity's task is followed
+/// by `PATCH CarePlan/<id>` with a FHIRPath Patch setting that activity's `detail.status` to `completed`.
+///
 /// Each outcome version has its own Provenance, whose id is the version's uuid: `PUT Provenance/<id>`, or
 /// `POST Provenance` in conditional mode.
 struct ExportRendering: Sendable {
@@ -42,7 +45,7 @@ struct ExportRendering: Sendable {
 
     /// The bytes of one exported outcome (its Observation, then its Provenance), with no separator
     /// before them.
-    func render(_ exported: ExportedObservation, outcomeID: String) -> Data {
+    func render(_ exported: ExportedObservation, outcomeID: String, completing activity: ExportInputLoader.ActivityCompletion? = nil) -> Data {
         guard let stream else {
             var bytes = FHIRJSON.write(exported.observation)
             bytes.append(0x0A)
@@ -76,7 +79,25 @@ struct ExportRendering: Sendable {
             let url = "urn:uuid:\(id)"
             bytes.append(stream.entry(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)), first: false))
         }
+        if let activity, options.bundleType != .collection {
+            let patch = Self.statusPatch(activity)
+            let url = "urn:uuid:\(Self.nameBasedUUID("\(activity.carePlan)#\(activity.path)/\(outcomeID)"))"
+            bytes.append(stream.entry(entry(patch, fullURL: url, request: ("PATCH", activity.carePlan, nil)), first: false))
+        }
         return bytes
+    }
+
+    /// The FHIRPath Patch (a Parameters resource) that sets a care plan activity's `detail.status` to
+    /// `completed`.
+    static func statusPatch(_ activity: ExportInputLoader.ActivityCompletion) -> Element {
+        Element.resource("Parameters", children: [
+            Element(name: "parameter", children: [
+                Element(name: "name", value: "operation"),
+                Element(name: "part", children: [Element(name: "name", value: "type"), Element(name: "valueCode", value: "replace")]),
+                Element(name: "part", children: [Element(name: "name", value: "path"), Element(name: "valueString", value: "\(activity.path).detail.status")]),
+                Element(name: "part", children: [Element(name: "name", value: "value"), Element(name: "valueCode", value: "completed")]),
+            ]),
+        ])
     }
 
     private func entry(_ resource: Element, fullURL: String, request: (method: String, url: String, ifNoneExist: String?)) -> Element {

@@ -149,10 +149,13 @@ public final class Exporter {
     /// Builds, validates and renders the outcomes of `entries` on every core, a run at a time (the store
     /// read for the next run while others are built), handing each result to `consume` in order.
     private func build(_ entries: [OutboxEntry], rendering: ExportRendering, consume: (OutboxEntry, Result<Data, Refusal>) throws -> Void) throws {
-        let loader = ExportInputLoader(store: store)
+        // Activity completion goes out as a PATCH entry, which only transaction and batch Bundles carry.
+        let patchesActivities = exporter.mapping.activityStatus && options.format != .ndjson && options.bundleType != .collection
+        let loader = ExportInputLoader(store: store, checksCompletion: patchesActivities)
         var runs = stride(from: 0, to: entries.count, by: Self.runSize).map { entries[$0..<min($0 + Self.runSize, entries.count)] }.makeIterator()
         var loadError: (any Error)?
-        let inputs = AnyIterator { () -> [(OutboxEntry, Result<OutcomeExportInput, ExportInputLoader.MissingInput>)]? in
+        typealias Loaded = (input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, completes: ExportInputLoader.ActivityCompletion?)
+        let inputs = AnyIterator { () -> [(OutboxEntry, Loaded)]? in
             guard loadError == nil, let run = runs.next() else { return nil }
             do {
                 return Array(zip(run, try loader.load(Array(run))))
@@ -167,9 +170,9 @@ public final class Exporter {
         // Built and rendered on the workers; the separator between entries, which depends on what was
         // written before, is added here.
         try OrderedParallelMap.run(inputs, transform: { run in
-            run.map { entry, input in
-                (entry, Self.build(input, exporter: exporter, validator: validator).map {
-                    rendering.render($0, outcomeID: entry.entityID)
+            run.map { entry, loaded in
+                (entry, Self.build(loaded.input, exporter: exporter, validator: validator).map {
+                    rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
                 })
             }
         }, consume: { built in

@@ -38,6 +38,7 @@ final class MappingCheckTests: XCTestCase {
         assertProblem(head + "units:\n  bpm: beats\n", at: 4, 8, contains: "'beats' is not a UCUM unit")
         assertProblem(head + "identifier-system: not a uri\n", at: 3, 20, contains: "absolute URI")
         assertProblem(head + "binary: keep\n", at: 3, 9, contains: "`dead-letter` or `text`")
+        assertProblem(head + "activity-status: completed\n", at: 3, 18, contains: "`activity-status:` is true or false")
         assertProblem("export: outcome\nresource: Patient\n", at: 2, 11, contains: "exported as an `Observation`")
         assertProblem(head + "category:\n  - system: http://x.org\n", at: 4, 5, contains: "a code needs `code:`")
         XCTAssertEqual(problems(head + "status: preliminary\nunits:\n  bpm: /min\n"), [])

@@ -181,4 +181,82 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(try recorded(fresh), try recorded(store))
         XCTAssertEqual(try recorded(fresh).count, 3)
     }
+
+    /// XML, with conditional requests: a first version is a conditional create on the derived
+    /// identifier, a later one a conditional update, the resources carry no id, the Provenance names its
+    /// Observation by its fullUrl; the Bundle validates as a whole.
+    func testXMLExportWithConditionalRequestsValidates() throws {
+        let store = try importedStore()
+        let bp = "CarePlan/cp-1#activity-85354-9"
+        try record([OutcomeValue(.integer(120), units: "mm[Hg]")], task: bp, occurrence: 20, in: store)
+        let folder = try makeScratchFolder("export-xml")
+        var options = ExportOptions()
+        options.format = .xml
+        options.request = .conditional
+        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: options)
+        let first = try exporter.run(to: .folder(folder.path))
+        let bundle = try FHIRXML.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(first.path))))
+        XCTAssertEqual(bundle.childValue("type"), "transaction")
+        var xml = ValidationOptions(strict: true)
+        xml.checkJSONValueKinds = false  // XML has no JSON value kinds
+        xml.checkJSONArrayShape = false
+        XCTAssertEqual(StructureValidator(options: xml).validate(bundle).errors.map(\.diagnostics), [])
+        let entries = bundle.children(named: "entry")
+        XCTAssertEqual(entries.count, 2)
+        let observationEntry = try XCTUnwrap(entries.first { $0.child(named: "resource")?.resourceType == "Observation" })
+        let outcomeID = Outcome.id(taskUUID: try task(bp, in: store).uuid, occurrence: 20)
+        XCTAssertEqual(observationEntry.child(named: "request")?.childValue("method"), "POST")
+        XCTAssertEqual(observationEntry.child(named: "request")?.childValue("ifNoneExist"), "identifier=urn:caregate:outcome|\(outcomeID)")
+        XCTAssertNil(observationEntry.child(named: "resource")?.childValue("id"), "a create carries no id")
+        let provenance = try XCTUnwrap(entries.first { $0.child(named: "resource")?.resourceType == "Provenance" })
+        XCTAssertEqual(provenance.child(named: "resource")?.child(named: "target")?.childValue("reference"), observationEntry.childValue("fullUrl"))
+
+        try record([OutcomeValue(.integer(124), units: "mm[Hg]")], task: bp, occurrence: 20, in: store)
+        let second = try exporter.run(to: .folder(folder.path))
+        let amended = try FHIRXML.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(second.path))))
+        let request = amended.children(named: "entry").first?.child(named: "request")
+        XCTAssertEqual(request?.childValue("method"), "PUT")
+        XCTAssertEqual(request?.childValue("url"), "Observation?identifier=urn:caregate:outcome|\(outcomeID)", "a later version is a conditional update")
+        XCTAssertEqual(amended.children(named: "entry").first?.child(named: "resource")?.childValue("status"), "amended")
+    }
+
+    /// With `activity-status: true`, the outcome that completes a finite activity's task is followed by
+    /// a FHIRPath Patch of its CarePlan setting that activity's detail.status to completed; none before.
+    func testCompletingAFiniteActivityPatchesItsStatusWhenTheMappingSaysSo() throws {
+        let input = try makeScratchFolder("activity-status")
+        try Data(#"{"resourceType":"Patient","id":"p-count","name":[{"family":"Count","given":["Cora"]}]}"#.utf8)
+            .write(to: input.appendingPathComponent("patient.json"))
+        try Data(#"""
+            {"resourceType":"CarePlan","id":"cp-count","status":"active","intent":"plan","subject":{"reference":"Patient/p-count"},
+             "period":{"start":"2026-11-01"},
+             "activity":[{"detail":{"kind":"Task","code":{"coding":[{"system":"http://snomed.info/sct","code":"229065009"}],"text":"Exercises"},
+               "status":"scheduled","scheduledTiming":{"repeat":{"count":2,"frequency":1,"period":1,"periodUnit":"d","timeOfDay":["09:00:00"]}}}}]}
+            """#.utf8).write(to: input.appendingPathComponent("careplan.json"))
+        let store = try makeStore()
+        XCTAssertEqual(try importFiles([input.path], into: store, zone: "America/Chicago").failures, [])
+        let mappings = try makeScratchFolder("activity-status-mappings")
+        let defaults = try String(contentsOf: Corpus.projectRoot.appendingPathComponent("Mappings/ObservationExport.yaml"), encoding: .utf8)
+        try Data(defaults.replacingOccurrences(of: "activity-status: false", with: "activity-status: true").utf8)
+            .write(to: mappings.appendingPathComponent("ObservationExport.yaml"))
+        let mapping = try XCTUnwrap(try MappingSet.defaults(overriddenBy: mappings.path).export)
+        XCTAssertTrue(mapping.activityStatus)
+        let taskID = "CarePlan/cp-count#activity-229065009"
+        XCTAssertEqual(try task(taskID, in: store).metadata.userInfo?[UserInfoKey.element], "CarePlan.activity[0]")
+
+        let out = try makeScratchFolder("activity-status-out")
+        try record([OutcomeValue(.boolean(true))], task: taskID, occurrence: 0, in: store)
+        let (_, firstResources) = try export(store, mapping: mapping, to: out)
+        XCTAssertEqual(firstResources.filter { $0.resourceType == "Parameters" }.count, 0, "one of two occurrences done: not completed")
+
+        try record([OutcomeValue(.boolean(true))], task: taskID, occurrence: 1, in: store)
+        let (report, resources) = try export(store, mapping: mapping, to: out)
+        let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(report.path))))
+        XCTAssertEqual(StructureValidator(options: ValidationOptions(strict: true)).validate(bundle).errors.map(\.diagnostics), [])
+        let patchEntry = try XCTUnwrap(bundle.children(named: "entry").first { $0.child(named: "resource")?.resourceType == "Parameters" })
+        XCTAssertEqual(patchEntry.child(named: "request")?.childValue("method"), "PATCH")
+        XCTAssertEqual(patchEntry.child(named: "request")?.childValue("url"), "CarePlan/cp-count")
+        let parts = resources.first { $0.resourceType == "Parameters" }?.child(named: "parameter")?.children(named: "part") ?? []
+        XCTAssertEqual(parts.first { $0.childValue("name") == "path" }?.childValue("valueString"), "CarePlan.activity[0].detail.status")
+        XCTAssertEqual(parts.first { $0.childValue("name") == "value" }?.childValue("valueCode"), "completed")
+    }
 }

@@ -76,6 +76,9 @@ public enum UserInfoKey {
     /// The Observations whose values an outcome holds, one `Type/id` per value, in value order; absent
     /// when all of them came from the resource the outcome's provenance names.
     public static let valueSources = "fhir.valueSources"
+    /// Where in its resource the element a task was made from sits (`CarePlan.activity[1]`), when it is
+    /// not the resource itself: what an export names to update that element.
+    public static let element = "fhir.element"
     /// Identifiers of a patient (`system|value`, one per line).
     public static let identifiers = "fhir.identifiers"
 }

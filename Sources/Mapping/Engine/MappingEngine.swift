@@ -227,6 +227,7 @@ private struct Run {
         }
         let codes = try codings(entity.field("codes"), item: item)
         if !codes.isEmpty { info[UserInfoKey.codes] = codes.joined(separator: "\n") }
+        if let path = item.path, path.utf8.contains(UInt8(ascii: ".")) { info[UserInfoKey.element] = path }
         task.metadata.userInfo = info.isEmpty ? nil : info
         try applyCommon(entity, item: item, to: &task.metadata)
         // The Observations this activity says are its outcomes, kept on the task, so that the importer

@@ -164,6 +164,10 @@ binary: dead-letter
 # Each Observation comes with a Provenance naming the patient and the app or device as its agents.
 provenance: true
 performer: patient
+# When an outcome completes the task of a care plan activity (every occurrence of a finite schedule has
+# an outcome), also set that activity's detail.status to `completed` (a FHIRPath Patch of the CarePlan in
+# the same transaction or batch Bundle). Off by default: it changes the provider's care plan.
+activity-status: false
 """#),
         (name: "Patient.yaml", text: #"""
 # A FHIR Patient becomes a CareKit patient.

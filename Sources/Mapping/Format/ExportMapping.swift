@@ -49,6 +49,10 @@ public struct ExportMapping: Sendable, Equatable {
     public var provenance = true
     /// Whether the patient is the Observation's performer.
     public var performerIsPatient = true
+    /// Whether an outcome that completes a care plan activity's task (every occurrence of a finite
+    /// schedule done) also sets that activity's `detail.status` to `completed`, by a FHIRPath Patch of
+    /// the CarePlan in the same transaction or batch Bundle.
+    public var activityStatus = false
 
     public static let categorySystem = "http://terminology.hl7.org/CodeSystem/observation-category"
 
@@ -64,7 +68,7 @@ struct ExportMappingParser {
 
     static let keys: Set<String> = [
         "export", "resource", "description", "status", "category", "code", "identifier-system", "units",
-        "unknown-units", "binary", "provenance", "performer",
+        "unknown-units", "binary", "provenance", "performer", "activity-status",
     ]
     static let codingKeys: Set<String> = ["system", "code", "display"]
 
@@ -128,6 +132,9 @@ struct ExportMappingParser {
         if let node = keys["binary"] { result.binary = refusal(node) ?? result.binary }
         if let node = keys["provenance"] {
             if let flag = node.bool { result.provenance = flag } else { problems.append(MappingProblem(at: location(of: node), "`provenance:` is true or false")) }
+        }
+        if let node = keys["activity-status"] {
+            if let flag = node.bool { result.activityStatus = flag } else { problems.append(MappingProblem(at: location(of: node), "`activity-status:` is true or false")) }
         }
         if let node = keys["performer"] {
             switch node.string {
