@@ -10,14 +10,14 @@ import FHIRPath
 /// left out when a datatype is validated on its own, outside any resource. An expression the engine fails to evaluate is reported as
 /// information (never an error): a gap of the engine must not fail a resource.
 extension ValidationWalk {
-    mutating func checkResourceInvariants(_ resource: Element, type: String, path: String) {
+    mutating func checkResourceInvariants(_ resource: Element, type: String) {
         guard let invariants else { return }
         let list = invariants.invariants(forType: type)
         if list.isEmpty { return }
-        evaluate(list, on: FHIRPathElementNode(resource: resource), path: path)
+        evaluate(list, on: FHIRPathElementNode(resource: resource))
     }
 
-    mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild, path: String) {
+    mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild) {
         guard let invariants else { return }
         let byType = invariants.invariants(forType: resolved.type)
         let byContext = resolved.type.utf8.contains(UInt8(ascii: ".")) ? invariants.invariants(atPath: resolved.type) : []
@@ -27,12 +27,12 @@ extension ValidationWalk {
         let node = FHIRPathElementNode(
             element: element, typeName: isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
             context: resolved.type)
-        evaluate(byType, on: node, path: path)
-        evaluate(byContext, on: node, path: path)
-        evaluate(byPath, on: node, path: path)
+        evaluate(byType, on: node)
+        evaluate(byContext, on: node)
+        evaluate(byPath, on: node)
     }
 
-    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode, path: String) {
+    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode) {
         for compiled in list where !compiled.needsResource || currentResource != nil {
             let result: [FHIRPathValue]
             do {
@@ -41,13 +41,13 @@ extension ValidationWalk {
                     environment: fhirPathEnvironment)
             } catch {
                 report(.information, .invariant,
-                       "\(compiled.invariant.key) could not be evaluated: \(error.message)", at: path)
+                       "\(compiled.invariant.key) could not be evaluated: \(error.message)")
                 continue
             }
             guard result.count == 1, case .boolean(false) = result[0] else { continue }
             let invariant = compiled.invariant
             report(invariant.severity == .error ? .error : .warning, .invariant,
-                   "\(invariant.key): \(invariant.human)", at: path)
+                   "\(invariant.key): \(invariant.human)")
         }
     }
 }

@@ -25,17 +25,16 @@ public struct StructureValidator: Sendable {
 
     /// Validates a root resource (the element returned by the JSON or XML reader).
     public func validate(_ resource: Element) -> ValidationReport {
-        var walk = ValidationWalk(metadata: metadata, options: options)
-        let path = resource.resourceType ?? resource.name
-        walk.visitResource(resource, path: path, isContained: false)
+        var walk = ValidationWalk(metadata: metadata, options: options, root: resource.resourceType ?? resource.name)
+        walk.visitResource(resource, isContained: false)
         return ValidationReport(issues: walk.issues)
     }
 
     /// Validates a datatype instance (`Reference`, `Quantity`, `HumanName`...) on its own; locations
     /// start at `path` (the type name by default).
     public func validate(_ element: Element, asType type: String, path: String? = nil) -> ValidationReport {
-        var walk = ValidationWalk(metadata: metadata, options: options)
-        walk.visitDatatype(element, type: type, path: path ?? type)
+        var walk = ValidationWalk(metadata: metadata, options: options, root: path ?? type)
+        walk.visitDatatype(element, type: type)
         return ValidationReport(issues: walk.issues)
     }
 }
@@ -55,10 +54,15 @@ struct ValidationWalk {
     /// `%resource` and `%rootResource` of the element being visited.
     private(set) var currentResource: Element?
     private(set) var currentRootResource: Element?
+    /// Where the walk is: the root's path, then one step per element entered (its name and, in a list,
+    /// its index, else -1). The text of a location is made only when an issue is reported there.
+    private let root: String
+    private var steps: [(name: String, index: Int)] = []
 
-    init(metadata: FHIRMetadata, options: ValidationOptions) {
+    init(metadata: FHIRMetadata, options: ValidationOptions, root: String) {
         self.metadata = metadata
         self.options = options
+        self.root = root
         if options.checkInvariants {
             invariants = metadata === FHIRMetadata.r4 ? InvariantCatalog.r4 : InvariantCatalog(metadata: metadata)
         } else {
@@ -72,18 +76,34 @@ struct ValidationWalk {
         issues.append(ValidationIssue(severity: severity, code: code, diagnostics: MessageText.boundingQuotes(message), expression: path))
     }
 
+    /// Reports at the element being visited, or at `suffix` below it (`.reference`).
+    mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, below suffix: String = "") {
+        report(severity, code, message, at: currentPath + suffix)
+    }
+
+    /// The FHIRPath-style location of the element being visited
+    /// (`CarePlan.activity[0].detail.scheduledTiming.repeat.period`).
+    var currentPath: String {
+        var text = root
+        for step in steps {
+            text += "." + step.name
+            if step.index >= 0 { text += "[\(step.index)]" }
+        }
+        return text
+    }
+
     // MARK: Resources
 
-    mutating func visitResource(_ resource: Element, path: String, isContained: Bool) {
+    mutating func visitResource(_ resource: Element, isContained: Bool) {
         guard let type = resource.resourceType else {
-            report(.error, .structure, "expected a resource (with a resourceType) here", at: path)
+            report(.error, .structure, "expected a resource (with a resourceType) here")
             return
         }
         guard metadata.isResourceType(type) else {
             if metadata.type(named: type)?.kind == .resource {
-                report(.error, .structure, "'\(type)' is an abstract resource type and cannot be instantiated", at: path)
+                report(.error, .structure, "'\(type)' is an abstract resource type and cannot be instantiated")
             } else {
-                report(.error, .structure, "unknown resource type '\(type)'", at: path)
+                report(.error, .structure, "unknown resource type '\(type)'")
             }
             return
         }
@@ -91,7 +111,7 @@ struct ValidationWalk {
         if type == "Bundle" { bundleType = resource.childValue("type") }
         defer { bundleType = outerBundleType }
         if isContained, !resource.children(named: "contained").isEmpty {
-            report(.error, .structure, "a contained resource may not contain resources (dom-2)", at: path + ".contained")
+            report(.error, .structure, "a contained resource may not contain resources (dom-2)", below: ".contained")
         }
         let scope: ReferenceScope? = switch type {
         case "Bundle": .bundle(resource)
@@ -103,26 +123,26 @@ struct ValidationWalk {
         currentResource = resource
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
-        visitChildren(of: resource, context: type, path: path)
-        if type == "Bundle" { checkBundle(resource, path: path) }
-        checkResourceInvariants(resource, type: type, path: path)
+        visitChildren(of: resource, context: type)
+        if type == "Bundle" { checkBundle(resource, path: currentPath) }
+        checkResourceInvariants(resource, type: type)
         if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
     }
 
-    mutating func visitDatatype(_ element: Element, type: String, path: String) {
+    mutating func visitDatatype(_ element: Element, type: String) {
         guard metadata.type(named: type) != nil else {
-            report(.error, .structure, "unknown type '\(type)'", at: path)
+            report(.error, .structure, "unknown type '\(type)'")
             return
         }
         let info = ElementInfo(
             path: type, name: element.name, types: [type], min: 0, max: 1, isChoice: false, isModifier: false,
             isSummary: false, representation: .element, requiredBinding: nil, childContext: nil, order: 0)
-        visitElement(element, as: ResolvedChild(info: info, type: type), path: path)
+        visitElement(element, as: ResolvedChild(info: info, type: type))
     }
 
     // MARK: Children and cardinality
 
-    mutating func visitChildren(of element: Element, context: String, path: String) {
+    mutating func visitChildren(of element: Element, context: String) {
         let children = metadata.children(of: context)
         let definitions = metadata.elements(of: context)
         // Per definition (by its order): how many children it has, which is also the list index of the
@@ -133,7 +153,7 @@ struct ValidationWalk {
         var conflictingChoices: [Int] = []  // already reported; no second issue for their count
         for child in element.children {
             guard let resolved = children?[child.name] else {
-                reportUnknown(child, context: context, path: path)
+                reportUnknown(child, context: context)
                 continue
             }
             let info = resolved.info
@@ -145,46 +165,44 @@ struct ValidationWalk {
                     conflictingChoices.append(order)
                     report(.error, .structure,
                            "'\(child.name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
-                           at: path + "." + child.name)
+                           below: "." + child.name)
                 } else if index == 0 {
                     choiceNames.append((order, child.name))
                 }
             }
-            var childPath = path + "." + child.name
             if options.checkJSONArrayShape, child.jsonArrayItem != info.isArray, index == 0 {
-                reportArrayShape(of: child, info: info, at: childPath)
+                reportArrayShape(of: child, info: info)
             }
-            if info.isArray {
-                childPath += "[\(index)]"
-                if info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
-            }
-            visitElement(child, as: resolved, path: childPath)
+            steps.append((child.name, info.isArray ? index : -1))
+            if info.isArray, info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
+            visitElement(child, as: resolved)
+            steps.removeLast()
         }
         for info in definitions {
             let count = info.order < counts.count ? counts[info.order] : 0
             if count < info.min {
                 report(.error, .required,
-                       "minimum required = \(info.min), but only found \(count) (\(info.path))", at: path + "." + info.name)
+                       "minimum required = \(info.min), but only found \(count) (\(info.path))", below: "." + info.name)
             }
             if let max = info.max, count > max, !conflictingChoices.contains(info.order) {
                 report(.error, .structure,
-                       "max allowed = \(max), but found \(count) (\(info.path))", at: path + "." + info.name)
+                       "max allowed = \(max), but found \(count) (\(info.path))", below: "." + info.name)
             }
         }
     }
 
     /// A JSON array for an element with max 1, or a single JSON value for one that repeats; reported once
     /// per field, at the field.
-    private mutating func reportArrayShape(of child: Element, info: ElementInfo, at path: String) {
+    private mutating func reportArrayShape(of child: Element, info: ElementInfo) {
         let maximum = info.max.map(String.init) ?? "*"
         let message = info.isArray
             ? "'\(child.name)' must be a JSON array, not a single value: \(info.path) repeats (max \(maximum))"
             : "'\(child.name)' must be a single JSON value, not an array: \(info.path) does not repeat (max 1)"
-        report(.error, .structure, message, at: path)
+        report(.error, .structure, message, below: "." + child.name)
     }
 
-    private mutating func reportUnknown(_ child: Element, context: String, path: String) {
-        let childPath = path + "." + child.name
+    private mutating func reportUnknown(_ child: Element, context: String) {
+        let childPath = currentPath + "." + child.name
         // A choice element with a type suffix the definition does not allow (`valueMoney` on Observation).
         for info in metadata.elements(of: context) where info.isChoice && child.name.hasPrefix(info.name) {
             let suffix = child.name.dropFirst(info.name.count)
@@ -200,73 +218,72 @@ struct ValidationWalk {
 
     // MARK: Elements
 
-    private mutating func visitElement(_ element: Element, as resolved: ResolvedChild, path: String) {
+    private mutating func visitElement(_ element: Element, as resolved: ResolvedChild) {
         if resolved.type == "Resource" {
             if resolved.info.name == "contained", !options.validateContained { return }
-            visitResource(element, path: path, isContained: resolved.info.name == "contained")
+            visitResource(element, isContained: resolved.info.name == "contained")
             return
         }
         if element.resourceType != nil {
-            report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))", at: path)
+            report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))")
             return
         }
-        if let primitive = metadata.primitiveType(of: resolved.type) {
-            visitPrimitive(element, type: primitive, info: resolved.info, path: path)
+        if let primitive = resolved.primitive {
+            visitPrimitive(element, type: primitive, info: resolved.info)
             return
         }
         if let value = element.value {
             report(.error, .structure,
-                   "'\(element.name)' is a \(resolved.type), an object, not a primitive value ('\(value)')", at: path)
+                   "'\(element.name)' is a \(resolved.type), an object, not a primitive value ('\(value)')")
         }
         if element.children.isEmpty {
             if element.value == nil {
-                report(.error, .invariant, "an element must have a value or children (ele-1)", at: path)
+                report(.error, .invariant, "an element must have a value or children (ele-1)")
             }
             return
         }
-        visitChildren(of: element, context: resolved.type, path: path)
-        checkComplex(element, type: resolved.type, info: resolved.info, path: path)
-        checkElementInvariants(element, as: resolved, path: path)
+        visitChildren(of: element, context: resolved.type)
+        checkComplex(element, type: resolved.type, info: resolved.info)
+        checkElementInvariants(element, as: resolved)
     }
 
-    private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, info: ElementInfo, path: String) {
+    private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, info: ElementInfo) {
         if let value = element.value {
-            checkPrimitiveValue(value, element: element, type: type, info: info, path: path)
+            checkPrimitiveValue(value, element: element, type: type, info: info)
         } else if element.children.isEmpty {
-            report(.error, .required, "a primitive element must have a value or extensions", at: path)
+            report(.error, .required, "a primitive element must have a value or extensions")
         }
         if !element.children.isEmpty {
-            visitChildren(of: element, context: type.rawValue, path: path)
+            visitChildren(of: element, context: type.rawValue)
         }
-        checkElementInvariants(element, as: ResolvedChild(info: info, type: type.rawValue), path: path)
+        checkElementInvariants(element, as: ResolvedChild(info: info, type: type.rawValue))
     }
 
     private mutating func checkPrimitiveValue(
-        _ value: String, element: Element, type: PrimitiveType, info: ElementInfo, path: String
+        _ value: String, element: Element, type: PrimitiveType, info: ElementInfo
     ) {
         if type == .xhtml {
             if options.checkJSONValueKinds, element.valueKind != .string {
-                report(.error, .value, "xhtml must be a JSON string", at: path)
+                report(.error, .value, "xhtml must be a JSON string")
             }
             for problem in XHTMLChecker.problems(in: value) {
-                report(.error, .value, problem, at: path)
+                report(.error, .value, problem)
             }
             return
         }
         let kind = options.checkJSONValueKinds ? element.valueKind : nil
         if let problem = PrimitiveValidator.problem(with: value, kind: kind, as: type) {
             let isResourceID = info.name == "id" && type == .id
-            report(.error, .value, (isResourceID ? "invalid resource id: " : "") + problem + " ('\(value.prefix(80))')",
-                   at: path)
+            report(.error, .value, (isResourceID ? "invalid resource id: " : "") + problem + " ('\(value.prefix(80))')",)
             return
         }
         if type == .markdown, !options.allowHTMLInMarkdown, Self.containsHTMLTag(value) {
-            report(.error, .value, "the markdown contains an embedded HTML tag, which is not allowed here", at: path)
+            report(.error, .value, "the markdown contains an embedded HTML tag, which is not allowed here")
         }
         if let binding = info.requiredBinding, type == .code || type == .string || type == .uri,
            !binding.codes.contains(value) {
             report(.error, .codeInvalid,
-                   "the code '\(value)' is not in the value set \(binding.valueSet) (required binding)", at: path)
+                   "the code '\(value)' is not in the value set \(binding.valueSet) (required binding)")
         }
     }
 
@@ -281,24 +298,24 @@ struct ValidationWalk {
 
     // MARK: Datatype rules
 
-    private mutating func checkComplex(_ element: Element, type: String, info: ElementInfo, path: String) {
+    private mutating func checkComplex(_ element: Element, type: String, info: ElementInfo) {
         switch type {
         case "Reference":
             if let reference = element.childValue("reference") {
-                checkReference(reference, path: path + ".reference")
+                checkReference(reference)
             }
         case "Extension":
             let hasValue = element.children.contains { $0.name.hasPrefix("value") }
             if hasValue, element.child(named: "extension") != nil {
-                report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)", at: path)
+                report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)")
             }
             if let url = element.childValue("url"), url.contains("|") {
-                report(.error, .value, "an extension URL may not carry a version ('\(url)')", at: path + ".url")
+                report(.error, .value, "an extension URL may not carry a version ('\(url)')", below: ".url")
             }
         case "Coding":
             if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
                 report(.error, .codeInvalid,
-                       "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", at: path + ".code")
+                       "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
             }
         case "CodeableConcept":
             if let binding = info.requiredBinding {
@@ -306,7 +323,7 @@ struct ValidationWalk {
                 if !codes.isEmpty, !codes.contains(where: binding.codes.contains) {
                     report(.error, .codeInvalid,
                            "none of the codes (\(codes.joined(separator: ", "))) is in the value set \(binding.valueSet) (required binding)",
-                           at: path)
+                           below: "")
                 }
             }
         default:
@@ -314,21 +331,21 @@ struct ValidationWalk {
         }
     }
 
-    private mutating func checkReference(_ reference: String, path: String) {
+    private mutating func checkReference(_ reference: String) {
         if !scopes.isEmpty {
             let last = scopes.count - 1
-            scopes[last].references.append(.init(reference: reference, path: path, entryIndex: scopes[last].currentEntry))
+            scopes[last].references.append(.init(reference: reference, path: currentPath + ".reference", entryIndex: scopes[last].currentEntry))
         }
         switch ReferenceFormat.parse(reference, metadata: metadata) {
         case .failure(let error):
             // A warning, as the reference validator has it: the syntax looks wrong, but a server may
             // still understand it.
-            report(.warning, .value, error.message, at: path)
+            report(.warning, .value, error.message, below: ".reference")
         case .success(.conditional):
             if bundleType != "transaction", bundleType != "batch" {
                 report(.warning, .value,
                        "'\(reference)' is a conditional reference, which only a transaction or batch Bundle resolves",
-                       at: path)
+                       below: ".reference")
             }
         case .success:
             break
