@@ -59,6 +59,8 @@ let package = Package(
         .target(name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams")]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
         .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store"]),
+        // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
+        .target(name: "Sync", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"]),
         // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
         .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),
         .executableTarget(
@@ -82,6 +84,7 @@ let package = Package(
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "FHIR", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping"]),
     ]
 )

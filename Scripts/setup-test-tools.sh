@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Creates .venv with the pinned PyPI test tools the test suite runs (carebundle generates US Core
-# bundles and NDJSON for the import tests). Re-running it is cheap when they are already installed.
+# Creates .venv with the pinned PyPI test tools the test suite runs (Scripts/test-tools-requirements.txt:
+# carebundle generates US Core bundles and NDJSON for the import tests; sekmet-fhir is the FHIR server
+# the sync tests run). Re-running it is cheap when they are already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-carebundle_version="0.5.0"
-if [ -x .venv/bin/carebundle ] && .venv/bin/pip show carebundle 2>/dev/null | grep -q "^Version: ${carebundle_version}$"; then
-    exit 0
+requirements=Scripts/test-tools-requirements.txt
+# Nothing to do when pip already reports every pinned name==version.
+if [ -x .venv/bin/pip ]; then
+    installed=$(.venv/bin/pip freeze 2>/dev/null || true)
+    missing=0
+    for pin in $(grep -E '^[A-Za-z0-9_.-]+==' "$requirements"); do
+        echo "$installed" | grep -qix "$pin" || missing=1
+    done
+    if [ "$missing" -eq 0 ]; then exit 0; fi
 fi
-echo "setting up test tools in .venv (carebundle ${carebundle_version})" >&2
+echo "setting up test tools in .venv ($(grep -E '==' "$requirements" | tr '\n' ' '))" >&2
 if ! python3 -m venv .venv 2>/dev/null; then
     # Debian's system Python ships venv separately.
     sudo=""
@@ -16,4 +23,4 @@ if ! python3 -m venv .venv 2>/dev/null; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv
     python3 -m venv .venv
 fi
-.venv/bin/pip install --quiet --disable-pip-version-check "carebundle==${carebundle_version}"
+.venv/bin/pip install --quiet --disable-pip-version-check -r "$requirements"

@@ -1,0 +1,298 @@
+import FHIR
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A FHIR R4 REST client over Foundation's URLSession (libcurl on Linux): read, vread, search (GET or
+/// POST `_search`) following `next` links, transaction and batch Bundles, create (conditional too),
+/// update (conditional too), and the capability statement; JSON or XML on the wire. Compression is
+/// libcurl's: it asks for gzip and deflate and decodes what comes back.
+///
+/// Calls are synchronous: the sync job is a batch process that does one request at a time per
+/// stream. Every failure is a ``FHIRClientError`` naming the request: no answer (with the transport's
+/// reason), a timeout, an error status (with the OperationOutcome's text when the server sent one), or
+/// an answer that is not FHIR (an HTML error page, say).
+///
+/// ```swift
+/// let client = FHIRClient(base: URL(string: "http://127.0.0.1:8080/fhir")!)
+/// let patient = try client.read("Patient", "pat-1")
+/// try client.search("Observation", [("patient", "pat-1"), ("_count", "100")]) { page in ... }
+/// ```
+public final class FHIRClient: @unchecked Sendable {
+    /// The format asked for and sent.
+    public enum Format: String, Sendable {
+        case json, xml
+
+        var mediaType: String { self == .json ? "application/fhir+json" : "application/fhir+xml" }
+    }
+
+    public let base: URL
+    public let format: Format
+    /// Seconds a request may take before it fails as a timeout.
+    public let timeout: TimeInterval
+    /// Headers sent with every request (authorization, for one).
+    public var headers: [String: String]
+    private let session: URLSession
+
+    public init(base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:]) {
+        self.base = base
+        self.format = format
+        self.timeout = timeout
+        self.headers = headers
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout * 4
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    // MARK: - Interactions
+
+    /// The server's CapabilityStatement (`GET [base]/metadata`).
+    public func capabilities() throws -> Element {
+        try expectResource(send("GET", path: "metadata"), type: "CapabilityStatement")
+    }
+
+    /// `GET [base]/Type/id`.
+    public func read(_ type: String, _ id: String) throws -> Element {
+        try expectResource(send("GET", path: "\(type)/\(Self.escaped(id))"), type: type)
+    }
+
+    /// `GET [base]/Type/id/_history/version`.
+    public func vread(_ type: String, _ id: String, version: String) throws -> Element {
+        try expectResource(send("GET", path: "\(type)/\(Self.escaped(id))/_history/\(Self.escaped(version))"), type: type)
+    }
+
+    /// Searches `type` and hands each searchset Bundle to `page`, following `next` links to the end (or
+    /// until `page` returns false). With `post`, the first request is `POST [base]/Type/_search` with the
+    /// parameters as a form body; the `next` links are followed with GET, as servers give them.
+    public func search(
+        _ type: String, _ parameters: [(String, String)], post: Bool = false, page: (Element) throws -> Bool
+    ) throws {
+        var response: FHIRResponse
+        if post {
+            let body = Data(Self.formEncoded(parameters).utf8)
+            response = try send("POST", path: "\(type)/_search", body: body, contentType: "application/x-www-form-urlencoded")
+        } else {
+            response = try send("GET", path: type, query: parameters)
+        }
+        var seen: Set<String> = []
+        while true {
+            let bundle = try expectResource(response, type: "Bundle")
+            guard try page(bundle) else { return }
+            guard let next = bundle.children(named: "link").first(where: { $0.childValue("relation") == "next" })?.childValue("url"),
+                  let url = URL(string: next, relativeTo: base)?.absoluteURL else { return }
+            // A server that links a page to itself would loop forever.
+            guard seen.insert(next).inserted else {
+                throw FHIRClientError.notFHIR(request: "GET \(next)", reason: "the search's next link repeats a page it already gave")
+            }
+            response = try send("GET", url: url)
+        }
+    }
+
+    /// `POST [base]` with a transaction or batch Bundle; the response Bundle.
+    public func submit(_ bundle: Element) throws -> Element {
+        try expectResource(send("POST", path: "", resource: bundle), type: "Bundle")
+    }
+
+    /// `POST [base]/Type` (with `If-None-Exist` for a conditional create).
+    public func create(_ resource: Element, ifNoneExist: String? = nil) throws -> FHIRResponse {
+        let type = resource.resourceType ?? ""
+        return try send("POST", path: type, resource: resource, extraHeaders: ifNoneExist.map { ["If-None-Exist": $0] } ?? [:])
+    }
+
+    /// `PUT [base]/Type/id`, or with `condition` a conditional update `PUT [base]/Type?condition`.
+    public func update(_ resource: Element, condition: [(String, String)]? = nil) throws -> FHIRResponse {
+        let type = resource.resourceType ?? ""
+        if let condition { return try send("PUT", path: type, query: condition, resource: resource) }
+        guard let id = resource.childValue("id") else {
+            throw FHIRClientError.invalidRequest("an update needs the resource's id (or a condition)")
+        }
+        return try send("PUT", path: "\(type)/\(Self.escaped(id))", resource: resource)
+    }
+
+    // MARK: - Requests
+
+    /// Sends one request to a path under the base and returns the answer, failing on no answer, a
+    /// timeout or an error status.
+    public func send(
+        _ method: String, path: String, query: [(String, String)] = [], resource: Element? = nil,
+        body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:]
+    ) throws -> FHIRResponse {
+        var text = base.absoluteString
+        if !path.isEmpty { text += (text.hasSuffix("/") ? "" : "/") + path }
+        if !query.isEmpty { text += "?" + Self.formEncoded(query) }
+        guard let url = URL(string: text) else { throw FHIRClientError.invalidRequest("'\(text)' is not a URL") }
+        var payload = body
+        var type = contentType
+        if let resource {
+            payload = format == .json ? FHIRJSON.write(resource) : FHIRXML.write(resource)
+            type = format.mediaType
+        }
+        return try send(method, url: url, body: payload, contentType: type, extraHeaders: extraHeaders)
+    }
+
+    private func send(_ method: String, url: URL, body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:]) throws -> FHIRResponse {
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = method
+        request.setValue(format.mediaType, forHTTPHeaderField: "Accept")
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        for (name, value) in headers.merging(extraHeaders, uniquingKeysWith: { _, new in new }) {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        request.httpBody = body
+        let label = "\(method) \(url.absoluteString)"
+        let outcome = Exchange()
+        let done = DispatchSemaphore(value: 0)
+        let task = session.dataTask(with: request) { data, response, error in
+            outcome.set(data: data, response: response, error: error)
+            done.signal()
+        }
+        task.resume()
+        done.wait()
+        let (data, response, error) = outcome.get()
+        if let error {
+            let nsError = error as NSError
+            if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorTimedOut {
+                throw FHIRClientError.timeout(request: label, seconds: timeout)
+            }
+            throw FHIRClientError.transport(request: label, reason: nsError.localizedDescription)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw FHIRClientError.transport(request: label, reason: "no HTTP response")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
+        }
+        let answer = FHIRResponse(request: label, status: http.statusCode, headers: fields, body: data ?? Data())
+        guard (200..<300).contains(http.statusCode) else {
+            throw FHIRClientError.status(request: label, code: http.statusCode, retryAfter: answer.retryAfter, detail: answer.errorDetail)
+        }
+        return answer
+    }
+
+    private func expectResource(_ response: FHIRResponse, type: String) throws -> Element {
+        let resource = try response.resource()
+        guard resource.resourceType == type else {
+            throw FHIRClientError.notFHIR(request: response.request, reason: "expected a \(type), got a \(resource.resourceType ?? "document without resourceType")")
+        }
+        return resource
+    }
+
+    /// `name=value&...`, each part percent-encoded as a form (RFC 3986 unreserved characters kept).
+    static func formEncoded(_ parameters: [(String, String)]) -> String {
+        parameters.map { "\(escaped($0.0))=\(escaped($0.1))" }.joined(separator: "&")
+    }
+
+    static func escaped(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:|,")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// The result of one data task, handed from URLSession's queue to the waiting caller.
+    private final class Exchange: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: (Data?, URLResponse?, (any Error)?) = (nil, nil, nil)
+
+        func set(data: Data?, response: URLResponse?, error: (any Error)?) {
+            lock.lock()
+            value = (data, response, error)
+            lock.unlock()
+        }
+
+        func get() -> (Data?, URLResponse?, (any Error)?) {
+            lock.lock()
+            defer { lock.unlock() }
+            return value
+        }
+    }
+}
+
+/// One answer of a FHIR server.
+public struct FHIRResponse: Sendable {
+    /// `METHOD url`, for messages.
+    public let request: String
+    public let status: Int
+    /// Header fields, names in lower case.
+    public let headers: [String: String]
+    public let body: Data
+
+    /// `Location` (or `Content-Location`): where a created or updated resource lives.
+    public var location: String? { headers["location"] ?? headers["content-location"] }
+    /// `ETag`: the version (`W/"3"`).
+    public var etag: String? { headers["etag"] }
+    /// Seconds from `Retry-After` (a number of seconds or an HTTP date), if the server sent it.
+    public var retryAfter: TimeInterval? {
+        guard let text = headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = TimeInterval(text) { return max(0, seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text).map { max(0, $0.timeIntervalSinceNow) }
+    }
+
+    /// The body as a FHIR resource (JSON or XML, by its content type and, failing that, its first byte).
+    public func resource() throws -> Element {
+        let type = headers["content-type"]?.lowercased() ?? ""
+        let first = body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) })
+        let isXML = type.contains("xml") || (!type.contains("json") && first == UInt8(ascii: "<"))
+        if type.contains("html") || (isXML && body.prefix(512).range(of: Data("<html".utf8)) != nil) {
+            throw FHIRClientError.notFHIR(request: request, reason: "the server answered with an HTML page, not FHIR")
+        }
+        do {
+            return isXML ? try FHIRXML.read(body) : try FHIRJSON.read(body)
+        } catch {
+            throw FHIRClientError.notFHIR(request: request, reason: "\(error)")
+        }
+    }
+
+    /// What an error answer says: its OperationOutcome's issues, else the start of its body.
+    var errorDetail: String? {
+        if let outcome = try? resource(), outcome.resourceType == "OperationOutcome" {
+            let texts = outcome.children(named: "issue").compactMap { issue in
+                issue.childValue("diagnostics") ?? issue.child(named: "details")?.childValue("text")
+            }
+            if !texts.isEmpty { return texts.joined(separator: "; ") }
+        }
+        let text = String(decoding: body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+}
+
+/// Why a request to a FHIR server failed.
+public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
+    /// No answer: connection refused, DNS, TLS, a dropped connection.
+    case transport(request: String, reason: String)
+    case timeout(request: String, seconds: TimeInterval)
+    /// An answer with an error status (4xx, 5xx).
+    case status(request: String, code: Int, retryAfter: TimeInterval?, detail: String?)
+    /// An answer that is not the FHIR asked for.
+    case notFHIR(request: String, reason: String)
+    case invalidRequest(String)
+
+    public var description: String {
+        switch self {
+        case .transport(let request, let reason): return "\(request): no answer from the server: \(reason)"
+        case .timeout(let request, let seconds): return "\(request): no answer within \(Int(seconds)) s"
+        case .status(let request, let code, _, let detail):
+            return "\(request): the server answered \(code)" + (detail.map { ": \($0)" } ?? "")
+        case .notFHIR(let request, let reason): return "\(request): not a FHIR answer: \(reason)"
+        case .invalidRequest(let reason): return "invalid request: \(reason)"
+        }
+    }
+
+    /// Whether trying again may succeed: no answer, a timeout, 429, or a 5xx.
+    public var isTransient: Bool {
+        switch self {
+        case .transport, .timeout: return true
+        case .status(_, let code, _, _): return code == 429 || (500..<600).contains(code)
+        case .notFHIR, .invalidRequest: return false
+        }
+    }
+}
