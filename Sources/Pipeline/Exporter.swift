@@ -77,10 +77,15 @@ public final class Exporter {
 
     public func run(to target: ExportTarget, now: Date = Date()) throws -> ExportReport {
         let started = Date()
+        var report = try export(to: target, now: now)
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    private func export(to target: ExportTarget, now: Date) throws -> ExportReport {
         var report = ExportReport()
         report.dryRun = options.dryRun
         if !options.dryRun { try recover(target) }
-        defer { report.seconds = Date().timeIntervalSince(started) }
 
         let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
         guard !due.isEmpty else { return report }

@@ -94,6 +94,7 @@ final class ExportTests: XCTestCase {
         let folder = try makeScratchFolder("export")
         let (report, resources) = try export(store, to: folder)
         XCTAssertEqual(report.refused.count, 0, "\(report.refused)")
+        XCTAssertGreaterThan(report.seconds, 0, "the report says how long it took")
         let observations = resources.filter { $0.resourceType == "Observation" }
         XCTAssertEqual(observations.count, cases.count)
         XCTAssertEqual(resources.filter { $0.resourceType == "Provenance" }.count, cases.count, "a Provenance per Observation")
