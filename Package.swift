@@ -66,7 +66,7 @@ let package = Package(
         .executableTarget(
             name: "caregate",
             dependencies: [
-                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Benchmarks", "CGlibcMalloc",
+                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "Benchmarks", "CGlibcMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -84,7 +84,7 @@ let package = Package(
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "FHIR", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping"]),
     ]
 )

@@ -40,12 +40,18 @@ struct ExportRendering: Sendable {
     func head() -> Data { stream?.head() ?? Data() }
     func tail() -> Data { stream?.tail() ?? Data() }
 
+    /// One outcome's bytes and the number of Bundle entries (or NDJSON lines) they hold.
+    struct Rendered: Sendable {
+        let bytes: Data
+        let entries: Int
+    }
+
     /// What goes between the bytes of two outcomes.
     var separator: Data { stream?.format == .json ? Data(",\n".utf8) : Data() }
 
-    /// The bytes of one exported outcome (its Observation, then its Provenance), with no separator
-    /// before them.
-    func render(_ exported: ExportedObservation, outcomeID: String, completing activity: ExportInputLoader.ActivityCompletion? = nil) -> Data {
+    /// The bytes of one exported outcome (its Observation, then its Provenance, then any PATCH of its
+    /// activity) with no separator before them, and how many entries (or lines) they are.
+    func render(_ exported: ExportedObservation, outcomeID: String, completing activity: ExportInputLoader.ActivityCompletion? = nil) -> Rendered {
         guard let stream else {
             var bytes = FHIRJSON.write(exported.observation)
             bytes.append(0x0A)
@@ -53,8 +59,9 @@ struct ExportRendering: Sendable {
                 bytes.append(FHIRJSON.write(provenance))
                 bytes.append(0x0A)
             }
-            return bytes
+            return Rendered(bytes: bytes, entries: exported.provenance == nil ? 1 : 2)
         }
+        var entries = 1
         let conditional = options.request == .conditional && options.bundleType != .collection
         let observationURL = "urn:uuid:\(Self.nameBasedUUID("Observation/\(exported.id)"))"
         var observation = exported.observation
@@ -78,13 +85,15 @@ struct ExportRendering: Sendable {
             // Its id is the outcome version's uuid: a Provenance per version, and a urn:uuid as it is.
             let url = "urn:uuid:\(id)"
             bytes.append(stream.entry(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)), first: false))
+            entries += 1
         }
         if let activity, options.bundleType != .collection {
             let patch = Self.statusPatch(activity)
             let url = "urn:uuid:\(Self.nameBasedUUID("\(activity.carePlan)#\(activity.path)/\(outcomeID)"))"
             bytes.append(stream.entry(entry(patch, fullURL: url, request: ("PATCH", activity.carePlan, nil)), first: false))
+            entries += 1
         }
-        return bytes
+        return Rendered(bytes: bytes, entries: entries)
     }
 
     /// The FHIRPath Patch (a Parameters resource) that sets a care plan activity's `detail.status` to

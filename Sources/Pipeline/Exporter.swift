@@ -42,6 +42,12 @@ public struct ExportReport: Sendable {
     public var observations = 0
     /// Outcomes refused (no FHIR form, or invalid): dead letters.
     public var refused: [(entryID: Int64, outcomeID: String, reason: String)] = []
+    /// Outcomes a receiver stored (``Exporter/push(to:batchSize:now:)``).
+    public var acknowledged = 0
+    /// Outcomes a receiver refused, or asked to send again later.
+    public var notTaken: [(entryID: Int64, outcomeID: String, reason: String, retry: Bool)] = []
+    /// Bundles sent to a receiver.
+    public var requests = 0
     /// The file written, if any.
     public var path: String?
     public var dryRun = false
@@ -87,15 +93,9 @@ public final class Exporter {
         report.dryRun = options.dryRun
         if !options.dryRun { try recover(target) }
 
-        let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
+        let (due, newest) = try pending(at: now)
         guard !due.isEmpty else { return report }
-        // One Observation per outcome, from its newest queued version; the older entries go with it.
-        var newest: [String: OutboxEntry] = [:]
-        var order: [String] = []
-        for entry in due {
-            if newest[entry.entityID] == nil { order.append(entry.entityID) }
-            if (newest[entry.entityID]?.id ?? .min) < (entry.id ?? .min) { newest[entry.entityID] = entry }
-        }
+        let olderEntries = Dictionary(grouping: due, by: \.entityID)
         let exportID = UUID().canonicalString.lowercased()
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: exportID, now: now)
         let destination: ExportSink.Destination
@@ -113,14 +113,15 @@ public final class Exporter {
         var batch = StoreBatch(date: now)
         var included: Set<String> = []
         do {
-            try build(order.compactMap { newest[$0] }, rendering: rendering) { entry, built in
+            try build(newest, rendering: rendering) { entry, built in
                 switch built {
-                case .success(let bytes):
-                    try sink.append(bytes)
+                case .success(let rendered):
+                    // The separator between entries depends on what was written before.
+                    try sink.append(sink.started ? rendering.separator + rendered.bytes : rendered.bytes)
                     included.insert(entry.entityID)
                     report.observations += 1
                 case .failure(let refusal):
-                    refuse(entry, outcomeID: entry.entityID, reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
+                    refuse(entry, with: olderEntries[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
                 }
             }
             try sink.finish()
@@ -143,6 +144,107 @@ public final class Exporter {
         return report
     }
 
+    /// The due outbox entries of outcomes, and per outcome the newest (in queue order): an outcome edited
+    /// several times before an export goes out once, as its last version, and its older entries with it.
+    private func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry]) {
+        let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
+        var newest: [String: OutboxEntry] = [:]
+        var order: [String] = []
+        for entry in due {
+            if newest[entry.entityID] == nil { order.append(entry.entityID) }
+            if (newest[entry.entityID]?.id ?? .min) < (entry.id ?? .min) { newest[entry.entityID] = entry }
+        }
+        return (due, order.compactMap { newest[$0] })
+    }
+
+    // MARK: - Pushing
+
+    /// Sends the pending exports to `receiver` as transaction or batch Bundles of `batchSize` outcomes
+    /// each, and records each outcome's receipt: stored is acknowledged, refused fails for good, retry
+    /// later fails until its time. Each Bundle's receipts are committed before the next is sent, so a
+    /// run killed at any point sends again only what had no receipt yet, under the same Observation id
+    /// (PUT) or identifier (conditional create): the server stores it once.
+    ///
+    /// A Bundle that gets no answer at all stops the run: its outcomes fail with a retry time a minute
+    /// away, and the error is thrown.
+    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
+        let started = Date()
+        var report = ExportReport()
+        guard options.format != .ndjson, options.bundleType != .collection else {
+            throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
+        }
+        let (due, newest) = try pending(at: now)
+        let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
+        let entriesOf = Dictionary(grouping: due, by: \.entityID)
+        var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered)] = []
+        var refusals = StoreBatch(date: now)
+
+        func send() throws {
+            guard !waiting.isEmpty || !refusals.isEmpty else { return }
+            var batch = refusals
+            refusals = StoreBatch(date: now)
+            defer { waiting.removeAll() }
+            guard !waiting.isEmpty else {
+                try store.apply(batch)
+                return
+            }
+            var bundle = rendering.head()
+            for (position, item) in waiting.enumerated() {
+                if position > 0 { bundle.append(rendering.separator) }
+                bundle.append(item.rendered.bytes)
+            }
+            bundle.append(rendering.tail())
+            report.requests += 1
+            let receipts: [ExportReceipt]
+            do {
+                receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
+            } catch {
+                for item in waiting {
+                    for entry in entriesOf[item.entry.entityID] ?? [] {
+                        if let id = entry.id { batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now)) }
+                    }
+                }
+                try store.apply(batch)
+                throw error
+            }
+            for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
+                for entry in entriesOf[item.entry.entityID] ?? [] {
+                    guard let id = entry.id else { continue }
+                    switch receipt {
+                    case .stored:
+                        batch.transition(outboxEntry: id, .sent(at: now))
+                        batch.transition(outboxEntry: id, .acknowledged(at: now))
+                        report.sent += 1
+                    case .refused(let reason):
+                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: now))
+                    case .retryLater(let reason, let after):
+                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: now.addingTimeInterval(after), at: now))
+                    }
+                }
+                switch receipt {
+                case .stored: report.acknowledged += 1
+                case .refused(let reason): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
+                case .retryLater(let reason, _): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
+                }
+            }
+            try store.apply(batch)
+        }
+
+        try build(newest, rendering: rendering) { entry, built in
+            switch built {
+            case .success(let rendered):
+                waiting.append((entry, rendered))
+                report.observations += 1
+                if waiting.count >= max(1, batchSize) { try send() }
+            case .failure(let refusal):
+                refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &refusals, report: &report)
+            }
+        }
+        try send()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
     // MARK: - Building
 
     /// Why one outcome was refused: the dead letter's reason and, for an invalid one, its OperationOutcome.
@@ -153,7 +255,9 @@ public final class Exporter {
 
     /// Builds, validates and renders the outcomes of `entries` on every core, a run at a time (the store
     /// read for the next run while others are built), handing each result to `consume` in order.
-    private func build(_ entries: [OutboxEntry], rendering: ExportRendering, consume: (OutboxEntry, Result<Data, Refusal>) throws -> Void) throws {
+    private func build(
+        _ entries: [OutboxEntry], rendering: ExportRendering, consume: (OutboxEntry, Result<ExportRendering.Rendered, Refusal>) throws -> Void
+    ) throws {
         // Activity completion goes out as a PATCH entry, which only transaction and batch Bundles carry.
         let patchesActivities = exporter.mapping.activityStatus && options.format != .ndjson && options.bundleType != .collection
         let loader = ExportInputLoader(store: store, checksCompletion: patchesActivities)
@@ -171,9 +275,7 @@ public final class Exporter {
         }
         let exporter = self.exporter
         let validator = self.validator
-        var first = true
-        // Built and rendered on the workers; the separator between entries, which depends on what was
-        // written before, is added here.
+        // Built and rendered on the workers, handed over in order here.
         try OrderedParallelMap.run(inputs, transform: { run in
             run.map { entry, loaded in
                 (entry, Self.build(loaded.input, exporter: exporter, validator: validator).map {
@@ -181,14 +283,7 @@ public final class Exporter {
                 })
             }
         }, consume: { built in
-            for (entry, result) in built {
-                if case .success(let bytes) = result, !first {
-                    try consume(entry, .success(rendering.separator + bytes))
-                } else {
-                    try consume(entry, result)
-                }
-                if case .success = result { first = false }
-            }
+            for (entry, result) in built { try consume(entry, result) }
         })
         if let loadError { throw loadError }
     }
@@ -212,8 +307,14 @@ public final class Exporter {
         }
     }
 
-    private func refuse(_ entry: OutboxEntry, outcomeID: String, reason: String, payload: Data?, into batch: inout StoreBatch, report: inout ExportReport) {
+    /// Fails the outcome of `entry` for good, with every due entry queued for it (`others`: its older
+    /// versions must not go out in its place), and keeps a dead letter.
+    private func refuse(_ entry: OutboxEntry, with others: [OutboxEntry], reason: String, payload: Data?, into batch: inout StoreBatch, report: inout ExportReport) {
         guard let id = entry.id else { return }
+        let outcomeID = entry.entityID
+        for other in others where other.id != id {
+            if let otherID = other.id { batch.transition(outboxEntry: otherID, .failed(error: reason, retryAt: nil, at: batch.date ?? Date())) }
+        }
         batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: batch.date ?? Date()))
         batch.deadLetter(DeadLetter(
             system: OutboxEntry.provider, resourceType: "Observation", resourceID: OutcomeExporter.observationID(of: outcomeID),
@@ -298,11 +399,13 @@ public final class Exporter {
 public enum ExportError: Error, CustomStringConvertible {
     case cannotWrite(path: String, reason: String)
     case noExportMapping
+    case notSendable(reason: String)
 
     public var description: String {
         switch self {
         case .cannotWrite(let path, let reason): return "cannot write the export to \(path): \(reason)"
         case .noExportMapping: return "no export mapping (a mapping file with `export: outcome`) is in force"
+        case .notSendable(let reason): return "cannot send this export to a server: \(reason)"
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Mapping
 import Pipeline
 import Store
+import Sync
 
 /// `caregate export`: the outbox's pending outcomes as FHIR Observations.
 struct ExportCommand: ParsableCommand {
@@ -26,16 +27,25 @@ struct ExportCommand: ParsableCommand {
             Exit status: 0 when everything due was written, 1 when any outcome was refused or the \
             store or target cannot be used, 2 on bad usage.
 
+            With --to a FHIR server's base URL, the Observations go to the server as transaction Bundles \
+            of --batch-size outcomes (POST [base]); each outcome the server stored is acknowledged in the \
+            outbox, one it refused fails with the server's reason, one it could not take now (429, 5xx) \
+            is sent again by a later run. Each Bundle's answers are committed before the next is sent.
+
             Examples:
               caregate export --to exports/
+              caregate export --to http://127.0.0.1:8080/fhir --batch-size 200
               caregate export --to - --format ndjson --dry-run
             """
     )
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(name: .long, help: ArgumentHelp("A folder (a new file per run), a file (replaced), or - for standard output.", valueName: "dir|file|-"))
+    @Option(name: .long, help: ArgumentHelp("A folder (a new file per run), a file (replaced), - for standard output, or a FHIR server's base URL (http:// or https://).", valueName: "dir|file|-|url"))
     var to: String = "-"
+
+    @Option(name: .long, help: ArgumentHelp("Outcomes per Bundle sent to a server.", valueName: "n"))
+    var batchSize: Int = 100
 
     @Option(name: .long, help: ArgumentHelp("json, xml or ndjson.", valueName: "format"))
     var format: ExportOptions.Format = .json
@@ -65,6 +75,10 @@ struct ExportCommand: ParsableCommand {
         options.request = request
         options.dryRun = dryRun
         if let limit { options.limit = max(1, limit) }
+        if to.hasPrefix("http://") || to.hasPrefix("https://") {
+            try push(store: store, mapping: mapping, options: options)
+            return
+        }
         let target: ExportTarget
         if to == "-" {
             target = .standardOutput
@@ -78,6 +92,20 @@ struct ExportCommand: ParsableCommand {
         for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
         printError(lines.joined(separator: "\n"))
         if !report.refused.isEmpty { throw ExitCode(1) }
+    }
+
+    /// Sends the outbox to the FHIR server at `--to`, `--batch-size` outcomes per Bundle.
+    private func push(store: any Store, mapping: ExportMapping, options: ExportOptions) throws {
+        guard let base = URL(string: to), base.host != nil else { throw ValidationError("--to \(to) is not a URL") }
+        guard !dryRun else { throw ValidationError("--dry-run writes to a file or standard output, not to a server") }
+        let receiver = FHIRServerReceiver(client: FHIRClient(base: base, format: format == .xml ? .xml : .json))
+        let report = try Exporter(store: store, mapping: mapping, options: options).push(to: receiver, batchSize: max(1, batchSize))
+        var lines = ["sent \(report.observations) Observation(s) in \(report.requests) request(s) to \(to): \(report.acknowledged) stored, "
+            + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]
+        for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
+        for missed in report.notTaken { lines.append("  \(missed.retry ? "later" : "refused") (outbox #\(missed.entryID), outcome \(missed.outcomeID)): \(missed.reason)") }
+        printError(lines.joined(separator: "\n"))
+        if !report.refused.isEmpty || !report.notTaken.isEmpty { throw ExitCode(1) }
     }
 }
 

@@ -1,0 +1,129 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
+import Sync
+import TestSupport
+import XCTest
+
+/// The outbox pushed to a real FHIR server (sekmet-fhir on 127.0.0.1) as transaction Bundles.
+final class PushTests: XCTestCase {
+    private let zone = TimeZone(identifier: "America/Chicago")!
+
+    private func importedStore() throws -> SQLiteStore {
+        let folder = try makeScratchFolder("push")
+        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
+        let options = ImportOptions(mapping: MappingOptions(timeZone: zone))
+        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping)
+        let report = try Importer(store: store, engine: engine, options: options)
+            .run(FHIRInput.sources(for: [Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path]))
+        XCTAssertEqual(report.failures.count, 0)
+        return store
+    }
+
+    @discardableResult
+    private func record(_ values: [OutcomeValue], task id: String, occurrence: Int, in store: any Store) throws -> String {
+        let task = try XCTUnwrap(try store.tasks(EntityQuery(ids: [id])).first)
+        var metadata = EntityMetadata(effectiveDate: task.schedule.eventStart(occurrence: occurrence) ?? Date(), timezone: zone)
+        metadata.source = "HeartApp"
+        var batch = StoreBatch()
+        batch.upsert(Outcome(taskUUID: task.uuid, taskOccurrenceIndex: occurrence, values: values, metadata: metadata))
+        try store.apply(batch)
+        return OutcomeExporter.observationID(of: Outcome.id(taskUUID: task.uuid, occurrence: occurrence))
+    }
+
+    private func observationsOnServer(_ client: FHIRClient) throws -> [Element] {
+        var found: [Element] = []
+        try client.search("Observation", [("identifier", "urn:caregate:outcome|"), ("_count", "50")]) { page in
+            found += page.children(named: "entry").compactMap { $0.child(named: "resource") }
+            return true
+        }
+        return found
+    }
+
+    func testPushStoresEachOutcomeOnceAndAcknowledgesIt() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let client = FHIRClient(base: server.base)
+        let store = try importedStore()
+        let bp = "CarePlan/cp-1#activity-85354-9"
+        let first = try record([
+            OutcomeValue(.integer(128), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
+            OutcomeValue(.integer(82), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
+        ], task: bp, occurrence: 4, in: store)
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
+        try record([OutcomeValue(.double(10), units: "mg")], task: "MedicationRequest/medreq-1", occurrence: 3, in: store)
+        try record([OutcomeValue(.binary(Data([1, 2])))], task: bp, occurrence: 5, in: store)
+
+        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
+        let report = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: 2)
+        XCTAssertEqual(report.requests, 2, "3 outcomes in Bundles of 2")
+        XCTAssertEqual(report.acknowledged, 3, "\(report.notTaken)")
+        XCTAssertEqual(report.refused.count, 1, "the binary value is a dead letter, never sent")
+        XCTAssertEqual(try store.outboxEntries(in: .acknowledged).count, 3)
+        XCTAssertEqual(try store.outboxEntries(in: .failed).count, 1)
+
+        let stored = try observationsOnServer(client)
+        XCTAssertEqual(stored.count, 3)
+        let observation = try client.read("Observation", first)
+        XCTAssertEqual(observation.children(named: "component").count, 2)
+        XCTAssertEqual(observation.child(named: "subject")?.childValue("reference"), "Patient/pat-1")
+        var provenances = 0
+        try client.search("Provenance", [("target", "Observation/\(first)")]) { page in
+            provenances += page.children(named: "entry").count
+            return true
+        }
+        XCTAssertEqual(provenances, 1, "the Provenance went with it")
+
+        // Nothing new: nothing sent. A changed outcome: the same Observation, a new version.
+        XCTAssertEqual(try exporter.push(to: FHIRServerReceiver(client: client)).requests, 0)
+        try record([
+            OutcomeValue(.integer(131), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
+            OutcomeValue(.integer(85), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
+        ], task: bp, occurrence: 4, in: store)
+        let again = try exporter.push(to: FHIRServerReceiver(client: client))
+        XCTAssertEqual(again.acknowledged, 1)
+        XCTAssertEqual(try observationsOnServer(client).count, 3, "no duplicate on the server")
+        let amended = try client.read("Observation", first)
+        XCTAssertEqual(amended.childValue("status"), "amended")
+        XCTAssertEqual(amended.child(named: "meta")?.childValue("versionId"), "2")
+    }
+
+    func testAServerThatIsDownLeavesEverythingToSendAgain() throws {
+        let store = try importedStore()
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
+        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
+        let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5)
+        XCTAssertThrowsError(try exporter.push(to: FHIRServerReceiver(client: nowhere))) { error in
+            XCTAssertTrue((error as? FHIRClientError)?.isTransient ?? false, "\(error)")
+        }
+        let failed = try store.outboxEntries(in: .failed)
+        XCTAssertEqual(failed.count, 1)
+        XCTAssertNotNil(failed.first?.nextAttemptDate, "it will be sent again")
+        XCTAssertEqual(try store.outboxEntries(in: .acknowledged).count, 0)
+    }
+}
+
+/// `caregate export --to <FHIR base URL>` as a user runs it.
+final class PushCLITests: XCTestCase {
+    func testExportToAServerURL() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let folder = try makeScratchFolder("push-cli")
+        let store = folder.appendingPathComponent("s.sqlite").path
+        XCTAssertEqual(try CLIRunner.run(["import", "Fixtures/provider", "--time-zone", "America/Chicago", "--store", store]).status, 0)
+        let added = try CLIRunner.run([
+            "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
+        ])
+        XCTAssertEqual(added.status, 0, added.stderr)
+        let pushed = try CLIRunner.run(["export", "--store", store, "--to", server.base.absoluteString])
+        XCTAssertEqual(pushed.status, 0, pushed.stderr)
+        XCTAssertTrue(pushed.stderr.contains("1 stored"), pushed.stderr)
+        let again = try CLIRunner.run(["export", "--store", store, "--to", server.base.absoluteString])
+        XCTAssertTrue(again.stderr.contains("sent 0 Observation(s) in 0 request(s)"), again.stderr)
+        let acknowledged = try CLIRunner.run(["outbox", "--store", store, "--state", "acknowledged"])
+        XCTAssertEqual(acknowledged.stdout.split(separator: "\n").count, 1, acknowledged.stdout)
+    }
+}
