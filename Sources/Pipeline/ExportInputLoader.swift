@@ -7,7 +7,10 @@ import Store
 /// Reads what the export of a run of outbox entries needs from the store, a few queries per run rather
 /// than per outcome: the queued outcome versions, their task versions, and the tasks' patients. Task
 /// versions, plans and patients are kept across runs (an export touches few of them, many times).
-final class ExportInputLoader {
+///
+/// Runs are loaded on several threads at once: the caches are guarded by a lock, the store is read
+/// outside it (two threads may read the same task once each; both get the same version).
+final class ExportInputLoader: @unchecked Sendable {
     /// An outbox entry whose entity cannot be found as it was queued.
     struct MissingInput: Error, CustomStringConvertible {
         let description: String
@@ -22,12 +25,19 @@ final class ExportInputLoader {
     private let store: any Store
     /// Whether to work out which outcomes complete their activity (the mapping's `activity-status`).
     private let checksCompletion: Bool
+    private let lock = NSLock()
     private var tasks: [UUID: CareTask] = [:]
     private var tasksRead: Set<String> = []
     private var patientOfPlan: [String: String] = [:]
     private var plansRead: Set<String> = []
     private var patients: [String: Patient] = [:]
     private var patientsRead: Set<String> = []
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
 
     init(store: any Store, checksCompletion: Bool = false) {
         self.store = store
@@ -40,29 +50,43 @@ final class ExportInputLoader {
         for case .outcome(let outcome) in try store.histories(.outcome, ids: entries.map(\.entityID)) {
             versions[outcome.metadata.uuid] = outcome
         }
-        let wanted = Set(versions.values.compactMap { tasks[$0.taskUUID] == nil ? $0.taskID : nil }).subtracting(tasksRead)
+        let wanted = locked { Set(versions.values.compactMap { tasks[$0.taskUUID] == nil ? $0.taskID : nil }).subtracting(tasksRead) }
         if !wanted.isEmpty {
-            for case .task(let task) in try store.histories(.task, ids: Array(wanted)) { tasks[task.metadata.uuid] = task }
-            tasksRead.formUnion(wanted)
+            let read = try store.histories(.task, ids: Array(wanted))
+            locked {
+                for case .task(let task) in read { tasks[task.metadata.uuid] = task }
+                tasksRead.formUnion(wanted)
+            }
         }
-        let plans = Set(tasks.values.compactMap { $0.metadata.userInfo?[UserInfoKey.patient] == nil ? $0.carePlanID : nil }).subtracting(plansRead)
+        let runTasks = locked { versions.values.compactMap { tasks[$0.taskUUID] } }
+        let plans = locked { Set(runTasks.compactMap { $0.metadata.userInfo?[UserInfoKey.patient] == nil ? $0.carePlanID : nil }).subtracting(plansRead) }
         if !plans.isEmpty {
-            for plan in try store.carePlans(EntityQuery(ids: Array(plans))) { patientOfPlan[plan.id] = plan.patientID }
-            plansRead.formUnion(plans)
+            let read = try store.carePlans(EntityQuery(ids: Array(plans)))
+            locked {
+                for plan in read { patientOfPlan[plan.id] = plan.patientID }
+                plansRead.formUnion(plans)
+            }
         }
-        let patientIDs = Set(versions.values.compactMap { tasks[$0.taskUUID].flatMap(patientID(of:)) }).subtracting(patientsRead)
+        let patientIDs = locked { Set(runTasks.compactMap(patientID(of:))).subtracting(patientsRead) }
         if !patientIDs.isEmpty {
-            for patient in try store.patients(EntityQuery(ids: Array(patientIDs))) { patients[patient.id] = patient }
-            patientsRead.formUnion(patientIDs)
+            let read = try store.patients(EntityQuery(ids: Array(patientIDs)))
+            locked {
+                for patient in read { patients[patient.id] = patient }
+                patientsRead.formUnion(patientIDs)
+            }
         }
         return try entries.map { entry in
             guard let outcome = versions[entry.entityUUID] else {
                 return (.failure(MissingInput(description: "the queued version \(entry.entityUUID) of outcome \(entry.entityID) is not in the store")), nil)
             }
-            guard let task = tasks[outcome.taskUUID] else {
+            let found = locked { () -> (CareTask, Patient?)? in
+                guard let task = tasks[outcome.taskUUID] else { return nil }
+                return (task, patientID(of: task).flatMap { patients[$0] })
+            }
+            guard let (task, patient) = found else {
                 return (.failure(MissingInput(description: "its task version \(outcome.taskUUID) is not in the store")), nil)
             }
-            let input = OutcomeExportInput(outcome: outcome, task: task, patient: patientID(of: task).flatMap { patients[$0] })
+            let input = OutcomeExportInput(outcome: outcome, task: task, patient: patient)
             return (.success(input), checksCompletion ? try completion(by: input) : nil)
         }
     }
@@ -75,7 +99,7 @@ final class ExportInputLoader {
         guard input.outcome.metadata.deletedDate == nil, let provenance = task.metadata.provenance, provenance.fhirType == "CarePlan",
               let path = task.metadata.userInfo?[UserInfoKey.element], path.hasPrefix("CarePlan.activity["),
               let count = task.schedule.occurrenceCount, count > 0, let end = task.schedule.endDate,
-              let patientID = patientID(of: task)
+              let patientID = locked({ patientID(of: task) })
         else { return nil }
         let events = try store.events(patientID: patientID, in: DateInterval(start: task.schedule.startDate, end: max(end, task.schedule.startDate.addingTimeInterval(1))))
         let done = events.filter { $0.task.id == task.id && $0.outcome != nil }.count
@@ -91,6 +115,7 @@ final class ExportInputLoader {
         return activities.indices.contains(position) && activities[position].child(named: "detail") != nil
     }
 
+    /// The entity id of `task`'s patient (call with the lock held).
     private func patientID(of task: CareTask) -> String? {
         task.metadata.userInfo?[UserInfoKey.patient] ?? task.carePlanID.flatMap { patientOfPlan[$0] }
     }

@@ -261,31 +261,22 @@ public final class Exporter {
         // Activity completion goes out as a PATCH entry, which only transaction and batch Bundles carry.
         let patchesActivities = exporter.mapping.activityStatus && options.format != .ndjson && options.bundleType != .collection
         let loader = ExportInputLoader(store: store, checksCompletion: patchesActivities)
-        var runs = stride(from: 0, to: entries.count, by: Self.runSize).map { entries[$0..<min($0 + Self.runSize, entries.count)] }.makeIterator()
-        var loadError: (any Error)?
-        typealias Loaded = (input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, completes: ExportInputLoader.ActivityCompletion?)
-        let inputs = AnyIterator { () -> [(OutboxEntry, Loaded)]? in
-            guard loadError == nil, let run = runs.next() else { return nil }
-            do {
-                return Array(zip(run, try loader.load(Array(run))))
-            } catch {
-                loadError = error
-                return nil
-            }
-        }
+        let runs = stride(from: 0, to: entries.count, by: Self.runSize).map { Array(entries[$0..<min($0 + Self.runSize, entries.count)]) }
         let exporter = self.exporter
         let validator = self.validator
-        // Built and rendered on the workers, handed over in order here.
-        try OrderedParallelMap.run(inputs, transform: { run in
-            run.map { entry, loaded in
-                (entry, Self.build(loaded.input, exporter: exporter, validator: validator).map {
-                    rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
-                })
+        // Each run is read from the store, built, validated and rendered on a worker; the results are
+        // handed over in order here.
+        try OrderedParallelMap.run(runs.makeIterator(), transform: { run -> Result<[(OutboxEntry, Result<ExportRendering.Rendered, Refusal>)], any Error> in
+            Result {
+                try zip(run, loader.load(run)).map { entry, loaded in
+                    (entry, Self.build(loaded.input, exporter: exporter, validator: validator).map {
+                        rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
+                    })
+                }
             }
         }, consume: { built in
-            for (entry, result) in built { try consume(entry, result) }
+            for (entry, result) in try built.get() { try consume(entry, result) }
         })
-        if let loadError { throw loadError }
     }
 
     /// One outcome's Observation (and Provenance), validated; or why it is refused.

@@ -14,10 +14,21 @@ final class EntityRowCodec {
     private var timeZones: [String: TimeZone] = [:]
     /// The column layout of the rows read last (a read decodes many rows of one statement).
     private var layout: RowColumns?
+    /// Set while decoding rows known to share `layout` (``withLayout(of:_:)``): no check per row.
+    private var layoutIsKnown = false
+
+    /// Runs `body` with the layout of `rows` (rows of one statement, which share it) taken as known.
+    func withLayout<T>(of rows: [Row], _ body: () throws -> T) rethrows -> T {
+        guard let first = rows.first else { return try body() }
+        layout = RowColumns(first)
+        layoutIsKnown = true
+        defer { layoutIsKnown = false }
+        return try body()
+    }
 
     /// The columns of `row`, by name.
     private func columns(of row: Row) -> RowColumns {
-        if let layout, layout.matches(row) { return layout }
+        if let layout, layoutIsKnown || layout.matches(row) { return layout }
         let fresh = RowColumns(row)
         layout = fresh
         return fresh
@@ -157,7 +168,12 @@ final class EntityRowCodec {
             applyVersionColumns(row, to: &task.metadata)
             return task
         }
-        let task = try decode(CareTask.self, try payloadRow(row))
+        let full = try payloadRow(row)
+        // A row of another statement has its own layout: it is checked, not taken as known.
+        let (known, knownLayout) = (layoutIsKnown, layout)
+        if full !== row { layoutIsKnown = false }
+        defer { (layoutIsKnown, layout) = (known, knownLayout) }
+        let task = try decode(CareTask.self, full)
         cache.insertContent(task)
         return task
     }

@@ -85,6 +85,12 @@ struct RawStatement {
         guard sqlite3_column_bytes(handle, column) == 16, let bytes = sqlite3_column_blob(handle, column) else { return nil }
         return UUID(uuid: UnsafeRawBufferPointer(start: bytes, count: 16).loadUnaligned(as: uuid_t.self))
     }
+    func data(_ column: Int32) -> Data? {
+        guard sqlite3_column_type(handle, column) != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
     func text(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
         return String(cString: text)

@@ -215,14 +215,16 @@ extension SQLiteStore: Store {
 
     /// Entities from rows of their table; outcome values are read for all the rows at once.
     func entities(_ kind: EntityKind, rows: [Row], codec: EntityRowCodec, _ db: Database) throws -> [CareEntity] {
-        if kind == .task { return try rows.map { .task(try codec.task($0, cache: taskCache)) } }
+        if kind == .task { return try codec.withLayout(of: rows) { try rows.map { .task(try codec.task($0, cache: taskCache)) } } }
         guard kind == .outcome else {
-            return try rows.map { try codec.entity(kind, row: $0) }
+            return try codec.withLayout(of: rows) { try rows.map { try codec.entity(kind, row: $0) } }
         }
         let values = try Self.outcomeValues(rowIDs: Self.rowsWithExtraValues(rows), db)
-        return try rows.map { row in
-            let rowID: Int64? = row["rowID"]
-            return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])
+        return try codec.withLayout(of: rows) {
+            try rows.map { row in
+                let rowID: Int64? = row["rowID"]
+                return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])
+            }
         }
     }
 

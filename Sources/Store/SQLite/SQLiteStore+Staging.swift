@@ -78,28 +78,34 @@ extension SQLiteStore {
 
     /// Moves outbox entry `id` one step; refuses a step its current state does not allow.
     static func transition(_ id: Int64, _ transition: OutboxTransition, in db: Database) throws {
+        // One UPDATE, guarded by the states the step may come from; only when it changes nothing is the
+        // entry read, to say why.
+        let target = transition.targetState
+        let sources = OutboxState.allCases.filter { $0.allows(target) }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let statement: Statement
+        let arguments: StatementArguments
+        switch transition {
+        case .sent(let date):
+            statement = try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
+            arguments = [date.storeSeconds, id]
+        case .acknowledged(let date):
+            statement = try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
+            arguments = [date.storeSeconds, id]
+        case .failed(let error, let retryAt, let date):
+            statement = try db.cachedStatement(
+                sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
+            arguments = [error, retryAt?.storeSeconds, date.storeSeconds, id]
+        }
+        try statement.execute(arguments: arguments)
+        guard db.changesCount == 0 else { return }
         guard let stateText = try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM outbox WHERE id = ?"), arguments: [id]),
               let state = OutboxState(rawValue: stateText)
         else {
             throw StoreError.outboxEntryNotFound(id: id)
         }
-        guard state.allows(transition.targetState) else {
-            throw StoreError.invalidOutboxTransition(id: id, from: state, to: transition.targetState)
-        }
-        switch transition {
-        case .sent(let date):
-            try db.cachedStatement(
-                sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?"
-            ).execute(arguments: [date.storeSeconds, id])
-        case .acknowledged(let date):
-            try db.cachedStatement(
-                sql: "UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, updatedDate = ? WHERE id = ?"
-            ).execute(arguments: [date.storeSeconds, id])
-        case .failed(let error, let retryAt, let date):
-            try db.cachedStatement(
-                sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ?"
-            ).execute(arguments: [error, retryAt?.storeSeconds, date.storeSeconds, id])
-        }
+        throw StoreError.invalidOutboxTransition(id: id, from: state, to: target)
     }
 
     static func add(_ letter: DeadLetter, in db: Database) throws -> Int64 {
@@ -207,48 +213,53 @@ extension SQLiteStore {
 
     /// Outbox entry `id`, if it exists.
     public func outboxEntry(id: Int64) throws -> OutboxEntry? {
-        try readSnapshot { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM outbox WHERE id = ?", arguments: [id]).flatMap { Self.outboxEntries([$0]).first }
-        }
+        try readSnapshot { db in try Self.outboxEntries(where: "id = ?", in: db) { $0.bind(1, id) }.first }
     }
 
     /// The entries in `state`, oldest first.
     public func outboxEntries(in state: OutboxState, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in
-            Self.outboxEntries(try Row.fetchAll(
-                db, sql: "SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?", arguments: [state.rawValue, limit]))
+            try Self.outboxEntries(where: "state = ? ORDER BY id LIMIT ?", in: db) {
+                $0.bind(1, state.rawValue)
+                $0.bind(2, limit)
+            }
         }
     }
 
     /// The entries to send now: pending ones, and failed ones whose retry time has come; oldest first.
     public func dueOutboxEntries(at now: Date, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in
-            Self.outboxEntries(try Row.fetchAll(
-                db, sql: """
-                    SELECT * FROM outbox
-                    WHERE state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL AND nextAttemptDate <= ?)
-                    ORDER BY id LIMIT ?
-                    """,
-                arguments: [now.storeSeconds, limit]))
+            try Self.outboxEntries(
+                where: "state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL AND nextAttemptDate <= ?) ORDER BY id LIMIT ?", in: db
+            ) {
+                $0.bind(1, now.storeSeconds)
+                $0.bind(2, limit)
+            }
         }
     }
 
-    /// The entries of outbox rows (of one statement: their columns are looked up once).
-    private static func outboxEntries(_ rows: [Row]) -> [OutboxEntry] {
-        guard let first = rows.first else { return [] }
-        let c = RowColumns(first)
-        return rows.compactMap { row in
-            guard let kindText: String = c[row, "entityKind"], let kind = EntityKind(rawValue: kindText),
-                  let stateText: String = c[row, "state"], let state = OutboxState(rawValue: stateText),
-                  let uuid: UUID = c[row, "entityUUID"], let destination: String = c[row, "destination"],
-                  let entityID: String = c[row, "entityID"]
-            else { return nil }
-            return OutboxEntry(
-                id: c[row, "id"], destination: destination, entityKind: kind, entityID: entityID,
-                entityUUID: uuid, payload: c[row, "payload"], state: state, attempts: c[row, "attempts"] ?? 0,
-                lastError: c[row, "lastError"], nextAttemptDate: c.date(row, "nextAttemptDate"),
-                createdDate: c.date(row, "createdDate") ?? Date(timeIntervalSince1970: 0), updatedDate: c.date(row, "updatedDate"))
+    /// The outbox entries a condition picks, read column by column (an export reads thousands at once,
+    /// and GRDB's rows by name cost more than the entries themselves).
+    private static func outboxEntries(where condition: String, in db: Database, bind: (RawStatement) -> Void) throws -> [OutboxEntry] {
+        let statement = RawStatement(try db.cachedStatement(sql: """
+            SELECT id, destination, entityKind, entityID, entityUUID, payload, state, attempts, lastError, nextAttemptDate,
+                   createdDate, updatedDate FROM outbox WHERE \(condition)
+            """), in: db)
+        bind(statement)
+        defer { statement.reset() }
+        var entries: [OutboxEntry] = []
+        while try statement.step() {
+            guard let destination = statement.text(1), let kind = statement.text(2).flatMap(EntityKind.init(rawValue:)),
+                  let entityID = statement.text(3), let uuid = statement.uuid(4),
+                  let state = statement.text(6).flatMap(OutboxState.init(rawValue:))
+            else { continue }
+            func date(_ column: Int32) -> Date? { statement.isNull(column) ? nil : Date(storeSeconds: statement.double(column)) }
+            entries.append(OutboxEntry(
+                id: statement.int64(0), destination: destination, entityKind: kind, entityID: entityID, entityUUID: uuid,
+                payload: statement.data(5), state: state, attempts: Int(statement.int64(7)), lastError: statement.text(8),
+                nextAttemptDate: date(9), createdDate: date(10) ?? Date(timeIntervalSince1970: 0), updatedDate: date(11)))
         }
+        return entries
     }
 
     /// Dead letters, newest first.
