@@ -52,6 +52,9 @@ public struct InvariantCatalog: Sendable {
     private let byPath: [String: [Compiled]]
     /// Per type name: the invariants of the type and of its base types.
     private let byType: [String: [Compiled]]
+    /// Per element definition of every context (not choice elements, whose type varies): all that an
+    /// instance of it must meet, worked out once instead of three string lookups per element.
+    private let byDefinition: [ObjectIdentifier: [Compiled]]
 
     public init(metadata: FHIRMetadata) {
         var byPath: [String: [Compiled]] = [:]
@@ -90,6 +93,32 @@ public struct InvariantCatalog: Sendable {
         self.byType = byType
         self.evaluated = evaluated
         self.skipped = skipped
+        var byDefinition: [ObjectIdentifier: [Compiled]] = [:]
+        var contexts = metadata.typeNames
+        var seen = Set(contexts)
+        while let context = contexts.popLast() {
+            for child in (metadata.children(of: context) ?? [:]).values {
+                if child.isBackbone, seen.insert(child.type).inserted { contexts.append(child.type) }
+                guard !child.info.isChoice else { continue }
+                byDefinition[ObjectIdentifier(child.info)] = Self.combined(child, byType: byType, byPath: byPath)
+            }
+        }
+        self.byDefinition = byDefinition
+    }
+
+    /// What an instance of `child` must meet: its type's invariants, its backbone context's, and those
+    /// defined at its definition path, in that order.
+    private static func combined(_ child: ResolvedChild, byType: [String: [Compiled]], byPath: [String: [Compiled]]) -> [Compiled] {
+        let ofType = byType[child.type] ?? []
+        let ofContext = child.isBackbone ? byPath[child.type] ?? [] : []
+        let ofPath = child.info.path == child.type ? [] : byPath[child.info.path] ?? []
+        return ofType + ofContext + ofPath
+    }
+
+    /// Everything an instance of `child` must meet (``combined(_:byType:byPath:)``).
+    public func invariants(for child: ResolvedChild) -> [Compiled] {
+        if !child.info.isChoice, let known = byDefinition[ObjectIdentifier(child.info)] { return known }
+        return Self.combined(child, byType: byType, byPath: byPath)
     }
 
     /// The invariants every instance of a type must meet: its own and its base types'.

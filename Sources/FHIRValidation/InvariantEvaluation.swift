@@ -19,17 +19,12 @@ extension ValidationWalk {
 
     mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild) {
         guard let invariants else { return }
-        let byType = invariants.invariants(forType: resolved.type)
-        let byContext = resolved.type.utf8.contains(UInt8(ascii: ".")) ? invariants.invariants(atPath: resolved.type) : []
-        let byPath = resolved.info.path == resolved.type ? [] : invariants.invariants(atPath: resolved.info.path)
-        if byType.isEmpty, byContext.isEmpty, byPath.isEmpty { return }
-        let isBackbone = resolved.type.utf8.contains(UInt8(ascii: "."))
+        let list = invariants.invariants(for: resolved)
+        if list.isEmpty { return }
         let node = FHIRPathElementNode(
-            element: element, typeName: isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
+            element: element, typeName: resolved.isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
             context: resolved.type)
-        evaluate(byType, on: node)
-        evaluate(byContext, on: node)
-        evaluate(byPath, on: node)
+        evaluate(list, on: node)
     }
 
     private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode) {
