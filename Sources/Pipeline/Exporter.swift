@@ -146,7 +146,7 @@ public final class Exporter {
 
     /// The due outbox entries of outcomes, and per outcome the newest (in queue order): an outcome edited
     /// several times before an export goes out once, as its last version, and its older entries with it.
-    private func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry]) {
+    func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry]) {
         let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
         var newest: [String: OutboxEntry] = [:]
         var order: [String] = []
@@ -155,94 +155,6 @@ public final class Exporter {
             if (newest[entry.entityID]?.id ?? .min) < (entry.id ?? .min) { newest[entry.entityID] = entry }
         }
         return (due, order.compactMap { newest[$0] })
-    }
-
-    // MARK: - Pushing
-
-    /// Sends the pending exports to `receiver` as transaction or batch Bundles of `batchSize` outcomes
-    /// each, and records each outcome's receipt: stored is acknowledged, refused fails for good, retry
-    /// later fails until its time. Each Bundle's receipts are committed before the next is sent, so a
-    /// run killed at any point sends again only what had no receipt yet, under the same Observation id
-    /// (PUT) or identifier (conditional create): the server stores it once.
-    ///
-    /// A Bundle that gets no answer at all stops the run: its outcomes fail with a retry time a minute
-    /// away, and the error is thrown.
-    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
-        let started = Date()
-        var report = ExportReport()
-        guard options.format != .ndjson, options.bundleType != .collection else {
-            throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
-        }
-        let (due, newest) = try pending(at: now)
-        let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
-        let entriesOf = Dictionary(grouping: due, by: \.entityID)
-        var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered)] = []
-        var refusals = StoreBatch(date: now)
-
-        func send() throws {
-            guard !waiting.isEmpty || !refusals.isEmpty else { return }
-            var batch = refusals
-            refusals = StoreBatch(date: now)
-            defer { waiting.removeAll() }
-            guard !waiting.isEmpty else {
-                try store.apply(batch)
-                return
-            }
-            var bundle = rendering.head()
-            for (position, item) in waiting.enumerated() {
-                if position > 0 { bundle.append(rendering.separator) }
-                bundle.append(item.rendered.bytes)
-            }
-            bundle.append(rendering.tail())
-            report.requests += 1
-            let receipts: [ExportReceipt]
-            do {
-                receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
-            } catch {
-                for item in waiting {
-                    for entry in entriesOf[item.entry.entityID] ?? [] {
-                        if let id = entry.id { batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now)) }
-                    }
-                }
-                try store.apply(batch)
-                throw error
-            }
-            for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
-                for entry in entriesOf[item.entry.entityID] ?? [] {
-                    guard let id = entry.id else { continue }
-                    switch receipt {
-                    case .stored:
-                        batch.transition(outboxEntry: id, .sent(at: now))
-                        batch.transition(outboxEntry: id, .acknowledged(at: now))
-                        report.sent += 1
-                    case .refused(let reason):
-                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: now))
-                    case .retryLater(let reason, let after):
-                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: now.addingTimeInterval(after), at: now))
-                    }
-                }
-                switch receipt {
-                case .stored: report.acknowledged += 1
-                case .refused(let reason): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
-                case .retryLater(let reason, _): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
-                }
-            }
-            try store.apply(batch)
-        }
-
-        try build(newest, rendering: rendering) { entry, built in
-            switch built {
-            case .success(let rendered):
-                waiting.append((entry, rendered))
-                report.observations += 1
-                if waiting.count >= max(1, batchSize) { try send() }
-            case .failure(let refusal):
-                refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &refusals, report: &report)
-            }
-        }
-        try send()
-        report.seconds = Date().timeIntervalSince(started)
-        return report
     }
 
     // MARK: - Building
@@ -255,7 +167,7 @@ public final class Exporter {
 
     /// Builds, validates and renders the outcomes of `entries` on every core, a run at a time (the store
     /// read for the next run while others are built), handing each result to `consume` in order.
-    private func build(
+    func build(
         _ entries: [OutboxEntry], rendering: ExportRendering, consume: (OutboxEntry, Result<ExportRendering.Rendered, Refusal>) throws -> Void
     ) throws {
         // Activity completion goes out as a PATCH entry, which only transaction and batch Bundles carry.
@@ -300,7 +212,7 @@ public final class Exporter {
 
     /// Fails the outcome of `entry` for good, with every due entry queued for it (`others`: its older
     /// versions must not go out in its place), and keeps a dead letter.
-    private func refuse(_ entry: OutboxEntry, with others: [OutboxEntry], reason: String, payload: Data?, into batch: inout StoreBatch, report: inout ExportReport) {
+    func refuse(_ entry: OutboxEntry, with others: [OutboxEntry], reason: String, payload: Data?, into batch: inout StoreBatch, report: inout ExportReport) {
         guard let id = entry.id else { return }
         let outcomeID = entry.entityID
         for other in others where other.id != id {

@@ -1,0 +1,92 @@
+import CareModel
+import Foundation
+import Store
+
+/// The export sent to a receiver (a FHIR server) rather than written to a file.
+extension Exporter {
+    /// Sends the pending exports to `receiver` as transaction or batch Bundles of `batchSize` outcomes
+    /// each, and records each outcome's receipt: stored is acknowledged, refused fails for good, retry
+    /// later fails until its time. Each Bundle's receipts are committed before the next is sent, so a
+    /// run killed at any point sends again only what had no receipt yet, under the same Observation id
+    /// (PUT) or identifier (conditional create): the server stores it once.
+    ///
+    /// A Bundle that gets no answer at all stops the run: its outcomes fail with a retry time a minute
+    /// away, and the error is thrown.
+    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
+        let started = Date()
+        var report = ExportReport()
+        guard options.format != .ndjson, options.bundleType != .collection else {
+            throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
+        }
+        let (due, newest) = try pending(at: now)
+        let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
+        let entriesOf = Dictionary(grouping: due, by: \.entityID)
+        var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered)] = []
+        var refusals = StoreBatch(date: now)
+
+        func send() throws {
+            guard !waiting.isEmpty || !refusals.isEmpty else { return }
+            var batch = refusals
+            refusals = StoreBatch(date: now)
+            defer { waiting.removeAll() }
+            guard !waiting.isEmpty else {
+                try store.apply(batch)
+                return
+            }
+            var bundle = rendering.head()
+            for (position, item) in waiting.enumerated() {
+                if position > 0 { bundle.append(rendering.separator) }
+                bundle.append(item.rendered.bytes)
+            }
+            bundle.append(rendering.tail())
+            report.requests += 1
+            let receipts: [ExportReceipt]
+            do {
+                receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
+            } catch {
+                for item in waiting {
+                    for entry in entriesOf[item.entry.entityID] ?? [] {
+                        if let id = entry.id { batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now)) }
+                    }
+                }
+                try store.apply(batch)
+                throw error
+            }
+            for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
+                for entry in entriesOf[item.entry.entityID] ?? [] {
+                    guard let id = entry.id else { continue }
+                    switch receipt {
+                    case .stored:
+                        batch.transition(outboxEntry: id, .sent(at: now))
+                        batch.transition(outboxEntry: id, .acknowledged(at: now))
+                        report.sent += 1
+                    case .refused(let reason):
+                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: now))
+                    case .retryLater(let reason, let after):
+                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: now.addingTimeInterval(after), at: now))
+                    }
+                }
+                switch receipt {
+                case .stored: report.acknowledged += 1
+                case .refused(let reason): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
+                case .retryLater(let reason, _): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
+                }
+            }
+            try store.apply(batch)
+        }
+
+        try build(newest, rendering: rendering) { entry, built in
+            switch built {
+            case .success(let rendered):
+                waiting.append((entry, rendered))
+                report.observations += 1
+                if waiting.count >= max(1, batchSize) { try send() }
+            case .failure(let refusal):
+                refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &refusals, report: &report)
+            }
+        }
+        try send()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+}
