@@ -33,13 +33,20 @@ public final class FHIRClient: @unchecked Sendable {
     public let timeout: TimeInterval
     /// Headers sent with every request (authorization, for one).
     public var headers: [String: String]
+    /// When a failed request is sent again (idempotent requests only).
+    public let retry: RetryPolicy
     private let session: URLSession
+    private let counter = RetryCounter()
 
-    public init(base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:]) {
+    /// Requests sent again so far, for the job's report.
+    public var retries: Int { counter.value }
+
+    public init(base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:], retry: RetryPolicy = RetryPolicy()) {
         self.base = base
         self.format = format
         self.timeout = timeout
         self.headers = headers
+        self.retry = retry
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout * 4
@@ -76,7 +83,7 @@ public final class FHIRClient: @unchecked Sendable {
         var response: FHIRResponse
         if post {
             let body = Data(Self.formEncoded(parameters).utf8)
-            response = try send("POST", path: "\(type)/_search", body: body, contentType: "application/x-www-form-urlencoded")
+            response = try send("POST", path: "\(type)/_search", body: body, contentType: "application/x-www-form-urlencoded", idempotent: true)
         } else {
             response = try send("GET", path: type, query: parameters)
         }
@@ -94,15 +101,16 @@ public final class FHIRClient: @unchecked Sendable {
         }
     }
 
-    /// `POST [base]` with a transaction or batch Bundle; the response Bundle.
-    public func submit(_ bundle: Element) throws -> Element {
-        try expectResource(send("POST", path: "", resource: bundle), type: "Bundle")
+    /// `POST [base]` with a transaction or batch Bundle; the response Bundle. `idempotent` when sending
+    /// it twice stores nothing twice (every entry a PUT or a conditional create): then it is retried.
+    public func submit(_ bundle: Element, idempotent: Bool = false) throws -> Element {
+        try expectResource(send("POST", path: "", resource: bundle, idempotent: idempotent), type: "Bundle")
     }
 
     /// `POST [base]/Type` (with `If-None-Exist` for a conditional create).
     public func create(_ resource: Element, ifNoneExist: String? = nil) throws -> FHIRResponse {
         let type = resource.resourceType ?? ""
-        return try send("POST", path: type, resource: resource, extraHeaders: ifNoneExist.map { ["If-None-Exist": $0] } ?? [:])
+        return try send("POST", path: type, resource: resource, extraHeaders: ifNoneExist.map { ["If-None-Exist": $0] } ?? [:], idempotent: ifNoneExist != nil)
     }
 
     /// `PUT [base]/Type/id`, or with `condition` a conditional update `PUT [base]/Type?condition`.
@@ -118,10 +126,12 @@ public final class FHIRClient: @unchecked Sendable {
     // MARK: - Requests
 
     /// Sends one request to a path under the base and returns the answer, failing on no answer, a
-    /// timeout or an error status.
+    /// timeout or an error status. A failure a retry can mend is retried by the ``retry`` policy when the
+    /// request is idempotent: GET, PUT and DELETE are; a POST only when the caller says so (a search, a
+    /// conditional create, a Bundle of PUTs), since a plain create sent twice makes two resources.
     public func send(
         _ method: String, path: String, query: [(String, String)] = [], resource: Element? = nil,
-        body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:]
+        body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:], idempotent: Bool? = nil
     ) throws -> FHIRResponse {
         var text = base.absoluteString
         if !path.isEmpty { text += (text.hasSuffix("/") ? "" : "/") + path }
@@ -133,10 +143,27 @@ public final class FHIRClient: @unchecked Sendable {
             payload = format == .json ? FHIRJSON.write(resource) : FHIRXML.write(resource)
             type = format.mediaType
         }
-        return try send(method, url: url, body: payload, contentType: type, extraHeaders: extraHeaders)
+        return try send(method, url: url, body: payload, contentType: type, extraHeaders: extraHeaders, idempotent: idempotent)
     }
 
-    private func send(_ method: String, url: URL, body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:]) throws -> FHIRResponse {
+    private func send(
+        _ method: String, url: URL, body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:], idempotent: Bool? = nil
+    ) throws -> FHIRResponse {
+        let retryable = idempotent ?? (method != "POST")
+        var failures = 0
+        while true {
+            do {
+                return try sendOnce(method, url: url, body: body, contentType: contentType, extraHeaders: extraHeaders)
+            } catch let error as FHIRClientError where retryable && error.isTransient {
+                failures += 1
+                guard let wait = retry.delay(afterFailures: failures, retryAfter: error.retryAfter) else { throw error }
+                counter.add()
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            }
+        }
+    }
+
+    private func sendOnce(_ method: String, url: URL, body: Data?, contentType: String?, extraHeaders: [String: String]) throws -> FHIRResponse {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue(format.mediaType, forHTTPHeaderField: "Accept")
@@ -214,6 +241,24 @@ public final class FHIRClient: @unchecked Sendable {
     }
 }
 
+/// Counts retries across the threads that share a client.
+private final class RetryCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+
+    func add() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+}
+
 /// One answer of a FHIR server.
 public struct FHIRResponse: Sendable {
     /// `METHOD url`, for messages.
@@ -285,6 +330,12 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
         case .notFHIR(let request, let reason): return "\(request): not a FHIR answer: \(reason)"
         case .invalidRequest(let reason): return "invalid request: \(reason)"
         }
+    }
+
+    /// The server's `Retry-After`, for an error status that carried one.
+    public var retryAfter: TimeInterval? {
+        if case .status(_, _, let retryAfter, _) = self { return retryAfter }
+        return nil
     }
 
     /// Whether trying again may succeed: no answer, a timeout, 429, or a 5xx.

@@ -12,15 +12,23 @@ import Pipeline
 /// Bundle is thrown, for the caller to try again later.
 public struct FHIRServerReceiver: ExportReceiver {
     public let client: FHIRClient
+    /// Whether a Bundle may be sent again after a failure a retry can mend: true for PUT requests
+    /// (``ExportOptions/Request/put``); with conditional requests each Provenance is a plain create.
+    public let idempotent: Bool
 
-    public init(client: FHIRClient) {
+    public init(client: FHIRClient, idempotent: Bool = true) {
         self.client = client
+        self.idempotent = idempotent
     }
 
     public func receive(bundle: Data, entryCounts: [Int]) throws -> [ExportReceipt] {
         let response: Element
         do {
-            let answer = try client.send("POST", path: "", body: bundle, contentType: client.format == .json ? "application/fhir+json" : "application/fhir+xml")
+            // Every entry of an export Bundle is a PUT by a derived id or a conditional write (its
+            // Provenance too, by the outcome version's uuid), so sending it again stores nothing twice.
+            let answer = try client.send(
+                "POST", path: "", body: bundle, contentType: client.format == .json ? "application/fhir+json" : "application/fhir+xml",
+                idempotent: idempotent)
             response = try answer.resource()
         } catch let error as FHIRClientError {
             if case .status(_, let code, _, let detail) = error, (400..<500).contains(code), code != 429 {

@@ -30,7 +30,9 @@ struct ExportCommand: ParsableCommand {
             With --to a FHIR server's base URL, the Observations go to the server as transaction Bundles \
             of --batch-size outcomes (POST [base]); each outcome the server stored is acknowledged in the \
             outbox, one it refused fails with the server's reason, one it could not take now (429, 5xx) \
-            is sent again by a later run. Each Bundle's answers are committed before the next is sent.
+            is sent again by a later run. Each Bundle's answers are committed before the next is sent. A \
+            Bundle that gets no answer, a 429 or a 5xx is tried again up to 5 times, after an exponential \
+            backoff with jitter or the server's Retry-After.
 
             Examples:
               caregate export --to exports/
@@ -98,7 +100,7 @@ struct ExportCommand: ParsableCommand {
     private func push(store: any Store, mapping: ExportMapping, options: ExportOptions) throws {
         guard let base = URL(string: to), base.host != nil else { throw ValidationError("--to \(to) is not a URL") }
         guard !dryRun else { throw ValidationError("--dry-run writes to a file or standard output, not to a server") }
-        let receiver = FHIRServerReceiver(client: FHIRClient(base: base, format: format == .xml ? .xml : .json))
+        let receiver = FHIRServerReceiver(client: FHIRClient(base: base, format: format == .xml ? .xml : .json), idempotent: request == .put)
         let report = try Exporter(store: store, mapping: mapping, options: options).push(to: receiver, batchSize: max(1, batchSize))
         var lines = ["sent \(report.observations) Observation(s) in \(report.requests) request(s) to \(to): \(report.acknowledged) stored, "
             + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]

@@ -113,7 +113,7 @@ final class FHIRClientTests: XCTestCase {
             XCTAssertFalse((error as? FHIRClientError)?.isTransient ?? true)
         }
         // A port nobody listens on: no answer, worth retrying.
-        let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5)
+        let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5, retry: RetryPolicy(maxAttempts: 2, baseDelay: 0.01))
         XCTAssertThrowsError(try nowhere.capabilities()) { error in
             guard case FHIRClientError.transport = error else { return XCTFail("\(error)") }
             XCTAssertTrue((error as? FHIRClientError)?.isTransient ?? false)

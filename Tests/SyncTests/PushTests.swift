@@ -95,7 +95,7 @@ final class PushTests: XCTestCase {
         let store = try importedStore()
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
         let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
-        let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5)
+        let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5, retry: RetryPolicy(maxAttempts: 2, baseDelay: 0.01))
         XCTAssertThrowsError(try exporter.push(to: FHIRServerReceiver(client: nowhere))) { error in
             XCTAssertTrue((error as? FHIRClientError)?.isTransient ?? false, "\(error)")
         }
