@@ -60,7 +60,11 @@ let package = Package(
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
         .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store"]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
-        .target(name: "Sync", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"]),
+        .target(name: "Sync", dependencies: [
+            "FHIR", "CareModel", "Store", "Mapping", "Pipeline",
+            // JWT client assertions for SMART Backend Services: ES384 (P-384) and RS384 (RSA).
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
         .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),
         .executableTarget(
@@ -84,7 +88,10 @@ let package = Package(
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: [
+            "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport",
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping"]),
     ]
 )

@@ -35,18 +35,24 @@ public final class FHIRClient: @unchecked Sendable {
     public var headers: [String: String]
     /// When a failed request is sent again (idempotent requests only).
     public let retry: RetryPolicy
+    /// Where the `Authorization` header comes from (none, a bearer token, SMART Backend Services).
+    public let authorization: (any AuthorizationProvider)?
     private let session: URLSession
     private let counter = RetryCounter()
 
     /// Requests sent again so far, for the job's report.
     public var retries: Int { counter.value }
 
-    public init(base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:], retry: RetryPolicy = RetryPolicy()) {
+    public init(
+        base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:], retry: RetryPolicy = RetryPolicy(),
+        authorization: (any AuthorizationProvider)? = nil
+    ) {
         self.base = base
         self.format = format
         self.timeout = timeout
         self.headers = headers
         self.retry = retry
+        self.authorization = authorization
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout * 4
@@ -151,9 +157,14 @@ public final class FHIRClient: @unchecked Sendable {
     ) throws -> FHIRResponse {
         let retryable = idempotent ?? (method != "POST")
         var failures = 0
+        var reauthorized = false
         while true {
             do {
                 return try sendOnce(method, url: url, body: body, contentType: contentType, extraHeaders: extraHeaders)
+            } catch FHIRClientError.status(_, 401, _, _) where authorization != nil && !reauthorized {
+                // An expired or revoked token: one more try with a new one.
+                authorization?.invalidate()
+                reauthorized = true
             } catch let error as FHIRClientError where retryable && error.isTransient {
                 failures += 1
                 guard let wait = retry.delay(afterFailures: failures, retryAfter: error.retryAfter) else { throw error }
@@ -171,6 +182,7 @@ public final class FHIRClient: @unchecked Sendable {
         for (name, value) in headers.merging(extraHeaders, uniquingKeysWith: { _, new in new }) {
             request.setValue(value, forHTTPHeaderField: name)
         }
+        if let value = try authorization?.authorization() { request.setValue(value, forHTTPHeaderField: "Authorization") }
         request.httpBody = body
         let label = "\(method) \(url.absoluteString)"
         let outcome = Exchange()

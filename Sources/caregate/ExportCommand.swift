@@ -32,7 +32,10 @@ struct ExportCommand: ParsableCommand {
             outbox, one it refused fails with the server's reason, one it could not take now (429, 5xx) \
             is sent again by a later run. Each Bundle's answers are committed before the next is sent. A \
             Bundle that gets no answer, a 429 or a 5xx is tried again up to 5 times, after an exponential \
-            backoff with jitter or the server's Retry-After.
+            backoff with jitter or the server's Retry-After. Authorization: --token-env NAME or \
+            --token-file PATH (a bearer token; never on the command line itself), or --smart-client-id ID \
+            --smart-key PATH (SMART Backend Services: a JWT assertion signed ES384 or RS384, the token \
+            endpoint from the server's .well-known/smart-configuration, the token kept until it expires).
 
             Examples:
               caregate export --to exports/
@@ -48,6 +51,18 @@ struct ExportCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Outcomes per Bundle sent to a server.", valueName: "n"))
     var batchSize: Int = 100
+
+    @Option(name: .long, help: ArgumentHelp("A server: send the bearer token in this environment variable.", valueName: "name"))
+    var tokenEnv: String?
+
+    @Option(name: .long, help: ArgumentHelp("A server: send the bearer token in this file (its first line).", valueName: "path"))
+    var tokenFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("A server: SMART Backend Services client id (with --smart-key).", valueName: "id"))
+    var smartClientID: String?
+
+    @Option(name: .long, help: ArgumentHelp("A server: the client's private key, PEM (P-384 for ES384, RSA for RS384).", valueName: "path"))
+    var smartKey: String?
 
     @Option(name: .long, help: ArgumentHelp("json, xml or ndjson.", valueName: "format"))
     var format: ExportOptions.Format = .json
@@ -70,6 +85,8 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         guard let mapping = mappingSet.export else { throw ExportError.noExportMapping }
+        // A server's address and credentials are checked before the store is touched.
+        let receiver = try serverReceiver()
         let store = try storeOptions.open()
         var options = ExportOptions()
         options.format = format
@@ -77,8 +94,8 @@ struct ExportCommand: ParsableCommand {
         options.request = request
         options.dryRun = dryRun
         if let limit { options.limit = max(1, limit) }
-        if to.hasPrefix("http://") || to.hasPrefix("https://") {
-            try push(store: store, mapping: mapping, options: options)
+        if let receiver {
+            try push(store: store, mapping: mapping, options: options, to: receiver)
             return
         }
         let target: ExportTarget
@@ -96,11 +113,43 @@ struct ExportCommand: ParsableCommand {
         if !report.refused.isEmpty { throw ExitCode(1) }
     }
 
-    /// Sends the outbox to the FHIR server at `--to`, `--batch-size` outcomes per Bundle.
-    private func push(store: any Store, mapping: ExportMapping, options: ExportOptions) throws {
+    /// The server's authorization the options ask for: none, a bearer token, or SMART Backend Services.
+    private func authorization(base: URL) throws -> (any AuthorizationProvider)? {
+        let chosen = [tokenEnv != nil, tokenFile != nil, smartClientID != nil || smartKey != nil].filter { $0 }.count
+        guard chosen <= 1 else { throw ValidationError("give one of --token-env, --token-file, or --smart-client-id with --smart-key") }
+        if let tokenEnv { return try BearerToken.environment(tokenEnv) }
+        if let tokenFile { return try BearerToken.file(tokenFile) }
+        guard smartClientID != nil || smartKey != nil else { return nil }
+        guard let smartClientID, let smartKey else { throw ValidationError("--smart-client-id and --smart-key go together") }
+        guard let pem = FileManager.default.contents(atPath: smartKey) else {
+            throw AuthorizationError.unreadable(source: smartKey, reason: "no such file, or not readable")
+        }
+        let key = try SMARTBackendServices.Key.pem(String(decoding: pem, as: UTF8.self), source: smartKey)
+        return SMARTBackendServices(base: base, clientID: smartClientID, key: key)
+    }
+
+    /// The receiver of `--to` when it is a FHIR server's base URL, nil for a file target.
+    private func serverReceiver() throws -> FHIRServerReceiver? {
+        guard to.hasPrefix("http://") || to.hasPrefix("https://") else {
+            guard tokenEnv == nil, tokenFile == nil, smartClientID == nil, smartKey == nil else {
+                throw ValidationError("--token-env, --token-file and --smart-* are for a server (--to http://...)")
+            }
+            return nil
+        }
         guard let base = URL(string: to), base.host != nil else { throw ValidationError("--to \(to) is not a URL") }
         guard !dryRun else { throw ValidationError("--dry-run writes to a file or standard output, not to a server") }
-        let receiver = FHIRServerReceiver(client: FHIRClient(base: base, format: format == .xml ? .xml : .json), idempotent: request == .put)
+        let credentials: (any AuthorizationProvider)?
+        do {
+            credentials = try authorization(base: base)
+        } catch let error as AuthorizationError {
+            throw ValidationError("\(error)")  // a configuration error: exit 2, nothing touched
+        }
+        return FHIRServerReceiver(
+            client: FHIRClient(base: base, format: format == .xml ? .xml : .json, authorization: credentials), idempotent: request == .put)
+    }
+
+    /// Sends the outbox to the FHIR server at `--to`, `--batch-size` outcomes per Bundle.
+    private func push(store: any Store, mapping: ExportMapping, options: ExportOptions, to receiver: FHIRServerReceiver) throws {
         let report = try Exporter(store: store, mapping: mapping, options: options).push(to: receiver, batchSize: max(1, batchSize))
         var lines = ["sent \(report.observations) Observation(s) in \(report.requests) request(s) to \(to): \(report.acknowledged) stored, "
             + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]

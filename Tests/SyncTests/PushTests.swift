@@ -126,4 +126,20 @@ final class PushCLITests: XCTestCase {
         let acknowledged = try CLIRunner.run(["outbox", "--store", store, "--state", "acknowledged"])
         XCTAssertEqual(acknowledged.stdout.split(separator: "\n").count, 1, acknowledged.stdout)
     }
+
+    func testBadServerConfigurationIsAUsageErrorAndTouchesNoStore() throws {
+        let folder = try makeScratchFolder("push-config")
+        let store = folder.appendingPathComponent("never.sqlite").path
+        for arguments in [
+            ["--to", "http://127.0.0.1:9/fhir", "--token-env", "CAREGATE_TEST_NO_SUCH_TOKEN"],
+            ["--to", "http://127.0.0.1:9/fhir", "--token-file", folder.appendingPathComponent("missing").path],
+            ["--to", "http://127.0.0.1:9/fhir", "--smart-client-id", "c1"],
+            ["--to", "http://127.0.0.1:9/fhir", "--smart-client-id", "c1", "--smart-key", folder.appendingPathComponent("missing.pem").path],
+            ["--to", "out.json", "--token-env", "X"],
+        ] {
+            let run = try CLIRunner.run(["export", "--store", store] + arguments)
+            XCTAssertEqual(run.status, 2, "\(arguments): \(run.stderr)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store), "no store was created")
+    }
 }

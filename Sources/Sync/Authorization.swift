@@ -1,0 +1,202 @@
+import Crypto
+import _CryptoExtras
+import FHIR
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a client sends as `Authorization` with each request.
+public protocol AuthorizationProvider: Sendable {
+    /// The header's value (`Bearer ...`), or nil for none.
+    func authorization() throws -> String?
+    /// The server answered 401: forget any cached token, so that the next call gets a new one.
+    func invalidate()
+}
+
+/// Why a client cannot authorize itself.
+public enum AuthorizationError: Error, CustomStringConvertible, Equatable {
+    /// The token or key cannot be read (its source named).
+    case unreadable(source: String, reason: String)
+    /// The server's SMART configuration or token endpoint said no, or said something else.
+    case refused(endpoint: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let source, let reason): return "cannot read the credentials from \(source): \(reason)"
+        case .refused(let endpoint, let reason): return "\(endpoint) refused the client: \(reason)"
+        }
+    }
+}
+
+/// A fixed bearer token, read from an environment variable or a file (never from the command line,
+/// where other users of the machine can read it), once.
+public struct BearerToken: AuthorizationProvider {
+    private let token: String
+
+    /// The token in environment variable `name`.
+    public static func environment(_ name: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BearerToken {
+        guard let value = environment[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
+            throw AuthorizationError.unreadable(source: "environment variable \(name)", reason: "it is not set or empty")
+        }
+        return BearerToken(token: value)
+    }
+
+    /// The token in file `path` (its first line).
+    public static func file(_ path: String) throws -> BearerToken {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AuthorizationError.unreadable(source: path, reason: "no such file, or not readable")
+        }
+        let token = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)?
+            .trimmingCharacters(in: .whitespaces) ?? ""
+        guard !token.isEmpty else { throw AuthorizationError.unreadable(source: path, reason: "the file is empty") }
+        return BearerToken(token: token)
+    }
+
+    public func authorization() throws -> String? { "Bearer \(token)" }
+    public func invalidate() {}
+}
+
+/// SMART Backend Services (the client credentials grant with a signed JWT assertion): the token
+/// endpoint from `[base]/.well-known/smart-configuration`, an assertion signed with the client's
+/// private key (ES384 with a P-384 key, or RS384 with an RSA key, from PEM), and the access token kept
+/// until shortly before it expires.
+public final class SMARTBackendServices: AuthorizationProvider, @unchecked Sendable {
+    public enum Key: @unchecked Sendable {  // the keys are immutable values
+        case es384(P384.Signing.PrivateKey)
+        case rs384(_RSA.Signing.PrivateKey)
+
+        /// A private key from PEM: P-384 (ES384) or RSA (RS384).
+        public static func pem(_ text: String, source: String) throws -> Key {
+            if let key = try? P384.Signing.PrivateKey(pemRepresentation: text) { return .es384(key) }
+            if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: text) { return .rs384(key) }
+            throw AuthorizationError.unreadable(source: source, reason: "not a PEM P-384 (ES384) or RSA (RS384) private key")
+        }
+
+        var algorithm: String {
+            switch self {
+            case .es384: return "ES384"
+            case .rs384: return "RS384"
+            }
+        }
+    }
+
+    public let base: URL
+    public let clientID: String
+    public let scope: String
+    private let key: Key
+    private let keyID: String?
+    private let timeout: TimeInterval
+    private let lock = NSLock()
+    private var cached: (token: String, expires: Date)?
+    private var tokenEndpoint: URL?
+
+    public init(base: URL, clientID: String, key: Key, keyID: String? = nil, scope: String = "system/*.read system/*.write", timeout: TimeInterval = 30) {
+        self.base = base
+        self.clientID = clientID
+        self.key = key
+        self.keyID = keyID
+        self.scope = scope
+        self.timeout = timeout
+    }
+
+    public func authorization() throws -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached, cached.expires > Date() { return "Bearer \(cached.token)" }
+        let endpoint = try tokenEndpoint ?? discoverTokenEndpoint()
+        tokenEndpoint = endpoint
+        let (token, lifetime) = try requestToken(at: endpoint)
+        // Renewed a minute early (or at half its life, for short ones): never sent as it expires.
+        cached = (token, Date().addingTimeInterval(max(1, min(lifetime - 60, lifetime / 2))))
+        return "Bearer \(token)"
+    }
+
+    public func invalidate() {
+        lock.lock()
+        cached = nil
+        lock.unlock()
+    }
+
+    /// `token_endpoint` of `[base]/.well-known/smart-configuration`.
+    private func discoverTokenEndpoint() throws -> URL {
+        let url = base.appendingPathComponent(".well-known/smart-configuration")
+        let (status, data) = try exchange(URLRequest(url: url, timeoutInterval: timeout))
+        guard status == 200, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let text = object["token_endpoint"] as? String, let endpoint = URL(string: text, relativeTo: base)?.absoluteURL
+        else {
+            throw AuthorizationError.refused(endpoint: url.absoluteString, reason: "no token_endpoint in its SMART configuration (status \(status))")
+        }
+        return endpoint
+    }
+
+    /// Posts the client credentials grant with a fresh assertion; the token and its lifetime in seconds.
+    private func requestToken(at endpoint: URL) throws -> (String, TimeInterval) {
+        let form = [
+            ("grant_type", "client_credentials"), ("scope", scope),
+            ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"),
+            ("client_assertion", try assertion(audience: endpoint.absoluteString)),
+        ]
+        var request = URLRequest(url: endpoint, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.httpBody = Data(FHIRClient.formEncoded(form).utf8)
+        let (status, data) = try exchange(request)
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard status == 200, let token = object?["access_token"] as? String, !token.isEmpty else {
+            let reason = (object?["error_description"] as? String) ?? (object?["error"] as? String) ?? "status \(status)"
+            throw AuthorizationError.refused(endpoint: endpoint.absoluteString, reason: reason)
+        }
+        let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 300
+        return (token, lifetime)
+    }
+
+    /// The signed JWT client assertion (RFC 7523): iss and sub the client, aud the token endpoint, a
+    /// unique jti, and five minutes of life.
+    func assertion(audience: String, now: Date = Date()) throws -> String {
+        var header: [String: Any] = ["alg": key.algorithm, "typ": "JWT"]
+        if let keyID { header["kid"] = keyID }
+        let claims: [String: Any] = [
+            "iss": clientID, "sub": clientID, "aud": audience, "jti": UUID().uuidString.lowercased(),
+            "exp": Int(now.timeIntervalSince1970) + 300,
+        ]
+        let signingInput = try Self.base64URL(JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
+            + "." + Self.base64URL(JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+        let signature: Data
+        switch key {
+        case .es384(let key):
+            signature = try key.signature(for: Data(signingInput.utf8)).rawRepresentation
+        case .rs384(let key):
+            signature = try key.signature(for: SHA384.hash(data: Data(signingInput.utf8)), padding: .insecurePKCS1v1_5).rawRepresentation
+        }
+        return signingInput + "." + Self.base64URL(signature)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    private func exchange(_ request: URLRequest) throws -> (Int, Data) {
+        let done = DispatchSemaphore(value: 0)
+        let box = ExchangeBox()
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            box.set((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data(), error)
+            done.signal()
+        }.resume()
+        done.wait()
+        let (status, data, error) = box.get()
+        if let error {
+            throw AuthorizationError.refused(endpoint: request.url?.absoluteString ?? "", reason: "no answer: \(error.localizedDescription)")
+        }
+        return (status, data)
+    }
+
+    private final class ExchangeBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: (Int, Data, (any Error)?) = (0, Data(), nil)
+        func set(_ status: Int, _ data: Data, _ error: (any Error)?) { lock.lock(); value = (status, data, error); lock.unlock() }
+        func get() -> (Int, Data, (any Error)?) { lock.lock(); defer { lock.unlock() }; return value }
+    }
+}
