@@ -178,6 +178,10 @@ public final class FHIRClient: @unchecked Sendable {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.setValue(format.mediaType, forHTTPHeaderField: "Accept")
+        // A fresh connection per request: libcurl waits out the whole timeout when a server closes a
+        // kept-alive connection under a POST whose body it streams (a 20 s stall, seen in the fault
+        // tests), and a sync job's requests are few and large, so reuse gains little.
+        request.setValue("close", forHTTPHeaderField: "Connection")
         if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         for (name, value) in headers.merging(extraHeaders, uniquingKeysWith: { _, new in new }) {
             request.setValue(value, forHTTPHeaderField: name)

@@ -91,6 +91,28 @@ final class PushTests: XCTestCase {
         XCTAssertEqual(amended.child(named: "meta")?.childValue("versionId"), "2")
     }
 
+    /// Through a proxy that drops connections (after the server stored the Bundle), refuses them,
+    /// answers 429 and 500, and truncates answers: retries end in the same state, with no duplicate.
+    func testPushThroughFaultsEndsInTheSameStateWithNoDuplicate() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["ok", "drop", "429", "500", "truncate", "refuse", "ok"])
+        defer { proxy.stop() }
+        let store = try importedStore()
+        for occurrence in 10..<40 {
+            try record([OutcomeValue(.integer(100 + occurrence), units: "mm[Hg]")], task: "CarePlan/cp-1#activity-85354-9", occurrence: occurrence, in: store)
+        }
+        let client = FHIRClient(base: proxy.base, timeout: 20, retry: RetryPolicy(maxAttempts: 8, baseDelay: 0.01, maxDelay: 0.05))
+        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
+        let report = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: 5)
+        XCTAssertEqual(report.acknowledged, 30, "\(report.notTaken)")
+        XCTAssertGreaterThan(client.retries, 0)
+        let faults = try proxy.stats()
+        for fault in ["drop", "429", "500", "truncate", "refuse"] { XCTAssertGreaterThan(faults[fault] ?? 0, 0, "\(fault) happened: \(faults)") }
+        XCTAssertEqual(try store.outboxEntries(in: .acknowledged).count, 30)
+        XCTAssertEqual(try observationsOnServer(FHIRClient(base: server.base)).count, 30, "each outcome stored once, whatever was resent")
+    }
+
     func testAServerThatIsDownLeavesEverythingToSendAgain() throws {
         let store = try importedStore()
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)

@@ -93,7 +93,7 @@ public final class FHIRServerProcess: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    struct ServerFailure: Error, CustomStringConvertible {
-        let description: String
+    public struct ServerFailure: Error, CustomStringConvertible {
+        public let description: String
     }
 }
