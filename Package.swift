@@ -64,6 +64,7 @@ let package = Package(
             "FHIR", "CareModel", "Store", "Mapping", "Pipeline",
             // JWT client assertions for SMART Backend Services: ES384 (P-384) and RS384 (RSA).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
         .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),

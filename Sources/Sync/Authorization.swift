@@ -200,3 +200,43 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
         func get() -> (Int, Data, (any Error)?) { lock.lock(); defer { lock.unlock() }; return value }
     }
 }
+
+/// The credentials a command or a sync configuration names: at most one of a bearer token's
+/// environment variable, a bearer token's file, or a SMART client id with its key file.
+public struct AuthorizationSettings: Sendable, Equatable {
+    public var tokenEnv: String?
+    public var tokenFile: String?
+    public var smartClientID: String?
+    public var smartKey: String?
+
+    public init(tokenEnv: String? = nil, tokenFile: String? = nil, smartClientID: String? = nil, smartKey: String? = nil) {
+        self.tokenEnv = tokenEnv
+        self.tokenFile = tokenFile
+        self.smartClientID = smartClientID
+        self.smartKey = smartKey
+    }
+
+    public var isEmpty: Bool { tokenEnv == nil && tokenFile == nil && smartClientID == nil && smartKey == nil }
+
+    /// Why these settings cannot be used together, or nil.
+    public var conflict: String? {
+        let kinds = [tokenEnv != nil, tokenFile != nil, smartClientID != nil || smartKey != nil].filter { $0 }.count
+        if kinds > 1 { return "give one of a token's environment variable, a token file, or a SMART client id with its key" }
+        if (smartClientID == nil) != (smartKey == nil) { return "a SMART client id and its key go together" }
+        return nil
+    }
+
+    /// The provider these settings name for the server at `base` (nil for none); reads the token or
+    /// key now, so that a missing one is found before anything is sent.
+    public func provider(base: URL) throws -> (any AuthorizationProvider)? {
+        if let conflict { throw AuthorizationError.unreadable(source: "the settings", reason: conflict) }
+        if let tokenEnv { return try BearerToken.environment(tokenEnv) }
+        if let tokenFile { return try BearerToken.file(tokenFile) }
+        guard let smartClientID, let smartKey else { return nil }
+        guard let pem = FileManager.default.contents(atPath: smartKey) else {
+            throw AuthorizationError.unreadable(source: smartKey, reason: "no such file, or not readable")
+        }
+        let key = try SMARTBackendServices.Key.pem(String(decoding: pem, as: UTF8.self), source: smartKey)
+        return SMARTBackendServices(base: base, clientID: smartClientID, key: key)
+    }
+}

@@ -27,6 +27,7 @@ struct CareGate: ParsableCommand {
             OutcomesCommand.self,
             ExportCommand.self,
             OutboxCommand.self,
+            SyncCommand.self,
             MappingsCommand.self,
             StoreCommand.self,
             Bench.self,

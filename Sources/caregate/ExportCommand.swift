@@ -115,25 +115,16 @@ struct ExportCommand: ParsableCommand {
 
     /// The server's authorization the options ask for: none, a bearer token, or SMART Backend Services.
     private func authorization(base: URL) throws -> (any AuthorizationProvider)? {
-        let chosen = [tokenEnv != nil, tokenFile != nil, smartClientID != nil || smartKey != nil].filter { $0 }.count
-        guard chosen <= 1 else { throw ValidationError("give one of --token-env, --token-file, or --smart-client-id with --smart-key") }
-        if let tokenEnv { return try BearerToken.environment(tokenEnv) }
-        if let tokenFile { return try BearerToken.file(tokenFile) }
-        guard smartClientID != nil || smartKey != nil else { return nil }
-        guard let smartClientID, let smartKey else { throw ValidationError("--smart-client-id and --smart-key go together") }
-        guard let pem = FileManager.default.contents(atPath: smartKey) else {
-            throw AuthorizationError.unreadable(source: smartKey, reason: "no such file, or not readable")
-        }
-        let key = try SMARTBackendServices.Key.pem(String(decoding: pem, as: UTF8.self), source: smartKey)
-        return SMARTBackendServices(base: base, clientID: smartClientID, key: key)
+        let settings = AuthorizationSettings(tokenEnv: tokenEnv, tokenFile: tokenFile, smartClientID: smartClientID, smartKey: smartKey)
+        if let conflict = settings.conflict { throw ValidationError(conflict) }
+        return try settings.provider(base: base)
     }
 
     /// The receiver of `--to` when it is a FHIR server's base URL, nil for a file target.
     private func serverReceiver() throws -> FHIRServerReceiver? {
+        let settings = AuthorizationSettings(tokenEnv: tokenEnv, tokenFile: tokenFile, smartClientID: smartClientID, smartKey: smartKey)
         guard to.hasPrefix("http://") || to.hasPrefix("https://") else {
-            guard tokenEnv == nil, tokenFile == nil, smartClientID == nil, smartKey == nil else {
-                throw ValidationError("--token-env, --token-file and --smart-* are for a server (--to http://...)")
-            }
+            guard settings.isEmpty else { throw ValidationError("--token-env, --token-file and --smart-* are for a server (--to http://...)") }
             return nil
         }
         guard let base = URL(string: to), base.host != nil else { throw ValidationError("--to \(to) is not a URL") }

@@ -1,0 +1,159 @@
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
+
+/// What one sync run did: the job report (`caregate sync` prints it, and writes it as JSON with
+/// `--report`). No PHI: counts, resource types and error messages about requests only.
+public struct SyncReport: Sendable, Codable, Equatable {
+    public struct Pulled: Sendable, Codable, Equatable {
+        public var resources = 0
+        public var pages = 0
+        public var created = 0, updated = 0, unchanged = 0, deleted = 0, skipped = 0, failed = 0
+    }
+
+    public var server: String
+    /// Per resource type.
+    public var pulled: [String: Pulled] = [:]
+    /// Outcomes sent, stored by the server, refused or left for a later run; dead letters.
+    public var pushed = 0, acknowledged = 0, refused = 0, later = 0, deadLetters = 0
+    public var requests = 0
+    public var retries = 0
+    public var seconds = 0.0
+    /// What went wrong (no patient data: types, ids of entries, server messages).
+    public var problems: [String] = []
+
+    /// 0 when everything was done, 1 when anything failed or waits for a later run.
+    public var exitStatus: Int32 {
+        let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }
+        return failedPulls + refused + later + deadLetters + problems.count == 0 ? 0 : 1
+    }
+
+    /// The report as text, a line per resource type.
+    public var text: String {
+        var lines = ["sync with \(server): \(String(format: "%.1f", seconds)) s, \(requests) push request(s), \(retries) retr\(retries == 1 ? "y" : "ies")"]
+        for type in pulled.keys.sorted() {
+            let p = pulled[type] ?? Pulled()
+            lines.append("  pulled \(type): \(p.resources) in \(p.pages) page(s): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
+        }
+        lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
+        lines += problems.map { "  problem: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The sync job: pull each configured resource type from the server by search, the changes since the
+/// last run (a `_lastUpdated` cursor per type, kept in the store and moved only once what was pulled is
+/// imported), through the import path; then push the outbox as transaction Bundles.
+///
+/// A run killed at any moment resumes from the last committed cursors: a page imported twice changes
+/// nothing the second time, and an outcome pushed twice is the same Observation.
+public final class SyncJob {
+    public let configuration: SyncConfiguration
+    public let store: any Store
+    public let mappings: MappingSet
+    public let client: FHIRClient
+    /// Progress lines (counts only), for standard error.
+    public var progress: ((String) -> Void)?
+
+    public init(configuration: SyncConfiguration, store: any Store, mappings: MappingSet, client: FHIRClient) {
+        self.configuration = configuration
+        self.store = store
+        self.mappings = mappings
+        self.client = client
+    }
+
+    public func run(now: Date = Date()) throws -> SyncReport {
+        let started = Date()
+        var report = SyncReport(server: configuration.server.absoluteString)
+        try pullAll(into: &report)
+        if let exportMapping = mappings.export {
+            do {
+                let pushed = try Exporter(store: store, mapping: exportMapping, options: ExportOptions())
+                    .push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
+                report.pushed = pushed.observations
+                report.acknowledged = pushed.acknowledged
+                report.refused = pushed.notTaken.filter { !$0.retry }.count
+                report.later = pushed.notTaken.filter(\.retry).count
+                report.deadLetters = pushed.refused.count
+                report.requests = pushed.requests
+                progress?("pushed \(pushed.acknowledged) of \(pushed.observations) outcome(s)")
+            } catch let error as FHIRClientError {
+                report.problems.append("pushing: \(error)")
+            }
+        }
+        report.retries = client.retries
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, written to a
+    /// scratch folder), imports all of it at once, so that references between the types resolve as in
+    /// a direct import of the same resources, and only then moves the cursors, in one transaction. A run
+    /// stopped before that pulls the same pages again next time.
+    private func pullAll(into report: inout SyncReport) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var cursors = StoreBatch()
+        var files: [String] = []
+        for type in configuration.resources {
+            do {
+                let (pulled, newest, written) = try pull(type, into: scratch)
+                report.pulled[type] = pulled
+                files += written
+                if let newest {
+                    cursors.setCheckpoint(SyncCheckpoint(server: configuration.server.absoluteString, resourceType: type, cursor: newest))
+                }
+            } catch let error as FHIRClientError {
+                report.problems.append("pulling \(type): \(error)")
+            }
+        }
+        guard !files.isEmpty else { return }
+        var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
+        options.strict = false
+        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options)
+            .run(files.map { .file($0) })
+        for (type, counts) in imported.byType {
+            var pulled = report.pulled[type] ?? SyncReport.Pulled()
+            pulled.created = counts.created
+            pulled.updated = counts.updated
+            pulled.unchanged = counts.unchanged
+            pulled.deleted = counts.deleted
+            pulled.skipped = counts.skipped
+            pulled.failed = counts.failed
+            report.pulled[type] = pulled
+        }
+        if !cursors.isEmpty { try store.apply(cursors) }
+    }
+
+    /// The pages of `type` changed since its cursor, each written to a file of `folder`; the counts, the
+    /// newest `meta.lastUpdated` seen, and the files.
+    private func pull(_ type: String, into folder: URL) throws -> (SyncReport.Pulled, String?, [String]) {
+        var pulled = SyncReport.Pulled()
+        var newest: String?
+        var files: [String] = []
+        var parameters = [("_count", String(configuration.pageSize)), ("_sort", "_lastUpdated")]
+        // `ge`, not `gt`: resources sharing the last instant are read again (and found unchanged)
+        // rather than missed.
+        if let cursor = try store.checkpoint(server: configuration.server.absoluteString, resourceType: type)?.cursor {
+            parameters.append(("_lastUpdated", "ge\(cursor)"))
+        }
+        try client.search(type, parameters) { page in
+            let resources = page.children(named: "entry").compactMap { $0.child(named: "resource") }.filter { $0.resourceType == type }
+            guard !resources.isEmpty else { return true }
+            let file = folder.appendingPathComponent("\(type)-\(pulled.pages).json")
+            try FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
+                + resources.map { Element(name: "entry", children: [Element(name: "resource", resourceType: type, children: $0.children)]) }))
+                .write(to: file)
+            files.append(file.path)
+            pulled.pages += 1
+            pulled.resources += resources.count
+            for stamp in resources.compactMap({ $0.child(named: "meta")?.childValue("lastUpdated") }) where stamp > (newest ?? "") { newest = stamp }
+            progress?("pulled \(type): \(pulled.resources)")
+            return true
+        }
+        return (pulled, newest, files)
+    }
+}
