@@ -56,6 +56,8 @@ public final class SyncJob {
     public let client: FHIRClient
     /// Progress lines (counts only), for standard error.
     public var progress: ((String) -> Void)?
+    /// Pull and map, and say what would change, but write nothing, move no cursor and push nothing.
+    public var dryRun = false
 
     public init(configuration: SyncConfiguration, store: any Store, mappings: MappingSet, client: FHIRClient) {
         self.configuration = configuration
@@ -68,9 +70,12 @@ public final class SyncJob {
         let started = Date()
         var report = SyncReport(server: configuration.server.absoluteString)
         try pullAll(into: &report)
-        if let exportMapping = mappings.export {
+        if let exportMapping = mappings.export, !dryRun {
+            // A server without transactions takes batch Bundles (each entry on its own).
+            var options = ExportOptions()
+            if try !supportsTransactions() { options.bundleType = .batch }
             do {
-                let pushed = try Exporter(store: store, mapping: exportMapping, options: ExportOptions())
+                let pushed = try Exporter(store: store, mapping: exportMapping, options: options)
                     .push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
@@ -113,6 +118,7 @@ public final class SyncJob {
         guard !files.isEmpty else { return }
         var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
         options.strict = false
+        options.dryRun = dryRun
         let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options)
             .run(files.map { .file($0) })
         for (type, counts) in imported.byType {
@@ -125,7 +131,15 @@ public final class SyncJob {
             pulled.failed = counts.failed
             report.pulled[type] = pulled
         }
-        if !cursors.isEmpty { try store.apply(cursors) }
+        if !cursors.isEmpty, !dryRun { try store.apply(cursors) }
+    }
+
+    /// Whether the server's capability statement lists the `transaction` interaction.
+    private func supportsTransactions() throws -> Bool {
+        let statement = try client.capabilities()
+        return statement.children(named: "rest").contains { rest in
+            rest.children(named: "interaction").contains { $0.childValue("code") == "transaction" }
+        }
     }
 
     /// The pages of `type` changed since its cursor, each written to a file of `folder`; the counts, the

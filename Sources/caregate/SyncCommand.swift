@@ -14,7 +14,8 @@ struct SyncCommand: ParsableCommand {
             page and batch sizes and the time zone (see Sources/Sync/SyncConfiguration.swift or the \\
             README). Each type is searched for what changed since the last run (a _lastUpdated cursor per \\
             type kept in the store, moved only once a page is imported) and imported through the \\
-            mappings; then the outbox goes to the server as transaction Bundles. Requests that get no \\
+            mappings; then the outbox goes to the server as transaction Bundles (batch Bundles when the \
+            server's capability statement lists no transaction). Requests that get no \\
             answer, 429 or 5xx are retried with backoff. A run killed at any moment resumes where the \\
             last committed page and Bundle left it.
 
@@ -37,6 +38,9 @@ struct SyncCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write the job report as JSON to this file.", valueName: "file"))
     var report: String?
 
+    @Flag(name: .long, help: "Pull and map, and report what would change; write nothing, move no cursor, push nothing.")
+    var dryRun = false
+
     func run() throws {
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
             throw ValidationError("cannot read the configuration \(config)")
@@ -58,9 +62,12 @@ struct SyncCommand: ParsableCommand {
         } catch {
             throw ValidationError("\(configuration.server.absoluteString) does not answer as a FHIR server: \(error)")
         }
-        let store = try storeOptions.open(creating: true)
+        // A dry run against a store not made yet maps into a store in memory: nothing is written.
+        let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
+            ? try SQLiteStore.inMemory() : try storeOptions.open(creating: true)
         let job = SyncJob(configuration: configuration, store: store, mappings: mappingSet, client: client)
         job.progress = { printError($0) }
+        job.dryRun = dryRun
         let result = try job.run()
         print(result.text)
         if let report {

@@ -37,6 +37,11 @@ final class SyncJobTests: XCTestCase {
         let synced = folder.appendingPathComponent("synced.sqlite").path
         let direct = folder.appendingPathComponent("direct.sqlite").path
 
+        let dry = try CLIRunner.run(["sync", "--config", config.path, "--store", synced, "--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stdout + dry.stderr)
+        XCTAssertTrue(dry.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), dry.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: synced), "a dry run writes nothing")
+
         let first = try CLIRunner.run(["sync", "--config", config.path, "--store", synced, "--report", folder.appendingPathComponent("report.json").path])
         XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
         XCTAssertEqual(try CLIRunner.run(["import", fixtures, "--time-zone", "America/Chicago", "--store", direct]).status, 0)
