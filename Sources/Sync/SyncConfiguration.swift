@@ -4,7 +4,8 @@ import Yams
 /// What `caregate sync --config FILE` reads (YAML):
 ///
 /// ```yaml
-/// server: http://127.0.0.1:8080/fhir      # the provider's FHIR base URL
+/// server: http://127.0.0.1:8080/fhir      # the provider's FHIR base URL, or a folder of FHIR files
+/// push-to: exports/                        # optional: write the outbox to this folder instead
 /// auth:                                    # optional: one of
 ///   token-env: CAREGATE_TOKEN              #   a bearer token in this environment variable
 ///   token-file: /etc/caregate/token        #   a bearer token in this file
@@ -16,8 +17,16 @@ import Yams
 /// time-zone: America/Chicago               # for times without an offset
 /// ```
 public struct SyncConfiguration: Sendable, Equatable {
+    /// The FHIR base URL, or a file URL for a folder of FHIR files standing for the server (what a Bulk
+    /// Data export leaves on disk: JSON, XML, NDJSON).
     public var server: URL
+    /// A folder the outbox is written to (as by `caregate export --to DIR`) instead of the server;
+    /// required when the server is a folder.
+    public var pushFolder: String?
     public var auth = AuthorizationSettings()
+
+    /// Whether the provider is a folder rather than a server.
+    public var serverIsFolder: Bool { server.isFileURL }
     public var resources: [String] = SyncConfiguration.defaultResources
     public var pageSize = 100
     public var batchSize = 100
@@ -29,7 +38,7 @@ public struct SyncConfiguration: Sendable, Equatable {
         "Observation",
     ]
 
-    static let keys: Set<String> = ["server", "auth", "resources", "page-size", "batch-size", "time-zone"]
+    static let keys: Set<String> = ["server", "push-to", "auth", "resources", "page-size", "batch-size", "time-zone"]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
 
     /// Reads `text` (the contents of `file`); every problem is a ``SyncConfigurationError`` with its
@@ -60,10 +69,24 @@ public struct SyncConfiguration: Sendable, Equatable {
         guard let serverNode = settings["server"], let serverText = serverNode.string else {
             throw SyncConfigurationError(location: file, message: "missing `server:` (the FHIR base URL)")
         }
-        guard let server = URL(string: serverText), ["http", "https"].contains(server.scheme ?? ""), server.host != nil else {
-            throw SyncConfigurationError(location: place(serverNode), message: "`server:` must be an http(s) URL, not '\(serverText)'")
+        var configuration: SyncConfiguration
+        var isFolder: ObjCBool = false
+        if let url = URL(string: serverText), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
+            configuration = SyncConfiguration(server: url)
+        } else if FileManager.default.fileExists(atPath: serverText, isDirectory: &isFolder), isFolder.boolValue {
+            configuration = SyncConfiguration(server: URL(fileURLWithPath: serverText, isDirectory: true))
+        } else {
+            throw SyncConfigurationError(location: place(serverNode), message: "`server:` must be an http(s) URL or a folder, not '\(serverText)'")
         }
-        var configuration = SyncConfiguration(server: server)
+        if let node = settings["push-to"] {
+            guard let path = node.string, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+                throw SyncConfigurationError(location: place(node), message: "`push-to:` must be a folder that exists")
+            }
+            configuration.pushFolder = path
+        }
+        if configuration.serverIsFolder, configuration.pushFolder == nil {
+            throw SyncConfigurationError(location: place(serverNode), message: "a folder as the server needs `push-to:` (the folder the outbox is written to)")
+        }
         if let auth = settings["auth"] {
             guard let authMapping = auth.mapping else { throw SyncConfigurationError(location: place(auth), message: "`auth:` is a mapping") }
             let fields = try checked(authMapping, authKeys)

@@ -69,8 +69,18 @@ public final class SyncJob {
     public func run(now: Date = Date()) throws -> SyncReport {
         let started = Date()
         var report = SyncReport(server: configuration.server.absoluteString)
-        try pullAll(into: &report)
-        if let exportMapping = mappings.export, !dryRun {
+        if configuration.serverIsFolder {
+            try importFolder(into: &report)
+        } else {
+            try pullAll(into: &report)
+        }
+        if let exportMapping = mappings.export, !dryRun, let folder = configuration.pushFolder {
+            let written = try Exporter(store: store, mapping: exportMapping, options: ExportOptions()).run(to: .folder(folder), now: now)
+            report.pushed = written.observations
+            report.acknowledged = written.sent
+            report.deadLetters = written.refused.count
+            progress?("wrote \(written.observations) Observation(s)" + (written.path.map { " to \($0)" } ?? ""))
+        } else if let exportMapping = mappings.export, !dryRun {
             // A server without transactions takes batch Bundles (each entry on its own).
             var options = ExportOptions()
             if try !supportsTransactions() { options.bundleType = .batch }
@@ -132,6 +142,20 @@ public final class SyncJob {
             report.pulled[type] = pulled
         }
         if !cursors.isEmpty, !dryRun { try store.apply(cursors) }
+    }
+
+    /// A folder as the provider: every file of it imported (what did not change is found unchanged).
+    private func importFolder(into report: inout SyncReport) throws {
+        var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
+        options.strict = false
+        options.dryRun = dryRun
+        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options)
+            .run(FHIRInput.sources(for: [configuration.server.path]))
+        for (type, counts) in imported.byType where configuration.resources.contains(type) || counts.skipped < counts.total {
+            report.pulled[type] = SyncReport.Pulled(
+                resources: counts.total, pages: 0, created: counts.created, updated: counts.updated, unchanged: counts.unchanged,
+                deleted: counts.deleted, skipped: counts.skipped, failed: counts.failed)
+        }
     }
 
     /// Whether the server's capability statement lists the `transaction` interaction.

@@ -57,10 +57,12 @@ struct SyncCommand: ParsableCommand {
         }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         // The server must answer as a FHIR server before anything is written.
-        do {
-            _ = try client.capabilities()
-        } catch {
-            throw ValidationError("\(configuration.server.absoluteString) does not answer as a FHIR server: \(error)")
+        if !configuration.serverIsFolder {
+            do {
+                _ = try client.capabilities()
+            } catch {
+                throw ValidationError("\(configuration.server.absoluteString) does not answer as a FHIR server: \(error)")
+            }
         }
         // A dry run against a store not made yet maps into a store in memory: nothing is written.
         let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)

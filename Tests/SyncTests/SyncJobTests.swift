@@ -87,4 +87,28 @@ final class SyncJobTests: XCTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: store), "no store was created")
     }
+
+    /// A folder is a server too: Fixtures/provider as the provider, a folder as the push target.
+    func testAFolderAsTheProviderAndTheOutboxWrittenToAFolder() throws {
+        let folder = try makeScratchFolder("sync-folder")
+        let outbox = folder.appendingPathComponent("outbox")
+        try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+        let config = folder.appendingPathComponent("sync.yaml")
+        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+        try Data("server: \(fixtures)\npush-to: \(outbox.path)\ntime-zone: America/Chicago\n".utf8).write(to: config)
+        let store = folder.appendingPathComponent("s.sqlite").path
+        let first = try CLIRunner.run(["sync", "--config", config.path, "--store", store])
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        XCTAssertTrue(first.stdout.contains("CarePlan: 1"), first.stdout)
+        XCTAssertEqual(try CLIRunner.run([
+            "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
+        ]).status, 0)
+        let second = try CLIRunner.run(["sync", "--config", config.path, "--store", store])
+        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+        XCTAssertTrue(second.stdout.contains("1 unchanged") || second.stdout.contains("unchanged"), second.stdout)
+        let written = try FileManager.default.contentsOfDirectory(atPath: outbox.path).filter { $0.hasPrefix("export-") }
+        XCTAssertEqual(written.count, 1, "the outcome written to the push folder")
+        try Data("server: \(fixtures)\n".utf8).write(to: config)
+        XCTAssertEqual(try CLIRunner.run(["sync", "--config", config.path, "--store", store]).status, 2, "a folder needs push-to")
+    }
 }
