@@ -155,6 +155,10 @@ struct OutcomesImport: ParsableCommand {
     @Argument(help: ArgumentHelp("The CareKit JSON file, or - for standard input.", valueName: "file"))
     var file: String
 
+    func validate() throws {
+        try CommandInputs.requireInputs([file])
+    }
+
     func run() throws {
         let data: Data
         if file == "-" {

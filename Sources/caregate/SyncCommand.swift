@@ -41,6 +41,10 @@ struct SyncCommand: ParsableCommand {
     @Flag(name: .long, help: "Pull and map, and report what would change; write nothing, move no cursor, push nothing.")
     var dryRun = false
 
+    func validate() throws {
+        try CommandInputs.requireInputs([config])
+    }
+
     func run() throws {
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
             throw ValidationError("cannot read the configuration \(config)")

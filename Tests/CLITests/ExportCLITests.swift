@@ -100,6 +100,8 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("outcome [1]") && refused.stderr.contains("nothing was imported"), refused.stderr)
         XCTAssertEqual(try outbox(store, state: "pending"), 0)
+        let missing = try CLIRunner.run(["outcomes", "import", folder.appendingPathComponent("missing.json").path, "--store", store])
+        XCTAssertEqual(missing.status, 2, "a missing input is a usage error, as for every command: \(missing.stderr)")
     }
 
     func testABinaryOutcomeIsADeadLetterAndRetryRequeuesIt() throws {
