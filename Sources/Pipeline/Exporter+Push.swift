@@ -18,9 +18,8 @@ extension Exporter {
         guard options.format != .ndjson, options.bundleType != .collection else {
             throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
         }
-        let (due, newest) = try pending(at: now)
+        let (_, newest, entriesOf) = try pending(at: now)
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
-        let entriesOf = Dictionary(grouping: due, by: \.entityID)
         var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered)] = []
         var refusals = StoreBatch(date: now)
 

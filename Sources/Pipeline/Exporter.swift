@@ -93,9 +93,8 @@ public final class Exporter {
         report.dryRun = options.dryRun
         if !options.dryRun { try recover(target) }
 
-        let (due, newest) = try pending(at: now)
+        let (due, newest, entriesOf) = try pending(at: now)
         guard !due.isEmpty else { return report }
-        let olderEntries = Dictionary(grouping: due, by: \.entityID)
         let exportID = UUID().canonicalString.lowercased()
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: exportID, now: now)
         let destination: ExportSink.Destination
@@ -121,7 +120,7 @@ public final class Exporter {
                     included.insert(entry.entityID)
                     report.observations += 1
                 case .failure(let refusal):
-                    refuse(entry, with: olderEntries[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
+                    refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
                 }
             }
             try sink.finish()
@@ -144,9 +143,10 @@ public final class Exporter {
         return report
     }
 
-    /// The due outbox entries of outcomes, and per outcome the newest (in queue order): an outcome edited
-    /// several times before an export goes out once, as its last version, and its older entries with it.
-    func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry]) {
+    /// The due outbox entries of outcomes, per outcome the newest (in queue order), and each outcome's
+    /// due entries: an outcome edited several times before an export goes out once, as its last
+    /// version, and its older entries with it.
+    func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry], entriesOf: [String: [OutboxEntry]]) {
         let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
         var newest: [String: OutboxEntry] = [:]
         var order: [String] = []
@@ -154,7 +154,7 @@ public final class Exporter {
             if newest[entry.entityID] == nil { order.append(entry.entityID) }
             if (newest[entry.entityID]?.id ?? .min) < (entry.id ?? .min) { newest[entry.entityID] = entry }
         }
-        return (due, order.compactMap { newest[$0] })
+        return (due, order.compactMap { newest[$0] }, Dictionary(grouping: due, by: \.entityID))
     }
 
     // MARK: - Building

@@ -179,25 +179,11 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
     }
 
     private func exchange(_ request: URLRequest) throws -> (Int, Data) {
-        let done = DispatchSemaphore(value: 0)
-        let box = ExchangeBox()
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            box.set((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data(), error)
-            done.signal()
-        }.resume()
-        done.wait()
-        let (status, data, error) = box.get()
+        let (data, response, error) = URLSession.shared.synchronousData(for: request)
         if let error {
             throw AuthorizationError.refused(endpoint: request.url?.absoluteString ?? "", reason: "no answer: \(error.localizedDescription)")
         }
-        return (status, data)
-    }
-
-    private final class ExchangeBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: (Int, Data, (any Error)?) = (0, Data(), nil)
-        func set(_ status: Int, _ data: Data, _ error: (any Error)?) { lock.lock(); value = (status, data, error); lock.unlock() }
-        func get() -> (Int, Data, (any Error)?) { lock.lock(); defer { lock.unlock() }; return value }
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data())
     }
 }
 

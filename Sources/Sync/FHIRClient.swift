@@ -189,15 +189,7 @@ public final class FHIRClient: @unchecked Sendable {
         if let value = try authorization?.authorization() { request.setValue(value, forHTTPHeaderField: "Authorization") }
         request.httpBody = body
         let label = "\(method) \(url.absoluteString)"
-        let outcome = Exchange()
-        let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: request) { data, response, error in
-            outcome.set(data: data, response: response, error: error)
-            done.signal()
-        }
-        task.resume()
-        done.wait()
-        let (data, response, error) = outcome.get()
+        let (data, response, error) = session.synchronousData(for: request)
         if let error {
             let nsError = error as NSError
             if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorTimedOut {
@@ -236,24 +228,6 @@ public final class FHIRClient: @unchecked Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~:|,")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
-
-    /// The result of one data task, handed from URLSession's queue to the waiting caller.
-    private final class Exchange: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: (Data?, URLResponse?, (any Error)?) = (nil, nil, nil)
-
-        func set(data: Data?, response: URLResponse?, error: (any Error)?) {
-            lock.lock()
-            value = (data, response, error)
-            lock.unlock()
-        }
-
-        func get() -> (Data?, URLResponse?, (any Error)?) {
-            lock.lock()
-            defer { lock.unlock() }
-            return value
-        }
     }
 }
 

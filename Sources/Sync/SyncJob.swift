@@ -11,6 +11,12 @@ public struct SyncReport: Sendable, Codable, Equatable {
         public var resources = 0
         public var pages = 0
         public var created = 0, updated = 0, unchanged = 0, deleted = 0, skipped = 0, failed = 0
+
+        /// Takes what the import did with the pulled resources.
+        mutating func record(_ counts: ImportReport.Counts) {
+            (created, updated, unchanged, deleted, skipped, failed) =
+                (counts.created, counts.updated, counts.unchanged, counts.deleted, counts.skipped, counts.failed)
+        }
     }
 
     public var server: String
@@ -126,36 +132,29 @@ public final class SyncJob {
             }
         }
         guard !files.isEmpty else { return }
-        var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
-        options.strict = false
-        options.dryRun = dryRun
-        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options)
-            .run(files.map { .file($0) })
-        for (type, counts) in imported.byType {
-            var pulled = report.pulled[type] ?? SyncReport.Pulled()
-            pulled.created = counts.created
-            pulled.updated = counts.updated
-            pulled.unchanged = counts.unchanged
-            pulled.deleted = counts.deleted
-            pulled.skipped = counts.skipped
-            pulled.failed = counts.failed
-            report.pulled[type] = pulled
+        for (type, counts) in try importing(files.map { .file($0) }).byType {
+            report.pulled[type, default: SyncReport.Pulled()].record(counts)
         }
         if !cursors.isEmpty, !dryRun { try store.apply(cursors) }
     }
 
     /// A folder as the provider: every file of it imported (what did not change is found unchanged).
     private func importFolder(into report: inout SyncReport) throws {
+        for (type, counts) in try importing(FHIRInput.sources(for: [configuration.server.path])).byType
+        where configuration.resources.contains(type) || counts.skipped < counts.total {
+            var pulled = SyncReport.Pulled()
+            pulled.resources = counts.total
+            pulled.record(counts)
+            report.pulled[type] = pulled
+        }
+    }
+
+    /// `sources` through the import path, in the configured time zone (a dry run writes nothing).
+    private func importing(_ sources: [FHIRInput.Source]) throws -> ImportReport {
         var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
         options.strict = false
         options.dryRun = dryRun
-        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options)
-            .run(FHIRInput.sources(for: [configuration.server.path]))
-        for (type, counts) in imported.byType where configuration.resources.contains(type) || counts.skipped < counts.total {
-            report.pulled[type] = SyncReport.Pulled(
-                resources: counts.total, pages: 0, created: counts.created, updated: counts.updated, unchanged: counts.unchanged,
-                deleted: counts.deleted, skipped: counts.skipped, failed: counts.failed)
-        }
+        return try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options).run(sources)
     }
 
     /// Whether the server's capability statement lists the `transaction` interaction.

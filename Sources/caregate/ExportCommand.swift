@@ -113,25 +113,23 @@ struct ExportCommand: ParsableCommand {
         if !report.refused.isEmpty { throw ExitCode(1) }
     }
 
-    /// The server's authorization the options ask for: none, a bearer token, or SMART Backend Services.
-    private func authorization(base: URL) throws -> (any AuthorizationProvider)? {
-        let settings = AuthorizationSettings(tokenEnv: tokenEnv, tokenFile: tokenFile, smartClientID: smartClientID, smartKey: smartKey)
-        if let conflict = settings.conflict { throw ValidationError(conflict) }
-        return try settings.provider(base: base)
+    /// The server's credentials the options name: none, a bearer token, or SMART Backend Services.
+    private var authorization: AuthorizationSettings {
+        AuthorizationSettings(tokenEnv: tokenEnv, tokenFile: tokenFile, smartClientID: smartClientID, smartKey: smartKey)
     }
 
     /// The receiver of `--to` when it is a FHIR server's base URL, nil for a file target.
     private func serverReceiver() throws -> FHIRServerReceiver? {
-        let settings = AuthorizationSettings(tokenEnv: tokenEnv, tokenFile: tokenFile, smartClientID: smartClientID, smartKey: smartKey)
         guard to.hasPrefix("http://") || to.hasPrefix("https://") else {
-            guard settings.isEmpty else { throw ValidationError("--token-env, --token-file and --smart-* are for a server (--to http://...)") }
+            guard authorization.isEmpty else { throw ValidationError("--token-env, --token-file and --smart-* are for a server (--to http://...)") }
             return nil
         }
         guard let base = URL(string: to), base.host != nil else { throw ValidationError("--to \(to) is not a URL") }
         guard !dryRun else { throw ValidationError("--dry-run writes to a file or standard output, not to a server") }
+        if let conflict = authorization.conflict { throw ValidationError(conflict) }
         let credentials: (any AuthorizationProvider)?
         do {
-            credentials = try authorization(base: base)
+            credentials = try authorization.provider(base: base)
         } catch let error as AuthorizationError {
             throw ValidationError("\(error)")  // a configuration error: exit 2, nothing touched
         }

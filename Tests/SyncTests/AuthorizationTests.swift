@@ -64,16 +64,7 @@ final class AuthorizationTests: XCTestCase {
             print(server.server_address[1], flush=True)
             server.serve_forever()
             """
-        let process = Process()
-        process.executableURL = python
-        process.arguments = ["-c", code, keyFile.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A { line.append(first) }
-        let port = try XCTUnwrap(Int(String(decoding: line, as: UTF8.self)), "the server's port")
+        let (process, port) = try ScriptRunner.startListening(python, ["-c", code, keyFile.path])
         return (try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/fhir")), process)
     }
 

@@ -32,11 +32,7 @@ final class RetryTests: XCTestCase {
             print(server.server_address[1], flush=True)
             server.serve_forever()
             """
-        let process = try ScriptRunner.startPython(code)
-        let output = try XCTUnwrap(process.standardOutput as? Pipe).fileHandleForReading
-        var line = Data()
-        while let byte = try output.read(upToCount: 1), let first = byte.first, first != 0x0A { line.append(first) }
-        let port = try XCTUnwrap(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)), "the server's port")
+        let (process, port) = try ScriptRunner.startListeningPython(code)
         return (try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/fhir")), process)
     }
 

@@ -10,19 +10,12 @@ public final class FaultProxyProcess: @unchecked Sendable {
 
     /// Starts a proxy to `upstream` with `schedule` (`["ok", "drop", "429", ...]`, cycled).
     public static func start(upstream: URL, schedule: [String]) throws -> FaultProxyProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Corpus.projectRoot.appendingPathComponent("Scripts/fault-proxy.py").path,
-                             upstream.absoluteString, schedule.joined(separator: ",")]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A { line.append(first) }
-        guard let port = Int(String(decoding: line, as: UTF8.self)),
-              var parts = URLComponents(url: upstream, resolvingAgainstBaseURL: false) else {
+        let (process, port) = try ScriptRunner.startListening(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", Corpus.projectRoot.appendingPathComponent("Scripts/fault-proxy.py").path, upstream.absoluteString, schedule.joined(separator: ",")])
+        guard var parts = URLComponents(url: upstream, resolvingAgainstBaseURL: false) else {
             process.terminate()
-            throw FHIRServerProcess.ServerFailure(description: "the fault proxy did not start")
+            throw FHIRServerProcess.ServerFailure(description: "no proxy URL for \(upstream)")
         }
         parts.host = "127.0.0.1"
         parts.port = port

@@ -45,6 +45,32 @@ public enum ScriptRunner {
     }
 }
 
+extension ScriptRunner {
+    /// Starts `program` with `arguments`, a server that prints the loopback port it listens on as its
+    /// first line, and returns the process and that port; stops it when no port comes.
+    public static func startListening(_ program: URL, _ arguments: [String]) throws -> (process: Process, port: Int) {
+        let process = Process()
+        process.executableURL = program
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A { line.append(first) }
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)) else {
+            process.terminate()
+            throw ScriptFailure(description: "\(program.lastPathComponent) printed no port: '\(String(decoding: line, as: UTF8.self))'")
+        }
+        return (process, port)
+    }
+
+    /// ``startListening(_:_:)`` for a line of Python run by the system's python3.
+    public static func startListeningPython(_ code: String, _ arguments: [String] = []) throws -> (process: Process, port: Int) {
+        try startListening(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", code] + arguments)
+    }
+}
+
 public struct ScriptFailure: Error, CustomStringConvertible {
     public let description: String
 }
