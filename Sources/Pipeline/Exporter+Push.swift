@@ -55,9 +55,9 @@ extension Exporter {
                 for entry in entriesOf[item.entry.entityID] ?? [] {
                     guard let id = entry.id else { continue }
                     switch receipt {
-                    case .stored:
+                    case .stored(let location):
                         batch.transition(outboxEntry: id, .sent(at: now))
-                        batch.transition(outboxEntry: id, .acknowledged(at: now))
+                        batch.transition(outboxEntry: id, .acknowledged(at: now, server: location.flatMap(ServerVersion.init(location:))))
                         report.sent += 1
                     case .refused(let reason):
                         batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: now))

@@ -41,6 +41,7 @@ struct OutboxList: ParsableCommand {
             for entry in try store.outboxEntries(in: state, limit: limit) {
                 total += 1
                 var line = "#\(entry.id ?? 0)  \(entry.state)  \(entry.entityKind.rawValue) \(entry.entityID)  version \(entry.entityUUID.canonicalString)  attempts \(entry.attempts)"
+                if let server = entry.server { line += "  on the server: \(server.id)" + (server.version.map { " version \($0)" } ?? "") }
                 if let error = entry.lastError { line += "  error: \(error)" }
                 if let next = entry.nextAttemptDate { line += "  next attempt \(next.formatted(.iso8601))" }
                 print(line)

@@ -89,6 +89,17 @@ final class PushTests: XCTestCase {
         let amended = try client.read("Observation", first)
         XCTAssertEqual(amended.childValue("status"), "amended")
         XCTAssertEqual(amended.child(named: "meta")?.childValue("versionId"), "2")
+        // Each acknowledged entry keeps where the server put it: the Observation's id and version there.
+        let acknowledged = try store.outboxEntries(in: .acknowledged).filter { $0.entityID.hasSuffix("_4") }
+        XCTAssertEqual(acknowledged.map(\.server), [ServerVersion(id: first, version: "1"), ServerVersion(id: first, version: "2")])
+    }
+
+    func testServerVersionIsReadFromAResponseLocation() {
+        XCTAssertEqual(ServerVersion(location: "Observation/abc/_history/3"), ServerVersion(id: "abc", version: "3"))
+        XCTAssertEqual(ServerVersion(location: "http://h/fhir/Observation/abc/_history/3"), ServerVersion(id: "abc", version: "3"))
+        XCTAssertEqual(ServerVersion(location: "Observation/abc"), ServerVersion(id: "abc", version: nil))
+        XCTAssertNil(ServerVersion(location: "abc"))
+        XCTAssertNil(ServerVersion(location: ""))
     }
 
     /// Through a proxy that drops connections (after the server stored the Bundle), refuses them,

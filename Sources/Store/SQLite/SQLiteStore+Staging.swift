@@ -89,10 +89,12 @@ extension SQLiteStore {
             statement = try db.cachedStatement(
                 sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
             arguments = [date.storeSeconds, id]
-        case .acknowledged(let date):
-            statement = try db.cachedStatement(
-                sql: "UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
-            arguments = [date.storeSeconds, id]
+        case .acknowledged(let date, let server):
+            statement = try db.cachedStatement(sql: """
+                UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, serverID = ?, serverVersion = ?,
+                                  updatedDate = ? WHERE id = ? AND state IN (\(sources))
+                """)
+            arguments = [server?.id, server?.version, date.storeSeconds, id]
         case .failed(let error, let retryAt, let date):
             statement = try db.cachedStatement(
                 sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
@@ -243,7 +245,7 @@ extension SQLiteStore {
     private static func outboxEntries(where condition: String, in db: Database, bind: (RawStatement) -> Void) throws -> [OutboxEntry] {
         let statement = RawStatement(try db.cachedStatement(sql: """
             SELECT id, destination, entityKind, entityID, entityUUID, payload, state, attempts, lastError, nextAttemptDate,
-                   createdDate, updatedDate FROM outbox WHERE \(condition)
+                   createdDate, updatedDate, serverID, serverVersion FROM outbox WHERE \(condition)
             """), in: db)
         bind(statement)
         defer { statement.reset() }
@@ -257,7 +259,8 @@ extension SQLiteStore {
             entries.append(OutboxEntry(
                 id: statement.int64(0), destination: destination, entityKind: kind, entityID: entityID, entityUUID: uuid,
                 payload: statement.data(5), state: state, attempts: Int(statement.int64(7)), lastError: statement.text(8),
-                nextAttemptDate: date(9), createdDate: date(10) ?? Date(timeIntervalSince1970: 0), updatedDate: date(11)))
+                nextAttemptDate: date(9), server: statement.text(12).map { ServerVersion(id: $0, version: statement.text(13)) },
+                createdDate: date(10) ?? Date(timeIntervalSince1970: 0), updatedDate: date(11)))
         }
         return entries
     }

@@ -53,6 +53,7 @@ enum StoreSchema {
             try db.execute(sql: "PRAGMA application_id = \(applicationID)")
         }
         migrator.registerMigration("v5 outcome source column", migrate: addOutcomeSource)
+        migrator.registerMigration("v6 outbox server id and version", migrate: addOutboxServerVersion)
         return migrator
     }
 
@@ -202,6 +203,14 @@ enum StoreSchema {
     private static func addOutcomeSource(_ db: Database) throws {
         try db.alter(table: Table.outcome) { t in
             t.add(column: "source", .text)
+        }
+    }
+
+    /// The id and version a server gave an acknowledged export.
+    private static func addOutboxServerVersion(_ db: Database) throws {
+        try db.alter(table: Table.outbox) { t in
+            t.add(column: "serverID", .text)
+            t.add(column: "serverVersion", .text)
         }
     }
 

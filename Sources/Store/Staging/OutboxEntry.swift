@@ -52,13 +52,15 @@ public struct OutboxEntry: Equatable, Sendable {
     public var lastError: String?
     /// When a failed entry may be sent again; `nil` for a failed entry means no retry is planned.
     public var nextAttemptDate: Date?
+    /// The id and version the server gave the resource, once acknowledged (when it said).
+    public var server: ServerVersion?
     public var createdDate: Date
     public var updatedDate: Date
 
     public init(
         id: Int64? = nil, destination: String, entityKind: EntityKind, entityID: String, entityUUID: UUID,
         payload: Data? = nil, state: OutboxState = .pending, attempts: Int = 0, lastError: String? = nil,
-        nextAttemptDate: Date? = nil, createdDate: Date = Date(), updatedDate: Date? = nil
+        nextAttemptDate: Date? = nil, server: ServerVersion? = nil, createdDate: Date = Date(), updatedDate: Date? = nil
     ) {
         self.id = id
         self.destination = destination
@@ -70,6 +72,7 @@ public struct OutboxEntry: Equatable, Sendable {
         self.attempts = attempts
         self.lastError = lastError
         self.nextAttemptDate = nextAttemptDate
+        self.server = server
         self.createdDate = createdDate
         self.updatedDate = updatedDate ?? createdDate
     }
