@@ -865,6 +865,8 @@ public final class Importer {
                 plan.byKey[mapped.key] = (origin, raw)
             }
         }
+        try dropOwnWriteBacks(pending, from: &contributions, plan: &plan)
+        try dropOwnWriteBacks(pending, from: &contributions, plan: &plan)
         for (key, origin) in pendingDeletions where engine.makesOutcomes(key.type) {
             plan.removedSources.insert(key)
             plan.byKey[key] = (origin, Element.resource(key.type, children: []))
@@ -1008,6 +1010,33 @@ public final class Importer {
             }
         }
         return plan
+    }
+
+    /// Observations this store wrote back itself (they carry the export mapping's identifier, whose
+    /// value is an outcome id) are that outcome as the provider now holds it: when the store has the
+    /// outcome as a patient recorded it (no FHIR provenance), the store's version is the authority and
+    /// the echo changes nothing; its values would otherwise be added to the outcome a second time. In a
+    /// store without the outcome (a fresh one), the Observation maps as any other.
+    private func dropOwnWriteBacks(_ pending: [MappedInput], from contributions: inout [OutcomeContribution], plan: inout OutcomePlan) throws {
+        guard let system = engine.mappings.export?.identifierSystem else { return }
+        var echoes: [ResourceKey: String] = [:]
+        for input in pending where input.mapped.key.type == "Observation" {
+            guard case .mapped = input.mapped.result,
+                  let identifier = input.raw.children(named: "identifier").first(where: { $0.childValue("system") == system }),
+                  let outcomeID = identifier.childValue("value") else { continue }
+            echoes[input.mapped.key] = outcomeID
+        }
+        guard !echoes.isEmpty else { return }
+        var recordedByApp: Set<String> = []
+        for chunk in Array(Set(echoes.values)).chunked(500) {
+            for outcome in try store.outcomes(EntityQuery(ids: chunk)) where outcome.metadata.provenance == nil {
+                recordedByApp.insert(outcome.id)
+            }
+        }
+        let own = Set(echoes.filter { recordedByApp.contains($0.value) }.keys)
+        guard !own.isEmpty else { return }
+        contributions.removeAll { own.contains($0.source) }
+        for key in own { plan.statuses[key] = .unchanged }
     }
 
     /// The outcomes holding values of `sources`, by outcome id: as the store links them, and as the batch

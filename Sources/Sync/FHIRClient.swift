@@ -152,7 +152,8 @@ public final class FHIRClient: @unchecked Sendable {
         return try send(method, url: url, body: payload, contentType: type, extraHeaders: extraHeaders, idempotent: idempotent)
     }
 
-    private func send(
+    /// Sends one request to `url` (a link the server gave: a next page, a Bulk Data status or file).
+    public func send(
         _ method: String, url: URL, body: Data? = nil, contentType: String? = nil, extraHeaders: [String: String] = [:], idempotent: Bool? = nil
     ) throws -> FHIRResponse {
         let retryable = idempotent ?? (method != "POST")

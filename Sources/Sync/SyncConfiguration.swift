@@ -11,12 +11,31 @@ import Yams
 ///   token-file: /etc/caregate/token        #   a bearer token in this file
 ///   smart-client-id: caregate              #   SMART Backend Services, with
 ///   smart-key: /etc/caregate/key.pem       #   the client's private key (P-384 or RSA, PEM)
+/// patients:                                # optional: only these patients' data; one of
+///   ids: [pat-1, pat-2]                    #   patient ids
+///   group: Group/diabetes-program          #   the members of a Group
+///   search: address-state=MA&active=true   #   the patients a Patient search finds
 /// resources: [Patient, Practitioner, PractitionerRole, CarePlan, MedicationRequest, Goal, Observation]
+/// bulk: false                              # true: pull through Bulk Data $export instead of searches
 /// page-size: 100                           # resources per search page
 /// batch-size: 100                          # outcomes per pushed Bundle
 /// time-zone: America/Chicago               # for times without an offset
+/// interval: 5m                             # between runs when not --once (s, m or h; a number is seconds)
 /// ```
+///
+/// Relative paths (a folder as the server, `push-to`, `token-file`, `smart-key`) are read from the
+/// configuration file's own folder, so a configuration means the same wherever the job starts.
 public struct SyncConfiguration: Sendable, Equatable {
+    /// Whose data is pulled: every patient's when there is no cohort.
+    public enum Cohort: Sendable, Equatable {
+        /// These patient ids.
+        case ids([String])
+        /// The members of `Group/<id>`.
+        case group(String)
+        /// The patients a `Patient?<query>` search finds.
+        case search(String)
+    }
+
     /// The FHIR base URL, or a file URL for a folder of FHIR files standing for the server (what a Bulk
     /// Data export leaves on disk: JSON, XML, NDJSON).
     public var server: URL
@@ -31,6 +50,11 @@ public struct SyncConfiguration: Sendable, Equatable {
     public var pageSize = 100
     public var batchSize = 100
     public var timeZone: String?
+    public var cohort: Cohort?
+    /// Pull through a Bulk Data `$export` (system level, or the Group's) rather than by searches.
+    public var bulk = false
+    /// Seconds between runs when the job keeps running (no `--once`).
+    public var interval: TimeInterval = 300
 
     /// What the default mappings read, in an order where what is referred to comes first.
     public static let defaultResources = [
@@ -38,8 +62,11 @@ public struct SyncConfiguration: Sendable, Equatable {
         "Observation",
     ]
 
-    static let keys: Set<String> = ["server", "push-to", "auth", "resources", "page-size", "batch-size", "time-zone"]
+    static let keys: Set<String> = [
+        "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval",
+    ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
+    static let cohortKeys: Set<String> = ["ids", "group", "search"]
 
     /// Reads `text` (the contents of `file`); every problem is a ``SyncConfigurationError`` with its
     /// file:line:column.
@@ -69,20 +96,35 @@ public struct SyncConfiguration: Sendable, Equatable {
         guard let serverNode = settings["server"], let serverText = serverNode.string else {
             throw SyncConfigurationError(location: file, message: "missing `server:` (the FHIR base URL)")
         }
+        // Paths are the configuration file's: relative ones are read from its folder.
+        let home = URL(fileURLWithPath: file).deletingLastPathComponent()
+        func path(_ text: String) -> String {
+            text.hasPrefix("/") ? text : home.appendingPathComponent(text).standardizedFileURL.path
+        }
         var configuration: SyncConfiguration
         var isFolder: ObjCBool = false
         if let url = URL(string: serverText), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
             configuration = SyncConfiguration(server: url)
-        } else if FileManager.default.fileExists(atPath: serverText, isDirectory: &isFolder), isFolder.boolValue {
-            configuration = SyncConfiguration(server: URL(fileURLWithPath: serverText, isDirectory: true))
+        } else if FileManager.default.fileExists(atPath: path(serverText), isDirectory: &isFolder), isFolder.boolValue {
+            configuration = SyncConfiguration(server: URL(fileURLWithPath: path(serverText), isDirectory: true))
         } else {
             throw SyncConfigurationError(location: place(serverNode), message: "`server:` must be an http(s) URL or a folder, not '\(serverText)'")
         }
         if let node = settings["push-to"] {
-            guard let path = node.string, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
-                throw SyncConfigurationError(location: place(node), message: "`push-to:` must be a folder that exists")
+            // The folder is made when missing; its parent must exist (a typo should not build a tree).
+            guard let text = node.string else { throw SyncConfigurationError(location: place(node), message: "`push-to:` is a folder") }
+            let folder = path(text)
+            let parent = URL(fileURLWithPath: folder).deletingLastPathComponent().path
+            if !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+                guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue,
+                      (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)) != nil
+                else {
+                    throw SyncConfigurationError(location: place(node), message: "`push-to:` \(folder) cannot be made (does \(parent) exist?)")
+                }
+            } else if !isFolder.boolValue {
+                throw SyncConfigurationError(location: place(node), message: "`push-to:` \(folder) is a file, not a folder")
             }
-            configuration.pushFolder = path
+            configuration.pushFolder = folder
         }
         if configuration.serverIsFolder, configuration.pushFolder == nil {
             throw SyncConfigurationError(location: place(serverNode), message: "a folder as the server needs `push-to:` (the folder the outbox is written to)")
@@ -91,8 +133,8 @@ public struct SyncConfiguration: Sendable, Equatable {
             guard let authMapping = auth.mapping else { throw SyncConfigurationError(location: place(auth), message: "`auth:` is a mapping") }
             let fields = try checked(authMapping, authKeys)
             configuration.auth = AuthorizationSettings(
-                tokenEnv: fields["token-env"]?.string, tokenFile: fields["token-file"]?.string,
-                smartClientID: fields["smart-client-id"]?.string, smartKey: fields["smart-key"]?.string)
+                tokenEnv: fields["token-env"]?.string, tokenFile: fields["token-file"]?.string.map(path),
+                smartClientID: fields["smart-client-id"]?.string, smartKey: fields["smart-key"]?.string.map(path))
             if configuration.auth.isEmpty || configuration.auth.conflict != nil {
                 throw SyncConfigurationError(location: place(auth), message: "`auth:` takes one of token-env, token-file, or smart-client-id with smart-key")
             }
@@ -110,6 +152,56 @@ public struct SyncConfiguration: Sendable, Equatable {
             }
             configuration[keyPath: keyPath] = value
         }
+        if let node = settings["patients"] {
+            guard let cohortMapping = node.mapping else {
+                throw SyncConfigurationError(location: place(node), message: "`patients:` is a mapping with one of ids, group or search")
+            }
+            let fields = try checked(cohortMapping, cohortKeys)
+            guard fields.count == 1, let (key, value) = fields.first else {
+                throw SyncConfigurationError(location: place(node), message: "`patients:` takes exactly one of ids, group or search")
+            }
+            switch key {
+            case "ids":
+                guard let ids = value.sequence?.compactMap(\.string), !ids.isEmpty,
+                      ids.allSatisfy({ !$0.isEmpty && !$0.contains("/") && !$0.contains(",") })
+                else {
+                    throw SyncConfigurationError(location: place(value), message: "`ids:` is a list of Patient ids (without 'Patient/')")
+                }
+                configuration.cohort = .ids(ids)
+            case "group":
+                let id = value.string.map { $0.hasPrefix("Group/") ? String($0.dropFirst(6)) : $0 } ?? ""
+                guard !id.isEmpty, !id.contains("/") else {
+                    throw SyncConfigurationError(location: place(value), message: "`group:` is a Group id (Group/<id>)")
+                }
+                configuration.cohort = .group(id)
+            default:
+                let query = value.string.map { $0.hasPrefix("Patient?") ? String($0.dropFirst(8)) : $0 } ?? ""
+                guard !query.isEmpty, query.split(separator: "&").allSatisfy({ $0.contains("=") }) else {
+                    throw SyncConfigurationError(location: place(value), message: "`search:` is Patient search parameters (name=value&...)")
+                }
+                configuration.cohort = .search(query)
+            }
+        }
+        if let node = settings["bulk"] {
+            guard let bulk = node.bool else { throw SyncConfigurationError(location: place(node), message: "`bulk:` is true or false") }
+            configuration.bulk = bulk
+            switch configuration.cohort {
+            case .ids?, .search?:
+                throw SyncConfigurationError(
+                    location: place(node), message: "a Bulk Data export takes every patient or a Group's: name the cohort with `group:`")
+            case .group?, nil:
+                break
+            }
+            if bulk, configuration.serverIsFolder {
+                throw SyncConfigurationError(location: place(node), message: "`bulk:` needs a server, not a folder")
+            }
+        }
+        if let node = settings["interval"] {
+            guard let seconds = node.string.flatMap(Self.seconds), seconds >= 1 else {
+                throw SyncConfigurationError(location: place(node), message: "`interval:` is a duration such as 30s, 5m or 1h")
+            }
+            configuration.interval = seconds
+        }
         if let node = settings["time-zone"] {
             guard let name = node.string, TimeZone(identifier: name) != nil else {
                 throw SyncConfigurationError(location: place(node), message: "unknown time zone '\(node.string ?? "")'")
@@ -117,6 +209,14 @@ public struct SyncConfiguration: Sendable, Equatable {
             configuration.timeZone = name
         }
         return configuration
+    }
+
+    /// `90`, `90s`, `5m`, `1h` as seconds.
+    static func seconds(_ text: String) -> TimeInterval? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600]
+        if let last = text.last, let unit = units[last] { return Double(text.dropLast()).map { $0 * unit } }
+        return Double(text)
     }
 
     private static func distance(_ a: String, _ b: String) -> Int {

@@ -4,51 +4,6 @@ import Mapping
 import Pipeline
 import Store
 
-/// What one sync run did: the job report (`caregate sync` prints it, and writes it as JSON with
-/// `--report`). No PHI: counts, resource types and error messages about requests only.
-public struct SyncReport: Sendable, Codable, Equatable {
-    public struct Pulled: Sendable, Codable, Equatable {
-        public var resources = 0
-        public var pages = 0
-        public var created = 0, updated = 0, unchanged = 0, deleted = 0, skipped = 0, failed = 0
-
-        /// Takes what the import did with the pulled resources.
-        mutating func record(_ counts: ImportReport.Counts) {
-            (created, updated, unchanged, deleted, skipped, failed) =
-                (counts.created, counts.updated, counts.unchanged, counts.deleted, counts.skipped, counts.failed)
-        }
-    }
-
-    public var server: String
-    /// Per resource type.
-    public var pulled: [String: Pulled] = [:]
-    /// Outcomes sent, stored by the server, refused or left for a later run; dead letters.
-    public var pushed = 0, acknowledged = 0, refused = 0, later = 0, deadLetters = 0
-    public var requests = 0
-    public var retries = 0
-    public var seconds = 0.0
-    /// What went wrong (no patient data: types, ids of entries, server messages).
-    public var problems: [String] = []
-
-    /// 0 when everything was done, 1 when anything failed or waits for a later run.
-    public var exitStatus: Int32 {
-        let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }
-        return failedPulls + refused + later + deadLetters + problems.count == 0 ? 0 : 1
-    }
-
-    /// The report as text, a line per resource type.
-    public var text: String {
-        var lines = ["sync with \(server): \(String(format: "%.1f", seconds)) s, \(requests) push request(s), \(retries) retr\(retries == 1 ? "y" : "ies")"]
-        for type in pulled.keys.sorted() {
-            let p = pulled[type] ?? Pulled()
-            lines.append("  pulled \(type): \(p.resources) in \(p.pages) page(s): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
-        }
-        lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
-        lines += problems.map { "  problem: \($0)" }
-        return lines.joined(separator: "\n")
-    }
-}
-
 /// The sync job: pull each configured resource type from the server by search, the changes since the
 /// last run (a `_lastUpdated` cursor per type, kept in the store and moved only once what was pulled is
 /// imported), through the import path; then push the outbox as transaction Bundles.
@@ -77,6 +32,8 @@ public final class SyncJob {
         var report = SyncReport(server: configuration.server.absoluteString)
         if configuration.serverIsFolder {
             try importFolder(into: &report)
+        } else if configuration.bulk {
+            try pullBulk(into: &report)
         } else {
             try pullAll(into: &report)
         }
@@ -111,31 +68,56 @@ public final class SyncJob {
 
     /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, written to a
     /// scratch folder), imports all of it at once, so that references between the types resolve as in
-    /// a direct import of the same resources, and only then moves the cursors, in one transaction. A run
-    /// stopped before that pulls the same pages again next time.
+    /// a direct import of the same resources, and only then moves the cursors (and the cohort's
+    /// membership), in one transaction. A run stopped before that pulls the same pages again next time.
     private func pullAll(into report: inout SyncReport) throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-sync-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let scratch = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: scratch) }
         var cursors = StoreBatch()
         var files: [String] = []
+        let members = try cohortMembers()
+        if let members {
+            progress?("cohort: \(members.current.count) patient(s), \(members.current.filter { !members.known.contains($0) }.count) new")
+        }
         for type in configuration.resources {
             do {
-                let (pulled, newest, written) = try pull(type, into: scratch)
+                let (pulled, newest, written) = try pull(type, members: members, into: scratch)
                 report.pulled[type] = pulled
                 files += written
                 if let newest {
-                    cursors.setCheckpoint(SyncCheckpoint(server: configuration.server.absoluteString, resourceType: type, cursor: newest))
+                    cursors.setCheckpoint(SyncCheckpoint(server: checkpointServer, resourceType: type, cursor: newest))
                 }
             } catch let error as FHIRClientError {
                 report.problems.append("pulling \(type): \(error)")
             }
         }
-        guard !files.isEmpty else { return }
-        for (type, counts) in try importing(files.map { .file($0) }).byType {
-            report.pulled[type, default: SyncReport.Pulled()].record(counts)
+        if !files.isEmpty {
+            for (type, counts) in try importing(files.map { .file($0) }).byType {
+                report.pulled[type, default: SyncReport.Pulled()].record(counts)
+            }
         }
-        if !cursors.isEmpty, !dryRun { try store.apply(cursors) }
+        // A type that failed keeps its cursor. The members count as pulled only when every type went
+        // through; until then a new member is pulled in full again (and found unchanged where it was).
+        if let members, report.problems.isEmpty {
+            cursors.setCheckpoint(SyncCheckpoint(server: checkpointServer, resourceType: Self.cohortCheckpoint, cursor: members.current.joined(separator: ",")))
+        }
+        if !dryRun, !cursors.isEmpty { try store.apply(cursors) }
+    }
+
+    /// The key the cursors are kept under: pulling a cohort's data sees less than pulling everyone's,
+    /// so the two keep cursors of their own.
+    var checkpointServer: String {
+        configuration.server.absoluteString + (configuration.cohort == nil ? "" : " cohort")
+    }
+
+    /// The checkpoint row holding the cohort's members at the last run (ids, comma-separated).
+    static let cohortCheckpoint = "#cohort"
+
+    /// A scratch folder for pulled pages and files.
+    func scratchFolder() throws -> URL {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        return scratch
     }
 
     /// A folder as the provider: every file of it imported (what did not change is found unchanged).
@@ -150,7 +132,7 @@ public final class SyncJob {
     }
 
     /// `sources` through the import path, in the configured time zone (a dry run writes nothing).
-    private func importing(_ sources: [FHIRInput.Source]) throws -> ImportReport {
+    func importing(_ sources: [FHIRInput.Source]) throws -> ImportReport {
         var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
         options.strict = false
         options.dryRun = dryRun
@@ -165,31 +147,32 @@ public final class SyncJob {
         }
     }
 
-    /// The pages of `type` changed since its cursor, each written to a file of `folder`; the counts, the
-    /// newest `meta.lastUpdated` seen, and the files.
-    private func pull(_ type: String, into folder: URL) throws -> (SyncReport.Pulled, String?, [String]) {
+    /// The pages of `type` changed since its cursor (all of them for a patient new to the cohort), each
+    /// written to a file of `folder`; the counts, the newest `meta.lastUpdated` seen, and the files.
+    private func pull(_ type: String, members: CohortMembers?, into folder: URL) throws -> (SyncReport.Pulled, String?, [String]) {
         var pulled = SyncReport.Pulled()
         var newest: String?
         var files: [String] = []
-        var parameters = [("_count", String(configuration.pageSize)), ("_sort", "_lastUpdated")]
-        // `ge`, not `gt`: resources sharing the last instant are read again (and found unchanged)
-        // rather than missed.
-        if let cursor = try store.checkpoint(server: configuration.server.absoluteString, resourceType: type)?.cursor {
-            parameters.append(("_lastUpdated", "ge\(cursor)"))
-        }
-        try client.search(type, parameters) { page in
-            let resources = page.children(named: "entry").compactMap { $0.child(named: "resource") }.filter { $0.resourceType == type }
-            guard !resources.isEmpty else { return true }
-            let file = folder.appendingPathComponent("\(type)-\(pulled.pages).json")
-            try FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
-                + resources.map { Element(name: "entry", children: [Element(name: "resource", resourceType: type, children: $0.children)]) }))
-                .write(to: file)
-            files.append(file.path)
-            pulled.pages += 1
-            pulled.resources += resources.count
-            for stamp in resources.compactMap({ $0.child(named: "meta")?.childValue("lastUpdated") }) where stamp > (newest ?? "") { newest = stamp }
-            progress?("pulled \(type): \(pulled.resources)")
-            return true
+        let cursor = try store.checkpoint(server: checkpointServer, resourceType: type)?.cursor
+        for search in CohortMembers.searches(for: type, members: members) {
+            var parameters = search.parameters + [("_count", String(configuration.pageSize)), ("_sort", "_lastUpdated")]
+            // `ge`, not `gt`: resources sharing the last instant are read again (and found unchanged)
+            // rather than missed.
+            if search.incremental, let cursor { parameters.append(("_lastUpdated", "ge\(cursor)")) }
+            try client.search(type, parameters) { page in
+                let resources = page.children(named: "entry").compactMap { $0.child(named: "resource") }.filter { $0.resourceType == type }
+                guard !resources.isEmpty else { return true }
+                let file = folder.appendingPathComponent("\(type)-\(files.count).json")
+                try FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
+                    + resources.map { Element(name: "entry", children: [Element(name: "resource", resourceType: type, children: $0.children)]) }))
+                    .write(to: file)
+                files.append(file.path)
+                pulled.pages += 1
+                pulled.resources += resources.count
+                for stamp in resources.compactMap({ $0.child(named: "meta")?.childValue("lastUpdated") }) where stamp > (newest ?? "") { newest = stamp }
+                progress?("pulled \(type): \(pulled.resources)")
+                return true
+            }
         }
         return (pulled, newest, files)
     }

@@ -10,20 +10,31 @@ struct SyncCommand: ParsableCommand {
         commandName: "sync",
         abstract: "Pull changes from a FHIR server into the store, and push recorded outcomes back.",
         discussion: """
-            The configuration (YAML) names the server, its authorization, the resource types to pull, the \\
-            page and batch sizes and the time zone (see Sources/Sync/SyncConfiguration.swift or the \\
-            README). Each type is searched for what changed since the last run (a _lastUpdated cursor per \\
-            type kept in the store, moved only once a page is imported) and imported through the \\
-            mappings; then the outbox goes to the server as transaction Bundles (batch Bundles when the \
-            server's capability statement lists no transaction). Requests that get no \\
-            answer, 429 or 5xx are retried with backoff. A run killed at any moment resumes where the \\
-            last committed page and Bundle left it.
+            The configuration (YAML) names the server (a FHIR base URL, or a folder of FHIR files standing \
+            for one, with push-to: the folder the outbox goes to), its authorization, the patients (ids, a \
+            Group or a Patient search; everyone by default), the resource types, search or Bulk Data \
+            ($export) pulls, the page and batch sizes, the time zone and the interval between runs (see \
+            Sources/Sync/SyncConfiguration.swift or the README). Relative paths in it are read from its \
+            own folder.
 
-            Exit status: 0 when everything was pulled and pushed, 1 when anything failed or waits for a \\
+            Pull: each type is searched for what changed since the last run (a _lastUpdated cursor per \
+            type kept in the store, moved only once what was pulled is imported) and imported through the \
+            mappings; a patient new to the cohort is pulled in full. Push: the outbox goes to the server as \
+            transaction Bundles (batch Bundles when the server's capability statement lists no \
+            transaction); each acknowledged entry keeps the server's id and version. Requests that get no \
+            answer, 429 or 5xx are retried with backoff. A run killed at any moment resumes where the last \
+            committed import and Bundle left it, and sends nothing twice.
+
+            Without --once the job runs again every `interval` (default 5 minutes) until SIGINT or \
+            SIGTERM, which end it after the run under way. Progress goes to standard error (counts only: \
+            no patient data), the report of each run to standard output.
+
+            Exit status: 0 when everything was pulled and pushed, 1 when anything failed or waits for a \
             later run (the report says what), 2 when the configuration cannot be used (nothing is touched).
 
-            Example:
-              caregate sync --config sync.yaml --report last-sync.json
+            Examples:
+              caregate sync --config sync.yaml --once --report last-sync.json
+              caregate sync --config Fixtures/sync.yaml --once --dry-run
             """
     )
 
@@ -40,6 +51,9 @@ struct SyncCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Pull and map, and report what would change; write nothing, move no cursor, push nothing.")
     var dryRun = false
+
+    @Flag(name: .long, help: "Run once and exit (for cron and systemd timers); without it the job repeats every `interval`.")
+    var once = false
 
     func validate() throws {
         try CommandInputs.requireInputs([config])
@@ -74,13 +88,38 @@ struct SyncCommand: ParsableCommand {
         let job = SyncJob(configuration: configuration, store: store, mappings: mappingSet, client: client)
         job.progress = { printError($0) }
         job.dryRun = dryRun
-        let result = try job.run()
-        print(result.text)
-        if let report {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(result).write(to: URL(fileURLWithPath: report))
+        let repeating = !once && !dryRun
+        if repeating { StopSignals.install() }
+        while true {
+            let result = try job.run()
+            print(result.text)
+            if let report {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(result).write(to: URL(fileURLWithPath: report))
+            }
+            guard repeating, StopSignals.wait(configuration.interval) else {
+                if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
+                return
+            }
         }
-        if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
+    }
+}
+
+/// SIGINT and SIGTERM while the sync job repeats: they end it after the run under way.
+enum StopSignals {
+    nonisolated(unsafe) private static var requested: sig_atomic_t = 0
+
+    static func install() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { _ in StopSignals.requested = 1 }
+        }
+    }
+
+    /// Waits `seconds` unless a stop is asked for; whether to go on.
+    static func wait(_ seconds: TimeInterval) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while requested == 0, Date() < end { Thread.sleep(forTimeInterval: 0.2) }
+        return requested == 0
     }
 }

@@ -10,12 +10,18 @@ import XCTest
 /// a direct import gives; an outcome recorded goes back once; a run with nothing new changes nothing.
 final class SyncJobTests: XCTestCase {
     private func load(_ folder: String, into server: FHIRServerProcess) throws {
-        let client = FHIRClient(base: server.base)
-        for source in FHIRInput.sources(for: [folder]) {
-            try FHIRInput.forEachEntry(of: source) { entry, _ in
-                _ = try client.update(try entry.result.get())
-            }
-        }
+        try loadKeepingIDs([folder], into: server.base)
+    }
+
+    /// Fixtures/provider loaded into `server`, and a sync configuration for it with `settings`: the
+    /// fixtures' path, a scratch folder, the configuration, and the paths of a synced and a direct store.
+    private func fixturesOnServer(_ server: FHIRServerProcess, settings: String) throws -> (String, URL, URL, String, String) {
+        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+        try load(fixtures, into: server)
+        let folder = try makeScratchFolder("sync")
+        let config = folder.appendingPathComponent("sync.yaml")
+        try Data("server: \(server.base.absoluteString)\ntime-zone: America/Chicago\n\(settings)\n".utf8).write(to: config)
+        return (fixtures, folder, config, folder.appendingPathComponent("synced.sqlite").path, folder.appendingPathComponent("direct.sqlite").path)
     }
 
     private func ids(_ store: SQLiteStore) throws -> [String] {
@@ -29,20 +35,14 @@ final class SyncJobTests: XCTestCase {
     func testSyncPullsWhatAnImportGivesAndPushesOutcomesOnce() throws {
         let server = try FHIRServerProcess.start()
         defer { server.stop() }
-        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
-        try load(fixtures, into: server)
-        let folder = try makeScratchFolder("sync")
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(server.base.absoluteString)\ntime-zone: America/Chicago\npage-size: 2\n".utf8).write(to: config)
-        let synced = folder.appendingPathComponent("synced.sqlite").path
-        let direct = folder.appendingPathComponent("direct.sqlite").path
+        let (fixtures, folder, config, synced, direct) = try fixturesOnServer(server, settings: "page-size: 2")
 
-        let dry = try CLIRunner.run(["sync", "--config", config.path, "--store", synced, "--dry-run"])
+        let dry = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced, "--dry-run"])
         XCTAssertEqual(dry.status, 0, dry.stdout + dry.stderr)
         XCTAssertTrue(dry.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), dry.stdout)
         XCTAssertFalse(FileManager.default.fileExists(atPath: synced), "a dry run writes nothing")
 
-        let first = try CLIRunner.run(["sync", "--config", config.path, "--store", synced, "--report", folder.appendingPathComponent("report.json").path])
+        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced, "--report", folder.appendingPathComponent("report.json").path])
         XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
         XCTAssertEqual(try CLIRunner.run(["import", fixtures, "--time-zone", "America/Chicago", "--store", direct]).status, 0)
         XCTAssertEqual(try ids(SQLiteStore(path: synced)), try ids(SQLiteStore(path: direct)), "the store holds what a direct import gives")
@@ -53,7 +53,7 @@ final class SyncJobTests: XCTestCase {
             "outcomes", "add", "--store", synced, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
         ])
         XCTAssertEqual(added.status, 0, added.stderr)
-        let second = try CLIRunner.run(["sync", "--config", config.path, "--store", synced])
+        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
         XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
         XCTAssertTrue(second.stdout.contains("1 acknowledged"), second.stdout)
         var observations = 0
@@ -63,7 +63,7 @@ final class SyncJobTests: XCTestCase {
         }
         XCTAssertEqual(observations, 1, "one Observation per outcome on the server")
 
-        let third = try CLIRunner.run(["sync", "--config", config.path, "--store", synced])
+        let third = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
         XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
         XCTAssertTrue(third.stdout.contains("pushed: 0 outcome(s)"), third.stdout)
         XCTAssertFalse(third.stdout.contains(" created,") && !third.stdout.contains(" 0 created,"), "nothing new: \(third.stdout)")
@@ -81,7 +81,7 @@ final class SyncJobTests: XCTestCase {
         for (text, expected) in cases {
             let config = folder.appendingPathComponent("sync.yaml")
             try Data(text.utf8).write(to: config)
-            let run = try CLIRunner.run(["sync", "--config", config.path, "--store", store])
+            let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
             XCTAssertEqual(run.status, 2, "\(text): \(run.stderr)")
             XCTAssertTrue(run.stderr.contains(expected), "\(text): \(run.stderr)")
         }
@@ -97,18 +97,149 @@ final class SyncJobTests: XCTestCase {
         let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
         try Data("server: \(fixtures)\npush-to: \(outbox.path)\ntime-zone: America/Chicago\n".utf8).write(to: config)
         let store = folder.appendingPathComponent("s.sqlite").path
-        let first = try CLIRunner.run(["sync", "--config", config.path, "--store", store])
+        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
         XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
         XCTAssertTrue(first.stdout.contains("CarePlan: 1"), first.stdout)
         XCTAssertEqual(try CLIRunner.run([
             "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
         ]).status, 0)
-        let second = try CLIRunner.run(["sync", "--config", config.path, "--store", store])
+        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
         XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
         XCTAssertTrue(second.stdout.contains("1 unchanged") || second.stdout.contains("unchanged"), second.stdout)
         let written = try FileManager.default.contentsOfDirectory(atPath: outbox.path).filter { $0.hasPrefix("export-") }
         XCTAssertEqual(written.count, 1, "the outcome written to the push folder")
         try Data("server: \(fixtures)\n".utf8).write(to: config)
-        XCTAssertEqual(try CLIRunner.run(["sync", "--config", config.path, "--store", store]).status, 2, "a folder needs push-to")
+        XCTAssertEqual(try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store]).status, 2, "a folder needs push-to")
+    }
+
+    /// The patient ids of Synthea files (one Patient each).
+    private func patientIDs(_ files: [URL]) throws -> [String] {
+        try files.map { file in
+            let bundle = try FHIRDocument.read(try Data(contentsOf: file)).singleResource()
+            return try XCTUnwrap(bundle.children(named: "entry").compactMap { $0.child(named: "resource") }
+                .first { $0.resourceType == "Patient" }?.childValue("id"))
+        }
+    }
+
+    /// The patient ids a store's care plans belong to, and its patients.
+    private func patientsIn(_ path: String) throws -> (patients: Set<String>, planPatients: Set<String>) {
+        let store = try SQLiteStore(path: path)
+        var patients: Set<String> = [], planPatients: Set<String> = []
+        try store.forEachEntity(.patient, .current) { patients.insert($0.id) }
+        try store.forEachEntity(.carePlan, .current) { if case .carePlan(let plan) = $0, let id = plan.patientID { planPatients.insert(id) } }
+        return (patients, planPatients)
+    }
+
+    /// A cohort narrows the pull to its patients; a patient who joins it later is pulled in full, and
+    /// a Group names the members.
+    func testACohortPullsOnlyItsPatientsAndANewMemberInFull() throws {
+        let files = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").sorted { $0.path < $1.path }.prefix(3))
+        let ids = try patientIDs(files)
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try loadKeepingIDs(files.map(\.path), into: server.base)
+        let folder = try makeScratchFolder("sync-cohort")
+        let config = folder.appendingPathComponent("sync.yaml")
+        let store = folder.appendingPathComponent("s.sqlite").path
+        func sync(_ cohort: String) throws -> CLIRunner.Result {
+            try Data("server: \(server.base.absoluteString)\ntime-zone: America/Chicago\npage-size: 50\npatients:\n\(cohort)\n".utf8).write(to: config)
+            return try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        }
+        let first = try sync("  ids: [\(ids[0])]")
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        XCTAssertTrue(first.stderr.contains("cohort: 1 patient(s), 1 new"), first.stderr)
+        var found = try patientsIn(store)
+        XCTAssertEqual(found.patients, ["Patient/\(ids[0])"])
+        XCTAssertEqual(found.planPatients, ["Patient/\(ids[0])"])
+
+        let second = try sync("  ids: [\(ids[0]), \(ids[1])]")
+        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+        XCTAssertTrue(second.stderr.contains("cohort: 2 patient(s), 1 new"), second.stderr)
+        found = try patientsIn(store)
+        XCTAssertEqual(found.patients, ["Patient/\(ids[0])", "Patient/\(ids[1])"])
+        XCTAssertEqual(found.planPatients, ["Patient/\(ids[0])", "Patient/\(ids[1])"], "the new member's plans pulled though older than the cursors")
+
+        // A Group: its active members.
+        _ = try FHIRClient(base: server.base).update(Element.resource("Group", children: [
+            Element(name: "id", value: "program"), Element(name: "type", value: "person"), Element(name: "actual", value: "true"),
+            Element(name: "member", children: [Element(name: "entity", children: [Element(name: "reference", value: "Patient/\(ids[2])")])]),
+            Element(name: "member", children: [
+                Element(name: "entity", children: [Element(name: "reference", value: "Patient/\(ids[1])")]), Element(name: "inactive", value: "true"),
+            ]),
+        ]))
+        let third = try sync("  group: Group/program")
+        XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
+        XCTAssertTrue(third.stderr.contains("cohort: 1 patient(s), 1 new"), third.stderr)
+        XCTAssertTrue(try patientsIn(store).patients.contains("Patient/\(ids[2])"))
+    }
+
+    /// `bulk: true`: one $export, polled until its manifest comes, its NDJSON files imported; the next
+    /// run exports `_since` the last one and changes nothing.
+    func testABulkDataExportPullGivesWhatAnImportGives() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let (fixtures, _, config, synced, direct) = try fixturesOnServer(server, settings: "bulk: true")
+        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        XCTAssertTrue(first.stderr.contains("bulk export started"), first.stderr)
+        XCTAssertTrue(first.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), first.stdout)
+        XCTAssertEqual(try CLIRunner.run(["import", fixtures, "--time-zone", "America/Chicago", "--store", direct]).status, 0)
+        XCTAssertEqual(try ids(SQLiteStore(path: synced)), try ids(SQLiteStore(path: direct)))
+        let checkpoint = try SQLiteStore(path: synced).checkpoint(server: server.base.absoluteString, resourceType: "$export")
+        XCTAssertNotNil(checkpoint, "the export's transaction time kept for _since")
+
+        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
+        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+        XCTAssertFalse(second.stdout.contains("1 created"), second.stdout)
+    }
+
+    func testCohortAndBulkSettingsAreChecked() throws {
+        let folder = try makeScratchFolder("sync-config-cohort")
+        let cases: [(String, String)] = [
+            ("patients:\n  ids: [a]\n  group: g\n", "exactly one of"),
+            ("patients:\n  idz: [a]\n", "did you mean 'ids'"),
+            ("patients:\n  ids: [Patient/a]\n", "without 'Patient/'"),
+            ("patients:\n  search: nonsense\n", "name=value"),
+            ("patients:\n  ids: [a]\nbulk: true\n", "name the cohort with `group:`"),
+            ("interval: soon\n", "30s, 5m or 1h"),
+        ]
+        for (text, expected) in cases {
+            XCTAssertThrowsError(try SyncConfiguration.parse("server: http://127.0.0.1:9/fhir\n" + text, file: folder.appendingPathComponent("s.yaml").path)) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
+            }
+        }
+        let parsed = try SyncConfiguration.parse(
+            "server: http://127.0.0.1:9/fhir\npatients:\n  search: Patient?address-state=MA\ninterval: 2m\n", file: "s.yaml")
+        XCTAssertEqual(parsed.cohort, .search("address-state=MA"))
+        XCTAssertEqual(parsed.interval, 120)
+    }
+
+    /// Relative paths are the configuration file's, and a missing push-to folder is made.
+    func testRelativePathsAreReadFromTheConfigurationsFolder() throws {
+        let folder = try makeScratchFolder("sync-relative")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("provider"), withIntermediateDirectories: true)
+        let parsed = try SyncConfiguration.parse("server: provider\npush-to: out\n", file: folder.appendingPathComponent("sync.yaml").path)
+        XCTAssertEqual(parsed.server.standardizedFileURL.path, folder.appendingPathComponent("provider").standardizedFileURL.path)
+        XCTAssertEqual(parsed.pushFolder, folder.appendingPathComponent("out").standardizedFileURL.path)
+        var isFolder: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path, isDirectory: &isFolder) && isFolder.boolValue)
+        XCTAssertThrowsError(try SyncConfiguration.parse("server: provider\npush-to: no/such/parent\n", file: folder.appendingPathComponent("sync.yaml").path))
+    }
+
+    /// Without --once the job repeats every interval; SIGTERM ends it after the run under way.
+    func testWithoutOnceTheJobRepeatsUntilTerminated() throws {
+        let folder = try makeScratchFolder("sync-repeat")
+        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+        let config = folder.appendingPathComponent("sync.yaml")
+        try Data("server: \(fixtures)\npush-to: out\ntime-zone: America/Chicago\ninterval: 1s\n".utf8).write(to: config)
+        let run = try CLIRunner.start(["sync", "--config", config.path, "--store", folder.appendingPathComponent("s.sqlite").path])
+        let deadline = Date().addingTimeInterval(60)
+        while run.standardErrorSoFar.components(separatedBy: "wrote 0 Observation(s)").count < 3, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        run.terminate()
+        let result = try run.wait()
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertGreaterThanOrEqual(result.stdout.components(separatedBy: "sync with").count - 1, 2, "ran at least twice: \(result.stdout)")
     }
 }

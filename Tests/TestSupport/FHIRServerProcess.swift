@@ -24,9 +24,21 @@ public final class FHIRServerProcess: @unchecked Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-fhir-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let port = try freePort()
+        // Its own settings: loopback only (it binds 0.0.0.0 unless told), its data in the fresh folder,
+        // and the workflow simulator off: left on, it answers MedicationRequests and the like with
+        // resources of its own (a Practitioner, a dispense), which no test asked for.
+        let settings = """
+            host: 127.0.0.1
+            port: \(port)
+            base_url: http://127.0.0.1:\(port)/fhir
+            data_dir: \(folder.appendingPathComponent("data").path)
+            simulator:
+              enabled: false
+            """
+        try Data(settings.utf8).write(to: folder.appendingPathComponent("settings.yaml"))
         let process = Process()
         process.executableURL = program
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "\(port)"]
+        process.arguments = ["serve", "--config", folder.appendingPathComponent("settings.yaml").path, "--host", "127.0.0.1", "--port", "\(port)"]
         process.currentDirectoryURL = folder
         // The base the server writes into its links (next pages, locations): the one it listens on.
         var environment = ProcessInfo.processInfo.environment

@@ -1,0 +1,47 @@
+import Foundation
+import Pipeline
+
+/// What one sync run did: the job report (`caregate sync` prints it, and writes it as JSON with
+/// `--report`). No PHI: counts, resource types and error messages about requests only.
+public struct SyncReport: Sendable, Codable, Equatable {
+    public struct Pulled: Sendable, Codable, Equatable {
+        public var resources = 0
+        public var pages = 0
+        public var created = 0, updated = 0, unchanged = 0, deleted = 0, skipped = 0, failed = 0
+
+        /// Takes what the import did with the pulled resources.
+        mutating func record(_ counts: ImportReport.Counts) {
+            (created, updated, unchanged, deleted, skipped, failed) =
+                (counts.created, counts.updated, counts.unchanged, counts.deleted, counts.skipped, counts.failed)
+        }
+    }
+
+    public var server: String
+    /// Per resource type.
+    public var pulled: [String: Pulled] = [:]
+    /// Outcomes sent, stored by the server, refused or left for a later run; dead letters.
+    public var pushed = 0, acknowledged = 0, refused = 0, later = 0, deadLetters = 0
+    public var requests = 0
+    public var retries = 0
+    public var seconds = 0.0
+    /// What went wrong (no patient data: types, ids of entries, server messages).
+    public var problems: [String] = []
+
+    /// 0 when everything was done, 1 when anything failed or waits for a later run.
+    public var exitStatus: Int32 {
+        let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }
+        return failedPulls + refused + later + deadLetters + problems.count == 0 ? 0 : 1
+    }
+
+    /// The report as text, a line per resource type.
+    public var text: String {
+        var lines = ["sync with \(server.hasPrefix("file://") ? URL(string: server)?.path ?? server : server): \(String(format: "%.1f", seconds)) s, \(requests) push request(s), \(retries) retr\(retries == 1 ? "y" : "ies")"]
+        for type in pulled.keys.sorted() {
+            let p = pulled[type] ?? Pulled()
+            lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : ""): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
+        }
+        lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
+        lines += problems.map { "  problem: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+}

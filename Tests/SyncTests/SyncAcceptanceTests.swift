@@ -1,0 +1,201 @@
+import CareModel
+import FHIR
+import Foundation
+import Store
+import Sync
+import TestSupport
+import XCTest
+
+/// Issue 11's acceptance runs, all through the command line against the real server (sekmet-fhir on
+/// 127.0.0.1): Synthea records pulled give the store a direct import of the same files gives; recorded
+/// outcomes reach the server once; the same end state through a fault-injecting proxy, and after the
+/// job is killed (SIGKILL) twenty times along the way.
+final class SyncAcceptanceTests: XCTestCase {
+    private func load(_ files: [URL], into server: FHIRServerProcess) throws {
+        try loadKeepingIDs(files.map(\.path), into: server.base)
+    }
+
+    /// What a store holds, comparable across stores: current entities by id, outcomes by task id and
+    /// occurrence with their values.
+    private func contents(_ path: String) throws -> [String] {
+        let store = try SQLiteStore(path: path)
+        var lines: [String] = []
+        var taskIDs: [UUID: String] = [:]
+        try store.forEachVersion(.task) { if case .task(let task) = $0 { taskIDs[task.uuid] = task.id } }
+        for kind in [EntityKind.patient, .carePlan, .contact, .task] {
+            try store.forEachEntity(kind, .current) { lines.append("\(kind) \($0.id)") }
+        }
+        try store.forEachEntity(.outcome, .current) { entity in
+            guard case .outcome(let outcome) = entity else { return }
+            let values = outcome.values.map { "\($0.value)\($0.units.map { " \($0)" } ?? "")" }.sorted()
+            lines.append("outcome \(taskIDs[outcome.taskUUID] ?? "?") #\(outcome.taskOccurrenceIndex): \(values)")
+        }
+        return lines.sorted()
+    }
+
+    /// Asserts two stores' contents are the same, naming only what differs.
+    private func assertSameContents(_ actual: [String], _ expected: [String], _ message: String, line: UInt = #line) {
+        let missing = Set(expected).subtracting(actual), extra = Set(actual).subtracting(expected)
+        XCTAssertTrue(missing.isEmpty && extra.isEmpty && actual.count == expected.count,
+                      "\(message): \(missing.count) missing, e.g. \(missing.sorted().prefix(5)); \(extra.count) extra, e.g. \(extra.sorted().prefix(5)); \(actual.count) vs \(expected.count) lines",
+                      line: line)
+    }
+
+    private func writeConfig(_ base: URL, in folder: URL, pageSize: Int = 200) throws -> String {
+        let config = folder.appendingPathComponent("sync.yaml")
+        try Data("server: \(base.absoluteString)\ntime-zone: America/Chicago\npage-size: \(pageSize)\nbatch-size: 100\n".utf8).write(to: config)
+        return config.path
+    }
+
+    /// Care plan and medication tasks of the store, for outcomes to be recorded on.
+    private func plannedTasks(_ path: String, count: Int) throws -> [String] {
+        var ids: [String] = []
+        try SQLiteStore(path: path).forEachEntity(.task, .current) { entity in
+            if entity.id.hasPrefix("CarePlan/") || entity.id.hasPrefix("MedicationRequest/") { ids.append(entity.id) }
+        }
+        return Array(ids.sorted().prefix(count))
+    }
+
+    private func record(on tasks: [String], store: String) throws {
+        for (position, task) in tasks.enumerated() {
+            let added = try CLIRunner.run(["outcomes", "add", "--store", store, "--task", task, "--occurrence", "0", "--value", "\(position + 1)", "--replace"])
+            XCTAssertEqual(added.status, 0, added.stderr)
+        }
+    }
+
+    /// The Observations CareGate wrote on the server, by their outcome identifier.
+    private func exportedObservations(_ base: URL) throws -> [String: Element] {
+        var found: [String: Element] = [:]
+        try FHIRClient(base: base).search("Observation", [("identifier", "urn:caregate:outcome|"), ("_count", "200")]) { page in
+            for resource in page.children(named: "entry").compactMap({ $0.child(named: "resource") }) {
+                let identifier = resource.children(named: "identifier").first { $0.childValue("system") == "urn:caregate:outcome" }
+                let key = identifier?.childValue("value") ?? "?"
+                XCTAssertNil(found[key], "a duplicate Observation for \(key)")
+                found[key] = resource
+            }
+            return true
+        }
+        return found
+    }
+
+    private func observationCount(_ base: URL) throws -> Int {
+        var count = 0
+        try FHIRClient(base: base).search("Observation", [("identifier", "urn:caregate:outcome|"), ("_count", "200")]) { page in
+            count += page.children(named: "entry").count
+            return true
+        }
+        return count
+    }
+
+    func testSyntheaThroughTheServerGivesWhatADirectImportGivesAndOutcomesGoBackOnce() throws {
+        let files = try Corpus.files(in: "synthea-r4", suffix: ".json")
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try load(files, into: server)
+        let folder = try makeScratchFolder("sync-synthea")
+        let config = try writeConfig(server.base, in: folder)
+        let synced = folder.appendingPathComponent("synced.sqlite").path
+        let direct = folder.appendingPathComponent("direct.sqlite").path
+
+        let first = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        XCTAssertEqual(try CLIRunner.run(["import"] + files.map(\.path) + ["--time-zone", "America/Chicago", "--store", direct]).status, 0)
+        let expected = try contents(direct)
+        XCTAssertGreaterThan(expected.count, 1_000)
+        assertSameContents(try contents(synced), expected, "the synced store holds what a direct import of the same files gives")
+
+        let tasks = try plannedTasks(synced, count: 3)
+        XCTAssertEqual(tasks.count, 3)
+        try record(on: tasks, store: synced)
+        let second = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+        XCTAssertTrue(second.stdout.contains("pushed: 3 outcome(s): 3 acknowledged"), second.stdout)
+        let observations = try exportedObservations(server.base)
+        XCTAssertEqual(observations.count, 3, "one Observation per outcome")
+        for observation in observations.values {
+            XCTAssertTrue(observation.child(named: "subject")?.childValue("reference")?.hasPrefix("Patient/") ?? false)
+            XCTAssertNotNil(observation.child(named: "code"))
+            XCTAssertNotNil(observation.childValue("effectiveDateTime") ?? observation.child(named: "effectivePeriod")?.childValue("start"))
+            XCTAssertTrue(["1", "2", "3"].contains(observation.childValue("valueInteger") ?? ""), "\(FHIRJSON.write(observation))")
+        }
+        for entry in try SQLiteStore(path: synced).outboxEntries(in: .acknowledged) {
+            XCTAssertNotNil(entry.server, "the server's id and version kept")
+        }
+
+        let third = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+        XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
+        XCTAssertTrue(third.stdout.contains("pushed: 0 outcome(s)"), third.stdout)
+        for line in third.stdout.split(separator: "\n") where line.contains("pulled") {
+            XCTAssertTrue(line.contains(" 0 created, 0 updated,"), "a third sync changes nothing: \(line)")
+        }
+        XCTAssertEqual(try observationCount(server.base), 3)
+    }
+
+    /// 10% dropped connections, and 429s, 500s and truncated answers, on the way in and out.
+    func testThroughAFaultyNetworkTheSameEndStateAndNoDuplicate() throws {
+        let files = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").sorted { $0.path < $1.path }.prefix(3))
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try load(files, into: server)
+        let schedule = ["ok", "ok", "drop", "ok", "429", "ok", "ok", "500", "ok", "truncate", "ok", "ok", "drop", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: schedule)
+        defer { proxy.stop() }
+        let folder = try makeScratchFolder("sync-faults")
+        let config = try writeConfig(proxy.base, in: folder, pageSize: 50)
+        let synced = folder.appendingPathComponent("synced.sqlite").path
+        let direct = folder.appendingPathComponent("direct.sqlite").path
+
+        let first = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        XCTAssertEqual(try CLIRunner.run(["import"] + files.map(\.path) + ["--time-zone", "America/Chicago", "--store", direct]).status, 0)
+        assertSameContents(try contents(synced), try contents(direct), "nothing lost on the way in")
+        let tasks = try plannedTasks(synced, count: 3)
+        try record(on: tasks, store: synced)
+        let second = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+        XCTAssertTrue(second.stdout.contains("3 acknowledged"), second.stdout)
+        XCTAssertEqual(try observationCount(server.base), 3, "no duplicate on the server")
+        let faults = try proxy.stats()
+        for fault in ["drop", "429", "500", "truncate"] { XCTAssertGreaterThan(faults[fault] ?? 0, 0, "\(fault) happened: \(faults)") }
+    }
+
+    /// SIGKILL at random moments, twenty times (ten while pulling into an empty store, ten while
+    /// pushing), each time started again: the end state is that of one uninterrupted run.
+    func testKilledTwentyTimesEndsAsOneUninterruptedRun() throws {
+        let files = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").sorted { $0.path < $1.path }.prefix(3))
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try load(files, into: server)
+        let folder = try makeScratchFolder("sync-kill")
+        let config = try writeConfig(server.base, in: folder, pageSize: 50)
+        let killed = folder.appendingPathComponent("killed.sqlite").path
+        let direct = folder.appendingPathComponent("direct.sqlite").path
+        var generator = SystemRandomNumberGenerator()
+
+        func killAtRandom(_ times: Int, maximum: Double) throws {
+            for _ in 0..<times {
+                let run = try CLIRunner.start(["sync", "--once", "--config", config, "--store", killed])
+                Thread.sleep(forTimeInterval: Double.random(in: 0.05...maximum, using: &generator))
+                run.kill()
+                _ = try? run.wait()
+            }
+        }
+        try killAtRandom(10, maximum: 2.5)
+        let pulled = try CLIRunner.run(["sync", "--once", "--config", config, "--store", killed])
+        XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
+        XCTAssertEqual(try CLIRunner.run(["import"] + files.map(\.path) + ["--time-zone", "America/Chicago", "--store", direct]).status, 0)
+        assertSameContents(try contents(killed), try contents(direct), "the killed runs left what one run leaves")
+        XCTAssertEqual(try SQLiteStore(path: killed).integrityCheck(), [])
+
+        let tasks = try plannedTasks(killed, count: 3)
+        try record(on: tasks, store: killed)
+        try killAtRandom(10, maximum: 1.5)
+        let pushed = try CLIRunner.run(["sync", "--once", "--config", config, "--store", killed])
+        XCTAssertEqual(pushed.status, 0, pushed.stdout + pushed.stderr)
+        let store = try SQLiteStore(path: killed)
+        XCTAssertEqual(try store.outboxEntries(in: .acknowledged).count, 3, "every outcome acknowledged")
+        XCTAssertEqual(try store.outboxEntries(in: .pending).count + store.outboxEntries(in: .failed).count, 0)
+        XCTAssertEqual(try observationCount(server.base), 3, "each outcome once on the server")
+        XCTAssertEqual(try store.integrityCheck(), [])
+    }
+}
