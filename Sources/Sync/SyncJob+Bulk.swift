@@ -47,11 +47,7 @@ extension SyncJob {
         }
         // The files are downloaded: the server may drop them (the spec's DELETE on the status URL).
         _ = try? client.send("DELETE", url: status)
-        if !files.isEmpty {
-            for (type, counts) in try importing(files.map { .file($0) }).byType {
-                report.pulled[type, default: SyncReport.Pulled()].record(counts)
-            }
-        }
+        if !files.isEmpty { try importPulled(files, into: &report) }
         // A file that could not be downloaded means the next export starts from the same point.
         if !dryRun, report.problems.isEmpty {
             var batch = StoreBatch()

@@ -37,6 +37,8 @@ public final class SyncJob {
         } else {
             try pullAll(into: &report)
         }
+        report.pullSeconds = Date().timeIntervalSince(started) - report.importSeconds
+        let pushStarted = Date()
         if let exportMapping = mappings.export, !dryRun, let folder = configuration.pushFolder {
             let written = try Exporter(store: store, mapping: exportMapping, options: ExportOptions()).run(to: .folder(folder), now: now)
             report.pushed = written.observations
@@ -61,6 +63,7 @@ public final class SyncJob {
                 report.problems.append("pushing: \(error)")
             }
         }
+        report.pushSeconds = Date().timeIntervalSince(pushStarted)
         report.retries = client.retries
         report.seconds = Date().timeIntervalSince(started)
         return report
@@ -91,11 +94,7 @@ public final class SyncJob {
                 report.problems.append("pulling \(type): \(error)")
             }
         }
-        if !files.isEmpty {
-            for (type, counts) in try importing(files.map { .file($0) }).byType {
-                report.pulled[type, default: SyncReport.Pulled()].record(counts)
-            }
-        }
+        if !files.isEmpty { try importPulled(files, into: &report) }
         // A type that failed keeps its cursor. The members count as pulled only when every type went
         // through; until then a new member is pulled in full again (and found unchanged where it was).
         if let members, report.problems.isEmpty {
@@ -122,12 +121,23 @@ public final class SyncJob {
 
     /// A folder as the provider: every file of it imported (what did not change is found unchanged).
     private func importFolder(into report: inout SyncReport) throws {
+        let started = Date()
+        defer { report.importSeconds += Date().timeIntervalSince(started) }
         for (type, counts) in try importing(FHIRInput.sources(for: [configuration.server.path])).byType
         where configuration.resources.contains(type) || counts.skipped < counts.total {
             var pulled = SyncReport.Pulled()
             pulled.resources = counts.total
             pulled.record(counts)
             report.pulled[type] = pulled
+        }
+    }
+
+    /// The pulled files through the import path, their counts and time in the report.
+    func importPulled(_ files: [String], into report: inout SyncReport) throws {
+        let started = Date()
+        defer { report.importSeconds += Date().timeIntervalSince(started) }
+        for (type, counts) in try importing(files.map { .file($0) }).byType {
+            report.pulled[type, default: SyncReport.Pulled()].record(counts)
         }
     }
 

@@ -24,6 +24,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var requests = 0
     public var retries = 0
     public var seconds = 0.0
+    /// The run's time by phase: pulling (requests and downloads), importing what was pulled, pushing.
+    public var pullSeconds = 0.0, importSeconds = 0.0, pushSeconds = 0.0
     /// What went wrong (no patient data: types, ids of entries, server messages).
     public var problems: [String] = []
 
@@ -35,7 +37,7 @@ public struct SyncReport: Sendable, Codable, Equatable {
 
     /// The report as text, a line per resource type.
     public var text: String {
-        var lines = ["sync with \(server.hasPrefix("file://") ? URL(string: server)?.path ?? server : server): \(String(format: "%.1f", seconds)) s, \(requests) push request(s), \(retries) retr\(retries == 1 ? "y" : "ies")"]
+        var lines = ["sync with \(server.hasPrefix("file://") ? URL(string: server)?.path ?? server : server): \(String(format: "%.1f", seconds)) s (pull \(String(format: "%.1f", pullSeconds)), import \(String(format: "%.1f", importSeconds)), push \(String(format: "%.1f", pushSeconds))), \(requests) push request(s), \(retries) retr\(retries == 1 ? "y" : "ies")"]
         for type in pulled.keys.sorted() {
             let p = pulled[type] ?? Pulled()
             lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : ""): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
