@@ -74,13 +74,14 @@ struct SyncCommand: ParsableCommand {
             throw ValidationError(error.description)
         }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
-        // The server must answer as a FHIR server before anything is written.
+        // The server must answer as a FHIR server, and take the credentials, before anything is written.
         if !configuration.serverIsFolder {
             do {
                 _ = try client.capabilities()
             } catch {
                 throw ValidationError("\(configuration.server.absoluteString) does not answer as a FHIR server: \(error)")
             }
+            try checkCredentials(client, configuration)
         }
         // A dry run against a store not made yet maps into a store in memory: nothing is written.
         let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
@@ -103,6 +104,23 @@ struct SyncCommand: ParsableCommand {
                 return
             }
         }
+    }
+}
+
+/// `metadata` is often open to anyone: one search of the first configured type (a single entry asked
+/// for) tells whether the server takes the credentials. Refused (401, 403) is a configuration error;
+/// any other failure is left for the job, which retries and reports it.
+private func checkCredentials(_ client: FHIRClient, _ configuration: SyncConfiguration) throws {
+    guard let type = configuration.resources.first else { return }
+    do {
+        try client.search(type, [("_count", "1")]) { _ in false }
+    } catch FHIRClientError.status(_, let code, _, let detail) where code == 401 || code == 403 {
+        let advice = configuration.auth.isEmpty ? "the server asks for credentials: add `auth:` to the configuration" : "the server refuses the configured credentials"
+        throw ValidationError("\(configuration.server.absoluteString): \(advice) (\(code)\(detail.map { ": \($0)" } ?? ""))")
+    } catch let error as AuthorizationError {
+        throw ValidationError(error.description)
+    } catch {
+        return
     }
 }
 

@@ -242,4 +242,44 @@ final class SyncJobTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertGreaterThanOrEqual(result.stdout.components(separatedBy: "sync with").count - 1, 2, "ran at least twice: \(result.stdout)")
     }
+
+    /// Wrong credentials, and a server answering an HTML page: exit 2, and no store made.
+    func testWrongCredentialsAndAnHTMLServerAreConfigurationErrors() throws {
+        let server = try FHIRServerProcess.start(settings: "server_auth:\n  types: [bearer]\n  tokens: [right-token]\n")
+        defer { server.stop() }
+        let folder = try makeScratchFolder("sync-credentials")
+        let config = folder.appendingPathComponent("sync.yaml")
+        let store = folder.appendingPathComponent("never.sqlite").path
+        try Data("server: \(server.base.absoluteString)\nauth:\n  token-env: CAREGATE_TEST_SYNC_TOKEN\n".utf8).write(to: config)
+        let wrong = try CLIRunner.start(["sync", "--once", "--config", config.path, "--store", store], environment: ["CAREGATE_TEST_SYNC_TOKEN": "wrong-token"]).wait()
+        XCTAssertEqual(wrong.status, 2, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("refuses the configured credentials"), wrong.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store))
+        let right = try CLIRunner.start(["sync", "--once", "--config", config.path, "--store", store], environment: ["CAREGATE_TEST_SYNC_TOKEN": "right-token"]).wait()
+        XCTAssertEqual(right.status, 0, right.stdout + right.stderr)
+
+        let code = """
+            import http.server
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    body = b'<html><body><h1>Welcome to the portal</h1></body></html>'
+                    self.send_response(200)
+                    self.send_header('Content-Type', 'text/html')
+                    self.send_header('Content-Length', str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args): pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """
+        let (process, port) = try ScriptRunner.startListeningPython(code)
+        defer { process.terminate() }
+        try Data("server: http://127.0.0.1:\(port)/fhir\n".utf8).write(to: config)
+        let untouched = folder.appendingPathComponent("html.sqlite").path
+        let html = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", untouched])
+        XCTAssertEqual(html.status, 2, html.stderr)
+        XCTAssertTrue(html.stderr.contains("HTML page"), html.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: untouched))
+    }
 }

@@ -13,7 +13,8 @@ public final class FHIRServerProcess: @unchecked Sendable {
 
     /// Starts a server and waits until it answers `GET /fhir/metadata`; skips with a notice when the
     /// server is not installed (fails under CI=true, where it must run).
-    public static func start(file: StaticString = #filePath, line: UInt = #line) throws -> FHIRServerProcess {
+    /// `settings` are more lines of the server's settings YAML (`server_auth:` for one).
+    public static func start(settings extra: String = "", file: StaticString = #filePath, line: UInt = #line) throws -> FHIRServerProcess {
         let program = Corpus.projectRoot.appendingPathComponent(".venv/bin/sekmet")
         guard FileManager.default.isExecutableFile(atPath: program.path) else {
             let notice = "sekmet-fhir is not installed: run bash Scripts/setup-test-tools.sh"
@@ -34,7 +35,8 @@ public final class FHIRServerProcess: @unchecked Sendable {
             data_dir: \(folder.appendingPathComponent("data").path)
             simulator:
               enabled: false
-            """
+
+            """ + extra
         try Data(settings.utf8).write(to: folder.appendingPathComponent("settings.yaml"))
         let process = Process()
         process.executableURL = program
