@@ -10,29 +10,18 @@ final class RetryTests: XCTestCase {
     /// Starts the server with `schedule` (statuses, `429:2` for a 429 with Retry-After: 2) and returns
     /// its base URL and process.
     private func misbehavingServer(_ schedule: [String]) throws -> (URL, Process) {
-        let code = """
-            import http.server, json, sys
-            schedule = \(String(decoding: try JSONSerialization.data(withJSONObject: schedule), as: UTF8.self))
-            class Handler(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    if schedule:
-                        status, _, after = schedule.pop(0).partition(':')
-                        self.send_response(int(status))
-                        if after: self.send_header('Retry-After', after)
-                        body = json.dumps({'resourceType': 'OperationOutcome', 'issue': [{'severity': 'error', 'code': 'transient', 'diagnostics': 'busy'}]}).encode()
-                    else:
-                        self.send_response(200)
-                        body = json.dumps({'resourceType': 'Patient', 'id': 'p1'}).encode()
-                    self.send_header('Content-Type', 'application/fhir+json')
-                    self.send_header('Content-Length', str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                def log_message(self, *args): pass
-            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """
-        let (process, port) = try ScriptRunner.startListeningPython(code)
+        let (process, port) = try ScriptRunner.startHTTPServerPython(
+            prelude: "schedule = \(String(decoding: try JSONSerialization.data(withJSONObject: schedule), as: UTF8.self))",
+            answer: """
+                headers = {'Content-Type': 'application/fhir+json'}
+                if schedule:
+                    code, _, after = schedule.pop(0).partition(':')
+                    status = int(code)
+                    if after: headers['Retry-After'] = after
+                    body = json.dumps({'resourceType': 'OperationOutcome', 'issue': [{'severity': 'error', 'code': 'transient', 'diagnostics': 'busy'}]}).encode()
+                else:
+                    body = json.dumps({'resourceType': 'Patient', 'id': 'p1'}).encode()
+                """)
         return (try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/fhir")), process)
     }
 

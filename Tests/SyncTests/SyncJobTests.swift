@@ -258,22 +258,10 @@ final class SyncJobTests: XCTestCase {
         let right = try CLIRunner.start(["sync", "--once", "--config", config.path, "--store", store], environment: ["CAREGATE_TEST_SYNC_TOKEN": "right-token"]).wait()
         XCTAssertEqual(right.status, 0, right.stdout + right.stderr)
 
-        let code = """
-            import http.server
-            class Handler(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    body = b'<html><body><h1>Welcome to the portal</h1></body></html>'
-                    self.send_response(200)
-                    self.send_header('Content-Type', 'text/html')
-                    self.send_header('Content-Length', str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                def log_message(self, *args): pass
-            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """
-        let (process, port) = try ScriptRunner.startListeningPython(code)
+        let (process, port) = try ScriptRunner.startHTTPServerPython(answer: """
+            headers = {'Content-Type': 'text/html'}
+            body = b'<html><body><h1>Welcome to the portal</h1></body></html>'
+            """)
         defer { process.terminate() }
         try Data("server: http://127.0.0.1:\(port)/fhir\n".utf8).write(to: config)
         let untouched = folder.appendingPathComponent("html.sqlite").path

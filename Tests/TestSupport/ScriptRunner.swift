@@ -69,6 +69,33 @@ extension ScriptRunner {
     public static func startListeningPython(_ code: String, _ arguments: [String] = []) throws -> (process: Process, port: Int) {
         try startListening(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", code] + arguments)
     }
+
+    /// A small HTTP server of a test's own on 127.0.0.1: `answer` is Python that sets `status`, `body`
+    /// (bytes) and `headers` (a dict) for each GET (`self` is the request handler); `prelude` runs once
+    /// before it.
+    public static func startHTTPServerPython(prelude: String = "", answer: String) throws -> (process: Process, port: Int) {
+        func indented(_ code: String, _ spaces: Int) -> String {
+            code.split(separator: "\n", omittingEmptySubsequences: false).map { String(repeating: " ", count: spaces) + $0 }.joined(separator: "\n")
+        }
+        let code = """
+            import http.server, json, sys
+            \(prelude)
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    status, body, headers = 200, b'', {}
+            \(indented(answer, 8))
+                    self.send_response(status)
+                    for name, value in headers.items(): self.send_header(name, value)
+                    self.send_header('Content-Length', str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args): pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """
+        return try startListeningPython(code)
+    }
 }
 
 public struct ScriptFailure: Error, CustomStringConvertible {
