@@ -124,4 +124,22 @@ final class FHIRClientTests: XCTestCase {
             guard case FHIRClientError.notFHIR = error else { return XCTFail("\(error)") }
         }
     }
+
+    /// A server that compresses: the client asks for gzip and reads the compressed answer.
+    func testAGzippedAnswerIsRead() throws {
+        let (process, port) = try ScriptRunner.startHTTPServerPython(prelude: "import gzip", answer: """
+            headers = {'Content-Type': 'application/fhir+json'}
+            body = json.dumps({'resourceType': 'Patient', 'id': 'zipped', 'name': [{'family': 'Gzip' * 200}]}).encode()
+            if 'gzip' in (self.headers.get('Accept-Encoding') or ''):
+                body = gzip.compress(body)
+                headers['Content-Encoding'] = 'gzip'
+            else:
+                status, body = 406, b'{"resourceType":"OperationOutcome"}'
+            """)
+        defer { process.terminate() }
+        let client = FHIRClient(base: try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/fhir")), timeout: 10)
+        let patient = try client.read("Patient", "zipped")
+        XCTAssertEqual(patient.childValue("id"), "zipped")
+        XCTAssertEqual(patient.child(named: "name")?.childValue("family")?.count, 800)
+    }
 }
