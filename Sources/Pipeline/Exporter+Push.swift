@@ -10,8 +10,10 @@ extension Exporter {
     /// run killed at any point sends again only what had no receipt yet, under the same Observation id
     /// (PUT) or identifier (conditional create): the server stores it once.
     ///
-    /// A Bundle that gets no answer at all stops the run: its outcomes fail with a retry time a minute
-    /// away, and the error is thrown.
+    /// A Bundle that gets no answer at all (after the receiver's own retries) is reported in
+    /// ``ExportReport/unanswered``, its outcomes fail with a retry time a minute away, and the run goes
+    /// on with the next Bundle; after ``unansweredLimit`` such Bundles in a row the receiver counts as
+    /// down, and the rest waits for a later run.
     public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
         let started = Date()
         var report = ExportReport()
@@ -22,6 +24,7 @@ extension Exporter {
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
         var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered)] = []
         var refusals = StoreBatch(date: now)
+        var unansweredInARow = 0
 
         func send() throws {
             guard !waiting.isEmpty || !refusals.isEmpty else { return }
@@ -42,6 +45,7 @@ extension Exporter {
             let receipts: [ExportReceipt]
             do {
                 receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
+                unansweredInARow = 0
             } catch {
                 for item in waiting {
                     for entry in entriesOf[item.entry.entityID] ?? [] {
@@ -49,7 +53,10 @@ extension Exporter {
                     }
                 }
                 try store.apply(batch)
-                throw error
+                report.unanswered.append("\(error)")
+                unansweredInARow += 1
+                if unansweredInARow >= Self.unansweredLimit { throw ReceiverDown() }
+                return
             }
             for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
                 for entry in entriesOf[item.entry.entityID] ?? [] {
@@ -74,18 +81,28 @@ extension Exporter {
             try store.apply(batch)
         }
 
-        try build(newest, rendering: rendering) { entry, built in
-            switch built {
-            case .success(let rendered):
-                waiting.append((entry, rendered))
-                report.observations += 1
-                if waiting.count >= max(1, batchSize) { try send() }
-            case .failure(let refusal):
-                refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &refusals, report: &report)
+        do {
+            try build(newest, rendering: rendering) { entry, built in
+                switch built {
+                case .success(let rendered):
+                    waiting.append((entry, rendered))
+                    report.observations += 1
+                    if waiting.count >= max(1, batchSize) { try send() }
+                case .failure(let refusal):
+                    refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &refusals, report: &report)
+                }
             }
+            try send()
+        } catch is ReceiverDown {
+            // What was not sent stays due: the next run sends it.
         }
-        try send()
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
+
+    /// Bundles in a row without an answer after which the receiver counts as down for this run.
+    public static let unansweredLimit = 3
 }
+
+/// The receiver gave no answer to ``Exporter/unansweredLimit`` Bundles in a row.
+private struct ReceiverDown: Error {}

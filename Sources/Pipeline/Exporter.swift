@@ -48,6 +48,8 @@ public struct ExportReport: Sendable {
     public var notTaken: [(entryID: Int64, outcomeID: String, reason: String, retry: Bool)] = []
     /// Bundles sent to a receiver.
     public var requests = 0
+    /// Why Bundles got no answer at all (their outcomes wait for a later run).
+    public var unanswered: [String] = []
     /// The file written, if any.
     public var path: String?
     public var dryRun = false

@@ -43,6 +43,9 @@ public final class FHIRClient: @unchecked Sendable {
     /// Requests sent again so far, for the job's report.
     public var retries: Int { counter.value }
 
+    /// Starts a new job's count of retries (and its ``RetryPolicy/maxRetriesPerJob``).
+    public func resetRetries() { counter.reset() }
+
     public init(
         base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:], retry: RetryPolicy = RetryPolicy(),
         authorization: (any AuthorizationProvider)? = nil
@@ -166,7 +169,7 @@ public final class FHIRClient: @unchecked Sendable {
                 // An expired or revoked token: one more try with a new one.
                 authorization?.invalidate()
                 reauthorized = true
-            } catch let error as FHIRClientError where retryable && error.isTransient {
+            } catch let error as FHIRClientError where retryable && error.isTransient && counter.value < retry.maxRetriesPerJob {
                 failures += 1
                 guard let wait = retry.delay(afterFailures: failures, retryAfter: error.retryAfter) else { throw error }
                 counter.add()
@@ -246,6 +249,12 @@ private final class RetryCounter: @unchecked Sendable {
     func add() {
         lock.lock()
         count += 1
+        lock.unlock()
+    }
+
+    func reset() {
+        lock.lock()
+        count = 0
         lock.unlock()
     }
 }

@@ -3,18 +3,25 @@ import Foundation
 /// When a request that failed in a way a retry can mend (no answer, a timeout, 429, a 5xx) is sent
 /// again: up to `maxAttempts` times in all, after an exponential backoff with full jitter (a random wait
 /// up to `baseDelay`·2ⁿ, capped at `maxDelay`), or after the server's `Retry-After` when it is longer
-/// (up to `maxRetryAfter`: a server asking for more is treated as down).
+/// (up to `maxRetryAfter`: a server asking for more is treated as down). A client (one job) sends at
+/// most `maxRetriesPerJob` retries in all: past that, every request gets its one attempt, so a server
+/// that is down costs a job seconds, not the sum of every request's backoff.
 public struct RetryPolicy: Sendable, Equatable {
     public var maxAttempts: Int
     public var baseDelay: TimeInterval
     public var maxDelay: TimeInterval
     public var maxRetryAfter: TimeInterval
+    public var maxRetriesPerJob: Int
 
-    public init(maxAttempts: Int = 5, baseDelay: TimeInterval = 0.5, maxDelay: TimeInterval = 30, maxRetryAfter: TimeInterval = 120) {
+    public init(
+        maxAttempts: Int = 5, baseDelay: TimeInterval = 0.5, maxDelay: TimeInterval = 30, maxRetryAfter: TimeInterval = 120,
+        maxRetriesPerJob: Int = 100
+    ) {
         self.maxAttempts = max(1, maxAttempts)
         self.baseDelay = max(0, baseDelay)
         self.maxDelay = max(0, maxDelay)
         self.maxRetryAfter = max(0, maxRetryAfter)
+        self.maxRetriesPerJob = max(0, maxRetriesPerJob)
     }
 
     /// One attempt, no retry.

@@ -21,6 +21,7 @@ import Yams
 /// batch-size: 100                          # outcomes per pushed Bundle
 /// time-zone: America/Chicago               # for times without an offset
 /// interval: 5m                             # between runs when not --once (s, m or h; a number is seconds)
+/// max-retries: 100                         # retries per run, all requests together (each: up to 4)
 /// ```
 ///
 /// Relative paths (a folder as the server, `push-to`, `token-file`, `smart-key`) are read from the
@@ -55,6 +56,8 @@ public struct SyncConfiguration: Sendable, Equatable {
     public var bulk = false
     /// Seconds between runs when the job keeps running (no `--once`).
     public var interval: TimeInterval = 300
+    /// Retries per run, all requests together.
+    public var maxRetries = 100
 
     /// What the default mappings read, in an order where what is referred to comes first.
     public static let defaultResources = [
@@ -63,7 +66,7 @@ public struct SyncConfiguration: Sendable, Equatable {
     ]
 
     static let keys: Set<String> = [
-        "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval",
+        "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -145,10 +148,12 @@ public struct SyncConfiguration: Sendable, Equatable {
             }
             configuration.resources = items
         }
-        for (key, keyPath) in [("page-size", \SyncConfiguration.pageSize), ("batch-size", \SyncConfiguration.batchSize)] {
+        for (key, keyPath, least) in [
+            ("page-size", \SyncConfiguration.pageSize, 1), ("batch-size", \SyncConfiguration.batchSize, 1), ("max-retries", \SyncConfiguration.maxRetries, 0),
+        ] {
             guard let node = settings[key] else { continue }
-            guard let value = node.int, value > 0, value <= 10_000 else {
-                throw SyncConfigurationError(location: place(node), message: "`\(key):` is a number from 1 to 10000")
+            guard let value = node.int, value >= least, value <= 10_000 else {
+                throw SyncConfigurationError(location: place(node), message: "`\(key):` is a number from \(least) to 10000")
             }
             configuration[keyPath: keyPath] = value
         }

@@ -29,6 +29,7 @@ public final class SyncJob {
 
     public func run(now: Date = Date()) throws -> SyncReport {
         let started = Date()
+        client.resetRetries()
         var report = SyncReport(server: configuration.server.absoluteString)
         if configuration.serverIsFolder {
             try importFolder(into: &report)
@@ -58,6 +59,7 @@ public final class SyncJob {
                 report.later = pushed.notTaken.filter(\.retry).count
                 report.deadLetters = pushed.refused.count
                 report.requests = pushed.requests
+                report.problems += pushed.unanswered.map { "pushing: \($0)" }
                 progress?("pushed \(pushed.acknowledged) of \(pushed.observations) outcome(s)")
             } catch let error as FHIRClientError {
                 report.problems.append("pushing: \(error)")

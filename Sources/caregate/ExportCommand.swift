@@ -144,8 +144,9 @@ struct ExportCommand: ParsableCommand {
             + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]
         for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
         for missed in report.notTaken { lines.append("  \(missed.retry ? "later" : "refused") (outbox #\(missed.entryID), outcome \(missed.outcomeID)): \(missed.reason)") }
+        for error in report.unanswered { lines.append("  no answer (sent again on a later run): \(error)") }
         printError(lines.joined(separator: "\n"))
-        if !report.refused.isEmpty || !report.notTaken.isEmpty { throw ExitCode(1) }
+        if !report.refused.isEmpty || !report.notTaken.isEmpty || !report.unanswered.isEmpty { throw ExitCode(1) }
     }
 }
 

@@ -67,7 +67,9 @@ struct SyncCommand: ParsableCommand {
         let client: FHIRClient
         do {
             configuration = try SyncConfiguration.parse(text, file: config)
-            client = FHIRClient(base: configuration.server, authorization: try configuration.auth.provider(base: configuration.server))
+            client = FHIRClient(
+                base: configuration.server, retry: RetryPolicy(maxRetriesPerJob: configuration.maxRetries),
+                authorization: try configuration.auth.provider(base: configuration.server))
         } catch let error as SyncConfigurationError {
             throw ValidationError(error.description)
         } catch let error as AuthorizationError {

@@ -129,11 +129,17 @@ final class PushTests: XCTestCase {
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
         let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
         let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5, retry: RetryPolicy(maxAttempts: 2, baseDelay: 0.01))
-        XCTAssertThrowsError(try exporter.push(to: FHIRServerReceiver(client: nowhere))) { error in
-            XCTAssertTrue((error as? FHIRClientError)?.isTransient ?? false, "\(error)")
-        }
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 2, in: store)
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 3, in: store)
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 4, in: store)
+        // Bundles of one: the first three get no answer, and the fourth is not tried (the server is down).
+        let report = try exporter.push(to: FHIRServerReceiver(client: nowhere), batchSize: 1)
+        XCTAssertEqual(report.requests, Exporter.unansweredLimit)
+        XCTAssertEqual(report.unanswered.count, Exporter.unansweredLimit, "each reported: \(report.unanswered)")
+        XCTAssertTrue(report.unanswered.allSatisfy { $0.contains("no answer from the server") }, "\(report.unanswered)")
         let failed = try store.outboxEntries(in: .failed)
-        XCTAssertEqual(failed.count, 1)
+        XCTAssertEqual(failed.count, 3)
+        XCTAssertEqual(try store.outboxEntries(in: .pending).count, 1, "the one not tried waits as it was")
         XCTAssertNotNil(failed.first?.nextAttemptDate, "it will be sent again")
         XCTAssertEqual(try store.outboxEntries(in: .acknowledged).count, 0)
     }

@@ -36,6 +36,19 @@ final class RetryTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1, "Retry-After: 1 was waited for")
     }
 
+    func testRetriesAreBoundedPerJob() throws {
+        let (base, server) = try misbehavingServer(Array(repeating: "503", count: 10))
+        defer { server.terminate() }
+        let client = FHIRClient(base: base, timeout: 10, retry: RetryPolicy(maxAttempts: 5, baseDelay: 0.01, maxRetriesPerJob: 2))
+        XCTAssertThrowsError(try client.read("Patient", "p1"))
+        XCTAssertEqual(client.retries, 2, "the job's two retries spent on the first request")
+        XCTAssertThrowsError(try client.read("Patient", "p1"))
+        XCTAssertEqual(client.retries, 2, "the next request gets its one attempt")
+        client.resetRetries()
+        XCTAssertThrowsError(try client.read("Patient", "p1"))
+        XCTAssertEqual(client.retries, 2, "a new job, a new budget")
+    }
+
     func testRetriesAreBoundedAndAPermanentErrorIsNotRetried() throws {
         let (base, server) = try misbehavingServer(["500", "500", "500", "404"])
         defer { server.terminate() }
