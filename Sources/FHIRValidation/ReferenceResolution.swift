@@ -28,8 +28,31 @@ struct ReferenceScope {
 
     let kind: Kind
     let entries: [Entry]
+    /// Entry positions by fullUrl, and the ids of each type: built once, so that resolving a
+    /// reference is a lookup rather than a scan of every entry (which made a Bundle's validation
+    /// quadratic in its size).
+    let positionsByFullUrl: [String: [Int]]
+    let idsByType: [String: Set<String>]
     var currentEntry: Int?
     var references: [Found] = []
+
+    init(kind: Kind, entries: [Entry]) {
+        self.kind = kind
+        self.entries = entries
+        var positions: [String: [Int]] = [:]
+        var ids: [String: Set<String>] = [:]
+        for (position, entry) in entries.enumerated() {
+            if let fullUrl = entry.fullUrl { positions[fullUrl, default: []].append(position) }
+            ids[entry.type, default: []].insert(entry.id ?? "")
+        }
+        positionsByFullUrl = positions
+        idsByType = ids
+    }
+
+    /// The entries whose fullUrl is `fullUrl`, in order.
+    func entries(withFullUrl fullUrl: String) -> [Entry] {
+        (positionsByFullUrl[fullUrl] ?? []).map { entries[$0] }
+    }
 
     /// The scope of a Bundle: its entries with their fullUrl, in order.
     static func bundle(_ bundle: Element) -> ReferenceScope {
@@ -76,8 +99,7 @@ extension ValidationWalk {
                 resolveInBundle(found, format: format, scope: scope, isDocument: bundleType == "document")
             case .parameters:
                 guard case .relative(let type, let id, _) = format else { continue }
-                let sameType = scope.entries.filter { $0.type == type }
-                if !sameType.isEmpty, !sameType.contains(where: { $0.id == id }) {
+                if let ids = scope.idsByType[type], !ids.contains(id) {
                     report(.error, .structure, "unable to resolve the reference '\(found.reference)' among the resources of the Parameters",
                            at: found.path)
                 }
@@ -110,7 +132,7 @@ extension ValidationWalk {
                 target = base + "/" + type + "/" + id
             }
         }
-        var candidates = target.map { target in scope.entries.filter { $0.fullUrl == target } } ?? []
+        var candidates = target.map(scope.entries(withFullUrl:)) ?? []
         if let version {
             candidates = candidates.filter { $0.versionId == nil || $0.versionId == version }
         }
@@ -127,7 +149,7 @@ extension ValidationWalk {
         }
         // No match by the Bundle rules. An entry named urn:uuid:<id> holding another type is a mix-up.
         if case .relative(let type, let id, _) = format,
-           let other = scope.entries.first(where: { $0.fullUrl == "urn:uuid:" + id }), other.type != type {
+           let other = scope.entries(withFullUrl: "urn:uuid:" + id).first, other.type != type {
             report(.error, .structure, "the reference '\(found.reference)' matches the entry urn:uuid:\(id), which holds a \(other.type)",
                    at: found.path)
             return
