@@ -33,6 +33,54 @@ public struct DocumentValidator: Sendable {
         return document.entries.map { validate($0, format: document.format, source: source) }
     }
 
+    /// Validates every resource of `sources` on up to `workers` threads (files side by side, and the
+    /// resources of a large file in runs), handing the results to `body` in input order. A source that
+    /// cannot be read is one fatal result.
+    public func validate(_ sources: [FHIRInput.Source], workers: Int = OrderedParallelMap.defaultWorkers, _ body: ([Result]) throws -> Void) throws {
+        let validator = self
+        try OrderedParallelMap.run(sources.makeIterator(), workers: workers, window: workers * 2, transform: { source in
+            validator.validateWhole(source, workers: workers)
+        }, consume: body)
+    }
+
+    /// Resources per run when one file's resources are validated on several threads.
+    static let runSize = 64
+
+    /// The resources of one source, read a chunk at a time (an NDJSON file of a gigabyte is never
+    /// held whole), each chunk's resources validated in runs on every worker.
+    private func validateWhole(_ source: FHIRInput.Source, workers: Int) -> [Result] {
+        var results: [Result] = []
+        var pending: [FHIRDocument.Entry] = []
+        var format: FHIRFormat?
+        func flush() {
+            defer { pending.removeAll(keepingCapacity: true) }
+            guard workers > 1, pending.count > Self.runSize else {
+                results += pending.map { validate($0, format: format, source: source.description) }
+                return
+            }
+            let entries = pending, documentFormat = format
+            let runs = stride(from: 0, to: entries.count, by: Self.runSize).map { $0..<min($0 + Self.runSize, entries.count) }
+            let slots = ResultRuns(count: runs.count)
+            DispatchQueue.concurrentPerform(iterations: runs.count) { index in
+                slots.set(index, runs[index].map { validate(entries[$0], format: documentFormat, source: source.description) })
+            }
+            results += slots.joined
+        }
+        do {
+            try FHIRInput.forEachEntry(of: source) { entry, entryFormat in
+                format = entryFormat
+                pending.append(entry)
+                if pending.count >= Self.runSize * 16 { flush() }
+            }
+            flush()
+        } catch {
+            flush()
+            let issue = ValidationIssue(severity: .fatal, code: .notFound, diagnostics: "cannot read the file: \(error)", expression: "")
+            results.append(Result(source: source.description, report: ValidationReport(issues: [issue])))
+        }
+        return results
+    }
+
     /// Validates one entry of a document in `format`, read from `source`: its resource, or the fatal
     /// syntax error it is.
     public func validate(_ entry: FHIRDocument.Entry, format: FHIRFormat?, source: String) -> Result {
@@ -51,4 +99,20 @@ public struct DocumentValidator: Sendable {
             return Result(source: "\(source):\(error.line):\(error.column)", report: ValidationReport(issues: [issue]))
         }
     }
+}
+
+/// The results of runs validated on several threads, each written once by its own thread.
+private final class ResultRuns: @unchecked Sendable {
+    private var runs: [[DocumentValidator.Result]]
+    private let lock = NSLock()
+
+    init(count: Int) { runs = Array(repeating: [], count: count) }
+
+    func set(_ index: Int, _ results: [DocumentValidator.Result]) {
+        lock.lock()
+        runs[index] = results
+        lock.unlock()
+    }
+
+    var joined: [DocumentValidator.Result] { runs.flatMap { $0 } }
 }

@@ -5,7 +5,7 @@ import ArgumentParser
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a benchmark (use a release build: swift run -c release caregate bench ...).",
-        subcommands: [BenchParse.self, BenchStore.self, BenchFHIRPath.self, BenchImport.self, BenchImportNDJSON.self, BenchExport.self]
+        subcommands: [BenchParse.self, BenchStore.self, BenchFHIRPath.self, BenchImport.self, BenchImportNDJSON.self, BenchExport.self, BenchValidate.self]
     )
 }
 

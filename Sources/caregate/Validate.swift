@@ -58,20 +58,10 @@ struct Validate: ParsableCommand {
     }
 
     func run() throws {
-        let validator = DocumentValidator(strict: strictness == .strict)
+        // Files are validated side by side, and the resources of a large file in runs, on every core;
+        // the report keeps the order of the input.
         var results: [DocumentValidator.Result] = []
-        for source in FHIRInput.sources(for: files) {
-            do {
-                try FHIRInput.forEachEntry(of: source) { entry, format in
-                    results.append(validator.validate(entry, format: format, source: source.description))
-                }
-            } catch {
-                let issue = ValidationIssue(
-                    severity: .fatal, code: .notFound,
-                    diagnostics: "cannot read the file: \(error)", expression: "")
-                results.append(DocumentValidator.Result(source: source.description, report: ValidationReport(issues: [issue])))
-            }
-        }
+        try DocumentValidator(strict: strictness == .strict).validate(FHIRInput.sources(for: files)) { results += $0 }
         FileHandle.standardOutput.write(format.render(results))
         if results.contains(where: { $0.report.hasErrors }) {
             throw ExitCode(1)
