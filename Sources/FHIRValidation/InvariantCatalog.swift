@@ -97,7 +97,7 @@ public struct InvariantCatalog: Sendable {
         var contexts = metadata.typeNames
         var seen = Set(contexts)
         while let context = contexts.popLast() {
-            for child in (metadata.children(of: context) ?? [:]).values {
+            for child in metadata.children(of: context)?.values ?? [] {
                 if child.isBackbone, seen.insert(child.type).inserted { contexts.append(child.type) }
                 guard !child.info.isChoice else { continue }
                 byDefinition[ObjectIdentifier(child.info)] = Self.combined(child, byType: byType, byPath: byPath)

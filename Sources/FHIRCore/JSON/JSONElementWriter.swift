@@ -65,7 +65,7 @@ struct JSONElementWriter {
     /// The definition of field `name` in its object's table (the context is looked up once per object);
     /// the metadata's own tables are as fast as a cache here would be, and a writer often lives for
     /// one resource only.
-    private func info(_ name: String, in children: [String: ResolvedChild]?) -> FieldInfo? {
+    private func info(_ name: String, in children: NameTable<ResolvedChild>?) -> FieldInfo? {
         guard let child = children?[name] else { return nil }
         return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
     }

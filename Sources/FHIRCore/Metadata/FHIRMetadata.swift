@@ -20,12 +20,12 @@ public final class FHIRMetadata: Sendable {
     /// The R4 metadata, decoded on first use (a static `let` is initialized lazily, once, thread-safely).
     public static let r4 = FHIRMetadata(data: FHIRMetadata.r4Data)
 
-    private let types: [String: TypeDefinition]
-    private let elementsByContext: [String: [ElementInfo]]
+    private let types: NameTable<TypeDefinition>
+    private let elementsByContext: NameTable<[ElementInfo]>
     /// Instance names per context, choice elements expanded (`valueQuantity`, `valueString`...).
-    private let childrenByContext: [String: [String: ResolvedChild]]
+    private let childrenByContext: NameTable<NameTable<ResolvedChild>>
     /// Definition names per context (`value` for `value[x]`).
-    private let elementsByName: [String: [String: ElementInfo]]
+    private let elementsByName: NameTable<NameTable<ElementInfo>>
     private let concreteResourceTypes: [String]
     private let invariantsByPath: [String: [Invariant]]
 
@@ -36,8 +36,8 @@ public final class FHIRMetadata: Sendable {
     /// Decodes metadata text in the generator's format.
     init(data: String) {
         let decoded = R4MetadataDecoder(data)
-        types = decoded.types
-        elementsByContext = decoded.elements
+        types = NameTable(decoded.types)
+        elementsByContext = NameTable(decoded.elements)
         invariantsByPath = decoded.invariants
         concreteResourceTypes = decoded.typeOrder.filter {
             guard let type = decoded.types[$0] else { return false }
@@ -62,8 +62,8 @@ public final class FHIRMetadata: Sendable {
             children[context] = resolved
             byName[context] = names
         }
-        childrenByContext = children
-        elementsByName = byName
+        childrenByContext = NameTable(children.mapValues(NameTable.init))
+        elementsByName = NameTable(byName.mapValues(NameTable.init))
         var resourceNames: Set<String> = []
         for elements in decoded.elements.values {
             for info in elements where info.types.contains(where: { decoded.types[$0]?.kind == .resource }) {
@@ -85,7 +85,7 @@ public final class FHIRMetadata: Sendable {
     public var resourceTypes: [String] { concreteResourceTypes }
 
     /// Every resource and datatype name, abstract ones included.
-    public var typeNames: [String] { types.keys.sorted() }
+    public var typeNames: [String] { types.map(\.key).sorted() }
 
     /// The definition of a resource or datatype by name.
     public func type(named name: String) -> TypeDefinition? { types[name] }
@@ -101,7 +101,7 @@ public final class FHIRMetadata: Sendable {
 
     /// Every instance name a context's children can have, with what it resolves to: for looking up
     /// many children of one element with one lookup of its context.
-    public func children(of context: String) -> [String: ResolvedChild]? {
+    public func children(of context: String) -> NameTable<ResolvedChild>? {
         childrenByContext[context]
     }
 
