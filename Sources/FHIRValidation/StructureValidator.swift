@@ -125,6 +125,8 @@ struct ValidationWalk {
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(of: resource, context: type)
         if type == "Bundle" { checkBundle(resource, path: currentPath) }
+        // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
+        if !isContained, options.validateContained { checkContained(of: resource, type: type, path: currentPath) }
         checkResourceInvariants(resource, type: type)
         if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
     }

@@ -1,0 +1,99 @@
+import FHIRCore
+
+/// The R4 rules for contained resources that structural validation checks itself
+/// (https://hl7.org/fhir/R4/references.html#contained):
+///
+/// - dom-3: a contained resource is referred to from elsewhere in the resource (`#id` in a Reference,
+///   or as a canonical, uri or url value), or refers to its container (`#`);
+/// - a contained resource has an id (it is only reachable through it).
+///
+/// dom-2 (no nested contained resources) is checked as a contained resource is visited; dom-4 and
+/// dom-5 (no version, last updated or security labels of their own) are evaluated as invariants.
+///
+/// dom-3 is checked here rather than by its FHIRPath expression, which applies `as(canonical)` to all
+/// the descendants at once: an error under FHIRPath N1's rules for a collection of more than one.
+extension ValidationWalk {
+    /// The dom-3 text as R4 states it.
+    static let dom3 = "dom-3: If the resource is contained in another resource, it SHALL be referred to from elsewhere in the "
+        + "resource or SHALL refer to the containing resource"
+
+    mutating func checkContained(of resource: Element, type: String, path: String) {
+        let contained = resource.children(named: "contained")
+        guard !contained.isEmpty else { return }
+        var referenced: Set<String> = []
+        var refersToContainer = Array(repeating: false, count: contained.count)
+        var containedIndex = 0
+        for child in resource.children {
+            if child.name == "contained" {
+                var scan = LocalReferences()
+                if let containedType = child.resourceType { scan.collect(child, context: containedType, metadata: metadata) }
+                referenced.formUnion(scan.ids)
+                refersToContainer[containedIndex] = scan.refersToContainer
+                containedIndex += 1
+            } else {
+                var scan = LocalReferences()
+                scan.collect(Element(name: resource.name, children: [child]), context: type, metadata: metadata)
+                referenced.formUnion(scan.ids)
+            }
+        }
+        for (index, item) in contained.enumerated() {
+            let itemPath = "\(path).contained[\(index)]"
+            guard let id = item.childValue("id"), !id.isEmpty else {
+                report(.error, .required, "a contained resource must have an id, by which its container refers to it", at: itemPath)
+                continue
+            }
+            if referenced.contains(id) || refersToContainer[index] { continue }
+            report(.error, .invariant, Self.dom3 + " (nothing refers to '#\(id)')", at: itemPath)
+        }
+    }
+}
+
+/// The local references (`#id`, and `#` for the container) found in an element tree: the `reference`
+/// of every Reference, and every canonical, uri and url value, as dom-3 reads them.
+private struct LocalReferences {
+    var ids: Set<String> = []
+    var refersToContainer = false
+
+    mutating func collect(_ element: Element, context: String, metadata: FHIRMetadata) {
+        guard let children = metadata.children(of: context) else { return }
+        for child in element.children {
+            guard let resolved = children[child.name] else { continue }
+            if resolved.type == "Resource" {
+                if let type = child.resourceType { collect(child, context: type, metadata: metadata) }
+                continue
+            }
+            switch resolved.primitive {
+            case .canonical?, .uri?, .url?:
+                note(child.value)
+            case .xhtml?:
+                // A narrative refers to a contained resource by a link or an image: href="#id", src="#id".
+                for target in Self.localTargets(inXHTML: child.value ?? "") { note(target) }
+            case nil:
+                if resolved.type == "Reference" { note(child.childValue("reference")) }
+                collect(child, context: resolved.type, metadata: metadata)
+            default:
+                break
+            }
+        }
+    }
+
+    /// The `#...` values of the `href` and `src` attributes of an XHTML text.
+    static func localTargets(inXHTML text: String) -> [String] {
+        var targets: [String] = []
+        for attribute in ["href=", "src="] {
+            var rest = text[...]
+            while let found = rest.range(of: attribute) {
+                rest = rest[found.upperBound...]
+                guard let quote = rest.first, quote == "\"" || quote == "'" else { continue }
+                let value = rest.dropFirst().prefix { $0 != quote }
+                if value.hasPrefix("#") { targets.append(String(value)) }
+            }
+        }
+        return targets
+    }
+
+    private mutating func note(_ value: String?) {
+        guard let value, value.hasPrefix("#") else { return }
+        if value == "#" { refersToContainer = true } else { ids.insert(String(value.dropFirst())) }
+    }
+}
