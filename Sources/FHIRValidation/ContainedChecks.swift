@@ -36,7 +36,8 @@ extension ValidationWalk {
                 referenced.formUnion(scan.ids)
             }
         }
-        for (index, item) in contained.enumerated() {
+        // A contained item that is no resource at all is reported as such, and judged no further.
+        for (index, item) in contained.enumerated() where item.resourceType != nil {
             let itemPath = "\(path).contained[\(index)]"
             guard let id = item.childValue("id"), !id.isEmpty else {
                 report(.error, .required, "a contained resource must have an id, by which its container refers to it", at: itemPath)

@@ -52,6 +52,12 @@ struct ValidationWalk {
     let invariants: InvariantCatalog?
     let fhirPathEnvironment: FHIRPathEnvironment
     /// `%resource` and `%rootResource` of the element being visited.
+    /// The definition path of the element whose children are being visited (`Patient.birthDate`,
+    /// `HumanName.given`); nil for a resource. For extension contexts.
+    private(set) var currentDefinitionPath: String?
+    /// Where the current resource's steps start, and its type: for paths from the resource.
+    private var resourceStart = 0
+    private var resourceTypeName: String?
     private(set) var currentResource: Element?
     private(set) var currentRootResource: Element?
     /// Where the walk is: the root's path, then one step per element entered (its name and, in a list,
@@ -79,6 +85,13 @@ struct ValidationWalk {
     /// Reports at the element being visited, or at `suffix` below it (`.reference`).
     mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, below suffix: String = "") {
         report(severity, code, message, at: currentPath + suffix)
+    }
+
+    /// The path of the element whose child is being visited, from its resource and without indexes
+    /// (`Patient.contact.name`): the last step is the child's.
+    var pathFromResource: String? {
+        guard let type = resourceTypeName, steps.count > resourceStart else { return nil }
+        return ([type] + steps[resourceStart..<(steps.count - 1)].map(\.name)).joined(separator: ".")
     }
 
     /// The FHIRPath-style location of the element being visited
@@ -120,6 +133,9 @@ struct ValidationWalk {
         }
         if let scope { scopes.append(scope) }
         let outerResource = currentResource, outerRootResource = currentRootResource
+        let outer = (resourceStart, resourceTypeName, currentDefinitionPath)
+        (resourceStart, resourceTypeName, currentDefinitionPath) = (steps.count, type, nil)
+        defer { (resourceStart, resourceTypeName, currentDefinitionPath) = outer }
         currentResource = resource
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
@@ -177,6 +193,9 @@ struct ValidationWalk {
             }
             steps.append((child.name, info.isArray ? index : -1))
             if info.isArray, info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
+            if resolved.type == "Extension", info.name == "extension" || info.name == "modifierExtension" {
+                checkExtension(child, holder: context)
+            }
             visitElement(child, as: resolved)
             steps.removeLast()
         }
@@ -244,7 +263,10 @@ struct ValidationWalk {
             }
             return
         }
+        let outerDefinitionPath = currentDefinitionPath
+        currentDefinitionPath = resolved.info.path
         visitChildren(of: element, context: resolved.type)
+        currentDefinitionPath = outerDefinitionPath
         checkComplex(element, type: resolved.type, info: resolved.info)
         checkElementInvariants(element, as: resolved)
     }
@@ -256,7 +278,10 @@ struct ValidationWalk {
             report(.error, .required, "a primitive element must have a value or extensions")
         }
         if !element.children.isEmpty {
+            let outerDefinitionPath = currentDefinitionPath
+            currentDefinitionPath = info.path
             visitChildren(of: element, context: type.rawValue)
+            currentDefinitionPath = outerDefinitionPath
         }
         checkElementInvariants(element, as: ResolvedChild(info: info, type: type.rawValue))
     }

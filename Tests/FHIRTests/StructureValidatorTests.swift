@@ -124,10 +124,14 @@ final class StructureValidatorTests: XCTestCase {
     }
 
     func testContainedAndBundleRecursion() {
-        let contained = Element(name: "contained", resourceType: "Patient", children: [value("gender", "robot")])
+        // A contained resource has an id and is referred to (dom-3): only its bad gender is an issue.
+        let contained = Element(name: "contained", resourceType: "Patient", children: [value("id", "p1"), value("gender", "robot")])
         let plan = carePlan()
         var withContained = plan
         withContained.children.insert(contained, at: 1)
+        if let subject = withContained.children.firstIndex(where: { $0.name == "subject" }) {
+            withContained.children[subject] = Element(name: "subject", children: [value("reference", "#p1")])
+        }
         XCTAssertEqual(issues(withContained).map(\.expression), ["CarePlan.contained[0].gender"])
 
         let entry = Element(name: "entry", children: [
