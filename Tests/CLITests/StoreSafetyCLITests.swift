@@ -22,6 +22,24 @@ final class StoreSafetyCLITests: XCTestCase {
         }
     }
 
+    /// A process killed while it makes a new store leaves either no store or a whole one: never a
+    /// half-made file that the next run refuses as "not a CareGate store".
+    func testKillingTheFirstImportLeavesNoHalfMadeStore() throws {
+        let store = folder.appendingPathComponent("s.sqlite").path
+        for attempt in 0..<8 {
+            try? FileManager.default.removeItem(atPath: store)
+            let run = try CLIRunner.start(["import", "Fixtures/provider", "--store", store, "--time-zone", "America/Chicago"])
+            // Killed the moment the store's file appears (or a little later), when making it is under way.
+            let deadline = Date().addingTimeInterval(20)
+            while !FileManager.default.fileExists(atPath: store), run.isRunning, Date() < deadline { usleep(200) }
+            usleep(useconds_t(attempt * 1_000))
+            run.kill()
+            _ = try? run.wait()
+            let next = try CLIRunner.run(["import", "Fixtures/provider", "--store", store, "--time-zone", "America/Chicago"])
+            XCTAssertEqual(next.status, 0, "after a kill \(attempt) ms after the file appeared: \(next.stderr)")
+        }
+    }
+
     func testAnEmptyFileIsNeitherReadNorTurnedIntoAStore() throws {
         let empty = try folder.writeFile("empty.sqlite", "")
         for command in [["store", "stats"], ["store", "generate", "--patients", "1", "--days", "1"], ["import", "Fixtures/provider"]] {

@@ -53,3 +53,34 @@ final class StoreFileTests: XCTestCase {
         }
     }
 }
+
+/// A new store appears whole or not at all: it is built under a name of its own and linked into place.
+final class StoreCreationTests: XCTestCase {
+    func testStoresCreatedAtOnceFromSeveralThreadsAreOneSoundStore() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-create-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            do {
+                _ = try SQLiteStore(path: path)
+            } catch {
+                failures.mutate { $0.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.value, [])
+        XCTAssertEqual(try SQLiteStore(path: path, mode: .readOnly).integrityCheck(), [])
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".creating-") }
+        XCTAssertEqual(left, [], "no building file left behind")
+    }
+}
+
+/// A value several threads change under a lock.
+private final class Locked<Value>: @unchecked Sendable {
+    private var stored: Value
+    private let lock = NSLock()
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
+    func mutate(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+}

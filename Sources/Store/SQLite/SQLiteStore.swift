@@ -1,5 +1,8 @@
 import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The embedded staging store: every version of every care entity, the raw resources they came from,
 /// sync checkpoints, the export outbox and dead letters, in one SQLite file (WAL mode) through GRDB.
@@ -79,6 +82,7 @@ public final class SQLiteStore: Sendable {
             throw StoreError.storeNotFound(path: path)
         } else {
             try Self.checkCanCreate(path: path)
+            try Self.create(path: path, options: options)
         }
         do {
             writer = try DatabasePool(path: path, configuration: Self.configuration(options))
@@ -170,6 +174,29 @@ public final class SQLiteStore: Sendable {
             return check
         } catch {
             throw openingError(error, path: path, busyTimeout: options.busyTimeout)
+        }
+    }
+
+    /// Makes a new store at `path` all at once: built and migrated under a name of its own beside it,
+    /// then linked into place (which fails, harmlessly, if another process made it meanwhile). A process
+    /// killed while making it leaves no half-made store at `path` that the next run would refuse, only a
+    /// hidden `.creating` file.
+    private static func create(path: String, options: Options) throws {
+        let url = URL(fileURLWithPath: path)
+        let building = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).creating-\(UUID().uuidString)").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: building + suffix) }
+        }
+        do {
+            let pool = try DatabasePool(path: building, configuration: configuration(options))
+            try StoreSchema.migrator.migrate(pool)
+            try pool.close()
+        } catch {
+            throw openingError(error, path: path, busyTimeout: options.busyTimeout)
+        }
+        guard Glibc.link(building, path) == 0 || errno == EEXIST else {
+            throw StoreError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
         }
     }
 
