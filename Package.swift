@@ -39,7 +39,7 @@ let package = Package(
         // The FHIRPath language (N1) over the element model.
         .target(name: "FHIRPath", dependencies: ["FHIRCore"]),
         // Structural validation and the R4 invariants (evaluated with FHIRPath).
-        .target(name: "FHIRValidation", dependencies: ["FHIRCore", "FHIRPath"]),
+        .target(name: "FHIRValidation", dependencies: ["FHIRCore", "FHIRPath", .product(name: "Crypto", package: "swift-crypto")]),
         // Re-exports the three FHIR layers.
         .target(name: "FHIR", dependencies: ["FHIRCore", "FHIRPath", "FHIRValidation"]),
         // The official FHIRPath test-suite runner behind `caregate conformance fhirpath`.

@@ -49,6 +49,29 @@ extension ValidationWalk {
     }
 }
 
+extension ValidationWalk {
+    /// The narrative's internal references (`<a href="#id">`, `<img src="#id">`) point at something the
+    /// resource holds: a contained resource, an element `id` of the resource, or an `id` inside the
+    /// narrative itself (https://hl7.org/fhir/R4/narrative.html#id).
+    mutating func checkNarrativeReferences(of resource: Element, path: String) {
+        guard let div = resource.child(named: "text")?.childValue("div") else { return }
+        let targets = LocalReferences.localTargets(inXHTML: div).map { String($0.dropFirst()) }.filter { !$0.isEmpty }
+        guard !targets.isEmpty else { return }
+        var known = Set(LocalReferences.idAttributes(inXHTML: div))
+        func collectIDs(_ element: Element) {
+            for child in element.children {
+                if child.name == "id", child.children.isEmpty, let value = child.value { known.insert(value) }
+                collectIDs(child)
+            }
+        }
+        collectIDs(resource)
+        for target in Set(targets).sorted() where !known.contains(target) {
+            report(.error, .structure, "the narrative refers to '#\(target)', which is no contained resource and no id in the resource",
+                   at: path + ".text.div")
+        }
+    }
+}
+
 /// The local references (`#id`, and `#` for the container) found in an element tree: the `reference`
 /// of every Reference, and every canonical, uri and url value, as dom-3 reads them.
 private struct LocalReferences {
@@ -91,6 +114,20 @@ private struct LocalReferences {
             }
         }
         return targets
+    }
+
+    /// The values of the `id` attributes (and of anchors' `name`) of an XHTML text.
+    static func idAttributes(inXHTML text: String) -> [String] {
+        var ids: [String] = []
+        for attribute in [" id=", "\tid=", "\nid=", " name=", "\tname=", "\nname="] {
+            var rest = text[...]
+            while let found = rest.range(of: attribute) {
+                rest = rest[found.upperBound...]
+                guard let quote = rest.first, quote == "\"" || quote == "'" else { continue }
+                ids.append(String(rest.dropFirst().prefix { $0 != quote }))
+            }
+        }
+        return ids
     }
 
     private mutating func note(_ value: String?) {

@@ -143,6 +143,7 @@ struct ValidationWalk {
         if type == "Bundle" { checkBundle(resource, path: currentPath) }
         // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
         if !isContained, options.validateContained { checkContained(of: resource, type: type, path: currentPath) }
+        checkNarrativeReferences(of: resource, path: currentPath)
         checkResourceInvariants(resource, type: type)
         if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
     }
@@ -339,6 +340,8 @@ struct ValidationWalk {
             if let url = element.childValue("url"), url.contains("|") {
                 report(.error, .value, "an extension URL may not carry a version ('\(url)')", below: ".url")
             }
+        case "Attachment":
+            checkAttachment(element)
         case "Coding":
             if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
                 report(.error, .codeInvalid,
