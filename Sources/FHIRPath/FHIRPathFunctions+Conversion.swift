@@ -6,11 +6,14 @@ extension FHIRPathEvaluator {
     func conversion(_ function: FHIRPathFunction, node: FHIRPathNode, input: [FHIRPathValue],
                     arguments: [FHIRPathNode], scope: FHIRPathScope) throws -> [FHIRPathValue] {
         if function == .iif {
-            // Called on a collection (`x.iif(...)`), iif evaluates its arguments with that single item as
-            // $this (several items are an error); called bare, it keeps the enclosing $this and $index.
+            // Called on a collection (`x.iif(...)`), iif evaluates its arguments with that collection as
+            // $this: its single item, or nothing when it is empty (so that `resolve().iif(empty(), ...)`
+            // sees the empty result, as R4's ctm-1 expects); several items are an error. Called bare, it
+            // keeps the enclosing $this and $index.
             var inner = scope
             if case .call(let base?, _, _, _) = node.kind, base.depth > 0 {
-                if let item = try singleton(input, node) { inner = FHIRPathScope(this: [item], index: 0, total: scope.total) }
+                let item = try singleton(input, node)
+                inner = FHIRPathScope(this: item.map { [$0] } ?? [], index: 0, total: scope.total)
             }
             let focus = inner.this
             let criterion = try boolean(evaluate(arguments[0], focus, inner), arguments[0])

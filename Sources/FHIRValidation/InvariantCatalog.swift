@@ -136,7 +136,6 @@ public struct InvariantCatalog: Sendable {
         let expression = invariant.expression
         if expression.contains("memberOf(") { return "memberOf() needs a terminology service" }
         if expression.contains("conformsTo(") { return "conformsTo() needs profiles (StructureDefinitions) CareGate does not load" }
-        if expression.contains("resolve()") { return "resolve() follows references, which structural validation does not" }
         if expression.contains("htmlChecks()") {
             return "htmlChecks() is not implemented by the engine; the narrative XHTML is checked by XHTMLChecker"
         }

@@ -95,3 +95,26 @@ final class ContainedRulesTests: XCTestCase {
         XCTAssertTrue(labelled.contains { $0.diagnostics.contains("dom-5") }, "\(labelled)")
     }
 }
+
+/// Invariants that follow references with resolve(): the engine resolves contained resources (and a
+/// Bundle's entries); what it cannot find is not judged.
+final class ResolvingInvariantTests: XCTestCase {
+    private func errors(_ json: String) throws -> [ValidationIssue] {
+        StructureValidator().validate(try FHIRJSON.read(Data(json.utf8))).errors
+    }
+
+    private func careTeam(member: String) -> String {
+        #"""
+        {"resourceType":"CareTeam","contained":[{"resourceType":"Practitioner","id":"dr"},{"resourceType":"Organization","id":"org","name":"Clinic"}],
+         "participant":[{"member":{"reference":"\#(member)"},"onBehalfOf":{"reference":"#org"}}]}
+        """#
+    }
+
+    // ctm-1: "CareTeam.participant.onBehalfOf can only be populated when CareTeam.participant.member is a Practitioner".
+    func testCtm1ResolvesTheMember() throws {
+        XCTAssertEqual(try errors(careTeam(member: "#dr")), [])
+        XCTAssertTrue(try errors(careTeam(member: "#org")).contains { $0.diagnostics.contains("ctm-1") })
+        // A member that cannot be resolved here is not judged (nor is the Practitioner then referred to).
+        XCTAssertFalse(try errors(careTeam(member: "Practitioner/elsewhere")).contains { $0.diagnostics.contains("ctm-1") })
+    }
+}
