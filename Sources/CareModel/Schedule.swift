@@ -110,6 +110,20 @@ public struct Schedule: Sendable, Hashable {
         return time.timeIntervalSince(event.end) > 86_400 ? nil : event.occurrence
     }
 
+    /// Whether a measurement taken at `time` belongs to `occurrence` (``occurrence(at:)`` is
+    /// `occurrence`). For a schedule of one element and a time within a day of the event's start, the
+    /// event and the next are enough, rather than every event of the two days before `time`.
+    public func occurrence(_ occurrence: Int, holds time: Date) -> Bool {
+        guard elements.count == 1, let element = elements.first, let event = element.event(atLocalOccurrence: occurrence),
+              event.start <= time, time.timeIntervalSince(event.start) <= 86_400
+        else {
+            return self.occurrence(at: time) == occurrence
+        }
+        if time.timeIntervalSince(event.end) > 86_400 { return false }
+        if let next = element.event(atLocalOccurrence: occurrence + 1), next.start <= time { return false }
+        return true
+    }
+
     /// The event with schedule-wide occurrence index `occurrence`, or `nil` if there is none.
     public func event(occurrence: Int) -> ScheduleEvent? {
         if elements.count == 1, let element = elements.first {

@@ -11,6 +11,27 @@ final class ScheduleTests: XCTestCase {
                             duration: duration, timeZone: ny)
     }
 
+    /// The shortcut export takes agrees with occurrence(at:) everywhere: one element and several,
+    /// short and all-day events, a week apart, times before, inside and well after each event.
+    func testOccurrenceHoldsAgreesWithOccurrenceAt() throws {
+        let schedules = [
+            try Schedule(composing: [try daily(8, from: 1)]),
+            try Schedule(composing: [try daily(0, from: 1, duration: .allDay)]),
+            try Schedule(composing: [try ScheduleElement(start: Clock.date(2026, 5, 1, 9), end: nil, interval: DateComponents(day: 7),
+                                                         duration: .minutes(30), timeZone: ny)]),
+            try Schedule(composing: [try daily(20, from: 1), try daily(8, from: 1)]),
+        ]
+        for schedule in schedules {
+            for hours in stride(from: 0, to: 24 * 20, by: 5) {
+                let time = Clock.date(2026, 5, 1).addingTimeInterval(Double(hours) * 3600 + 1234)
+                for occurrence in 0..<12 {
+                    XCTAssertEqual(schedule.occurrence(occurrence, holds: time), schedule.occurrence(at: time) == occurrence,
+                                   "\(schedule) at \(Clock.text(time)), occurrence \(occurrence)")
+                }
+            }
+        }
+    }
+
     func testOccurrenceIndexCountsAcrossElementsInTimeOrder() throws {
         // Evening element listed first: the schedule orders elements by start, and numbers events by time.
         let schedule = try Schedule(composing: [try daily(20, from: 1), try daily(8, from: 1)])

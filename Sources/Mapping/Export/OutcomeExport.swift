@@ -147,7 +147,7 @@ public struct OutcomeExporter: Sendable {
 
     /// Observation.code: the task's codes, else the mapping's, with the task's title as text.
     private func observationCode(of task: CareTask) -> Element {
-        let keys = task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n").map(String.init) ?? []
+        let keys = task.metadata.userInfo?[UserInfoKey.codes]?.utf8.split(separator: UInt8(ascii: "\n")).compactMap { String($0) } ?? []
         var codings = keys.compactMap(Self.codingElement(fromKey:))
         if codings.isEmpty, let code = mapping.code { codings = [Self.coding(code)] }
         var children = codings
@@ -166,11 +166,12 @@ public struct OutcomeExporter: Sendable {
 
     /// A `system|code` key (as import keeps codes) as a Coding; a key without `|` is a code alone.
     private static func codingElement(fromKey key: String) -> Element? {
-        let parts = key.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 2, !parts[1].isEmpty, !parts[1].contains(" ") {
-            return Element(name: "coding", children: [Element(name: "system", value: parts[0]), Element(name: "code", value: parts[1])])
-        }
-        return nil
+        // By bytes: a Character split tests grapheme breaks at every character of every key.
+        let bytes = key.utf8
+        guard let bar = bytes.firstIndex(of: UInt8(ascii: "|")) else { return nil }
+        let code = bytes[bytes.index(after: bar)...]
+        guard !code.isEmpty, !code.contains(UInt8(ascii: " ")), let system = String(bytes[..<bar]), let codeText = String(code) else { return nil }
+        return Element(name: "coding", children: [Element(name: "system", value: system), Element(name: "code", value: codeText)])
     }
 
     /// A value's `kind` as a CodeableConcept: a coding when it is a `system|code` key, else text.
@@ -184,7 +185,7 @@ public struct OutcomeExporter: Sendable {
         // (import places an Observation by its time), else the occurrence's window.
         let times = Set(outcome.values.compactMap(\.createdDate))
         if times.count == 1, outcome.values.allSatisfy({ $0.createdDate != nil }), let time = times.first,
-           task.schedule.occurrence(at: time) == outcome.taskOccurrenceIndex {
+           task.schedule.occurrence(outcome.taskOccurrenceIndex, holds: time) {
             let valueZone = outcome.values.first?.timezone ?? zone
             return Element(name: "effectiveDateTime", value: FHIRDateFormat.dateTime(time, in: valueZone))
         }
