@@ -32,13 +32,20 @@ extension FHIRPathEvaluator {
             return [.integer(FHIRPathTextSearch.matches(of: Array(strings[0]), in: Array(text)).last ?? -1)]
         case .substring:
             guard let start = try integerArgument(argument(arguments[0], scope), arguments[0]) else { return [] }
+            let requested = try arguments.count > 1 ? integerArgument(argument(arguments[1], scope), arguments[1]) : nil
+            if arguments.count > 1, requested == nil { return [] }
+            // ASCII without CR (every byte a character): sliced by bytes, not through a Character array,
+            // which ref-1 would build for every reference validated.
+            if text.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
+                let bytes = text.utf8
+                guard start >= 0, start < bytes.count else { return [] }
+                let length = max(0, min(requested ?? bytes.count - start, bytes.count - start))
+                let from = bytes.index(bytes.startIndex, offsetBy: start)
+                return [.string(String(text[from..<bytes.index(from, offsetBy: length)]))]
+            }
             let characters = Array(text)
             guard start >= 0, start < characters.count else { return [] }
-            var length = characters.count - start
-            if arguments.count > 1 {
-                guard let requested = try integerArgument(argument(arguments[1], scope), arguments[1]) else { return [] }
-                length = max(0, min(requested, length))
-            }
+            let length = max(0, min(requested ?? characters.count - start, characters.count - start))
             return [.string(String(characters[start..<start + length]))]
         case .startsWith:
             return [.boolean(text.hasPrefix(strings[0]))]
