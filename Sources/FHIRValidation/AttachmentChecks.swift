@@ -12,7 +12,9 @@ extension ValidationWalk {
             report(.error, .value, "'\(contentType)' is not a MIME type (type/subtype, as BCP 13 has it)", below: ".contentType")
         }
         // The data as it was before base64 (an invalid base64 text is reported as a primitive already).
-        guard let text = attachment.childValue("data"), let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else { return }
+        guard let text = attachment.childValue("data"), PrimitiveValidator.problem(with: text, kind: nil, as: .base64Binary) == nil,
+              let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters)
+        else { return }
         if let sizeText = attachment.childValue("size"), let size = Int(sizeText), size != data.count {
             report(.error, .value, "the attachment's size is \(size), but its data is \(data.count) byte(s)", below: ".size")
         }

@@ -195,7 +195,10 @@ public final class SQLiteStore: Sendable {
         } catch {
             throw openingError(error, path: path, busyTimeout: options.busyTimeout)
         }
-        guard Glibc.link(building, path) == 0 || errno == EEXIST else {
+        if Glibc.link(building, path) == 0 || errno == EEXIST { return }
+        // A file system without hard links: a rename, atomic too (though a concurrent maker's store
+        // could then be replaced by this empty one before either wrote anything).
+        guard [EPERM, ENOTSUP, EOPNOTSUPP, EMLINK].contains(errno), rename(building, path) == 0 else {
             throw StoreError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
         }
     }
