@@ -40,7 +40,7 @@ public struct SyncReport: Sendable, Codable, Equatable {
         var lines = ["sync with \(server.hasPrefix("file://") ? URL(string: server)?.path ?? server : server): \(String(format: "%.1f", seconds)) s (pull \(String(format: "%.1f", pullSeconds)), import \(String(format: "%.1f", importSeconds)), push \(String(format: "%.1f", pushSeconds))), \(requests) push request(s), \(retries) retr\(retries == 1 ? "y" : "ies")"]
         for type in pulled.keys.sorted() {
             let p = pulled[type] ?? Pulled()
-            lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : ""): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
+            lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : " read"): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
         }
         lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
         lines += problems.map { "  problem: \($0)" }
