@@ -12,9 +12,19 @@ extension ValidationWalk {
                 report(.error, .invariant, "the link relation '\(relation)' can only occur once", at: path + ".link")
             }
         }
+        let type = bundle.childValue("type")
         for (index, entry) in bundle.children(named: "entry").enumerated() {
             let entryPath = "\(path).entry[\(index)]"
-            guard let fullUrl = entry.childValue("fullUrl") else { continue }
+            checkRequest(of: entry, bundleType: type, path: entryPath)
+            guard let fullUrl = entry.childValue("fullUrl") else {
+                // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST";
+                // results of operations may hold unidentified resources, so this is a warning.
+                let method = entry.child(named: "request")?.childValue("method")
+                if entry.child(named: "resource") != nil, method != "POST" {
+                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", at: entryPath)
+                }
+                continue
+            }
             if !ReferenceFormat.hasScheme(fullUrl) {
                 report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", at: entryPath + ".fullUrl")
                 continue
@@ -45,6 +55,32 @@ extension ValidationWalk {
                 report(.error, .invalid,
                        "the fullUrl '\(fullUrl)' names a \(named), but the entry holds a \(type)", at: entryPath + ".fullUrl")
             }
+        }
+    }
+
+    /// A transaction or batch entry's request agrees with its resource: a PUT to `Type/id` (the update
+    /// interaction) carries a resource of that type with that id ("the request body SHALL be a Resource
+    /// with an id element that has an identical value to the [id] in the URL"), and a POST to `Type`
+    /// carries a resource of that type.
+    private mutating func checkRequest(of entry: Element, bundleType: String?, path: String) {
+        guard bundleType == "transaction" || bundleType == "batch", let request = entry.child(named: "request"),
+              let method = request.childValue("method"), let url = request.childValue("url"),
+              let resource = entry.child(named: "resource"), let type = resource.resourceType,
+              !url.contains("?")
+        else { return }
+        let parts = url.split(separator: "/").map(String.init)
+        switch method {
+        case "PUT" where parts.count == 2 && metadata.isResourceType(parts[0]):
+            if parts[0] != type {
+                report(.error, .invalid, "the request PUT \(url) holds a \(type), not a \(parts[0])", at: path + ".request.url")
+            } else if resource.childValue("id") != parts[1] {
+                report(.error, .invalid, "the request PUT \(url) must hold the resource with id '\(parts[1])' (it has "
+                    + (resource.childValue("id").map { "'\($0)'" } ?? "none") + ")", at: path + ".resource.id")
+            }
+        case "POST" where parts.count == 1 && metadata.isResourceType(parts[0]) && parts[0] != type:
+            report(.error, .invalid, "the request POST \(url) holds a \(type), not a \(parts[0])", at: path + ".request.url")
+        default:
+            break
         }
     }
 }

@@ -95,4 +95,28 @@ final class BundleRulesTests: XCTestCase {
     func testAMessageStartsWithItsHeader() throws {
         try assertBreaks("bdl-12", bundle("message", [patient + "}"]))
     }
+
+    // The update interaction: "The request body SHALL be a Resource with an id element that has an
+    // identical value to the [id] in the URL"; a create's body is a resource of the URL's type.
+    func testATransactionEntrysRequestAgreesWithItsResource() throws {
+        let put = #"{"fullUrl":"http://example.org/fhir/Patient/p1","resource":{"resourceType":"Patient","id":"p1"},"request":{"method":"PUT","url":"Patient/p1"}}"#
+        XCTAssertEqual(try errors(bundle("transaction", [put])), [])
+        let otherID = #"{"fullUrl":"urn:uuid:0c3151bd-1cbf-4d64-b04d-cd9187a4c6e0","resource":{"resourceType":"Patient","id":"p2"},"request":{"method":"PUT","url":"Patient/p1"}}"#
+        XCTAssertEqual(try errors(bundle("transaction", [otherID])).map(\.expression), ["Bundle.entry[0].resource.id"])
+        let otherType = #"{"fullUrl":"urn:uuid:0c3151bd-1cbf-4d64-b04d-cd9187a4c6e0","resource":{"resourceType":"Patient"},"request":{"method":"POST","url":"Observation"}}"#
+        XCTAssertEqual(try errors(bundle("batch", [otherType])).map(\.expression), ["Bundle.entry[0].request.url"])
+        // A conditional update names no id.
+        let conditional = #"{"fullUrl":"urn:uuid:0c3151bd-1cbf-4d64-b04d-cd9187a4c6e0","resource":{"resourceType":"Patient"},"request":{"method":"PUT","url":"Patient?identifier=urn:x|1"}}"#
+        XCTAssertEqual(try errors(bundle("transaction", [conditional])), [])
+    }
+
+    // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST": a warning,
+    // since results of operations may hold unidentified resources.
+    func testAnEntryWithoutFullUrlIsAWarningUnlessPosted() throws {
+        let json = bundle("collection", [#"{"resource":{"resourceType":"Patient","id":"p1"}}"#])
+        let issues = StructureValidator().validate(try FHIRJSON.read(Data(json.utf8))).issues
+        XCTAssertEqual(issues.map(\.severity), [.warning])
+        let posted = bundle("transaction", [#"{"resource":{"resourceType":"Patient"},"request":{"method":"POST","url":"Patient"}}"#])
+        XCTAssertEqual(StructureValidator().validate(try FHIRJSON.read(Data(posted.utf8))).issues, [])
+    }
 }
