@@ -123,9 +123,7 @@ public final class SyncJob {
 
     /// A folder as the provider: every file of it imported (what did not change is found unchanged).
     private func importFolder(into report: inout SyncReport) throws {
-        let started = Date()
-        defer { report.importSeconds += Date().timeIntervalSince(started) }
-        for (type, counts) in try importing(FHIRInput.sources(for: [configuration.server.path])).byType
+        for (type, counts) in try importing(FHIRInput.sources(for: [configuration.server.path]), into: &report).byType
         where configuration.resources.contains(type) || counts.skipped < counts.total {
             var pulled = SyncReport.Pulled()
             pulled.resources = counts.total
@@ -136,19 +134,20 @@ public final class SyncJob {
 
     /// The pulled files through the import path, their counts and time in the report.
     func importPulled(_ files: [String], into report: inout SyncReport) throws {
-        let started = Date()
-        defer { report.importSeconds += Date().timeIntervalSince(started) }
-        for (type, counts) in try importing(files.map { .file($0) }).byType {
+        for (type, counts) in try importing(files.map { .file($0) }, into: &report).byType {
             report.pulled[type, default: SyncReport.Pulled()].record(counts)
         }
     }
 
-    /// `sources` through the import path, in the configured time zone (a dry run writes nothing).
-    func importing(_ sources: [FHIRInput.Source]) throws -> ImportReport {
+    /// `sources` through the import path, in the configured time zone (a dry run writes nothing); the
+    /// import's time goes into `report`.
+    func importing(_ sources: [FHIRInput.Source], into report: inout SyncReport) throws -> ImportReport {
         var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
         options.strict = false
         options.dryRun = dryRun
-        return try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options).run(sources)
+        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options).run(sources)
+        report.importSeconds += imported.seconds
+        return imported
     }
 
     /// Whether the server's capability statement lists the `transaction` interaction.
