@@ -22,19 +22,16 @@ extension ValidationWalk {
         guard !contained.isEmpty else { return }
         var referenced: Set<String> = []
         var refersToContainer = Array(repeating: false, count: contained.count)
-        var containedIndex = 0
-        for child in resource.children {
-            if child.name == "contained" {
-                var scan = LocalReferences()
-                if let containedType = child.resourceType { scan.collect(child, context: containedType, metadata: metadata) }
-                referenced.formUnion(scan.ids)
-                refersToContainer[containedIndex] = scan.refersToContainer
-                containedIndex += 1
-            } else {
-                var scan = LocalReferences()
-                scan.collect(Element(name: resource.name, children: [child]), context: type, metadata: metadata)
-                referenced.formUnion(scan.ids)
-            }
+        // The container's own elements, then each contained resource (whose reference to `#` counts for it).
+        var container = LocalReferences()
+        container.collect(resource, context: type, metadata: metadata, skippingContained: true)
+        referenced.formUnion(container.ids)
+        for (index, item) in contained.enumerated() {
+            guard let containedType = item.resourceType else { continue }
+            var scan = LocalReferences()
+            scan.collect(item, context: containedType, metadata: metadata)
+            referenced.formUnion(scan.ids)
+            refersToContainer[index] = scan.refersToContainer
         }
         // A contained item that is no resource at all is reported as such, and judged no further.
         for (index, item) in contained.enumerated() where item.resourceType != nil {
@@ -55,9 +52,10 @@ extension ValidationWalk {
     /// narrative itself (https://hl7.org/fhir/R4/narrative.html#id).
     mutating func checkNarrativeReferences(of resource: Element, path: String) {
         guard let div = resource.child(named: "text")?.childValue("div") else { return }
-        let targets = LocalReferences.localTargets(inXHTML: div).map { String($0.dropFirst()) }.filter { !$0.isEmpty }
+        let links = XHTMLChecker.internalLinks(in: div)
+        let targets = links.targets.map { String($0.dropFirst()) }.filter { !$0.isEmpty }
         guard !targets.isEmpty else { return }
-        var known = Set(LocalReferences.idAttributes(inXHTML: div))
+        var known = Set(links.ids)
         func collectIDs(_ element: Element) {
             for child in element.children {
                 if child.name == "id", child.children.isEmpty, let value = child.value { known.insert(value) }
@@ -78,12 +76,16 @@ private struct LocalReferences {
     var ids: Set<String> = []
     var refersToContainer = false
 
-    mutating func collect(_ element: Element, context: String, metadata: FHIRMetadata) {
+    /// Collects from `element`'s descendants; with `skippingContained`, not from its own contained
+    /// resources (a caller that scans each of them apart).
+    mutating func collect(_ element: Element, context: String, metadata: FHIRMetadata, skippingContained: Bool = false) {
         guard let children = metadata.children(of: context) else { return }
         for child in element.children {
             guard let resolved = children[child.name] else { continue }
             if resolved.type == "Resource" {
-                if let type = child.resourceType { collect(child, context: type, metadata: metadata) }
+                if !skippingContained || resolved.info.name != "contained", let type = child.resourceType {
+                    collect(child, context: type, metadata: metadata)
+                }
                 continue
             }
             switch resolved.primitive {
@@ -91,7 +93,7 @@ private struct LocalReferences {
                 note(child.value)
             case .xhtml?:
                 // A narrative refers to a contained resource by a link or an image: href="#id", src="#id".
-                for target in Self.localTargets(inXHTML: child.value ?? "") { note(target) }
+                for target in XHTMLChecker.internalLinks(in: child.value ?? "").targets { note(target) }
             case nil:
                 if resolved.type == "Reference" { note(child.childValue("reference")) }
                 collect(child, context: resolved.type, metadata: metadata)
@@ -99,35 +101,6 @@ private struct LocalReferences {
                 break
             }
         }
-    }
-
-    /// The `#...` values of the `href` and `src` attributes of an XHTML text.
-    static func localTargets(inXHTML text: String) -> [String] {
-        var targets: [String] = []
-        for attribute in ["href=", "src="] {
-            var rest = text[...]
-            while let found = rest.range(of: attribute) {
-                rest = rest[found.upperBound...]
-                guard let quote = rest.first, quote == "\"" || quote == "'" else { continue }
-                let value = rest.dropFirst().prefix { $0 != quote }
-                if value.hasPrefix("#") { targets.append(String(value)) }
-            }
-        }
-        return targets
-    }
-
-    /// The values of the `id` attributes (and of anchors' `name`) of an XHTML text.
-    static func idAttributes(inXHTML text: String) -> [String] {
-        var ids: [String] = []
-        for attribute in [" id=", "\tid=", "\nid=", " name=", "\tname=", "\nname="] {
-            var rest = text[...]
-            while let found = rest.range(of: attribute) {
-                rest = rest[found.upperBound...]
-                guard let quote = rest.first, quote == "\"" || quote == "'" else { continue }
-                ids.append(String(rest.dropFirst().prefix { $0 != quote }))
-            }
-        }
-        return ids
     }
 
     private mutating func note(_ value: String?) {

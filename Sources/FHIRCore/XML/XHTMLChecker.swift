@@ -26,6 +26,13 @@ package enum XHTMLChecker {
         return (scan.xmlProblem.map { [$0] } ?? []) + scan.ruleProblems
     }
 
+    /// The narrative's internal links (the `#...` values of `href` and `src` attributes) and the ids it
+    /// defines itself (`id` and `name` attributes), as far as the text can be read.
+    package static func internalLinks(in xhtml: String) -> (targets: [String], ids: [String]) {
+        let scan = Scan(xhtml)
+        return (scan.localTargets, scan.definedIDs)
+    }
+
     /// Why the text cannot be written into an XML document as the narrative div (it is not one
     /// well-formed XHTML `div` element), or `nil` when it can.
     package static func xmlProblem(in xhtml: String) -> String? {
@@ -39,6 +46,9 @@ package enum XHTMLChecker {
         private(set) var xmlProblem: String?
         private(set) var ruleProblems: [String] = []
         private var hasContent = false
+        /// `href`/`src` values that start with `#`, and `id`/`name` values: for ``internalLinks(in:)``.
+        private(set) var localTargets: [String] = []
+        private(set) var definedIDs: [String] = []
         /// Open elements, innermost last: qualified name and how many prefixes were declared before it.
         private var open: [(name: String, prefixCount: Int)] = []
         /// Declared namespace prefixes in scope, innermost last.
@@ -295,6 +305,8 @@ package enum XHTMLChecker {
             if localName == "img" { hasContent = true }
             for (attribute, value) in attributes {
                 let lowered = attribute.lowercased()
+                if (lowered == "href" || lowered == "src"), value.hasPrefix("#") { localTargets.append(value) }
+                if lowered == "id" || lowered == "name" { definedIDs.append(value) }
                 if lowered.hasPrefix("on") {
                     ruleProblems.append("the narrative may not contain event attributes ('\(attribute)' on <\(localName)>)")
                 } else if lowered == "href" || lowered == "src", ReferenceFormat.hasScheme(value),
