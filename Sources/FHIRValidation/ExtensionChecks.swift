@@ -64,8 +64,7 @@ extension ValidationWalk {
     /// value[x] of an extension against its definition: present when required, absent from a complex
     /// extension, of an allowed type.
     private mutating func checkValue(of element: Element, url: String, value: CoreExtensions.Value, at suffix: String) {
-        let values = element.children.filter { $0.name.hasPrefix("value") && $0.name.count > 5 }
-        guard let found = values.first else {
+        guard let found = element.children.first(where: { $0.name.hasPrefix("value") && $0.name.count > 5 }) else {
             if value.min > 0 { report(.error, .required, "the extension \(url) must have a value", below: suffix) }
             return
         }
