@@ -202,6 +202,8 @@ final class SyncJobTests: XCTestCase {
             ("patients:\n  search: nonsense\n", "name=value"),
             ("patients:\n  ids: [a]\nbulk: true\n", "name the cohort with `group:`"),
             ("interval: soon\n", "30s, 5m or 1h"),
+            ("max-retries: -1\n", "from 0 to 10000"),
+            ("page-size: 0\n", "from 1 to 10000"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try SyncConfiguration.parse("server: http://127.0.0.1:9/fhir\n" + text, file: folder.appendingPathComponent("s.yaml").path)) { error in
