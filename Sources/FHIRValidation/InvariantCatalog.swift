@@ -43,9 +43,42 @@ public struct InvariantCatalog: Sendable {
             + "official example Questionnaire-bb, which the reference validator accepts",
     ]
 
+    /// Invariants whose R4 expression does not say what their human text says when the element it tests
+    /// is absent: evaluated to empty there, which fails a constraint (only `true` meets one), they would
+    /// flag valid data. Each is evaluated in a corrected form that tests the element only when present,
+    /// as other validators correct them too. Expressions of the form `name.matches('...')` (the `-0`
+    /// "name should be usable as an identifier" warnings of the canonical resources) are corrected the
+    /// same way by ``correction(of:)``.
+    static let corrections: [String: (expression: String, reason: String)] = [
+        "ref-1": (
+            "reference.exists() implies (reference = '#' or reference.startsWith('#').not() "
+                + "or (reference.substring(1).trace('url') in %rootResource.contained.id.trace('ids')))",
+            "\"SHALL have a contained resource if a local reference is provided\": the R4 expression is empty for a "
+                + "Reference without `reference` (display or identifier only), and does not let `#` name the container"),
+        "bdl-8": (
+            "fullUrl.exists() implies fullUrl.contains('/_history/').not()",
+            "\"fullUrl cannot be a version specific reference\": the R4 expression is empty for an entry without fullUrl"),
+    ]
+
+    /// The corrected expression of `invariant` and why, or nil when its R4 expression is evaluated as it is.
+    static func correction(of invariant: Invariant) -> (expression: String, reason: String)? {
+        if let known = corrections[invariant.key] { return known }
+        // `element.matches('regex')`: a test of the element's value, empty when the element is absent.
+        let expression = invariant.expression
+        if let dot = expression.firstIndex(of: "."), expression[dot...].hasPrefix(".matches("), expression.hasSuffix(")"),
+           expression[..<dot].allSatisfy({ $0.isLetter }) {
+            let element = expression[..<dot]
+            return ("\(element).exists() implies \(expression)",
+                    "a test of `\(element)`'s value, empty when `\(element)` is absent")
+        }
+        return nil
+    }
+
     /// Every evaluated invariant, sorted by path and key.
     public let evaluated: [Invariant]
     public let skipped: [Skipped]
+    /// The invariants evaluated in a corrected form (``corrections``), with the expression used and why.
+    public let corrected: [(invariant: Invariant, expression: String, reason: String)]
     private let byPath: [String: [Compiled]]
     /// Per type name: the invariants of the type and of its base types.
     private let byType: [String: [Compiled]]
@@ -57,15 +90,19 @@ public struct InvariantCatalog: Sendable {
         var byPath: [String: [Compiled]] = [:]
         var evaluated: [Invariant] = []
         var skipped: [Skipped] = []
+        var corrected: [(invariant: Invariant, expression: String, reason: String)] = []
         for path in metadata.allInvariants.keys.sorted() {
             for invariant in metadata.invariants(at: path) {
                 if let reason = Self.skipReason(invariant) {
                     skipped.append(Skipped(invariant: invariant, reason: reason))
                     continue
                 }
+                let correction = Self.correction(of: invariant)
+                let text = correction?.expression ?? invariant.expression
                 do {
-                    let expression = try FHIRPathExpression(invariant.expression)
-                    let needsResource = invariant.expression.contains("%resource") || invariant.expression.contains("%rootResource")
+                    let expression = try FHIRPathExpression(text)
+                    let needsResource = text.contains("%resource") || text.contains("%rootResource")
+                    if let correction { corrected.append((invariant, correction.expression, correction.reason)) }
                     byPath[path, default: []].append(
                         Compiled(invariant: invariant, expression: expression, needsResource: needsResource))
                     evaluated.append(invariant)
@@ -90,6 +127,7 @@ public struct InvariantCatalog: Sendable {
         self.byType = byType
         self.evaluated = evaluated
         self.skipped = skipped
+        self.corrected = corrected
         var byDefinition: [ObjectIdentifier: [Compiled]] = [:]
         var contexts = metadata.typeNames
         var seen = Set(contexts)

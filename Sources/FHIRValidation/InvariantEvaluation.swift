@@ -5,8 +5,10 @@ import FHIRPath
 /// definition path), with the element as `%context` and focus, the enclosing resource as `%resource`
 /// and, for a contained resource, its container as `%rootResource`.
 ///
-/// An invariant that evaluates to `false` is an issue of its severity, code `invariant`, diagnostics
-/// `key: human`. An empty result passes. Invariants that read `%resource` or `%rootResource` (`ref-1`) are
+/// An invariant is met only when it evaluates to `true`, as FHIR and the reference validator have it: `false`
+/// or an empty result (a comparison FHIRPath cannot decide, such as dates of different precision) is an
+/// issue of its severity, code `invariant`, diagnostics `key: human`. The few R4 expressions that are empty
+/// on valid data are evaluated corrected (``InvariantCatalog/corrections``). Invariants that read `%resource` or `%rootResource` (`ref-1`) are
 /// left out when a datatype is validated on its own, outside any resource. An expression the engine fails to evaluate is reported as
 /// information (never an error): a gap of the engine must not fail a resource.
 extension ValidationWalk {
@@ -39,7 +41,7 @@ extension ValidationWalk {
                        "\(compiled.invariant.key) could not be evaluated: \(error.message)")
                 continue
             }
-            guard result.count == 1, case .boolean(false) = result[0] else { continue }
+            if result.count == 1, case .boolean(true) = result[0] { continue }
             let invariant = compiled.invariant
             report(invariant.severity == .error ? .error : .warning, .invariant,
                    "\(invariant.key): \(invariant.human)")

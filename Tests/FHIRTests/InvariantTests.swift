@@ -53,8 +53,15 @@ final class InvariantTests: XCTestCase {
     func testValidResourcesPass() throws {
         XCTAssertEqual(try invariantIssues("""
             {"resourceType":"RiskAssessment","status":"final","subject":{"reference":"Patient/1"},
-             "prediction":[{"probabilityDecimal":100},{"probabilityRange":{"low":{"value":1},"high":{"value":2}}}]}
+             "prediction":[{"probabilityDecimal":100},{"probabilityRange":{
+               "low":{"value":1,"code":"%","system":"http://unitsofmeasure.org"},
+               "high":{"value":2,"code":"%","system":"http://unitsofmeasure.org"}}}]}
             """), [])
+        // ras-1 without units: not percentages, so not met (the comparison with a missing code is empty).
+        XCTAssertEqual(try invariantIssues("""
+            {"resourceType":"RiskAssessment","status":"final","subject":{"reference":"Patient/1"},
+             "prediction":[{"probabilityRange":{"low":{"value":1},"high":{"value":2}}}]}
+            """).map { String($0.diagnostics.prefix(5)) }, ["ras-1"])
         XCTAssertEqual(try invariantIssues("""
             {"resourceType":"Patient","contact":[{"telecom":[{"system":"phone","value":"123"}]}]}
             """), [])
@@ -93,6 +100,45 @@ final class InvariantTests: XCTestCase {
         // A Reference validated on its own has no resource to look in: ref-1 is not judged.
         let alone = Element(name: "reference", children: [Element(name: "reference", value: "#p1")])
         XCTAssertFalse(StructureValidator().validate(alone, asType: "Reference").hasErrors)
+    }
+
+    /// FHIR: a constraint is met when its expression is true. A comparison FHIRPath cannot decide (a
+    /// date against a dateTime of the same day: different precision) is empty, which does not meet per-1.
+    func testUndecidedComparisonDoesNotMeetAnInvariant() throws {
+        func per1(_ start: String, _ end: String) throws -> [String] {
+            try invariantIssues("""
+                {"resourceType":"Encounter","status":"finished","class":{"code":"AMB"},
+                 "period":{"start":"\(start)","end":"\(end)"}}
+                """).map { String($0.diagnostics.prefix(6)) + " " + $0.expression }
+        }
+        XCTAssertEqual(try per1("2023-06-21", "2023-06-21T06:20:00Z"), ["per-1: Encounter.period"])
+        XCTAssertEqual(try per1("2023-06", "2023-06-21"), ["per-1: Encounter.period"])
+        // Decidable at the shorter precision: no issue when start is before end, an issue when after.
+        XCTAssertEqual(try per1("2023-06-20", "2023-06-21T06:20:00Z"), [])
+        XCTAssertEqual(try per1("2023-05", "2023-06-21"), [])
+        XCTAssertEqual(try per1("2023-06-22", "2023-06-21T06:20:00Z"), ["per-1: Encounter.period"])
+    }
+
+    /// The R4 expressions that are empty on valid data are evaluated corrected: a Reference with only a
+    /// display, a Bundle entry without fullUrl and a canonical resource without a name meet their
+    /// constraints; the same constraints still catch what they are about.
+    func testCorrectedExpressionsJudgeOnlyPresentElements() throws {
+        XCTAssertEqual(try invariantIssues("""
+            {"resourceType":"Patient","generalPractitioner":[{"display":"Dr. Who"}],
+             "managingOrganization":{"identifier":{"system":"http://example.org","value":"1"}}}
+            """), [])
+        XCTAssertEqual(try invariantIssues("""
+            {"resourceType":"Bundle","type":"collection","entry":[{"resource":{"resourceType":"Basic","code":{"text":"x"}}}]}
+            """).map(\.diagnostics), [])
+        XCTAssertEqual(try invariantIssues("""
+            {"resourceType":"Bundle","type":"collection","entry":[{"fullUrl":"http://example.org/Basic/1/_history/2",
+              "resource":{"resourceType":"Basic","id":"1","code":{"text":"x"}}}]}
+            """).map { String($0.diagnostics.prefix(5)) }, ["bdl-8"])
+        XCTAssertEqual(try invariantIssues(#"{"resourceType":"Library","status":"draft","type":{"text":"x"}}"#), [])
+        XCTAssertEqual(try invariantIssues(#"{"resourceType":"Library","name":"not usable","status":"draft","type":{"text":"x"}}"#)
+            .map { String($0.diagnostics.prefix(5)) }, ["lib-0"])
+        let corrected = Set(InvariantCatalog.r4.corrected.map(\.invariant.key))
+        XCTAssertTrue(corrected.isSuperset(of: ["ref-1", "bdl-8", "lib-0", "que-0", "sdf-0"]), "\(corrected)")
     }
 
     func testSwitchedOff() throws {
