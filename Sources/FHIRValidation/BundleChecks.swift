@@ -1,8 +1,9 @@
 import FHIRCore
 import FHIRPath
 /// The Bundle rules structural validation checks beyond the element definitions: entry `fullUrl`s are
-/// absolute, a link relation occurs once, and an entry whose `fullUrl` names a type and id
-/// (`.../Patient/1`) holds a resource of that type with that id.
+/// absolute, a link relation occurs once, an entry whose `fullUrl` names a type and id
+/// (`.../Patient/1`) holds a resource of that type with that id, a transaction entry's request agrees with
+/// its resource, and a search result's entries agree with their `search.mode`.
 extension ValidationWalk {
     mutating func checkBundle(_ bundle: Element, path: String) {
         var relations: Set<String> = []
@@ -13,9 +14,11 @@ extension ValidationWalk {
             }
         }
         let type = bundle.childValue("type")
+        let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
         for (index, entry) in bundle.children(named: "entry").enumerated() {
             let entryPath = "\(path).entry[\(index)]"
             checkRequest(of: entry, bundleType: type, path: entryPath)
+            if type == "searchset" { checkSearchResult(entry, searchedTypes: searchedTypes, path: entryPath) }
             guard let fullUrl = entry.childValue("fullUrl") else {
                 // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST";
                 // results of operations may hold unidentified resources, so this is a warning.
@@ -82,5 +85,49 @@ extension ValidationWalk {
         default:
             break
         }
+    }
+
+    /// A searchset entry agrees with its `search.mode` (R4 search.html, "Search Result Bundles"): a
+    /// `match` is a resource of the server, so it has an id, and of a type the search was for (when the
+    /// `self` link says which); an `outcome` is an OperationOutcome about the search.
+    private mutating func checkSearchResult(_ entry: Element, searchedTypes: Set<String>?, path: String) {
+        guard let mode = entry.child(named: "search")?.childValue("mode"), let resource = entry.child(named: "resource"),
+              let type = resource.resourceType
+        else { return }
+        switch mode {
+        case "match":
+            if resource.childValue("id") == nil {
+                report(.error, .required, "a search result (search.mode match) must have an id", at: path + ".resource")
+            }
+            if let searchedTypes, !searchedTypes.contains(type) {
+                report(.error, .invalid, "a \(type) is not a match for a search of " + searchedTypes.sorted().joined(separator: ", ")
+                    + " (search.mode match)", at: path + ".resource")
+            }
+        case "outcome" where type != "OperationOutcome":
+            report(.error, .invalid, "an entry with search.mode outcome must hold an OperationOutcome, not a \(type)", at: path + ".resource")
+        default:
+            break
+        }
+    }
+
+    /// The resource types a searchset's `self` link searched: those of its `_type` parameter, else the
+    /// type its path ends with (`Patient?name=x`, `Patient/_search`); nil when it does not say.
+    static func searchedTypes(of bundle: Element, metadata: FHIRMetadata) -> Set<String>? {
+        guard let url = bundle.children(named: "link").first(where: { $0.childValue("relation") == "self" })?.childValue("url")
+        else { return nil }
+        let question = url.firstIndex(of: "?")
+        if let question {
+            for parameter in url[url.index(after: question)...].split(separator: "&") {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0] == "_type" else { continue }
+                let value = pair[1].removingPercentEncoding ?? String(pair[1])
+                let types = Set(value.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+                return types.allSatisfy(metadata.isResourceType) && !types.isEmpty ? types : nil
+            }
+        }
+        var segments = url[..<(question ?? url.endIndex)].split(separator: "/")
+        if segments.last == "_search" { segments.removeLast() }
+        guard let last = segments.last, metadata.isResourceType(String(last)) else { return nil }
+        return [String(last)]
     }
 }

@@ -88,6 +88,10 @@ private struct LocalReferences {
                 }
                 continue
             }
+            // A primitive's own extensions count too (`valueset-system` on a ValueSet's include.system).
+            if resolved.primitive != nil, !child.children.isEmpty {
+                collect(child, context: resolved.type, metadata: metadata)
+            }
             switch resolved.primitive {
             case .canonical?, .uri?, .url?:
                 note(child.value)

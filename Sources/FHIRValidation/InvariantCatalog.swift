@@ -55,6 +55,10 @@ public struct InvariantCatalog: Sendable {
                 + "or (reference.substring(1).trace('url') in %rootResource.contained.id.trace('ids')))",
             "\"SHALL have a contained resource if a local reference is provided\": the R4 expression is empty for a "
                 + "Reference without `reference` (display or identifier only), and does not let `#` name the container"),
+        "que-12": (
+            "enableWhen.count() > 1 implies enableBehavior.exists()",
+            "\"If there are more than one enableWhen, enableBehavior must be specified\": the R4 expression counts "
+                + "`> 2`, an erratum later versions of FHIR correct to `> 1`"),
         "bdl-8": (
             "fullUrl.exists() implies fullUrl.contains('/_history/').not()",
             "\"fullUrl cannot be a version specific reference\": the R4 expression is empty for an entry without fullUrl"),

@@ -264,6 +264,9 @@ struct ValidationWalk {
             }
             return
         }
+        if Self.hasOnlyAnID(element) {
+            report(.error, .invariant, "an element must have a value or children other than its id (ele-1)")
+        }
         let outerDefinitionPath = currentDefinitionPath
         currentDefinitionPath = resolved.info.path
         visitChildren(of: element, context: resolved.type)
@@ -277,6 +280,8 @@ struct ValidationWalk {
             checkPrimitiveValue(value, element: element, type: type, info: info)
         } else if element.children.isEmpty {
             report(.error, .required, "a primitive element must have a value or extensions")
+        } else if Self.hasOnlyAnID(element) {
+            report(.error, .invariant, "a primitive element must have a value or extensions, not only an id (ele-1)")
         }
         if !element.children.isEmpty {
             let outerDefinitionPath = currentDefinitionPath
@@ -305,6 +310,17 @@ struct ValidationWalk {
             report(.error, .value, (isResourceID ? "invalid resource id: " : "") + problem + " ('\(value.prefix(80))')",)
             return
         }
+        if type == .uri || type == .url || type == .canonical, let problem = URIRules.problem(with: value, as: type) {
+            report(problem.severity, .value, problem.message)
+            if problem.severity == .error { return }
+        }
+        if type == .uri, Self.codeSystemElements.contains(info.path),
+           let problem = URIRules.codeSystemProblem(value) {
+            report(.error, .value, problem)
+        }
+        if info.name == "url", type == .uri, isCanonicalResourceURL(info), !ReferenceFormat.hasScheme(value) {
+            report(.error, .value, "the canonical URL of a \(info.path.prefix { $0 != "." }) must be an absolute URI ('\(value)')")
+        }
         if type == .markdown, !options.allowHTMLInMarkdown, Self.containsHTMLTag(value) {
             report(.error, .value, "the markdown contains an embedded HTML tag, which is not allowed here")
         }
@@ -313,6 +329,27 @@ struct ValidationWalk {
             report(.error, .codeInvalid,
                    "the code '\(value)' is not in the value set \(binding.valueSet) (required binding)")
         }
+    }
+
+    /// The `system` elements, besides Coding.system, that identify a code system by its URI.
+    private static let codeSystemElements: Set<String> = [
+        "ValueSet.compose.include.system", "ValueSet.compose.exclude.system", "ValueSet.expansion.contains.system",
+        "ConceptMap.group.source",
+        "ConceptMap.group.target",
+    ]
+
+    /// ele-1 counts children other than the element's id: `children().count() > id.count()`.
+    private static func hasOnlyAnID(_ element: Element) -> Bool {
+        element.value == nil && !element.children.isEmpty && element.children.allSatisfy { $0.name == "id" }
+    }
+
+    /// `url` at the root of a canonical resource (one with `url`, `version` and `status`, such as a
+    /// ValueSet or a Library), which R4 defines as "an absolute URI".
+    private func isCanonicalResourceURL(_ info: ElementInfo) -> Bool {
+        let type = info.path.prefix { $0 != "." }
+        guard info.path.count == type.count + 4, metadata.isResourceType(String(type)) else { return false }
+        let children = metadata.children(of: String(type))
+        return children?["version"] != nil && children?["status"] != nil
     }
 
     private static func containsHTMLTag(_ text: String) -> Bool {
@@ -342,7 +379,18 @@ struct ValidationWalk {
             }
         case "Attachment":
             checkAttachment(element)
+        case "Identifier":
+            // "urn:ietf:rfc:3986: the identifier is a URI" (R4 Identifier.system): the value must be one.
+            if element.childValue("system") == "urn:ietf:rfc:3986", let value = element.childValue("value"),
+               !ReferenceFormat.hasScheme(value) {
+                // A warning: the official example Organization-2.16.840.1.113883.19.5 has an OID there.
+                report(.warning, .value, "an identifier whose system is urn:ietf:rfc:3986 should have a URI as its value, not '\(value)'",
+                       below: ".value")
+            }
         case "Coding":
+            if let system = element.childValue("system"), let problem = URIRules.codeSystemProblem(system) {
+                report(.error, .value, problem, below: ".system")
+            }
             if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")

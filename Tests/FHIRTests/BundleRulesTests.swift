@@ -119,4 +119,29 @@ final class BundleRulesTests: XCTestCase {
         let posted = bundle("transaction", [#"{"resource":{"resourceType":"Patient"},"request":{"method":"POST","url":"Patient"}}"#])
         XCTAssertEqual(StructureValidator().validate(try FHIRJSON.read(Data(posted.utf8))).issues, [])
     }
+
+    // search.html, "Search Result Bundles": a match is a resource of the server, so it has an id, and it is
+    // of the type searched (`Patient?name=x`, or those of `_type`); an outcome is an OperationOutcome.
+    func testASearchResultAgreesWithItsSearchMode() throws {
+        func searchset(_ selfLink: String, _ entries: [String]) -> String {
+            bundle("searchset", entries, more: #","link":[{"relation":"self","url":"\#(selfLink)"}]"#)
+        }
+        let match = #"{"fullUrl":"http://example.org/fhir/Patient/p1","resource":{"resourceType":"Patient","id":"p1"},"search":{"mode":"match"}}"#
+        let include = #"{"fullUrl":"http://example.org/fhir/Organization/o1","resource":{"resourceType":"Organization","id":"o1","name":"Acme"},"search":{"mode":"include"}}"#
+        let outcome = #"{"resource":{"resourceType":"OperationOutcome","issue":[{"severity":"information","code":"informational"}]},"search":{"mode":"outcome"}}"#
+        XCTAssertEqual(try errors(searchset("http://example.org/fhir/Patient?name=x", [match, include, outcome])), [])
+        XCTAssertEqual(try errors(searchset("http://example.org/fhir/Patient/_search", [match])), [])
+        XCTAssertEqual(try errors(searchset("http://example.org/fhir?_type=Observation,Patient", [match])), [])
+        // No self link, or one that does not say the type: the type is not judged.
+        XCTAssertEqual(try errors(bundle("searchset", [match, include])), [])
+
+        let noID = #"{"resource":{"resourceType":"Patient"},"search":{"mode":"match"}}"#
+        XCTAssertEqual(try errors(searchset("http://example.org/fhir/Patient?name=x", [noID])).map(\.expression), ["Bundle.entry[0].resource"])
+        let wrongType = try errors(searchset("http://example.org/fhir/Observation?code=x", [match]))
+        XCTAssertEqual(wrongType.map(\.expression), ["Bundle.entry[0].resource"])
+        XCTAssertTrue(wrongType.first?.diagnostics.contains("Observation") ?? false, "\(wrongType)")
+        XCTAssertEqual(try errors(searchset("http://example.org/fhir?_type=Observation", [match])).count, 1)
+        let notAnOutcome = #"{"fullUrl":"http://example.org/fhir/Patient/p1","resource":{"resourceType":"Patient","id":"p1"},"search":{"mode":"outcome"}}"#
+        XCTAssertEqual(try errors(searchset("http://example.org/fhir/Patient?name=x", [notAnOutcome])).map(\.expression), ["Bundle.entry[0].resource"])
+    }
 }

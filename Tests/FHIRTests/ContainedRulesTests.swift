@@ -30,6 +30,18 @@ final class ContainedRulesTests: XCTestCase {
             """#), [])
     }
 
+    // ...including from a primitive's own extension (a ValueSet naming its contained code system through
+    // the valueset-system extension on compose.include.system).
+    func testAContainedResourceReferredToFromAPrimitivesExtensionIsValid() throws {
+        XCTAssertEqual(try errors(#"""
+            {"resourceType":"ValueSet","status":"draft","url":"http://example.org/ValueSet/v",
+             "contained":[{"resourceType":"CodeSystem","id":"cs","status":"draft","content":"complete",
+               "url":"http://example.org/CodeSystem/cs"}],
+             "compose":{"include":[{"system":"http://example.org/CodeSystem/cs","_system":{"extension":[
+               {"url":"http://hl7.org/fhir/StructureDefinition/valueset-system","valueCanonical":"#cs"}]}}]}}
+            """#), [])
+    }
+
     // ...or from the narrative, as the reference validator counts it (an image or a link).
     func testAContainedResourceReferredToFromTheNarrativeIsValid() throws {
         XCTAssertEqual(try errors(#"""

@@ -59,4 +59,69 @@ final class DatatypeRulesTests: XCTestCase {
         XCTAssertEqual(found.map(\.expression), ["Observation.text.div"])
         XCTAssertTrue(found.first?.diagnostics.contains("#nowhere") ?? false, "\(found)")
     }
+
+    private func issues(_ json: String) throws -> [ValidationIssue] {
+        StructureValidator().validate(try FHIRJSON.read(Data(json.utf8))).issues
+    }
+
+    // ele-1: "All FHIR elements must have a @value or children", counted as children().count() > id.count().
+    func testAnElementWithOnlyAnIDBreaksEle1() throws {
+        XCTAssertEqual(try errors(#"{"resourceType":"Patient","_gender":{"id":"g"}}"#).map(\.expression), ["Patient.gender"])
+        XCTAssertEqual(try errors(#"{"resourceType":"Patient","maritalStatus":{"id":"m"}}"#).map(\.expression), ["Patient.maritalStatus"])
+        XCTAssertEqual(try errors(#"{"resourceType":"Patient","_gender":{"id":"g","extension":[{"url":"http://example.org/x","valueString":"y"}]}}"#), [])
+        XCTAssertEqual(try errors(#"{"resourceType":"Patient","maritalStatus":{"id":"m","text":"single"}}"#), [])
+    }
+
+    // datatypes.html#uri: OIDs are urn:oid:, UUIDs urn:uuid: and lower case; "oid:"/"uuid:" alone are wrong.
+    func testURIsThatLookLikeOIDsOrUUIDsAreWrittenInFull() throws {
+        func patient(_ uri: String) -> String { #"{"resourceType":"Patient","implicitRules":"\#(uri)"}"# }
+        XCTAssertEqual(try issues(patient("urn:uuid:f3b2bd36-199b-4591-b4db-f49db0912b62")), [])
+        XCTAssertEqual(try issues(patient("urn:oid:2.16.840.1.113883")), [])
+        for bad in ["oid:2.16.840.1", "uuid:f3b2bd36-199b-4591-b4db-f49db0912b62", "urn:uuid:f3b2bd36-199b-4591-b4db-f49db0912b6",
+                    "urn:oid:2.16.08"] {
+            XCTAssertEqual(try errors(patient(bad)).map(\.expression), ["Patient.implicitRules"], bad)
+        }
+        // Upper case is a warning: the official example TerminologyCapabilities-example has it.
+        let upper = try issues(patient("urn:uuid:F3B2BD36-199B-4591-B4DB-F49DB0912B62"))
+        XCTAssertEqual(upper.map(\.severity), [.warning])
+    }
+
+    // references.html#canonical: a canonical is an absolute URL or a fragment (#id). A relative one is a
+    // warning: official examples (QuestionnaireResponse-gcs: questionnaire "Questionnaire/gcs") have them.
+    func testACanonicalIsAbsoluteOrAFragment() throws {
+        func response(_ canonical: String) -> String {
+            #"{"resourceType":"QuestionnaireResponse","status":"completed","questionnaire":"\#(canonical)"}"#
+        }
+        XCTAssertEqual(try issues(response("http://example.org/Questionnaire/q|1.0")), [])
+        XCTAssertEqual(try issues(response("Questionnaire/q")).map(\.severity), [.warning])
+        // A canonical resource's own url is "an absolute URI".
+        XCTAssertEqual(try errors(#"{"resourceType":"Library","url":"Library/x","status":"draft","type":{"text":"x"}}"#)
+            .map(\.expression), ["Library.url"])
+        XCTAssertEqual(try errors(#"{"resourceType":"Library","url":"http://example.org/Library/x","status":"draft","type":{"text":"x"}}"#), [])
+    }
+
+    // A code system is identified by an absolute URI (Coding.system, ValueSet.compose.include.system), and
+    // http://hl7.org/fhir/ValueSet/... names a value set, not a code system.
+    func testACodeSystemIsNamedByAnAbsoluteURI() throws {
+        func coded(_ system: String) -> String {
+            #"{"resourceType":"Patient","maritalStatus":{"coding":[{"system":"\#(system)","code":"M"}]}}"#
+        }
+        XCTAssertEqual(try errors(coded("http://terminology.hl7.org/CodeSystem/v3-MaritalStatus")), [])
+        XCTAssertEqual(try errors(coded("urn:oid:2.16.840.1.113883.5.2")), [])
+        XCTAssertEqual(try errors(coded("local")).map(\.expression), ["Patient.maritalStatus.coding[0].system"])
+        XCTAssertEqual(try errors(coded("http://hl7.org/fhir/ValueSet/marital-status")).map(\.expression),
+                       ["Patient.maritalStatus.coding[0].system"])
+        XCTAssertEqual(try errors(##"{"resourceType":"ValueSet","status":"draft","compose":{"include":[{"system":"#cs"}]}}"##)
+            .map(\.expression), ["ValueSet.compose.include[0].system"])
+    }
+
+    // Identifier.system urn:ietf:rfc:3986 means "the identifier is a URI"; a value without a scheme is a
+    // warning (the official example Organization-2.16.840.1.113883.19.5 has a bare OID there).
+    func testAnRFC3986IdentifierHoldsAURI() throws {
+        func organization(_ value: String) -> String {
+            #"{"resourceType":"Organization","identifier":[{"system":"urn:ietf:rfc:3986","value":"\#(value)"}]}"#
+        }
+        XCTAssertEqual(try issues(organization("urn:oid:2.16.840.1.113883.19.5")), [])
+        XCTAssertEqual(try issues(organization("2.16.840.1.113883.19.5")).map(\.severity), [.warning])
+    }
 }

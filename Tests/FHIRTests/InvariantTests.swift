@@ -137,6 +137,15 @@ final class InvariantTests: XCTestCase {
         XCTAssertEqual(try invariantIssues(#"{"resourceType":"Library","status":"draft","type":{"text":"x"}}"#), [])
         XCTAssertEqual(try invariantIssues(#"{"resourceType":"Library","name":"not usable","status":"draft","type":{"text":"x"}}"#)
             .map { String($0.diagnostics.prefix(5)) }, ["lib-0"])
+        // que-12 counts "more than one" enableWhen (R4 wrote > 2).
+        let questionnaire = { (count: Int, behavior: String) in
+            let conditions = (0..<count).map { _ in #"{"question":"a","operator":"exists","answerBoolean":true}"# }.joined(separator: ",")
+            return #"{"resourceType":"Questionnaire","status":"draft","item":[{"linkId":"a","type":"boolean"},"#
+                + #"{"linkId":"b","type":"string"\#(behavior),"enableWhen":[\#(conditions)]}]}"#
+        }
+        XCTAssertEqual(try invariantIssues(questionnaire(2, "")).map { String($0.diagnostics.prefix(6)) }, ["que-12"])
+        XCTAssertEqual(try invariantIssues(questionnaire(2, #","enableBehavior":"any""#)), [])
+        XCTAssertEqual(try invariantIssues(questionnaire(1, "")), [])
         let corrected = Set(InvariantCatalog.r4.corrected.map(\.invariant.key))
         XCTAssertTrue(corrected.isSuperset(of: ["ref-1", "bdl-8", "lib-0", "que-0", "sdf-0"]), "\(corrected)")
     }

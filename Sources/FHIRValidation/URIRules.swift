@@ -1,0 +1,44 @@
+import FHIRCore
+
+/// The rules for URIs the reference validator applies beyond the primitive types' regular expressions
+/// (R4 datatypes.html#uri and references.html#canonical): a URI that starts like an OID or a UUID is
+/// written in full and valid, a canonical URL is absolute unless it points inside the resource, and a
+/// Coding's system identifies a code system by an absolute URI.
+///
+/// Two of them are warnings, because official R4 examples break them and must validate without errors:
+/// a relative canonical (`Questionnaire/gcs` in QuestionnaireResponse-gcs) and a UUID in upper case
+/// (TerminologyCapabilities-example); a UUID of the wrong shape is an error.
+enum URIRules {
+    /// Why `value`, a `uri`, `url` or `canonical`, breaks these rules, and how much; nil when it does not.
+    static func problem(with value: String, as type: PrimitiveType) -> (severity: ValidationIssue.Severity, message: String)? {
+        if value.hasPrefix("oid:") || value.hasPrefix("uuid:") {
+            let kind = value.hasPrefix("oid:") ? "oid" : "uuid"
+            return (.error, "a URI cannot start with '\(kind):' (write urn:\(kind):...): '\(value)'")
+        }
+        if value.hasPrefix("urn:uuid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .uuid) {
+            let lowered = value.lowercased()
+            if PrimitiveValidator.problem(with: lowered, kind: nil, as: .uuid) == nil {
+                return (.warning, "a UUID should be written in lower case ('\(value)')")
+            }
+            return (.error, "not a valid UUID: \(problem) ('\(value)')")
+        }
+        if value.hasPrefix("urn:oid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .oid) {
+            return (.error, "\(problem) ('\(value)')")
+        }
+        if type == .canonical, !value.hasPrefix("#"), !ReferenceFormat.hasScheme(value) {
+            return (.warning, "a canonical URL should be absolute unless it is a fragment reference (#id): '\(value)'")
+        }
+        return nil
+    }
+
+    /// Why `system`, a `Coding.system`, cannot identify a code system; nil when it can.
+    static func codeSystemProblem(_ system: String) -> String? {
+        if !ReferenceFormat.hasScheme(system) {
+            return "a Coding's system must be an absolute URI, not a local reference ('\(system)')"
+        }
+        if system.hasPrefix("http://hl7.org/fhir/ValueSet/") {
+            return "a Coding's system names a code system; '\(system)' is a value set"
+        }
+        return nil
+    }
+}
