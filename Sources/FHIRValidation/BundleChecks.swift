@@ -5,18 +5,18 @@ import FHIRPath
 /// (`.../Patient/1`) holds a resource of that type with that id, a transaction entry's request agrees with
 /// its resource, and a search result's entries agree with their `search.mode`.
 extension ValidationWalk {
-    mutating func checkBundle(_ bundle: Element, path: String) {
+    mutating func checkBundle(_ bundle: Element) {
         var relations: Set<String> = []
         for link in bundle.children(named: "link") {
             guard let relation = link.childValue("relation") else { continue }
             if !relations.insert(relation).inserted {
-                report(.error, .invariant, "the link relation '\(relation)' can only occur once", at: path + ".link")
+                report(.error, .invariant, "the link relation '\(relation)' can only occur once", below: ".link")
             }
         }
         let type = bundle.childValue("type")
         let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
         for (index, entry) in bundle.children(named: "entry").enumerated() {
-            let entryPath = "\(path).entry[\(index)]"
+            let entryPath = ".entry[\(index)]"  // below the Bundle: its text is made only when reported
             checkRequest(of: entry, bundleType: type, path: entryPath)
             if type == "searchset" { checkSearchResult(entry, searchedTypes: searchedTypes, path: entryPath) }
             guard let fullUrl = entry.childValue("fullUrl") else {
@@ -24,12 +24,12 @@ extension ValidationWalk {
                 // results of operations may hold unidentified resources, so this is a warning.
                 let method = entry.child(named: "request")?.childValue("method")
                 if entry.child(named: "resource") != nil, method != "POST" {
-                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", at: entryPath)
+                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: entryPath)
                 }
                 continue
             }
             if !ReferenceFormat.hasScheme(fullUrl) {
-                report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", at: entryPath + ".fullUrl")
+                report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", below: entryPath + ".fullUrl")
                 continue
             }
             guard let resource = entry.child(named: "resource"), let type = resource.resourceType,
@@ -38,11 +38,11 @@ extension ValidationWalk {
             if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
                 if let id = resource.childValue("id") {
                     if id != restful.id {
-                        report(.error, .invalid, "the fullUrl '\(fullUrl)' does not match the resource id '\(id)'", at: entryPath + ".fullUrl")
+                        report(.error, .invalid, "the fullUrl '\(fullUrl)' does not match the resource id '\(id)'", below: entryPath + ".fullUrl")
                     }
                 } else {
                     report(.error, .invalid, "the fullUrl '\(fullUrl)' looks like a RESTful server URL, but the resource has no id",
-                           at: entryPath + ".fullUrl")
+                           below: entryPath + ".fullUrl")
                 }
             }
             let parts = fullUrl.split(separator: "/")
@@ -56,7 +56,7 @@ extension ValidationWalk {
             }
             if let named, metadata.isResourceType(String(named)), named != type {
                 report(.error, .invalid,
-                       "the fullUrl '\(fullUrl)' names a \(named), but the entry holds a \(type)", at: entryPath + ".fullUrl")
+                       "the fullUrl '\(fullUrl)' names a \(named), but the entry holds a \(type)", below: entryPath + ".fullUrl")
             }
         }
     }
@@ -69,19 +69,19 @@ extension ValidationWalk {
         guard bundleType == "transaction" || bundleType == "batch", let request = entry.child(named: "request"),
               let method = request.childValue("method"), let url = request.childValue("url"),
               let resource = entry.child(named: "resource"), let type = resource.resourceType,
-              !url.contains("?")
+              !url.utf8.contains(UInt8(ascii: "?"))
         else { return }
-        let parts = url.split(separator: "/").map(String.init)
+        let parts = url.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
         switch method {
         case "PUT" where parts.count == 2 && metadata.isResourceType(parts[0]):
             if parts[0] != type {
-                report(.error, .invalid, "the request PUT \(url) holds a \(type), not a \(parts[0])", at: path + ".request.url")
+                report(.error, .invalid, "the request PUT \(url) holds a \(type), not a \(parts[0])", below: path + ".request.url")
             } else if resource.childValue("id") != parts[1] {
                 report(.error, .invalid, "the request PUT \(url) must hold the resource with id '\(parts[1])' (it has "
-                    + (resource.childValue("id").map { "'\($0)'" } ?? "none") + ")", at: path + ".resource.id")
+                    + (resource.childValue("id").map { "'\($0)'" } ?? "none") + ")", below: path + ".resource.id")
             }
         case "POST" where parts.count == 1 && metadata.isResourceType(parts[0]) && parts[0] != type:
-            report(.error, .invalid, "the request POST \(url) holds a \(type), not a \(parts[0])", at: path + ".request.url")
+            report(.error, .invalid, "the request POST \(url) holds a \(type), not a \(parts[0])", below: path + ".request.url")
         default:
             break
         }
@@ -97,14 +97,14 @@ extension ValidationWalk {
         switch mode {
         case "match":
             if resource.childValue("id") == nil {
-                report(.error, .required, "a search result (search.mode match) must have an id", at: path + ".resource")
+                report(.error, .required, "a search result (search.mode match) must have an id", below: path + ".resource")
             }
             if let searchedTypes, !searchedTypes.contains(type) {
                 report(.error, .invalid, "a \(type) is not a match for a search of " + searchedTypes.sorted().joined(separator: ", ")
-                    + " (search.mode match)", at: path + ".resource")
+                    + " (search.mode match)", below: path + ".resource")
             }
         case "outcome" where type != "OperationOutcome":
-            report(.error, .invalid, "an entry with search.mode outcome must hold an OperationOutcome, not a \(type)", at: path + ".resource")
+            report(.error, .invalid, "an entry with search.mode outcome must hold an OperationOutcome, not a \(type)", below: path + ".resource")
         default:
             break
         }

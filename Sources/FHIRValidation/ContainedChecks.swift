@@ -17,7 +17,7 @@ extension ValidationWalk {
     static let dom3 = "dom-3: If the resource is contained in another resource, it SHALL be referred to from elsewhere in the "
         + "resource or SHALL refer to the containing resource"
 
-    mutating func checkContained(of resource: Element, type: String, path: String) {
+    mutating func checkContained(of resource: Element, type: String) {
         let contained = resource.children(named: "contained")
         guard !contained.isEmpty else { return }
         var referenced: Set<String> = []
@@ -35,13 +35,13 @@ extension ValidationWalk {
         }
         // A contained item that is no resource at all is reported as such, and judged no further.
         for (index, item) in contained.enumerated() where item.resourceType != nil {
-            let itemPath = "\(path).contained[\(index)]"
+            let suffix = ".contained[\(index)]"
             guard let id = item.childValue("id"), !id.isEmpty else {
-                report(.error, .required, "a contained resource must have an id, by which its container refers to it", at: itemPath)
+                report(.error, .required, "a contained resource must have an id, by which its container refers to it", below: suffix)
                 continue
             }
             if referenced.contains(id) || refersToContainer[index] { continue }
-            report(.error, .invariant, Self.dom3 + " (nothing refers to '#\(id)')", at: itemPath)
+            report(.error, .invariant, Self.dom3 + " (nothing refers to '#\(id)')", below: suffix)
         }
     }
 }
@@ -50,7 +50,7 @@ extension ValidationWalk {
     /// The narrative's internal references (`<a href="#id">`, `<img src="#id">`) point at something the
     /// resource holds: a contained resource, an element `id` of the resource, or an `id` inside the
     /// narrative itself (https://hl7.org/fhir/R4/narrative.html#id).
-    mutating func checkNarrativeReferences(of resource: Element, path: String) {
+    mutating func checkNarrativeReferences(of resource: Element) {
         guard let div = resource.child(named: "text")?.childValue("div") else { return }
         let links = XHTMLChecker.internalLinks(in: div)
         let targets = links.targets.map { String($0.dropFirst()) }.filter { !$0.isEmpty }
@@ -65,7 +65,7 @@ extension ValidationWalk {
         collectIDs(resource)
         for target in Set(targets).sorted() where !known.contains(target) {
             report(.error, .structure, "the narrative refers to '#\(target)', which is no contained resource and no id in the resource",
-                   at: path + ".text.div")
+                   below: ".text.div")
         }
     }
 }

@@ -22,7 +22,8 @@ struct ReferenceScope {
     /// A reference found inside the scope, with the entry it was found in.
     struct Found {
         let reference: String
-        let path: String
+        /// Where it was found: the walk's steps to the Reference, made into text only when reported.
+        let location: [(name: String, index: Int)]
         let entryIndex: Int?
     }
 
@@ -101,7 +102,7 @@ extension ValidationWalk {
                 guard case .relative(let type, let id, _) = format else { continue }
                 if let ids = scope.idsByType[type], !ids.contains(id) {
                     report(.error, .structure, "unable to resolve the reference '\(found.reference)' among the resources of the Parameters",
-                           at: found.path)
+                           at: path(of: found))
                 }
             }
         }
@@ -137,13 +138,13 @@ extension ValidationWalk {
             candidates = candidates.filter { $0.versionId == nil || $0.versionId == version }
         }
         if candidates.count > 1 {
-            report(.error, .structure, "multiple entries of the bundle match the reference '\(found.reference)'", at: found.path)
+            report(.error, .structure, "multiple entries of the bundle match the reference '\(found.reference)'", at: path(of: found))
             return
         }
         if let match = candidates.first {
             if let expectedType, match.type != expectedType {
                 report(.error, .structure, "the reference '\(found.reference)' resolves to a \(match.type), not a \(expectedType)",
-                       at: found.path)
+                       at: path(of: found))
             }
             return
         }
@@ -151,15 +152,15 @@ extension ValidationWalk {
         if case .relative(let type, let id, _) = format,
            let other = scope.entries(withFullUrl: "urn:uuid:" + id).first, other.type != type {
             report(.error, .structure, "the reference '\(found.reference)' matches the entry urn:uuid:\(id), which holds a \(other.type)",
-                   at: found.path)
+                   at: path(of: found))
             return
         }
         switch format {
         case .relative, .uuid:
             if isDocument {
-                report(.error, .notFound, "can't find '\(found.reference)' in the document bundle", at: found.path)
+                report(.error, .notFound, "can't find '\(found.reference)' in the document bundle", at: path(of: found))
             } else if case .uuid = format {
-                report(.warning, .notFound, "the urn:uuid: reference '\(found.reference)' is not in the bundle", at: found.path)
+                report(.warning, .notFound, "the urn:uuid: reference '\(found.reference)' is not in the bundle", at: path(of: found))
             }
         default:
             break

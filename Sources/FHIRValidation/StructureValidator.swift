@@ -96,7 +96,10 @@ struct ValidationWalk {
 
     /// The FHIRPath-style location of the element being visited
     /// (`CarePlan.activity[0].detail.scheduledTiming.repeat.period`).
-    var currentPath: String {
+    var currentPath: String { path(of: steps) }
+
+    /// The location text of `steps` (from the root).
+    func path(of steps: [(name: String, index: Int)]) -> String {
         var text = root
         for step in steps {
             text += "." + step.name
@@ -104,6 +107,9 @@ struct ValidationWalk {
         }
         return text
     }
+
+    /// The location of a Reference found in a Bundle or Parameters, for a report after the walk.
+    func path(of found: ReferenceScope.Found) -> String { path(of: found.location) + ".reference" }
 
     // MARK: Resources
 
@@ -140,10 +146,10 @@ struct ValidationWalk {
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(of: resource, context: type)
-        if type == "Bundle" { checkBundle(resource, path: currentPath) }
+        if type == "Bundle" { checkBundle(resource) }
         // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
-        if !isContained, options.validateContained { checkContained(of: resource, type: type, path: currentPath) }
-        checkNarrativeReferences(of: resource, path: currentPath)
+        if !isContained, options.validateContained { checkContained(of: resource, type: type) }
+        checkNarrativeReferences(of: resource)
         checkResourceInvariants(resource, type: type)
         if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
     }
@@ -412,7 +418,7 @@ struct ValidationWalk {
     private mutating func checkReference(_ reference: String) {
         if !scopes.isEmpty {
             let last = scopes.count - 1
-            scopes[last].references.append(.init(reference: reference, path: currentPath + ".reference", entryIndex: scopes[last].currentEntry))
+            scopes[last].references.append(.init(reference: reference, location: steps, entryIndex: scopes[last].currentEntry))
         }
         switch ReferenceFormat.parse(reference, metadata: metadata) {
         case .failure(let error):
