@@ -35,6 +35,12 @@ public struct InvariantCatalog: Sendable {
     /// Constraints checked by ``StructureValidator`` itself, with a message of its own.
     static let checkedStructurally: Set<String> = ["ele-1", "ext-1", "dom-2", "dom-3"]
 
+    /// Constraints the validator checks natively (NativeInvariants.swift): the same rule, key, message
+    /// and place as their FHIRPath (corrected as ``corrections`` says), without evaluating an expression
+    /// on every Reference, Bundle entry and resource, where they ran most and cost most of the time
+    /// invariants took.
+    static let checkedNatively: Set<String> = ["ref-1", "bdl-3", "bdl-4", "bdl-5", "bdl-7", "bdl-8", "dom-4", "dom-5"]
+
     /// Constraints that flag official R4 examples the reference validator accepts: evaluating them here
     /// would make CareGate disagree with it (see Docs/invariants.md).
     static let knownDisagreements: [String: String] = [
@@ -43,25 +49,17 @@ public struct InvariantCatalog: Sendable {
             + "official example Questionnaire-bb, which the reference validator accepts",
     ]
 
-    /// Invariants whose R4 expression does not say what their human text says when the element it tests
-    /// is absent: evaluated to empty there, which fails a constraint (only `true` meets one), they would
-    /// flag valid data. Each is evaluated in a corrected form that tests the element only when present,
-    /// as other validators correct them too. Expressions of the form `name.matches('...')` (the `-0`
-    /// "name should be usable as an identifier" warnings of the canonical resources) are corrected the
-    /// same way by ``correction(of:)``.
+    /// Invariants whose R4 expression does not say what their human text says: que-12 counts `> 2` for
+    /// "more than one". Expressions of the form `name.matches('...')` (the `-0` "name should be usable as
+    /// an identifier" warnings of the canonical resources), empty when the element is absent, which fails
+    /// a constraint (only `true` meets one), are evaluated as `name.exists() implies ...` by
+    /// ``correction(of:)``. ref-1 and bdl-8, empty on valid data too, are checked natively with the
+    /// meaning of their human text (``checkedNatively``).
     static let corrections: [String: (expression: String, reason: String)] = [
-        "ref-1": (
-            "reference.exists() implies (reference = '#' or reference.startsWith('#').not() "
-                + "or (reference.substring(1).trace('url') in %rootResource.contained.id.trace('ids')))",
-            "\"SHALL have a contained resource if a local reference is provided\": the R4 expression is empty for a "
-                + "Reference without `reference` (display or identifier only), and does not let `#` name the container"),
         "que-12": (
             "enableWhen.count() > 1 implies enableBehavior.exists()",
             "\"If there are more than one enableWhen, enableBehavior must be specified\": the R4 expression counts "
                 + "`> 2`, an erratum later versions of FHIR correct to `> 1`"),
-        "bdl-8": (
-            "fullUrl.exists() implies fullUrl.contains('/_history/').not()",
-            "\"fullUrl cannot be a version specific reference\": the R4 expression is empty for an entry without fullUrl"),
     ]
 
     /// The corrected expression of `invariant` and why, or nil when its R4 expression is evaluated as it is.
@@ -81,6 +79,8 @@ public struct InvariantCatalog: Sendable {
     /// Every evaluated invariant, sorted by path and key.
     public let evaluated: [Invariant]
     public let skipped: [Skipped]
+    /// The invariants checked natively (``checkedNatively``), by key.
+    public let native: [String: Invariant]
     /// The invariants evaluated in a corrected form (``corrections``), with the expression used and why.
     public let corrected: [(invariant: Invariant, expression: String, reason: String)]
     private let byPath: [String: [Compiled]]
@@ -95,8 +95,10 @@ public struct InvariantCatalog: Sendable {
         var evaluated: [Invariant] = []
         var skipped: [Skipped] = []
         var corrected: [(invariant: Invariant, expression: String, reason: String)] = []
+        var native: [String: Invariant] = [:]
         for path in metadata.allInvariants.keys.sorted() {
             for invariant in metadata.invariants(at: path) {
+                if Self.checkedNatively.contains(invariant.key) { native[invariant.key] = invariant }
                 if let reason = Self.skipReason(invariant) {
                     skipped.append(Skipped(invariant: invariant, reason: reason))
                     continue
@@ -132,6 +134,7 @@ public struct InvariantCatalog: Sendable {
         self.evaluated = evaluated
         self.skipped = skipped
         self.corrected = corrected
+        self.native = native
         var byDefinition: [ObjectIdentifier: [Compiled]] = [:]
         var contexts = metadata.typeNames
         var seen = Set(contexts)
@@ -169,6 +172,10 @@ public struct InvariantCatalog: Sendable {
     private static func skipReason(_ invariant: Invariant) -> String? {
         if checkedStructurally.contains(invariant.key) {
             return "checked by structural validation, with its own message"
+        }
+        if checkedNatively.contains(invariant.key) {
+            return "checked natively by the validator, with the same key, message and place (it runs on every "
+                + "Reference, Bundle entry or resource)"
         }
         if let reason = knownDisagreements[invariant.key] { return reason }
         if invariant.isBestPractice {

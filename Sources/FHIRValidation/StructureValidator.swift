@@ -146,7 +146,11 @@ struct ValidationWalk {
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(of: resource, context: type)
-        if type == "Bundle" { checkBundle(resource) }
+        if type == "Bundle" {
+            checkBundle(resource)
+            checkBundleInvariants(resource)
+        }
+        checkContainedMeta(of: resource)
         // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
         if !isContained, options.validateContained { checkContained(of: resource, type: type) }
         checkNarrativeReferences(of: resource)
@@ -375,6 +379,7 @@ struct ValidationWalk {
             if let reference = element.childValue("reference") {
                 checkReference(reference)
             }
+            checkLocalReference(element)
         case "Extension":
             let hasValue = element.children.contains { $0.name.hasPrefix("value") }
             if hasValue, element.child(named: "extension") != nil {

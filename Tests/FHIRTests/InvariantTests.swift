@@ -147,7 +147,8 @@ final class InvariantTests: XCTestCase {
         XCTAssertEqual(try invariantIssues(questionnaire(2, #","enableBehavior":"any""#)), [])
         XCTAssertEqual(try invariantIssues(questionnaire(1, "")), [])
         let corrected = Set(InvariantCatalog.r4.corrected.map(\.invariant.key))
-        XCTAssertTrue(corrected.isSuperset(of: ["ref-1", "bdl-8", "lib-0", "que-0", "sdf-0"]), "\(corrected)")
+        XCTAssertTrue(corrected.isSuperset(of: ["que-12", "lib-0", "que-0", "sdf-0"]), "\(corrected)")
+        XCTAssertEqual(Set(InvariantCatalog.r4.native.keys), InvariantCatalog.checkedNatively)
     }
 
     func testSwitchedOff() throws {
