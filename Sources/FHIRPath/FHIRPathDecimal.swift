@@ -87,7 +87,7 @@ public struct FHIRPathDecimal: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let rounded = self.rounded(scale).value
         var text = "\(rounded)"
-        if text.contains("e") || text.contains("E") {
+        if text.utf8.contains(where: { $0 | 0x20 == UInt8(ascii: "e") }) {
             text = NSDecimalNumber(decimal: rounded).stringValue
         }
         if scale > 0 {

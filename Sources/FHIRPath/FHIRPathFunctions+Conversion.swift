@@ -76,7 +76,7 @@ extension FHIRPathEvaluator {
         case .decimal: return value
         case .boolean(let x): return .decimal(FHIRPathDecimal(integer: x ? 1 : 0))
         case .string(let text):
-            guard !text.contains("e"), !text.contains("E") else { return nil }
+            guard !text.utf8.contains(where: { $0 | 0x20 == UInt8(ascii: "e") }) else { return nil }
             return FHIRPathDecimal(text).map { .decimal($0) }
         default: return nil
         }

@@ -68,7 +68,7 @@ extension ValidationWalk {
             if entry.child(named: "resource") == nil, entry.child(named: "request") == nil, entry.child(named: "response") == nil {
                 reportNative("bdl-5", below: ".entry[\(index)]")
             }
-            if let fullUrl = entry.childValue("fullUrl"), fullUrl.contains("/_history/") {
+            if let fullUrl = entry.childValue("fullUrl"), fullUrl.containsBytes("/_history/") {
                 reportNative("bdl-8", below: ".entry[\(index)]")
             }
         }

@@ -261,7 +261,7 @@ struct ValidationWalk {
             return
         }
         if let primitive = resolved.primitive {
-            visitPrimitive(element, type: primitive, info: resolved.info)
+            visitPrimitive(element, type: primitive, as: resolved)
             return
         }
         if let value = element.value {
@@ -285,7 +285,8 @@ struct ValidationWalk {
         checkElementInvariants(element, as: resolved)
     }
 
-    private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, info: ElementInfo) {
+    private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, as resolved: ResolvedChild) {
+        let info = resolved.info
         if let value = element.value {
             checkPrimitiveValue(value, element: element, type: type, info: info)
         } else if element.children.isEmpty {
@@ -299,7 +300,7 @@ struct ValidationWalk {
             visitChildren(of: element, context: type.rawValue)
             currentDefinitionPath = outerDefinitionPath
         }
-        checkElementInvariants(element, as: ResolvedChild(info: info, type: type.rawValue))
+        checkElementInvariants(element, as: resolved)
     }
 
     private mutating func checkPrimitiveValue(
@@ -385,7 +386,7 @@ struct ValidationWalk {
             if hasValue, element.child(named: "extension") != nil {
                 report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)")
             }
-            if let url = element.childValue("url"), url.contains("|") {
+            if let url = element.childValue("url"), url.utf8.contains(UInt8(ascii: "|")) {
                 report(.error, .value, "an extension URL may not carry a version ('\(url)')", below: ".url")
             }
         case "Attachment":

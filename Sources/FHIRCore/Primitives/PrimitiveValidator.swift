@@ -49,7 +49,7 @@ public enum PrimitiveValidator {
             return idProblem(value)
         case .uri, .url, .canonical:
             if value.isEmpty { return "a \(type.rawValue) may not be empty" }
-            return value.utf8.contains(where: isWhitespace) ? "a \(type.rawValue) may not contain whitespace" : nil
+            return containsWhitespace(value) ? "a \(type.rawValue) may not contain whitespace" : nil
         case .oid:
             return isOID(value) ? nil : "an oid is urn:oid: followed by dot-separated numbers (urn:oid:1.2.3)"
         case .uuid:
@@ -81,6 +81,11 @@ public enum PrimitiveValidator {
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private static func containsWhitespace(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in bytes.contains(where: isWhitespace) }
+    }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
         // -?(0|[1-9][0-9]*), within 32 bits.
@@ -176,11 +181,13 @@ public enum PrimitiveValidator {
         var value = value
         return value.withUTF8 { bytes in
             guard bytes.count == 45, bytes.starts(with: "urn:uuid:".utf8) else { return false }
-            for (offset, byte) in bytes[9...].enumerated() {
-                if [8, 13, 18, 23].contains(offset) {
+            for index in 9..<45 {
+                let byte = bytes[index]
+                switch index {
+                case 17, 22, 27, 32:  // the dashes, 8, 13, 18 and 23 bytes into the UUID
                     guard byte == UInt8(ascii: "-") else { return false }
-                } else if !(isDigit(byte) || (byte >= 0x61 && byte <= 0x66)) {
-                    return false
+                default:
+                    guard isDigit(byte) || (byte >= 0x61 && byte <= 0x66) else { return false }
                 }
             }
             return true

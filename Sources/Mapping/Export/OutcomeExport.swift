@@ -257,8 +257,8 @@ public struct OutcomeExporter: Sendable {
     static func decimalText(_ number: Double) -> String {
         if number == number.rounded(), abs(number) < 1e15 { return String(format: "%.0f", number) }
         var text = String(format: "%.15g", number)
-        if text.contains("e") || text.contains("E") { text = String(format: "%.10f", number) }
-        if text.contains(".") {
+        if text.utf8.contains(where: { $0 | 0x20 == UInt8(ascii: "e") }) { text = String(format: "%.10f", number) }
+        if text.utf8.contains(UInt8(ascii: ".")) {
             while text.hasSuffix("0") { text.removeLast() }
             if text.hasSuffix(".") { text.removeLast() }
         }

@@ -12,7 +12,7 @@ enum FHIRDates {
     }
 
     /// Whether `text` carries a time of day (a dateTime with `T`), not only a date.
-    static func hasTime(_ text: String) -> Bool { text.contains("T") }
+    static func hasTime(_ text: String) -> Bool { text.utf8.contains(UInt8(ascii: "T")) }
 
     /// The instant a Period whose `end` is `text` ends. A FHIR Period's end includes everything its
     /// precision covers (an end of 2025-06-30 includes that whole day), so an end without a time of day

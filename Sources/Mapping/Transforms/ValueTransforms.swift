@@ -39,7 +39,7 @@ enum ValueTransforms {
             }
             return nil
         }
-        if !text.contains("."), !text.lowercased().contains("e"), let integer = Int(text) { return .integer(integer) }
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }), let integer = Int(text) { return .integer(integer) }
         return Double(text).map(OutcomeValue.Value.double)
     }
 
