@@ -4,10 +4,13 @@
 /// Swift's `Dictionary<String, _>` hashes keys with seeded SipHash over normalized Unicode, several
 /// hundred instructions for a short name; these names are ASCII identifiers, so FNV-1a over their
 /// UTF-8 bytes and open addressing do the same lookup in a fraction of that.
+///
+/// The lookup is `@inlinable` so that the modules that look names up (validation, FHIRPath) get it
+/// specialized for their value type rather than calling the generic one through value witnesses.
 public struct NameTable<Value>: Sequence {
-    private let keys: [String?]
-    private let slots: [Value?]
-    private let mask: Int
+    @usableFromInline let keys: [String?]
+    @usableFromInline let slots: [Value?]
+    @usableFromInline let mask: Int
     public let count: Int
 
     public init(_ dictionary: [String: Value]) {
@@ -28,6 +31,7 @@ public struct NameTable<Value>: Sequence {
         self.count = dictionary.count
     }
 
+    @inlinable
     public subscript(_ name: String) -> Value? {
         var slot = Self.hash(name) & mask
         while let key = keys[slot] {
@@ -54,7 +58,7 @@ public struct NameTable<Value>: Sequence {
     }
 
     /// FNV-1a over the UTF-8 bytes.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func hash(_ name: String) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         if let hashed = name.utf8.withContiguousStorageIfAvailable({ bytes -> UInt64 in
