@@ -57,7 +57,7 @@ public struct FHIRBundleStream: Sendable {
                 writer.append(0x0A)
             }
             writer.writeObject(entry, in: "Bundle.entry")
-            return Data(writer.output)
+            return writer.data
         case .xml:
             var writer = XMLWriter(pretty: false)
             writer.writeChild(entry, in: "Bundle.entry")

@@ -155,7 +155,7 @@ public enum FHIRJSON {
         var writer = JSONElementWriter(pretty: pretty)
         writer.writeResource(element)
         if pretty { writer.append(0x0A) }
-        return Data(writer.output)
+        return writer.data
     }
 
     /// Reads NDJSON: one resource per line, blank lines ignored. An error names the line of the file.
@@ -178,7 +178,7 @@ public enum FHIRJSON {
             writer.writeResource(resource)
             writer.append(0x0A)
         }
-        return Data(writer.output)
+        return writer.data
     }
 }
 

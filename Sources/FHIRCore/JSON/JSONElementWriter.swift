@@ -1,3 +1,5 @@
+import Foundation
+
 /// The FHIR JSON writer behind ``FHIRJSON/write(_:pretty:)``: serializes an ``Element`` tree following
 /// the FHIR JSON rules, driven by the R4 metadata.
 ///
@@ -12,8 +14,12 @@
 /// Elements the metadata does not know keep document order, are arrays when repeated or read from a JSON
 /// array (``Element/jsonArrayItem``; `extension` and `modifierExtension` always), and are primitives when
 /// they carry a value.
-struct JSONElementWriter {
-    private(set) var output: [UInt8] = []
+struct JSONElementWriter: ~Copyable {
+    private var sink: ByteOutput
+    /// The bytes written so far.
+    var output: [UInt8] { sink.bytes }
+    /// The bytes written so far, as Data.
+    var data: Data { sink.data }
     private let pretty: Bool
     private let metadata: FHIRMetadata
     private var indent = 0
@@ -21,7 +27,7 @@ struct JSONElementWriter {
     init(pretty: Bool, metadata: FHIRMetadata = .r4, capacity: Int = 4096) {
         self.pretty = pretty
         self.metadata = metadata
-        output.reserveCapacity(capacity)
+        sink = ByteOutput(capacity: capacity)
     }
 
     /// Appends `resource` as one JSON object.
@@ -35,7 +41,7 @@ struct JSONElementWriter {
     }
 
     /// Appends raw bytes (a newline between NDJSON records).
-    mutating func append(_ byte: UInt8) { output.append(byte) }
+    mutating func append(_ byte: UInt8) { sink.append(byte) }
 
     // MARK: - Objects
 
@@ -70,8 +76,8 @@ struct JSONElementWriter {
         return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
     }
 
-    private mutating func writeObject(_ element: Element, context: String?) {
-        output.append(UInt8(ascii: "{"))
+    private mutating func writeObject(_ element: borrowing Element, context: String?) {
+        sink.append(UInt8(ascii: "{"))
         indent += 1
         var first = true
         if let type = element.resourceType {
@@ -81,30 +87,43 @@ struct JSONElementWriter {
         let objectContext = element.resourceType ?? context
         let base = fieldStack.count
         collectFields(of: element.children, context: objectContext)
-        for index in base..<fieldStack.count {
-            writeField(fieldStack[index], of: element.children, first: &first)
+        // The children are read in place: binding each to a constant would copy it (a retain per field).
+        element.children.withUnsafeBufferPointer { children in
+            for index in base..<fieldStack.count {
+                writeField(fieldStack[index], of: children, first: &first)
+            }
         }
         fieldStack.removeSubrange(base...)
         indent -= 1
         if !first { newline() }
-        output.append(UInt8(ascii: "}"))
+        sink.append(UInt8(ascii: "}"))
     }
 
     /// Pushes the children grouped by name, in definition order (unknown names after, in document order).
     private mutating func collectFields(of children: [Element], context: String?) {
         let base = fieldStack.count
         let definitions = context.flatMap(metadata.children(of:))
+        // The highest definition order among the fields so far: a name defined later than all of them
+        // cannot be one of them (names and definitions are one to one, choice types aside, which share
+        // an order), so only a name out of order is looked for among the earlier fields.
+        var highestOrder = -1
         for index in children.indices {
             let name = children[index].name
             if fieldStack.count > base, fieldStack[fieldStack.count - 1].name == name {
                 fieldStack[fieldStack.count - 1].last = index
                 fieldStack[fieldStack.count - 1].count += 1
+                continue
+            }
+            let info = info(name, in: definitions)
+            let order = info?.order ?? Int.max
+            if order > highestOrder && order != Int.max {
+                highestOrder = order
             } else if let earlier = fieldStack[base...].firstIndex(where: { $0.name == name }) {
                 fieldStack[earlier].last = index
                 fieldStack[earlier].count += 1
-            } else {
-                fieldStack.append(Field(name: name, first: index, last: index, count: 1, info: info(name, in: definitions)))
+                continue
             }
+            fieldStack.append(Field(name: name, first: index, last: index, count: 1, info: info))
         }
         var sorted = true
         for index in (base + 1)..<max(base + 1, fieldStack.count) where fieldStack[index - 1].order > fieldStack[index].order {
@@ -117,11 +136,11 @@ struct JSONElementWriter {
     }
 
     /// The indices of the field's children, in order.
-    private func members(_ field: Field, of children: [Element]) -> [Int] {
+    private func members(_ field: Field, of children: UnsafeBufferPointer<Element>) -> [Int] {
         (field.first...field.last).filter { children[$0].name == field.name }
     }
 
-    private mutating func writeField(_ field: Field, of children: [Element], first: inout Bool) {
+    private mutating func writeField(_ field: Field, of children: UnsafeBufferPointer<Element>, first: inout Bool) {
         // Almost always contiguous; otherwise gather the scattered members once.
         let indices: [Int]? = field.isContiguous ? nil : members(field, of: children)
         @inline(__always) func member(_ position: Int) -> Int { indices?[position] ?? field.first + position }
@@ -130,9 +149,9 @@ struct JSONElementWriter {
         var hasValue = false
         var hasAnnotations = false
         for position in 0..<field.count {
-            let child = children[member(position)]
-            if child.value != nil { hasValue = true }
-            if !child.children.isEmpty { hasAnnotations = true }
+            let index = member(position)
+            if children[index].value != nil { hasValue = true }
+            if !children[index].children.isEmpty { hasAnnotations = true }
         }
         let isPrimitive = hasValue || primitiveType != nil
         let isArray = field.count > 1
@@ -145,8 +164,8 @@ struct JSONElementWriter {
             if isArray { openArray() }
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                let child = children[member(position)]
-                writeObject(child, context: child.resourceType ?? childContext)
+                let index = member(position)
+                writeObject(children[index], context: children[index].resourceType ?? childContext)
             }
             if isArray { closeArray() }
             return
@@ -163,16 +182,16 @@ struct JSONElementWriter {
             if isArray { closeArray() }
         }
         if hasAnnotations {
-            writeKey("_" + field.name, first: &first)
+            writeKey(field.name, first: &first, underscore: true)
             let annotationContext = field.info?.type
             if isArray { openArray() }
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                let child = children[member(position)]
-                if child.children.isEmpty {
+                let index = member(position)
+                if children[index].children.isEmpty {
                     appendLiteral("null")
                 } else {
-                    writeObject(Element(name: child.name, children: child.children), context: annotationContext)
+                    writeObject(Element(name: children[index].name, children: children[index].children), context: annotationContext)
                 }
             }
             if isArray { closeArray() }
@@ -181,7 +200,7 @@ struct JSONElementWriter {
 
     // MARK: - Values
 
-    private mutating func writeValue(_ element: Element, jsonKind: Element.ValueKind?) {
+    private mutating func writeValue(_ element: borrowing Element, jsonKind: Element.ValueKind?) {
         guard let value = element.value else {
             appendLiteral("null")
             return
@@ -200,9 +219,9 @@ struct JSONElementWriter {
     private mutating func writeString(_ string: String) {
         var string = string
         string.withUTF8 { buffer in
-            output.append(UInt8(ascii: "\""))
+            sink.append(UInt8(ascii: "\""))
             guard let base = buffer.baseAddress else {
-                output.append(UInt8(ascii: "\""))
+                sink.append(UInt8(ascii: "\""))
                 return
             }
             var runStart = 0
@@ -216,24 +235,24 @@ struct JSONElementWriter {
                     index += 1
                     continue
                 }
-                output.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart))
+                sink.append(UnsafeBufferPointer(start: base + runStart, count: index - runStart))
                 index += 1
                 runStart = index
-                output.append(UInt8(ascii: "\\"))
+                sink.append(UInt8(ascii: "\\"))
                 switch byte {
-                case 0x22: output.append(0x22)
-                case 0x5C: output.append(0x5C)
-                case 0x0A: output.append(UInt8(ascii: "n"))
-                case 0x0D: output.append(UInt8(ascii: "r"))
-                case 0x09: output.append(UInt8(ascii: "t"))
-                case 0x08: output.append(UInt8(ascii: "b"))
-                case 0x0C: output.append(UInt8(ascii: "f"))
+                case 0x22: sink.append(0x22)
+                case 0x5C: sink.append(0x5C)
+                case 0x0A: sink.append(UInt8(ascii: "n"))
+                case 0x0D: sink.append(UInt8(ascii: "r"))
+                case 0x09: sink.append(UInt8(ascii: "t"))
+                case 0x08: sink.append(UInt8(ascii: "b"))
+                case 0x0C: sink.append(UInt8(ascii: "f"))
                 default:
-                    output.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF)])
+                    for escaped in [UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF)] { sink.append(escaped) }
                 }
             }
-            output.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: buffer.count - runStart))
-            output.append(UInt8(ascii: "\""))
+            sink.append(UnsafeBufferPointer(start: base + runStart, count: buffer.count - runStart))
+            sink.append(UInt8(ascii: "\""))
         }
     }
 
@@ -243,46 +262,56 @@ struct JSONElementWriter {
 
     private mutating func appendRaw(_ text: String) {
         var text = text
-        text.withUTF8 { output.append(contentsOf: $0) }
+        text.withUTF8 { sink.append($0) }
     }
 
     private mutating func appendLiteral(_ literal: StaticString) {
-        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        sink.append(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     // MARK: - Layout
 
-    private mutating func writeKey(_ key: String, first: inout Bool) {
-        if !first { output.append(UInt8(ascii: ",")) }
+    private mutating func writeKey(_ key: String, first: inout Bool, underscore: Bool = false) {
+        if !first { sink.append(UInt8(ascii: ",")) }
         first = false
         newline()
-        writeString(key)
-        output.append(UInt8(ascii: ":"))
-        if pretty { output.append(UInt8(ascii: " ")) }
+        var key = key
+        let plain = key.withUTF8 { bytes in
+            // A field name is an identifier: written as it is, without looking for what to escape.
+            guard bytes.allSatisfy({ $0 >= 0x30 && $0 < 0x7F && $0 != 0x5C && ($0 >= 0x41 || $0 <= 0x39) }) else { return false }
+            sink.append(UInt8(ascii: "\""))
+            if underscore { sink.append(UInt8(ascii: "_")) }
+            sink.append(bytes)
+            sink.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain { writeString(underscore ? "_" + key : key) }
+        sink.append(UInt8(ascii: ":"))
+        if pretty { sink.append(UInt8(ascii: " ")) }
     }
 
     private mutating func openArray() {
-        output.append(UInt8(ascii: "["))
+        sink.append(UInt8(ascii: "["))
         indent += 1
     }
 
     private mutating func arrayItemSeparator(_ position: Int) {
-        if position > 0 { output.append(UInt8(ascii: ",")) }
+        if position > 0 { sink.append(UInt8(ascii: ",")) }
         newline()
     }
 
     private mutating func closeArray() {
         indent -= 1
         newline()
-        output.append(UInt8(ascii: "]"))
+        sink.append(UInt8(ascii: "]"))
     }
 
     private mutating func newline() {
         guard pretty else { return }
-        output.append(0x0A)
+        sink.append(0x0A)
         for _ in 0..<indent {
-            output.append(0x20)
-            output.append(0x20)
+            sink.append(0x20)
+            sink.append(0x20)
         }
     }
 }
