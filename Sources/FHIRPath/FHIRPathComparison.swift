@@ -136,6 +136,9 @@ enum FHIRPathComparison {
 
     /// The items without duplicates (by equality), first occurrence kept.
     static func distinct(_ items: [FHIRPathValue]) -> [FHIRPathValue] {
+        // Nothing to compare (the usual union of two paths of which one is empty): no element is
+        // compared with another, which for elements means their whole subtrees.
+        if items.count < 2 { return items }
         // Strings are equal exactly when their text is: a set keeps long collections (every fullUrl of a
         // Bundle, for bdl-7) linear instead of quadratic.
         var texts: [String] = []
