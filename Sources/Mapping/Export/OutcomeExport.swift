@@ -297,10 +297,15 @@ public struct OutcomeExporter: Sendable {
 public enum FHIRDateFormat {
     /// `yyyy-MM-ddTHH:mm:ss[.SSS]±hh:mm` (or `Z`) in `zone`.
     public static func dateTime(_ date: Date, in zone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
-        let milliseconds = Int((Double(parts.nanosecond ?? 0) / 1_000_000).rounded())
+        // Civil arithmetic on the local time rather than Calendar.dateComponents, which cost more than
+        // the rest of building an Observation's effective time.
+        let offset = zone.secondsFromGMT(for: date)
+        let local = date.timeIntervalSince1970 + Double(offset)
+        let wholeSeconds = local.rounded(.down)
+        let milliseconds = Int(((local - wholeSeconds) * 1000).rounded())
+        let days = Int((wholeSeconds / 86_400).rounded(.down))
+        let secondOfDay = Int(wholeSeconds) - days * 86_400
+        let civil = CivilCalendar.date(days: days)
         // Digits appended by hand: String(format:) costs more than the calendar arithmetic.
         var text: [UInt8] = []
         text.reserveCapacity(29)
@@ -314,14 +319,13 @@ public enum FHIRDateFormat {
                 divisor /= 10
             }
         }
-        digits(parts.year ?? 1970, 4)
-        text.append(UInt8(ascii: "-")); digits(parts.month ?? 1, 2)
-        text.append(UInt8(ascii: "-")); digits(parts.day ?? 1, 2)
-        text.append(UInt8(ascii: "T")); digits(parts.hour ?? 0, 2)
-        text.append(UInt8(ascii: ":")); digits(parts.minute ?? 0, 2)
-        text.append(UInt8(ascii: ":")); digits(parts.second ?? 0, 2)
+        digits(civil.year, 4)
+        text.append(UInt8(ascii: "-")); digits(civil.month, 2)
+        text.append(UInt8(ascii: "-")); digits(civil.day, 2)
+        text.append(UInt8(ascii: "T")); digits(secondOfDay / 3600, 2)
+        text.append(UInt8(ascii: ":")); digits(secondOfDay / 60 % 60, 2)
+        text.append(UInt8(ascii: ":")); digits(secondOfDay % 60, 2)
         if milliseconds > 0, milliseconds < 1000 { text.append(UInt8(ascii: ".")); digits(milliseconds, 3) }
-        let offset = zone.secondsFromGMT(for: date)
         if offset == 0 {
             text.append(UInt8(ascii: "Z"))
         } else {
