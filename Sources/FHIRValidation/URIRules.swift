@@ -11,6 +11,9 @@ import FHIRCore
 enum URIRules {
     /// Why `value`, a `uri`, `url` or `canonical`, breaks these rules, and how much; nil when it does not.
     static func problem(with value: String, as type: PrimitiveType) -> (severity: ValidationIssue.Severity, message: String)? {
+        // Every rule but the canonical one is about values starting `oid:`, `uuid:` or `urn:`.
+        let first = value.utf8.first
+        guard first == UInt8(ascii: "o") || first == UInt8(ascii: "u") || type == .canonical else { return nil }
         if value.hasPrefix("oid:") || value.hasPrefix("uuid:") {
             let kind = value.hasPrefix("oid:") ? "oid" : "uuid"
             return (.error, "a URI cannot start with '\(kind):' (write urn:\(kind):...): '\(value)'")
