@@ -3,7 +3,8 @@ import FHIRPath
 /// The Bundle rules structural validation checks beyond the element definitions: entry `fullUrl`s are
 /// absolute, a link relation occurs once, an entry whose `fullUrl` names a type and id
 /// (`.../Patient/1`) holds a resource of that type with that id, a transaction entry's request agrees with
-/// its resource, and a search result's entries agree with their `search.mode`.
+/// its resource, and a search result's entries agree with their `search.mode`; the Bundle invariants
+/// checked natively run from here too, over the same entries.
 extension ValidationWalk {
     mutating func checkBundle(_ bundle: Element) {
         var relations: Set<String> = []
@@ -14,8 +15,10 @@ extension ValidationWalk {
             }
         }
         let type = bundle.childValue("type")
+        let entries = bundle.children(named: "entry")
+        checkBundleInvariants(type: type, entries: entries)
         let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
-        for (index, entry) in bundle.children(named: "entry").enumerated() {
+        for (index, entry) in entries.enumerated() {
             let entryPath = ".entry[\(index)]"  // below the Bundle: its text is made only when reported
             checkRequest(of: entry, bundleType: type, path: entryPath)
             if type == "searchset" { checkSearchResult(entry, searchedTypes: searchedTypes, path: entryPath) }

@@ -14,9 +14,8 @@ extension ValidationWalk {
 
     /// ref-1, "SHALL have a contained resource if a local reference is provided": a `#id` reference
     /// names a contained resource of the root resource; `#` alone names the container.
-    mutating func checkLocalReference(_ reference: Element) {
-        guard invariants?.native["ref-1"] != nil, let root = currentRootResource,
-              let text = reference.childValue("reference"), text.hasPrefix("#"), text != "#"
+    mutating func checkLocalReference(_ text: String) {
+        guard invariants?.native["ref-1"] != nil, let root = currentRootResource, text.hasPrefix("#"), text != "#"
         else { return }
         let id = text.dropFirst()
         if !root.children(named: "contained").contains(where: { $0.childValue("id").map { $0[...] == id } ?? false }) {
@@ -41,10 +40,8 @@ extension ValidationWalk {
     /// and in no other), bdl-7 (fullUrl and versionId unique
     /// unless history), and on each entry bdl-5 (a resource, request or response) and bdl-8 (no
     /// version-specific fullUrl).
-    mutating func checkBundleInvariants(_ bundle: Element) {
+    mutating func checkBundleInvariants(type: String?, entries: [Element]) {
         guard invariants != nil else { return }
-        let type = bundle.childValue("type")
-        let entries = bundle.children(named: "entry")
         // `entry.all(request.exists() = (type is one of them))`: without a type, no entry passes.
         func every(_ child: String, presentExactlyIn types: Set<String>) -> Bool {
             guard let type else { return entries.isEmpty }

@@ -146,10 +146,7 @@ struct ValidationWalk {
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(of: resource, context: type)
-        if type == "Bundle" {
-            checkBundle(resource)
-            checkBundleInvariants(resource)
-        }
+        if type == "Bundle" { checkBundle(resource) }
         checkContainedMeta(of: resource)
         // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
         if !isContained, options.validateContained { checkContained(of: resource, type: type) }
@@ -315,6 +312,9 @@ struct ValidationWalk {
             }
             return
         }
+        if type == .uri, Self.codeSystemElements.contains(info.path), let problem = URIRules.codeSystemProblem(value) {
+            report(.error, .value, problem)
+        }
         let kind = options.checkJSONValueKinds ? element.valueKind : nil
         if let problem = PrimitiveValidator.problem(with: value, kind: kind, as: type) {
             let isResourceID = info.name == "id" && type == .id
@@ -324,10 +324,6 @@ struct ValidationWalk {
         if type == .uri || type == .url || type == .canonical, let problem = URIRules.problem(with: value, as: type) {
             report(problem.severity, .value, problem.message)
             if problem.severity == .error { return }
-        }
-        if type == .uri, Self.codeSystemElements.contains(info.path),
-           let problem = URIRules.codeSystemProblem(value) {
-            report(.error, .value, problem)
         }
         if info.name == "url", type == .uri, isCanonicalResourceURL(info), !ReferenceFormat.hasScheme(value) {
             report(.error, .value, "the canonical URL of a \(info.path.prefix { $0 != "." }) must be an absolute URI ('\(value)')")
@@ -342,11 +338,10 @@ struct ValidationWalk {
         }
     }
 
-    /// The `system` elements, besides Coding.system, that identify a code system by its URI.
+    /// The `uri` elements that identify a code system by its URI.
     private static let codeSystemElements: Set<String> = [
-        "ValueSet.compose.include.system", "ValueSet.compose.exclude.system", "ValueSet.expansion.contains.system",
-        "ConceptMap.group.source",
-        "ConceptMap.group.target",
+        "Coding.system", "ValueSet.compose.include.system", "ValueSet.compose.exclude.system",
+        "ValueSet.expansion.contains.system", "ConceptMap.group.source", "ConceptMap.group.target",
     ]
 
     /// ele-1 counts children other than the element's id: `children().count() > id.count()`.
@@ -357,9 +352,9 @@ struct ValidationWalk {
     /// `url` at the root of a canonical resource (one with `url`, `version` and `status`, such as a
     /// ValueSet or a Library), which R4 defines as "an absolute URI".
     private func isCanonicalResourceURL(_ info: ElementInfo) -> Bool {
-        let type = info.path.prefix { $0 != "." }
-        guard info.path.count == type.count + 4, metadata.isResourceType(String(type)) else { return false }
-        let children = metadata.children(of: String(type))
+        let type = String(info.path.prefix { $0 != "." })
+        guard info.path == type + ".url", metadata.isResourceType(type) else { return false }
+        let children = metadata.children(of: type)
         return children?["version"] != nil && children?["status"] != nil
     }
 
@@ -379,8 +374,8 @@ struct ValidationWalk {
         case "Reference":
             if let reference = element.childValue("reference") {
                 checkReference(reference)
+                checkLocalReference(reference)
             }
-            checkLocalReference(element)
         case "Extension":
             let hasValue = element.children.contains { $0.name.hasPrefix("value") }
             if hasValue, element.child(named: "extension") != nil {
@@ -400,9 +395,6 @@ struct ValidationWalk {
                        below: ".value")
             }
         case "Coding":
-            if let system = element.childValue("system"), let problem = URIRules.codeSystemProblem(system) {
-                report(.error, .value, problem, below: ".system")
-            }
             if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
