@@ -9,13 +9,7 @@ public enum ScriptRunner {
 
     /// Runs `program` with `arguments` and returns its exit status and output (stdout and stderr together).
     public static func runProgram(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let (process, output) = try launch(program, arguments, errorsToOutput: true)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, text)
@@ -34,14 +28,20 @@ public enum ScriptRunner {
 
     /// Starts a line of Python without waiting for it.
     public static func startPython(_ code: String) throws -> Process {
+        try launch(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", code], errorsToOutput: true).process
+    }
+
+    /// Starts `program` with `arguments`, its standard output into a pipe, and its standard error into
+    /// the same pipe when `errorsToOutput`, else into this process's.
+    static func launch(_ program: URL, _ arguments: [String], errorsToOutput: Bool) throws -> (process: Process, output: Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", code]
+        process.executableURL = program
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = output
+        process.standardError = errorsToOutput ? output : FileHandle.standardError
         try process.run()
-        return process
+        return (process, output)
     }
 }
 
@@ -49,13 +49,7 @@ extension ScriptRunner {
     /// Starts `program` with `arguments`, a server that prints the loopback port it listens on as its
     /// first line, and returns the process and that port; stops it when no port comes.
     public static func startListening(_ program: URL, _ arguments: [String]) throws -> (process: Process, port: Int) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
+        let (process, output) = try launch(program, arguments, errorsToOutput: false)
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 0x0A { line.append(first) }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)) else {
