@@ -137,7 +137,7 @@ public final class Exporter {
         guard !options.dryRun else { return report }
         switch destination {
         case .file(let partial, let final, let checkpointKey) where sink.started:
-            try commit(partial: partial, to: final, exportID: exportID, batch: batch, checkpointKey: checkpointKey)
+            try commit(partial: partial, to: final, exportID: exportID, batch: consume batch, checkpointKey: checkpointKey)
             report.path = final
         default:
             if !batch.isEmpty { try store.apply(batch) }
@@ -148,15 +148,39 @@ public final class Exporter {
     /// The due outbox entries of outcomes, per outcome the newest (in queue order), and each outcome's
     /// due entries: an outcome edited several times before an export goes out once, as its last
     /// version, and its older entries with it.
-    func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry], entriesOf: [String: [OutboxEntry]]) {
+    func pending(at now: Date) throws -> (due: [OutboxEntry], newest: [OutboxEntry], entriesOf: DueEntries) {
         let due = try store.dueOutboxEntries(at: now, limit: options.limit).filter { $0.entityKind == .outcome }
-        var newest: [String: OutboxEntry] = [:]
-        var order: [String] = []
-        for entry in due {
-            if newest[entry.entityID] == nil { order.append(entry.entityID) }
-            if (newest[entry.entityID]?.id ?? .min) < (entry.id ?? .min) { newest[entry.entityID] = entry }
+        let entriesOf = DueEntries(due)
+        return (due, entriesOf.newest, entriesOf)
+    }
+
+    /// Due outbox entries grouped by outcome, in queue order: one dictionary lookup per entry (an
+    /// export reads every due entry before it builds anything).
+    struct DueEntries {
+        private var position: [String: Int] = [:]
+        private var groups: [[OutboxEntry]] = []
+
+        init(_ due: [OutboxEntry]) {
+            position.reserveCapacity(due.count)
+            for entry in due {
+                if let index = position[entry.entityID] {
+                    groups[index].append(entry)
+                } else {
+                    position[entry.entityID] = groups.count
+                    groups.append([entry])
+                }
+            }
         }
-        return (due, order.compactMap { newest[$0] }, Dictionary(grouping: due, by: \.entityID))
+
+        /// The due entries of outcome `outcomeID`, in queue order.
+        subscript(outcomeID: String) -> [OutboxEntry]? {
+            position[outcomeID].map { groups[$0] }
+        }
+
+        /// Per outcome, in the order each first appears, its entry of the highest id.
+        var newest: [OutboxEntry] {
+            groups.compactMap { $0.max { ($0.id ?? .min) < ($1.id ?? .min) } }
+        }
     }
 
     // MARK: - Building
@@ -235,8 +259,8 @@ public final class Exporter {
 
     /// Marks the batch sent with `exportID` as the target's last export, then renames the partial file
     /// (written in full) into place.
-    private func commit(partial: String, to final: String, exportID: String, batch: StoreBatch, checkpointKey: String) throws {
-        var batch = batch
+    private func commit(partial: String, to final: String, exportID: String, batch: consuming StoreBatch, checkpointKey: String) throws {
+        // Consumed, so that adding the checkpoint does not copy a batch of every entry sent.
         FaultPoint.pause(at: "export-written")
         batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: checkpointKey, cursor: "\(exportID) \(final)"))
         do {

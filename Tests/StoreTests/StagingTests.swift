@@ -123,6 +123,41 @@ final class StagingTests: XCTestCase {
         XCTAssertThrowsStoreError(try step(store, 999, .sent(at: now)), .outboxEntryNotFound(id: 999))
     }
 
+
+    /// A batch moving many entries by the same step (what an export commits) is applied as a few bulk
+    /// UPDATEs; it must keep the one-by-one semantics: all moved, or nothing and the first offender's error.
+    func testManyEntriesTakingTheSameStepBehaveAsOneByOne() throws {
+        let store = try SQLiteStore.inMemory()
+        var enqueue = StoreBatch()
+        for number in 0..<1_203 {  // more than two UPDATEs' worth
+            enqueue.enqueue(OutboxEntry(destination: server, entityKind: .outcome, entityID: "x_\(number)", entityUUID: UUID()))
+        }
+        let ids = try store.apply(enqueue).outboxEntryIDs
+        let now = StoreFixtures.day(0)
+        try step(store, ids[700], .sent(at: now))
+
+        // One entry already sent, far into the run: nothing moves, and its error is the one reported.
+        var all = StoreBatch()
+        for id in ids { all.transition(outboxEntry: id, .sent(at: now)) }
+        XCTAssertThrowsStoreError(try store.apply(all), .invalidOutboxTransition(id: ids[700], from: .sent, to: .sent))
+        XCTAssertEqual(try store.statistics().outbox[.pending], ids.count - 1, "the refused batch moved nothing")
+
+        // An id twice in a run: the second step meets the state the first one left.
+        var twice = StoreBatch()
+        for id in ids[0..<3] + [ids[1]] { twice.transition(outboxEntry: id, .sent(at: now)) }
+        XCTAssertThrowsStoreError(try store.apply(twice), .invalidOutboxTransition(id: ids[1], from: .sent, to: .sent))
+        XCTAssertEqual(try store.statistics().outbox[.pending], ids.count - 1)
+
+        // The others move together, with the step's effects on each.
+        var rest = StoreBatch()
+        for id in ids where id != ids[700] { rest.transition(outboxEntry: id, .sent(at: now)) }
+        XCTAssertEqual(try store.apply(rest).outboxTransitions, ids.count - 1)
+        XCTAssertEqual(try store.statistics().outbox[.sent], ids.count)
+        let moved = try XCTUnwrap(store.outboxEntry(id: ids[1_202]))
+        XCTAssertEqual(moved.state, .sent)
+        XCTAssertEqual(moved.attempts, 1)
+        XCTAssertEqual(try store.dueOutboxEntries(at: now, limit: 10), [])
+    }
     func testFailedWithoutRetryIsNeverDueAndCanBeDeadLettered() throws {
         let store = try SQLiteStore.inMemory()
         var enqueue = StoreBatch()

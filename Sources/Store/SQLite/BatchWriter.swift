@@ -80,6 +80,12 @@ struct BatchWriter {
         }
     }
 
+    /// Moves the outbox entries `ids`, in order, by the same `step`.
+    mutating func transition(_ ids: [Int64], _ step: OutboxTransition) throws {
+        try SQLiteStore.transition(ids, step, in: db)
+        summary.outboxTransitions += ids.count
+    }
+
     // MARK: Runs of outcome adds
 
     /// The shortest run of outcome adds written task by task (``addOutcomes(_:)``); shorter runs gain

@@ -20,6 +20,11 @@ extension SQLiteStore: Store {
                 while end < changes.endIndex, case .add(.outcome) = changes[end] { end += 1 }
                 if end - position >= BatchWriter.sortedRunMinimum {
                     try writer.addOutcomes(changes[position..<end])
+                } else if case .transition(_, let step) = changes[position],
+                          case let run = Self.outboxRun(changes, from: position, taking: step), run.ids.count > 1 {
+                    // A run of outbox entries taking the same step (an export marking what it sent).
+                    try writer.transition(run.ids, step)
+                    end = run.end
                 } else {
                     end = max(end, position + 1)
                     for change in changes[position..<end] { try writer.apply(change) }
@@ -30,6 +35,18 @@ extension SQLiteStore: Store {
         }
         taskCache.publish(read, changed: changed)
         return summary
+    }
+
+    /// The ids of the consecutive changes from `position` that move an outbox entry by `step`, and
+    /// where they end.
+    private static func outboxRun(_ changes: [StoreChange], from position: Int, taking step: OutboxTransition) -> (ids: [Int64], end: Int) {
+        var ids: [Int64] = []
+        var end = position
+        while end < changes.endIndex, case .transition(let id, let next) = changes[end], next == step {
+            ids.append(id)
+            end += 1
+        }
+        return (ids, end)
     }
 
     public func patients(_ query: EntityQuery = .current) throws -> [Patient] {

@@ -80,34 +80,65 @@ extension SQLiteStore {
     static func transition(_ id: Int64, _ transition: OutboxTransition, in db: Database) throws {
         // One UPDATE, guarded by the states the step may come from; only when it changes nothing is the
         // entry read, to say why.
-        let target = transition.targetState
-        let sources = OutboxState.allCases.filter { $0.allows(target) }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        let statement: Statement
-        let arguments: StatementArguments
-        switch transition {
-        case .sent(let date):
-            statement = try db.cachedStatement(
-                sql: "UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
-            arguments = [date.storeSeconds, id]
-        case .acknowledged(let date, let server):
-            statement = try db.cachedStatement(sql: """
-                UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, serverID = ?, serverVersion = ?,
-                                  updatedDate = ? WHERE id = ? AND state IN (\(sources))
-                """)
-            arguments = [server?.id, server?.version, date.storeSeconds, id]
-        case .failed(let error, let retryAt, let date):
-            statement = try db.cachedStatement(
-                sql: "UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE id = ? AND state IN (\(sources))")
-            arguments = [error, retryAt?.storeSeconds, date.storeSeconds, id]
-        }
-        try statement.execute(arguments: arguments)
+        let (sql, arguments) = update(for: transition, rows: 1)
+        try db.cachedStatement(sql: sql).execute(arguments: arguments + [id])
         guard db.changesCount == 0 else { return }
         guard let stateText = try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM outbox WHERE id = ?"), arguments: [id]),
               let state = OutboxState(rawValue: stateText)
         else {
             throw StoreError.outboxEntryNotFound(id: id)
         }
-        throw StoreError.invalidOutboxTransition(id: id, from: state, to: target)
+        throw StoreError.invalidOutboxTransition(id: id, from: state, to: transition.targetState)
+    }
+
+    /// Moves the outbox entries `ids` by the same step, as ``transition(_:_:in:)`` does one after another,
+    /// with one UPDATE per ``transitionChunk`` of them (an export marks every entry it wrote). When any
+    /// of them cannot take the step, what the UPDATEs did is undone and the entries are taken one by one,
+    /// so that the error is the one the first of them meets.
+    static func transition(_ ids: [Int64], _ transition: OutboxTransition, in db: Database) throws {
+        var movedAll = true
+        try db.inSavepoint {
+            for first in stride(from: 0, to: ids.count, by: transitionChunk) {
+                let chunk = ids[first..<min(first + transitionChunk, ids.count)]
+                let (sql, arguments) = update(for: transition, rows: chunk.count)
+                try db.cachedStatement(sql: sql).execute(arguments: arguments + StatementArguments(Array(chunk)))
+                // Fewer rows than ids: one cannot take the step, or an id is there twice (no state may
+                // take a step twice in a row but `failed`, whose repeat changes nothing).
+                guard db.changesCount == chunk.count else {
+                    movedAll = false
+                    return .rollback
+                }
+            }
+            return .commit
+        }
+        guard !movedAll else { return }
+        for id in ids { try self.transition(id, transition, in: db) }
+    }
+
+    /// Outbox entries moved per UPDATE by ``transition(_:_:in:)-([Int64],_,_)``: well under SQLite's
+    /// limit on bound values.
+    static let transitionChunk = 500
+
+    /// The UPDATE that moves `rows` outbox entries (their ids bound last, in `id IN (...)`) by
+    /// `transition`, guarded by the states it may come from, with the values it binds before the ids.
+    private static func update(for transition: OutboxTransition, rows: Int) -> (sql: String, arguments: StatementArguments) {
+        let sources = OutboxState.allCases.filter { $0.allows(transition.targetState) }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        // `+state`: the rows are found by id. Offered the state index, SQLite scans every due entry
+        // for each UPDATE of many ids.
+        let guarded = "\(rows == 1 ? "id = ?" : "id IN (\(Array(repeating: "?", count: rows).joined(separator: ", ")))") AND +state IN (\(sources))"
+        switch transition {
+        case .sent(let date):
+            return ("UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE \(guarded)",
+                    [date.storeSeconds])
+        case .acknowledged(let date, let server):
+            return ("""
+                UPDATE outbox SET state = 'acknowledged', lastError = NULL, nextAttemptDate = NULL, serverID = ?, serverVersion = ?,
+                                  updatedDate = ? WHERE \(guarded)
+                """, [server?.id, server?.version, date.storeSeconds])
+        case .failed(let error, let retryAt, let date):
+            return ("UPDATE outbox SET state = 'failed', lastError = ?, nextAttemptDate = ?, updatedDate = ? WHERE \(guarded)",
+                    [error, retryAt?.storeSeconds, date.storeSeconds])
+        }
     }
 
     static func add(_ letter: DeadLetter, in db: Database) throws -> Int64 {
