@@ -866,7 +866,6 @@ public final class Importer {
             }
         }
         try dropOwnWriteBacks(pending, from: &contributions, plan: &plan)
-        try dropOwnWriteBacks(pending, from: &contributions, plan: &plan)
         for (key, origin) in pendingDeletions where engine.makesOutcomes(key.type) {
             plan.removedSources.insert(key)
             plan.byKey[key] = (origin, Element.resource(key.type, children: []))
