@@ -48,3 +48,15 @@ struct RowColumns {
         return seconds.map(Date.init(storeSeconds:))
     }
 }
+
+/// Pieces of SQL text the store's statements share.
+enum SQLText {
+    /// `?, ?, ?`: `count` placeholders, for an `IN (...)` list or a row of `VALUES`.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    /// Ids bound per statement when a read or write goes through many by `IN (...)`: well under
+    /// SQLite's limit on bound values.
+    static let idsPerStatement = 500
+}

@@ -63,7 +63,7 @@ final class EntityRowCodec {
     private static func makeInsertSQL(_ kind: EntityKind) -> String {
         let columns = commonColumns + specificColumns(kind)
         let table = StoreSchema.Table.entity(kind)
-        return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(SQLText.placeholders(columns.count)))"
     }
 
     /// The common column values of a version whose metadata is already the stored one.

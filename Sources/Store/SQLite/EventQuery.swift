@@ -25,7 +25,7 @@ struct EventQuery {
                 SELECT rowID, uuid, effectiveDate, deletedDate, previousVersionUUID, nextVersionUUID, nextEffectiveDate,
                        createdDate, updatedDate
                 FROM task\(hint)
-                WHERE carePlanID IN (\(placeholders(plans.count))) AND deletedDate IS NULL AND effectiveDate < ?
+                WHERE carePlanID IN (\(SQLText.placeholders(plans.count))) AND deletedDate IS NULL AND effectiveDate < ?
                 ORDER BY rowID
                 """),
             arguments: StatementArguments(plans) + [interval.end.storeSeconds])
@@ -78,7 +78,7 @@ struct EventQuery {
         let rows = try Row.fetchAll(
             try db.cachedStatement(sql: """
                 SELECT * FROM outcome\(hint)
-                WHERE taskUUID IN (\(placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
+                WHERE taskUUID IN (\(SQLText.placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
                   AND nextVersionUUID IS NULL AND deletedDate IS NULL
                 """),
             arguments: StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds])
@@ -97,7 +97,7 @@ struct EventQuery {
         guard !rowIDs.isEmpty else { return [:] }
         var values: [Int64: [OutcomeValue]] = [:]
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT * FROM outcomeValue NOT INDEXED WHERE outcomeRowID IN (\(placeholders(rowIDs.count))) ORDER BY outcomeRowID, position",
+            db, sql: "SELECT * FROM outcomeValue NOT INDEXED WHERE outcomeRowID IN (\(SQLText.placeholders(rowIDs.count))) ORDER BY outcomeRowID, position",
             arguments: StatementArguments(rowIDs))
         while let row = try rows.next() {
             guard let rowID: Int64 = row["outcomeRowID"], let value = EntityRowCodec.outcomeValue(row) else { continue }
@@ -107,10 +107,6 @@ struct EventQuery {
     }
 
     private var hint: String { tableScan ? " NOT INDEXED" : "" }
-
-    private func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
-    }
 }
 
 extension SQLiteStore {

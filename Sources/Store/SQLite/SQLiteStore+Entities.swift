@@ -96,10 +96,10 @@ extension SQLiteStore: Store {
         let unique = Array(Set(ids))
         return try readSnapshot { db in
             var rows: [Row] = []
-            for start in stride(from: 0, to: unique.count, by: 500) {
-                let chunk = unique[start..<min(start + 500, unique.count)]
+            for start in stride(from: 0, to: unique.count, by: SQLText.idsPerStatement) {
+                let chunk = unique[start..<min(start + SQLText.idsPerStatement, unique.count)]
                 rows += try Row.fetchAll(
-                    db, sql: "SELECT * FROM \(StoreSchema.Table.entity(kind)) WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))",
+                    db, sql: "SELECT * FROM \(StoreSchema.Table.entity(kind)) WHERE id IN (\(SQLText.placeholders(chunk.count)))",
                     arguments: StatementArguments(Array(chunk)))
             }
             rows.sort { (($0["rowID"] as Int64?) ?? 0) < (($1["rowID"] as Int64?) ?? 0) }
@@ -150,11 +150,11 @@ extension SQLiteStore: Store {
         }
         rowIDs.sort()
         var rows: [Row] = []
-        for start in stride(from: 0, to: rowIDs.count, by: 500) {
-            let chunk = rowIDs[start..<min(start + 500, rowIDs.count)]
+        for start in stride(from: 0, to: rowIDs.count, by: SQLText.idsPerStatement) {
+            let chunk = rowIDs[start..<min(start + SQLText.idsPerStatement, rowIDs.count)]
             rows += try Row.fetchAll(
                 db, sql: """
-                    SELECT * FROM outcome WHERE rowID IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                    SELECT * FROM outcome WHERE rowID IN (\(SQLText.placeholders(chunk.count)))
                     AND \(condition.sql) ORDER BY rowID
                     """,
                 arguments: StatementArguments(Array(chunk)) + condition.arguments)
@@ -218,7 +218,7 @@ extension SQLiteStore: Store {
             guard kind != .outcome else {
                 throw StoreError.database(message: "outcomes by id are read one index seek each (outcomes(ids:where:_:)), not by a filter")
             }
-            sql += " AND id IN (\(ids.isEmpty ? "NULL" : Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+            sql += " AND id IN (\(ids.isEmpty ? "NULL" : SQLText.placeholders(ids.count)))"
             arguments += StatementArguments(ids)
         }
         return (sql, arguments)
@@ -258,11 +258,11 @@ extension SQLiteStore: Store {
         var values: [Int64: [OutcomeValue]] = [:]
         var start = 0
         while start < rowIDs.count {
-            let chunk = rowIDs[start..<min(start + 500, rowIDs.count)]
+            let chunk = rowIDs[start..<min(start + SQLText.idsPerStatement, rowIDs.count)]
             start += chunk.count
             let rows = try Row.fetchCursor(
                 try db.cachedStatement(sql: """
-                    SELECT * FROM outcomeValue WHERE outcomeRowID IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                    SELECT * FROM outcomeValue WHERE outcomeRowID IN (\(SQLText.placeholders(chunk.count)))
                     ORDER BY outcomeRowID, position
                     """),
                 arguments: StatementArguments(Array(chunk)))

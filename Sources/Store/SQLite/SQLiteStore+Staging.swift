@@ -92,14 +92,14 @@ extension SQLiteStore {
     }
 
     /// Moves the outbox entries `ids` by the same step, as ``transition(_:_:in:)`` does one after another,
-    /// with one UPDATE per ``transitionChunk`` of them (an export marks every entry it wrote). When any
+    /// with one UPDATE per ``SQLText/idsPerStatement`` of them (an export marks every entry it wrote). When any
     /// of them cannot take the step, what the UPDATEs did is undone and the entries are taken one by one,
     /// so that the error is the one the first of them meets.
     static func transition(_ ids: [Int64], _ transition: OutboxTransition, in db: Database) throws {
         var movedAll = true
         try db.inSavepoint {
-            for first in stride(from: 0, to: ids.count, by: transitionChunk) {
-                let chunk = ids[first..<min(first + transitionChunk, ids.count)]
+            for first in stride(from: 0, to: ids.count, by: SQLText.idsPerStatement) {
+                let chunk = ids[first..<min(first + SQLText.idsPerStatement, ids.count)]
                 let (sql, arguments) = update(for: transition, rows: chunk.count)
                 try db.cachedStatement(sql: sql).execute(arguments: arguments + StatementArguments(Array(chunk)))
                 // Fewer rows than ids: one cannot take the step, or an id is there twice (no state may
@@ -115,17 +115,13 @@ extension SQLiteStore {
         for id in ids { try self.transition(id, transition, in: db) }
     }
 
-    /// Outbox entries moved per UPDATE by ``transition(_:_:in:)-([Int64],_,_)``: well under SQLite's
-    /// limit on bound values.
-    static let transitionChunk = 500
-
     /// The UPDATE that moves `rows` outbox entries (their ids bound last, in `id IN (...)`) by
     /// `transition`, guarded by the states it may come from, with the values it binds before the ids.
     private static func update(for transition: OutboxTransition, rows: Int) -> (sql: String, arguments: StatementArguments) {
         let sources = OutboxState.allCases.filter { $0.allows(transition.targetState) }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         // `+state`: the rows are found by id. Offered the state index, SQLite scans every due entry
         // for each UPDATE of many ids.
-        let guarded = "\(rows == 1 ? "id = ?" : "id IN (\(Array(repeating: "?", count: rows).joined(separator: ", ")))") AND +state IN (\(sources))"
+        let guarded = "\(rows == 1 ? "id = ?" : "id IN (\(SQLText.placeholders(rows)))") AND +state IN (\(sources))"
         switch transition {
         case .sent(let date):
             return ("UPDATE outbox SET state = 'sent', attempts = attempts + 1, nextAttemptDate = NULL, updatedDate = ? WHERE \(guarded)",
