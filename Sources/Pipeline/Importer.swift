@@ -56,8 +56,8 @@ public final class Importer {
     /// Dead letters kept back while pass 1 runs (nil otherwise), written once it has ended.
     private var deferredDeadLetters: [DeadLetter]?
     /// The log tasks this import made, by id.
-    private var logTasksMade: [String: CareTask] = [:]
-    private var taskVersions: [String: CareTask] = [:]
+    private var logTasksMade: [String: PlannedTask] = [:]
+    private var taskVersions: [String: PlannedTask] = [:]
     /// The batch of outcomes being written, on `writeQueue`.
     private var inFlight: (plan: OutcomePlan, write: PendingWrite)?
     private let writeQueue = DispatchQueue(label: "caregate.import.outcome-writer")
@@ -725,7 +725,7 @@ public final class Importer {
     /// made again.
     private struct OutcomePlan {
         /// Log tasks new to the store, by id: written first, as outcomes name them.
-        var logTasks: [String: CareTask] = [:]
+        var logTasks: [String: PlannedTask] = [:]
         var logBatch = StoreBatch()
         /// The changes of each outcome, kept apart so that one the store refuses fails alone.
         var groups: [(sources: Set<ResourceKey>, changes: [StoreChange])] = []
@@ -813,6 +813,24 @@ public final class Importer {
         return change
     }
 
+    /// A task version as planning uses it: looked up once per outcome value, so shared, not copied.
+    private final class PlannedTask {
+        let task: CareTask
+
+        init(_ task: CareTask) {
+            self.task = task
+        }
+    }
+
+    /// The contributions of a batch that go to one outcome (a task occurrence).
+    private struct OutcomeGroup {
+        let id: String
+        let task: PlannedTask
+        let occurrence: Int
+        /// Positions in the batch's contributions, in input order.
+        var items: [Int]
+    }
+
     /// Plans the writes of `pending`, taking the outcomes and log tasks of `previous` (the plan being
     /// written) for the store's.
     private func planOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog, after previous: OutcomePlan?) throws -> OutcomePlan {
@@ -827,6 +845,7 @@ public final class Importer {
         plan.written.reserveCapacity(pending.count)
         plan.groups.reserveCapacity(pending.count)
         plan.reporting.reserveCapacity(pending.count)
+        plan.outcomeOfSource.reserveCapacity(pending.count)
         // The same resource twice in a batch is mapped once, as the last of them: as across batches, where
         // the later one replaces what the earlier one wrote.
         var lastPosition: [ResourceKey: Int] = [:]
@@ -855,13 +874,7 @@ public final class Importer {
                 plan.byKey[mapped.key] = (origin, raw)
             case .mapped(_, let made):
                 if made.isEmpty { plan.reporting.append { $0.report.count(type) { $0.skipped += 1 } } }
-                // Positions are given when the outcome is assembled; compare values without them.
-                contributions += made.map { contribution in
-                    OutcomeContribution(
-                        taskID: contribution.taskID, occurrence: contribution.occurrence,
-                        values: contribution.values.map { var value = $0; value.index = nil; return value },
-                        source: contribution.source, logTask: contribution.logTask, provenance: contribution.provenance)
-                }
+                contributions += made
                 plan.byKey[mapped.key] = (origin, raw)
             }
         }
@@ -873,54 +886,78 @@ public final class Importer {
 
         // The log tasks first, so that outcomes can name them. They stay out of the catalog, which worker
         // threads read while this runs.
-        let logTask = { (id: String) -> CareTask? in self.logTasksMade[id] ?? previous?.logTasks[id] ?? plan.logTasks[id] }
+        func madeLogTask(_ id: String) -> PlannedTask? {
+            logTasksMade[id] ?? previous?.logTasks[id]
+        }
         for contribution in contributions {
-            guard let log = contribution.logTask, logTask(log.id) == nil, catalog.task(id: log.id) == nil else { continue }
+            guard let log = contribution.logTask, plan.logTasks.index(forKey: log.id) == nil, madeLogTask(log.id) == nil,
+                  catalog.task(id: log.id) == nil else { continue }
             plan.logBatch.upsert(log)
-            plan.logTasks[log.id] = log
+            plan.logTasks[log.id] = PlannedTask(log)
         }
 
         // The task versions outcomes belong to, as stored (or about to be: the log tasks).
-        let taskIDs = Set(contributions.map(\.taskID)).subtracting(taskVersions.keys).filter { logTask($0) == nil }
-        for chunk in Array(taskIDs).chunked(500) {
-            for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = task }
+        var missingTasks: Set<String> = []
+        for contribution in contributions where taskVersions.index(forKey: contribution.taskID) == nil
+            && plan.logTasks.index(forKey: contribution.taskID) == nil && madeLogTask(contribution.taskID) == nil {
+            missingTasks.insert(contribution.taskID)
+        }
+        for chunk in Array(missingTasks).chunked(500) {
+            for task in try store.tasks(EntityQuery(ids: chunk)) { taskVersions[task.id] = PlannedTask(task) }
         }
         // Existing outcomes whose values these resources remove (deleted resources), or may have moved
         // from (a resource whose time or code changed belongs to another outcome now).
         let removedOutcomes = try linkedOutcomes(of: plan.removedSources, after: previous)
         let incomingSources = Set(contributions.map(\.source))
         let formerOutcomes = try linkedOutcomes(of: incomingSources, after: previous)
-        var groups: [String: (task: CareTask, occurrence: Int, items: [OutcomeContribution])] = [:]
-        var order: [String] = []
+        // The contributions by outcome (task occurrence), in input order.
+        var groups: [OutcomeGroup] = []
+        var groupOfOccurrence: [TaskOccurrence: Int] = [:]
         groups.reserveCapacity(contributions.count)
-        order.reserveCapacity(contributions.count)
-        for contribution in contributions {
-            guard let task = taskVersions[contribution.taskID] ?? logTask(contribution.taskID)
-                ?? (options.dryRun ? catalog.task(id: contribution.taskID) : nil) else {
-                let (origin, raw) = plan.byKey[contribution.source] ?? (Origin(file: "?"), nil)
+        groupOfOccurrence.reserveCapacity(contributions.count)
+        for (position, contribution) in contributions.enumerated() {
+            let taskID = contribution.taskID
+            guard let task = taskVersions[taskID] ?? madeLogTask(taskID) ?? plan.logTasks[taskID]
+                ?? (options.dryRun ? catalog.task(id: taskID).map(PlannedTask.init) : nil) else {
+                let source = contribution.source
+                let (origin, raw) = plan.byKey[source] ?? (Origin(file: "?"), nil)
                 plan.reporting.append {
-                    $0.fail(type: contribution.source.type, origin: origin, key: contribution.source, path: nil,
-                            "its task \(contribution.taskID) is not in the store", payload: raw)
+                    $0.fail(type: source.type, origin: origin, key: source, path: nil, "its task \(taskID) is not in the store", payload: raw)
                 }
                 continue
             }
-            let id = Outcome.id(taskUUID: task.uuid, occurrence: contribution.occurrence)
-            if groups[id] == nil {
-                groups[id] = (task, contribution.occurrence, [])
-                order.append(id)
+            let occurrence = TaskOccurrence(task: task.task.uuid, occurrence: contribution.occurrence)
+            if let group = groupOfOccurrence[occurrence] {
+                groups[group].items.append(position)
+            } else {
+                groupOfOccurrence[occurrence] = groups.count
+                groups.append(OutcomeGroup(
+                    id: Outcome.id(taskUUID: occurrence.task, occurrence: occurrence.occurrence), task: task,
+                    occurrence: contribution.occurrence, items: [position]))
             }
-            groups[id]?.items.append(contribution)
         }
+        var groupOfID: [String: Int] = [:]
+        groupOfID.reserveCapacity(groups.count)
+        for (position, group) in groups.enumerated() { groupOfID[group.id] = position }
         var strippedIDs = Set(removedOutcomes.keys)
         strippedIDs.formUnion(formerOutcomes.keys)
-        let allIDs = order + strippedIDs.filter { groups[$0] == nil }.sorted()
+        let allIDs = groups.map(\.id) + strippedIDs.filter { groupOfID[$0] == nil }.sorted()
         var existing: [String: Outcome] = [:]
-        existing.reserveCapacity(order.count)
-        let unwritten = previous.map { previous in allIDs.filter { previous.written[$0] == nil && !previous.deleted.contains($0) } } ?? allIDs
+        existing.reserveCapacity(groups.count)
+        // The store has no outcome of a log task this plan or the one in flight makes (the one in flight
+        // has its own in `written`): only the others are looked up.
+        var unstored: Set<String> = []
+        for group in groups {
+            let id = group.task.task.id
+            if group.task === plan.logTasks[id] || (previous != nil && group.task === previous?.logTasks[id]) { unstored.insert(group.id) }
+        }
+        let unwritten = allIDs.filter { id in
+            !unstored.contains(id) && (previous.map { $0.written[id] == nil && !$0.deleted.contains(id) } ?? true)
+        }
         for chunk in unwritten.chunked(500) {
             for outcome in try store.outcomes(EntityQuery(ids: chunk)) { existing[outcome.id] = outcome }
         }
-        for id in allIDs { if let written = previous?.written[id] { existing[id] = written } }
+        if let previous { for id in allIDs { if let written = previous.written[id] { existing[id] = written } } }
         // Each incoming resource's values as stored before this batch, wherever they were.
         var storedValues: [ResourceKey: (outcome: String, values: [OutcomeValue])] = [:]
         for id in allIDs {
@@ -932,25 +969,30 @@ public final class Importer {
 
         var outcomeValues = 0
         for id in allIDs {
-            let previous = existing[id]
-            var pairs = previous.map(Self.valuesWithSources) ?? []
-            let group = groups[id]
-            let incoming = Set(group?.items.map(\.source) ?? [])
+            let stored = existing[id]
+            var pairs = stored.map(Self.valuesWithSources) ?? []
+            let group = groupOfID[id].map { groups[$0] }
+            let items = group?.items ?? []
+            var incoming: Set<ResourceKey> = []
+            for item in items { incoming.insert(contributions[item].source) }
             // What leaves this outcome: deleted resources' values, and those of resources now elsewhere.
             let removed = (removedOutcomes[id] ?? []).union(formerOutcomes[id] ?? [])
             let before = pairs
             pairs.removeAll { incoming.contains($0.source) || removed.contains($0.source) }
-            for item in group?.items ?? [] {
-                let stored = storedValues[item.source]
-                plan.statuses[item.source] = stored == nil ? .created : (stored?.outcome == id && stored?.values == item.values ? .unchanged : .updated)
-                plan.outcomeOfSource[item.source] = id
-                pairs += item.values.map { (source: item.source, value: $0) }
+            for item in items {
+                let source = contributions[item].source
+                // Positions are given when the outcome is assembled; compare values without them.
+                let values = Self.withoutPositions(contributions[item].values)
+                let storedBefore = storedValues[source]
+                plan.statuses[source] = storedBefore == nil ? .created : (storedBefore?.outcome == id && storedBefore?.values == values ? .unchanged : .updated)
+                plan.outcomeOfSource[source] = id
+                for value in values { pairs.append((source: source, value: value)) }
+                outcomeValues += values.count
             }
             pairs.sort { ($0.value.createdDate ?? .distantPast, $0.source) < ($1.value.createdDate ?? .distantPast, $1.source) }
-            outcomeValues += group?.items.reduce(0) { $0 + $1.values.count } ?? 0
-            if pairs.map(\.value) == before.map(\.value) && pairs.map(\.source) == before.map(\.source) { continue }
+            if pairs.elementsEqual(before, by: { $0.source == $1.source && $0.value == $1.value }) { continue }
             if pairs.isEmpty {
-                if previous != nil {
+                if stored != nil {
                     plan.groups.append((removed.union(incoming), [.delete(.outcome, id: id, at: nil)]))
                     plan.deleted.insert(id)
                 }
@@ -958,17 +1000,18 @@ public final class Importer {
             }
             var values = pairs.map(\.value)
             for index in values.indices { values[index].index = values.count > 1 ? index : nil }
-            let provenance = group?.items.first?.provenance ?? previous?.metadata.provenance
+            let provenance = group.flatMap { $0.items.first.map { contributions[$0].provenance } } ?? stored?.metadata.provenance
             let sources = Self.valueSources(pairs.map(\.source), provenance: provenance)
             let outcome: Outcome
             if let group {
-                let effective = group.task.schedule.eventStart(occurrence: group.occurrence) ?? group.task.metadata.effectiveDate
+                let task = group.task.task
+                let effective = task.schedule.eventStart(occurrence: group.occurrence) ?? task.metadata.effectiveDate
                 var metadata = EntityMetadata(
-                    effectiveDate: max(effective, previous?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
+                    effectiveDate: max(effective, stored?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
                     provenance: provenance)
                 metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
-                outcome = Outcome(taskUUID: group.task.uuid, taskID: group.task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
-            } else if var kept = previous {
+                outcome = Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
+            } else if var kept = stored {
                 // Only removals: the same outcome with fewer values.
                 kept.values = values
                 kept.metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
@@ -976,16 +1019,16 @@ public final class Importer {
             } else {
                 continue
             }
-            plan.written[id] = outcome
             // New as far as this import knows (neither stored when planned nor in the batch in flight): an add,
             // which the store writes with the other adds task by task, without looking for a version first.
-            var changes: [StoreChange] = [previous == nil ? .add(.outcome(outcome)) : .upsert(.outcome(outcome))]
+            var changes: [StoreChange] = [stored == nil ? .add(.outcome(outcome)) : .upsert(.outcome(outcome))]
             // The store links a new version to the resource of its provenance; the others are linked here.
             let linked = outcome.metadata.provenance.map { ResourceKey(type: $0.fhirType, id: $0.fhirID) }
             for source in Set(pairs.map(\.source)) where source != linked {
                 changes.append(.link(ResourceLink(sourceSystem: options.mapping.sourceSystem, resourceType: source.type, resourceID: source.id,
                                                   entityKind: .outcome, entityID: id)))
             }
+            plan.written[id] = consume outcome
             plan.groups.append((incoming.union(removed), changes))
         }
         plan.reporting.append { [outcomeValues] in $0.report.outcomeValues += outcomeValues }
@@ -1009,6 +1052,18 @@ public final class Importer {
             }
         }
         return plan
+    }
+
+    /// A task version's occurrence: what an outcome belongs to.
+    private struct TaskOccurrence: Hashable {
+        let task: UUID
+        let occurrence: Int
+    }
+
+    /// `values` without their positions in an outcome, which are given when it is assembled.
+    private static func withoutPositions(_ values: [OutcomeValue]) -> [OutcomeValue] {
+        guard values.contains(where: { $0.index != nil }) else { return values }
+        return values.map { var value = $0; value.index = nil; return value }
     }
 
     /// Observations this store wrote back itself (they carry the export mapping's identifier, whose

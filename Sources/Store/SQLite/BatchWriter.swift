@@ -687,7 +687,8 @@ struct BatchWriter {
 
     /// `<taskUUID>_<occurrenceIndex>`, CareKit's outcome id, split into its parts.
     static func parseOutcomeID(_ id: String) -> (UUID, Int)? {
-        guard let separator = id.lastIndex(of: "_"),
+        // By bytes: this runs for every outcome id a batch or a query names.
+        guard let separator = id.utf8.lastIndex(of: UInt8(ascii: "_")),
               let uuid = UUID(canonical: id[..<separator]),
               let index = Int(id[id.index(after: separator)...])
         else { return nil }
