@@ -36,4 +36,29 @@ final class ResourceIndexTests: XCTestCase {
         }
         XCTAssertNil(index.resource(key))
     }
+
+    /// The engine outlives an import (a sync maps input after input): what it caches about an input's
+    /// `reverse:` fields must not keep that input's index, and every resource it holds, alive.
+    func testTheEngineDoesNotKeepAnInputsIndexAlive() throws {
+        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: MappingOptions(timeZone: TimeZone(identifier: "UTC")!))
+        let patient = try FHIRJSON.read(Data(#"{"resourceType":"Patient","id":"p1","name":[{"family":"Doe"}]}"#.utf8))
+        let allergy = try FHIRJSON.read(Data(#"""
+            {"resourceType":"AllergyIntolerance","id":"a1","patient":{"reference":"Patient/p1"},"code":{"text":"peanuts"}}
+            """#.utf8))
+        weak var released: ResourceIndex?
+        do {
+            var builder = ResourceIndex.Builder()
+            let key = try XCTUnwrap(builder.add(patient, fullUrl: nil, keeping: .tree))
+            _ = builder.add(allergy, fullUrl: nil, keeping: .tree)
+            let index = builder.build()
+            released = index
+            // Patient's allergies are a `reverse:` field: mapping it builds the reverse references.
+            let mapped = engine.map(patient, key: key, index: index)
+            guard case .mapped(let entities, _) = mapped.result, case .patient(let made)? = entities.first else {
+                return XCTFail("not mapped: \(mapped.result)")
+            }
+            XCTAssertEqual(made.allergies, ["peanuts"])
+        }
+        XCTAssertNil(released, "the engine still holds the index")
+    }
 }

@@ -616,9 +616,15 @@ final class LogTaskCache: @unchecked Sendable {
 
 /// The reverse references of a run's `reverse:` fields: for one resource type and `on` expression, the
 /// resources each target is named by, in input order. Kept with the index they were built from, so
-/// that a new input never reads another's.
+/// that a new input never reads another's. The index is held weakly: the engine outlives an import, and
+/// must not keep its input (every resource the index holds) alive after it.
 final class ReverseIndexCache: @unchecked Sendable {
-    private var built: [String: (index: ResourceIndex, referrers: [ResourceKey: [ResourceKey]])] = [:]
+    private struct Entry {
+        weak var index: ResourceIndex?
+        let referrers: [ResourceKey: [ResourceKey]]
+    }
+
+    private var built: [String: Entry] = [:]
     private let lock = NSLock()
 
     func lookup(_ key: String, in index: ResourceIndex) -> [ResourceKey: [ResourceKey]]? {
@@ -626,6 +632,9 @@ final class ReverseIndexCache: @unchecked Sendable {
     }
 
     func store(_ referrers: [ResourceKey: [ResourceKey]], for key: String, in index: ResourceIndex) {
-        lock.withLock { built[key] = (index, referrers) }
+        lock.withLock {
+            built = built.filter { $0.value.index != nil }  // entries of inputs already gone
+            built[key] = Entry(index: index, referrers: referrers)
+        }
     }
 }
