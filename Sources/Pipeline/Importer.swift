@@ -886,20 +886,18 @@ public final class Importer {
 
         // The log tasks first, so that outcomes can name them. They stay out of the catalog, which worker
         // threads read while this runs.
-        func madeLogTask(_ id: String) -> PlannedTask? {
-            logTasksMade[id] ?? previous?.logTasks[id]
+        func logTask(_ id: String) -> PlannedTask? {
+            plan.logTasks[id] ?? logTasksMade[id] ?? previous?.logTasks[id]
         }
         for contribution in contributions {
-            guard let log = contribution.logTask, plan.logTasks.index(forKey: log.id) == nil, madeLogTask(log.id) == nil,
-                  catalog.task(id: log.id) == nil else { continue }
+            guard let log = contribution.logTask, logTask(log.id) == nil, catalog.task(id: log.id) == nil else { continue }
             plan.logBatch.upsert(log)
             plan.logTasks[log.id] = PlannedTask(log)
         }
 
         // The task versions outcomes belong to, as stored (or about to be: the log tasks).
         var missingTasks: Set<String> = []
-        for contribution in contributions where taskVersions.index(forKey: contribution.taskID) == nil
-            && plan.logTasks.index(forKey: contribution.taskID) == nil && madeLogTask(contribution.taskID) == nil {
+        for contribution in contributions where taskVersions.index(forKey: contribution.taskID) == nil && logTask(contribution.taskID) == nil {
             missingTasks.insert(contribution.taskID)
         }
         for chunk in Array(missingTasks).chunked(500) {
@@ -917,7 +915,7 @@ public final class Importer {
         groupOfOccurrence.reserveCapacity(contributions.count)
         for (position, contribution) in contributions.enumerated() {
             let taskID = contribution.taskID
-            guard let task = taskVersions[taskID] ?? madeLogTask(taskID) ?? plan.logTasks[taskID]
+            guard let task = taskVersions[taskID] ?? logTask(taskID)
                 ?? (options.dryRun ? catalog.task(id: taskID).map(PlannedTask.init) : nil) else {
                 let source = contribution.source
                 let (origin, raw) = plan.byKey[source] ?? (Origin(file: "?"), nil)
@@ -949,7 +947,7 @@ public final class Importer {
         var unstored: Set<String> = []
         for group in groups {
             let id = group.task.task.id
-            if group.task === plan.logTasks[id] || (previous != nil && group.task === previous?.logTasks[id]) { unstored.insert(group.id) }
+            if group.task === plan.logTasks[id] || group.task === previous?.logTasks[id] { unstored.insert(group.id) }
         }
         let unwritten = allIDs.filter { id in
             !unstored.contains(id) && (previous.map { $0.written[id] == nil && !$0.deleted.contains(id) } ?? true)
@@ -1123,10 +1121,8 @@ public final class Importer {
         } ?? outcome.metadata.provenance.map { provenance in
             Array(repeating: ResourceKey(type: provenance.fhirType, id: provenance.fhirID), count: outcome.values.count)
         } ?? []
-        return outcome.values.enumerated().map { position, value in
-            var plain = value
-            plain.index = nil
-            return (position < sources.count ? sources[position] : ResourceKey(type: "unknown", id: String(position)), plain)
+        return withoutPositions(outcome.values).enumerated().map { position, value in
+            (position < sources.count ? sources[position] : ResourceKey(type: "unknown", id: String(position)), value)
         }
     }
 
