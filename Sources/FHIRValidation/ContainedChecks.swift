@@ -17,31 +17,40 @@ extension ValidationWalk {
     static let dom3 = "dom-3: If the resource is contained in another resource, it SHALL be referred to from elsewhere in the "
         + "resource or SHALL refer to the containing resource"
 
-    mutating func checkContained(of resource: Element, type: String) {
-        let contained = resource.children(named: "contained")
-        guard !contained.isEmpty else { return }
-        var referenced: Set<String> = []
-        var refersToContainer = Array(repeating: false, count: contained.count)
-        // The container's own elements, then each contained resource (whose reference to `#` counts for it).
-        var container = LocalReferences()
-        container.collect(resource, context: type, metadata: metadata, skippingContained: true)
-        referenced.formUnion(container.ids)
-        for (index, item) in contained.enumerated() {
-            guard let containedType = item.resourceType else { continue }
-            var scan = LocalReferences()
-            scan.collect(item, context: containedType, metadata: metadata)
-            referenced.formUnion(scan.ids)
-            refersToContainer[index] = scan.refersToContainer
-        }
+    mutating func checkContained(of resource: Element, references: LocalReferences) {
         // A contained item that is no resource at all is reported as such, and judged no further.
-        for (index, item) in contained.enumerated() where item.resourceType != nil {
+        var index = -1
+        for item in resource.children where item.name.hasSameBytes(as: "contained") {
+            index += 1
+            guard item.resourceType != nil else { continue }
             let suffix = ".contained[\(index)]"
             guard let id = item.childValue("id"), !id.isEmpty else {
                 report(.error, .required, "a contained resource must have an id, by which its container refers to it", below: suffix)
                 continue
             }
-            if referenced.contains(id) || refersToContainer[index] { continue }
+            if references.ids.contains(id) || references.refersToContainer[index] { continue }
             report(.error, .invariant, Self.dom3 + " (nothing refers to '#\(id)')", below: suffix)
+        }
+    }
+
+    /// Marks the contained resource being entered as the one whose references to `#` are noted, when it
+    /// is contained directly by the resource collecting (not by a resource it contains); true when it is.
+    mutating func enterContained() -> Bool {
+        guard let last = localReferences.indices.last, steps.count == localReferences[last].start + 1,
+              let step = steps.last, step.index >= 0, step.index < localReferences[last].refersToContainer.count
+        else { return false }
+        localReferences[last].currentContained = step.index
+        return true
+    }
+
+    /// Notes a local reference (`#id`, or `#` for the container) found in a Reference, a canonical, uri
+    /// or url value, or a narrative link, for the innermost resource that contains resources.
+    mutating func noteLocalReference(_ value: String) {
+        guard let last = localReferences.indices.last, value.utf8.first == UInt8(ascii: "#") else { return }
+        if value.utf8.count == 1 {
+            if let index = localReferences[last].currentContained { localReferences[last].refersToContainer[index] = true }
+        } else {
+            localReferences[last].ids.insert(String(value.dropFirst()))
         }
     }
 }
@@ -70,45 +79,20 @@ extension ValidationWalk {
     }
 }
 
-/// The local references (`#id`, and `#` for the container) found in an element tree: the `reference`
-/// of every Reference, and every canonical, uri and url value, as dom-3 reads them.
-private struct LocalReferences {
+/// The local references (`#id`, and `#` for the container) found in a resource that contains others:
+/// the `reference` of every Reference, and every canonical, uri and url value, and the narrative's links,
+/// as dom-3 reads them; a contained resource's `#` counts for that contained resource.
+struct LocalReferences {
+    /// Where the resource's steps start in the walk: its directly contained resources are one step below.
+    let start: Int
     var ids: Set<String> = []
-    var refersToContainer = false
+    /// Per contained resource, by its position among them: it refers to its container (`#`).
+    var refersToContainer: [Bool]
+    /// The contained resource being walked, by position; nil in the container's own elements.
+    var currentContained: Int?
 
-    /// Collects from `element`'s descendants; with `skippingContained`, not from its own contained
-    /// resources (a caller that scans each of them apart).
-    mutating func collect(_ element: Element, context: String, metadata: FHIRMetadata, skippingContained: Bool = false) {
-        guard let children = metadata.children(of: context) else { return }
-        for child in element.children {
-            guard let resolved = children[child.name] else { continue }
-            if resolved.type == "Resource" {
-                if !skippingContained || resolved.info.name != "contained", let type = child.resourceType {
-                    collect(child, context: type, metadata: metadata)
-                }
-                continue
-            }
-            // A primitive's own extensions count too (`valueset-system` on a ValueSet's include.system).
-            if resolved.primitive != nil, !child.children.isEmpty {
-                collect(child, context: resolved.type, metadata: metadata)
-            }
-            switch resolved.primitive {
-            case .canonical?, .uri?, .url?:
-                note(child.value)
-            case .xhtml?:
-                // A narrative refers to a contained resource by a link or an image: href="#id", src="#id".
-                for target in XHTMLChecker.internalLinks(in: child.value ?? "").targets { note(target) }
-            case nil:
-                if resolved.type == "Reference" { note(child.childValue("reference")) }
-                collect(child, context: resolved.type, metadata: metadata)
-            default:
-                break
-            }
-        }
-    }
-
-    private mutating func note(_ value: String?) {
-        guard let value, value.hasPrefix("#") else { return }
-        if value == "#" { refersToContainer = true } else { ids.insert(String(value.dropFirst())) }
+    init(start: Int, containedCount: Int) {
+        self.start = start
+        refersToContainer = Array(repeating: false, count: containedCount)
     }
 }

@@ -86,9 +86,9 @@ public struct InvariantCatalog: Sendable {
     private let byPath: [String: [Compiled]]
     /// Per type name: the invariants of the type and of its base types.
     private let byType: [String: [Compiled]]
-    /// Per element definition of every context (not choice elements, whose type varies): all that an
-    /// instance of it must meet, worked out once instead of three string lookups per element.
-    private let byDefinition: [ObjectIdentifier: [Compiled]]
+    /// Per element definition of every context, by its serial (not choice elements, whose type varies):
+    /// all that an instance of it must meet, worked out once instead of three string lookups per element.
+    private let byDefinition: [[Compiled]?]
 
     public init(metadata: FHIRMetadata) {
         var byPath: [String: [Compiled]] = [:]
@@ -135,14 +135,14 @@ public struct InvariantCatalog: Sendable {
         self.skipped = skipped
         self.corrected = corrected
         self.native = native
-        var byDefinition: [ObjectIdentifier: [Compiled]] = [:]
+        var byDefinition = [[Compiled]?](repeating: nil, count: metadata.elementCount)
         var contexts = metadata.typeNames
         var seen = Set(contexts)
         while let context = contexts.popLast() {
             for child in metadata.children(of: context)?.values ?? [] {
                 if child.isBackbone, seen.insert(child.type).inserted { contexts.append(child.type) }
-                guard !child.info.isChoice else { continue }
-                byDefinition[ObjectIdentifier(child.info)] = Self.combined(child, byType: byType, byPath: byPath)
+                guard !child.info.isChoice, byDefinition.indices.contains(child.info.serial) else { continue }
+                byDefinition[child.info.serial] = Self.combined(child, byType: byType, byPath: byPath)
             }
         }
         self.byDefinition = byDefinition
@@ -159,7 +159,8 @@ public struct InvariantCatalog: Sendable {
 
     /// Everything an instance of `child` must meet (``combined(_:byType:byPath:)``).
     public func invariants(for child: ResolvedChild) -> [Compiled] {
-        if !child.info.isChoice, let known = byDefinition[ObjectIdentifier(child.info)] { return known }
+        let serial = child.info.serial
+        if !child.info.isChoice, serial >= 0, serial < byDefinition.count, let known = byDefinition[serial] { return known }
         return Self.combined(child, byType: byType, byPath: byPath)
     }
 

@@ -19,49 +19,61 @@ struct ReferenceScope {
         let versionId: String?
     }
 
-    /// A reference found inside the scope, with the entry it was found in.
-    struct Found {
-        let reference: String
-        /// Where it was found: the walk's steps to the Reference, made into text only when reported.
-        let location: [(name: String, index: Int)]
-        let entryIndex: Int?
+    /// The entries and their indexes: a class, so that handing the scope around is a retain.
+    final class Index {
+        let entries: [Entry]
+        /// Entry positions by fullUrl, and (for Parameters) the ids of each type: built once, so that
+        /// resolving a reference is a lookup rather than a scan of every entry (which made a Bundle's
+        /// validation quadratic in its size).
+        let positionsByFullUrl: [String: [Int]]
+        let idsByType: [String: Set<String>]
+
+        init(entries: [Entry], indexingIDs: Bool) {
+            self.entries = entries
+            var positions: [String: [Int]] = [:]
+            positions.reserveCapacity(entries.count)
+            var ids: [String: Set<String>] = [:]
+            for (position, entry) in entries.enumerated() {
+                if let fullUrl = entry.fullUrl { positions[fullUrl, default: []].append(position) }
+                if indexingIDs { ids[entry.type, default: []].insert(entry.id ?? "") }
+            }
+            positionsByFullUrl = positions
+            idsByType = ids
+        }
     }
 
     let kind: Kind
-    let entries: [Entry]
-    /// Entry positions by fullUrl, and the ids of each type: built once, so that resolving a
-    /// reference is a lookup rather than a scan of every entry (which made a Bundle's validation
-    /// quadratic in its size).
-    let positionsByFullUrl: [String: [Int]]
-    let idsByType: [String: Set<String>]
+    let index: Index
+    var entries: [Entry] { index.entries }
+    var idsByType: [String: Set<String>] { index.idsByType }
     var currentEntry: Int?
-    var references: [Found] = []
+    /// What resolving the scope's references found, reported when the whole scope has been walked
+    /// (after the scope's other issues, in the order the references occur).
+    var resolutionIssues: [ValidationIssue] = []
 
     init(kind: Kind, entries: [Entry]) {
         self.kind = kind
-        self.entries = entries
-        var positions: [String: [Int]] = [:]
-        var ids: [String: Set<String>] = [:]
-        for (position, entry) in entries.enumerated() {
-            if let fullUrl = entry.fullUrl { positions[fullUrl, default: []].append(position) }
-            ids[entry.type, default: []].insert(entry.id ?? "")
+        if case .parameters = kind {
+            index = Index(entries: entries, indexingIDs: true)
+        } else {
+            index = Index(entries: entries, indexingIDs: false)
         }
-        positionsByFullUrl = positions
-        idsByType = ids
     }
 
     /// The entries whose fullUrl is `fullUrl`, in order.
     func entries(withFullUrl fullUrl: String) -> [Entry] {
-        (positionsByFullUrl[fullUrl] ?? []).map { entries[$0] }
+        guard let positions = index.positionsByFullUrl[fullUrl] else { return [] }
+        return positions.count == 1 ? [index.entries[positions[0]]] : positions.map { index.entries[$0] }
     }
 
     /// The scope of a Bundle: its entries with their fullUrl, in order.
     static func bundle(_ bundle: Element) -> ReferenceScope {
-        let entries = bundle.children(named: "entry").map { entry in
+        var entries: [Entry] = []
+        for entry in bundle.children where entry.name.hasSameBytes(as: "entry") {
             let resource = entry.child(named: "resource")
-            return Entry(
+            entries.append(Entry(
                 fullUrl: entry.childValue("fullUrl"), type: resource?.resourceType ?? "",
-                id: resource?.childValue("id"), versionId: resource?.child(named: "meta")?.childValue("versionId"))
+                id: resource?.childValue("id"), versionId: resource?.child(named: "meta")?.childValue("versionId")))
         }
         return ReferenceScope(kind: .bundle(type: bundle.childValue("type")), entries: entries)
     }
@@ -91,30 +103,34 @@ struct ReferenceScope {
 }
 
 extension ValidationWalk {
-    /// Checks the references collected in a Bundle or Parameters scope once all of it has been walked.
-    mutating func resolveReferences(in scope: ReferenceScope) {
-        for found in scope.references {
-            guard case .success(let format) = ReferenceFormat.parse(found.reference, metadata: metadata) else { continue }
-            switch scope.kind {
-            case .bundle(let bundleType):
-                resolveInBundle(found, format: format, scope: scope, isDocument: bundleType == "document")
-            case .parameters:
-                guard case .relative(let type, let id, _) = format else { continue }
-                if let ids = scope.idsByType[type], !ids.contains(id) {
-                    report(.error, .structure, "unable to resolve the reference '\(found.reference)' among the resources of the Parameters",
-                           at: path(of: found))
-                }
-            }
+    /// Resolves a reference of the Reference being visited against the innermost Bundle or Parameters
+    /// being walked (whose entries are indexed before their content is walked), holding what it finds
+    /// until the scope ends.
+    mutating func resolveInScope(_ reference: String, format: ReferenceFormat) {
+        guard let last = scopes.indices.last else { return }
+        let scope = scopes[last]
+        let problem: (ValidationIssue.Severity, ValidationIssue.Code, String)?
+        switch scope.kind {
+        case .bundle(let bundleType):
+            problem = Self.resolveInBundle(reference, format: format, scope: scope, isDocument: bundleType == "document", metadata: metadata)
+        case .parameters:
+            guard case .relative(let type, let id, _) = format, let ids = scope.idsByType[type], !ids.contains(id) else { return }
+            problem = (.error, .structure, "unable to resolve the reference '\(reference)' among the resources of the Parameters")
+        }
+        if let (severity, code, message) = problem {
+            scopes[last].resolutionIssues.append(issue(severity, code, message, at: currentPath + ".reference"))
         }
     }
 
-    private mutating func resolveInBundle(_ found: ReferenceScope.Found, format: ReferenceFormat, scope: ReferenceScope, isDocument: Bool) {
+    /// What is wrong with `reference`, found in the current entry of a Bundle, by the Bundle rules; nil when nothing is.
+    private static func resolveInBundle(_ reference: String, format: ReferenceFormat, scope: ReferenceScope, isDocument: Bool,
+                                        metadata: FHIRMetadata) -> (ValidationIssue.Severity, ValidationIssue.Code, String)? {
         var target: String?
         var expectedType: String?
         var version: String?
         switch format {
         case .fragment, .conditional:
-            return
+            return nil
         case .uuid(let urn), .oid(let urn):
             target = urn
         case .absolute(let url):
@@ -128,7 +144,7 @@ extension ValidationWalk {
         case .relative(let type, let id, let vid):
             expectedType = type
             version = vid
-            if let index = found.entryIndex, scope.entries.indices.contains(index), let fullUrl = scope.entries[index].fullUrl,
+            if let index = scope.currentEntry, scope.entries.indices.contains(index), let fullUrl = scope.entries[index].fullUrl,
                let base = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata)?.base {
                 target = base + "/" + type + "/" + id
             }
@@ -138,32 +154,29 @@ extension ValidationWalk {
             candidates = candidates.filter { $0.versionId == nil || $0.versionId == version }
         }
         if candidates.count > 1 {
-            report(.error, .structure, "multiple entries of the bundle match the reference '\(found.reference)'", at: path(of: found))
-            return
+            return (.error, .structure, "multiple entries of the bundle match the reference '\(reference)'")
         }
         if let match = candidates.first {
             if let expectedType, match.type != expectedType {
-                report(.error, .structure, "the reference '\(found.reference)' resolves to a \(match.type), not a \(expectedType)",
-                       at: path(of: found))
+                return (.error, .structure, "the reference '\(reference)' resolves to a \(match.type), not a \(expectedType)")
             }
-            return
+            return nil
         }
         // No match by the Bundle rules. An entry named urn:uuid:<id> holding another type is a mix-up.
         if case .relative(let type, let id, _) = format,
            let other = scope.entries(withFullUrl: "urn:uuid:" + id).first, other.type != type {
-            report(.error, .structure, "the reference '\(found.reference)' matches the entry urn:uuid:\(id), which holds a \(other.type)",
-                   at: path(of: found))
-            return
+            return (.error, .structure, "the reference '\(reference)' matches the entry urn:uuid:\(id), which holds a \(other.type)")
         }
         switch format {
         case .relative, .uuid:
             if isDocument {
-                report(.error, .notFound, "can't find '\(found.reference)' in the document bundle", at: path(of: found))
+                return (.error, .notFound, "can't find '\(reference)' in the document bundle")
             } else if case .uuid = format {
-                report(.warning, .notFound, "the urn:uuid: reference '\(found.reference)' is not in the bundle", at: path(of: found))
+                return (.warning, .notFound, "the urn:uuid: reference '\(reference)' is not in the bundle")
             }
+            return nil
         default:
-            break
+            return nil
         }
     }
 }

@@ -47,7 +47,7 @@ struct ValidationWalk {
     /// The type of the innermost Bundle, for the rules that depend on it (conditional references).
     private var bundleType: String?
     /// The Bundles and Parameters being walked, innermost last, collecting their references.
-    private var scopes: [ReferenceScope] = []
+    var scopes: [ReferenceScope] = []
     /// The invariants to evaluate, nil when switched off.
     let invariants: InvariantCatalog?
     let fhirPathEnvironment: FHIRPathEnvironment
@@ -63,12 +63,21 @@ struct ValidationWalk {
     /// Where the walk is: the root's path, then one step per element entered (its name and, in a list,
     /// its index, else -1). The text of a location is made only when an issue is reported there.
     private let root: String
-    private var steps: [(name: String, index: Int)] = []
+    private(set) var steps: [(name: String, index: Int)] = []
+    /// The per-definition child counts of the elements being visited, innermost last: one buffer for
+    /// the walk rather than an array per complex element.
+    private var childCounts: [Int] = []
+    /// The local references (dom-3) of the resources being visited that contain resources, innermost
+    /// last: collected as the walk meets them rather than by walking each such resource again.
+    var localReferences: [LocalReferences] = []
+    /// `Bundle.entry`'s definition, told by identity where a child is visited.
+    private let bundleEntry: ElementInfo?
 
     init(metadata: FHIRMetadata, options: ValidationOptions, root: String) {
         self.metadata = metadata
         self.options = options
         self.root = root
+        bundleEntry = metadata.element(named: "entry", of: "Bundle")
         if options.checkInvariants {
             invariants = metadata === FHIRMetadata.r4 ? InvariantCatalog.r4 : InvariantCatalog(metadata: metadata)
         } else {
@@ -79,7 +88,11 @@ struct ValidationWalk {
     }
 
     mutating func report(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, at path: String) {
-        issues.append(ValidationIssue(severity: severity, code: code, diagnostics: MessageText.boundingQuotes(message), expression: path))
+        issues.append(issue(severity, code, message, at: path))
+    }
+
+    func issue(_ severity: ValidationIssue.Severity, _ code: ValidationIssue.Code, _ message: String, at path: String) -> ValidationIssue {
+        ValidationIssue(severity: severity, code: code, diagnostics: MessageText.boundingQuotes(message), expression: path)
     }
 
     /// Reports at the element being visited, or at `suffix` below it (`.reference`).
@@ -108,9 +121,6 @@ struct ValidationWalk {
         return text
     }
 
-    /// The location of a Reference found in a Bundle or Parameters, for a report after the walk.
-    func path(of found: ReferenceScope.Found) -> String { path(of: found.location) + ".reference" }
-
     // MARK: Resources
 
     mutating func visitResource(_ resource: Element, isContained: Bool) {
@@ -138,6 +148,12 @@ struct ValidationWalk {
         default: nil
         }
         if let scope { scopes.append(scope) }
+        // dom-3 is judged on a resource that contains others, from what its content refers to.
+        let containedCount = resource.children.reduce(0) { $0 + ($1.name.hasSameBytes(as: "contained") ? 1 : 0) }
+        let collectsLocalReferences = !isContained && options.validateContained && containedCount > 0
+        if collectsLocalReferences { localReferences.append(LocalReferences(start: steps.count, containedCount: containedCount)) }
+        // A contained resource's references to `#` are its own; those of resources it contains count for it.
+        let enteredContained = isContained && enterContained()
         let outerResource = currentResource, outerRootResource = currentRootResource
         let outer = (resourceStart, resourceTypeName, currentDefinitionPath)
         (resourceStart, resourceTypeName, currentDefinitionPath) = (steps.count, type, nil)
@@ -147,12 +163,13 @@ struct ValidationWalk {
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(of: resource, context: type)
         if type == "Bundle" { checkBundle(resource) }
-        checkContainedMeta(of: resource)
+        if enteredContained, let last = localReferences.indices.last { localReferences[last].currentContained = nil }
+        if containedCount > 0 { checkContainedMeta(of: resource) }
         // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
-        if !isContained, options.validateContained { checkContained(of: resource, type: type) }
+        if collectsLocalReferences, let collected = localReferences.popLast() { checkContained(of: resource, references: collected) }
         checkNarrativeReferences(of: resource)
         checkResourceInvariants(resource, type: type)
-        if scope != nil, let finished = scopes.popLast() { resolveReferences(in: finished) }
+        if scope != nil, let finished = scopes.popLast() { issues += finished.resolutionIssues }
     }
 
     mutating func visitDatatype(_ element: Element, type: String) {
@@ -172,43 +189,48 @@ struct ValidationWalk {
         let children = metadata.children(of: context)
         let definitions = metadata.elements(of: context)
         // Per definition (by its order): how many children it has, which is also the list index of the
-        // next one; and the instance name a choice took first. Arrays, not dictionaries: this runs for
-        // every complex element.
-        var counts = [Int](repeating: 0, count: definitions.count)
+        // next one (in `childCounts` from `base`); and the instance name a choice took first. Arrays,
+        // not dictionaries: this runs for every complex element.
+        let base = childCounts.count
+        childCounts.append(contentsOf: repeatElement(0, count: definitions.count))
         var choiceNames: [(order: Int, name: String)] = []
         var conflictingChoices: [Int] = []  // already reported; no second issue for their count
-        for child in element.children {
-            guard let resolved = children?[child.name] else {
-                reportUnknown(child, context: context)
+        let elementChildren = element.children
+        for position in elementChildren.indices {
+            // Read in place, not copied out: a copy of an Element is four retains and releases.
+            let name = elementChildren[position].name
+            guard let resolved = children?[name] else {
+                reportUnknown(elementChildren[position], context: context)
                 continue
             }
             let info = resolved.info
             let order = info.order
-            let index = order < counts.count ? counts[order] : 0
-            if order < counts.count { counts[order] = index + 1 }
+            let counted = order < definitions.count
+            let index = counted ? childCounts[base + order] : 0
+            if counted { childCounts[base + order] = index + 1 }
             if info.isChoice {
-                if let first = choiceNames.first(where: { $0.order == order }), first.name != child.name {
+                if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
                     conflictingChoices.append(order)
                     report(.error, .structure,
-                           "'\(child.name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
-                           below: "." + child.name)
+                           "'\(name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
+                           below: "." + name)
                 } else if index == 0 {
-                    choiceNames.append((order, child.name))
+                    choiceNames.append((order, name))
                 }
             }
-            if options.checkJSONArrayShape, child.jsonArrayItem != info.isArray, index == 0 {
-                reportArrayShape(of: child, info: info)
+            if options.checkJSONArrayShape, elementChildren[position].jsonArrayItem != info.isArray, index == 0 {
+                reportArrayShape(of: elementChildren[position], info: info)
             }
-            steps.append((child.name, info.isArray ? index : -1))
-            if info.isArray, info.path == "Bundle.entry", !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
-            if resolved.type == "Extension", info.name == "extension" || info.name == "modifierExtension" {
-                checkExtension(child, holder: context)
+            steps.append((name, info.isArray ? index : -1))
+            if info === bundleEntry, !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
+            if resolved.notableType == .extension, info.name == "extension" || info.name == "modifierExtension" {
+                checkExtension(elementChildren[position], holder: context)
             }
-            visitElement(child, as: resolved)
+            visitElement(elementChildren[position], as: resolved)
             steps.removeLast()
         }
         for info in definitions {
-            let count = info.order < counts.count ? counts[info.order] : 0
+            let count = info.order < definitions.count ? childCounts[base + info.order] : 0
             if count < info.min {
                 report(.error, .required,
                        "minimum required = \(info.min), but only found \(count) (\(info.path))", below: "." + info.name)
@@ -218,6 +240,7 @@ struct ValidationWalk {
                        "max allowed = \(max), but found \(count) (\(info.path))", below: "." + info.name)
             }
         }
+        childCounts.removeLast(childCounts.count - base)
     }
 
     /// A JSON array for an element with max 1, or a single JSON value for one that repeats; reported once
@@ -248,7 +271,7 @@ struct ValidationWalk {
     // MARK: Elements
 
     private mutating func visitElement(_ element: Element, as resolved: ResolvedChild) {
-        if resolved.type == "Resource" {
+        if resolved.notableType == .resource {
             if resolved.info.name == "contained", !options.validateContained { return }
             visitResource(element, isContained: resolved.info.name == "contained")
             return
@@ -278,7 +301,7 @@ struct ValidationWalk {
         currentDefinitionPath = resolved.info.path
         visitChildren(of: element, context: resolved.type)
         currentDefinitionPath = outerDefinitionPath
-        checkComplex(element, type: resolved.type, info: resolved.info)
+        checkComplex(element, type: resolved.notableType, info: resolved.info)
         checkElementInvariants(element, as: resolved)
     }
 
@@ -303,6 +326,14 @@ struct ValidationWalk {
     private mutating func checkPrimitiveValue(
         _ value: String, element: Element, type: PrimitiveType, info: ElementInfo
     ) {
+        if !localReferences.isEmpty {
+            switch type {
+            case .canonical, .uri, .url: noteLocalReference(value)
+            // A narrative refers to a contained resource by a link or an image: href="#id", src="#id".
+            case .xhtml: XHTMLChecker.internalLinks(in: value).targets.forEach { noteLocalReference($0) }
+            default: break
+            }
+        }
         if type == .xhtml {
             if options.checkJSONValueKinds, element.valueKind != .string {
                 report(.error, .value, "xhtml must be a JSON string")
@@ -312,7 +343,7 @@ struct ValidationWalk {
             }
             return
         }
-        if type == .uri, Self.codeSystemElements.contains(info.path), let problem = URIRules.codeSystemProblem(value) {
+        if type == .uri, Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
             report(.error, .value, problem)
         }
         let kind = options.checkJSONValueKinds ? element.valueKind : nil
@@ -339,10 +370,10 @@ struct ValidationWalk {
     }
 
     /// The `uri` elements that identify a code system by its URI.
-    private static let codeSystemElements: Set<String> = [
+    private static let codeSystemElements = NameTable(Dictionary(uniqueKeysWithValues: [
         "Coding.system", "ValueSet.compose.include.system", "ValueSet.compose.exclude.system",
         "ValueSet.expansion.contains.system", "ConceptMap.group.source", "ConceptMap.group.target",
-    ]
+    ].map { ($0, true) }))
 
     /// ele-1 counts children other than the element's id: `children().count() > id.count()`.
     private static func hasOnlyAnID(_ element: Element) -> Bool {
@@ -369,14 +400,14 @@ struct ValidationWalk {
 
     // MARK: Datatype rules
 
-    private mutating func checkComplex(_ element: Element, type: String, info: ElementInfo) {
+    private mutating func checkComplex(_ element: Element, type: NotableType, info: ElementInfo) {
         switch type {
-        case "Reference":
+        case .reference:
             if let reference = element.childValue("reference") {
                 checkReference(reference)
                 checkLocalReference(reference)
             }
-        case "Extension":
+        case .extension:
             let hasValue = element.children.contains { $0.name.hasPrefix("value") }
             if hasValue, element.child(named: "extension") != nil {
                 report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)")
@@ -384,9 +415,9 @@ struct ValidationWalk {
             if let url = element.childValue("url"), url.utf8.contains(UInt8(ascii: "|")) {
                 report(.error, .value, "an extension URL may not carry a version ('\(url)')", below: ".url")
             }
-        case "Attachment":
+        case .attachment:
             checkAttachment(element)
-        case "Identifier":
+        case .identifier:
             // "urn:ietf:rfc:3986: the identifier is a URI" (R4 Identifier.system): the value must be one.
             if element.childValue("system") == "urn:ietf:rfc:3986", let value = element.childValue("value"),
                !ReferenceFormat.hasScheme(value) {
@@ -394,12 +425,12 @@ struct ValidationWalk {
                 report(.warning, .value, "an identifier whose system is urn:ietf:rfc:3986 should have a URI as its value, not '\(value)'",
                        below: ".value")
             }
-        case "Coding":
+        case .coding:
             if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
             }
-        case "CodeableConcept":
+        case .codeableConcept:
             if let binding = info.requiredBinding {
                 let codes = element.children(named: "coding").compactMap { $0.childValue("code") }
                 if !codes.isEmpty, !codes.contains(where: binding.codes.contains) {
@@ -414,11 +445,10 @@ struct ValidationWalk {
     }
 
     private mutating func checkReference(_ reference: String) {
-        if !scopes.isEmpty {
-            let last = scopes.count - 1
-            scopes[last].references.append(.init(reference: reference, location: steps, entryIndex: scopes[last].currentEntry))
-        }
-        switch ReferenceFormat.parse(reference, metadata: metadata) {
+        noteLocalReference(reference)
+        let parsed = ReferenceFormat.parse(reference, metadata: metadata)
+        if !scopes.isEmpty, case .success(let format) = parsed { resolveInScope(reference, format: format) }
+        switch parsed {
         case .failure(let error):
             // A warning, as the reference validator has it: the syntax looks wrong, but a server may
             // still understand it.

@@ -32,10 +32,13 @@ public final class FHIRMetadata: Sendable {
     /// The names of the elements, in any context, whose type is a resource (`contained`, `resource`,
     /// `outcome` in R4): where the JSON reader takes an object with a `resourceType` key for a resource.
     public let resourceElementNames: Set<String>
+    /// How many element definitions there are: every ``ElementInfo/serial`` is below it.
+    public let elementCount: Int
 
     /// Decodes metadata text in the generator's format.
     init(data: String) {
         let decoded = R4MetadataDecoder(data)
+        elementCount = decoded.elementCount
         types = NameTable(decoded.types)
         elementsByContext = NameTable(decoded.elements)
         invariantsByPath = decoded.invariants
@@ -188,6 +191,9 @@ public final class ElementInfo: Sendable {
     public let childContext: String?
     /// Position among the context's elements, for writing in definition order.
     public let order: Int
+    /// Position among every element of its metadata (from 0, below ``FHIRMetadata/elementCount``), for
+    /// tables indexed by definition; -1 for a definition made outside the metadata.
+    public let serial: Int
 
     /// True when instances hold a list (JSON array): max is not 1.
     public var isArray: Bool { max != 1 }
@@ -195,7 +201,7 @@ public final class ElementInfo: Sendable {
     public init(
         path: String, name: String, types: [String], min: Int, max: Int?, isChoice: Bool,
         isModifier: Bool, isSummary: Bool, representation: Representation,
-        requiredBinding: RequiredBinding?, childContext: String?, order: Int
+        requiredBinding: RequiredBinding?, childContext: String?, order: Int, serial: Int = -1
     ) {
         self.path = path
         self.name = name
@@ -209,6 +215,7 @@ public final class ElementInfo: Sendable {
         self.requiredBinding = requiredBinding
         self.childContext = childContext
         self.order = order
+        self.serial = serial
     }
 }
 
@@ -263,12 +270,40 @@ public struct ResolvedChild: Sendable {
     /// Whether `type` is a backbone path (`"CarePlan.activity"`) rather than a type name (worked out
     /// once, here).
     public let isBackbone: Bool
+    /// `type` when it is one of the few types walkers treat apart (worked out once, here, so that a
+    /// walk tests a tag rather than comparing type names for every element).
+    public let notableType: NotableType
 
     public init(info: ElementInfo, type: String) {
         self.info = info
         self.type = type
         primitive = PrimitiveType(rawValue: type)
         isBackbone = type.utf8.contains(UInt8(ascii: "."))
+        notableType = NotableType(typeName: type)
+    }
+}
+
+/// The types whose instances validation and the writers treat apart from the rest (`Resource` for a
+/// contained or entry resource, `Extension`, `Reference`...), and `other` for every other type.
+public enum NotableType: Sendable {
+    case resource, `extension`, reference, attachment, identifier, coding, codeableConcept
+    /// Quantity and the types that specialize it (Age, Count, Distance, Duration, and the
+    /// SimpleQuantity and MoneyQuantity profiles).
+    case quantity
+    case other
+
+    public init(typeName: String) {
+        switch typeName {
+        case "Resource": self = .resource
+        case "Extension": self = .extension
+        case "Reference": self = .reference
+        case "Attachment": self = .attachment
+        case "Identifier": self = .identifier
+        case "Coding": self = .coding
+        case "CodeableConcept": self = .codeableConcept
+        case "Quantity", "Age", "Count", "Distance", "Duration", "SimpleQuantity", "MoneyQuantity": self = .quantity
+        default: self = .other
+        }
     }
 }
 

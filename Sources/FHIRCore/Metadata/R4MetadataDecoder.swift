@@ -8,6 +8,8 @@ struct R4MetadataDecoder {
     private(set) var typeOrder: [String] = []
     /// Element definitions per context (type name or backbone path), in definition order.
     private(set) var elements: [String: [ElementInfo]] = [:]
+    /// How many elements are decoded: the next one's ``ElementInfo/serial``.
+    private(set) var elementCount = 0
     /// Invariants per definition path, in definition order.
     private(set) var invariants: [String: [Invariant]] = [:]
 
@@ -175,8 +177,10 @@ struct R4MetadataDecoder {
             representation: representation,
             requiredBinding: binding,
             childContext: fields.isEmpty(7) ? nil : fields.string(7),
-            order: order
+            order: order,
+            serial: elementCount
         )
+        elementCount += 1
         elements[context, default: []].append(info)
     }
 }

@@ -25,3 +25,12 @@ extension String {
         }
     }
 }
+
+extension String {
+    /// `self == other`, telling most unequal strings apart by their byte counts inline: an unequal `==`
+    /// is a call into the runtime, and element-name lookups are mostly unequal comparisons.
+    @inlinable @inline(__always)
+    public func hasSameBytes(as other: String) -> Bool {
+        utf8.count == other.utf8.count && self == other
+    }
+}

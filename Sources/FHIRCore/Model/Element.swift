@@ -76,12 +76,12 @@ public struct Element: Hashable, Sendable {
 
     /// The children with the given name, in order.
     public func children(named name: String) -> [Element] {
-        children.filter { $0.name == name }
+        children.filter { $0.name.hasSameBytes(as: name) }
     }
 
     /// The first child with the given name.
     public func child(named name: String) -> Element? {
-        children.first { $0.name == name }
+        children.first { $0.name.hasSameBytes(as: name) }
     }
 
     /// The value of the first child with the given name (`resource.childValue("id")`).

@@ -180,19 +180,21 @@ public enum PrimitiveValidator {
         // By bytes: a Character split cost more than the rest of validating a Synthea Bundle's entry.
         var value = value
         return value.withUTF8 { bytes in
-            guard bytes.count == 45, bytes.starts(with: "urn:uuid:".utf8) else { return false }
+            guard bytes.count == 45 else { return false }
+            for (index, expected) in uuidPrefix.enumerated() where bytes[index] != expected { return false }
             for index in 9..<45 {
                 let byte = bytes[index]
-                switch index {
-                case 17, 22, 27, 32:  // the dashes, 8, 13, 18 and 23 bytes into the UUID
-                    guard byte == UInt8(ascii: "-") else { return false }
-                default:
-                    guard isDigit(byte) || (byte >= 0x61 && byte <= 0x66) else { return false }
+                if index == 17 || index == 22 || index == 27 || index == 32 {  // 8, 13, 18 and 23 bytes into the UUID
+                    if byte != UInt8(ascii: "-") { return false }
+                } else if !(isDigit(byte) || (byte >= 0x61 && byte <= 0x66)) {
+                    return false
                 }
             }
             return true
         }
     }
+
+    private static let uuidPrefix: [UInt8] = Array("urn:uuid:".utf8)
 
     private static func isBase64(_ value: String) -> Bool {
         // Groups of four characters of the base64 alphabet, whitespace allowed between them, '='
