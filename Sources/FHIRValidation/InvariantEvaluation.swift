@@ -16,7 +16,7 @@ extension ValidationWalk {
         guard let invariants else { return }
         let list = invariants.invariants(forType: type)
         if list.isEmpty { return }
-        evaluate(list, on: FHIRPathElementNode(resource: resource))
+        evaluate(list, on: FHIRPathElementNode(resource: resource), element: resource, context: type)
     }
 
     mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild) {
@@ -26,11 +26,19 @@ extension ValidationWalk {
         let node = FHIRPathElementNode(
             element: element, typeName: resolved.isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
             context: resolved.type)
-        evaluate(list, on: node)
+        evaluate(list, on: node, element: element, context: resolved.type)
     }
 
-    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode) {
+    /// Evaluates `list` on `node`, the FHIRPath view of `element` (in the metadata context `context`):
+    /// an invariant made of existence tests the data decides is told without the evaluator
+    /// (``FHIRPathExpression/quickTruth(on:context:metadata:trustsSingleCardinality:)``).
+    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode, element: Element, context: String) {
         for compiled in list where !compiled.needsResource || currentResource != nil {
+            if let truth = compiled.expression.quickTruth(on: element, context: context, metadata: metadata,
+                                                          trustsSingleCardinality: fhirPathEnvironment.trustsSingleCardinality) {
+                if !truth { reportUnmet(compiled.invariant) }
+                continue
+            }
             let result: [FHIRPathValue]
             do {
                 result = try compiled.expression.evaluate(
@@ -42,9 +50,11 @@ extension ValidationWalk {
                 continue
             }
             if result.count == 1, case .boolean(true) = result[0] { continue }
-            let invariant = compiled.invariant
-            report(invariant.severity == .error ? .error : .warning, .invariant,
-                   "\(invariant.key): \(invariant.human)")
+            reportUnmet(compiled.invariant)
         }
+    }
+
+    private mutating func reportUnmet(_ invariant: Invariant) {
+        report(invariant.severity == .error ? .error : .warning, .invariant, "\(invariant.key): \(invariant.human)")
     }
 }
