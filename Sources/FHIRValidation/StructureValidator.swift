@@ -430,7 +430,10 @@ struct ValidationWalk {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
             }
+        case .quantity:
+            checkQuantityUnit(element)
         case .codeableConcept:
+            checkUCUMBinding(element, info: info)
             if let binding = info.requiredBinding {
                 let codes = element.children(named: "coding").compactMap { $0.childValue("code") }
                 if !codes.isEmpty, !codes.contains(where: binding.codes.contains) {
