@@ -48,26 +48,12 @@ struct FHIRPathNavigator: Sendable {
                 observer?(child)
                 output.append(.element(child))
                 position += 1
-            } else if mayBeChoice, childName.utf8.count > nameLength, Self.hasPrefix(childName, name),
+            } else if mayBeChoice, childName.utf8.count > nameLength, childName.hasBytePrefix(name),
                       let suffixStart = childName.utf8.dropFirst(nameLength).first,
                       suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
                       let typedChild = choiceChild(children[index], of: node, choiceName: name, position: 0) {
                 observer?(typedChild)
                 output.append(.element(typedChild))
-            }
-        }
-    }
-
-    /// Whether `text` starts with `prefix`, compared as bytes (the generic `starts(with:)` over UTF-8
-    /// views walks them an index at a time, for every child a choice step looks at).
-    private static func hasPrefix(_ text: String, _ prefix: String) -> Bool {
-        var text = text
-        var prefix = prefix
-        return text.withUTF8 { whole in
-            prefix.withUTF8 { start in
-                guard whole.count >= start.count else { return false }
-                guard let wholeBase = whole.baseAddress, let startBase = start.baseAddress else { return start.isEmpty }
-                return memcmp(wholeBase, startBase, start.count) == 0
             }
         }
     }

@@ -164,7 +164,7 @@ private struct QuickTruth {
             if childName.hasSameBytes(as: name) {
                 body(position, children[position].resourceType ?? resolution.exact?.type)
                 if resolution.single { return }
-            } else if resolution.mayBeChoice, childName.utf8.count > nameLength, childName.hasPrefix(name),
+            } else if resolution.mayBeChoice, childName.utf8.count > nameLength, childName.hasBytePrefix(name),
                       let suffixStart = childName.utf8.dropFirst(nameLength).first,
                       suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
                       let resolved = table[childName], resolved.info.isChoice, resolved.info.name == name {

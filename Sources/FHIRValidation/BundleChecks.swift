@@ -36,7 +36,7 @@ extension ValidationWalk {
                 continue
             }
             guard let resource = entry.child(named: "resource"), let type = resource.resourceType,
-                  !fullUrl.hasPrefix("urn:")
+                  !fullUrl.hasBytePrefix("urn:")
             else { continue }
             if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
                 if let id = resource.childValue("id") {

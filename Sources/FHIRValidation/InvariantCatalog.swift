@@ -89,6 +89,8 @@ public struct InvariantCatalog: Sendable {
     /// Per element definition of every context, by its serial (not choice elements, whose type varies):
     /// all that an instance of it must meet, worked out once instead of three string lookups per element.
     private let byDefinition: [[Compiled]?]
+    /// Per choice element definition, by its serial: what an instance of each of its types must meet.
+    private let byChoice: [[(type: String, list: [Compiled])]]
 
     public init(metadata: FHIRMetadata) {
         var byPath: [String: [Compiled]] = [:]
@@ -136,16 +138,22 @@ public struct InvariantCatalog: Sendable {
         self.corrected = corrected
         self.native = native
         var byDefinition = [[Compiled]?](repeating: nil, count: metadata.elementCount)
+        var byChoice = [[(type: String, list: [Compiled])]](repeating: [], count: metadata.elementCount)
         var contexts = metadata.typeNames
         var seen = Set(contexts)
         while let context = contexts.popLast() {
             for child in metadata.children(of: context)?.values ?? [] {
                 if child.isBackbone, seen.insert(child.type).inserted { contexts.append(child.type) }
-                guard !child.info.isChoice, byDefinition.indices.contains(child.info.serial) else { continue }
-                byDefinition[child.info.serial] = Self.combined(child, byType: byType, byPath: byPath)
+                guard byDefinition.indices.contains(child.info.serial) else { continue }
+                if child.info.isChoice {
+                    byChoice[child.info.serial].append((child.type, Self.combined(child, byType: byType, byPath: byPath)))
+                } else {
+                    byDefinition[child.info.serial] = Self.combined(child, byType: byType, byPath: byPath)
+                }
             }
         }
         self.byDefinition = byDefinition
+        self.byChoice = byChoice
     }
 
     /// What an instance of `child` must meet: its type's invariants, its backbone context's, and those
@@ -160,7 +168,11 @@ public struct InvariantCatalog: Sendable {
     /// Everything an instance of `child` must meet (``combined(_:byType:byPath:)``).
     public func invariants(for child: ResolvedChild) -> [Compiled] {
         let serial = child.info.serial
-        if !child.info.isChoice, serial >= 0, serial < byDefinition.count, let known = byDefinition[serial] { return known }
+        if serial >= 0, serial < byDefinition.count {
+            if !child.info.isChoice, let known = byDefinition[serial] { return known }
+            // The type names are the metadata's own strings: equal ones compare at once.
+            if child.info.isChoice, let known = byChoice[serial].first(where: { $0.type.hasSameBytes(as: child.type) }) { return known.list }
+        }
         return Self.combined(child, byType: byType, byPath: byPath)
     }
 

@@ -16,33 +16,39 @@ extension ValidationWalk {
         guard let invariants else { return }
         let list = invariants.invariants(forType: type)
         if list.isEmpty { return }
-        evaluate(list, on: FHIRPathElementNode(resource: resource), element: resource, context: type)
+        evaluate(list, element: resource, context: type) { FHIRPathElementNode(resource: resource) }
     }
 
     mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild) {
         guard let invariants else { return }
         let list = invariants.invariants(for: resolved)
         if list.isEmpty { return }
-        let node = FHIRPathElementNode(
-            element: element, typeName: resolved.isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
-            context: resolved.type)
-        evaluate(list, on: node, element: element, context: resolved.type)
+        evaluate(list, element: element, context: resolved.type) {
+            FHIRPathElementNode(
+                element: element, typeName: resolved.isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,
+                context: resolved.type)
+        }
     }
 
-    /// Evaluates `list` on `node`, the FHIRPath view of `element` (in the metadata context `context`):
-    /// an invariant made of existence tests the data decides is told without the evaluator
-    /// (``FHIRPathExpression/quickTruth(on:context:metadata:trustsSingleCardinality:)``).
-    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], on node: FHIRPathElementNode, element: Element, context: String) {
+    /// Evaluates `list` on `element` (in the metadata context `context`): an invariant made of existence
+    /// tests the data decides is told without the evaluator
+    /// (``FHIRPathExpression/quickTruth(on:context:metadata:trustsSingleCardinality:)``); the others are
+    /// evaluated on the FHIRPath view of the element, made once, when the first of them needs it.
+    private mutating func evaluate(_ list: [InvariantCatalog.Compiled], element: Element, context: String,
+                                   node makeNode: () -> FHIRPathElementNode) {
+        var node: FHIRPathElementNode?
         for compiled in list where !compiled.needsResource || currentResource != nil {
             if let truth = compiled.expression.quickTruth(on: element, context: context, metadata: metadata,
                                                           trustsSingleCardinality: fhirPathEnvironment.trustsSingleCardinality) {
                 if !truth { reportUnmet(compiled.invariant) }
                 continue
             }
+            let focus = node ?? makeNode()
+            node = focus
             let result: [FHIRPathValue]
             do {
                 result = try compiled.expression.evaluate(
-                    context: [.element(node)], resource: currentResource, rootResource: currentRootResource,
+                    context: [.element(focus)], resource: currentResource, rootResource: currentRootResource,
                     environment: fhirPathEnvironment)
             } catch {
                 report(.information, .invariant,

@@ -15,7 +15,7 @@ extension ValidationWalk {
     /// ref-1, "SHALL have a contained resource if a local reference is provided": a `#id` reference
     /// names a contained resource of the root resource; `#` alone names the container.
     mutating func checkLocalReference(_ text: String) {
-        guard invariants?.native["ref-1"] != nil, let root = currentRootResource, text.hasPrefix("#"), text != "#"
+        guard text.utf8.first == UInt8(ascii: "#"), text.utf8.count > 1, invariants?.native["ref-1"] != nil, let root = currentRootResource
         else { return }
         let id = text.dropFirst()
         if !root.children(named: "contained").contains(where: { $0.childValue("id").map { $0[...] == id } ?? false }) {

@@ -25,21 +25,29 @@ struct ReferenceScope {
         /// Entry positions by fullUrl, and (for Parameters) the ids of each type: built once, so that
         /// resolving a reference is a lookup rather than a scan of every entry (which made a Bundle's
         /// validation quadratic in its size).
-        let positionsByFullUrl: [String: [Int]]
+        let positionsByFullUrl: [FullUrl: [Int]]
         let idsByType: [String: Set<String>]
 
         init(entries: [Entry], indexingIDs: Bool) {
             self.entries = entries
-            var positions: [String: [Int]] = [:]
+            var positions: [FullUrl: [Int]] = [:]
             positions.reserveCapacity(entries.count)
             var ids: [String: Set<String>] = [:]
             for (position, entry) in entries.enumerated() {
-                if let fullUrl = entry.fullUrl { positions[fullUrl, default: []].append(position) }
+                if let fullUrl = entry.fullUrl { positions[FullUrl(fullUrl), default: []].append(position) }
                 if indexingIDs { ids[entry.type, default: []].insert(entry.id ?? "") }
             }
             positionsByFullUrl = positions
             idsByType = ids
         }
+    }
+
+    /// A fullUrl as a key, hashed by FNV-1a: `urn:uuid:` keys are 45 bytes, which SipHash reads slowly.
+    struct FullUrl: Hashable {
+        let text: String
+        init(_ text: String) { self.text = text }
+        static func == (a: FullUrl, b: FullUrl) -> Bool { a.text.hasSameBytes(as: b.text) }
+        func hash(into hasher: inout Hasher) { hasher.combine(text.fnv1aHash) }
     }
 
     let kind: Kind
@@ -62,7 +70,7 @@ struct ReferenceScope {
 
     /// The entries whose fullUrl is `fullUrl`, in order.
     func entries(withFullUrl fullUrl: String) -> [Entry] {
-        guard let positions = index.positionsByFullUrl[fullUrl] else { return [] }
+        guard let positions = index.positionsByFullUrl[FullUrl(fullUrl)] else { return [] }
         return positions.count == 1 ? [index.entries[positions[0]]] : positions.map { index.entries[$0] }
     }
 
@@ -93,7 +101,7 @@ struct ReferenceScope {
 
     /// The base URL and type of a RESTful fullUrl (`http://server/fhir/Patient/1` -> `http://server/fhir`).
     static func restfulBase(of fullUrl: String, metadata: FHIRMetadata) -> (base: String, type: String, id: String)? {
-        guard !fullUrl.hasPrefix("urn:") else { return nil }
+        guard !fullUrl.hasBytePrefix("urn:") else { return nil }
         let parts = fullUrl.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 3 else { return nil }
         let type = String(parts[parts.count - 2]), id = String(parts[parts.count - 1])

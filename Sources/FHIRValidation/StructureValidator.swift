@@ -185,9 +185,10 @@ struct ValidationWalk {
 
     // MARK: Children and cardinality
 
-    mutating func visitChildren(of element: Element, context: String) {
-        let children = metadata.children(of: context)
-        let definitions = metadata.elements(of: context)
+    mutating func visitChildren(of element: Element, context: String, contextIndex: Int = -1) {
+        let known = metadata.context(at: contextIndex)
+        let children = known?.children ?? metadata.children(of: context)
+        let definitions = known?.elements ?? metadata.elements(of: context)
         // Per definition (by its order): how many children it has, which is also the list index of the
         // next one (in `childCounts` from `base`); and the instance name a choice took first. Arrays,
         // not dictionaries: this runs for every complex element.
@@ -195,39 +196,41 @@ struct ValidationWalk {
         childCounts.append(contentsOf: repeatElement(0, count: definitions.count))
         var choiceNames: [(order: Int, name: String)] = []
         var conflictingChoices: [Int] = []  // already reported; no second issue for their count
-        let elementChildren = element.children
-        for position in elementChildren.indices {
-            // Read in place, not copied out: a copy of an Element is four retains and releases.
-            let name = elementChildren[position].name
-            guard let resolved = children?[name] else {
-                reportUnknown(elementChildren[position], context: context)
-                continue
-            }
-            let info = resolved.info
-            let order = info.order
-            let counted = order < definitions.count
-            let index = counted ? childCounts[base + order] : 0
-            if counted { childCounts[base + order] = index + 1 }
-            if info.isChoice {
-                if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
-                    conflictingChoices.append(order)
-                    report(.error, .structure,
-                           "'\(name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
-                           below: "." + name)
-                } else if index == 0 {
-                    choiceNames.append((order, name))
+        // Children are read in place through the buffer, not copied out of the array: a copy of an
+        // Element is four retains and releases, and this runs for every element.
+        element.children.withUnsafeBufferPointer { elementChildren in
+            for position in elementChildren.indices {
+                let name = elementChildren[position].name
+                guard let resolved = children?[name] else {
+                    reportUnknown(elementChildren[position], context: context)
+                    continue
                 }
+                let info = resolved.info
+                let order = info.order
+                let counted = order < definitions.count
+                let index = counted ? childCounts[base + order] : 0
+                if counted { childCounts[base + order] = index + 1 }
+                if info.isChoice {
+                    if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
+                        conflictingChoices.append(order)
+                        report(.error, .structure,
+                               "'\(name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
+                               below: "." + name)
+                    } else if index == 0 {
+                        choiceNames.append((order, name))
+                    }
+                }
+                if options.checkJSONArrayShape, elementChildren[position].jsonArrayItem != info.isArray, index == 0 {
+                    reportArrayShape(of: elementChildren[position], info: info)
+                }
+                steps.append((name, info.isArray ? index : -1))
+                if info === bundleEntry, !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
+                if resolved.notableType == .extension, info.name == "extension" || info.name == "modifierExtension" {
+                    checkExtension(elementChildren[position], holder: context)
+                }
+                visitElement(elementChildren[position], as: resolved)
+                steps.removeLast()
             }
-            if options.checkJSONArrayShape, elementChildren[position].jsonArrayItem != info.isArray, index == 0 {
-                reportArrayShape(of: elementChildren[position], info: info)
-            }
-            steps.append((name, info.isArray ? index : -1))
-            if info === bundleEntry, !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
-            if resolved.notableType == .extension, info.name == "extension" || info.name == "modifierExtension" {
-                checkExtension(elementChildren[position], holder: context)
-            }
-            visitElement(elementChildren[position], as: resolved)
-            steps.removeLast()
         }
         for info in definitions {
             let count = info.order < definitions.count ? childCounts[base + info.order] : 0
@@ -299,7 +302,7 @@ struct ValidationWalk {
         }
         let outerDefinitionPath = currentDefinitionPath
         currentDefinitionPath = resolved.info.path
-        visitChildren(of: element, context: resolved.type)
+        visitChildren(of: element, context: resolved.type, contextIndex: resolved.contextIndex)
         currentDefinitionPath = outerDefinitionPath
         checkComplex(element, type: resolved.notableType, info: resolved.info)
         checkElementInvariants(element, as: resolved)
@@ -317,7 +320,7 @@ struct ValidationWalk {
         if !element.children.isEmpty {
             let outerDefinitionPath = currentDefinitionPath
             currentDefinitionPath = info.path
-            visitChildren(of: element, context: type.rawValue)
+            visitChildren(of: element, context: type.rawValue, contextIndex: resolved.contextIndex)
             currentDefinitionPath = outerDefinitionPath
         }
         checkElementInvariants(element, as: resolved)

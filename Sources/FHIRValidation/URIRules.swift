@@ -14,21 +14,21 @@ enum URIRules {
         // Every rule but the canonical one is about values starting `oid:`, `uuid:` or `urn:`.
         let first = value.utf8.first
         guard first == UInt8(ascii: "o") || first == UInt8(ascii: "u") || type == .canonical else { return nil }
-        if value.hasPrefix("oid:") || value.hasPrefix("uuid:") {
-            let kind = value.hasPrefix("oid:") ? "oid" : "uuid"
+        if value.hasBytePrefix("oid:") || value.hasBytePrefix("uuid:") {
+            let kind = value.hasBytePrefix("oid:") ? "oid" : "uuid"
             return (.error, "a URI cannot start with '\(kind):' (write urn:\(kind):...): '\(value)'")
         }
-        if value.hasPrefix("urn:uuid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .uuid) {
+        if value.hasBytePrefix("urn:uuid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .uuid) {
             let lowered = value.lowercased()
             if PrimitiveValidator.problem(with: lowered, kind: nil, as: .uuid) == nil {
                 return (.warning, "a UUID should be written in lower case ('\(value)')")
             }
             return (.error, "not a valid UUID: \(problem) ('\(value)')")
         }
-        if value.hasPrefix("urn:oid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .oid) {
+        if value.hasBytePrefix("urn:oid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .oid) {
             return (.error, "\(problem) ('\(value)')")
         }
-        if type == .canonical, !value.hasPrefix("#"), !ReferenceFormat.hasScheme(value) {
+        if type == .canonical, !value.hasBytePrefix("#"), !ReferenceFormat.hasScheme(value) {
             return (.warning, "a canonical URL should be absolute unless it is a fragment reference (#id): '\(value)'")
         }
         return nil
@@ -39,7 +39,7 @@ enum URIRules {
         if !ReferenceFormat.hasScheme(system) {
             return "a Coding's system must be an absolute URI, not a local reference ('\(system)')"
         }
-        if system.hasPrefix("http://hl7.org/fhir/ValueSet/") {
+        if system.hasBytePrefix("http://hl7.org/fhir/ValueSet/") {
             return "a Coding's system names a code system; '\(system)' is a value set"
         }
         return nil

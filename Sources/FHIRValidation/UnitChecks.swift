@@ -20,6 +20,8 @@ extension ValidationWalk {
         "ResearchElementDefinition.characteristic.unitOfMeasure",
         "RiskEvidenceSynthesis.riskEstimate.unitOfMeasure",
     ]
+    /// Their names: a test cheaper than hashing the path of every CodeableConcept.
+    static let ucumBoundNames = Array(Set(ucumBoundElements.map { String($0.split(separator: ".").last ?? "") }))
 
     mutating func checkQuantityUnit(_ quantity: Element) {
         guard let code = quantity.childValue("code"), quantity.childValue("system") == Self.ucumSystem,
@@ -29,7 +31,7 @@ extension ValidationWalk {
     }
 
     mutating func checkUCUMBinding(_ concept: Element, info: ElementInfo) {
-        guard Self.ucumBoundElements.contains(info.path) else { return }
+        guard Self.ucumBoundNames.contains(where: info.name.hasSameBytes), Self.ucumBoundElements.contains(info.path) else { return }
         var index = -1, hasUCUMCoding = false, hasCoding = false
         for coding in concept.children where coding.name.hasSameBytes(as: "coding") {
             index += 1

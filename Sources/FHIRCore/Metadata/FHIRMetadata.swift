@@ -26,6 +26,9 @@ public final class FHIRMetadata: Sendable {
     private let childrenByContext: NameTable<NameTable<ResolvedChild>>
     /// Definition names per context (`value` for `value[x]`).
     private let elementsByName: NameTable<NameTable<ElementInfo>>
+    /// Every context's children and elements, by ``ResolvedChild/contextIndex``: a walk goes from an
+    /// element to its children's context by position rather than by hashing its name.
+    private let contextsByIndex: [(children: NameTable<ResolvedChild>, elements: [ElementInfo])]
     private let concreteResourceTypes: [String]
     private let invariantsByPath: [String: [Invariant]]
 
@@ -48,6 +51,11 @@ public final class FHIRMetadata: Sendable {
         }
         var children: [String: [String: ResolvedChild]] = [:]
         var byName: [String: [String: ElementInfo]] = [:]
+        let contextNames = decoded.elements.keys.sorted()
+        let contextIndexes = Dictionary(uniqueKeysWithValues: contextNames.enumerated().map { ($1, $0) })
+        func resolvedChild(_ info: ElementInfo, _ type: String) -> ResolvedChild {
+            ResolvedChild(info: info, type: type, contextIndex: contextIndexes[type] ?? -1)
+        }
         for (context, elements) in decoded.elements {
             var resolved: [String: ResolvedChild] = [:]
             var names: [String: ElementInfo] = [:]
@@ -55,17 +63,19 @@ public final class FHIRMetadata: Sendable {
                 names[info.name] = info
                 if info.isChoice {
                     for type in info.types {
-                        resolved[info.name + FHIRMetadata.choiceSuffix(of: type)] = ResolvedChild(info: info, type: type)
+                        resolved[info.name + FHIRMetadata.choiceSuffix(of: type)] = resolvedChild(info, type)
                     }
                 } else {
                     let type = info.childContext ?? info.types.first ?? "Element"
-                    resolved[info.name] = ResolvedChild(info: info, type: type)
+                    resolved[info.name] = resolvedChild(info, type)
                 }
             }
             children[context] = resolved
             byName[context] = names
         }
-        childrenByContext = NameTable(children.mapValues(NameTable.init))
+        let childTables = children.mapValues(NameTable.init)
+        childrenByContext = NameTable(childTables)
+        contextsByIndex = contextNames.map { (childTables[$0] ?? NameTable([:]), decoded.elements[$0] ?? []) }
         elementsByName = NameTable(byName.mapValues(NameTable.init))
         var resourceNames: Set<String> = []
         for elements in decoded.elements.values {
@@ -106,6 +116,12 @@ public final class FHIRMetadata: Sendable {
     /// many children of one element with one lookup of its context.
     public func children(of context: String) -> NameTable<ResolvedChild>? {
         childrenByContext[context]
+    }
+
+    /// The children and element definitions of the context at `index` (a ``ResolvedChild/contextIndex``);
+    /// nil for an index the metadata did not give.
+    public func context(at index: Int) -> (children: NameTable<ResolvedChild>, elements: [ElementInfo])? {
+        index >= 0 && index < contextsByIndex.count ? contextsByIndex[index] : nil
     }
 
     /// The element definition named `name` in a context, by its definition name: `"value"` finds
@@ -274,9 +290,14 @@ public struct ResolvedChild: Sendable {
     /// walk tests a tag rather than comparing type names for every element).
     public let notableType: NotableType
 
-    public init(info: ElementInfo, type: String) {
+    /// Where `type`'s children are defined in the metadata that made this (``FHIRMetadata/context(at:)``);
+    /// -1 when unknown, and the context is then looked up by name.
+    public let contextIndex: Int
+
+    public init(info: ElementInfo, type: String, contextIndex: Int = -1) {
         self.info = info
         self.type = type
+        self.contextIndex = contextIndex
         primitive = PrimitiveType(rawValue: type)
         isBackbone = type.utf8.contains(UInt8(ascii: "."))
         notableType = NotableType(typeName: type)

@@ -57,20 +57,8 @@ public struct NameTable<Value>: Sequence {
         }
     }
 
-    /// FNV-1a over the UTF-8 bytes.
     @inlinable @inline(__always)
-    static func hash(_ name: String) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        if let hashed = name.utf8.withContiguousStorageIfAvailable({ bytes -> UInt64 in
-            var hash = hash
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }) {
-            return Int(truncatingIfNeeded: hashed ^ (hashed >> 32))
-        }
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Int(truncatingIfNeeded: hash ^ (hash >> 32))
-    }
+    static func hash(_ name: String) -> Int { name.fnv1aHash }
 }
 
 extension NameTable: Sendable where Value: Sendable {}

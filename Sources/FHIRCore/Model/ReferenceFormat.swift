@@ -12,19 +12,19 @@ public enum ReferenceFormat: Equatable, Sendable {
 
     /// The reference parsed into its shape, or a message saying why it has none.
     public static func parse(_ reference: String, metadata: FHIRMetadata = .r4) -> Result<ReferenceFormat, ReferenceFormatError> {
-        if reference.hasPrefix("#") {
+        if reference.hasBytePrefix("#") {
             let id = String(reference.dropFirst())
             if !id.isEmpty, !PrimitiveValidator.isValid(id, kind: nil, as: .id) {
                 return .failure(ReferenceFormatError("'\(reference)': a local reference is # followed by a contained resource id"))
             }
             return .success(.fragment(id))
         }
-        if reference.hasPrefix("urn:uuid:") {
+        if reference.hasBytePrefix("urn:uuid:") {
             return PrimitiveValidator.isValid(reference, kind: nil, as: .uuid)
                 ? .success(.uuid(reference))
                 : .failure(ReferenceFormatError("'\(reference)' is not a valid urn:uuid: reference"))
         }
-        if reference.hasPrefix("urn:oid:") {
+        if reference.hasBytePrefix("urn:oid:") {
             return PrimitiveValidator.isValid(reference, kind: nil, as: .oid)
                 ? .success(.oid(reference))
                 : .failure(ReferenceFormatError("'\(reference)' is not a valid urn:oid: reference"))
