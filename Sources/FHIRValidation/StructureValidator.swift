@@ -186,9 +186,9 @@ struct ValidationWalk {
     // MARK: Children and cardinality
 
     mutating func visitChildren(of element: Element, context: String, contextIndex: Int = -1) {
-        let known = metadata.context(at: contextIndex)
-        let children = known?.children ?? metadata.children(of: context)
-        let definitions = known?.elements ?? metadata.elements(of: context)
+        let known = metadata.context(at: contextIndex) ?? metadata.context(named: context)
+        let children = known?.children
+        let definitions = known?.elements ?? []
         // Per definition (by its order): how many children it has, which is also the list index of the
         // next one (in `childCounts` from `base`); and the instance name a choice took first. Arrays,
         // not dictionaries: this runs for every complex element.
@@ -196,6 +196,7 @@ struct ValidationWalk {
         childCounts.append(contentsOf: repeatElement(0, count: definitions.count))
         var choiceNames: [(order: Int, name: String)] = []
         var conflictingChoices: [Int] = []  // already reported; no second issue for their count
+        var overMaximum: [Int] = []  // the orders of definitions with more children than their max
         // Children are read in place through the buffer, not copied out of the array: a copy of an
         // Element is four retains and releases, and this runs for every element.
         element.children.withUnsafeBufferPointer { elementChildren in
@@ -209,7 +210,10 @@ struct ValidationWalk {
                 let order = info.order
                 let counted = order < definitions.count
                 let index = counted ? childCounts[base + order] : 0
-                if counted { childCounts[base + order] = index + 1 }
+                if counted {
+                    childCounts[base + order] = index + 1
+                    if let max = info.max, index == max { overMaximum.append(order) }
+                }
                 if info.isChoice {
                     if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
                         conflictingChoices.append(order)
@@ -232,18 +236,37 @@ struct ValidationWalk {
                 steps.removeLast()
             }
         }
-        for info in definitions {
-            let count = info.order < definitions.count ? childCounts[base + info.order] : 0
-            if count < info.min {
-                report(.error, .required,
-                       "minimum required = \(info.min), but only found \(count) (\(info.path))", below: "." + info.name)
+        // Cardinality, reported in definition order: only a required definition can fall short of its
+        // minimum, and only one noted above can exceed its maximum, so those are all that are read.
+        let required = known?.required ?? []
+        var nextRequired = 0
+        if overMaximum.count > 1 { overMaximum.sort() }
+        for order in overMaximum {
+            while nextRequired < required.count, required[nextRequired].order < order {
+                checkMinimum(required[nextRequired], base: base)
+                nextRequired += 1
             }
-            if let max = info.max, count > max, !conflictingChoices.contains(info.order) {
+            let info = definitions[order]
+            if let max = info.max, !conflictingChoices.contains(order) {
                 report(.error, .structure,
-                       "max allowed = \(max), but found \(count) (\(info.path))", below: "." + info.name)
+                       "max allowed = \(max), but found \(childCounts[base + order]) (\(info.path))", below: "." + info.name)
             }
         }
+        while nextRequired < required.count {
+            checkMinimum(required[nextRequired], base: base)
+            nextRequired += 1
+        }
         childCounts.removeLast(childCounts.count - base)
+    }
+
+    /// Reports `info` (a required definition of the context whose counts start at `base`) when it has
+    /// fewer children than its minimum.
+    private mutating func checkMinimum(_ info: ElementInfo, base: Int) {
+        let count = childCounts[base + info.order]
+        if count < info.min {
+            report(.error, .required,
+                   "minimum required = \(info.min), but only found \(count) (\(info.path))", below: "." + info.name)
+        }
     }
 
     /// A JSON array for an element with max 1, or a single JSON value for one that repeats; reported once

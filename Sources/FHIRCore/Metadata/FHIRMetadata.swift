@@ -28,7 +28,9 @@ public final class FHIRMetadata: Sendable {
     private let elementsByName: NameTable<NameTable<ElementInfo>>
     /// Every context's children and elements, by ``ResolvedChild/contextIndex``: a walk goes from an
     /// element to its children's context by position rather than by hashing its name.
-    private let contextsByIndex: [(children: NameTable<ResolvedChild>, elements: [ElementInfo])]
+    private let contextsByIndex: [ContextDefinition]
+    /// The index in ``contextsByIndex`` of each context, by its name.
+    private let contextIndexesByName: NameTable<Int>
     private let concreteResourceTypes: [String]
     private let invariantsByPath: [String: [Invariant]]
 
@@ -75,7 +77,12 @@ public final class FHIRMetadata: Sendable {
         }
         let childTables = children.mapValues(NameTable.init)
         childrenByContext = NameTable(childTables)
-        contextsByIndex = contextNames.map { (childTables[$0] ?? NameTable([:]), decoded.elements[$0] ?? []) }
+        contextsByIndex = contextNames.map { name in
+            let elements = decoded.elements[name] ?? []
+            return ContextDefinition(children: childTables[name] ?? NameTable([:]), elements: elements,
+                                     required: elements.filter { $0.min > 0 })
+        }
+        contextIndexesByName = NameTable(contextIndexes)
         elementsByName = NameTable(byName.mapValues(NameTable.init))
         var resourceNames: Set<String> = []
         for elements in decoded.elements.values {
@@ -120,8 +127,14 @@ public final class FHIRMetadata: Sendable {
 
     /// The children and element definitions of the context at `index` (a ``ResolvedChild/contextIndex``);
     /// nil for an index the metadata did not give.
-    public func context(at index: Int) -> (children: NameTable<ResolvedChild>, elements: [ElementInfo])? {
+    public func context(at index: Int) -> ContextDefinition? {
         index >= 0 && index < contextsByIndex.count ? contextsByIndex[index] : nil
+    }
+
+    /// The children and element definitions of the context named `name` (a type name or a backbone
+    /// element's path); nil when the metadata has no such context.
+    public func context(named name: String) -> ContextDefinition? {
+        contextIndexesByName[name].map { contextsByIndex[$0] }
     }
 
     /// The element definition named `name` in a context, by its definition name: `"value"` finds
@@ -272,6 +285,17 @@ public struct Invariant: Sendable, Hashable {
         self.path = path
         self.isBestPractice = isBestPractice
     }
+}
+
+/// What a walk needs of one context (a type, or a backbone element's path): the instance names its
+/// children can have, its element definitions in order (an ``ElementInfo/order`` is a position here),
+/// and those of them with a minimum cardinality above 0.
+public struct ContextDefinition: Sendable {
+    public let children: NameTable<ResolvedChild>
+    public let elements: [ElementInfo]
+    /// The definitions that must occur (min > 0), in definition order: a cardinality check reads these
+    /// rather than every definition of the context.
+    public let required: [ElementInfo]
 }
 
 /// A child name resolved in a context.
