@@ -19,10 +19,13 @@ extension ValidationWalk {
         evaluate(list, element: resource, context: type) { FHIRPathElementNode(resource: resource) }
     }
 
-    mutating func checkElementInvariants(_ element: Element, as resolved: ResolvedChild) {
+    /// Evaluates the invariants of `resolved` on the element at `pointer` (read in place in the tree being
+    /// walked; copied out only when it has invariants to meet).
+    mutating func checkElementInvariants(_ pointer: UnsafePointer<Element>, as resolved: ResolvedChild) {
         guard let invariants else { return }
         let list = invariants.invariants(for: resolved)
         if list.isEmpty { return }
+        let element = pointer.pointee
         evaluate(list, element: element, context: resolved.type) {
             FHIRPathElementNode(
                 element: element, typeName: resolved.isBackbone ? (resolved.info.types.first ?? "BackboneElement") : resolved.type,

@@ -161,7 +161,7 @@ struct ValidationWalk {
         currentResource = resource
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
-        visitChildren(of: resource, context: type)
+        visitChildren(resource.children, context: type)
         if type == "Bundle" { checkBundle(resource) }
         if enteredContained, let last = localReferences.indices.last { localReferences[last].currentContained = nil }
         if containedCount > 0 { checkContainedMeta(of: resource) }
@@ -180,12 +180,14 @@ struct ValidationWalk {
         let info = ElementInfo(
             path: type, name: element.name, types: [type], min: 0, max: 1, isChoice: false, isModifier: false,
             isSummary: false, representation: .element, requiredBinding: nil, childContext: nil, order: 0)
-        visitElement(element, as: ResolvedChild(info: info, type: type))
+        withUnsafePointer(to: element) { visitElement($0, as: ResolvedChild(info: info, type: type)) }
     }
 
     // MARK: Children and cardinality
 
-    mutating func visitChildren(of element: Element, context: String, contextIndex: Int = -1) {
+    /// Visits `elementChildren`, the children of an element or resource of the metadata context `context`
+    /// (found by `contextIndex` when known), and checks their cardinality.
+    mutating func visitChildren(_ elementChildren: [Element], context: String, contextIndex: Int = -1) {
         let known = metadata.context(at: contextIndex) ?? metadata.context(named: context)
         let children = known?.children
         let definitions = known?.elements ?? []
@@ -197,9 +199,11 @@ struct ValidationWalk {
         var choiceNames: [(order: Int, name: String)] = []
         var conflictingChoices: [Int] = []  // already reported; no second issue for their count
         var overMaximum: [Int] = []  // the orders of definitions with more children than their max
-        // Children are read in place through the buffer, not copied out of the array: a copy of an
-        // Element is four retains and releases, and this runs for every element.
-        element.children.withUnsafeBufferPointer { elementChildren in
+        // Children are visited in place, by their address in the array: a copy of an Element is four
+        // retains and releases, and this runs for every element of the tree. The tree is the caller's,
+        // unchanged while the walk runs, and the buffer outlives every visit made inside this closure.
+        elementChildren.withUnsafeBufferPointer { elementChildren in
+            guard let first = elementChildren.baseAddress else { return }
             for position in elementChildren.indices {
                 let name = elementChildren[position].name
                 guard let resolved = children?[name] else {
@@ -232,7 +236,7 @@ struct ValidationWalk {
                 if resolved.notableType == .extension, info.name == "extension" || info.name == "modifierExtension" {
                     checkExtension(elementChildren[position], holder: context)
                 }
-                visitElement(elementChildren[position], as: resolved)
+                visitElement(first + position, as: resolved)
                 steps.removeLast()
             }
         }
@@ -296,13 +300,14 @@ struct ValidationWalk {
 
     // MARK: Elements
 
-    private mutating func visitElement(_ element: Element, as resolved: ResolvedChild) {
+    /// Visits the element at `element` (in the tree being walked, read in place) as `resolved`.
+    private mutating func visitElement(_ element: UnsafePointer<Element>, as resolved: ResolvedChild) {
         if resolved.notableType == .resource {
             if resolved.info.name == "contained", !options.validateContained { return }
-            visitResource(element, isContained: resolved.info.name == "contained")
+            visitResource(element.pointee, isContained: resolved.info.name == "contained")
             return
         }
-        if element.resourceType != nil {
+        if element.pointee.resourceType != nil {
             report(.error, .structure, "a resource is not allowed here (expected \(resolved.type))")
             return
         }
@@ -310,47 +315,50 @@ struct ValidationWalk {
             visitPrimitive(element, type: primitive, as: resolved)
             return
         }
-        if let value = element.value {
+        if let value = element.pointee.value {
             report(.error, .structure,
-                   "'\(element.name)' is a \(resolved.type), an object, not a primitive value ('\(value)')")
+                   "'\(element.pointee.name)' is a \(resolved.type), an object, not a primitive value ('\(value)')")
         }
-        if element.children.isEmpty {
-            if element.value == nil {
+        if element.pointee.children.isEmpty {
+            if element.pointee.value == nil {
                 report(.error, .invariant, "an element must have a value or children (ele-1)")
             }
             return
         }
-        if Self.hasOnlyAnID(element) {
+        if element.pointee.value == nil, Self.hasOnlyAnID(element.pointee.children) {
             report(.error, .invariant, "an element must have a value or children other than its id (ele-1)")
         }
         let outerDefinitionPath = currentDefinitionPath
         currentDefinitionPath = resolved.info.path
-        visitChildren(of: element, context: resolved.type, contextIndex: resolved.contextIndex)
+        visitChildren(element.pointee.children, context: resolved.type, contextIndex: resolved.contextIndex)
         currentDefinitionPath = outerDefinitionPath
-        checkComplex(element, type: resolved.notableType, info: resolved.info)
+        if resolved.notableType != .other {
+            checkComplex(element.pointee, type: resolved.notableType, info: resolved.info)
+        }
         checkElementInvariants(element, as: resolved)
     }
 
-    private mutating func visitPrimitive(_ element: Element, type: PrimitiveType, as resolved: ResolvedChild) {
+    private mutating func visitPrimitive(_ element: UnsafePointer<Element>, type: PrimitiveType, as resolved: ResolvedChild) {
         let info = resolved.info
-        if let value = element.value {
-            checkPrimitiveValue(value, element: element, type: type, info: info)
-        } else if element.children.isEmpty {
+        let hasChildren = !element.pointee.children.isEmpty
+        if let value = element.pointee.value {
+            checkPrimitiveValue(value, valueKind: element.pointee.valueKind, type: type, info: info)
+        } else if !hasChildren {
             report(.error, .required, "a primitive element must have a value or extensions")
-        } else if Self.hasOnlyAnID(element) {
+        } else if Self.hasOnlyAnID(element.pointee.children) {
             report(.error, .invariant, "a primitive element must have a value or extensions, not only an id (ele-1)")
         }
-        if !element.children.isEmpty {
+        if hasChildren {
             let outerDefinitionPath = currentDefinitionPath
             currentDefinitionPath = info.path
-            visitChildren(of: element, context: type.rawValue, contextIndex: resolved.contextIndex)
+            visitChildren(element.pointee.children, context: type.rawValue, contextIndex: resolved.contextIndex)
             currentDefinitionPath = outerDefinitionPath
         }
         checkElementInvariants(element, as: resolved)
     }
 
     private mutating func checkPrimitiveValue(
-        _ value: String, element: Element, type: PrimitiveType, info: ElementInfo
+        _ value: String, valueKind: Element.ValueKind, type: PrimitiveType, info: ElementInfo
     ) {
         if !localReferences.isEmpty {
             switch type {
@@ -361,7 +369,7 @@ struct ValidationWalk {
             }
         }
         if type == .xhtml {
-            if options.checkJSONValueKinds, element.valueKind != .string {
+            if options.checkJSONValueKinds, valueKind != .string {
                 report(.error, .value, "xhtml must be a JSON string")
             }
             for problem in XHTMLChecker.problems(in: value) {
@@ -372,7 +380,7 @@ struct ValidationWalk {
         if type == .uri, Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
             report(.error, .value, problem)
         }
-        let kind = options.checkJSONValueKinds ? element.valueKind : nil
+        let kind = options.checkJSONValueKinds ? valueKind : nil
         if let problem = PrimitiveValidator.problem(with: value, kind: kind, as: type) {
             let isResourceID = info.name == "id" && type == .id
             report(.error, .value, (isResourceID ? "invalid resource id: " : "") + problem + " ('\(value.prefix(80))')",)
@@ -401,9 +409,10 @@ struct ValidationWalk {
         "ValueSet.expansion.contains.system", "ConceptMap.group.source", "ConceptMap.group.target",
     ].map { ($0, true) }))
 
-    /// ele-1 counts children other than the element's id: `children().count() > id.count()`.
-    private static func hasOnlyAnID(_ element: Element) -> Bool {
-        element.value == nil && !element.children.isEmpty && element.children.allSatisfy { $0.name == "id" }
+    /// ele-1 counts children other than the element's id (`children().count() > id.count()`): whether
+    /// the `children` of an element without a value are nothing but an id.
+    private static func hasOnlyAnID(_ children: [Element]) -> Bool {
+        !children.isEmpty && children.allSatisfy { $0.name == "id" }
     }
 
     /// `url` at the root of a canonical resource (one with `url`, `version` and `status`, such as a
