@@ -289,13 +289,20 @@ public struct Invariant: Sendable, Hashable {
 
 /// What a walk needs of one context (a type, or a backbone element's path): the instance names its
 /// children can have, its element definitions in order (an ``ElementInfo/order`` is a position here),
-/// and those of them with a minimum cardinality above 0.
-public struct ContextDefinition: Sendable {
+/// and those of them with a minimum cardinality above 0. A class: a walk takes one for every complex
+/// element, and a reference is one retain where a struct of these tables is five.
+public final class ContextDefinition: Sendable {
     public let children: NameTable<ResolvedChild>
     public let elements: [ElementInfo]
     /// The definitions that must occur (min > 0), in definition order: a cardinality check reads these
     /// rather than every definition of the context.
     public let required: [ElementInfo]
+
+    init(children: NameTable<ResolvedChild>, elements: [ElementInfo], required: [ElementInfo]) {
+        self.children = children
+        self.elements = elements
+        self.required = required
+    }
 }
 
 /// A child name resolved in a context.

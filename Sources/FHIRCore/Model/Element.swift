@@ -80,13 +80,28 @@ public struct Element: Hashable, Sendable {
     }
 
     /// The first child with the given name.
+    @inlinable
     public func child(named name: String) -> Element? {
-        children.first { $0.name.hasSameBytes(as: name) }
+        firstChildIndex(named: name).map { children[$0] }
     }
 
-    /// The value of the first child with the given name (`resource.childValue("id")`).
+    /// The value of the first child with the given name (`resource.childValue("id")`): read in place,
+    /// without copying the child (validation asks for one on almost every complex element).
+    @inlinable
     public func childValue(_ name: String) -> String? {
-        child(named: name)?.value
+        firstChildIndex(named: name).flatMap { children[$0].value }
+    }
+
+    /// The position of the first child with the given name.
+    @inlinable
+    public func firstChildIndex(named name: String) -> Int? {
+        var index = 0
+        let count = children.count
+        while index < count {
+            if children[index].name.hasSameBytes(as: name) { return index }
+            index += 1
+        }
+        return nil
     }
 
     /// Equal content: name, value, value kind, resource type and children. ``jsonArrayItem`` is left out,
