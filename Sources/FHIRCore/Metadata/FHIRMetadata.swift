@@ -305,8 +305,9 @@ public final class ContextDefinition: Sendable {
     }
 }
 
-/// A child name resolved in a context.
-public struct ResolvedChild: Sendable {
+/// A child name resolved in a context. A class: a lookup hands one out for every element parsed,
+/// navigated or validated, and a reference is one retain where a copy of these fields is two.
+public final class ResolvedChild: Sendable {
     public let info: ElementInfo
     /// The concrete type of this instance element and the context of its children: `"Quantity"` for
     /// `valueQuantity`, `"CarePlan.activity"` for a backbone, `"Resource"` for `contained` (the actual
