@@ -83,8 +83,15 @@ public enum PrimitiveValidator {
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
     private static func containsWhitespace(_ value: String) -> Bool {
-        var value = value
-        return value.withUTF8 { bytes in bytes.contains(where: isWhitespace) }
+        withBytes(of: value) { bytes in bytes.contains(where: isWhitespace) }
+    }
+
+    /// `body` on the UTF-8 bytes of `value`, in place (no copy of the string, as `withUTF8` on a `var`
+    /// makes): the rules below run on most primitives of every resource validated.
+    @inline(__always)
+    private static func withBytes<Result>(of value: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = value.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(value.utf8).withUnsafeBufferPointer(body)
     }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
@@ -138,26 +145,30 @@ public enum PrimitiveValidator {
     private static func codeProblem(_ value: String) -> String? {
         // [^\s]+( [^\s]+)*: no leading, trailing or doubled spaces, no other whitespace.
         if value.isEmpty { return "a code may not be empty" }
-        var previousWasSpace = true
-        for byte in value.utf8 {
-            if byte == 0x20 {
-                if previousWasSpace { return "a code may not start with or contain repeated spaces" }
-                previousWasSpace = true
-            } else if isWhitespace(byte) {
-                return "a code may not contain tabs or line breaks"
-            } else {
-                previousWasSpace = false
+        return withBytes(of: value) { bytes -> String? in
+            var previousWasSpace = true
+            for byte in bytes {
+                if byte == 0x20 {
+                    if previousWasSpace { return "a code may not start with or contain repeated spaces" }
+                    previousWasSpace = true
+                } else if isWhitespace(byte) {
+                    return "a code may not contain tabs or line breaks"
+                } else {
+                    previousWasSpace = false
+                }
             }
+            return previousWasSpace ? "a code may not end with a space" : nil
         }
-        return previousWasSpace ? "a code may not end with a space" : nil
     }
 
     private static func idProblem(_ value: String) -> String? {
         // [A-Za-z0-9\-\.]{1,64}
         if value.isEmpty { return "an id may not be empty" }
-        let allowed = value.utf8.allSatisfy { byte in
-            isDigit(byte) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: ".")
+        let allowed = withBytes(of: value) { bytes in
+            bytes.allSatisfy { byte in
+                isDigit(byte) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: ".")
+            }
         }
         if !allowed { return "an id may contain only letters, digits, '-' and '.' (found '\(value)')" }
         return value.utf8.count > 64 ? "an id may be at most 64 characters long (found \(value.utf8.count))" : nil
@@ -178,10 +189,8 @@ public enum PrimitiveValidator {
     private static func isUUID(_ value: String) -> Bool {
         // urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
         // By bytes: a Character split cost more than the rest of validating a Synthea Bundle's entry.
-        var value = value
-        return value.withUTF8 { bytes in
-            guard bytes.count == 45 else { return false }
-            for (index, expected) in uuidPrefix.enumerated() where bytes[index] != expected { return false }
+        withBytes(of: value) { bytes in
+            guard bytes.count == 45, let start = bytes.baseAddress, memoryEqual(start, uuidPrefix.utf8Start, 9) else { return false }
             for index in 9..<45 {
                 let byte = bytes[index]
                 if index == 17 || index == 22 || index == 27 || index == 32 {  // 8, 13, 18 and 23 bytes into the UUID
@@ -194,7 +203,7 @@ public enum PrimitiveValidator {
         }
     }
 
-    private static let uuidPrefix: [UInt8] = Array("urn:uuid:".utf8)
+    private static let uuidPrefix: StaticString = "urn:uuid:"
 
     private static func isBase64(_ value: String) -> Bool {
         // Groups of four characters of the base64 alphabet, whitespace allowed between them, '='
