@@ -74,6 +74,17 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try JSONValue.parse(FHIRJSON.write(patient)), try JSONValue.parse(Data(json.utf8)))
     }
 
+    /// A key is compared after its escapes are decoded: `"\u005fbirthDate"` is `_birthDate`, a primitive's
+    /// id and extensions, whether or not the underscore is written as an escape.
+    func testEscapedUnderscoreKeyIsAPrimitiveAnnotation() throws {
+        let escaped = #"{"resourceType":"Patient","birthDate":"1970-01-01","\u005fbirthDate":{"id":"b1"},"\u0061ctive":true}"#
+        let plain = #"{"resourceType":"Patient","birthDate":"1970-01-01","_birthDate":{"id":"b1"},"active":true}"#
+        XCTAssertEqual(try read(escaped), try read(plain))
+        XCTAssertEqual(try read(escaped).child(named: "birthDate")?.childValue("id"), "b1")
+        // An escaped key that decodes to a name without an underscore is an ordinary field.
+        XCTAssertEqual(try read(escaped).child(named: "active")?.value, "true")
+    }
+
     func testContainedResourcesAndNarrative() throws {
         let json = #"{"resourceType":"CarePlan","text":{"status":"generated","div":"<div xmlns=\"http://www.w3.org/1999/xhtml\">Plan</div>"},"contained":[{"resourceType":"Goal","id":"g1"}],"status":"active"}"#
         let plan = try read(json)

@@ -109,7 +109,10 @@ struct JSONElementReader {
             }
             let keyOffset = pos
             let key = try readString(interned: true, isKey: true)
-            let isUnderscore = key.utf8.first == UInt8(ascii: "_")
+            // The key's first byte as written decides, unless the key starts with an escape (`"\u005f..."`).
+            let firstKeyByte = keyOffset + 1 < end ? bytes[keyOffset + 1] : 0
+            let isUnderscore = firstKeyByte == UInt8(ascii: "\\")
+                ? key.utf8.first == UInt8(ascii: "_") : firstKeyByte == UInt8(ascii: "_")
             let fieldName = isUnderscore ? keys.intern(String(key.dropFirst())) : key
             if isUnderscore {
                 guard !fieldName.isEmpty else { throw error(at: keyOffset, "`_` is not a valid field name") }
@@ -128,7 +131,7 @@ struct JSONElementReader {
 
             let start = stack.count - childBase
             var isArray = false
-            if !isUnderscore && key == "resourceType" && (isRoot || Self.resourceFieldNames.contains(name)) {
+            if !isUnderscore && key.hasSameBytes(as: "resourceType") && (isRoot || Self.resourceFieldNames.contains(name)) {
                 guard bytes[pos] == UInt8(ascii: "\"") else {
                     throw error(at: pos, "resourceType must be a string, not \(describeValue(at: pos))")
                 }
@@ -183,7 +186,7 @@ struct JSONElementReader {
     ) throws(FHIRSyntaxError) {
         let fieldCount = fields.count - fieldBase
         if fieldCount < 24 {
-            for index in fieldBase..<fields.count where fields[index].isUnderscore == isUnderscore && fields[index].name == name {
+            for index in fieldBase..<fields.count where fields[index].isUnderscore == isUnderscore && fields[index].name.hasSameBytes(as: name) {
                 throw error(at: offset, "duplicate field \"\(key)\"")
             }
             return
