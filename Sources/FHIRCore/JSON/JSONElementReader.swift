@@ -310,13 +310,21 @@ struct JSONElementReader {
 
     // MARK: - Scalars
 
+    /// Moves past whitespace. Pretty-printed FHIR (Synthea, most servers' output) indents every line, so
+    /// after a whitespace byte, runs of spaces are passed eight bytes at a time.
     @inline(__always)
     private mutating func skipWhitespace() {
-        while pos < end {
-            let byte = bytes[pos]
-            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
-            pos += 1
+        var index = pos
+        while index < end {
+            let byte = bytes[index]
+            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { break }
+            index += 1
+            while index + 8 <= end,
+                  UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self) == 0x2020_2020_2020_2020 {
+                index += 8
+            }
         }
+        pos = index
     }
 
     private mutating func readLiteral(_ literal: StaticString) throws(FHIRSyntaxError) {
