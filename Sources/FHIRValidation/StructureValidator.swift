@@ -390,7 +390,7 @@ struct ValidationWalk {
             report(problem.severity, .value, problem.message)
             if problem.severity == .error { return }
         }
-        if info.name == "url", type == .uri, isCanonicalResourceURL(info), !ReferenceFormat.hasScheme(value) {
+        if info.name == "url", type == .uri, metadata.isCanonicalResourceURL(path: info.path), !ReferenceFormat.hasScheme(value) {
             report(.error, .value, "the canonical URL of a \(info.path.prefix { $0 != "." }) must be an absolute URI ('\(value)')")
         }
         if type == .markdown, !options.allowHTMLInMarkdown, Self.containsHTMLTag(value) {
@@ -413,15 +413,6 @@ struct ValidationWalk {
     /// the `children` of an element without a value are nothing but an id.
     private static func hasOnlyAnID(_ children: [Element]) -> Bool {
         !children.isEmpty && children.allSatisfy { $0.name == "id" }
-    }
-
-    /// `url` at the root of a canonical resource (one with `url`, `version` and `status`, such as a
-    /// ValueSet or a Library), which R4 defines as "an absolute URI".
-    private func isCanonicalResourceURL(_ info: ElementInfo) -> Bool {
-        let type = String(info.path.prefix { $0 != "." })
-        guard info.path == type + ".url", metadata.isResourceType(type) else { return false }
-        let children = metadata.children(of: type)
-        return children?["version"] != nil && children?["status"] != nil
     }
 
     private static func containsHTMLTag(_ text: String) -> Bool {

@@ -37,6 +37,9 @@ public final class FHIRMetadata: Sendable {
     /// The names of the elements, in any context, whose type is a resource (`contained`, `resource`,
     /// `outcome` in R4): where the JSON reader takes an object with a `resourceType` key for a resource.
     public let resourceElementNames: Set<String>
+    /// The `url` paths of the canonical resources (`ValueSet.url`, `Library.url`...): the resource types
+    /// with `url`, `version` and `status`, whose url R4 defines as "an absolute URI".
+    private let canonicalURLPaths: NameTable<Bool>
     /// How many element definitions there are: every ``ElementInfo/serial`` is below it.
     public let elementCount: Int
 
@@ -91,6 +94,12 @@ public final class FHIRMetadata: Sendable {
             }
         }
         resourceElementNames = resourceNames
+        var canonicalPaths: [String: Bool] = [:]
+        for type in concreteResourceTypes {
+            let names = Set((decoded.elements[type] ?? []).map(\.name))
+            if names.isSuperset(of: ["url", "version", "status"]) { canonicalPaths[type + ".url"] = true }
+        }
+        canonicalURLPaths = NameTable(canonicalPaths)
     }
 
     /// The invariants (`ElementDefinition.constraint`) defined at a definition path: a type name
@@ -150,6 +159,11 @@ public final class FHIRMetadata: Sendable {
     }
 
     /// True when `name` is a concrete (non-abstract) resource type.
+    /// Whether `path` is the `url` of a canonical resource (``canonicalURLPaths``): `"ValueSet.url"`.
+    public func isCanonicalResourceURL(path: String) -> Bool {
+        canonicalURLPaths[path] ?? false
+    }
+
     public func isResourceType(_ name: String) -> Bool {
         guard let type = types[name] else { return false }
         return type.kind == .resource && !type.isAbstract
