@@ -18,28 +18,32 @@ extension ValidationWalk {
         let entries = bundle.children(named: "entry")
         checkBundleInvariants(type: type, entries: entries)
         let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
-        for (index, entry) in entries.enumerated() {
-            let entryPath = ".entry[\(index)]"  // below the Bundle: its text is made only when reported
-            checkRequest(of: entry, bundleType: type, path: entryPath)
-            if type == "searchset" { checkSearchResult(entry, searchedTypes: searchedTypes, path: entryPath) }
-            guard let fullUrl = entry.childValue("fullUrl") else {
+        // Entries are read in place (`entries[index]...`), not copied, and an entry's path below the
+        // Bundle (`.entry[3]`) is made into text only when an issue is reported there.
+        func pathOfEntry(_ index: Int) -> String { ".entry[\(index)]" }
+        for index in entries.indices {
+            checkRequest(of: entries[index], bundleType: type, entry: index)
+            if type == "searchset" { checkSearchResult(entries[index], searchedTypes: searchedTypes, path: pathOfEntry(index)) }
+            let resourceIndex = entries[index].firstChildIndex(named: "resource")
+            guard let fullUrl = entries[index].childValue("fullUrl") else {
                 // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST";
                 // results of operations may hold unidentified resources, so this is a warning.
-                let method = entry.child(named: "request")?.childValue("method")
-                if entry.child(named: "resource") != nil, method != "POST" {
-                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: entryPath)
+                let method = entries[index].firstChildIndex(named: "request").flatMap { entries[index].children[$0].childValue("method") }
+                if resourceIndex != nil, method != "POST" {
+                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: pathOfEntry(index))
                 }
                 continue
             }
             if !ReferenceFormat.hasScheme(fullUrl) {
-                report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", below: entryPath + ".fullUrl")
+                report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", below: pathOfEntry(index) + ".fullUrl")
                 continue
             }
-            guard let resource = entry.child(named: "resource"), let type = resource.resourceType,
+            guard let resourceIndex, let type = entries[index].children[resourceIndex].resourceType,
                   !fullUrl.hasBytePrefix("urn:")
             else { continue }
+            let entryPath = pathOfEntry(index)
             if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
-                if let id = resource.childValue("id") {
+                if let id = entries[index].children[resourceIndex].childValue("id") {
                     if id != restful.id {
                         report(.error, .invalid, "the fullUrl '\(fullUrl)' does not match the resource id '\(id)'", below: entryPath + ".fullUrl")
                     }
@@ -68,20 +72,26 @@ extension ValidationWalk {
     /// interaction) carries a resource of that type with that id ("the request body SHALL be a Resource
     /// with an id element that has an identical value to the [id] in the URL"), and a POST to `Type`
     /// carries a resource of that type.
-    private mutating func checkRequest(of entry: Element, bundleType: String?, path: String) {
-        guard bundleType == "transaction" || bundleType == "batch", let request = entry.child(named: "request"),
-              let method = request.childValue("method"), let url = request.childValue("url"),
-              let resource = entry.child(named: "resource"), let type = resource.resourceType,
+    private mutating func checkRequest(of entry: Element, bundleType: String?, entry position: Int) {
+        guard bundleType == "transaction" || bundleType == "batch", let request = entry.firstChildIndex(named: "request"),
+              let method = entry.children[request].childValue("method"), method == "PUT" || method == "POST",
+              let url = entry.children[request].childValue("url"),
+              let resource = entry.firstChildIndex(named: "resource"), let type = entry.children[resource].resourceType,
               !url.utf8.contains(UInt8(ascii: "?"))
         else { return }
-        let parts = url.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+        var path: String { ".entry[\(position)]" }  // made only when reported
+        // The URL's segments, empty ones left out; a URL without a slash is its one segment (most POSTs).
+        let parts = url.utf8.contains(UInt8(ascii: "/"))
+            ? url.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+            : url.isEmpty ? [] : [url]
         switch method {
         case "PUT" where parts.count == 2 && metadata.isResourceType(parts[0]):
+            let id = entry.children[resource].childValue("id")
             if parts[0] != type {
                 report(.error, .invalid, "the request PUT \(url) holds a \(type), not a \(parts[0])", below: path + ".request.url")
-            } else if resource.childValue("id") != parts[1] {
+            } else if id != parts[1] {
                 report(.error, .invalid, "the request PUT \(url) must hold the resource with id '\(parts[1])' (it has "
-                    + (resource.childValue("id").map { "'\($0)'" } ?? "none") + ")", below: path + ".resource.id")
+                    + (id.map { "'\($0)'" } ?? "none") + ")", below: path + ".resource.id")
             }
         case "POST" where parts.count == 1 && metadata.isResourceType(parts[0]) && parts[0] != type:
             report(.error, .invalid, "the request POST \(url) holds a \(type), not a \(parts[0])", below: path + ".request.url")

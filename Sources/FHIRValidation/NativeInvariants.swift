@@ -42,32 +42,46 @@ extension ValidationWalk {
     /// version-specific fullUrl).
     mutating func checkBundleInvariants(type: String?, entries: [Element]) {
         guard invariants != nil else { return }
+        // Entries are read in place (`entries[position]...`): a copy of an entry is four retains and
+        // releases, and these run over every entry of every Bundle.
         // `entry.all(request.exists() = (type is one of them))`: without a type, no entry passes.
         func every(_ child: String, presentExactlyIn types: Set<String>) -> Bool {
             guard let type else { return entries.isEmpty }
             let expected = types.contains(type)
-            return entries.allSatisfy { ($0.child(named: child) != nil) == expected }
+            return entries.indices.allSatisfy { (entries[$0].firstChildIndex(named: child) != nil) == expected }
         }
         if !every("request", presentExactlyIn: ["batch", "transaction", "history"]) { reportNative("bdl-3") }
         if !every("response", presentExactlyIn: ["batch-response", "transaction-response", "history"]) { reportNative("bdl-4") }
         if type != "history" {
-            var seen: Set<String> = []
-            for entry in entries {
-                guard let fullUrl = entry.child(named: "fullUrl") else { continue }
-                let version = entry.child(named: "resource")?.child(named: "meta")?.childValue("versionId") ?? ""
-                if !seen.insert((fullUrl.value ?? "") + version).inserted {
+            // `select(fullUrl & resource.meta.versionId).isDistinct()`: the two texts joined, as `&` joins them.
+            var seen: Set<ReferenceScope.FullUrl> = []
+            seen.reserveCapacity(entries.count)
+            for position in entries.indices {
+                guard let fullUrl = entries[position].firstChildIndex(named: "fullUrl") else { continue }
+                let text = entries[position].children[fullUrl].value ?? ""
+                let version = Self.versionID(of: entries[position]) ?? ""
+                if !seen.insert(ReferenceScope.FullUrl(version.isEmpty ? text : text + version)).inserted {
                     reportNative("bdl-7")
                     break
                 }
             }
         }
-        for (index, entry) in entries.enumerated() {
-            if entry.child(named: "resource") == nil, entry.child(named: "request") == nil, entry.child(named: "response") == nil {
-                reportNative("bdl-5", below: ".entry[\(index)]")
+        for position in entries.indices {
+            if entries[position].firstChildIndex(named: "resource") == nil, entries[position].firstChildIndex(named: "request") == nil,
+               entries[position].firstChildIndex(named: "response") == nil {
+                reportNative("bdl-5", below: ".entry[\(position)]")
             }
-            if let fullUrl = entry.childValue("fullUrl"), fullUrl.containsBytes("/_history/") {
-                reportNative("bdl-8", below: ".entry[\(index)]")
+            if let fullUrl = entries[position].childValue("fullUrl"), fullUrl.containsBytes("/_history/") {
+                reportNative("bdl-8", below: ".entry[\(position)]")
             }
         }
+    }
+
+    /// `entry.resource.meta.versionId`, read in place.
+    private static func versionID(of entry: Element) -> String? {
+        guard let resource = entry.firstChildIndex(named: "resource"),
+              let meta = entry.children[resource].firstChildIndex(named: "meta")
+        else { return nil }
+        return entry.children[resource].children[meta].childValue("versionId")
     }
 }
