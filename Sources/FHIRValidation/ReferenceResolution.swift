@@ -42,12 +42,12 @@ struct ReferenceScope {
         }
     }
 
-    /// A fullUrl as a key, hashed by FNV-1a: `urn:uuid:` keys are 45 bytes, which SipHash reads slowly.
+    /// A fullUrl as a key, hashed by ``Swift/String/byteHash``: `urn:uuid:` keys are 45 bytes, which SipHash reads slowly.
     struct FullUrl: Hashable {
         let text: String
         init(_ text: String) { self.text = text }
         static func == (a: FullUrl, b: FullUrl) -> Bool { a.text.hasSameBytes(as: b.text) }
-        func hash(into hasher: inout Hasher) { hasher.combine(text.fnv1aHash) }
+        func hash(into hasher: inout Hasher) { hasher.combine(text.byteHash) }
     }
 
     let kind: Kind
@@ -68,10 +68,19 @@ struct ReferenceScope {
         }
     }
 
-    /// The entries whose fullUrl is `fullUrl`, in order.
-    func entries(withFullUrl fullUrl: String) -> [Entry] {
-        guard let positions = index.positionsByFullUrl[FullUrl(fullUrl)] else { return [] }
-        return positions.count == 1 ? [index.entries[positions[0]]] : positions.map { index.entries[$0] }
+    /// The entries whose fullUrl is `fullUrl` and, when `version` is given, whose resource has that
+    /// versionId or none: how many there are, and the type of the first. Counted in place rather than
+    /// collected, since a Bundle resolves every reference it holds this way.
+    func matches(fullUrl: String, version: String?) -> (count: Int, firstType: String?) {
+        guard let positions = index.positionsByFullUrl[FullUrl(fullUrl)] else { return (0, nil) }
+        var count = 0
+        var firstType: String?
+        for position in positions {
+            if let version, let versionId = index.entries[position].versionId, versionId != version { continue }
+            count += 1
+            if firstType == nil { firstType = index.entries[position].type }
+        }
+        return (count, firstType)
     }
 
     /// The scope of a Bundle: its entries with their fullUrl, in order.
@@ -157,23 +166,20 @@ extension ValidationWalk {
                 target = base + "/" + type + "/" + id
             }
         }
-        var candidates = target.map(scope.entries(withFullUrl:)) ?? []
-        if let version {
-            candidates = candidates.filter { $0.versionId == nil || $0.versionId == version }
-        }
+        let candidates = target.map { scope.matches(fullUrl: $0, version: version) } ?? (count: 0, firstType: nil)
         if candidates.count > 1 {
             return (.error, .structure, "multiple entries of the bundle match the reference '\(reference)'")
         }
-        if let match = candidates.first {
-            if let expectedType, match.type != expectedType {
-                return (.error, .structure, "the reference '\(reference)' resolves to a \(match.type), not a \(expectedType)")
+        if let matchType = candidates.firstType {
+            if let expectedType, matchType != expectedType {
+                return (.error, .structure, "the reference '\(reference)' resolves to a \(matchType), not a \(expectedType)")
             }
             return nil
         }
         // No match by the Bundle rules. An entry named urn:uuid:<id> holding another type is a mix-up.
         if case .relative(let type, let id, _) = format,
-           let other = scope.entries(withFullUrl: "urn:uuid:" + id).first, other.type != type {
-            return (.error, .structure, "the reference '\(reference)' matches the entry urn:uuid:\(id), which holds a \(other.type)")
+           let otherType = scope.matches(fullUrl: "urn:uuid:" + id, version: nil).firstType, otherType != type {
+            return (.error, .structure, "the reference '\(reference)' matches the entry urn:uuid:\(id), which holds a \(otherType)")
         }
         switch format {
         case .relative, .uuid:

@@ -2,7 +2,7 @@
 /// dictionary: the metadata's lookups run for every element parsed, written, navigated or validated.
 ///
 /// Swift's `Dictionary<String, _>` hashes keys with seeded SipHash over normalized Unicode, several
-/// hundred instructions for a short name; these names are ASCII identifiers, so FNV-1a over their
+/// hundred instructions for a short name; these names are ASCII identifiers, so `String.byteHash` over their
 /// UTF-8 bytes and open addressing do the same lookup in a fraction of that.
 ///
 /// The lookup is `@inlinable` so that the modules that look names up (validation, FHIRPath) get it
@@ -58,7 +58,7 @@ public struct NameTable<Value>: Sequence {
     }
 
     @inlinable @inline(__always)
-    static func hash(_ name: String) -> Int { name.fnv1aHash }
+    static func hash(_ name: String) -> Int { name.byteHash }
 }
 
 extension NameTable: Sendable where Value: Sendable {}
