@@ -18,7 +18,7 @@ extension ValidationWalk {
         guard let url = element.childValue("url"), !url.isEmpty else { return }
         // A relative url names a sub-extension: its complex extension checks it.
         guard ReferenceFormat.hasScheme(url) else {
-            if holder != "Extension" {
+            if !holder.hasSameBytes(as: "Extension") {
                 report(.error, .value, "the extension url '\(url)' must be an absolute URL", below: ".url")
             }
             return

@@ -137,7 +137,7 @@ struct ValidationWalk {
             return
         }
         let outerBundleType = bundleType
-        if type == "Bundle" { bundleType = resource.childValue("type") }
+        if type.hasSameBytes(as: "Bundle") { bundleType = resource.childValue("type") }
         defer { bundleType = outerBundleType }
         if isContained, !resource.children(named: "contained").isEmpty {
             report(.error, .structure, "a contained resource may not contain resources (dom-2)", below: ".contained")
@@ -162,7 +162,7 @@ struct ValidationWalk {
         currentRootResource = isContained ? (outerResource ?? resource) : resource
         defer { currentResource = outerResource; currentRootResource = outerRootResource }
         visitChildren(resource.children, context: type)
-        if type == "Bundle" { checkBundle(resource) }
+        if type.hasSameBytes(as: "Bundle") { checkBundle(resource) }
         if enteredContained, let last = localReferences.indices.last { localReferences[last].currentContained = nil }
         if containedCount > 0 { checkContainedMeta(of: resource) }
         // Contained resources left unvalidated (ValidationOptions.validateContained) are not judged.
@@ -390,7 +390,7 @@ struct ValidationWalk {
             report(problem.severity, .value, problem.message)
             if problem.severity == .error { return }
         }
-        if info.name == "url", type == .uri, metadata.isCanonicalResourceURL(path: info.path), !ReferenceFormat.hasScheme(value) {
+        if type == .uri, info.name.hasSameBytes(as: "url"), metadata.isCanonicalResourceURL(path: info.path), !ReferenceFormat.hasScheme(value) {
             report(.error, .value, "the canonical URL of a \(info.path.prefix { $0 != "." }) must be an absolute URI ('\(value)')")
         }
         if type == .markdown, !options.allowHTMLInMarkdown, Self.containsHTMLTag(value) {
@@ -412,7 +412,7 @@ struct ValidationWalk {
     /// ele-1 counts children other than the element's id (`children().count() > id.count()`): whether
     /// the `children` of an element without a value are nothing but an id.
     private static func hasOnlyAnID(_ children: [Element]) -> Bool {
-        !children.isEmpty && children.allSatisfy { $0.name == "id" }
+        !children.isEmpty && children.allSatisfy { $0.name.hasSameBytes(as: "id") }
     }
 
     private static func containsHTMLTag(_ text: String) -> Bool {
@@ -445,7 +445,7 @@ struct ValidationWalk {
             checkAttachment(element)
         case .identifier:
             // "urn:ietf:rfc:3986: the identifier is a URI" (R4 Identifier.system): the value must be one.
-            if element.childValue("system") == "urn:ietf:rfc:3986", let value = element.childValue("value"),
+            if let system = element.childValue("system"), system.hasSameBytes(as: "urn:ietf:rfc:3986"), let value = element.childValue("value"),
                !ReferenceFormat.hasScheme(value) {
                 // A warning: the official example Organization-2.16.840.1.113883.19.5 has an OID there.
                 report(.warning, .value, "an identifier whose system is urn:ietf:rfc:3986 should have a URI as its value, not '\(value)'",
