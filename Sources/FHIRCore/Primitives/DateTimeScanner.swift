@@ -4,8 +4,11 @@
 enum DateTimeScanner {
     /// Why `value` is not a valid date (`allowTime: false`), dateTime, or instant (`requireTime: true`).
     static func problem(_ value: String, allowTime: Bool, requireTime: Bool) -> String? {
+        withScanner(over: value) { scanner in problem(&scanner, allowTime: allowTime, requireTime: requireTime) }
+    }
+
+    private static func problem(_ scanner: inout Scanner, allowTime: Bool, requireTime: Bool) -> String? {
         let typeName = requireTime ? "instant" : allowTime ? "dateTime" : "date"
-        var scanner = Scanner(value)
         // YYYY, YYYY-MM or YYYY-MM-DD.
         guard let year = scanner.digits(4) else { return "not a valid \(typeName): expected a four-digit year" }
         if year == 0 { return "not a valid \(typeName): year 0000 does not exist" }
@@ -41,9 +44,21 @@ enum DateTimeScanner {
 
     /// Why `value` is not a valid time (hh:mm:ss with optional fraction, no time zone).
     static func timeProblem(_ value: String) -> String? {
-        var scanner = Scanner(value)
-        if let problem = scanTime(&scanner, typeName: "time") { return problem }
-        return scanner.isAtEnd ? nil : "not a valid time: expected hh:mm:ss with no time zone"
+        withScanner(over: value) { scanner in
+            if let problem = scanTime(&scanner, typeName: "time") { return problem }
+            return scanner.isAtEnd ? nil : "not a valid time: expected hh:mm:ss with no time zone"
+        }
+    }
+
+    /// `body` with a scanner over the UTF-8 bytes of `value`, read in place (no copy into an array: these
+    /// rules run on every date and dateTime validated).
+    private static func withScanner(over value: String, _ body: (inout Scanner) -> String?) -> String? {
+        let scan = { (bytes: UnsafeBufferPointer<UInt8>) -> String? in
+            var scanner = Scanner(bytes: bytes)
+            return body(&scanner)
+        }
+        if let result = value.utf8.withContiguousStorageIfAvailable(scan) { return result }
+        return Array(value.utf8).withUnsafeBufferPointer(scan)
     }
 
     private static func scanTime(_ scanner: inout Scanner, typeName: String) -> String? {
@@ -69,12 +84,10 @@ enum DateTimeScanner {
 
     private static func pad(_ number: Int) -> String { number < 10 ? "0\(number)" : "\(number)" }
 
-    /// A cursor over the UTF-8 bytes of a value.
+    /// A cursor over the UTF-8 bytes of a value, valid while they are (``withScanner(over:_:)``).
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
-
-        init(_ value: String) { bytes = Array(value.utf8) }
 
         var isAtEnd: Bool { index == bytes.count }
 
