@@ -59,24 +59,25 @@ extension String {
     /// only for tables whose keys come from the metadata or from one document.
     @inlinable @inline(__always)
     public var byteHash: Int {
-        if let hashed = utf8.withContiguousStorageIfAvailable({ bytes -> UInt64 in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            guard let base = bytes.baseAddress else { return hash }
-            let raw = UnsafeRawPointer(base)
-            var index = 0
-            while index + 8 <= bytes.count {
-                hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x100_0000_01b3
-                hash ^= hash >> 29
-                index += 8
-            }
-            while index < bytes.count {
-                hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3
-                index += 1
-            }
-            return hash
-        }) {
-            return Int(truncatingIfNeeded: hashed ^ (hashed >> 32))
+        if let hashed = utf8.withContiguousStorageIfAvailable(Self.byteHash(of:)) { return hashed }
+        return Array(utf8).withUnsafeBufferPointer(Self.byteHash(of:))
+    }
+
+    @inlinable @inline(__always)
+    static func byteHash(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        guard let base = bytes.baseAddress else { return Int(truncatingIfNeeded: hash ^ (hash >> 32)) }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index + 8 <= bytes.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x100_0000_01b3
+            hash ^= hash >> 29
+            index += 8
         }
-        return Array(utf8).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }.byteHash
+        while index < bytes.count {
+            hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3
+            index += 1
+        }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 32))
     }
 }
