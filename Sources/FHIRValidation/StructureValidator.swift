@@ -333,7 +333,7 @@ struct ValidationWalk {
         visitChildren(element.pointee.children, context: resolved.type, contextIndex: resolved.contextIndex)
         currentDefinitionPath = outerDefinitionPath
         if resolved.notableType != .other {
-            checkComplex(element.pointee, type: resolved.notableType, info: resolved.info)
+            checkComplex(element, type: resolved.notableType, info: resolved.info)
         }
         checkElementInvariants(element, as: resolved)
     }
@@ -426,42 +426,45 @@ struct ValidationWalk {
 
     // MARK: Datatype rules
 
-    private mutating func checkComplex(_ element: Element, type: NotableType, info: ElementInfo) {
+    /// The rules of the notable datatypes, on the element at `pointer` (read in place: these types, Coding,
+    /// CodeableConcept, Reference, Identifier, Extension, are most of the complex elements of a resource).
+    private mutating func checkComplex(_ pointer: UnsafePointer<Element>, type: NotableType, info: ElementInfo) {
         switch type {
         case .reference:
-            if let reference = element.childValue("reference") {
+            if let reference = pointer.pointee.childValue("reference") {
                 checkReference(reference)
                 checkLocalReference(reference)
             }
         case .extension:
-            let hasValue = element.children.contains { $0.name.hasPrefix("value") }
-            if hasValue, element.child(named: "extension") != nil {
+            let hasValue = pointer.pointee.children.contains { $0.name.hasBytePrefix("value") }
+            if hasValue, pointer.pointee.firstChildIndex(named: "extension") != nil {
                 report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)")
             }
-            if let url = element.childValue("url"), url.utf8.contains(UInt8(ascii: "|")) {
+            if let url = pointer.pointee.childValue("url"), url.utf8.contains(UInt8(ascii: "|")) {
                 report(.error, .value, "an extension URL may not carry a version ('\(url)')", below: ".url")
             }
         case .attachment:
-            checkAttachment(element)
+            checkAttachment(pointer.pointee)
         case .identifier:
             // "urn:ietf:rfc:3986: the identifier is a URI" (R4 Identifier.system): the value must be one.
-            if let system = element.childValue("system"), system.hasSameBytes(as: "urn:ietf:rfc:3986"), let value = element.childValue("value"),
+            if let system = pointer.pointee.childValue("system"), system.hasSameBytes(as: "urn:ietf:rfc:3986"),
+               let value = pointer.pointee.childValue("value"),
                !ReferenceFormat.hasScheme(value) {
                 // A warning: the official example Organization-2.16.840.1.113883.19.5 has an OID there.
                 report(.warning, .value, "an identifier whose system is urn:ietf:rfc:3986 should have a URI as its value, not '\(value)'",
                        below: ".value")
             }
         case .coding:
-            if let binding = info.requiredBinding, let code = element.childValue("code"), !binding.codes.contains(code) {
+            if let binding = info.requiredBinding, let code = pointer.pointee.childValue("code"), !binding.codes.contains(code) {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
             }
         case .quantity:
-            checkQuantityUnit(element)
+            checkQuantityUnit(pointer)
         case .codeableConcept:
-            checkUCUMBinding(element, info: info)
+            checkUCUMBinding(pointer, info: info)
             if let binding = info.requiredBinding {
-                let codes = element.children(named: "coding").compactMap { $0.childValue("code") }
+                let codes = pointer.pointee.children(named: "coding").compactMap { $0.childValue("code") }
                 if !codes.isEmpty, !codes.contains(where: binding.codes.contains) {
                     report(.error, .codeInvalid,
                            "none of the codes (\(codes.joined(separator: ", "))) is in the value set \(binding.valueSet) (required binding)",

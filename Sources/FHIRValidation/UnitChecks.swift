@@ -23,15 +23,19 @@ extension ValidationWalk {
     /// Their names: a test cheaper than hashing the path of every CodeableConcept.
     static let ucumBoundNames = Array(Set(ucumBoundElements.map { String($0.split(separator: ".").last ?? "") }))
 
-    mutating func checkQuantityUnit(_ quantity: Element) {
-        guard let code = quantity.childValue("code"), quantity.childValue("system") == Self.ucumSystem,
+    /// A Quantity's UCUM code (the Quantity at `quantity`, read in place) is well formed.
+    mutating func checkQuantityUnit(_ quantity: UnsafePointer<Element>) {
+        guard let code = quantity.pointee.childValue("code"), quantity.pointee.childValue("system") == Self.ucumSystem,
               let problem = UCUMSyntax.problem(in: code)
         else { return }
         report(.error, .codeInvalid, problem, below: ".code")
     }
 
-    mutating func checkUCUMBinding(_ concept: Element, info: ElementInfo) {
+    /// A CodeableConcept (at `pointer`, read in place) bound to ucum-units with strength required has a
+    /// well-formed UCUM coding.
+    mutating func checkUCUMBinding(_ pointer: UnsafePointer<Element>, info: ElementInfo) {
         guard Self.ucumBoundNames.contains(where: info.name.hasSameBytes), Self.ucumBoundElements.contains(info.path) else { return }
+        let concept = pointer.pointee
         var index = -1, hasUCUMCoding = false, hasCoding = false
         for coding in concept.children where coding.name.hasSameBytes(as: "coding") {
             index += 1
