@@ -26,15 +26,16 @@ final class ElementStack {
     }
 
     /// Moves the elements from `base` to the top out into an array, leaving `base` elements.
+    ///
+    /// The array is sized by `reserveCapacity` and filled by moving each element in (no retain or
+    /// release): `Array(unsafeUninitializedCapacity:)` allocates through a generic, non-inlined
+    /// path that looks up the storage class's metadata at run time, for every object of a document.
     func pop(from base: Int) -> [Element] {
         let moved = count - base
         guard moved > 0 else { return [] }
-        let result = [Element](unsafeUninitializedCapacity: moved) { buffer, initialized in
-            if let target = buffer.baseAddress {
-                target.moveInitialize(from: storage + base, count: moved)
-                initialized = moved
-            }
-        }
+        var result: [Element] = []
+        result.reserveCapacity(moved)
+        for offset in 0..<moved { result.append((storage + base + offset).move()) }
         count = base
         return result
     }
