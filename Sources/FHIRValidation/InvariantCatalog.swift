@@ -193,7 +193,7 @@ public struct InvariantCatalog: Sendable {
         if let reason = knownDisagreements[invariant.key] { return reason }
         if invariant.isBestPractice {
             return "a best-practice recommendation, which the reference validator does not report by default "
-                + "(its outcomes in validator-r4 carry none, e.g. for risk-assessment-probability-range, which has no narrative)"
+                + "(its outcomes carry none for resources without a narrative, which dom-6 asks for)"
         }
         let expression = invariant.expression
         if expression.contains("memberOf(") { return "memberOf() needs a terminology service" }
