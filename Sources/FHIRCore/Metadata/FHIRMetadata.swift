@@ -21,9 +21,6 @@ public final class FHIRMetadata: Sendable {
     public static let r4 = FHIRMetadata(data: FHIRMetadata.r4Data)
 
     private let types: NameTable<TypeDefinition>
-    private let elementsByContext: NameTable<[ElementInfo]>
-    /// Instance names per context, choice elements expanded (`valueQuantity`, `valueString`...).
-    private let childrenByContext: NameTable<NameTable<ResolvedChild>>
     /// Definition names per context (`value` for `value[x]`).
     private let elementsByName: NameTable<NameTable<ElementInfo>>
     /// Every context's children and elements, by ``ResolvedChild/contextIndex``: a walk goes from an
@@ -48,7 +45,6 @@ public final class FHIRMetadata: Sendable {
         let decoded = R4MetadataDecoder(data)
         elementCount = decoded.elementCount
         types = NameTable(decoded.types)
-        elementsByContext = NameTable(decoded.elements)
         invariantsByPath = decoded.invariants
         concreteResourceTypes = decoded.typeOrder.filter {
             guard let type = decoded.types[$0] else { return false }
@@ -78,11 +74,9 @@ public final class FHIRMetadata: Sendable {
             children[context] = resolved
             byName[context] = names
         }
-        let childTables = children.mapValues(NameTable.init)
-        childrenByContext = NameTable(childTables)
         contextsByIndex = contextNames.map { name in
             let elements = decoded.elements[name] ?? []
-            return ContextDefinition(children: childTables[name] ?? NameTable([:]), elements: elements,
+            return ContextDefinition(children: NameTable(children[name] ?? [:]), elements: elements,
                                      required: elements.filter { $0.min > 0 })
         }
         contextIndexesByName = NameTable(contextIndexes)
@@ -120,18 +114,18 @@ public final class FHIRMetadata: Sendable {
     public func type(named name: String) -> TypeDefinition? { types[name] }
 
     /// The element definitions of a context (type name or backbone path), in definition order.
-    public func elements(of context: String) -> [ElementInfo] { elementsByContext[context] ?? [] }
+    public func elements(of context: String) -> [ElementInfo] { self.context(named: context)?.elements ?? [] }
 
     /// The child `name` of a context as it appears in an instance (`"valueQuantity"`, `"given"`),
     /// resolved to its definition and its concrete type. `nil` when the context has no such element.
     public func child(_ name: String, of context: String) -> ResolvedChild? {
-        childrenByContext[context]?[name]
+        self.context(named: context)?.children[name]
     }
 
     /// Every instance name a context's children can have, with what it resolves to: for looking up
     /// many children of one element with one lookup of its context.
     public func children(of context: String) -> NameTable<ResolvedChild>? {
-        childrenByContext[context]
+        self.context(named: context)?.children
     }
 
     /// The children and element definitions of the context at `index` (a ``ResolvedChild/contextIndex``);
@@ -158,12 +152,12 @@ public final class FHIRMetadata: Sendable {
         return first.uppercased() + type.dropFirst()
     }
 
-    /// True when `name` is a concrete (non-abstract) resource type.
     /// Whether `path` is the `url` of a canonical resource (``canonicalURLPaths``): `"ValueSet.url"`.
     public func isCanonicalResourceURL(path: String) -> Bool {
         canonicalURLPaths[path] ?? false
     }
 
+    /// True when `name` is a concrete (non-abstract) resource type.
     public func isResourceType(_ name: String) -> Bool {
         guard let type = types[name] else { return false }
         return type.kind == .resource && !type.isAbstract
@@ -306,6 +300,7 @@ public struct Invariant: Sendable, Hashable {
 /// and those of them with a minimum cardinality above 0. A class: a walk takes one for every complex
 /// element, and a reference is one retain where a struct of these tables is five.
 public final class ContextDefinition: Sendable {
+    /// The instance names children can have, choice elements expanded (`valueQuantity`, `valueString`...).
     public let children: NameTable<ResolvedChild>
     public let elements: [ElementInfo]
     /// The definitions that must occur (min > 0), in definition order: a cardinality check reads these
