@@ -1,14 +1,20 @@
 import Foundation
 
 extension String {
+    /// `body` on the string's UTF-8 bytes, read in place where the string stores them contiguously (every
+    /// native string does), else on a copy. Unlike `withUTF8`, it needs no `var` copy of the string.
+    @inlinable @inline(__always)
+    public func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(utf8).withUnsafeBufferPointer(body)
+    }
+
     /// Whether `needle` occurs in the string, compared as UTF-8 bytes: the exact substring test the hot
     /// paths need, where Foundation's `contains(_:)` goes through `range(of:options:locale:)` at thousands
     /// of instructions a call.
     public func containsBytes(_ needle: String) -> Bool {
-        var text = self
-        var needle = needle
-        return text.withUTF8 { haystack in
-            needle.withUTF8 { pattern in
+        withUTF8Bytes { haystack in
+            needle.withUTF8Bytes { pattern in
                 guard !pattern.isEmpty else { return true }
                 guard haystack.count >= pattern.count, let base = haystack.baseAddress, let start = pattern.baseAddress else {
                     return false
@@ -40,10 +46,8 @@ extension String {
     /// Unicode characters, a hundred instructions a call where hot paths test ASCII prefixes (`urn:uuid:`,
     /// `#`, a choice element's name).
     public func hasBytePrefix(_ prefix: String) -> Bool {
-        var text = self
-        var prefix = prefix
-        return text.withUTF8 { whole in
-            prefix.withUTF8 { start in
+        withUTF8Bytes { whole in
+            prefix.withUTF8Bytes { start in
                 guard whole.count >= start.count else { return false }
                 guard let wholeBase = whole.baseAddress, let startBase = start.baseAddress else { return start.isEmpty }
                 return memcmp(wholeBase, startBase, start.count) == 0
@@ -58,10 +62,7 @@ extension String {
     /// (with a shift to mix the high bits down), then the tail byte by byte, folded to an Int. Not seeded:
     /// only for tables whose keys come from the metadata or from one document.
     @inlinable @inline(__always)
-    public var byteHash: Int {
-        if let hashed = utf8.withContiguousStorageIfAvailable(Self.byteHash(of:)) { return hashed }
-        return Array(utf8).withUnsafeBufferPointer(Self.byteHash(of:))
-    }
+    public var byteHash: Int { withUTF8Bytes(Self.byteHash(of:)) }
 
     @inlinable @inline(__always)
     static func byteHash(of bytes: UnsafeBufferPointer<UInt8>) -> Int {

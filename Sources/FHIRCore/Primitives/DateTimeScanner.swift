@@ -53,12 +53,10 @@ enum DateTimeScanner {
     /// `body` with a scanner over the UTF-8 bytes of `value`, read in place (no copy into an array: these
     /// rules run on every date and dateTime validated).
     private static func withScanner(over value: String, _ body: (inout Scanner) -> String?) -> String? {
-        let scan = { (bytes: UnsafeBufferPointer<UInt8>) -> String? in
+        value.withUTF8Bytes { bytes in
             var scanner = Scanner(bytes: bytes)
             return body(&scanner)
         }
-        if let result = value.utf8.withContiguousStorageIfAvailable(scan) { return result }
-        return Array(value.utf8).withUnsafeBufferPointer(scan)
     }
 
     private static func scanTime(_ scanner: inout Scanner, typeName: String) -> String? {

@@ -83,15 +83,7 @@ public enum PrimitiveValidator {
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
     private static func containsWhitespace(_ value: String) -> Bool {
-        withBytes(of: value) { bytes in bytes.contains(where: isWhitespace) }
-    }
-
-    /// `body` on the UTF-8 bytes of `value`, in place (no copy of the string, as `withUTF8` on a `var`
-    /// makes): the rules below run on most primitives of every resource validated.
-    @inline(__always)
-    private static func withBytes<Result>(of value: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = value.utf8.withContiguousStorageIfAvailable(body) { return result }
-        return Array(value.utf8).withUnsafeBufferPointer(body)
+        value.withUTF8Bytes { bytes in bytes.contains(where: isWhitespace) }
     }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
@@ -145,7 +137,7 @@ public enum PrimitiveValidator {
     private static func codeProblem(_ value: String) -> String? {
         // [^\s]+( [^\s]+)*: no leading, trailing or doubled spaces, no other whitespace.
         if value.isEmpty { return "a code may not be empty" }
-        return withBytes(of: value) { bytes -> String? in
+        return value.withUTF8Bytes { bytes -> String? in
             var previousWasSpace = true
             for byte in bytes {
                 if byte == 0x20 {
@@ -164,7 +156,7 @@ public enum PrimitiveValidator {
     private static func idProblem(_ value: String) -> String? {
         // [A-Za-z0-9\-\.]{1,64}
         if value.isEmpty { return "an id may not be empty" }
-        let allowed = withBytes(of: value) { bytes in
+        let allowed = value.withUTF8Bytes { bytes in
             bytes.allSatisfy { byte in
                 isDigit(byte) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == UInt8(ascii: "-")
                     || byte == UInt8(ascii: ".")
@@ -189,7 +181,7 @@ public enum PrimitiveValidator {
     private static func isUUID(_ value: String) -> Bool {
         // urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
         // By bytes: a Character split cost more than the rest of validating a Synthea Bundle's entry.
-        withBytes(of: value) { bytes in
+        value.withUTF8Bytes { bytes in
             guard bytes.count == 45, let start = bytes.baseAddress, memoryEqual(start, uuidPrefix.utf8Start, 9) else { return false }
             for index in 9..<45 {
                 let byte = bytes[index]
