@@ -59,7 +59,7 @@ extension ValidationWalk {
             for position in entries.indices {
                 guard let fullUrl = entries[position].firstChildIndex(named: "fullUrl") else { continue }
                 let text = entries[position].children[fullUrl].value ?? ""
-                let version = Self.versionID(of: entries[position]) ?? ""
+                let version = ReferenceScope.versionID(ofEntry: entries[position]) ?? ""
                 if !seen.insert(ReferenceScope.FullUrl(version.isEmpty ? text : text + version)).inserted {
                     reportNative("bdl-7")
                     break
@@ -75,13 +75,5 @@ extension ValidationWalk {
                 reportNative("bdl-8", below: ".entry[\(position)]")
             }
         }
-    }
-
-    /// `entry.resource.meta.versionId`, read in place.
-    private static func versionID(of entry: Element) -> String? {
-        guard let resource = entry.firstChildIndex(named: "resource"),
-              let meta = entry.children[resource].firstChildIndex(named: "meta")
-        else { return nil }
-        return entry.children[resource].children[meta].childValue("versionId")
     }
 }

@@ -87,12 +87,20 @@ struct ReferenceScope {
     static func bundle(_ bundle: Element) -> ReferenceScope {
         var entries: [Entry] = []
         for entry in bundle.children where entry.name.hasSameBytes(as: "entry") {
-            let resource = entry.child(named: "resource")
+            let resource = entry.firstChildIndex(named: "resource")
             entries.append(Entry(
-                fullUrl: entry.childValue("fullUrl"), type: resource?.resourceType ?? "",
-                id: resource?.childValue("id"), versionId: resource?.child(named: "meta")?.childValue("versionId")))
+                fullUrl: entry.childValue("fullUrl"), type: resource.flatMap { entry.children[$0].resourceType } ?? "",
+                id: resource.flatMap { entry.children[$0].childValue("id") }, versionId: versionID(ofEntry: entry)))
         }
         return ReferenceScope(kind: .bundle(type: bundle.childValue("type")), entries: entries)
+    }
+
+    /// `entry.resource.meta.versionId` of a Bundle entry, read in place.
+    static func versionID(ofEntry entry: Element) -> String? {
+        guard let resource = entry.firstChildIndex(named: "resource"),
+              let meta = entry.children[resource].firstChildIndex(named: "meta")
+        else { return nil }
+        return entry.children[resource].children[meta].childValue("versionId")
     }
 
     /// The scope of a Parameters: the resources of its parameters and their parts, at any depth.
