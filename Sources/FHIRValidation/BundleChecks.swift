@@ -18,30 +18,29 @@ extension ValidationWalk {
         let entries = bundle.children(named: "entry")
         checkBundleInvariants(type: type, entries: entries)
         let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
-        // Entries are read in place (`entries[index]...`), not copied, and an entry's path below the
-        // Bundle (`.entry[3]`) is made into text only when an issue is reported there.
-        func pathOfEntry(_ index: Int) -> String { ".entry[\(index)]" }
+        // Entries are read in place (`entries[index]...`), not copied, and an entry's path is made into
+        // text only when an issue is reported there.
         for index in entries.indices {
             checkRequest(of: entries[index], bundleType: type, entry: index)
-            if type == "searchset" { checkSearchResult(entries[index], searchedTypes: searchedTypes, path: pathOfEntry(index)) }
+            if type == "searchset" { checkSearchResult(entries[index], searchedTypes: searchedTypes, path: Self.entryPath(index)) }
             let resourceIndex = entries[index].firstChildIndex(named: "resource")
             guard let fullUrl = entries[index].childValue("fullUrl") else {
                 // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST";
                 // results of operations may hold unidentified resources, so this is a warning.
                 let method = entries[index].firstChildIndex(named: "request").flatMap { entries[index].children[$0].childValue("method") }
                 if resourceIndex != nil, method != "POST" {
-                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: pathOfEntry(index))
+                    report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: Self.entryPath(index))
                 }
                 continue
             }
             if !ReferenceFormat.hasScheme(fullUrl) {
-                report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", below: pathOfEntry(index) + ".fullUrl")
+                report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", below: Self.entryPath(index) + ".fullUrl")
                 continue
             }
             guard let resourceIndex, let type = entries[index].children[resourceIndex].resourceType,
                   !fullUrl.hasBytePrefix("urn:")
             else { continue }
-            let entryPath = pathOfEntry(index)
+            var entryPath: String { Self.entryPath(index) }  // made only when reported
             if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
                 if let id = entries[index].children[resourceIndex].childValue("id") {
                     if id != restful.id {
@@ -68,6 +67,9 @@ extension ValidationWalk {
         }
     }
 
+    /// The location of a Bundle entry below the Bundle (`.entry[3]`).
+    static func entryPath(_ index: Int) -> String { ".entry[\(index)]" }
+
     /// A transaction or batch entry's request agrees with its resource: a PUT to `Type/id` (the update
     /// interaction) carries a resource of that type with that id ("the request body SHALL be a Resource
     /// with an id element that has an identical value to the [id] in the URL"), and a POST to `Type`
@@ -79,7 +81,7 @@ extension ValidationWalk {
               let resource = entry.firstChildIndex(named: "resource"), let type = entry.children[resource].resourceType,
               !url.utf8.contains(UInt8(ascii: "?"))
         else { return }
-        var path: String { ".entry[\(position)]" }  // made only when reported
+        var path: String { Self.entryPath(position) }  // made only when reported
         // The URL's segments, empty ones left out; a URL without a slash is its one segment (most POSTs).
         let parts = url.utf8.contains(UInt8(ascii: "/"))
             ? url.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }

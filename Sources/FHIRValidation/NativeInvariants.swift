@@ -54,13 +54,13 @@ extension ValidationWalk {
         if !every("response", presentExactlyIn: ["batch-response", "transaction-response", "history"]) { reportNative("bdl-4") }
         if type != "history" {
             // `select(fullUrl & resource.meta.versionId).isDistinct()`: the two texts joined, as `&` joins them.
-            var seen: Set<ReferenceScope.FullUrl> = []
+            var seen: Set<ReferenceScope.TextKey> = []
             seen.reserveCapacity(entries.count)
             for position in entries.indices {
                 guard let fullUrl = entries[position].firstChildIndex(named: "fullUrl") else { continue }
                 let text = entries[position].children[fullUrl].value ?? ""
                 let version = ReferenceScope.versionID(ofEntry: entries[position]) ?? ""
-                if !seen.insert(ReferenceScope.FullUrl(version.isEmpty ? text : text + version)).inserted {
+                if !seen.insert(ReferenceScope.TextKey(version.isEmpty ? text : text + version)).inserted {
                     reportNative("bdl-7")
                     break
                 }
@@ -69,10 +69,10 @@ extension ValidationWalk {
         for position in entries.indices {
             if entries[position].firstChildIndex(named: "resource") == nil, entries[position].firstChildIndex(named: "request") == nil,
                entries[position].firstChildIndex(named: "response") == nil {
-                reportNative("bdl-5", below: ".entry[\(position)]")
+                reportNative("bdl-5", below: Self.entryPath(position))
             }
             if let fullUrl = entries[position].childValue("fullUrl"), fullUrl.containsBytes("/_history/") {
-                reportNative("bdl-8", below: ".entry[\(position)]")
+                reportNative("bdl-8", below: Self.entryPath(position))
             }
         }
     }

@@ -25,16 +25,16 @@ struct ReferenceScope {
         /// Entry positions by fullUrl, and (for Parameters) the ids of each type: built once, so that
         /// resolving a reference is a lookup rather than a scan of every entry (which made a Bundle's
         /// validation quadratic in its size).
-        let positionsByFullUrl: [FullUrl: [Int]]
+        let positionsByFullUrl: [TextKey: [Int]]
         let idsByType: [String: Set<String>]
 
         init(entries: [Entry], indexingIDs: Bool) {
             self.entries = entries
-            var positions: [FullUrl: [Int]] = [:]
+            var positions: [TextKey: [Int]] = [:]
             positions.reserveCapacity(entries.count)
             var ids: [String: Set<String>] = [:]
             for (position, entry) in entries.enumerated() {
-                if let fullUrl = entry.fullUrl { positions[FullUrl(fullUrl), default: []].append(position) }
+                if let fullUrl = entry.fullUrl { positions[TextKey(fullUrl), default: []].append(position) }
                 if indexingIDs { ids[entry.type, default: []].insert(entry.id ?? "") }
             }
             positionsByFullUrl = positions
@@ -42,11 +42,12 @@ struct ReferenceScope {
         }
     }
 
-    /// A fullUrl as a key, hashed by ``Swift/String/byteHash``: `urn:uuid:` keys are 45 bytes, which SipHash reads slowly.
-    struct FullUrl: Hashable {
+    /// A text as a hash key, compared and hashed by its bytes (``Swift/String/byteHash``): fullUrls, whose
+    /// `urn:uuid:` form is 45 bytes that SipHash reads slowly, and bdl-7's fullUrl-and-version texts.
+    struct TextKey: Hashable {
         let text: String
         init(_ text: String) { self.text = text }
-        static func == (a: FullUrl, b: FullUrl) -> Bool { a.text.hasSameBytes(as: b.text) }
+        static func == (a: TextKey, b: TextKey) -> Bool { a.text.hasSameBytes(as: b.text) }
         func hash(into hasher: inout Hasher) { hasher.combine(text.byteHash) }
     }
 
@@ -72,7 +73,7 @@ struct ReferenceScope {
     /// versionId or none: how many there are, and the type of the first. Counted in place rather than
     /// collected, since a Bundle resolves every reference it holds this way.
     func matches(fullUrl: String, version: String?) -> (count: Int, firstType: String?) {
-        guard let positions = index.positionsByFullUrl[FullUrl(fullUrl)] else { return (0, nil) }
+        guard let positions = index.positionsByFullUrl[TextKey(fullUrl)] else { return (0, nil) }
         var count = 0
         var firstType: String?
         for position in positions {
