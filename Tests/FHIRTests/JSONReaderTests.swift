@@ -83,6 +83,11 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try read(escaped).child(named: "birthDate")?.childValue("id"), "b1")
         // An escaped key that decodes to a name without an underscore is an ordinary field.
         XCTAssertEqual(try read(escaped).child(named: "active")?.value, "true")
+        // A lone underscore names nothing, written plainly or as an escape; an escaped duplicate is a duplicate.
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","_":{"id":"x"}}"#)?.message, "`_` is not a valid field name")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","\u005f":{"id":"x"}}"#)?.message, "`_` is not a valid field name")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","_birthDate":{"id":"a"},"\u005fbirthDate":{"id":"b"}}"#)?.message,
+                       "duplicate field \"_birthDate\"")
     }
 
     func testContainedResourcesAndNarrative() throws {
