@@ -60,6 +60,11 @@ public enum AppOutcomeImport {
 
     /// Writes `outcomes` into `store` in one transaction.
     public static func apply(_ outcomes: [Outcome], file: String, to store: any Store, now: Date = Date()) throws -> Report {
+        // Planned against the current versions it reads: another writer in between would void the plan.
+        try store.withWriterLease("caregate outcomes import") { try applying(outcomes, file: file, to: store, now: now) }
+    }
+
+    private static func applying(_ outcomes: [Outcome], file: String, to store: any Store, now: Date) throws -> Report {
         var report = Report()
         report.received = outcomes.count
         let existing = try store.outcomes(EntityQuery(ids: Array(Set(outcomes.map(\.id)))))

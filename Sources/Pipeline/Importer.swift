@@ -60,6 +60,9 @@ public final class Importer {
     private var taskVersions: [String: PlannedTask] = [:]
     /// The batch of outcomes being written, on `writeQueue`.
     private var inFlight: (plan: OutcomePlan, write: PendingWrite)?
+    /// The store failing (full disk, I/O error, lost lease), met where nothing can throw: the import stops
+    /// with it rather than reporting every later resource as failed.
+    private var storeFailure: (any Error)?
     private let writeQueue = DispatchQueue(label: "caregate.import.outcome-writer")
     private var validator: StructureValidator?
     private var lastProgress = Date()
@@ -89,13 +92,21 @@ public final class Importer {
 
     /// Imports `sources` and returns the report.
     ///
+    /// The whole import holds the store's writer lease (``Store/withWriterLease(_:_:)``): it plans from
+    /// what it reads, so another writer between its reads and its writes would make it plan wrong.
+    ///
     /// - Throws: only what stops the whole import (the store failing); bad input is reported per resource.
     public func run(_ sources: [FHIRInput.Source]) throws -> ImportReport {
+        try store.withWriterLease("caregate import") { try importing(sources) }
+    }
+
+    private func importing(_ sources: [FHIRInput.Source]) throws -> ImportReport {
         let started = Date()
         report = ImportReport()
         logTasksMade = [:]
         taskVersions = [:]
         inFlight = nil
+        storeFailure = nil
         report.dryRun = options.dryRun
         validator = options.strict ? StructureValidator(options: ValidationOptions(strict: true)) : nil
 
@@ -243,6 +254,7 @@ public final class Importer {
                 held = []
                 var batchSize = max(1, options.outcomeBatchSize / 5)
                 Self.mapInParallel(items, window: options.outcomeBatchSize / Self.mapChunk + 2, mapOutcome) { input in
+                    if failure == nil, let storeFailure = self.storeFailure { failure = storeFailure }
                     guard failure == nil else { return }
                     do { try writeLastEntities() } catch {
                         failure = error
@@ -266,6 +278,7 @@ public final class Importer {
                     flush()
                 }
                 try read(readable, countingResources: false) { resource, fullUrl, origin in
+                    guard self.storeFailure == nil else { return }
                     guard engine.makesOutcomes(resource.resourceType ?? "") else { return }
                     pending.append((resource, fullUrl, origin))
                     if pending.count >= self.options.outcomeBatchSize { mapPending() }
@@ -281,6 +294,7 @@ public final class Importer {
             settleOutcomes()
         }
         try writeLastEntities()
+        if let storeFailure { throw storeFailure }
         report.coverage = engine.coverage?.unread()
         releaseElsewhere(consume index)
         report.seconds = Date().timeIntervalSince(started)
@@ -289,7 +303,8 @@ public final class Importer {
 
     // MARK: - Reading
 
-    /// The total size of the sources' files, or nil when one is standard input (which cannot be read twice).
+    /// The total size of the sources' files, or nil when one is not a file: standard input cannot be read
+    /// twice, and bytes in memory are held anyway, so their resources are held too.
     private static func size(of sources: [FHIRInput.Source]) -> Int? {
         var total = 0
         for source in sources {
@@ -599,6 +614,8 @@ public final class Importer {
         if !options.dryRun {
             do {
                 count(try store.apply(batch(for: groups[...])))
+            } catch let error as StoreError where error.isStoreFailure {
+                throw error
             } catch {
                 // One resource spoils the batch: write them one by one, so that it fails alone.
                 var kept: [ResourceGroup] = []
@@ -613,6 +630,8 @@ public final class Importer {
                         report.note(group.key.description, MappingNote(
                             .warning, at: group.key.type,
                             "not carried over: its \(kind.rawValue) \(id) was deleted earlier (entered-in-error, revoked or a DELETE), and a deleted id stays deleted"))
+                    } catch let error as StoreError where error.isStoreFailure {
+                        throw error
                     } catch {
                         fail(type: group.key.type, origin: group.origin, key: group.key, path: nil, "the store refused it: \(error)", payload: index.resource(group.key))
                     }
@@ -672,6 +691,10 @@ public final class Importer {
             if inFlight != nil, !settleOutcomes() { plan = try planOutcomes(pending, catalog: catalog, after: nil) }
         } catch {
             settleOutcomes()
+            if let failure = error as? StoreError, failure.isStoreFailure {
+                storeFailure = storeFailure ?? failure
+                return
+            }
             for input in pending {
                 fail(type: input.mapped.key.type, origin: input.origin, key: input.mapped.key, path: nil, "the store refused it: \(error)", payload: input.raw)
             }
@@ -700,6 +723,10 @@ public final class Importer {
         guard let (plan, write) = inFlight else { return true }
         inFlight = nil
         let result = write.wait()
+        if let failure = result.storeFailure {
+            storeFailure = storeFailure ?? failure
+            return false
+        }
         for summary in result.summaries { count(summary) }
         for entry in plan.reporting { entry(self) }
         if let failure = result.failure {
@@ -751,6 +778,8 @@ public final class Importer {
         var refused: [(Int, String)] = []
         /// Set when the log tasks could not be written, and so nothing of the plan was.
         var failure: String?
+        /// Set when the store itself failed: what was not written stays unwritten, and the import stops.
+        var storeFailure: StoreError?
     }
 
     /// A plan's write, finished on the writer thread and waited for on this one.
@@ -775,6 +804,9 @@ public final class Importer {
         var result = PlanResult()
         do {
             if !logBatch.isEmpty { result.summaries.append(try store.apply(logBatch)) }
+        } catch let error as StoreError where error.isStoreFailure {
+            result.storeFailure = error
+            return result
         } catch {
             result.failure = "\(error)"
             return result
@@ -794,6 +826,9 @@ public final class Importer {
                     do {
                         guard changes.contains(where: Self.isOutcomeAdd) else { throw error }
                         result.summaries.append(try store.apply(StoreBatch(changes: changes.map(Self.asUpsert))))
+                    } catch let error as StoreError where error.isStoreFailure {
+                        result.storeFailure = error
+                        return result
                     } catch {
                         result.refused.append((position, "\(error)"))
                     }
