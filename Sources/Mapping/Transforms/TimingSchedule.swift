@@ -499,7 +499,9 @@ struct TimingSchedule {
     static func describe(_ value: Double, _ unit: String) -> String {
         let names = ["s": "second", "min": "minute", "h": "hour", "d": "day", "wk": "week", "mo": "month", "a": "year"]
         let name = names[unit] ?? unit
-        return value == 1 ? name : "\(value == value.rounded() ? String(Int(value)) : String(value)) \(name)s"
+        // Whole numbers without ".0", as long as they are whole numbers an Int holds (the text of any other).
+        let whole = value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        return value == 1 ? name : "\(whole) \(name)s"
     }
 
     static func clock(_ minutes: Int) -> String {
