@@ -52,8 +52,9 @@ final class ImportCLITests: XCTestCase {
         let broken = try CLIRunner.run(["mappings", "validate", folder.path])
         XCTAssertEqual(broken.status, 1)
         XCTAssertTrue(broken.stdout.contains("Patient.yaml:5:17: error: 'birthday' takes a date"), broken.stdout)
-        let outcome = try CLIRunner.run(["mappings", "validate", folder.path, "--format", "json"])
-        XCTAssertTrue(outcome.stdout.contains("\"OperationOutcome\"") && outcome.stdout.contains("Patient.yaml:5:17"), outcome.stdout)
+        // JSON is for editors and CI (MappingsValidateCLITests); XML stays an OperationOutcome.
+        let outcome = try CLIRunner.run(["mappings", "validate", folder.path, "--format", "xml"])
+        XCTAssertTrue(outcome.stdout.contains("<OperationOutcome") && outcome.stdout.contains("Patient.yaml:5:17"), outcome.stdout)
     }
 }
 
