@@ -243,12 +243,16 @@ public final class SQLiteStore: Sendable {
     private func migrate() throws {
         let migrator = StoreSchema.migrator
         do {
-            try writer.write { db in
+            // Read first: a store already up to date (the usual case) is opened without a write
+            // transaction, so that opening never waits for another process's write job.
+            let upToDate = try writer.read { db in
                 let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
                 if !unknown.isEmpty {
                     throw StoreError.newerSchema(path: path, unknownMigrations: unknown.sorted())
                 }
+                return try migrator.hasCompletedMigrations(db)
             }
+            if upToDate { return }
             try migrator.migrate(writer)
         } catch {
             throw Self.openingError(error, path: path, busyTimeout: busyTimeout)

@@ -66,9 +66,14 @@ final class WriterLease: @unchecked Sendable {
                 throw StoreError.cannotWrite(path: storePath, reason: "cannot lock \(lockPath): \(String(cString: strerror(failure)))")
             }
             guard Date() < deadline else {
-                let holder = holderDescription(descriptor)
+                var holder = holderDescription(descriptor)
+                if holder == nil {
+                    // The holder has just taken the lease and not yet said who it is.
+                    Thread.sleep(forTimeInterval: 0.05)
+                    holder = holderDescription(descriptor)
+                }
                 close(descriptor)
-                throw StoreError.writerBusy(path: storePath, holder: holder, waitedSeconds: timeout)
+                throw StoreError.writerBusy(path: storePath, holder: holder ?? "another process", waitedSeconds: timeout)
             }
             Thread.sleep(forTimeInterval: min(pause, max(0, deadline.timeIntervalSinceNow)))
             pause = min(pause * 2, 0.1)
@@ -79,16 +84,18 @@ final class WriterLease: @unchecked Sendable {
     /// Writes `holder`, this process's id and the time into the lock file (no patient data: a job name).
     private static func describe(_ holder: String, in descriptor: Int32) {
         let text = "\(holder) (pid \(getpid()), since \(Date().formatted(.iso8601)))"
-        _ = ftruncate(descriptor, 0)
-        _ = text.utf8CString.withUnsafeBufferPointer { pwrite(descriptor, $0.baseAddress, $0.count - 1, 0) }
+        // Written over the last holder's text, then cut to length: a waiter never reads an empty file
+        // in between (only before the first holder's write).
+        let written = text.utf8CString.withUnsafeBufferPointer { pwrite(descriptor, $0.baseAddress, $0.count - 1, 0) }
+        if written > 0 { _ = ftruncate(descriptor, off_t(written)) }
     }
 
-    /// What the holder wrote into the lock file, bounded, or a plain phrase when it wrote nothing.
-    private static func holderDescription(_ descriptor: Int32) -> String {
+    /// What the holder wrote into the lock file, bounded; nil when it wrote nothing.
+    private static func holderDescription(_ descriptor: Int32) -> String? {
         var bytes = [UInt8](repeating: 0, count: 256)
         let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return "another process" }
+        guard count > 0 else { return nil }
         let text = String(decoding: bytes[..<count], as: UTF8.self).filter { !$0.isNewline }
-        return text.isEmpty ? "another process" : text
+        return text.isEmpty ? nil : text
     }
 }
