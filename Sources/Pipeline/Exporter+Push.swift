@@ -56,7 +56,10 @@ extension Exporter {
             } catch {
                 for item in waiting {
                     for entry in entriesOf[item.entry.entityID] ?? [] {
-                        if let id = entry.id { batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now)) }
+                        guard let id = entry.id else { continue }
+                        // It was sent (the server may well have stored it): the attempt counts.
+                        batch.transition(outboxEntry: id, .sent(at: now))
+                        batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now))
                     }
                 }
                 try store.apply(batch)

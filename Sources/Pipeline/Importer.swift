@@ -18,6 +18,9 @@ public struct ImportOptions: Sendable {
     /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
     /// twice, the Observations streamed, so that memory does not grow with it.
     public var holdInputUpTo = 256 << 20
+    /// When set, only resources of these types are imported; the others are counted as skipped (a
+    /// sync from a folder takes the configuration's `resources:` this way).
+    public var resourceTypes: Set<String>?
 
     public init(mapping: MappingOptions) {
         self.mapping = mapping
@@ -135,6 +138,10 @@ public final class Importer {
             do {
                 try read(readable) { resource, fullUrl, origin in
                     let type = resource.resourceType ?? ""
+                    if let only = self.options.resourceTypes, !only.contains(type) {
+                        self.report.count(type) { $0.skipped += 1 }
+                        return
+                    }
                     let makesOutcomes = self.engine.makesOutcomes(type)
                     if makesOutcomes || !(kept?.contains(type) ?? true) {
                         // Not kept here, but references to it still name it.
@@ -147,8 +154,11 @@ public final class Importer {
                             unread += 1
                         }
                     } else if let key = builder.add(resource, fullUrl: fullUrl, keeping: Self.keeping(origin, holds: holds)) {
-                        if self.origins[key] != nil {
+                        if let earlier = self.origins[key] {
                             self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
+                            let place = { (origin: Origin) in origin.source + (origin.entry.map { " entry \($0)" } ?? "") }
+                            self.report.note(key.description, MappingNote(
+                                .warning, at: key.type, "appears more than once in the input (\(place(earlier)), then \(place(origin))): the last one is imported"))
                         }
                         self.origins[key] = origin
                     }
@@ -279,7 +289,8 @@ public final class Importer {
                 }
                 try read(readable, countingResources: false) { resource, fullUrl, origin in
                     guard self.storeFailure == nil else { return }
-                    guard engine.makesOutcomes(resource.resourceType ?? "") else { return }
+                    let type = resource.resourceType ?? ""
+                    guard engine.makesOutcomes(type), self.options.resourceTypes?.contains(type) ?? true else { return }
                     pending.append((resource, fullUrl, origin))
                     if pending.count >= self.options.outcomeBatchSize { mapPending() }
                 }

@@ -66,6 +66,12 @@ public final class SyncJob {
                 report.problems.append("pushing: \(error)")
             }
         }
+        if !dryRun {
+            // What failed before and is not due yet: the run is not done while it waits.
+            let waiting = try store.outboxEntries(in: .failed, limit: .max).filter { ($0.nextAttemptDate ?? .distantPast) > now }
+            report.waiting = waiting.count
+            report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()
+        }
         report.pushSeconds = Date().timeIntervalSince(pushStarted)
         report.retries = client.retries
         report.seconds = Date().timeIntervalSince(started)
@@ -118,21 +124,44 @@ public final class SyncJob {
     /// The checkpoint row holding the cohort's members at the last run (ids, comma-separated).
     static let cohortCheckpoint = "#cohort"
 
+    /// Whether the first lines of the NDJSON file at `path` (its first 64 KiB) hold JSON objects of which
+    /// none names a `resourceType`.
+    static func namesNoResourceType(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64 << 10)) ?? Data()
+        let lines = head.split(separator: UInt8(ascii: "\n")).dropLast(head.count == 64 << 10 ? 1 : 0)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
+        return !objects.isEmpty && objects.count == lines.filter({ !$0.allSatisfy { $0 == 32 || $0 == 13 } }).count
+            && objects.allSatisfy { $0["resourceType"] == nil }
+    }
+
     /// Removes the scratch folders of pulled pages that earlier CareGate builds wrote to the temporary folder
     /// (`caregate-sync-<uuid>`) and left behind when it was killed: they hold patient data. Pages stay in
-    /// memory now, so any such folder is an old run's.
+    /// memory now, so any such folder is an old build's; one written to in the last hour may still be in
+    /// use by an old build running beside this one, and is left to a later run.
     static func removeOldScratchFolders() {
         let temporary = FileManager.default.temporaryDirectory
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
         for name in names where name.hasPrefix("caregate-sync-") {
-            try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
+            let folder = temporary.appendingPathComponent(name)
+            let changed = (try? FileManager.default.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date) ?? .distantPast
+            guard Date().timeIntervalSince(changed) > 3600 else { continue }
+            try? FileManager.default.removeItem(at: folder)
         }
     }
 
-    /// A folder as the provider: every file of it imported (what did not change is found unchanged).
+    /// A folder as the provider: the configured types of every file of it imported (what did not change
+    /// is found unchanged). An NDJSON file none of whose first lines names a resourceType is not FHIR
+    /// data (a Bulk Data client's own log, for one): it is left out, and the report says so.
     private func importFolder(into report: inout SyncReport) throws {
-        for (type, counts) in try importing(FHIRInput.sources(for: [configuration.server.path]), into: &report).byType
-        where configuration.resources.contains(type) || counts.skipped < counts.total {
+        let sources = FHIRInput.sources(for: [configuration.server.path]).filter { source in
+            guard case .file(let path) = source, path.lowercased().hasSuffix(".ndjson"), Self.namesNoResourceType(path) else { return true }
+            report.notes.append("\(path): not FHIR data (no line names a resourceType), left out")
+            return false
+        }
+        for (type, counts) in try importing(sources, only: Set(configuration.resources), into: &report).byType
+        where configuration.resources.contains(type) {
             var pulled = SyncReport.Pulled()
             pulled.resources = counts.total
             pulled.record(counts)
@@ -149,8 +178,9 @@ public final class SyncJob {
 
     /// `sources` through the import path, in the configured time zone (a dry run writes nothing); the
     /// import's time goes into `report`.
-    func importing(_ sources: [FHIRInput.Source], into report: inout SyncReport) throws -> ImportReport {
+    func importing(_ sources: [FHIRInput.Source], only types: Set<String>? = nil, into report: inout SyncReport) throws -> ImportReport {
         var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
+        options.resourceTypes = types
         options.strict = false
         options.dryRun = dryRun
         let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options).run(sources)
