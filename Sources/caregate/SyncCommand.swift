@@ -61,7 +61,7 @@ struct SyncCommand: ParsableCommand {
 
     func run() throws {
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
-            throw ValidationError("cannot read the configuration \(config)")
+            throw CommandFailure("cannot read the configuration \(config)", status: 2)
         }
         let configuration: SyncConfiguration
         let client: FHIRClient
@@ -73,9 +73,9 @@ struct SyncCommand: ParsableCommand {
                 authorization: try configuration.auth.provider(base: configuration.server),
                 maxResponseBytes: Int64(configuration.maxResponseMiB) << 20, runTimeout: TimeInterval(configuration.runTimeout))
         } catch let error as SyncConfigurationError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description, status: 2)
         } catch let error as AuthorizationError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description, status: 2)
         }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         // The server must answer as a FHIR server, and take the credentials, before anything is written.
@@ -83,7 +83,7 @@ struct SyncCommand: ParsableCommand {
             do {
                 _ = try client.capabilities()
             } catch {
-                throw ValidationError("\(FHIRClient.withoutCredentials(configuration.server)) does not answer as a FHIR server: \(error)")
+                throw CommandFailure("\(FHIRClient.withoutCredentials(configuration.server)) does not answer as a FHIR server: \(error)", status: 2)
             }
             try checkCredentials(client, configuration)
         }
@@ -118,9 +118,9 @@ private func checkCredentials(_ client: FHIRClient, _ configuration: SyncConfigu
         try client.search(type, [("_count", "1")]) { _ in false }
     } catch FHIRClientError.status(_, let code, _, let detail) where code == 401 || code == 403 {
         let advice = configuration.auth.isEmpty ? "the server asks for credentials: add `auth:` to the configuration" : "the server refuses the configured credentials"
-        throw ValidationError("\(FHIRClient.withoutCredentials(configuration.server)): \(advice) (\(code)\(detail.map { ": \($0)" } ?? ""))")
+        throw CommandFailure("\(FHIRClient.withoutCredentials(configuration.server)): \(advice) (\(code)\(detail.map { ": \($0)" } ?? ""))", status: 2)
     } catch let error as AuthorizationError {
-        throw ValidationError(error.description)
+        throw CommandFailure(error.description, status: 2)
     } catch {
         return
     }
