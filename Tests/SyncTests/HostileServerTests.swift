@@ -97,6 +97,30 @@ final class HostileServerTests: XCTestCase {
         XCTAssertNotNil(try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: proxy.base.absoluteString, resourceType: "Observation"))
     }
 
+    /// Pulled pages are held in memory: a sync killed in the middle of its pull (through a proxy that
+    /// delays every answer, so that it is surely pulling) leaves no file of patient data behind.
+    func testAKilledPullLeavesNoFileOutsideTheStore() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: server.base)
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["delay"])
+        defer { proxy.stop() }
+        let folder = try makeScratchFolder("killed-pull")
+        let config = try folder.writeFile("sync.yaml", "server: \(proxy.base.absoluteString)\ntime-zone: America/Chicago\npage-size: 1\n")
+        let temporary = FileManager.default.temporaryDirectory.path
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: temporary))
+        for pause in [1.0, 3.0, 6.0] {
+            let sync = try CLIRunner.start(["sync", "--once", "--config", config, "--store", folder.appendingPathComponent("care.sqlite").path])
+            Thread.sleep(forTimeInterval: pause)
+            sync.kill()
+            _ = try sync.wait()
+        }
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: temporary)).subtracting(before)
+            .filter { $0.hasPrefix("caregate") && !$0.hasPrefix("caregate-cli-") }  // other test processes may share the folder
+        XCTAssertEqual(left, [], "nothing of the pull stays in the temporary folder")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("care.sqlite") && $0 != "sync.yaml" }, [])
+    }
+
     func testAMisspelledResourceTypeIsRefusedBeforeTheRun() throws {
         let folder = try makeScratchFolder("typo")
         let config = try folder.writeFile("typo.yaml", "server: http://127.0.0.1:9/fhir\nresources: [Patient, Observaton]\n")
