@@ -318,14 +318,14 @@ struct MappingParser {
         return result
     }
 
-    private func location(of node: Node?, offsetBy columns: Int = 0) -> MappingLocation {
-        Self.location(of: node, file: file, offsetBy: columns)
+    private func location(of node: Node?) -> MappingLocation {
+        Self.location(of: node, file: file)
     }
 
     /// Where `node` is in `file` (line 1, column 1 when there is no node).
-    static func location(of node: Node?, file: String, offsetBy columns: Int = 0) -> MappingLocation {
+    static func location(of node: Node?, file: String) -> MappingLocation {
         let mark = node?.mark
-        return MappingLocation(file: file, line: mark?.line ?? 1, column: (mark?.column ?? 1) + max(0, columns))
+        return MappingLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)
     }
 
     private static var kindNames: String { EntityKind.allCases.map(\.rawValue).joined(separator: ", ") }
