@@ -41,30 +41,11 @@ public struct CareKitWireObject: Encodable, Sendable {
         let valueDate = metadata.createdDate ?? metadata.effectiveDate
         switch entity {
         case .patient(let patient):
-            try container.encode(patient.id, forKey: "id")
-            try container.encode(patient.name, forKey: "name")
-            try container.encodeIfPresent(patient.sex, forKey: "sex")
-            try container.encodeIfPresent(patient.birthday, forKey: "birthday")
-            try container.encodeIfPresent(patient.allergies, forKey: "allergies")
+            try patient.encodeFields(to: encoder)
         case .carePlan(let plan):
-            try container.encode(plan.id, forKey: "id")
-            try container.encode(plan.title, forKey: "title")
-            try container.encodeIfPresent(plan.patientUUID, forKey: "patientUUID")
-            try container.encodeIfPresent(plan.patientID, forKey: "patientID")
+            try plan.encodeFields(to: encoder)
         case .contact(let contact):
-            try container.encode(contact.id, forKey: "id")
-            try container.encode(contact.name, forKey: "name")
-            try container.encodeIfPresent(contact.address, forKey: "address")
-            try container.encodeIfPresent(contact.emailAddresses, forKey: "emailAddresses")
-            try container.encodeIfPresent(contact.messagingNumbers, forKey: "messagingNumbers")
-            try container.encodeIfPresent(contact.phoneNumbers, forKey: "phoneNumbers")
-            try container.encodeIfPresent(contact.otherContactInfo, forKey: "otherContactInfo")
-            try container.encodeIfPresent(contact.organization, forKey: "organization")
-            try container.encodeIfPresent(contact.title, forKey: "title")
-            try container.encodeIfPresent(contact.role, forKey: "role")
-            try container.encodeIfPresent(contact.category, forKey: "category")
-            try container.encodeIfPresent(contact.carePlanUUID, forKey: "carePlanUUID")
-            try container.encodeIfPresent(contact.carePlanID, forKey: "carePlanID")
+            try contact.encodeFields(to: encoder)
         case .task(let task):
             try container.encode(task.id, forKey: "id")
             try container.encodeIfPresent(task.title, forKey: "title")
@@ -80,28 +61,8 @@ public struct CareKitWireObject: Encodable, Sendable {
             try container.encode(outcome.values.map { WireValue(value: $0, valueDate: valueDate) }, forKey: "values")
             try container.encodeIfPresent(outcome.taskID, forKey: "taskID")
         }
-        try Self.encode(metadata, into: &container)
-    }
-
-    /// `OCKVersionedObjectCompatible` and `OCKObjectCompatible`'s fields, and CareGate's provenance.
-    private static func encode(_ metadata: EntityMetadata, into container: inout KeyedEncodingContainer<WireKey>) throws {
-        try container.encode(metadata.uuid, forKey: "uuid")
-        try container.encode(metadata.effectiveDate, forKey: "effectiveDate")
-        try container.encodeIfPresent(metadata.deletedDate, forKey: "deletedDate")
-        try container.encode(metadata.previousVersionUUIDs, forKey: "previousVersionUUIDs")
-        try container.encode(metadata.nextVersionUUIDs, forKey: "nextVersionUUIDs")
-        try container.encodeIfPresent(metadata.createdDate, forKey: "createdDate")
-        try container.encodeIfPresent(metadata.updatedDate, forKey: "updatedDate")
-        try container.encodeIfPresent(metadata.schemaVersion, forKey: "schemaVersion")
-        try container.encodeIfPresent(metadata.groupIdentifier, forKey: "groupIdentifier")
-        try container.encodeIfPresent(metadata.tags, forKey: "tags")
-        try container.encodeIfPresent(metadata.remoteID, forKey: "remoteID")
-        try container.encodeIfPresent(metadata.source, forKey: "source")
-        try container.encodeIfPresent(metadata.userInfo, forKey: "userInfo")
-        try container.encodeIfPresent(metadata.asset, forKey: "asset")
-        try container.encodeIfPresent(metadata.notes, forKey: "notes")
-        try container.encode(metadata.timezone, forKey: "timezone")
-        try container.encodeIfPresent(metadata.provenance, forKey: "provenance")
+        // `OCKVersionedObjectCompatible` and `OCKObjectCompatible`'s fields, and CareGate's provenance.
+        try metadata.encode(to: encoder, singleLinks: false)
     }
 }
 
@@ -153,14 +114,7 @@ struct WireValue: Encodable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: WireKey.self)
         try container.encode(value.type, forKey: "type")
-        switch value.value {
-        case .integer(let number): try container.encode(number, forKey: "value")
-        case .double(let number): try container.encode(number, forKey: "value")
-        case .boolean(let flag): try container.encode(flag, forKey: "value")
-        case .text(let text): try container.encode(text, forKey: "value")
-        case .binary(let data): try container.encode(data, forKey: "value")
-        case .date(let date): try container.encode(date, forKey: "value")
-        }
+        try value.value.encode(in: &container, forKey: "value")
         try container.encodeIfPresent(value.kind, forKey: "kind")
         try container.encodeIfPresent(value.units, forKey: "units")
         try container.encode(value.createdDate ?? valueDate, forKey: "createdDate")
