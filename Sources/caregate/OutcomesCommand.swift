@@ -145,10 +145,11 @@ struct OutcomesImport: ParsableCommand {
         commandName: "import",
         abstract: "Store outcomes a care app sent as CareKit JSON; each new version is queued for export.",
         discussion: """
-            FILE holds one outcome, an array of outcomes, or an object with an `outcomes` array (what \
-            caregate store dump --format carekit-json writes), each as CareKit encodes OCKOutcome: \
-            taskUUID (the task version), taskOccurrenceIndex, values, and the usual metadata; - reads \
-            standard input.
+            FILE holds one outcome, an array of outcomes, an object with an `outcomes` array (what \
+            caregate store dump --format carekit-json writes; JSON Lines of them too), or a CareKit \
+            revision record whose entities are outcomes, each as CareKit 4.0 encodes OCKOutcome: \
+            taskUUID (the task version), taskOccurrenceIndex, values, and the usual metadata (the older \
+            shape CareGate wrote is read too); - reads standard input.
 
             Each outcome becomes a new outcome or a new version of its outcome; one whose content the store \
             already has changes nothing; one with a deletedDate deletes it. The store gives each version \
