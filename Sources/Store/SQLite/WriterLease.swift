@@ -56,7 +56,11 @@ final class WriterLease: @unchecked Sendable {
     private static func acquire(_ lockPath: String, deadline: Date, timeout: TimeInterval, storePath: String) throws -> Int32 {
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(lockPath): \(String(cString: strerror(errno)))")
+            let failure = errno
+            if failure == EACCES || failure == EROFS || failure == EPERM {
+                throw StoreError.cannotWrite(path: storePath, reason: "its folder or its lock file \(lockPath) is read-only (commands that only read it, such as caregate store stats, work)")
+            }
+            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(lockPath): \(String(cString: strerror(failure)))")
         }
         var pause: TimeInterval = 0.005
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
