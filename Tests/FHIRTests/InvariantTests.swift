@@ -151,7 +151,7 @@ final class InvariantTests: XCTestCase {
         XCTAssertEqual(Set(InvariantCatalog.r4.native.keys), InvariantCatalog.checkedNatively)
     }
 
-    func testSwitchedOff() throws {
+    func testInvariantsSwitchedOffReportNoInvariantIssue() throws {
         let resource = try read("""
             {"resourceType":"RiskAssessment","status":"final","subject":{"reference":"Patient/1"},
              "prediction":[{"probabilityDecimal":150}]}

@@ -68,7 +68,7 @@ final class MetadataTests: XCTestCase {
         XCTAssertEqual(meta.child("id", of: "Quantity")?.type, "string")
     }
 
-    func testDerivation() {
+    func testTypesKnowWhatTheyDeriveFrom() {
         XCTAssertTrue(meta.isType("Age", derivedFrom: "Quantity"))
         XCTAssertTrue(meta.isType("Age", derivedFrom: "Element"))
         XCTAssertTrue(meta.isType("Patient", derivedFrom: "DomainResource"))

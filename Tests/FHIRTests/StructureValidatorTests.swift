@@ -158,7 +158,7 @@ final class StructureValidatorTests: XCTestCase {
         XCTAssertEqual(issues(withExtension), [])
     }
 
-    func testNarrative() {
+    func testNarrativeMustBeXHTMLWithContentAndTheNamespace() {
         func patient(_ div: String) -> Element {
             Element.resource("Patient", children: [Element(name: "text", children: [
                 value("status", "generated"), value("div", div),

@@ -17,7 +17,6 @@ final class XMLMalformedInputTests: XCTestCase {
             XCTFail("expected a syntax error, read \(element.name)", file: file, line: lineNumber)
             return nil
         } catch let error as FHIRSyntaxError {
-            print("malformed XML: \(error)")
             XCTAssertEqual(error.format, .xml, file: file, line: lineNumber)
             XCTAssertGreaterThanOrEqual(error.line, 1, file: file, line: lineNumber)
             XCTAssertGreaterThanOrEqual(error.column, 1, file: file, line: lineNumber)
