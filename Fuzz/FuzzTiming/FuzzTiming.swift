@@ -73,5 +73,12 @@ private struct ByteReader {
 
 @main
 enum FuzzTimingMain {
-    static func main() { runFuzzer(fuzzOneInput) }
+    static func main() {
+        // The default mappings are loaded before the first input, so that no input is charged with it.
+        guard engine != nil else {
+            FileHandle.standardError.write(Data("FuzzTiming: the default mappings do not load\n".utf8))
+            exit(2)
+        }
+        runFuzzer(fuzzOneInput)
+    }
 }
