@@ -59,8 +59,14 @@ extension ScheduleElement {
         let earliest: Date
         switch duration {
         case .seconds(let seconds): earliest = from.addingTimeInterval(-seconds - 1)
-        case .allDay: earliest = calendar.startOfDay(for: from)
+        case .allDay:
+            // No all-day event runs more than a day past the horizon; and the calendar's arithmetic on a
+            // date tens of thousands of years ahead takes seconds (a fuzzer's finding).
+            guard from <= OccurrenceAnchors.horizon.addingTimeInterval(2 * 86_400) else { return [] }
+            earliest = calendar.startOfDay(for: from)
         }
+        // Nothing starts after the horizon: a query whose earliest start is past it finds nothing, at once.
+        guard earliest <= OccurrenceAnchors.horizon else { return [] }
         var n = firstOccurrence(startingAtOrAfter: earliest, strictlyAfter: false)
         var events: [ScheduleEvent] = []
         while let event = event(atLocalOccurrence: n), event.start < to {

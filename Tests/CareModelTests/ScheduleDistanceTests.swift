@@ -31,6 +31,20 @@ final class ScheduleDistanceTests: XCTestCase {
         }
     }
 
+    /// The fuzzer's second finding: an all-day element every 26,767 minutes in Santiago, asked about a day
+    /// 30,000 years ahead, took seconds in the calendar's start-of-day before the horizon was looked at.
+    func testAnAllDayQueryFarPastTheHorizonFindsNothing() throws {
+        let zone = try XCTUnwrap(TimeZone(identifier: "America/Santiago"))
+        let begin = Date(timeIntervalSince1970: 357_458_960)
+        let element = try ScheduleElement(start: begin, end: nil, interval: DateComponents(minute: 26_767), duration: .allDay, timeZone: zone)
+        let schedule = try Schedule(composing: [element])
+        let from = begin.addingTimeInterval(955_617_024_000)
+        XCTAssertEqual(schedule.events(from: from, to: from.addingTimeInterval(86_400)).count, 0)
+        // The last day before the horizon still has its event.
+        let lastDays = OccurrenceAnchors.horizon.addingTimeInterval(-40 * 86_400)
+        XCTAssertFalse(schedule.events(from: lastDays, to: OccurrenceAnchors.horizon.addingTimeInterval(86_400)).isEmpty)
+    }
+
     func testQueriesBeforeTheHorizonStillAnswerCorrectlyFarAhead() throws {
         for name in Self.zones {
             let zone = try XCTUnwrap(TimeZone(identifier: name))
