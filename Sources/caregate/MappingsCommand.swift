@@ -29,7 +29,8 @@ struct MappingsValidate: ParsableCommand {
             values of the wrong type (a birthday from a HumanName), conditions (`when`, `delete-when`) that \
             give no boolean (a warning), and missing required fields. Without DIR, checks the default \
             mappings built into caregate. A file with `extends: default` is checked merged with the default \
-            it extends; what it breaks in the default's fields is reported at its own line.
+            it extends; what it breaks in the default's fields is reported at its own line. The care-team \
+            report's rules (a file with `insights: 1`, such as the default insights.yaml) are checked too.
 
             --format json prints {"files", "errors", "warnings", "problems": [{"file", "line", "column", \
             "severity", "message"}]} for editors and CI; --format xml an OperationOutcome. \
@@ -58,6 +59,7 @@ struct MappingsValidate: ParsableCommand {
             problems = MappingSet.checkDefaults()
             files = MappingSet.defaultFileNames.count
         }
+        problems += ReportRulesCheck.problems(folder: folder)
         // In reading order, file by file.
         problems.sort { ($0.location.file, $0.location.line, $0.location.column) < ($1.location.file, $1.location.line, $1.location.column) }
         switch format {
