@@ -1,9 +1,12 @@
 import CareModel
 import Foundation
 
-/// One recorded number: when, its value and unit, and the task occurrence it was recorded on.
+/// One recorded number: the time of the event it belongs to (as CareKit's charts place outcome values:
+/// by their event), its value and unit, when it was recorded, and the task occurrence.
 public struct Reading: Sendable, Hashable, Codable {
     public let time: Date
+    /// The value's `createdDate`, when it has one.
+    public let recorded: Date?
     public let value: Double
     public let unit: String?
     public let taskID: String
@@ -34,7 +37,8 @@ public struct MeasurementSeries: Sendable, Hashable, Codable {
     /// The series of `events`' outcome values that are numbers, by kind and unit, titled and banded by
     /// `definitions` (a definition's band wins over the tasks' target values), sorted by title.
     ///
-    /// A value's time is its `createdDate`, else its event's start. At most `maximumReadings` readings
+    /// A value's time is its event's start (an 08:04 reading filed on the 08:00 occurrence is the 08:00
+    /// reading; a value recorded late still belongs to its day). At most `maximumReadings` readings
     /// are kept per series (the latest).
     public static func collect(
         from events: [Event], definitions: [MeasurementDefinition], maximumReadings: Int = 10_000
@@ -49,7 +53,7 @@ public struct MeasurementSeries: Sendable, Hashable, Codable {
                 guard let number = Self.number(value.value) else { continue }
                 let key = Key(kind: value.kind ?? "task:\(event.task.id)", unit: value.units)
                 readings[key, default: []].append(Reading(
-                    time: value.createdDate ?? event.scheduleEvent.start, value: number, unit: value.units,
+                    time: event.scheduleEvent.start, recorded: value.createdDate, value: number, unit: value.units,
                     taskID: event.task.id, occurrence: event.scheduleEvent.occurrence))
                 if titles[key] == nil { titles[key] = value.kind == nil ? (event.task.title ?? event.task.id) : nil }
                 for target in event.scheduleEvent.element.targetValues where (target.kind ?? key.kind) == key.kind {

@@ -52,14 +52,17 @@ struct MappingsValidate: ParsableCommand {
 
     func run() throws {
         var problems: [MappingProblem]
-        let files: Int
+        var files: Int
         if let folder {
             (_, problems, files) = try MappingSet.layered(folder: folder)
         } else {
             problems = MappingSet.checkDefaults()
             files = MappingSet.defaultFileNames.count
         }
-        problems += ReportRulesCheck.problems(folder: folder)
+        // The report's rules files are checked too, and counted apart from the mapping files.
+        let rules = ReportRulesCheck.check(folder: folder)
+        problems += rules.problems
+        if folder != nil { files -= rules.files }
         // In reading order, file by file.
         problems.sort { ($0.location.file, $0.location.line, $0.location.column) < ($1.location.file, $1.location.line, $1.location.column) }
         switch format {

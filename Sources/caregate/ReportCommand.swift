@@ -159,7 +159,8 @@ enum ReportInput {
             throw StoreError.idNotFound(kind: .patient, id: patientID)
         }
         let plans = try store.carePlans(EntityQuery(dateInterval: interval)).filter { $0.patientID == patientID }
-        let events = try store.events(patientID: patientID, in: interval)
+        var events = try store.events(patientID: patientID, in: interval)
+        events += try logEvents(store: store, patientID: patientID, interval: interval)
         var taskIDs = Set(events.map(\.task.id))
         for plan in plans {
             for task in try store.tasks(carePlanID: plan.id, EntityQuery(dateInterval: interval)) { taskIDs.insert(task.id) }
@@ -182,6 +183,28 @@ enum ReportInput {
     }
 }
 
+extension ReportInput {
+    /// The recorded events of the patient's log tasks (`<patient>#log-<code>`, which the import makes for
+    /// Observations that belong to no care plan activity; they have no care plan, so the store's
+    /// ``Store/events(patientID:in:)`` does not see them): each outcome joined to its occurrence. A log
+    /// occurrence without an outcome is no to-do, and is left out.
+    static func logEvents(store: any Store, patientID: String, interval: DateInterval) throws -> [Event] {
+        let prefix = patientID + "#log-"
+        let outcomes = try store.outcomes(EntityQuery(dateInterval: interval)).filter { ($0.taskID ?? "").hasPrefix(prefix) }
+        guard !outcomes.isEmpty else { return [] }
+        var versions: [UUID: CareTask] = [:]
+        for id in Set(outcomes.compactMap(\.taskID)).sorted() {
+            for case .task(let task) in try store.history(.task, id: id) { versions[task.metadata.uuid] = task }
+        }
+        return outcomes.compactMap { outcome in
+            guard let task = versions[outcome.taskUUID], let scheduleEvent = task.schedule.event(occurrence: outcome.taskOccurrenceIndex),
+                scheduleEvent.start >= interval.start, scheduleEvent.start < interval.end
+            else { return nil }
+            return Event(task: task, outcome: outcome, scheduleEvent: scheduleEvent)
+        }
+    }
+}
+
 /// The report's rules as `caregate mappings validate` checks them: the rules files of a mapping folder
 /// (each `.yaml` file with `insights:`), or the built-in insights.yaml.
 enum ReportRulesCheck {
@@ -192,9 +215,11 @@ enum ReportRulesCheck {
         return try InsightsRules.parse(text, file: "Mappings/" + InsightsRules.fileName)
     }
 
-    /// Every problem of the rules files of `folder` (nil: the built-in one), as mapping problems.
-    static func problems(folder: String?) -> [MappingProblem] {
+    /// Every problem of the rules files of `folder` (nil: the built-in one), as mapping problems, and
+    /// the number of rules files found in `folder`.
+    static func check(folder: String?) -> (problems: [MappingProblem], files: Int) {
         var found: [InsightsProblem] = []
+        var files = 0
         if let folder {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
                 .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
@@ -203,6 +228,7 @@ enum ReportRulesCheck {
                 guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),
                     InsightsRulesParser.isRulesFile(text)
                 else { continue }
+                files += 1
                 var parser = InsightsRulesParser(file: path)
                 _ = parser.parse(text)
                 found += parser.problems
@@ -210,8 +236,9 @@ enum ReportRulesCheck {
         } else {
             do { _ = try defaultRules() } catch let problems as InsightsProblems { found += problems.problems } catch {}
         }
-        return found.map {
+        let problems = found.map {
             MappingProblem(at: MappingLocation(file: $0.location.file, line: $0.location.line, column: $0.location.column), $0.message)
         }
+        return (problems, files)
     }
 }

@@ -47,9 +47,9 @@ public enum ReportHTML {
             html += "<div class=\"finding \(finding.fired ? "fired \(finding.severity.rawValue)" : "quiet")\" data-rule=\"\(e(finding.rule))\" data-fired=\"\(finding.fired)\">"
             html += "<p><span class=\"badge\">\(finding.fired ? e(finding.severity.rawValue) : "not fired")</span> <strong>\(e(finding.message))</strong> <span class=\"muted\">(rule \(e(finding.rule)))</span></p>"
             if !finding.readings.isEmpty {
-                html += "<table class=\"readings\"><thead><tr><th>Time</th><th>Value</th><th>Task</th><th>Occurrence</th></tr></thead><tbody>"
+                html += "<table class=\"readings\"><thead><tr><th>Event</th><th>Value</th><th>Task</th><th>Occurrence</th><th>Recorded</th></tr></thead><tbody>"
                 for reading in finding.readings {
-                    html += "<tr><td>\(e(iso(reading.time, report.timeZone)))</td><td class=\"num\" data-value=\"\(reading.value)\">\(e(ThresholdEvaluator.number(reading.value)))\(reading.unit.map { " " + e($0) } ?? "")</td><td>\(e(reading.taskID))</td><td class=\"num\">\(reading.occurrence)</td></tr>"
+                    html += "<tr><td>\(e(iso(reading.time, report.timeZone)))</td><td class=\"num\" data-value=\"\(reading.value)\">\(e(ThresholdEvaluator.number(reading.value)))\(reading.unit.map { " " + e($0) } ?? "")</td><td>\(e(reading.taskID))</td><td class=\"num\">\(reading.occurrence)</td><td>\(reading.recorded.map { e(iso($0, report.timeZone)) } ?? "—")</td></tr>"
                 }
                 html += "</tbody></table>"
             }
@@ -99,7 +99,7 @@ public enum ReportHTML {
             html += "<p class=\"muted\">\(values.count) reading(s); min \(ThresholdEvaluator.number(values.min() ?? 0)), max \(ThresholdEvaluator.number(values.max() ?? 0)), latest \(ThresholdEvaluator.number(values.last ?? 0))"
             html += series.target.map { "; target \(e(SVGCharts.bandText($0)))" } ?? ""
             html += " <span class=\"kind\">\(e(series.kind))</span></p>"
-            html += SVGCharts.line(series, interval: report.interval)
+            html += SVGCharts.line(series, interval: report.interval, calendar: calendar)
             html += "</div>\n"
         }
         html += "</section>\n"
@@ -148,6 +148,7 @@ public enum ReportHTML {
         h1 { font-size: 18pt; margin: 0 0 6px; }
         h2 { font-size: 13pt; border-bottom: 1px solid #ccc; padding-bottom: 2px; margin: 18px 0 6px; }
         h3 { font-size: 11pt; margin: 10px 0 2px; }
+        h2, h3 { break-after: avoid; page-break-after: avoid; }
         table { border-collapse: collapse; width: 100%; margin: 4px 0; }
         th, td { border-bottom: 1px solid #e2e2e2; padding: 2px 6px; text-align: left; vertical-align: top; }
         th { background: #f3f3f3; }

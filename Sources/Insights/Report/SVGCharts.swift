@@ -21,7 +21,8 @@ enum SVGCharts {
             let barWidth = max(1, slot * 0.7)
             switch day.adherence {
             case .progress(let fraction):
-                let barHeight = plotHeight * fraction
+                // A day of 0% still shows a stub, so that it is not read as a day without tasks.
+                let barHeight = max(plotHeight * fraction, 1.5)
                 svg += ##"<rect class="bar" x="\##(f(x + (slot - barWidth) / 2))" y="\##(f(top + plotHeight - barHeight))" width="\##(f(barWidth))" height="\##(f(barHeight))" fill="\##(adherenceColor)"><title>\##(escape(day.date)): \##(ThresholdEvaluator.percent(fraction))</title></rect>"##
             case .noEvents:
                 svg += ##"<line x1="\##(f(x + slot * 0.2))" x2="\##(f(x + slot * 0.8))" y1="\##(f(top + plotHeight - 2))" y2="\##(f(top + plotHeight - 2))" stroke="#999" stroke-width="2"><title>\##(escape(day.date)): no events</title></line>"##
@@ -55,7 +56,7 @@ enum SVGCharts {
             let x = left + Double(index) * slot
             let barWidth = slot * (measurement == nil ? 0.5 : 0.32)
             if let fraction = day.adherence.fraction {
-                let barHeight = plotHeight * fraction
+                let barHeight = max(plotHeight * fraction, 1.5)
                 svg += ##"<rect class="bar adherence" x="\##(f(x + slot * 0.15))" y="\##(f(top + plotHeight - barHeight))" width="\##(f(barWidth))" height="\##(f(barHeight))" rx="2" fill="\##(adherenceColor)"><title>\##(escape(day.date)) adherence \##(ThresholdEvaluator.percent(fraction))</title></rect>"##
             }
             if measurement != nil, index < means.count, let mean = means[index] {
@@ -77,15 +78,16 @@ enum SVGCharts {
     }
 
     /// A measurement's readings as a line over the period, its target band shaded behind.
-    static func line(_ series: MeasurementSeries, interval: DateInterval) -> String {
+    static func line(_ series: MeasurementSeries, interval: DateInterval, calendar: Calendar) -> String {
         let height = 190.0, left = 50.0, bottom = 30.0, top = 12.0
         let plotWidth = width - left - 12, plotHeight = height - bottom - top
         let values = series.readings.map(\.value) + [series.target?.low, series.target?.high].compactMap { $0 }
         var low = values.min() ?? 0, high = values.max() ?? 1
         if high - low < 1e-9 { low -= 1; high += 1 }
-        let pad = (high - low) * 0.1
-        low -= pad
-        high += pad
+        // Round ticks: four steps of 1, 2, 2.5 or 5 times a power of ten.
+        let step = niceMaximum((high - low) * 1.1 / 4)
+        low = (low / step).rounded(.down) * step
+        high = max(low + 4 * step, (high / step).rounded(.up) * step)
         let y: (Double) -> Double = { top + plotHeight * (1 - ($0 - low) / (high - low)) }
         let span = max(1, interval.duration)
         let x: (Date) -> Double = { left + plotWidth * min(max($0.timeIntervalSince(interval.start) / span, 0), 1) }
@@ -95,10 +97,19 @@ enum SVGCharts {
             svg += ##"<rect class="target-band" x="\##(f(left))" y="\##(f(bandTop))" width="\##(f(plotWidth))" height="\##(f(max(0, bandBottom - bandTop)))" fill="\##(bandColor)" fill-opacity="0.15"><title>target \##(bandText(band))</title></rect>"##
         }
         svg += ##"<line x1="\##(f(left))" y1="\##(f(top))" x2="\##(f(left))" y2="\##(f(top + plotHeight))" stroke="#444"/><line x1="\##(f(left))" y1="\##(f(top + plotHeight))" x2="\##(f(left + plotWidth))" y2="\##(f(top + plotHeight))" stroke="#444"/>"##
-        for step in 0...4 {
-            let value = low + (high - low) * Double(step) / 4
+        for index in 0...Int(((high - low) / step).rounded()) where index <= 12 {
+            let value = low + step * Double(index)
             svg += ##"<line x1="\##(f(left - 3))" x2="\##(f(left + plotWidth))" y1="\##(f(y(value)))" y2="\##(f(y(value)))" stroke="#ddd" stroke-width="0.5"/>"##
-            svg += text(left - 5, y(value) + 3, ThresholdEvaluator.number((value * 10).rounded() / 10), anchor: "end", size: 9)
+            svg += text(left - 5, y(value) + 3, ThresholdEvaluator.number((value * 1000).rounded() / 1000), anchor: "end", size: 9)
+        }
+        let days = max(1, Int((interval.duration / 86_400).rounded()))
+        let labelEvery = max(1, Int((Double(days) / 7).rounded(.up)))
+        for day in stride(from: 0, to: days, by: labelEvery) {
+            guard let date = calendar.date(byAdding: .day, value: day, to: interval.start) else { break }
+            let parts = calendar.dateComponents([.month, .day], from: date)
+            let label = String(format: "%02d-%02d", parts.month ?? 0, parts.day ?? 0)
+            svg += ##"<line x1="\##(f(x(date)))" x2="\##(f(x(date)))" y1="\##(f(top + plotHeight))" y2="\##(f(top + plotHeight + 3))" stroke="#444"/>"##
+            svg += text(x(date), top + plotHeight + 14, label, anchor: "start", size: 9)
         }
         let points = series.readings.map { "\(f(x($0.time))),\(f(y($0.value)))" }
         if points.count > 1 {
