@@ -1,4 +1,5 @@
 import Foundation
+import Mapping
 
 /// How a measurement is titled and banded in a report.
 public struct MeasurementDefinition: Sendable, Hashable {
@@ -55,9 +56,9 @@ public struct ThresholdRule: Sendable, Hashable {
     public let severity: Severity
     /// The message, with `{count}`, `{threshold}`, `{unit}`, `{value}`, `{days}`, `{mean}` filled in.
     public let message: String
-    public let location: InsightsLocation
+    public let location: MappingLocation
 
-    public init(name: String, condition: Condition, severity: Severity, message: String, location: InsightsLocation) {
+    public init(name: String, condition: Condition, severity: Severity, message: String, location: MappingLocation) {
         self.name = name
         self.condition = condition
         self.severity = severity
@@ -92,41 +93,4 @@ public struct InsightsRules: Sendable, Hashable {
 
     /// The file name the rules are read from in a mapping folder, and shipped as in Mappings/.
     public static let fileName = "insights.yaml"
-}
-
-/// A place in a rules file (1-based line and column).
-public struct InsightsLocation: Sendable, Hashable, CustomStringConvertible {
-    public let file: String
-    public let line: Int
-    public let column: Int
-
-    public init(file: String, line: Int, column: Int) {
-        self.file = file
-        self.line = line
-        self.column = column
-    }
-
-    public var description: String { "\(file):\(line):\(column)" }
-}
-
-/// Something wrong with a rules file, at its file:line:column.
-public struct InsightsProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    public let location: InsightsLocation
-    public let message: String
-
-    public init(at location: InsightsLocation, _ message: String) {
-        self.location = location
-        self.message = message
-    }
-
-    public var description: String { "\(location): error: \(message)" }
-}
-
-/// Every problem of a rules file; thrown when it cannot be used.
-public struct InsightsProblems: Error, Sendable, CustomStringConvertible {
-    public let problems: [InsightsProblem]
-
-    public init(_ problems: [InsightsProblem]) { self.problems = problems }
-
-    public var description: String { problems.map(\.description).joined(separator: "\n") }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Mapping
 import Yams
 
 /// Reads a rules file (YAML) into ``InsightsRules``, collecting every problem with its file:line:column.
@@ -25,7 +26,7 @@ import Yams
 /// ```
 public struct InsightsRulesParser {
     public let file: String
-    public private(set) var problems: [InsightsProblem] = []
+    public private(set) var problems: [MappingProblem] = []
 
     /// The largest magnitude of a threshold or band: numbers past it are typos, not measurements.
     public static let maximumMagnitude = 1e9
@@ -61,18 +62,18 @@ public struct InsightsRulesParser {
             problems.append(Self.syntaxProblem(error, file: file))
             return nil
         } catch {
-            problems.append(InsightsProblem(at: at(nil), "cannot be read as YAML"))
+            problems.append(MappingProblem(at: at(nil), "cannot be read as YAML"))
             return nil
         }
         guard let root, let mapping = root.mapping else {
-            problems.append(InsightsProblem(at: at(root), "a rules file is a YAML mapping with `insights: 1`, `measurements:` and `rules:`"))
+            problems.append(MappingProblem(at: at(root), "a rules file is a YAML mapping with `insights: 1`, `measurements:` and `rules:`"))
             return nil
         }
         let keys = checkedKeys(mapping, allowed: Self.rootKeys, in: "a rules file")
         if let version = keys["insights"] {
-            if version.int != 1 { problems.append(InsightsProblem(at: at(version), "`insights:` takes the format version 1")) }
+            if version.int != 1 { problems.append(MappingProblem(at: at(version), "`insights:` takes the format version 1")) }
         } else {
-            problems.append(InsightsProblem(at: at(root), "missing `insights: 1` (the format version)"))
+            problems.append(MappingProblem(at: at(root), "missing `insights: 1` (the format version)"))
         }
         let chart = keys["chart"].flatMap { text($0, what: "chart") }
         var measurements: [MeasurementDefinition] = []
@@ -87,7 +88,7 @@ public struct InsightsRulesParser {
             for item in sequence(node, what: "rules") {
                 guard let rule = rule(item) else { continue }
                 if !names.insert(rule.name).inserted {
-                    problems.append(InsightsProblem(at: rule.location, "two rules are named '\(rule.name)'"))
+                    problems.append(MappingProblem(at: rule.location, "two rules are named '\(rule.name)'"))
                 }
                 rules.append(rule)
             }
@@ -98,7 +99,7 @@ public struct InsightsRulesParser {
 
     private mutating func measurement(_ node: Node) -> MeasurementDefinition? {
         guard let mapping = node.mapping else {
-            problems.append(InsightsProblem(at: at(node), "a measurement is a mapping with `kind:` and `title:`"))
+            problems.append(MappingProblem(at: at(node), "a measurement is a mapping with `kind:` and `title:`"))
             return nil
         }
         let keys = checkedKeys(mapping, allowed: Self.measurementKeys, in: "a measurement")
@@ -112,13 +113,13 @@ public struct InsightsRulesParser {
                 let low = bandKeys["low"].flatMap { number($0, what: "low") }
                 let high = bandKeys["high"].flatMap { number($0, what: "high") }
                 if low == nil && high == nil {
-                    problems.append(InsightsProblem(at: at(target), "a target gives `low:`, `high:` or both"))
+                    problems.append(MappingProblem(at: at(target), "a target gives `low:`, `high:` or both"))
                 } else if let low, let high, low > high {
-                    problems.append(InsightsProblem(at: at(target), "the target's low (\(low)) is above its high (\(high))"))
+                    problems.append(MappingProblem(at: at(target), "the target's low (\(low)) is above its high (\(high))"))
                 }
                 band = TargetBand(low: low, high: high)
             } else {
-                problems.append(InsightsProblem(at: at(target), "`target:` is a mapping with `low:` and/or `high:`"))
+                problems.append(MappingProblem(at: at(target), "`target:` is a mapping with `low:` and/or `high:`"))
             }
         }
         guard let kind, let title else { return nil }
@@ -127,7 +128,7 @@ public struct InsightsRulesParser {
 
     private mutating func rule(_ node: Node) -> ThresholdRule? {
         guard let mapping = node.mapping else {
-            problems.append(InsightsProblem(at: at(node), "a rule is a mapping with `name:`, a condition and `message:`"))
+            problems.append(MappingProblem(at: at(node), "a rule is a mapping with `name:`, a condition and `message:`"))
             return nil
         }
         let keys = checkedKeys(mapping, allowed: Self.ruleKeys, in: "a rule")
@@ -138,31 +139,31 @@ public struct InsightsRulesParser {
             if let text = node.string, let value = ThresholdRule.Severity(rawValue: text) {
                 severity = value
             } else {
-                problems.append(InsightsProblem(at: at(node), "`severity:` is one of \(ThresholdRule.Severity.allCases.map(\.rawValue).joined(separator: ", "))"))
+                problems.append(MappingProblem(at: at(node), "`severity:` is one of \(ThresholdRule.Severity.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
         }
         let comparisons = Comparison.allCases.compactMap { comparison in keys[comparison.rawValue].map { (comparison, $0) } }
         let condition: ThresholdRule.Condition?
         if let adherence = keys["adherence-below"] {
             for (comparison, other) in comparisons {
-                problems.append(InsightsProblem(at: at(other), "`\(comparison.rawValue):` compares a measurement; this rule is on adherence (`adherence-below:`)"))
+                problems.append(MappingProblem(at: at(other), "`\(comparison.rawValue):` compares a measurement; this rule is on adherence (`adherence-below:`)"))
             }
             for key in ["kind", "unit", "in-a-row"] {
-                if let other = keys[key] { problems.append(InsightsProblem(at: at(other), "`\(key):` belongs to a measurement rule, not to an adherence rule")) }
+                if let other = keys[key] { problems.append(MappingProblem(at: at(other), "`\(key):` belongs to a measurement rule, not to an adherence rule")) }
             }
             let threshold = number(adherence, what: "adherence-below")
             if let threshold, !(0...1).contains(threshold) {
-                problems.append(InsightsProblem(at: at(adherence), "`adherence-below:` is a fraction from 0 to 1 (0.8 for 80%)"))
+                problems.append(MappingProblem(at: at(adherence), "`adherence-below:` is a fraction from 0 to 1 (0.8 for 80%)"))
             }
             let days = keys["days"].map { count($0, what: "days", maximum: Self.maximumDays) } ?? 7
             condition = threshold.flatMap { threshold in days.map { .adherence(below: threshold, days: $0) } }
         } else {
-            if let days = keys["days"] { problems.append(InsightsProblem(at: at(days), "`days:` belongs to an adherence rule (`adherence-below:`)")) }
+            if let days = keys["days"] { problems.append(MappingProblem(at: at(days), "`days:` belongs to an adherence rule (`adherence-below:`)")) }
             let kind = required(keys, "kind", in: node, what: "the outcome values' kind it watches, or give `adherence-below:`")
             let unit = keys["unit"].flatMap { text($0, what: "unit") }
             if comparisons.count != 1 {
                 let place = comparisons.count > 1 ? at(comparisons[1].1) : at(node)
-                problems.append(InsightsProblem(at: place, "a measurement rule gives exactly one of `above:`, `at-least:`, `below:`, `at-most:`"))
+                problems.append(MappingProblem(at: place, "a measurement rule gives exactly one of `above:`, `at-least:`, `below:`, `at-most:`"))
             }
             let threshold = comparisons.first.flatMap { number($0.1, what: $0.0.rawValue) }
             let inARow = keys["in-a-row"].map { count($0, what: "in-a-row", maximum: Self.maximumRun) } ?? 1
@@ -182,12 +183,12 @@ public struct InsightsRulesParser {
         var rest = Substring(message)
         while let open = rest.firstIndex(of: "{") {
             guard let close = rest[open...].firstIndex(of: "}") else {
-                problems.append(InsightsProblem(at: at(node), "a `{` without its `}` in the message"))
+                problems.append(MappingProblem(at: at(node), "a `{` without its `}` in the message"))
                 return
             }
             let name = String(rest[rest.index(after: open)..<close])
             if !allowed.contains(name) {
-                problems.append(InsightsProblem(at: at(node), "'{\(name)}' is not filled in by this rule (it fills \(allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")))"))
+                problems.append(MappingProblem(at: at(node), "'{\(name)}' is not filled in by this rule (it fills \(allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")))"))
             }
             rest = rest[rest.index(after: close)...]
         }
@@ -199,11 +200,11 @@ public struct InsightsRulesParser {
         var keys: [String: Node] = [:]
         for (key, value) in mapping {
             guard let name = key.string else {
-                problems.append(InsightsProblem(at: at(key), "keys are plain names"))
+                problems.append(MappingProblem(at: at(key), "keys are plain names"))
                 continue
             }
             guard allowed.contains(name) else {
-                problems.append(InsightsProblem(at: at(key), "unknown key '\(name)' in \(what)\(Self.suggestion(for: name, among: allowed))"))
+                problems.append(MappingProblem(at: at(key), "unknown key '\(name)' in \(what)\(Self.suggestion(for: name, among: allowed))"))
                 continue
             }
             keys[name] = value
@@ -214,11 +215,11 @@ public struct InsightsRulesParser {
     private mutating func sequence(_ node: Node, what: String) -> [Node] {
         if case .scalar(let scalar) = node, scalar.string.isEmpty || scalar.string == "~" || scalar.string == "null" { return [] }
         guard let items = node.sequence else {
-            problems.append(InsightsProblem(at: at(node), "`\(what):` is a list"))
+            problems.append(MappingProblem(at: at(node), "`\(what):` is a list"))
             return []
         }
         guard items.count <= Self.maximumEntries else {
-            problems.append(InsightsProblem(at: at(node), "`\(what):` lists \(items.count) entries, more than \(Self.maximumEntries)"))
+            problems.append(MappingProblem(at: at(node), "`\(what):` lists \(items.count) entries, more than \(Self.maximumEntries)"))
             return []
         }
         return Array(items)
@@ -226,7 +227,7 @@ public struct InsightsRulesParser {
 
     private mutating func required(_ keys: [String: Node], _ key: String, in node: Node, what: String) -> String? {
         guard let value = keys[key] else {
-            problems.append(InsightsProblem(at: at(node), "missing `\(key):` (\(what))"))
+            problems.append(MappingProblem(at: at(node), "missing `\(key):` (\(what))"))
             return nil
         }
         return text(value, what: key)
@@ -234,7 +235,7 @@ public struct InsightsRulesParser {
 
     private mutating func text(_ node: Node, what: String) -> String? {
         guard case .scalar(let scalar) = node, !scalar.string.isEmpty, scalar.string.count <= 1000 else {
-            problems.append(InsightsProblem(at: at(node), "`\(what):` is a text of 1 to 1000 characters"))
+            problems.append(MappingProblem(at: at(node), "`\(what):` is a text of 1 to 1000 characters"))
             return nil
         }
         return scalar.string
@@ -244,7 +245,7 @@ public struct InsightsRulesParser {
         guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Double(scalar.string), value.isFinite,
             abs(value) <= Self.maximumMagnitude
         else {
-            problems.append(InsightsProblem(at: at(node), "`\(what):` is a number between -\(Int(Self.maximumMagnitude)) and \(Int(Self.maximumMagnitude))"))
+            problems.append(MappingProblem(at: at(node), "`\(what):` is a number between -\(Int(Self.maximumMagnitude)) and \(Int(Self.maximumMagnitude))"))
             return nil
         }
         return value
@@ -252,27 +253,27 @@ public struct InsightsRulesParser {
 
     private mutating func count(_ node: Node, what: String, maximum: Int) -> Int? {
         guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string), (1...maximum).contains(value) else {
-            problems.append(InsightsProblem(at: at(node), "`\(what):` is a whole number from 1 to \(maximum)"))
+            problems.append(MappingProblem(at: at(node), "`\(what):` is a whole number from 1 to \(maximum)"))
             return nil
         }
         return value
     }
 
-    private func at(_ node: Node?) -> InsightsLocation {
+    private func at(_ node: Node?) -> MappingLocation {
         let mark = node?.mark
-        return InsightsLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)
+        return MappingLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)
     }
 
-    static func syntaxProblem(_ error: YamlError, file: String) -> InsightsProblem {
+    static func syntaxProblem(_ error: YamlError, file: String) -> MappingProblem {
         switch error {
         case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
-            return InsightsProblem(at: InsightsLocation(file: file, line: mark.line, column: mark.column), "YAML syntax: \(problem)")
+            return MappingProblem(at: MappingLocation(file: file, line: mark.line, column: mark.column), "YAML syntax: \(problem)")
         case .duplicatedKeysInMapping(let duplicates, let context):
-            return InsightsProblem(
-                at: InsightsLocation(file: file, line: context.mark.line, column: context.mark.column),
+            return MappingProblem(
+                at: MappingLocation(file: file, line: context.mark.line, column: context.mark.column),
                 "the key '\(duplicates.first ?? "")' is given twice")
         default:
-            return InsightsProblem(at: InsightsLocation(file: file, line: 1, column: 1), "cannot be read as YAML")
+            return MappingProblem(at: MappingLocation(file: file, line: 1, column: 1), "cannot be read as YAML")
         }
     }
 
@@ -301,21 +302,21 @@ public struct InsightsRulesParser {
 extension InsightsRules {
     /// Reads and checks the rules in `text` (named `file` in problems).
     ///
-    /// - Throws: ``InsightsProblems`` with every problem found.
+    /// - Throws: ``MappingProblems`` with every problem found.
     public static func parse(_ text: String, file: String) throws -> InsightsRules {
         var parser = InsightsRulesParser(file: file)
-        guard let rules = parser.parse(text) else { throw InsightsProblems(parser.problems) }
+        guard let rules = parser.parse(text) else { throw MappingProblems(parser.problems) }
         return rules
     }
 
     /// Reads the rules file at `path`.
     ///
-    /// - Throws: ``InsightsProblems`` naming the file when it cannot be read or has problems.
+    /// - Throws: ``MappingProblems`` naming the file when it cannot be read or has problems.
     public static func load(path: String) throws -> InsightsRules {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 4 << 20,
             let text = String(data: data, encoding: .utf8)
         else {
-            throw InsightsProblems([InsightsProblem(at: InsightsLocation(file: path, line: 1, column: 1), "cannot be read as UTF-8 text of at most 4 MB")])
+            throw MappingProblems([MappingProblem(at: MappingLocation(file: path, line: 1, column: 1), "cannot be read as UTF-8 text of at most 4 MB")])
         }
         return try parse(text, file: path)
     }

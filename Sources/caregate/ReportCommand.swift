@@ -118,7 +118,7 @@ struct ReportCommand: ParsableCommand {
         do {
             if let rules { return try InsightsRules.load(path: rules) }
             return try ReportRulesCheck.defaultRules()
-        } catch let problems as InsightsProblems {
+        } catch let problems as MappingProblems {
             throw CommandFailure(problems.description)
         }
     }
@@ -215,10 +215,10 @@ enum ReportRulesCheck {
         return try InsightsRules.parse(text, file: "Mappings/" + InsightsRules.fileName)
     }
 
-    /// Every problem of the rules files of `folder` (nil: the built-in one), as mapping problems, and
+    /// Every problem of the rules files of `folder` (nil: the built-in one), and
     /// the number of rules files found in `folder`.
     static func check(folder: String?) -> (problems: [MappingProblem], files: Int) {
-        var found: [InsightsProblem] = []
+        var found: [MappingProblem] = []
         var files = 0
         if let folder {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
@@ -234,11 +234,8 @@ enum ReportRulesCheck {
                 found += parser.problems
             }
         } else {
-            do { _ = try defaultRules() } catch let problems as InsightsProblems { found += problems.problems } catch {}
+            do { _ = try defaultRules() } catch let problems as MappingProblems { found += problems.problems } catch {}
         }
-        let problems = found.map {
-            MappingProblem(at: MappingLocation(file: $0.location.file, line: $0.location.line, column: $0.location.column), $0.message)
-        }
-        return (problems, files)
+        return (found, files)
     }
 }

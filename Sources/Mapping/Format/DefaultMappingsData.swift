@@ -254,6 +254,7 @@ entities:
       userInfo.patient: patient.reference
 """#),
         (name: "insights.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # Insights: what the care-team report (`caregate report`) draws beside adherence and the threshold rules
 # it checks. Not a resource mapping: the `insights:` key marks this file, and `caregate mappings validate`
 # checks it (a file of this name in your mapping folder replaces this one). Mappings/README.md documents it.
