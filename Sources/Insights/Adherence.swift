@@ -250,6 +250,15 @@ public struct AdherenceCalculator: Sendable {
         }
     }
 
+    /// Adherence per day of each care plan (by the tasks' `carePlanID`, sorted; tasks without one are
+    /// left out), over the same range.
+    public func perCarePlan(tasks: [TaskVersionSpan], events: [Event], in interval: DateInterval) -> [(carePlanID: String, days: [DayAdherence])] {
+        let ids = Set(tasks.filter { $0.task.impactsAdherence }.compactMap(\.task.carePlanID)).sorted()
+        return ids.map { id in
+            (id, daily(tasks: tasks.filter { $0.task.carePlanID == id }, events: events.filter { $0.task.carePlanID == id }, in: interval))
+        }
+    }
+
     /// The mean adherence of `days` that had events (nil when none had).
     public static func mean(_ days: [DayAdherence]) -> Double? {
         let fractions = days.compactMap(\.adherence.fraction)

@@ -176,10 +176,12 @@ enum ReportInput {
         let name = [patient.name.givenName, patient.name.familyName].compactMap { $0 }.joined(separator: " ")
         var titles: [String] = []
         for plan in plans where !titles.contains(plan.title) { titles.append(plan.title) }
-        return CareTeamReport.Input(
+        var input = CareTeamReport.Input(
             patientID: patientID, patientName: name.isEmpty ? patientID : name, carePlanTitles: titles, tasks: spans, events: events,
             interval: interval, timeZone: timeZone, rules: rules, strategy: strategy, generated: Date(),
             generator: "CareGate \(CareGate.configuration.version)")
+        input.carePlanTitlesByID = Dictionary(plans.map { ($0.id, $0.title) }, uniquingKeysWith: { _, last in last })
+        return input
     }
 }
 

@@ -127,6 +127,20 @@ final class AdherenceTests: XCTestCase {
         XCTAssertEqual(AdherenceCalculator.mean(all), 0.75)
     }
 
+    /// Per care plan: each plan's tasks and events only.
+    func testPerCarePlan() throws {
+        let schedule = try Schedule.dailyAtTime(hour: 9, minutes: 0, start: start, end: nil, text: nil, timeZone: zone)
+        var a = task("a", schedule), b = task("b", schedule)
+        a.carePlanID = "plan-1"
+        b.carePlanID = "plan-2"
+        let interval = DateInterval(start: start, end: day(2))
+        let events = events(of: a, in: interval, outcomes: [0: []]) + events(of: b, in: interval, outcomes: [0: [], 1: []])
+        let plans = AdherenceCalculator(timeZone: zone).perCarePlan(tasks: spans(a, b), events: events, in: interval)
+        XCTAssertEqual(plans.map(\.carePlanID), ["plan-1", "plan-2"])
+        XCTAssertEqual(plans[0].days.map(\.adherence), [.progress(1), .progress(0)])
+        XCTAssertEqual(plans[1].days.map(\.adherence), [.progress(1), .progress(1)])
+    }
+
     // MARK: Progress strategies (TestSummingOutcomeValuesProgressStrategy, TestBinaryCareTaskProgress)
 
     func testSummingNoOutcome() throws {

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// A value: built by ``make(_:)`` from data the caller read from the store, rendered by
 /// ``ReportHTML`` (then printed to PDF by ``ChromiumPrinter``) or wrapped in a FHIR DocumentReference.
-public struct CareTeamReport: Sendable, Hashable {
+public struct CareTeamReport: Sendable {
     /// One row of the events table.
     public struct EventRow: Sendable, Hashable {
         public let start: Date
@@ -35,6 +35,7 @@ public struct CareTeamReport: Sendable, Hashable {
     public let strategy: ProgressStrategy
     public let adherence: [DayAdherence]
     public let adherenceByTask: [(title: String, taskID: String, days: [DayAdherence])]
+    public let adherenceByCarePlan: [(title: String, carePlanID: String, days: [DayAdherence])]
     public let measurements: [MeasurementSeries]
     /// The measurement drawn beside adherence in the Insights chart (nil when none has readings).
     public let chartMeasurement: MeasurementSeries?
@@ -62,6 +63,8 @@ public struct CareTeamReport: Sendable, Hashable {
         public var strategy: ProgressStrategy
         public var generated: Date
         public var generator: String
+        /// Care plan titles by id, for the per-plan table (a plan without one is shown by id).
+        public var carePlanTitlesByID: [String: String] = [:]
 
         public init(
             patientID: String, patientName: String, carePlanTitles: [String], tasks: [TaskVersionSpan], events: [Event],
@@ -91,6 +94,9 @@ public struct CareTeamReport: Sendable, Hashable {
             let title = input.tasks.last { $0.task.id == entry.taskID }?.task.title ?? entry.taskID
             return (title: title, taskID: entry.taskID, days: entry.days)
         }
+        let byPlan = calculator.perCarePlan(tasks: input.tasks, events: inPeriod, in: input.interval).map { entry in
+            (title: input.carePlanTitlesByID[entry.carePlanID] ?? entry.carePlanID, carePlanID: entry.carePlanID, days: entry.days)
+        }
         let series = MeasurementSeries.collect(from: inPeriod, definitions: input.rules.measurements)
         let chart = input.rules.chart.flatMap { kind in series.first { $0.kind == kind } }
             ?? series.max { ($0.readings.count, $1.title) < ($1.readings.count, $0.title) }
@@ -105,7 +111,7 @@ public struct CareTeamReport: Sendable, Hashable {
         return CareTeamReport(
             patientID: input.patientID, patientName: input.patientName, interval: input.interval, timeZone: input.timeZone,
             carePlans: input.carePlanTitles, generated: input.generated, generator: input.generator, strategy: input.strategy,
-            adherence: daily, adherenceByTask: byTask, measurements: series, chartMeasurement: chart, findings: findings,
+            adherence: daily, adherenceByTask: byTask, adherenceByCarePlan: byPlan, measurements: series, chartMeasurement: chart, findings: findings,
             events: Array(rows), eventsNotShown: max(0, inPeriod.count - maximumEventRows),
             insights: InsightsSeries.make(adherence: daily, measurements: series, calendar: calculator.calendar, end: input.interval.end))
     }
@@ -122,16 +128,5 @@ public struct CareTeamReport: Sendable, Hashable {
         case .date(let date): shown = date.formatted(.iso8601)
         }
         return [shown, value.units].compactMap { $0 }.joined(separator: " ")
-    }
-
-    public static func == (lhs: CareTeamReport, rhs: CareTeamReport) -> Bool {
-        lhs.patientID == rhs.patientID && lhs.interval == rhs.interval && lhs.generated == rhs.generated && lhs.adherence == rhs.adherence
-            && lhs.events == rhs.events && lhs.findings == rhs.findings && lhs.measurements == rhs.measurements
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(patientID)
-        hasher.combine(interval)
-        hasher.combine(adherence)
     }
 }

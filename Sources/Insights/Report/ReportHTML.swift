@@ -82,11 +82,15 @@ public enum ReportHTML {
             html += "<tr data-date=\"\(e(day.date))\"><td>\(e(day.date)) \(e(weekday(day.start, calendar)))</td><td class=\"num\"\(fraction)>\(adherenceText(day.adherence))</td><td class=\"num\">\(day.events)</td><td class=\"num\">\(day.eventsWithOutcome)</td></tr>\n"
         }
         html += "</tbody></table></section>\n"
-        if !report.adherenceByTask.isEmpty {
-            html += "<section id=\"adherence-tasks\"><h2>Adherence by task</h2><table id=\"task-table\"><thead><tr><th>Task</th><th>Mean adherence</th><th>Events</th><th>With outcome</th></tr></thead><tbody>\n"
-            for task in report.adherenceByTask {
-                let mean = AdherenceCalculator.mean(task.days)
-                html += "<tr data-task=\"\(e(task.taskID))\"><td>\(e(task.title))</td><td class=\"num\"\(mean.map { " data-fraction=\"\($0)\"" } ?? "")>\(mean.map(ThresholdEvaluator.percent) ?? "no events")</td><td class=\"num\">\(task.days.reduce(0) { $0 + $1.events })</td><td class=\"num\">\(task.days.reduce(0) { $0 + $1.eventsWithOutcome })</td></tr>\n"
+        let groups: [(id: String, heading: String, column: String, attribute: String, rows: [(title: String, id: String, days: [DayAdherence])])] = [
+            ("adherence-plans", "Adherence by care plan", "Care plan", "data-care-plan", report.adherenceByCarePlan.map { ($0.title, $0.carePlanID, $0.days) }),
+            ("adherence-tasks", "Adherence by task", "Task", "data-task", report.adherenceByTask.map { ($0.title, $0.taskID, $0.days) }),
+        ]
+        for group in groups where !group.rows.isEmpty {
+            html += "<section id=\"\(group.id)\"><h2>\(group.heading)</h2><table><thead><tr><th>\(group.column)</th><th>Mean adherence</th><th>Events</th><th>With outcome</th></tr></thead><tbody>\n"
+            for row in group.rows {
+                let mean = AdherenceCalculator.mean(row.days)
+                html += "<tr \(group.attribute)=\"\(e(row.id))\"><td>\(e(row.title))</td><td class=\"num\"\(mean.map { " data-fraction=\"\($0)\"" } ?? "")>\(mean.map(ThresholdEvaluator.percent) ?? "no events")</td><td class=\"num\">\(row.days.reduce(0) { $0 + $1.events })</td><td class=\"num\">\(row.days.reduce(0) { $0 + $1.eventsWithOutcome })</td></tr>\n"
             }
             html += "</tbody></table></section>\n"
         }
