@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Store", targets: ["Store"]),
         .library(name: "Mapping", targets: ["Mapping"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "Insights", targets: ["Insights"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -57,6 +58,12 @@ let package = Package(
         // Mapping files (YAML): loading, static checks, and running FHIR -> care entities. No store, no I/O
         // beyond reading mapping files.
         .target(name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams")]),
+        // Adherence (CareKit's rules), measurements, threshold rules and the care-team report (HTML with
+        // inline SVG, PDF through headless Chromium, a FHIR DocumentReference). Pure over care-model values:
+        // no store; the caller reads it.
+        .target(name: "Insights", dependencies: [
+            "CareModel", "FHIR", "Mapping", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
         .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store"]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
@@ -71,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "caregate",
             dependencies: [
-                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "Benchmarks", "CGlibcMalloc",
+                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "Benchmarks", "CGlibcMalloc", "Insights",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -93,7 +100,8 @@ let package = Package(
             "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
-        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping"]),
+        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights"]),
+        .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
     ]
 )
 

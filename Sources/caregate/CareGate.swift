@@ -30,6 +30,7 @@ struct CareGate: ParsableCommand {
             SyncCommand.self,
             MappingsCommand.self,
             StoreCommand.self,
+            ReportCommand.self,
             Bench.self,
         ]
     )

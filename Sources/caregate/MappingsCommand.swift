@@ -29,7 +29,8 @@ struct MappingsValidate: ParsableCommand {
             values of the wrong type (a birthday from a HumanName), conditions (`when`, `delete-when`) that \
             give no boolean (a warning), and missing required fields. Without DIR, checks the default \
             mappings built into caregate. A file with `extends: default` is checked merged with the default \
-            it extends; what it breaks in the default's fields is reported at its own line.
+            it extends; what it breaks in the default's fields is reported at its own line. The care-team \
+            report's rules (a file with `insights: 1`, such as the default insights.yaml) are checked too.
 
             --format json prints {"files", "errors", "warnings", "problems": [{"file", "line", "column", \
             "severity", "message"}]} for editors and CI; --format xml an OperationOutcome. \
@@ -51,13 +52,17 @@ struct MappingsValidate: ParsableCommand {
 
     func run() throws {
         var problems: [MappingProblem]
-        let files: Int
+        var files: Int
         if let folder {
             (_, problems, files) = try MappingSet.layered(folder: folder)
         } else {
             problems = MappingSet.checkDefaults()
             files = MappingSet.defaultFileNames.count
         }
+        // The report's rules files are checked too, and counted apart from the mapping files.
+        let rules = ReportRulesCheck.check(folder: folder)
+        problems += rules.problems
+        if folder != nil { files -= rules.files }
         // In reading order, file by file.
         problems.sort { ($0.location.file, $0.location.line, $0.location.column) < ($1.location.file, $1.location.line, $1.location.column) }
         switch format {

@@ -253,5 +253,66 @@ entities:
         from: "%resource"
       userInfo.patient: patient.reference
 """#),
+        (name: "insights.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
+# Insights: what the care-team report (`caregate report`) draws beside adherence and the threshold rules
+# it checks. Not a resource mapping: the `insights:` key marks this file, and `caregate mappings validate`
+# checks it (a file of this name in your mapping folder replaces this one). Mappings/README.md documents it.
+insights: 1
+description: Default measurements and threshold rules of the care-team report.
+# chart: http://loinc.org|44261-6   # the series beside adherence in the Insights chart; default: the one with most readings
+measurements:
+  - kind: http://loinc.org|8480-6
+    title: Systolic blood pressure
+    unit: mm[Hg]
+    target: {low: 90, high: 140}
+  - kind: http://loinc.org|8462-4
+    title: Diastolic blood pressure
+    unit: mm[Hg]
+    target: {low: 60, high: 90}
+  - kind: http://loinc.org|8867-4
+    title: Heart rate
+    unit: /min
+    target: {low: 50, high: 100}
+  - kind: http://loinc.org|29463-7
+    title: Body weight
+    unit: kg
+  - kind: http://loinc.org|44261-6
+    title: PHQ-9 total score
+    target: {low: 0, high: 9}
+  - kind: http://loinc.org|70274-6
+    title: GAD-7 total score
+    target: {low: 0, high: 9}
+  - kind: http://loinc.org|72514-3
+    title: Pain severity (0-10)
+    target: {low: 0, high: 3}
+rules:
+  - name: systolic-high
+    description: Stage 2 hypertension range on repeated readings (ACC/AHA 2017).
+    kind: http://loinc.org|8480-6
+    unit: mm[Hg]
+    above: 140
+    in-a-row: 3
+    severity: alert
+    message: Systolic blood pressure over {threshold} {unit} on {count} readings in a row (latest {value} {unit})
+  - name: diastolic-high
+    kind: http://loinc.org|8462-4
+    unit: mm[Hg]
+    above: 90
+    in-a-row: 3
+    severity: warning
+    message: Diastolic blood pressure over {threshold} {unit} on {count} readings in a row (latest {value} {unit})
+  - name: phq9-moderately-severe
+    description: PHQ-9 of 15 or more is moderately severe or severe depression (Kroenke 2001).
+    kind: http://loinc.org|44261-6
+    at-least: 15
+    severity: alert
+    message: PHQ-9 total score of {value} (15 or more is moderately severe depression)
+  - name: adherence-low
+    adherence-below: 0.8
+    days: 7
+    severity: warning
+    message: Adherence of {mean} over {days} days, under {threshold}
+"""#),
     ]
 }

@@ -36,7 +36,10 @@ public struct MappingSet: Sendable {
     }
 
     /// The names of the default mapping files.
-    public static var defaultFileNames: [String] { DefaultMappings.files.map(\.name) }
+    public static var defaultFileNames: [String] { DefaultMappings.files.map(\.name).filter { $0 != "insights.yaml" } }
+
+    /// The text of the default file `name` (`insights.yaml`: the report's rules, read by the Insights module).
+    public static func defaultFileText(named name: String) -> String? { DefaultMappings.files.first { $0.name == name }?.text }
 
     /// Every problem of the default mappings (none in a sound build).
     public static func checkDefaults() -> [MappingProblem] {
@@ -133,7 +136,11 @@ public struct MappingSet: Sendable {
         var seen: [String: String] = [:]
         var export: ExportMapping?
         for file in files {
-            if let root = try? Yams.compose(yaml: file.text), ExportMappingParser.isExportMapping(root) {
+            let root = try? Yams.compose(yaml: file.text)
+            // The care-team report's rules (insights.yaml, marked by `insights:`) are no resource mapping:
+            // the Insights module reads and checks them.
+            if let root, root.mapping?.keys.contains(where: { $0.string == "insights" }) == true { continue }
+            if let root, ExportMappingParser.isExportMapping(root) {
                 var parser = ExportMappingParser(file: file.name)
                 let parsed = parser.parse(root)
                 problems += parser.problems

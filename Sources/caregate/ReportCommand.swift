@@ -1,0 +1,243 @@
+import ArgumentParser
+import CareModel
+import FHIR
+import Foundation
+import Insights
+import Mapping
+import Store
+
+extension ProgressStrategy: ExpressibleByArgument {}
+
+/// `caregate report`: the care-team report of one patient over a period, as HTML, PDF or a FHIR
+/// DocumentReference.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write a patient's care-team report (adherence, measurements, threshold messages, events) as HTML, PDF or FHIR.",
+        discussion: """
+            The report shows the period's adherence per day as CareKit computes it (tasks that count towards \
+            adherence; each day the mean of its events' progress), CareKit's Insights chart (adherence beside a \
+            measurement, the period's last week), each measurement as a line with its target band, the \
+            threshold rules' messages with the readings behind them, and a table of the events with their \
+            outcomes. Measurements and rules come from insights.yaml (the built-in default, or --rules FILE); \
+            `caregate mappings validate` checks such a file.
+
+            --from and --to are days (YYYY-MM-DD in --time-zone), both included. --format html writes one page \
+            with inline SVG charts and no script; pdf prints that page with headless Chromium (Debian's \
+            chromium; CAREGATE_CHROMIUM names another binary); fhir writes a transaction Bundle with a US Core \
+            DocumentReference carrying the PDF and its Provenance, validated before it is written.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case html, pdf, fhir, json }
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("The patient's id.", valueName: "id"))
+    var patient: String
+
+    @Option(name: .long, help: ArgumentHelp("The first day of the period (YYYY-MM-DD).", valueName: "date"))
+    var from: String
+
+    @Option(name: .long, help: ArgumentHelp("The last day of the period, included (YYYY-MM-DD).", valueName: "date"))
+    var to: String
+
+    @Option(name: .long, help: ArgumentHelp("The time zone of the days (an IANA name); default: this machine's.", valueName: "zone"))
+    var timeZone: String?
+
+    @Option(name: .long, help: "Output: html, pdf, fhir (a Bundle with the DocumentReference and its Provenance) or json (the Insights series).")
+    var format: Format = .html
+
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The file to write (default: standard output).", valueName: "file"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("A rules file (insights.yaml format) instead of the built-in one.", valueName: "file"))
+    var rules: String?
+
+    @Option(name: .long, help: "How an event's progress counts: outcome-exists (CareKit's default) or summing (outcome values over target values).")
+    var progress: ProgressStrategy = .checkingOutcomeExists
+
+    @Option(name: .long, help: ArgumentHelp("The longest period, in days.", valueName: "days"))
+    var maxDays: Int = 366
+
+    func validate() throws {
+        guard (1...AdherenceCalculator.maximumDays).contains(maxDays) else {
+            throw ValidationError("--max-days must be from 1 to \(AdherenceCalculator.maximumDays)")
+        }
+        let interval = try period()
+        let days = Int((interval.duration / 86_400).rounded())
+        guard days <= maxDays else {
+            throw ValidationError("--from \(from) to --to \(to) spans \(days) days, more than --max-days \(maxDays)")
+        }
+        if let rules { try CommandInputs.requireInputs([rules]) }
+    }
+
+    func run() throws {
+        let zone = try zone()
+        let interval = try period()
+        let store = try options.openForReading()
+        let report = CareTeamReport.make(try ReportInput.read(
+            store: store, patientID: patient, interval: interval, timeZone: zone, rules: try loadRules(), strategy: progress))
+        let bytes: Data
+        switch format {
+        case .html:
+            bytes = Data(ReportHTML.render(report).utf8)
+        case .json:
+            bytes = report.insights.json() + Data("\n".utf8)
+        case .pdf:
+            bytes = try Self.pdf(report)
+        case .fhir:
+            let bundle = ReportDocumentReference.bundle(report: report, pdf: try Self.pdf(report))
+            bytes = FHIRJSON.write(bundle, pretty: true) + Data("\n".utf8)
+            // The checks `caregate validate` runs, on the bytes written.
+            let errors = DocumentValidator().validate(bytes, source: "report").flatMap(\.report.issues).filter(\.severity.isError)
+            guard errors.isEmpty else {
+                throw CommandFailure("the report's DocumentReference is not valid FHIR:\n" + errors.map(\.description).joined(separator: "\n"))
+            }
+        }
+        if let output {
+            do {
+                try bytes.write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw CommandFailure("\(output): cannot be written: \(error.localizedDescription)")
+            }
+        } else {
+            FileHandle.standardOutput.write(bytes)
+        }
+    }
+
+    static func pdf(_ report: CareTeamReport) throws -> Data {
+        guard let printer = ChromiumPrinter.find() else { throw CommandFailure(ChromiumPrinter.PrintError.notInstalled.description) }
+        do {
+            return try printer.pdf(html: ReportHTML.render(report))
+        } catch let error as ChromiumPrinter.PrintError {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    private func loadRules() throws -> InsightsRules {
+        do {
+            if let rules { return try InsightsRules.load(path: rules) }
+            return try ReportRulesCheck.defaultRules()
+        } catch let problems as MappingProblems {
+            throw CommandFailure(problems.description)
+        }
+    }
+
+    private func zone() throws -> TimeZone {
+        guard let timeZone else { return .current }
+        guard let zone = TimeZone(identifier: timeZone) else {
+            throw ValidationError("unknown time zone '\(timeZone)' (use an IANA name such as Europe/Paris or UTC)")
+        }
+        return zone
+    }
+
+    /// From the start of --from to the start of the day after --to.
+    private func period() throws -> DateInterval {
+        let zone = try zone()
+        for (text, option) in [(from, "--from"), (to, "--to")] where text.utf8.count != 10 {
+            throw ValidationError("\(option): '\(text.prefix(40))' is not a day (use YYYY-MM-DD)")
+        }
+        let start = try DateArgument.parse(from, option: "--from", timeZone: zone)
+        let last = try DateArgument.parse(to, option: "--to", timeZone: zone)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard last >= start else { throw ValidationError("--to (\(to)) is before --from (\(from))") }
+        guard last < Schedule.horizon, let end = calendar.date(byAdding: .day, value: 1, to: last) else {
+            throw ValidationError("--to \(to) is past the last day a schedule has events")
+        }
+        return DateInterval(start: start, end: end)
+    }
+}
+
+/// What a report reads from the store: the patient, their care plans, every version of their tasks and
+/// the period's events.
+enum ReportInput {
+    static func read(
+        store: any Store, patientID: String, interval: DateInterval, timeZone: TimeZone, rules: InsightsRules, strategy: ProgressStrategy
+    ) throws -> CareTeamReport.Input {
+        guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else {
+            throw StoreError.idNotFound(kind: .patient, id: patientID)
+        }
+        let plans = try store.carePlans(EntityQuery(dateInterval: interval)).filter { $0.patientID == patientID }
+        var events = try store.events(patientID: patientID, in: interval)
+        events += try logEvents(store: store, patientID: patientID, interval: interval)
+        var taskIDs = Set(events.map(\.task.id))
+        for plan in plans {
+            for task in try store.tasks(carePlanID: plan.id, EntityQuery(dateInterval: interval)) { taskIDs.insert(task.id) }
+        }
+        var spans: [TaskVersionSpan] = []
+        for id in taskIDs.sorted() {
+            let versions = try store.history(.task, id: id).compactMap { entity -> CareTask? in
+                if case .task(let task) = entity { return task }
+                return nil
+            }
+            spans += TaskVersionSpan.spans(of: versions)
+        }
+        let name = [patient.name.givenName, patient.name.familyName].compactMap { $0 }.joined(separator: " ")
+        var titles: [String] = []
+        for plan in plans where !titles.contains(plan.title) { titles.append(plan.title) }
+        var input = CareTeamReport.Input(
+            patientID: patientID, patientName: name.isEmpty ? patientID : name, carePlanTitles: titles, tasks: spans, events: events,
+            interval: interval, timeZone: timeZone, rules: rules, strategy: strategy, generated: Date(),
+            generator: "CareGate \(CareGate.configuration.version)")
+        input.carePlanTitlesByID = Dictionary(plans.map { ($0.id, $0.title) }, uniquingKeysWith: { _, last in last })
+        return input
+    }
+}
+
+extension ReportInput {
+    /// The recorded events of the patient's log tasks (`<patient>#log-<code>`, which the import makes for
+    /// Observations that belong to no care plan activity; they have no care plan, so the store's
+    /// ``Store/events(patientID:in:)`` does not see them): each outcome joined to its occurrence. A log
+    /// occurrence without an outcome is no to-do, and is left out.
+    static func logEvents(store: any Store, patientID: String, interval: DateInterval) throws -> [Event] {
+        let prefix = patientID + "#log-"
+        let outcomes = try store.outcomes(EntityQuery(dateInterval: interval)).filter { ($0.taskID ?? "").hasPrefix(prefix) }
+        guard !outcomes.isEmpty else { return [] }
+        var versions: [UUID: CareTask] = [:]
+        for id in Set(outcomes.compactMap(\.taskID)).sorted() {
+            for case .task(let task) in try store.history(.task, id: id) { versions[task.metadata.uuid] = task }
+        }
+        return outcomes.compactMap { outcome in
+            guard let task = versions[outcome.taskUUID], let scheduleEvent = task.schedule.event(occurrence: outcome.taskOccurrenceIndex),
+                scheduleEvent.start >= interval.start, scheduleEvent.start < interval.end
+            else { return nil }
+            return Event(task: task, outcome: outcome, scheduleEvent: scheduleEvent)
+        }
+    }
+}
+
+/// The report's rules as `caregate mappings validate` checks them: the rules files of a mapping folder
+/// (each `.yaml` file with `insights:`), or the built-in insights.yaml.
+enum ReportRulesCheck {
+    static func defaultRules() throws -> InsightsRules {
+        guard let text = MappingSet.defaultFileText(named: InsightsRules.fileName) else {
+            return InsightsRules(file: "Mappings/" + InsightsRules.fileName, measurements: [], chart: nil, rules: [])
+        }
+        return try InsightsRules.parse(text, file: "Mappings/" + InsightsRules.fileName)
+    }
+
+    /// Every problem of the rules files of `folder` (nil: the built-in one), and
+    /// the number of rules files found in `folder`.
+    static func check(folder: String?) -> (problems: [MappingProblem], files: Int) {
+        var found: [MappingProblem] = []
+        var files = 0
+        if let folder {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+            for name in names {
+                let path = (folder.hasSuffix("/") ? folder : folder + "/") + name
+                guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),
+                    InsightsRulesParser.isRulesFile(text)
+                else { continue }
+                files += 1
+                var parser = InsightsRulesParser(file: path)
+                _ = parser.parse(text)
+                found += parser.problems
+            }
+        } else {
+            do { _ = try defaultRules() } catch let problems as MappingProblems { found += problems.problems } catch {}
+        }
+        return (found, files)
+    }
+}
