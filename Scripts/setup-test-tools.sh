@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Creates .venv with the pinned PyPI test tools the test suite runs (Scripts/test-tools-requirements.txt:
 # carebundle generates US Core bundles and NDJSON for the import tests; sekmet-fhir is the FHIR server
-# the sync tests run). Re-running it is cheap when they are already installed.
+# the sync tests run), and the Debian packages the report tests need (Scripts/install-report-tools.sh).
+# Re-running it is cheap when they are already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Debian packages the report tests read PDFs with (chromium, poppler-utils), when missing.
+bash Scripts/install-report-tools.sh
 requirements=Scripts/test-tools-requirements.txt
 # Nothing to do when pip already reports every pinned name==version.
 if [ -x .venv/bin/pip ]; then
