@@ -65,7 +65,7 @@ let package = Package(
             "CareModel", "FHIR", "Mapping", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
-        .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store"]),
+        .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights"]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
         .target(name: "Sync", dependencies: [
             "FHIR", "CareModel", "Store", "Mapping", "Pipeline",
