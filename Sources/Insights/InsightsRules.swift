@@ -93,4 +93,14 @@ public struct InsightsRules: Sendable, Hashable {
 
     /// The file name the rules are read from in a mapping folder, and shipped as in Mappings/.
     public static let fileName = "insights.yaml"
+
+    /// The rules shipped in Mappings/insights.yaml (embedded in the binary); none when it is absent.
+    ///
+    /// - Throws: ``MappingProblems`` when the embedded file has problems (a test keeps it sound).
+    public static func defaults() throws -> InsightsRules {
+        guard let text = MappingSet.defaultFileText(named: fileName) else {
+            return InsightsRules(file: "Mappings/" + fileName, measurements: [], chart: nil, rules: [])
+        }
+        return try InsightsRules.parse(text, file: "Mappings/" + fileName)
+    }
 }

@@ -155,10 +155,7 @@ struct ReportCommand: ParsableCommand {
 /// (each `.yaml` file with `insights:`), or the built-in insights.yaml.
 enum ReportRulesCheck {
     static func defaultRules() throws -> InsightsRules {
-        guard let text = MappingSet.defaultFileText(named: InsightsRules.fileName) else {
-            return InsightsRules(file: "Mappings/" + InsightsRules.fileName, measurements: [], chart: nil, rules: [])
-        }
-        return try InsightsRules.parse(text, file: "Mappings/" + InsightsRules.fileName)
+        try InsightsRules.defaults()
     }
 
     /// Every problem of the rules files of `folder` (nil: the built-in one), and
