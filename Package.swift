@@ -130,6 +130,7 @@ if Context.environment["CAREGATE_FUZZ"] == "1" {
         ("FuzzUCUM", ["FHIR"]),
         ("FuzzValidation", ["FHIR"]),
         ("FuzzSchedule", ["CareModel"]),
+        ("FuzzTiming", ["Mapping", "FHIR"]),
         ("FuzzMappingLoader", ["Mapping"]),
         ("FuzzImport", ["Pipeline", "Mapping", "Store", "FHIR"]),
     ]

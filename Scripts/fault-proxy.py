@@ -8,7 +8,11 @@ SCHEDULE is a comma-separated cycle of what to do with request 1, 2, 3...: `ok` 
 (forward, then close the connection without an answer: the server did the work), `refuse` (close
 without forwarding), `429` (answer 429 with Retry-After: 1, no forwarding), `500` (answer 500, no
 forwarding), `truncate` (forward, then send the answer's headers and half its body), `delay` (forward
-after 2 s). GET /_proxy/stats answers the counts of what was done.
+after 2 s), `huge` (answer 200 with a Content-Length of 4 GB, then a megabyte of its body every tenth of
+a second, for at most 60 s), `bloat` (the same without a Content-Length: a body that only grows),
+`silent` (read the request and never answer, for at most 120 s), `trickle` (forward, then send the answer
+10 bytes a second), `relabel` (forward, and in a searchset give every other entry's resource the type
+Patient). GET /_proxy/stats answers the counts of what was done.
 """
 import http.client
 import http.server
@@ -72,7 +76,52 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             return self.answer(int(action), headers, outcome)
         if action == "delay":
             time.sleep(2)
+        if action in ("huge", "bloat", "silent"):
+            length = int(self.headers.get("Content-Length", 0))
+            if length:
+                self.rfile.read(length)
+            self.close_connection = True
+            if action == "silent":
+                time.sleep(120)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/fhir+json")
+            if action == "huge":
+                self.send_header("Content-Length", str(4 << 30))
+            self.end_headers()
+            chunk = b" " * (1 << 20)
+            try:
+                for _ in range(600):
+                    self.wfile.write(chunk)
+                    time.sleep(0.1)
+            except OSError:
+                pass
+            return
         status, headers, data = self.forward()
+        if action == "relabel":
+            try:
+                bundle = json.loads(data)
+                for position, entry in enumerate(bundle.get("entry", [])):
+                    if position % 2 == 0 and "resource" in entry:
+                        entry["resource"]["resourceType"] = "Patient"
+                data = json.dumps(bundle).encode()
+            except ValueError:
+                pass
+        if action == "trickle":
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                for start in range(0, min(len(data), 1200), 10):
+                    self.wfile.write(data[start:start + 10])
+                    self.wfile.flush()
+                    time.sleep(1)
+            except OSError:
+                pass
+            self.close_connection = True
+            return
         if action == "drop":
             self.close_connection = True
             return

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"; shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(FuzzJSON FuzzXML FuzzFHIRPath FuzzUCUM FuzzValidation FuzzSchedule FuzzMappingLoader FuzzImport)
+  targets=(FuzzJSON FuzzXML FuzzFHIRPath FuzzUCUM FuzzValidation FuzzSchedule FuzzTiming FuzzMappingLoader FuzzImport)
 fi
 corpus_root=../shared/corpus
 work=.build/fuzz-corpus
@@ -40,6 +40,8 @@ PY
       done ;;
     FuzzSchedule)
       for i in $(seq 1 32); do head -c 24 /dev/urandom > "$dir/r$i"; done ;;
+    FuzzTiming)
+      for i in $(seq 1 32); do head -c 96 /dev/urandom > "$dir/r$i"; done ;;
     FuzzMappingLoader)
       cp Mappings/*.yaml "$dir/" ;;
   esac

@@ -6,6 +6,17 @@ import Foundation
 /// `JSONEncoder()` / `JSONDecoder()` on default settings: dates as seconds since 2001-01-01 (a JSON number),
 /// data as base64, UUIDs as upper-case strings. These coders keep those defaults and only sort keys, so the
 /// output is stable from run to run.
+///
+/// Two shapes are written:
+/// - the **wire** shape, ``encodeWire(_:)``: exactly what CareKit 4.0's Codable types encode and require
+///   (``CareKitWireObject``). It is what apps are given: `store dump --format carekit-json`,
+///   `convert --to carekit` and the app API; revision records carry it (``CareKitRevisionRecord``);
+/// - the **stored** shape, ``encode(_:)-(CareEntity)``: each entity's own `Codable` encoding, which the
+///   store keeps as payloads and content hashes are computed from (``ContentJSON``). It stays as it was
+///   when stores were written, so that an unchanged import changes nothing; it is not served to apps.
+///
+/// Decoding (``makeDecoder()`` with the entities' own decoders) accepts both, and CareKit 4.0's, 3's and
+/// 2.1's JSON.
 public enum CareKitJSON {
     /// An encoder producing CareKit-decodable JSON.
     public static func makeEncoder(prettyPrinted: Bool = false) -> JSONEncoder {
@@ -31,6 +42,12 @@ public enum CareKitJSON {
         case .task(let value): return try encode(value)
         case .outcome(let value): return try encode(value)
         }
+    }
+
+    /// The CareKit 4.0 JSON of `entity` (compact, sorted keys), as ``CareKitWireObject`` writes it: links
+    /// as the entity has them (set them with ``CareKitLinks`` first).
+    public static func encodeWire(_ entity: CareEntity) throws -> Data {
+        try makeEncoder().encode(CareKitWireObject(entity))
     }
 
     /// A decoder for JSON written by CareKit (or by ``makeEncoder(prettyPrinted:)``).

@@ -37,11 +37,16 @@ extension CarePlan: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        try encodeFields(to: encoder)
+        try metadata.encode(to: encoder)
+    }
+
+    /// Encodes the entity's own fields (not its metadata): the same in the stored and the wire shape.
+    func encodeFields(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(title, forKey: .title)
         try container.encodeIfPresent(patientUUID, forKey: .patientUUID)
         try container.encodeIfPresent(patientID, forKey: .patientID)
-        try metadata.encode(to: encoder)
     }
 }

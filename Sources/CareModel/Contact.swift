@@ -79,6 +79,12 @@ extension Contact: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        try encodeFields(to: encoder)
+        try metadata.encode(to: encoder)
+    }
+
+    /// Encodes the entity's own fields (not its metadata): the same in the stored and the wire shape.
+    func encodeFields(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
@@ -93,6 +99,5 @@ extension Contact: Codable {
         try container.encodeIfPresent(category, forKey: .category)
         try container.encodeIfPresent(carePlanUUID, forKey: .carePlanUUID)
         try container.encodeIfPresent(carePlanID, forKey: .carePlanID)
-        try metadata.encode(to: encoder)
     }
 }

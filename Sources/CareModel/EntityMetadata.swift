@@ -130,14 +130,22 @@ extension EntityMetadata: Codable {
     /// Encodes into the entity's own JSON object, leaving out absent optionals as CareKit's synthesized
     /// coding does (its decoders use `decodeIfPresent` for them).
     public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, singleLinks: true)
+    }
+
+    /// Encodes into the entity's own JSON object; CareKit 2.1's single version links only with
+    /// `singleLinks` (the stored shape has them, CareKit 4.0's wire shape not).
+    func encode(to encoder: any Encoder, singleLinks: Bool) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(uuid, forKey: .uuid)
         try container.encode(effectiveDate, forKey: .effectiveDate)
         try container.encodeIfPresent(deletedDate, forKey: .deletedDate)
         try container.encode(previousVersionUUIDs, forKey: .previousVersionUUIDs)
         try container.encode(nextVersionUUIDs, forKey: .nextVersionUUIDs)
-        try container.encodeIfPresent(previousVersionUUIDs.first, forKey: .previousVersionUUID)
-        try container.encodeIfPresent(nextVersionUUIDs.first, forKey: .nextVersionUUID)
+        if singleLinks {
+            try container.encodeIfPresent(previousVersionUUIDs.first, forKey: .previousVersionUUID)
+            try container.encodeIfPresent(nextVersionUUIDs.first, forKey: .nextVersionUUID)
+        }
         try container.encodeIfPresent(createdDate, forKey: .createdDate)
         try container.encodeIfPresent(updatedDate, forKey: .updatedDate)
         try container.encodeIfPresent(schemaVersion, forKey: .schemaVersion)

@@ -37,6 +37,18 @@ public struct OutcomeValue: Sendable, Hashable {
         case binary(Data)
         case date(Date)
 
+        /// Writes the value under `key` in its own JSON type, as every CareKit version does.
+        func encode<Key: CodingKey>(in container: inout KeyedEncodingContainer<Key>, forKey key: Key) throws {
+            switch self {
+            case .integer(let number): try container.encode(number, forKey: key)
+            case .double(let number): try container.encode(number, forKey: key)
+            case .boolean(let flag): try container.encode(flag, forKey: key)
+            case .text(let text): try container.encode(text, forKey: key)
+            case .binary(let data): try container.encode(data, forKey: key)
+            case .date(let date): try container.encode(date, forKey: key)
+            }
+        }
+
         /// CareKit's type tag (`OCKOutcomeValueType`).
         public var type: ValueType {
             switch self {
@@ -90,14 +102,7 @@ extension OutcomeValue: Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(type, forKey: .type)
-        switch value {
-        case .integer(let number): try container.encode(number, forKey: .value)
-        case .double(let number): try container.encode(number, forKey: .value)
-        case .boolean(let flag): try container.encode(flag, forKey: .value)
-        case .text(let text): try container.encode(text, forKey: .value)
-        case .binary(let data): try container.encode(data, forKey: .value)
-        case .date(let date): try container.encode(date, forKey: .value)
-        }
+        try value.encode(in: &container, forKey: .value)
         try container.encode(kind, forKey: .kind)
         try container.encode(units, forKey: .units)
         try container.encode(index, forKey: .index)

@@ -45,12 +45,17 @@ extension Patient: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        try encodeFields(to: encoder)
+        try metadata.encode(to: encoder)
+    }
+
+    /// Encodes the entity's own fields (not its metadata): the same in the stored and the wire shape.
+    func encodeFields(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
         try container.encodeIfPresent(sex, forKey: .sex)
         try container.encodeIfPresent(birthday, forKey: .birthday)
         try container.encodeIfPresent(allergies, forKey: .allergies)
-        try metadata.encode(to: encoder)
     }
 }

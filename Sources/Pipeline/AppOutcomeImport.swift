@@ -6,9 +6,18 @@ import Store
 /// the way the app's own store would take them: each one a new outcome or a new version of its outcome,
 /// each queued for export in the same transaction (it has no provenance: the patient recorded it).
 ///
-/// The file is one outcome, an array of outcomes, or an object with an `outcomes` array (what
-/// `caregate store dump --format carekit-json` writes). All of it is written in one transaction, or none
-/// of it: a bad outcome anywhere is an error naming its position, and nothing is stored.
+/// Outcomes are read in CareKit 4.0's shape (`OCKOutcome`: `id`, `taskUUID`, `taskOccurrenceIndex`,
+/// `values` of `type`/`value`/`kind`/`units`/`createdDate`, the version fields) and in the older ones
+/// CareGate wrote before (values with `index`, `uuid`, `group`... and `timezone`). The app's `id` is not
+/// kept: in CareGate an outcome is named by its task version and occurrence (`<taskUUID>_<occurrence>`),
+/// one outcome per occurrence, so an app's second outcome for an occurrence is a new version of the first.
+///
+/// The file is one outcome, an array of outcomes, an object with an `outcomes` array (what
+/// `caregate store dump --format carekit-json --patient ID` writes), JSON Lines of such objects (the dump
+/// without `--patient`), or a CareKit revision record (`{"entities": [{"type": "outcome", "object":
+/// ...}], "knowledgeVector": ...}`) or array of `OCKEntity`s whose entities are all outcomes. All of it
+/// is written in one transaction, or none of it: a bad outcome anywhere is an error naming its position,
+/// and nothing is stored.
 ///
 /// What is kept from the app and what the store decides:
 /// - kept: the task version (`taskUUID`) and occurrence, the values, and `source`, `notes`, `tags`,
@@ -34,32 +43,84 @@ public enum AppOutcomeImport {
 
     /// Reads the outcomes of `data` (the contents of `file`).
     public static func decode(_ data: Data, file: String) throws -> [Outcome] {
-        let decoder = CareKitJSON.makeDecoder()
         let shape: Any
         do {
             shape = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
+            if let lines = jsonLines(data) {
+                var outcomes: [Outcome] = []
+                for (number, line) in lines {
+                    outcomes += try decode(line.data, shape: line.shape, file: "\(file):\(number)")
+                }
+                return outcomes
+            }
             let reason = Self.reason(error)
             throw AppOutcomeImportError.unreadable(file: file + Self.lineAndColumn(in: data, from: reason), reason: reason)
         }
+        return try decode(data, shape: shape, file: file)
+    }
+
+    /// The outcomes of one JSON document, `shape` being what it parsed to.
+    private static func decode(_ data: Data, shape: Any, file: String) throws -> [Outcome] {
+        let decoder = CareKitJSON.makeDecoder()
         do {
             switch shape {
+            case let array as [Any] where array.first.map(isEntity) == true:
+                return try outcomes(of: decoder.decode([CareKitEntity].self, from: data), file: file, path: "")
             case is [Any]:
                 return try decoder.decode([Outcome].self, from: data)
+            case let object as [String: Any] where object["entities"] != nil && object["taskUUID"] == nil:
+                return try outcomes(of: decoder.decode(CareKitRevisionRecord.self, from: data).entities, file: file, path: "entities")
             case let object as [String: Any] where object["outcomes"] != nil && object["taskUUID"] == nil:
                 return try decoder.decode(OutcomeList.self, from: data).outcomes
             case is [String: Any]:
                 return [try decoder.decode(Outcome.self, from: data)]
             default:
-                throw AppOutcomeImportError.unreadable(file: file, reason: "expected an outcome, an array of outcomes, or an object with an `outcomes` array")
+                throw AppOutcomeImportError.unreadable(
+                    file: file, reason: "expected an outcome, an array of outcomes, an object with an `outcomes` array, or a revision record")
             }
         } catch let error as DecodingError {
             throw AppOutcomeImportError.invalid(file: file, path: Self.path(of: error), reason: Self.reason(error))
         }
     }
 
+    /// Whether `value` is shaped like an `OCKEntity` (`{"type": ..., "object": ...}`).
+    private static func isEntity(_ value: Any) -> Bool {
+        guard let object = value as? [String: Any] else { return false }
+        return object["object"] != nil && object["type"] is String
+    }
+
+    /// The outcomes of `entities`, refusing any other kind: outcomes are what an app sends back.
+    private static func outcomes(of entities: [CareKitEntity], file: String, path: String) throws -> [Outcome] {
+        try entities.enumerated().map { index, item in
+            guard case .outcome(let outcome) = item.entity else {
+                throw AppOutcomeImportError.invalid(
+                    file: file, path: "\(path)[\(index)].type", reason: "a \(item.type.rawValue), not an outcome: outcomes import takes outcomes only")
+            }
+            return outcome
+        }
+    }
+
+    /// The non-empty lines of `data` with their line numbers, when there are several and each is a JSON
+    /// document: JSON Lines, as the dump without `--patient` writes them. `nil` otherwise.
+    private static func jsonLines(_ data: Data) -> [(Int, (data: Data, shape: Any))]? {
+        var lines: [(Int, (data: Data, shape: Any))] = []
+        for (index, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let text = Data(line)
+            guard text.contains(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0D) }) else { continue }
+            guard let shape = try? JSONSerialization.jsonObject(with: text, options: [.fragmentsAllowed]) else { return nil }
+            lines.append((index + 1, (text, shape)))
+        }
+        return lines.count > 1 ? lines : nil
+    }
+
     /// Writes `outcomes` into `store` in one transaction.
     public static func apply(_ outcomes: [Outcome], file: String, to store: any Store, now: Date = Date()) throws -> Report {
+        // Planned against the current versions it reads: another writer in between would void the plan.
+        try store.withWriterLease("caregate outcomes import") { try applying(outcomes, file: file, to: store, now: now) }
+    }
+
+    private static func applying(_ outcomes: [Outcome], file: String, to store: any Store, now: Date) throws -> Report {
         var report = Report()
         report.received = outcomes.count
         let existing = try store.outcomes(EntityQuery(ids: Array(Set(outcomes.map(\.id)))))

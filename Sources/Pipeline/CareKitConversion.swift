@@ -1,19 +1,40 @@
+import CareModel
 import FHIR
 import Foundation
 import Mapping
 import Store
 
-/// FHIR input straight to CareKit JSON through the mappings, with no store of the user's: the input is
-/// imported into an in-memory store and its current entities written as ``StoreDumper`` writes CareKit
-/// JSON (`patients`, `carePlans`, `contacts`, `tasks`, `outcomes`). What `caregate convert --to carekit`
-/// and the mapping golden tests run.
+/// FHIR input straight to care entities through the mappings, with no store of the user's: the input is
+/// imported into an in-memory store and its current entities written out.
 public enum CareKitConversion {
-    /// The CareKit JSON of `sources`, and the import's report.
+    /// The CareKit 4.0 JSON of `sources`, as `store dump --format carekit-json` writes it (one object per
+    /// patient, one per line; ``StoreDumper``), and the import's report: what
+    /// `caregate convert --to carekit` writes.
+    public static func careKitJSON(_ sources: [FHIRInput.Source], engine: MappingEngine) throws -> (json: Data, report: ImportReport) {
+        let (store, report) = try imported(sources, engine: engine)
+        var json = Data()
+        try StoreDumper(store: store, format: .carekitJSON, taskPatient: taskPatient).dump { json.append($0) }
+        return (json, report)
+    }
+
+    /// The entities of `sources` as CareGate stores them (``StoreDumper/dumpStoredShape(to:)``: `patients`,
+    /// `carePlans`, `contacts`, `tasks`, `outcomes`, linked by stable id), and the import's report: what
+    /// the mapping golden tests compare, so that expected files name entities by their stable ids and do
+    /// not change with the app wire shape.
     public static func convert(_ sources: [FHIRInput.Source], engine: MappingEngine) throws -> (json: Data, report: ImportReport) {
+        let (store, report) = try imported(sources, engine: engine)
+        var json = Data()
+        try StoreDumper(store: store, format: .carekitJSON).dumpStoredShape { json.append($0) }
+        return (json, report)
+    }
+
+    /// The patient of a task without a care plan, as the mappings note it (``UserInfoKey/patient``): what
+    /// ``StoreDumper`` groups such tasks (log tasks) by.
+    public static let taskPatient: @Sendable (CareTask) -> String? = { $0.metadata.userInfo?[UserInfoKey.patient] }
+
+    private static func imported(_ sources: [FHIRInput.Source], engine: MappingEngine) throws -> (SQLiteStore, ImportReport) {
         let store = try SQLiteStore.inMemory()
         let report = try Importer(store: store, engine: engine, options: ImportOptions(mapping: engine.options)).run(sources)
-        var json = Data()
-        try StoreDumper(store: store, format: .carekitJSON).dump { json.append($0) }
-        return (json, report)
+        return (store, report)
     }
 }

@@ -14,7 +14,14 @@ extension Exporter {
     /// ``ExportReport/unanswered``, its outcomes fail with a retry time a minute away, and the run goes
     /// on with the next Bundle; after ``unansweredLimit`` such Bundles in a row the receiver counts as
     /// down, and the rest waits for a later run.
+    ///
+    /// The push holds the store's writer lease from reading the outbox to its last receipt, so that two
+    /// pushes at once never send the same entry twice.
     public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
+        try store.withWriterLease("caregate export push") { try pushing(to: receiver, batchSize: batchSize, now: now) }
+    }
+
+    private func pushing(to receiver: any ExportReceiver, batchSize: Int, now: Date) throws -> ExportReport {
         let started = Date()
         var report = ExportReport()
         guard options.format != .ndjson, options.bundleType != .collection else {
@@ -49,7 +56,10 @@ extension Exporter {
             } catch {
                 for item in waiting {
                     for entry in entriesOf[item.entry.entityID] ?? [] {
-                        if let id = entry.id { batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now)) }
+                        guard let id = entry.id else { continue }
+                        // It was sent (the server may well have stored it): the attempt counts.
+                        batch.transition(outboxEntry: id, .sent(at: now))
+                        batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now))
                     }
                 }
                 try store.apply(batch)

@@ -83,9 +83,10 @@ public final class Exporter {
     /// Outcomes read from the store and built per run of the pipeline.
     static let runSize = 512
 
+    /// The export holds the store's writer lease from reading the outbox to committing its receipts.
     public func run(to target: ExportTarget, now: Date = Date()) throws -> ExportReport {
         let started = Date()
-        var report = try export(to: target, now: now)
+        var report = try store.withWriterLease("caregate export") { try export(to: target, now: now) }
         report.seconds = Date().timeIntervalSince(started)
         return report
     }

@@ -18,6 +18,9 @@ public struct ImportOptions: Sendable {
     /// Input up to this many bytes (the files' sizes) is read once and held; larger input is read
     /// twice, the Observations streamed, so that memory does not grow with it.
     public var holdInputUpTo = 256 << 20
+    /// When set, only resources of these types are imported; the others are counted as skipped (a
+    /// sync from a folder takes the configuration's `resources:` this way).
+    public var resourceTypes: Set<String>?
 
     public init(mapping: MappingOptions) {
         self.mapping = mapping
@@ -60,6 +63,9 @@ public final class Importer {
     private var taskVersions: [String: PlannedTask] = [:]
     /// The batch of outcomes being written, on `writeQueue`.
     private var inFlight: (plan: OutcomePlan, write: PendingWrite)?
+    /// The store failing (full disk, I/O error, lost lease), met where nothing can throw: the import stops
+    /// with it rather than reporting every later resource as failed.
+    private var storeFailure: (any Error)?
     private let writeQueue = DispatchQueue(label: "caregate.import.outcome-writer")
     private var validator: StructureValidator?
     private var lastProgress = Date()
@@ -89,13 +95,21 @@ public final class Importer {
 
     /// Imports `sources` and returns the report.
     ///
+    /// The whole import holds the store's writer lease (``Store/withWriterLease(_:_:)``): it plans from
+    /// what it reads, so another writer between its reads and its writes would make it plan wrong.
+    ///
     /// - Throws: only what stops the whole import (the store failing); bad input is reported per resource.
     public func run(_ sources: [FHIRInput.Source]) throws -> ImportReport {
+        try store.withWriterLease("caregate import") { try importing(sources) }
+    }
+
+    private func importing(_ sources: [FHIRInput.Source]) throws -> ImportReport {
         let started = Date()
         report = ImportReport()
         logTasksMade = [:]
         taskVersions = [:]
         inFlight = nil
+        storeFailure = nil
         report.dryRun = options.dryRun
         validator = options.strict ? StructureValidator(options: ValidationOptions(strict: true)) : nil
 
@@ -124,6 +138,10 @@ public final class Importer {
             do {
                 try read(readable) { resource, fullUrl, origin in
                     let type = resource.resourceType ?? ""
+                    if let only = self.options.resourceTypes, !only.contains(type) {
+                        self.report.count(type) { $0.skipped += 1 }
+                        return
+                    }
                     let makesOutcomes = self.engine.makesOutcomes(type)
                     if makesOutcomes || !(kept?.contains(type) ?? true) {
                         // Not kept here, but references to it still name it.
@@ -136,8 +154,11 @@ public final class Importer {
                             unread += 1
                         }
                     } else if let key = builder.add(resource, fullUrl: fullUrl, keeping: Self.keeping(origin, holds: holds)) {
-                        if self.origins[key] != nil {
+                        if let earlier = self.origins[key] {
                             self.report.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
+                            let place = { (origin: Origin) in origin.source + (origin.entry.map { " entry \($0)" } ?? "") }
+                            self.report.note(key.description, MappingNote(
+                                .warning, at: key.type, "appears more than once in the input (\(place(earlier)), then \(place(origin))): the last one is imported"))
                         }
                         self.origins[key] = origin
                     }
@@ -243,6 +264,7 @@ public final class Importer {
                 held = []
                 var batchSize = max(1, options.outcomeBatchSize / 5)
                 Self.mapInParallel(items, window: options.outcomeBatchSize / Self.mapChunk + 2, mapOutcome) { input in
+                    if failure == nil, let storeFailure = self.storeFailure { failure = storeFailure }
                     guard failure == nil else { return }
                     do { try writeLastEntities() } catch {
                         failure = error
@@ -266,7 +288,9 @@ public final class Importer {
                     flush()
                 }
                 try read(readable, countingResources: false) { resource, fullUrl, origin in
-                    guard engine.makesOutcomes(resource.resourceType ?? "") else { return }
+                    guard self.storeFailure == nil else { return }
+                    let type = resource.resourceType ?? ""
+                    guard engine.makesOutcomes(type), self.options.resourceTypes?.contains(type) ?? true else { return }
                     pending.append((resource, fullUrl, origin))
                     if pending.count >= self.options.outcomeBatchSize { mapPending() }
                 }
@@ -281,6 +305,7 @@ public final class Importer {
             settleOutcomes()
         }
         try writeLastEntities()
+        if let storeFailure { throw storeFailure }
         report.coverage = engine.coverage?.unread()
         releaseElsewhere(consume index)
         report.seconds = Date().timeIntervalSince(started)
@@ -289,7 +314,8 @@ public final class Importer {
 
     // MARK: - Reading
 
-    /// The total size of the sources' files, or nil when one is standard input (which cannot be read twice).
+    /// The total size of the sources' files, or nil when one is not a file: standard input cannot be read
+    /// twice, and bytes in memory are held anyway, so their resources are held too.
     private static func size(of sources: [FHIRInput.Source]) -> Int? {
         var total = 0
         for source in sources {
@@ -599,6 +625,8 @@ public final class Importer {
         if !options.dryRun {
             do {
                 count(try store.apply(batch(for: groups[...])))
+            } catch let error as StoreError where error.isStoreFailure {
+                throw error
             } catch {
                 // One resource spoils the batch: write them one by one, so that it fails alone.
                 var kept: [ResourceGroup] = []
@@ -613,6 +641,8 @@ public final class Importer {
                         report.note(group.key.description, MappingNote(
                             .warning, at: group.key.type,
                             "not carried over: its \(kind.rawValue) \(id) was deleted earlier (entered-in-error, revoked or a DELETE), and a deleted id stays deleted"))
+                    } catch let error as StoreError where error.isStoreFailure {
+                        throw error
                     } catch {
                         fail(type: group.key.type, origin: group.origin, key: group.key, path: nil, "the store refused it: \(error)", payload: index.resource(group.key))
                     }
@@ -672,6 +702,10 @@ public final class Importer {
             if inFlight != nil, !settleOutcomes() { plan = try planOutcomes(pending, catalog: catalog, after: nil) }
         } catch {
             settleOutcomes()
+            if let failure = error as? StoreError, failure.isStoreFailure {
+                storeFailure = storeFailure ?? failure
+                return
+            }
             for input in pending {
                 fail(type: input.mapped.key.type, origin: input.origin, key: input.mapped.key, path: nil, "the store refused it: \(error)", payload: input.raw)
             }
@@ -700,6 +734,10 @@ public final class Importer {
         guard let (plan, write) = inFlight else { return true }
         inFlight = nil
         let result = write.wait()
+        if let failure = result.storeFailure {
+            storeFailure = storeFailure ?? failure
+            return false
+        }
         for summary in result.summaries { count(summary) }
         for entry in plan.reporting { entry(self) }
         if let failure = result.failure {
@@ -751,6 +789,8 @@ public final class Importer {
         var refused: [(Int, String)] = []
         /// Set when the log tasks could not be written, and so nothing of the plan was.
         var failure: String?
+        /// Set when the store itself failed: what was not written stays unwritten, and the import stops.
+        var storeFailure: StoreError?
     }
 
     /// A plan's write, finished on the writer thread and waited for on this one.
@@ -775,6 +815,9 @@ public final class Importer {
         var result = PlanResult()
         do {
             if !logBatch.isEmpty { result.summaries.append(try store.apply(logBatch)) }
+        } catch let error as StoreError where error.isStoreFailure {
+            result.storeFailure = error
+            return result
         } catch {
             result.failure = "\(error)"
             return result
@@ -794,6 +837,9 @@ public final class Importer {
                     do {
                         guard changes.contains(where: Self.isOutcomeAdd) else { throw error }
                         result.summaries.append(try store.apply(StoreBatch(changes: changes.map(Self.asUpsert))))
+                    } catch let error as StoreError where error.isStoreFailure {
+                        result.storeFailure = error
+                        return result
                     } catch {
                         result.refused.append((position, "\(error)"))
                     }

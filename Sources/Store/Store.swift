@@ -12,6 +12,7 @@ import Foundation
 ///
 /// ### Writing
 ///
+/// - ``withWriterLease(_:_:)``
 /// - ``apply(_:)``
 /// - ``StoreBatch``
 ///
@@ -31,6 +32,17 @@ import Foundation
 /// - ``statistics()``, ``integrityCheck()``
 /// - ``forEachEntity(_:_:_:)``, ``forEachVersion(_:_:)``: streaming reads for dumps
 public protocol Store: AnyObject, Sendable {
+    /// Runs `body` as the store's only writer: no other write job, in this process or another, runs
+    /// until it returns (a holder that waits longer than the store's busy timeout gets
+    /// ``StoreError/writerBusy(path:holder:waitedSeconds:)``). A job that plans from what it reads and
+    /// then writes (an import, an export, an app's outcomes) holds it from its first read to its last
+    /// write, so that whatever several processes do at once ends as some serial order of their jobs.
+    /// Reads never wait for it. A holder may take it again (nested jobs). `job` names the holder in
+    /// the message another waiter gets (no patient data).
+    ///
+    /// Docs/concurrency.md states the guarantee; a PostgreSQL store gives it with an advisory lock.
+    func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T
+
     /// Applies every change of `batch` in one transaction; on any error nothing of it is kept.
     @discardableResult
     func apply(_ batch: StoreBatch) throws -> BatchSummary

@@ -15,6 +15,11 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
     /// Another process held the store (writing) for longer than the busy timeout.
     case busy(path: String, waitedSeconds: Double)
+    /// Another write job held the store's writer lease for longer than the busy timeout; `holder` says
+    /// which (its job name, process id and start, as it wrote them into the lock file).
+    case writerBusy(path: String, holder: String, waitedSeconds: Double)
+    /// The store exists but this process cannot write to it (its folder or lock file is read-only).
+    case cannotWrite(path: String, reason: String)
     /// The store was written by a newer CareGate whose migrations this build does not know.
     case newerSchema(path: String, unknownMigrations: [String])
     /// `add` of an id that already exists (deleted or not): CareKit never reuses an id.
@@ -44,8 +49,11 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidOutboxTransition(id: Int64, from: OutboxState, to: OutboxState)
     /// A date interval whose end is before its start.
     case invalidInterval(start: Date, end: Date)
-    /// A database failure that no input explains (disk full, I/O error); `message` is SQLite's.
+    /// A database failure; `message` is SQLite's, with the statement.
     case database(message: String)
+    /// The store itself failed, whatever was being written: the disk is full, an I/O error, the file
+    /// was damaged or became read-only. Every later write would fail the same way, so a job stops.
+    case failed(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -57,6 +65,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot create a store at \(path): \(reason)"
         case .busy(let path, let waited):
             return "another process holds the store \(path) (a write has been going on for more than \(Self.seconds(waited))); try again when it is done, or wait longer with --busy-timeout"
+        case .writerBusy(let path, let holder, let waited):
+            return "another job is writing to the store \(path): \(holder); waited \(Self.seconds(waited)) for it to finish (try again when it is done, or wait longer with --busy-timeout)"
+        case .cannotWrite(let path, let reason):
+            return "cannot write to the store \(path): \(reason)"
         case .newerSchema(let path, let unknown):
             return "\(path) was written by a newer CareGate (unknown migrations: \(unknown.joined(separator: ", ")))"
         case .idAlreadyExists(let kind, let id):
@@ -88,6 +100,17 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "date interval ends (\(Self.format(end))) before it starts (\(Self.format(start)))"
         case .database(let message):
             return "store database error: \(message)"
+        case .failed(let path, let reason):
+            return "the store \(path) cannot be written: \(reason); nothing of the failed step was kept, and a rerun once it is fixed goes on from there"
+        }
+    }
+
+    /// Whether the store itself failed (full disk, I/O, lock, a file that is not a store) rather than
+    /// refusing one change: a job stops on such an error, since every later write would fail the same way.
+    public var isStoreFailure: Bool {
+        switch self {
+        case .storeNotFound, .notAStore, .cannotCreate, .busy, .writerBusy, .cannotWrite, .newerSchema, .failed: return true
+        default: return false
         }
     }
 

@@ -178,12 +178,19 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// The token endpoint's answers: a token is small, and the exchange is bounded in time.
+    private static let transfers = BoundedTransfers()
+    private static let session = URLSession(configuration: .ephemeral, delegate: transfers, delegateQueue: nil)
+
     private func exchange(_ request: URLRequest) throws -> (Int, Data) {
-        let (data, response, error) = URLSession.shared.synchronousData(for: request)
-        if let error {
-            throw AuthorizationError.refused(endpoint: request.url?.absoluteString ?? "", reason: "no answer: \(error.localizedDescription)")
+        let endpoint = request.url.map(FHIRClient.withoutCredentials) ?? ""
+        let outcome = Self.transfers.send(request, through: Self.session, limit: 1 << 20, deadline: 120)
+        if outcome.oversize != nil { throw AuthorizationError.refused(endpoint: endpoint, reason: "the answer is over 1 MiB, which no token answer is") }
+        if outcome.timedOut { throw AuthorizationError.refused(endpoint: endpoint, reason: "no complete answer within 120 s") }
+        if let error = outcome.error {
+            throw AuthorizationError.refused(endpoint: endpoint, reason: "no answer: \(error.localizedDescription)")
         }
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data())
+        return ((outcome.response as? HTTPURLResponse)?.statusCode ?? 0, outcome.data)
     }
 }
 

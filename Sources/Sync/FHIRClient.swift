@@ -37,18 +37,25 @@ public final class FHIRClient: @unchecked Sendable {
     public let retry: RetryPolicy
     /// Where the `Authorization` header comes from (none, a bearer token, SMART Backend Services).
     public let authorization: (any AuthorizationProvider)?
+    /// The largest answer read, in bytes; a larger one fails its request (``FHIRClientError/tooLarge(request:bytes:limit:)``).
+    public let maxResponseBytes: Int64
+    /// Seconds all requests of a job may take together (from ``resetRetries()``); past it a request
+    /// fails at once with ``FHIRClientError/runTimeout(request:seconds:)``.
+    public let runTimeout: TimeInterval
     private let session: URLSession
+    private let transfers = BoundedTransfers()
     private let counter = RetryCounter()
 
     /// Requests sent again so far, for the job's report.
     public var retries: Int { counter.value }
 
-    /// Starts a new job's count of retries (and its ``RetryPolicy/maxRetriesPerJob``).
+    /// Starts a new job: its count of retries (and its ``RetryPolicy/maxRetriesPerJob``) and its
+    /// ``runTimeout``.
     public func resetRetries() { counter.reset() }
 
     public init(
         base: URL, format: Format = .json, timeout: TimeInterval = 30, headers: [String: String] = [:], retry: RetryPolicy = RetryPolicy(),
-        authorization: (any AuthorizationProvider)? = nil
+        authorization: (any AuthorizationProvider)? = nil, maxResponseBytes: Int64 = 256 << 20, runTimeout: TimeInterval = 3600
     ) {
         self.base = base
         self.format = format
@@ -56,10 +63,12 @@ public final class FHIRClient: @unchecked Sendable {
         self.headers = headers
         self.retry = retry
         self.authorization = authorization
+        self.maxResponseBytes = maxResponseBytes
+        self.runTimeout = runTimeout
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout * 4
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
     }
 
     deinit {
@@ -192,8 +201,13 @@ public final class FHIRClient: @unchecked Sendable {
         }
         if let value = try authorization?.authorization() { request.setValue(value, forHTTPHeaderField: "Authorization") }
         request.httpBody = body
-        let label = "\(method) \(url.absoluteString)"
-        let (data, response, error) = session.synchronousData(for: request)
+        let label = "\(method) \(Self.withoutCredentials(url))"
+        let left = runTimeout - counter.runSeconds
+        guard left > 0 else { throw FHIRClientError.runTimeout(request: label, seconds: runTimeout) }
+        let outcome = transfers.send(request, through: session, limit: maxResponseBytes, deadline: min(timeout * 4, left))
+        if let size = outcome.oversize { throw FHIRClientError.tooLarge(request: label, bytes: size, limit: maxResponseBytes) }
+        if outcome.timedOut { throw FHIRClientError.timeout(request: label, seconds: min(timeout * 4, left)) }
+        let (data, response, error) = (outcome.data, outcome.response, outcome.error)
         if let error {
             let nsError = error as NSError
             if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorTimedOut {
@@ -208,11 +222,20 @@ public final class FHIRClient: @unchecked Sendable {
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
         }
-        let answer = FHIRResponse(request: label, status: http.statusCode, headers: fields, body: data ?? Data())
+        let answer = FHIRResponse(request: label, status: http.statusCode, headers: fields, body: data)
         guard (200..<300).contains(http.statusCode) else {
             throw FHIRClientError.status(request: label, code: http.statusCode, retryAfter: answer.retryAfter, detail: answer.errorDetail)
         }
         return answer
+    }
+
+    /// `url` as reports show it: a password or user name written into it (`http://user:pw@host/`) is
+    /// left out, so that it reaches no report, log or stored error.
+    public static func withoutCredentials(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? url.absoluteString
     }
 
     private func expectResource(_ response: FHIRResponse, type: String) throws -> Element {
@@ -235,10 +258,14 @@ public final class FHIRClient: @unchecked Sendable {
     }
 }
 
-/// Counts retries across the threads that share a client.
+/// Counts retries, and the time since the job started, across the threads that share a client.
 private final class RetryCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
+    private var started = Date()
+
+    /// Seconds since the job started (the client was made, or ``reset()``).
+    var runSeconds: TimeInterval { lock.withLock { Date().timeIntervalSince(started) } }
 
     var value: Int {
         lock.lock()
@@ -255,6 +282,7 @@ private final class RetryCounter: @unchecked Sendable {
     func reset() {
         lock.lock()
         count = 0
+        started = Date()
         lock.unlock()
     }
 }
@@ -315,6 +343,10 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
     /// No answer: connection refused, DNS, TLS, a dropped connection.
     case transport(request: String, reason: String)
     case timeout(request: String, seconds: TimeInterval)
+    /// An answer larger than the client reads (``FHIRClient/maxResponseBytes``).
+    case tooLarge(request: String, bytes: Int64, limit: Int64)
+    /// The job's requests have taken its whole ``FHIRClient/runTimeout``.
+    case runTimeout(request: String, seconds: TimeInterval)
     /// An answer with an error status (4xx, 5xx).
     case status(request: String, code: Int, retryAfter: TimeInterval?, detail: String?)
     /// An answer that is not the FHIR asked for.
@@ -324,7 +356,11 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .transport(let request, let reason): return "\(request): no answer from the server: \(reason)"
-        case .timeout(let request, let seconds): return "\(request): no answer within \(Int(seconds)) s"
+        case .timeout(let request, let seconds): return "\(request): no complete answer within \(Int(seconds)) s"
+        case .tooLarge(let request, let bytes, let limit):
+            return "\(request): the answer is \(bytes) bytes or more, over the \(limit >> 20) MiB this job reads (raise max-response-mb if the server's pages are that large)"
+        case .runTimeout(let request, let seconds):
+            return "\(request): not sent, the run's requests have taken its whole run-timeout of \(Int(seconds)) s; the next run goes on from here"
         case .status(let request, let code, _, let detail):
             return "\(request): the server answered \(code)" + (detail.map { ": \($0)" } ?? "")
         case .notFHIR(let request, let reason): return "\(request): not a FHIR answer: \(reason)"
@@ -343,7 +379,7 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .transport, .timeout: return true
         case .status(_, let code, _, _): return code == 429 || (500..<600).contains(code)
-        case .notFHIR, .invalidRequest: return false
+        case .notFHIR, .invalidRequest, .tooLarge, .runTimeout: return false
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FHIRCore
 import Yams
 
 /// What `caregate sync --config FILE` reads (YAML):
@@ -22,6 +23,9 @@ import Yams
 /// time-zone: America/Chicago               # for times without an offset
 /// interval: 5m                             # between runs when not --once (s, m or h; a number is seconds)
 /// max-retries: 100                         # retries per run, all requests together (each: up to 4)
+/// request-timeout: 30                      # seconds a request may wait for the server's next byte
+/// max-response-mb: 256                     # the largest answer read (a page, a Bulk Data file), MiB
+/// run-timeout: 3600                        # seconds a run's requests may take in all; later ones fail
 /// ```
 ///
 /// Relative paths (a folder as the server, `push-to`, `token-file`, `smart-key`) are read from the
@@ -58,6 +62,12 @@ public struct SyncConfiguration: Sendable, Equatable {
     public var interval: TimeInterval = 300
     /// Retries per run, all requests together.
     public var maxRetries = 100
+    /// Seconds a request may wait for the server's next byte (the whole exchange may take four times it).
+    public var requestTimeout = 30
+    /// The largest answer read, in MiB: a larger one fails that request with a clear error.
+    public var maxResponseMiB = 256
+    /// Seconds all of a run's requests may take together: past it, the next request fails at once.
+    public var runTimeout = 3600
 
     /// What the default mappings read, in an order where what is referred to comes first.
     public static let defaultResources = [
@@ -67,9 +77,23 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
+        "request-timeout", "max-response-mb", "run-timeout",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
+
+    /// Whether `a` becomes `b` by one inserted, removed, changed or swapped letter (a typo's distance).
+    static func oneEditApart(_ a: String, _ b: String) -> Bool {
+        let a = Array(a), b = Array(b)
+        guard abs(a.count - b.count) <= 1, a != b else { return false }
+        var i = 0
+        while i < min(a.count, b.count), a[i] == b[i] { i += 1 }
+        if a.count == b.count {
+            return a[(i + 1)...] == b[(i + 1)...]
+                || (i + 1 < a.count && a[i] == b[i + 1] && a[i + 1] == b[i] && a[(i + 2)...] == b[(i + 2)...])
+        }
+        return a.count > b.count ? a[(i + 1)...] == b[i...] : a[i...] == b[(i + 1)...]
+    }
 
     /// Reads `text` (the contents of `file`); every problem is a ``SyncConfigurationError`` with its
     /// file:line:column.
@@ -146,10 +170,18 @@ public struct SyncConfiguration: Sendable, Equatable {
             guard let items = node.sequence?.compactMap(\.string), !items.isEmpty else {
                 throw SyncConfigurationError(location: place(node), message: "`resources:` is a list of resource types")
             }
+            // A misspelled type would otherwise be found only as the server's 404, run after run.
+            if let wrong = items.first(where: { !FHIRMetadata.r4.isResourceType($0) }) {
+                let near = FHIRMetadata.r4.resourceTypes.first { $0.lowercased() == wrong.lowercased() || Self.oneEditApart($0, wrong) }
+                throw SyncConfigurationError(
+                    location: place(node), message: "`resources:` names '\(wrong)', which is not an R4 resource type" + (near.map { " (did you mean '\($0)'?)" } ?? ""))
+            }
             configuration.resources = items
         }
         for (key, keyPath, least) in [
             ("page-size", \SyncConfiguration.pageSize, 1), ("batch-size", \SyncConfiguration.batchSize, 1), ("max-retries", \SyncConfiguration.maxRetries, 0),
+            ("request-timeout", \SyncConfiguration.requestTimeout, 1), ("max-response-mb", \SyncConfiguration.maxResponseMiB, 1),
+            ("run-timeout", \SyncConfiguration.runTimeout, 1),
         ] {
             guard let node = settings[key] else { continue }
             guard let value = node.int, value >= least, value <= 10_000 else {

@@ -14,8 +14,6 @@ extension SyncJob {
     static let bulkDeadline: TimeInterval = 3600
 
     func pullBulk(into report: inout SyncReport) throws {
-        let scratch = try scratchFolder()
-        defer { try? FileManager.default.removeItem(at: scratch) }
         let since = try store.checkpoint(server: checkpointServer, resourceType: Self.bulkCheckpoint)?.cursor
         let manifest: BulkManifest
         let status: URL
@@ -25,16 +23,15 @@ extension SyncJob {
             report.problems.append("bulk export: \(error)")
             return
         }
-        var files: [String] = []
+        // The downloaded files stay in memory: nothing of a patient's goes to disk outside the store.
+        var files: [FHIRInput.Source] = []
         for (position, output) in manifest.output.enumerated() where configuration.resources.contains(output.type) {
             do {
                 guard let url = URL(string: output.url, relativeTo: client.base)?.absoluteURL else {
                     throw FHIRClientError.notFHIR(request: "bulk export", reason: "the manifest's file URL '\(output.url)' is not a URL")
                 }
                 let answer = try client.send("GET", url: url, extraHeaders: ["Accept": "application/fhir+ndjson"])
-                let file = scratch.appendingPathComponent("\(output.type)-\(position).ndjson")
-                try answer.body.write(to: file)
-                files.append(file.path)
+                files.append(.memory(name: "\(output.type) file \(position + 1) of the bulk export", bytes: answer.body))
                 var pulled = report.pulled[output.type, default: SyncReport.Pulled()]
                 pulled.pages += 1
                 pulled.resources += answer.body.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }

@@ -29,8 +29,9 @@ public final class SyncJob {
 
     public func run(now: Date = Date()) throws -> SyncReport {
         let started = Date()
+        Self.removeOldScratchFolders()
         client.resetRetries()
-        var report = SyncReport(server: configuration.server.absoluteString)
+        var report = SyncReport(server: FHIRClient.withoutCredentials(configuration.server))
         if configuration.serverIsFolder {
             try importFolder(into: &report)
         } else if configuration.bulk {
@@ -65,38 +66,47 @@ public final class SyncJob {
                 report.problems.append("pushing: \(error)")
             }
         }
+        if !dryRun {
+            // What failed before and is not due yet: the run is not done while it waits.
+            let waiting = try store.outboxEntries(in: .failed, limit: .max).filter { ($0.nextAttemptDate ?? .distantPast) > now }
+            report.waiting = waiting.count
+            report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()
+        }
         report.pushSeconds = Date().timeIntervalSince(pushStarted)
         report.retries = client.retries
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
 
-    /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, written to a
-    /// scratch folder), imports all of it at once, so that references between the types resolve as in
-    /// a direct import of the same resources, and only then moves the cursors (and the cohort's
-    /// membership), in one transaction. A run stopped before that pulls the same pages again next time.
+    /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, held in memory:
+    /// nothing of a patient's goes to disk outside the store), imports all of it at once, so that
+    /// references between the types resolve as in a direct import of the same resources, and only then
+    /// moves the cursors (and the cohort's membership), in one transaction. A run stopped before that,
+    /// or whose import the store failed, pulls the same pages again next time. A type whose pages held
+    /// entries of another type keeps its cursor too, and the report says so.
     private func pullAll(into report: inout SyncReport) throws {
-        let scratch = try scratchFolder()
-        defer { try? FileManager.default.removeItem(at: scratch) }
         var cursors = StoreBatch()
-        var files: [String] = []
+        var pages: [FHIRInput.Source] = []
         let members = try cohortMembers()
         if let members {
             progress?("cohort: \(members.current.count) patient(s), \(members.current.filter { !members.known.contains($0) }.count) new")
         }
         for type in configuration.resources {
             do {
-                let (pulled, newest, written) = try pull(type, members: members, into: scratch)
+                let (pulled, newest, held, foreign) = try pull(type, members: members)
                 report.pulled[type] = pulled
-                files += written
-                if let newest {
+                pages += held
+                if !foreign.isEmpty {
+                    let counts = foreign.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+                    report.problems.append("pulling \(type): the search's pages held entries of another type (\(counts)), which a search for \(type) does not answer; they were not imported, and the cursor of \(type) stays where it was")
+                } else if let newest {
                     cursors.setCheckpoint(SyncCheckpoint(server: checkpointServer, resourceType: type, cursor: newest))
                 }
             } catch let error as FHIRClientError {
                 report.problems.append("pulling \(type): \(error)")
             }
         }
-        if !files.isEmpty { try importPulled(files, into: &report) }
+        if !pages.isEmpty { try importPulled(pages, into: &report) }
         // A type that failed keeps its cursor. The members count as pulled only when every type went
         // through; until then a new member is pulled in full again (and found unchanged where it was).
         if let members, report.problems.isEmpty {
@@ -108,23 +118,50 @@ public final class SyncJob {
     /// The key the cursors are kept under: pulling a cohort's data sees less than pulling everyone's,
     /// so the two keep cursors of their own.
     var checkpointServer: String {
-        configuration.server.absoluteString + (configuration.cohort == nil ? "" : " cohort")
+        FHIRClient.withoutCredentials(configuration.server) + (configuration.cohort == nil ? "" : " cohort")
     }
 
     /// The checkpoint row holding the cohort's members at the last run (ids, comma-separated).
     static let cohortCheckpoint = "#cohort"
 
-    /// A scratch folder for pulled pages and files.
-    func scratchFolder() throws -> URL {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-sync-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        return scratch
+    /// Whether the first lines of the NDJSON file at `path` (its first 64 KiB) hold JSON objects of which
+    /// none names a `resourceType`.
+    static func namesNoResourceType(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64 << 10)) ?? Data()
+        let lines = head.split(separator: UInt8(ascii: "\n")).dropLast(head.count == 64 << 10 ? 1 : 0)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
+        return !objects.isEmpty && objects.count == lines.filter({ !$0.allSatisfy { $0 == 32 || $0 == 13 } }).count
+            && objects.allSatisfy { $0["resourceType"] == nil }
     }
 
-    /// A folder as the provider: every file of it imported (what did not change is found unchanged).
+    /// Removes the scratch folders of pulled pages that earlier CareGate builds wrote to the temporary folder
+    /// (`caregate-sync-<uuid>`) and left behind when it was killed: they hold patient data. Pages stay in
+    /// memory now, so any such folder is an old build's; one written to in the last hour may still be in
+    /// use by an old build running beside this one, and is left to a later run.
+    static func removeOldScratchFolders() {
+        let temporary = FileManager.default.temporaryDirectory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
+        for name in names where name.hasPrefix("caregate-sync-") {
+            let folder = temporary.appendingPathComponent(name)
+            let changed = (try? FileManager.default.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date) ?? .distantPast
+            guard Date().timeIntervalSince(changed) > 3600 else { continue }
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// A folder as the provider: the configured types of every file of it imported (what did not change
+    /// is found unchanged). An NDJSON file none of whose first lines names a resourceType is not FHIR
+    /// data (a Bulk Data client's own log, for one): it is left out, and the report says so.
     private func importFolder(into report: inout SyncReport) throws {
-        for (type, counts) in try importing(FHIRInput.sources(for: [configuration.server.path]), into: &report).byType
-        where configuration.resources.contains(type) || counts.skipped < counts.total {
+        let sources = FHIRInput.sources(for: [configuration.server.path]).filter { source in
+            guard case .file(let path) = source, path.lowercased().hasSuffix(".ndjson"), Self.namesNoResourceType(path) else { return true }
+            report.notes.append("\(path): not FHIR data (no line names a resourceType), left out")
+            return false
+        }
+        for (type, counts) in try importing(sources, only: Set(configuration.resources), into: &report).byType
+        where configuration.resources.contains(type) {
             var pulled = SyncReport.Pulled()
             pulled.resources = counts.total
             pulled.record(counts)
@@ -132,17 +169,18 @@ public final class SyncJob {
         }
     }
 
-    /// The pulled files through the import path, their counts and time in the report.
-    func importPulled(_ files: [String], into report: inout SyncReport) throws {
-        for (type, counts) in try importing(files.map { .file($0) }, into: &report).byType {
+    /// The pulled pages or files through the import path, their counts and time in the report.
+    func importPulled(_ sources: [FHIRInput.Source], into report: inout SyncReport) throws {
+        for (type, counts) in try importing(sources, into: &report).byType {
             report.pulled[type, default: SyncReport.Pulled()].record(counts)
         }
     }
 
     /// `sources` through the import path, in the configured time zone (a dry run writes nothing); the
     /// import's time goes into `report`.
-    func importing(_ sources: [FHIRInput.Source], into report: inout SyncReport) throws -> ImportReport {
+    func importing(_ sources: [FHIRInput.Source], only types: Set<String>? = nil, into report: inout SyncReport) throws -> ImportReport {
         var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
+        options.resourceTypes = types
         options.strict = false
         options.dryRun = dryRun
         let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options).run(sources)
@@ -159,11 +197,14 @@ public final class SyncJob {
     }
 
     /// The pages of `type` changed since its cursor (all of them for a patient new to the cohort), each
-    /// written to a file of `folder`; the counts, the newest `meta.lastUpdated` seen, and the files.
-    private func pull(_ type: String, members: CohortMembers?, into folder: URL) throws -> (SyncReport.Pulled, String?, [String]) {
+    /// as a Bundle of its `type` resources in memory; the counts, the newest `meta.lastUpdated` seen, the
+    /// pages, and how many entries of other types the pages held (by type). Included resources
+    /// (`search.mode` include) and OperationOutcomes are the search's own and are not counted.
+    private func pull(_ type: String, members: CohortMembers?) throws -> (SyncReport.Pulled, String?, [FHIRInput.Source], [String: Int]) {
         var pulled = SyncReport.Pulled()
         var newest: String?
-        var files: [String] = []
+        var pages: [FHIRInput.Source] = []
+        var foreign: [String: Int] = [:]
         let cursor = try store.checkpoint(server: checkpointServer, resourceType: type)?.cursor
         for search in CohortMembers.searches(for: type, members: members) {
             var parameters = search.parameters + [("_count", String(configuration.pageSize)), ("_sort", "_lastUpdated")]
@@ -171,13 +212,20 @@ public final class SyncJob {
             // rather than missed.
             if search.incremental, let cursor { parameters.append(("_lastUpdated", "ge\(cursor)")) }
             try client.search(type, parameters) { page in
-                let resources = page.children(named: "entry").compactMap { $0.child(named: "resource") }.filter { $0.resourceType == type }
+                var resources: [Element] = []
+                for entry in page.children(named: "entry") {
+                    guard let resource = entry.child(named: "resource") else { continue }
+                    let found = resource.resourceType ?? "a resource without a type"
+                    if found == type {
+                        resources.append(resource)
+                    } else if found != "OperationOutcome", entry.child(named: "search")?.childValue("mode") != "include" {
+                        foreign[found, default: 0] += 1
+                    }
+                }
                 guard !resources.isEmpty else { return true }
-                let file = folder.appendingPathComponent("\(type)-\(files.count).json")
-                try FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
+                let bundle = FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
                     + resources.map { Element(name: "entry", children: [Element(name: "resource", resourceType: type, children: $0.children)]) }))
-                    .write(to: file)
-                files.append(file.path)
+                pages.append(.memory(name: "\(type) page \(pages.count + 1)", bytes: bundle))
                 pulled.pages += 1
                 pulled.resources += resources.count
                 for stamp in resources.compactMap({ $0.child(named: "meta")?.childValue("lastUpdated") }) where stamp > (newest ?? "") { newest = stamp }
@@ -185,6 +233,6 @@ public final class SyncJob {
                 return true
             }
         }
-        return (pulled, newest, files)
+        return (pulled, newest, pages, foreign)
     }
 }

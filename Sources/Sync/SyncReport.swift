@@ -21,6 +21,10 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var pulled: [String: Pulled] = [:]
     /// Outcomes sent, stored by the server, refused or left for a later run; dead letters.
     public var pushed = 0, acknowledged = 0, refused = 0, later = 0, deadLetters = 0
+    /// Outbox entries that failed before and wait for their next attempt (not due in this run), and
+    /// the earliest of those attempts.
+    public var waiting = 0
+    public var nextAttempt: Date?
     public var requests = 0
     public var retries = 0
     public var seconds = 0.0
@@ -28,11 +32,13 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var pullSeconds = 0.0, importSeconds = 0.0, pushSeconds = 0.0
     /// What went wrong (no patient data: types, ids of entries, server messages).
     public var problems: [String] = []
+    /// What the run left out on purpose, and why (not failures).
+    public var notes: [String] = []
 
     /// 0 when everything was done, 1 when anything failed or waits for a later run.
     public var exitStatus: Int32 {
         let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }
-        return failedPulls + refused + later + deadLetters + problems.count == 0 ? 0 : 1
+        return failedPulls + refused + later + waiting + deadLetters + problems.count == 0 ? 0 : 1
     }
 
     /// The report as text, a line per resource type.
@@ -43,6 +49,10 @@ public struct SyncReport: Sendable, Codable, Equatable {
             lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : " read"): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
         }
         lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
+        if waiting > 0 {
+            lines.append("  waiting: \(waiting) outbox entr\(waiting == 1 ? "y" : "ies") failed before and wait for a later run" + (nextAttempt.map { " (the first from \($0.formatted(.iso8601)); caregate outbox --state failed lists them, caregate outbox retry ID sends one now)" } ?? ""))
+        }
+        lines += notes.map { "  note: \($0)" }
         lines += problems.map { "  problem: \($0)" }
         return lines.joined(separator: "\n")
     }

@@ -52,7 +52,7 @@ struct CareGate: ParsableCommand {
             try command.run()
         } catch let failure as CommandFailure {
             printError(failure.description)
-            Foundation.exit(1)
+            Foundation.exit(failure.status)
         } catch let exitCode as ExitCode {
             Foundation.exit(exitCode.rawValue)
         } catch {

@@ -23,8 +23,9 @@ struct Convert: ParsableCommand {
             tags) cannot be written as XML: converting it to XML fails the same way, naming the div's \
             FHIRPath location (FILE: Patient.text.div: reason).
             --to carekit maps the input through the default mappings (--mappings DIR layered over them) \
-            and writes CareKit JSON: one object with patients, carePlans, contacts, tasks and outcomes, as \
-            CareKit's Codable types encode them. No store is used; the input may also be a folder. \
+            and writes CareKit 4.0 JSON as `store dump --format carekit-json` does: for each patient one \
+            object with patients, carePlans, contacts, tasks and outcomes, one per line. No store is \
+            used; the input may also be a folder. \
             Resources that cannot be mapped are listed on standard error and the exit status is 1.
             """
     )
@@ -120,7 +121,7 @@ struct Convert: ParsableCommand {
         if let timeZone, TimeZone(identifier: timeZone) == nil { throw ValidationError("unknown time zone '\(timeZone)'") }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         let options = MappingOptions(timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current)
-        let (json, report) = try CareKitConversion.convert(FHIRInput.sources(for: [input]), engine: MappingEngine(mappings: mappingSet, options: options))
+        let (json, report) = try CareKitConversion.careKitJSON(FHIRInput.sources(for: [input]), engine: MappingEngine(mappings: mappingSet, options: options))
         if let output, output != "-" {
             do {
                 try json.write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -91,9 +91,7 @@ struct ImportCommand: ParsableCommand {
         var options = ImportOptions(mapping: MappingOptions(sourceSystem: sourceSystem, timeZone: zone))
         options.dryRun = dryRun
         options.strict = strict
-        // A dry run against a store that does not exist yet maps against an empty one, in memory.
-        let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
-            ? try SQLiteStore.inMemory() : try storeOptions.open(creating: !dryRun)
+        let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
         let engine = MappingEngine(mappings: mappingSet, options: options.mapping, coverage: coverage ? CoverageCollector() : nil)
         let importer = Importer(store: store, engine: engine, options: options)
         if isatty(STDERR_FILENO) != 0 {

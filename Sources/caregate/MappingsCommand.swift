@@ -23,11 +23,17 @@ struct MappingsValidate: ParsableCommand {
         commandName: "validate",
         abstract: "Check mapping files statically, without data.",
         discussion: """
-            Reports every problem with its file:line:column: YAML syntax, unknown or missing keys, FHIRPath \
-            that does not parse or names no R4 element from where it starts, unknown entities, target \
-            fields and transforms, values of the wrong type (a birthday from a HumanName), and missing \
-            required fields. Without DIR, checks the default mappings built into caregate. A file with \
-            `extends: default` is checked merged with the default it extends.
+            Reports every problem once, with its file:line:column: YAML syntax, unknown or missing keys, \
+            FHIRPath that does not parse or names no R4 element from where it starts, unknown entities, \
+            target fields, transforms and resource types (each with the near name you may have meant), \
+            values of the wrong type (a birthday from a HumanName), conditions (`when`, `delete-when`) that \
+            give no boolean (a warning), and missing required fields. Without DIR, checks the default \
+            mappings built into caregate. A file with `extends: default` is checked merged with the default \
+            it extends; what it breaks in the default's fields is reported at its own line.
+
+            --format json prints {"files", "errors", "warnings", "problems": [{"file", "line", "column", \
+            "severity", "message"}]} for editors and CI; --format xml an OperationOutcome. \
+            Mappings/mapping.schema.json is the JSON Schema of the format, for the YAML language server.
 
             Exit status: 0 when no file has errors (warnings allowed), 1 when any has, 2 on bad usage.
             """
@@ -36,7 +42,7 @@ struct MappingsValidate: ParsableCommand {
     @Argument(help: ArgumentHelp("The folder of mapping files (default: the built-in defaults).", valueName: "dir"))
     var folder: String?
 
-    @Option(help: "Output: text (one line per problem), json or xml (an OperationOutcome).")
+    @Option(help: "Output: text (one line per problem), json (each problem's file, line, column, severity and message) or xml (an OperationOutcome).")
     var format: ValidationReportFormat = .text
 
     func validate() throws {
@@ -44,7 +50,7 @@ struct MappingsValidate: ParsableCommand {
     }
 
     func run() throws {
-        let problems: [MappingProblem]
+        var problems: [MappingProblem]
         let files: Int
         if let folder {
             (_, problems, files) = try MappingSet.layered(folder: folder)
@@ -52,13 +58,17 @@ struct MappingsValidate: ParsableCommand {
             problems = MappingSet.checkDefaults()
             files = MappingSet.defaultFileNames.count
         }
+        // In reading order, file by file.
+        problems.sort { ($0.location.file, $0.location.line, $0.location.column) < ($1.location.file, $1.location.line, $1.location.column) }
         switch format {
         case .text:
             var lines = problems.map(\.description)
             let errors = problems.filter { $0.severity == .error }.count
             lines.append("\(files) mapping file(s) checked: \(errors) error(s), \(problems.count - errors) warning(s)")
             print(lines.joined(separator: "\n"))
-        case .json, .xml:
+        case .json:
+            FileHandle.standardOutput.write(MappingProblems(problems).json(filesChecked: files))
+        case .xml:
             FileHandle.standardOutput.write(format.render(Self.results(problems)))
         }
         if problems.contains(where: { $0.severity == .error }) { throw ExitCode(1) }

@@ -47,7 +47,11 @@ struct OutboxList: ParsableCommand {
                 print(line)
             }
         }
-        printError("\(total) outbox entr\(total == 1 ? "y" : "ies")\(state.map { " \($0)" } ?? "")")
+        // The footer counts what the store holds, not only what --limit let through.
+        let counts = try store.statistics().outbox
+        let held = states.reduce(0) { $0 + (counts[$1] ?? 0) }
+        let listed = held > total ? "\(total) of " : ""
+        printError("\(listed)\(held) outbox entr\(held == 1 ? "y" : "ies")\(state.map { " \($0)" } ?? "")" + (held > total ? " (--limit \(limit) per state)" : ""))
     }
 }
 

@@ -40,7 +40,8 @@ struct OutcomesAdd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The task's id.", valueName: "id"))
     var task: String
 
-    @Option(name: .long, help: ArgumentHelp("The occurrence index in the task's schedule (0 is the first).", valueName: "n"))
+    // Unconditional, so that `--occurrence -1` is read as a value and refused as one, not as a missing value.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The occurrence index in the task's schedule (0 is the first).", valueName: "n"))
     var occurrence: Int
 
     @Option(name: .long, help: ArgumentHelp("A value (repeat for several).", valueName: "value"))
@@ -74,6 +75,11 @@ struct OutcomesAdd: ParsableCommand {
 
     func run() throws {
         let store = try storeOptions.open()
+        // Planned from the current task and outcome: no other writer may come between the reads and the write.
+        try store.withWriterLease("caregate outcomes add") { try record(in: store) }
+    }
+
+    private func record(in store: any Store) throws {
         guard let current = try store.tasks(EntityQuery(ids: [task])).first else {
             throw CommandFailure("no task '\(task)' in \(storeOptions.store) (caregate store dump --kind task lists them)")
         }
@@ -93,6 +99,11 @@ struct OutcomesAdd: ParsableCommand {
         var all = (replace ? [] : existing?.values ?? []) + values
         for index in all.indices { all[index].index = all.count > 1 ? index : nil }
         let effective = current.schedule.eventStart(occurrence: occurrence) ?? recorded
+        // An outcome records what was done: an occurrence more than a day after its recording has not come
+        // yet (an open-ended schedule has every occurrence, however far).
+        guard effective <= recorded.addingTimeInterval(86_400) else {
+            throw CommandFailure("occurrence \(occurrence) of task '\(task)' starts \(effective.formatted(.iso8601)), after the outcome's time \(recorded.formatted(.iso8601)); an outcome records what was done (caregate store events lists the occurrences of a day)")
+        }
         var metadata = EntityMetadata(effectiveDate: max(effective, existing?.metadata.effectiveDate ?? effective), timezone: zone)
         metadata.source = source
         let outcome = Outcome(taskUUID: current.uuid, taskID: current.id, taskOccurrenceIndex: occurrence, values: all, metadata: metadata)
@@ -134,10 +145,11 @@ struct OutcomesImport: ParsableCommand {
         commandName: "import",
         abstract: "Store outcomes a care app sent as CareKit JSON; each new version is queued for export.",
         discussion: """
-            FILE holds one outcome, an array of outcomes, or an object with an `outcomes` array (what \
-            caregate store dump --format carekit-json writes), each as CareKit encodes OCKOutcome: \
-            taskUUID (the task version), taskOccurrenceIndex, values, and the usual metadata; - reads \
-            standard input.
+            FILE holds one outcome, an array of outcomes, an object with an `outcomes` array (what \
+            caregate store dump --format carekit-json writes; JSON Lines of them too), or a CareKit \
+            revision record whose entities are outcomes, each as CareKit 4.0 encodes OCKOutcome: \
+            taskUUID (the task version), taskOccurrenceIndex, values, and the usual metadata (the older \
+            shape CareGate wrote is read too); - reads standard input.
 
             Each outcome becomes a new outcome or a new version of its outcome; one whose content the store \
             already has changes nothing; one with a deletedDate deletes it. The store gives each version \

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Pipeline
 import Store
 
 /// `caregate store dump`: every current entity, as readable lines or as CareKit JSON.
@@ -8,8 +9,12 @@ struct StoreDump: ParsableCommand {
         commandName: "dump",
         abstract: "Write out the store's care entities, as text lines or as CareKit JSON.",
         discussion: """
-            carekit-json is one JSON object with an array per kind (patients, carePlans, contacts, tasks, \
-            outcomes), each entity as CareKitStore's Codable types encode it, so a CareKit app can decode it.
+            carekit-json is the JSON CareKit 4.0's Codable types decode (OCKPatient, OCKCarePlan, \
+            OCKContact, OCKTask, OCKOutcome), linked by version UUID (patientUUID, carePlanUUID, taskUUID). \
+            A CareKit store holds one patient: with --patient ID it is one object with an array per kind \
+            (patients, carePlans, contacts, tasks, outcomes) holding that patient's entities; without it, \
+            one such object per patient, one per line (JSON Lines), and a last line with the entities of \
+            no patient (its patients array empty). See Docs/carekit-json.md.
             """)
 
     @OptionGroup var options: StoreOptions
@@ -17,13 +22,23 @@ struct StoreDump: ParsableCommand {
     @Option(name: .long, help: "Output: text (one line per entity) or carekit-json.")
     var format: StoreDumper.Format = .text
 
+    @Option(name: .long, help: ArgumentHelp("Only this patient's entities: the patient, its care plans, their tasks, contacts and outcomes.", valueName: "id"))
+    var patient: String?
+
     @Flag(name: .long, help: "Every version, tombstones included, instead of the current entities.")
     var allVersions = false
 
     func run() throws {
         let store = try options.openForReading()
         let output = FileHandle.standardOutput
-        try StoreDumper(store: store, format: format, allVersions: allVersions).dump { output.write($0) }
+        do {
+            try StoreDumper(
+                store: store, format: format, allVersions: allVersions, patientID: patient,
+                taskPatient: CareKitConversion.taskPatient
+            ).dump { output.write($0) }
+        } catch let error as StoreDumper.DumpError {
+            throw CommandFailure("\(error)")
+        }
     }
 }
 

@@ -28,6 +28,13 @@ struct StoreOptions: ParsableArguments {
     func openForReading() throws -> any Store {
         try SQLiteStore(path: store, mode: .readOnly, options: SQLiteStore.Options(busyTimeout: busyTimeout))
     }
+
+    /// The store a dry run maps against: the existing one opened for reading only (it works on a store
+    /// that is read-only on disk and changes no byte of a writable one), or an empty one in memory when
+    /// there is none yet.
+    func openForDryRun() throws -> any Store {
+        FileManager.default.fileExists(atPath: store) ? try openForReading() : try SQLiteStore.inMemory()
+    }
 }
 
 /// The size of a synthetic data set, shared by `store generate` and `bench store`; each command has its

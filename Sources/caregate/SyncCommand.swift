@@ -61,19 +61,21 @@ struct SyncCommand: ParsableCommand {
 
     func run() throws {
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
-            throw ValidationError("cannot read the configuration \(config)")
+            throw CommandFailure("cannot read the configuration \(config)", status: 2)
         }
         let configuration: SyncConfiguration
         let client: FHIRClient
         do {
             configuration = try SyncConfiguration.parse(text, file: config)
             client = FHIRClient(
-                base: configuration.server, retry: RetryPolicy(maxRetriesPerJob: configuration.maxRetries),
-                authorization: try configuration.auth.provider(base: configuration.server))
+                base: configuration.server, timeout: TimeInterval(configuration.requestTimeout),
+                retry: RetryPolicy(maxRetriesPerJob: configuration.maxRetries),
+                authorization: try configuration.auth.provider(base: configuration.server),
+                maxResponseBytes: Int64(configuration.maxResponseMiB) << 20, runTimeout: TimeInterval(configuration.runTimeout))
         } catch let error as SyncConfigurationError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description, status: 2)
         } catch let error as AuthorizationError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description, status: 2)
         }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
         // The server must answer as a FHIR server, and take the credentials, before anything is written.
@@ -81,13 +83,11 @@ struct SyncCommand: ParsableCommand {
             do {
                 _ = try client.capabilities()
             } catch {
-                throw ValidationError("\(configuration.server.absoluteString) does not answer as a FHIR server: \(error)")
+                throw CommandFailure("\(FHIRClient.withoutCredentials(configuration.server)) does not answer as a FHIR server: \(error)", status: 2)
             }
             try checkCredentials(client, configuration)
         }
-        // A dry run against a store not made yet maps into a store in memory: nothing is written.
-        let store = dryRun && !FileManager.default.fileExists(atPath: storeOptions.store)
-            ? try SQLiteStore.inMemory() : try storeOptions.open(creating: true)
+        let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
         let job = SyncJob(configuration: configuration, store: store, mappings: mappingSet, client: client)
         job.progress = { printError($0) }
         job.dryRun = dryRun
@@ -118,9 +118,9 @@ private func checkCredentials(_ client: FHIRClient, _ configuration: SyncConfigu
         try client.search(type, [("_count", "1")]) { _ in false }
     } catch FHIRClientError.status(_, let code, _, let detail) where code == 401 || code == 403 {
         let advice = configuration.auth.isEmpty ? "the server asks for credentials: add `auth:` to the configuration" : "the server refuses the configured credentials"
-        throw ValidationError("\(configuration.server.absoluteString): \(advice) (\(code)\(detail.map { ": \($0)" } ?? ""))")
+        throw CommandFailure("\(FHIRClient.withoutCredentials(configuration.server)): \(advice) (\(code)\(detail.map { ": \($0)" } ?? ""))", status: 2)
     } catch let error as AuthorizationError {
-        throw ValidationError(error.description)
+        throw CommandFailure(error.description, status: 2)
     } catch {
         return
     }

@@ -72,15 +72,18 @@ final class ExportCLITests: XCTestCase {
     /// stored, queued, and exported; a file naming an unknown task version stores nothing.
     func testOutcomesImportFromCareKitJSONThenExport() throws {
         let (store, folder) = try storeWithOutcomes(0)
-        let dump = try CLIRunner.run(["store", "dump", "--store", store, "--format", "carekit-json"])
+        let dump = try CLIRunner.run(["store", "dump", "--store", store, "--format", "carekit-json", "--patient", "Patient/pat-1"])
         XCTAssertEqual(dump.status, 0, dump.stderr)
         let entities = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         let tasks = try XCTUnwrap(entities["tasks"] as? [[String: Any]])
         let uuid = try XCTUnwrap(tasks.first { $0["id"] as? String == bloodPressure }?["uuid"] as? String)
+        // As CareKit 4.0 encodes an OCKOutcome: its own random id and version uuid, every value dated.
         let outcome: [String: Any] = [
+            "id": UUID().uuidString, "uuid": UUID().uuidString, "nextVersionUUIDs": [], "previousVersionUUIDs": [],
+            "timezone": ["identifier": "America/Chicago"],
             "taskUUID": uuid, "taskOccurrenceIndex": 5, "effectiveDate": 815_580_000, "source": "HeartApp",
-            "values": [["type": "integer", "value": 126, "units": "mm[Hg]", "kind": "http://loinc.org|8480-6"],
-                       ["type": "integer", "value": 79, "units": "mm[Hg]", "kind": "http://loinc.org|8462-4"]],
+            "values": [["type": "integer", "value": 126, "units": "mm[Hg]", "kind": "http://loinc.org|8480-6", "createdDate": 815_580_000],
+                       ["type": "integer", "value": 79, "units": "mm[Hg]", "kind": "http://loinc.org|8462-4", "createdDate": 815_580_000]],
         ]
         let file = folder.appendingPathComponent("app-outcomes.json")
         try JSONSerialization.data(withJSONObject: [outcome]).write(to: file)

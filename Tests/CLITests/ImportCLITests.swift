@@ -52,8 +52,9 @@ final class ImportCLITests: XCTestCase {
         let broken = try CLIRunner.run(["mappings", "validate", folder.path])
         XCTAssertEqual(broken.status, 1)
         XCTAssertTrue(broken.stdout.contains("Patient.yaml:5:17: error: 'birthday' takes a date"), broken.stdout)
-        let outcome = try CLIRunner.run(["mappings", "validate", folder.path, "--format", "json"])
-        XCTAssertTrue(outcome.stdout.contains("\"OperationOutcome\"") && outcome.stdout.contains("Patient.yaml:5:17"), outcome.stdout)
+        // JSON is for editors and CI (MappingsValidateCLITests); XML stays an OperationOutcome.
+        let outcome = try CLIRunner.run(["mappings", "validate", folder.path, "--format", "xml"])
+        XCTAssertTrue(outcome.stdout.contains("<OperationOutcome") && outcome.stdout.contains("Patient.yaml:5:17"), outcome.stdout)
     }
 }
 
@@ -85,9 +86,22 @@ final class MappingGoldenCLITests: XCTestCase {
     func testConvertToCareKit() throws {
         let result = try CLIRunner.run(["convert", "Fixtures/provider", "--to", "carekit", "--time-zone", "America/Chicago"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [Any]])
-        XCTAssertEqual(Set(object.keys), ["patients", "carePlans", "contacts", "tasks", "outcomes"])
-        XCTAssertEqual(object["carePlans"]?.count, 1)
-        XCTAssertEqual(object["outcomes"]?.count, 2)
+        // One object per patient (the log task, which has no care plan, goes with its patient), then
+        // what belongs to no patient: the PractitionerRole's contact.
+        let objects = try result.stdout.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: [[String: Any]]])
+        }
+        XCTAssertEqual(objects.count, 2, result.stdout)
+        let patient = try XCTUnwrap(objects.first)
+        XCTAssertEqual(Set(patient.keys), ["patients", "carePlans", "contacts", "tasks", "outcomes"])
+        XCTAssertEqual(patient["patients"]?.map { $0["id"] as? String }, ["Patient/pat-1"])
+        XCTAssertEqual(patient["carePlans"]?.count, 1)
+        XCTAssertEqual(patient["tasks"]?.count, 4)
+        XCTAssertEqual(patient["outcomes"]?.count, 2)
+        let planUUID = try XCTUnwrap(patient["carePlans"]?.first?["uuid"] as? String)
+        XCTAssertEqual(patient["contacts"]?.map { $0["carePlanUUID"] as? String }, [planUUID], "linked by version UUID")
+        let unattached = try XCTUnwrap(objects.last)
+        XCTAssertEqual(unattached["patients"]?.count, 0)
+        XCTAssertEqual(unattached["contacts"]?.map { $0["id"] as? String }, ["PractitionerRole/role-1"])
     }
 }

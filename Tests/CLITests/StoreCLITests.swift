@@ -65,23 +65,80 @@ final class StoreCLITests: XCTestCase {
         XCTAssertEqual(outcome["taskOccurrenceIndex"] as? Int, 0)
     }
 
+    /// Without --patient: one CareKit 4.0 object per patient, one per line, linked by version UUID.
     func testDumpAsCareKitJSON() throws {
         try generate()
         let result = try CLIRunner.run(["store", "dump", "--store", storePath, "--format", "carekit-json"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        let dump = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [[String: Any]]])
-        XCTAssertEqual(dump["patients"]?.count, 2)
-        XCTAssertEqual(dump["carePlans"]?.count, 2)
-        XCTAssertEqual(dump["contacts"]?.count, 0)
-        XCTAssertEqual(dump["tasks"]?.count, 6)
-        XCTAssertEqual(dump["outcomes"]?.count, 24)
-        XCTAssertNotNil(dump["tasks"]?.first?["schedule"])
-        XCTAssertTrue(dump["patients"]?.first?["effectiveDate"] is NSNumber, "CareKit dates are seconds since 2001")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2, "one line per patient, none for entities of no patient (there are none)")
+        for (index, line) in lines.enumerated() {
+            let dump = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: [[String: Any]]])
+            XCTAssertEqual(dump["patients"]?.count, 1)
+            XCTAssertEqual(dump["patients"]?.first?["id"] as? String, "patient-\(index + 1)")
+            XCTAssertEqual(dump["carePlans"]?.count, 1)
+            XCTAssertEqual(dump["contacts"]?.count, 0)
+            XCTAssertEqual(dump["tasks"]?.count, 3)
+            XCTAssertEqual(dump["outcomes"]?.count, 12)
+            try assertLinkedByVersionUUID(dump)
+        }
 
         let text = try CLIRunner.run(["store", "dump", "--store", storePath])
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertEqual(text.stdout.split(separator: "\n").count, 34)
         XCTAssertTrue(text.stdout.hasPrefix("patient patient-1 uuid="), text.stdout)
+    }
+
+    /// --patient: that patient's entities in one object, what one CareKit store holds; the same as its
+    /// line of the whole dump.
+    func testDumpOnePatientAsCareKitJSON() throws {
+        try generate()
+        let result = try CLIRunner.run(["store", "dump", "--store", storePath, "--format", "carekit-json", "--patient", "patient-2"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let dump = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [[String: Any]]])
+        XCTAssertEqual(dump["patients"]?.map { $0["id"] as? String }, ["patient-2"])
+        XCTAssertEqual(dump["tasks"]?.count, 3)
+        XCTAssertEqual(dump["outcomes"]?.count, 12)
+        XCTAssertTrue(dump["tasks"]?.allSatisfy { $0["carePlanID"] is String } ?? false, "CareGate's stable-id link rides along")
+        try assertLinkedByVersionUUID(dump)
+        XCTAssertTrue(dump["patients"]?.first?["effectiveDate"] is NSNumber, "CareKit dates are seconds since 2001")
+
+        let whole = try CLIRunner.run(["store", "dump", "--store", storePath, "--format", "carekit-json"])
+        let line = try XCTUnwrap(whole.stdout.split(separator: "\n").last.map(String.init))
+        let fromLine = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary)
+        XCTAssertEqual(fromLine, dump as NSDictionary)
+
+        let text = try CLIRunner.run(["store", "dump", "--store", storePath, "--patient", "patient-2"])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertEqual(text.stdout.split(separator: "\n").count, 17, "the patient, its plan, 3 tasks, 12 outcomes")
+
+        let unknown = try CLIRunner.run(["store", "dump", "--store", storePath, "--format", "carekit-json", "--patient", "nobody"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.stderr.contains("no patient 'nobody'"), unknown.stderr)
+        XCTAssertEqual(unknown.stdout, "")
+    }
+
+    /// Plans link their patient, tasks their plan, outcomes a task of the dump, by version UUID; outcomes
+    /// carry CareKit 4.0's `id` and values of its five keys.
+    private func assertLinkedByVersionUUID(_ dump: [String: [[String: Any]]], file: StaticString = #filePath, line: UInt = #line) throws {
+        let patientUUIDs = Set(dump["patients"]?.compactMap { $0["uuid"] as? String } ?? [])
+        let planUUIDs = Set(dump["carePlans"]?.compactMap { $0["uuid"] as? String } ?? [])
+        let taskUUIDs = Set(dump["tasks"]?.compactMap { $0["uuid"] as? String } ?? [])
+        for plan in dump["carePlans"] ?? [] {
+            XCTAssertTrue(patientUUIDs.contains(plan["patientUUID"] as? String ?? "-"), "\(plan)", file: file, line: line)
+        }
+        for task in dump["tasks"] ?? [] {
+            XCTAssertTrue(planUUIDs.contains(task["carePlanUUID"] as? String ?? "-"), "\(task)", file: file, line: line)
+        }
+        for outcome in dump["outcomes"] ?? [] {
+            let taskUUID = outcome["taskUUID"] as? String ?? "-"
+            XCTAssertTrue(taskUUIDs.contains(taskUUID), file: file, line: line)
+            XCTAssertEqual(outcome["id"] as? String, "\(taskUUID)_\(outcome["taskOccurrenceIndex"] as? Int ?? -1)", file: file, line: line)
+            for value in outcome["values"] as? [[String: Any]] ?? [] {
+                XCTAssertTrue(Set(value.keys).isSubset(of: ["type", "value", "kind", "units", "createdDate"]), "\(value)", file: file, line: line)
+                XCTAssertTrue(value["createdDate"] is NSNumber, file: file, line: line)
+            }
+        }
     }
 
     func testMissingStoreIsAnErrorWithStatus1() throws {

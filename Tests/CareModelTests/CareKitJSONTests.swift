@@ -2,8 +2,8 @@ import Foundation
 import XCTest
 @testable import CareModel
 
-/// CareKit-compatible JSON: every entity round-trips, CareKit's decoders (mirrored) accept what CareGate
-/// writes, and JSON written the way CareKit writes it decodes.
+/// CareKit-compatible JSON: every entity round-trips in the stored shape, CareKit 4.0's decoders (mirrored)
+/// accept the wire shape CareGate serves, and JSON written the way CareKit writes it decodes.
 final class CareKitJSONTests: XCTestCase {
     private let ny = Clock.newYork
     private let encoder = CareKitJSON.makeEncoder()
@@ -74,6 +74,12 @@ final class CareKitJSONTests: XCTestCase {
         return data
     }
 
+    /// The wire JSON of `entity`, decoded by CareKit 4.0's decoders (mirrored) for `Mirror`.
+    private func wire<Mirror: Decodable>(_ entity: CareEntity, as mirror: Mirror.Type) throws -> (json: [String: Any], decoded: CareKit4Decoded<Mirror>) {
+        let data = try CareKitJSON.encodeWire(entity)
+        return (try object(data), try decoder.decode(CareKit4Decoded<Mirror>.self, from: data))
+    }
+
     private func object(_ data: Data) throws -> [String: Any] {
         try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
@@ -82,16 +88,18 @@ final class CareKitJSONTests: XCTestCase {
 
     func testPatientRoundTrip() throws {
         let data = try roundTrip(patient)
-        let mirror = try decoder.decode(CareKitPatientMirror.self, from: data)
-        XCTAssertEqual(mirror.name.givenName, "Jane")
-        XCTAssertEqual(mirror.name.nickname, "JD")
-        XCTAssertEqual(mirror.sex, "intersex")
-        let versioned = try decoder.decode(CareKitVersionedMirror.self, from: data)
-        XCTAssertEqual(versioned.uuid, patient.uuid)
-        XCTAssertEqual(versioned.timezone, ny)
-        XCTAssertEqual(versioned.notes?.first?.author, "Dr. Who")
+        let (wireJSON, decoded) = try wire(patient.careEntity, as: CareKit4PatientMirror.self)
+        XCTAssertEqual(decoded.own.name.givenName, "Jane")
+        XCTAssertEqual(decoded.own.name.nickname, "JD")
+        XCTAssertEqual(decoded.own.sex, "intersex")
+        XCTAssertEqual(decoded.versioned.uuid, patient.uuid)
+        XCTAssertEqual(decoded.versioned.timezone, ny)
+        XCTAssertEqual(decoded.versioned.notes?.first?.author, "Dr. Who")
+        XCTAssertEqual(decoded.versioned.schemaVersion?.majorVersion, 3)
+        XCTAssertNil(wireJSON["previousVersionUUID"], "CareKit 4.0 has no single version links")
+        XCTAssertEqual((wireJSON["provenance"] as? [String: Any])?["fhirID"] as? String, "cp-1", "CareGate's own, in a key CareKit ignores")
         let json = try object(data)
-        XCTAssertEqual(json["previousVersionUUID"] as? String, "11111111-1111-1111-1111-111111111111", "CareKit 2.1 link")
+        XCTAssertEqual(json["previousVersionUUID"] as? String, "11111111-1111-1111-1111-111111111111", "the stored shape keeps CareKit 2.1's link")
         XCTAssertNil(json["nextVersionUUID"])
         XCTAssertEqual((json["provenance"] as? [String: Any])?["fhirID"] as? String, "cp-1")
         XCTAssertEqual(json["effectiveDate"] as? Double, Clock.date(2026, 1, 1, 8).timeIntervalSinceReferenceDate,
@@ -99,33 +107,33 @@ final class CareKitJSONTests: XCTestCase {
     }
 
     func testCarePlanRoundTrip() throws {
-        let data = try roundTrip(carePlan)
-        let mirror = try decoder.decode(CareKitCarePlanMirror.self, from: data)
-        XCTAssertEqual(mirror.patientUUID, carePlan.patientUUID)
-        XCTAssertEqual(mirror.title, "Hypertension")
-        _ = try decoder.decode(CareKitVersionedMirror.self, from: data)
+        _ = try roundTrip(carePlan)
+        let (json, decoded) = try wire(carePlan.careEntity, as: CareKit4CarePlanMirror.self)
+        XCTAssertEqual(decoded.own.patientUUID, carePlan.patientUUID)
+        XCTAssertEqual(decoded.own.title, "Hypertension")
+        XCTAssertEqual(json["patientID"] as? String, "patient-1")
     }
 
     func testContactRoundTrip() throws {
-        let data = try roundTrip(contact)
-        let mirror = try decoder.decode(CareKitContactMirror.self, from: data)
+        _ = try roundTrip(contact)
+        let mirror = try wire(contact.careEntity, as: CareKit4ContactMirror.self).decoded.own
         XCTAssertEqual(mirror.address?.isoCountryCode, "us")
         XCTAssertEqual(mirror.phoneNumbers?.first?.value, "+1 555 0101")
         XCTAssertEqual(mirror.category, .careProvider)
-        _ = try decoder.decode(CareKitVersionedMirror.self, from: data)
+        XCTAssertEqual(mirror.carePlanUUID, contact.carePlanUUID)
     }
 
     func testContactWithEmptyAddressFieldsWritesEveryAddressKey() throws {
         var sparse = contact
         sparse.address = PostalAddress(city: "Springfield")
-        let data = try roundTrip(sparse)
-        XCTAssertEqual(try decoder.decode(CareKitContactMirror.self, from: data).address?.street, "")
+        _ = try roundTrip(sparse)
+        XCTAssertEqual(try wire(sparse.careEntity, as: CareKit4ContactMirror.self).decoded.own.address?.street, "")
     }
 
     func testTaskRoundTrip() throws {
         let task = try task()
         let data = try roundTrip(task)
-        let mirror = try decoder.decode(CareKitTaskMirror.self, from: data)
+        let mirror = try wire(task.careEntity, as: CareKit4TaskMirror.self).decoded.own
         XCTAssertFalse(mirror.impactsAdherence)
         XCTAssertEqual(mirror.schedule.elements.count, 2)
         let morning = try XCTUnwrap(mirror.schedule.elements.first)
@@ -134,6 +142,8 @@ final class CareKitJSONTests: XCTestCase {
         XCTAssertEqual(morning.duration.isAllDay, false)
         XCTAssertEqual(morning.calendar.timeZone, ny, "the element's time zone travels in its calendar")
         XCTAssertEqual(morning.targetValues.first?.value, "5.0")
+        XCTAssertEqual(morning.targetValues.first?.createdDate, task.metadata.createdDate,
+                       "a target value without a date of its own is dated as its task version")
         let weekly = try XCTUnwrap(mirror.schedule.elements.last)
         XCTAssertEqual(weekly.duration.isAllDay, true)
         XCTAssertNil(weekly.duration.seconds)
@@ -147,13 +157,19 @@ final class CareKitJSONTests: XCTestCase {
 
     func testOutcomeRoundTripWithEveryValueType() throws {
         let data = try roundTrip(outcome)
-        let mirror = try decoder.decode(CareKitOutcomeMirror.self, from: data)
+        let (wireJSON, decoded) = try wire(outcome.careEntity, as: CareKit4OutcomeMirror.self)
+        let mirror = decoded.own
         XCTAssertEqual(mirror.taskOccurrenceIndex, 7)
+        XCTAssertEqual(mirror.id, outcome.id, "OCKOutcome.id is a required key in 4.0")
         XCTAssertEqual(mirror.values.map(\.type), [.integer, .double, .boolean, .text, .binary, .date])
         XCTAssertEqual(mirror.values.map(\.value)[0...4], ["120", "80.5", "true", "felt dizzy", "AAEC/w=="])
-        _ = try decoder.decode(CareKitVersionedMirror.self, from: data)
+        XCTAssertEqual(mirror.values.first?.createdDate, Clock.date(2026, 1, 4, 8, 10))
+        XCTAssertEqual(mirror.values.last?.createdDate, outcome.metadata.createdDate)
+        let values = try XCTUnwrap(wireJSON["values"] as? [[String: Any]])
+        XCTAssertEqual(Set(values[0].keys), ["type", "value", "kind", "units", "createdDate"], "only CareKit 4.0's keys")
+        XCTAssertEqual(Set(values[2].keys), ["type", "value", "createdDate"])
         let json = try object(data)
-        XCTAssertNil(json["id"], "CareKit computes an outcome's id; it is not written")
+        XCTAssertNil(json["id"], "the stored shape computes an outcome's id; it is not written")
         XCTAssertEqual(outcome.id, "\(outcome.taskUUID.uuidString)_7")
     }
 

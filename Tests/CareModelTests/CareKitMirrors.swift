@@ -1,107 +1,94 @@
 import Foundation
 
-// Decode-only stand-ins for CareKitStore's structs, declaring exactly what CareKit's decoders demand:
-// non-optional stored properties are required keys (synthesized Decodable), optional ones may be missing.
-// OCKOutcomeValue and OCKPostalAddress decode by hand and require every key (see their mirrors).
-// Decoding CareGate's output with them shows a CareKit app would accept it. Shapes follow
-// carekit-apple/CareKit CareKitStore/CareKitStore/Structs/*.swift (2.1 and 3.0).
+// Decode-only stand-ins for CareKit 4.0's Codable structs (carekit-apple/CareKit, tag 4.0.0,
+// CareKitStore/CareKitStore/Structs/*.swift and Synchronization/OCKRevisionRecord.swift), declaring
+// exactly what their decoders demand. Synthesized decoders require every non-optional stored `var`,
+// even one with a default (`uuid = UUID()`, `id = UUID().uuidString`, `impactsAdherence = true`,
+// `nextVersionUUIDs = []`); optionals may be missing. OCKOutcomeValue, OCKBiologicalSex, OCKEntity and
+// the knowledge vector decode by hand (mirrored as written). Decoding CareGate's wire JSON with them
+// shows a CareKit 4.0 app accepts it.
 
-/// `OCKVersionedObjectCompatible` + `OCKObjectCompatible` required keys (CareKit 3.0).
-struct CareKitVersionedMirror: Decodable {
-    let uuid: UUID
+/// The fields of `OCKVersionedObjectCompatible` + `OCKObjectCompatible` every entity declares.
+struct CareKit4VersionedMirror: Decodable {
     let effectiveDate: Date
-    let previousVersionUUIDs: [UUID]
-    let nextVersionUUIDs: [UUID]
-    let timezone: TimeZone
     let deletedDate: Date?
+    let uuid: UUID
+    let nextVersionUUIDs: [UUID]
+    let previousVersionUUIDs: [UUID]
     let createdDate: Date?
+    let updatedDate: Date?
+    let schemaVersion: CareKit4SemanticVersionMirror?
     let groupIdentifier: String?
     let tags: [String]?
     let remoteID: String?
     let source: String?
     let userInfo: [String: String]?
     let asset: String?
-    let notes: [CareKitNoteMirror]?
+    let notes: [CareKit4NoteMirror]?
+    let timezone: TimeZone
 }
 
-struct CareKitNoteMirror: Decodable {
+struct CareKit4NoteMirror: Decodable {
     let author: String?
     let title: String?
     let content: String?
 }
 
-/// OCKOutcomeValue's hand-written init(from:) (CareKit 2.1): `decode(T?.self)` on every key, so every key
-/// must be present (null allowed), and `timezone` must be a time zone.
-struct CareKitOutcomeValueMirror: Decodable {
-    enum Kind: String, Decodable { case integer, double, boolean, text, binary, date }
-    enum CodingKeys: String, CodingKey {
-        case kind, units, uuid, value, type, index, createdDate, updatedDate, schemaVersion, tags, group, remoteID, userInfo, source, timezone
-    }
-    let type: Kind
-    let value: String
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        type = try c.decode(Kind.self, forKey: .type)
-        switch type {
-        case .integer: value = String(try c.decode(Int.self, forKey: .value))
-        case .double: value = String(try c.decode(Double.self, forKey: .value))
-        case .boolean: value = String(try c.decode(Bool.self, forKey: .value))
-        case .text: value = try c.decode(String.self, forKey: .value)
-        case .binary: value = try c.decode(Data.self, forKey: .value).base64EncodedString()
-        case .date: value = String(try c.decode(Date.self, forKey: .value).timeIntervalSinceReferenceDate)
-        }
-        _ = try c.decode(String?.self, forKey: .kind)
-        _ = try c.decode(String?.self, forKey: .units)
-        _ = try c.decode(Int?.self, forKey: .index)
-        _ = try c.decode(UUID?.self, forKey: .uuid)
-        _ = try c.decode(Date?.self, forKey: .createdDate)
-        _ = try c.decode(Date?.self, forKey: .updatedDate)
-        _ = try c.decode(CareKitSemanticVersionMirror?.self, forKey: .schemaVersion)
-        _ = try c.decode(String?.self, forKey: .group)
-        _ = try c.decode([String]?.self, forKey: .tags)
-        _ = try c.decode(String?.self, forKey: .remoteID)
-        _ = try c.decode(String?.self, forKey: .source)
-        _ = try c.decode([String: String]?.self, forKey: .userInfo)
-        _ = try c.decode(TimeZone.self, forKey: .timezone)
-    }
-}
-
-struct CareKitSemanticVersionMirror: Decodable {
+struct CareKit4SemanticVersionMirror: Decodable {
     let majorVersion: Int
     let minorVersion: Int
     let patchNumber: Int
 }
 
-/// OCKScheduleElement (3.0): synthesized, including its private `calendar`.
-struct CareKitScheduleElementMirror: Decodable {
+/// OCKOutcomeValue's hand-written `init(from:)` (4.0): `type`, then `value` in that type, `kind` and
+/// `units` if present, `createdDate` required (`decode(Date.self)`).
+struct CareKit4OutcomeValueMirror: Decodable {
+    enum Kind: String, Decodable { case integer, double, boolean, text, binary, date }
+    enum CodingKeys: String, CodingKey { case kind, units, value, type, createdDate }
+    let type: Kind
+    let value: String
+    let kind: String?
+    let units: String?
+    let createdDate: Date
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(Kind.self, forKey: .type)
+        switch type {
+        case .integer: value = String(try container.decode(Int.self, forKey: .value))
+        case .double: value = String(try container.decode(Double.self, forKey: .value))
+        case .boolean: value = String(try container.decode(Bool.self, forKey: .value))
+        case .text: value = try container.decode(String.self, forKey: .value)
+        case .binary: value = try container.decode(Data.self, forKey: .value).base64EncodedString()
+        case .date: value = String(try container.decode(Date.self, forKey: .value).timeIntervalSinceReferenceDate)
+        }
+        kind = try container.decodeIfPresent(String.self, forKey: .kind)
+        units = try container.decodeIfPresent(String.self, forKey: .units)
+        createdDate = try container.decode(Date.self, forKey: .createdDate)
+    }
+}
+
+/// OCKScheduleElement (synthesized): `calendar` is a required public `var` in 4.0.
+struct CareKit4ScheduleElementMirror: Decodable {
+    /// OCKScheduleElement.Duration's hand-written decoder: `isAllDay` true, else `seconds`.
     struct Duration: Decodable {
         let isAllDay: Bool?
         let seconds: Double?
     }
-    let calendar: Calendar
     let text: String?
     let duration: Duration
     let start: Date
     let end: Date?
     let interval: DateComponents
-    let targetValues: [CareKitOutcomeValueMirror]
+    let targetValues: [CareKit4OutcomeValueMirror]
+    let calendar: Calendar
 }
 
-struct CareKitScheduleMirror: Decodable {
-    let elements: [CareKitScheduleElementMirror]
+struct CareKit4ScheduleMirror: Decodable {
+    let elements: [CareKit4ScheduleElementMirror]
 }
 
-struct CareKitTaskMirror: Decodable {
-    let id: String
-    let title: String?
-    let instructions: String?
-    let impactsAdherence: Bool
-    let schedule: CareKitScheduleMirror
-    let carePlanUUID: UUID?
-}
-
-struct CareKitPatientMirror: Decodable {
+struct CareKit4PatientMirror: Decodable {
     let id: String
     let name: PersonNameComponents
     let sex: String?
@@ -109,40 +96,111 @@ struct CareKitPatientMirror: Decodable {
     let allergies: [String]?
 }
 
-struct CareKitCarePlanMirror: Decodable {
+struct CareKit4CarePlanMirror: Decodable {
+    let patientUUID: UUID?
     let id: String
     let title: String
-    let patientUUID: UUID?
 }
 
-/// OCKPostalAddress decodes all eight keys with `decode(String.self)`.
-struct CareKitPostalAddressMirror: Decodable {
-    let street, subLocality, city, subAdministrativeArea, state, postalCode, country, isoCountryCode: String
+/// OCKPostalAddress (synthesized in 4.0): eight required strings.
+struct CareKit4PostalAddressMirror: Decodable {
+    let street, city, state, postalCode, country, isoCountryCode, subAdministrativeArea, subLocality: String
 }
 
-struct CareKitLabeledValueMirror: Decodable {
+struct CareKit4LabeledValueMirror: Decodable {
     let label: String
     let value: String
 }
 
-struct CareKitContactMirror: Decodable {
+struct CareKit4ContactMirror: Decodable {
     enum Category: String, Decodable { case careProvider, friendsAndFamily }
+    let carePlanUUID: UUID?
     let id: String
     let name: PersonNameComponents
-    let address: CareKitPostalAddressMirror?
-    let emailAddresses: [CareKitLabeledValueMirror]?
-    let messagingNumbers: [CareKitLabeledValueMirror]?
-    let phoneNumbers: [CareKitLabeledValueMirror]?
-    let otherContactInfo: [CareKitLabeledValueMirror]?
+    let address: CareKit4PostalAddressMirror?
+    let emailAddresses: [CareKit4LabeledValueMirror]?
+    let messagingNumbers: [CareKit4LabeledValueMirror]?
+    let phoneNumbers: [CareKit4LabeledValueMirror]?
+    let otherContactInfo: [CareKit4LabeledValueMirror]?
     let organization: String?
     let title: String?
     let role: String?
     let category: Category?
-    let carePlanUUID: UUID?
 }
 
-struct CareKitOutcomeMirror: Decodable {
+struct CareKit4TaskMirror: Decodable {
+    let carePlanUUID: UUID?
+    let id: String
+    let title: String?
+    let instructions: String?
+    let impactsAdherence: Bool
+    let schedule: CareKit4ScheduleMirror
+    let groupIdentifier: String?
+    let tags: [String]?
+}
+
+struct CareKit4OutcomeMirror: Decodable {
     let taskUUID: UUID
+    let id: String
     let taskOccurrenceIndex: Int
-    let values: [CareKitOutcomeValueMirror]
+    let values: [CareKit4OutcomeValueMirror]
+}
+
+/// An entity decoded as both its own mirror and the versioned fields, as CareKit's one struct would.
+struct CareKit4Decoded<Mirror: Decodable>: Decodable {
+    let own: Mirror
+    let versioned: CareKit4VersionedMirror
+
+    init(from decoder: any Decoder) throws {
+        own = try Mirror(from: decoder)
+        versioned = try CareKit4VersionedMirror(from: decoder)
+    }
+}
+
+/// OCKEntity's hand-written decoder: `type` (OCKEntity.EntityType), then `object` as that type.
+enum CareKit4EntityMirror: Decodable {
+    case patient(CareKit4Decoded<CareKit4PatientMirror>)
+    case carePlan(CareKit4Decoded<CareKit4CarePlanMirror>)
+    case contact(CareKit4Decoded<CareKit4ContactMirror>)
+    case task(CareKit4Decoded<CareKit4TaskMirror>)
+    case outcome(CareKit4Decoded<CareKit4OutcomeMirror>)
+
+    enum EntityType: String, Decodable { case patient, carePlan, contact, task, healthKitTask, outcome }
+    enum Keys: CodingKey { case type, object }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        switch try container.decode(EntityType.self, forKey: .type) {
+        case .patient: self = .patient(try container.decode(CareKit4Decoded<CareKit4PatientMirror>.self, forKey: .object))
+        case .carePlan: self = .carePlan(try container.decode(CareKit4Decoded<CareKit4CarePlanMirror>.self, forKey: .object))
+        case .contact: self = .contact(try container.decode(CareKit4Decoded<CareKit4ContactMirror>.self, forKey: .object))
+        case .task, .healthKitTask: self = .task(try container.decode(CareKit4Decoded<CareKit4TaskMirror>.self, forKey: .object))
+        case .outcome: self = .outcome(try container.decode(CareKit4Decoded<CareKit4OutcomeMirror>.self, forKey: .object))
+        }
+    }
+}
+
+/// OCKRevisionRecord.KnowledgeVector's hand-written decoder: an array of `{id, clock}`, made a dictionary
+/// with `uniqueKeysWithValues` (a repeated id traps in CareKit; here it is reported).
+struct CareKit4KnowledgeVectorMirror: Decodable {
+    struct ClockInfo: Decodable {
+        let id: UUID
+        let clock: Int
+    }
+    enum Keys: CodingKey { case processes }
+    let processes: [UUID: Int]
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let clocks = try container.decode([ClockInfo].self, forKey: .processes)
+        processes = try Dictionary(clocks.map { ($0.id, $0.clock) }) { _, _ in
+            throw DecodingError.dataCorruptedError(forKey: .processes, in: container, debugDescription: "a process twice")
+        }
+    }
+}
+
+/// OCKRevisionRecord (synthesized): `entities`, `knowledgeVector`.
+struct CareKit4RevisionRecordMirror: Decodable {
+    let entities: [CareKit4EntityMirror]
+    let knowledgeVector: CareKit4KnowledgeVectorMirror
 }

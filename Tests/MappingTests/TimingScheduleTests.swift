@@ -147,6 +147,29 @@ final class TimingScheduleTests: XCTestCase {
         XCTAssertEqual(failure.path, "CarePlan.activity[0].detail.scheduledTiming.repeat.count")
     }
 
+    /// Numbers a schedule cannot represent fail the one resource with their place and the bound, never a
+    /// crash (a period of 1e12 years once brought the whole import down).
+    func testNumbersOutsideWhatAScheduleRepresentsFailWithTheirPlace() throws {
+        let cases: [(String, String, String)] = [
+            (#"{"repeat":{"frequency":1,"period":1e12,"periodUnit":"a"}}"#, "repeat.period", "longer than the 100 years"),
+            (#"{"repeat":{"frequency":1,"period":99999999999,"periodUnit":"h"}}"#, "repeat.period", "longer than the 100 years"),
+            (#"{"repeat":{"frequency":1000,"period":1,"periodUnit":"s"}}"#, "repeat.frequency", "more often than once a second"),
+            (#"{"repeat":{"frequency":1e9,"period":1,"periodUnit":"a"}}"#, "repeat.frequency", "more than the 10000 events"),
+            (#"{"repeat":{"count":1e15,"frequency":1,"period":1,"periodUnit":"d"}}"#, "repeat.count", "more than the 1000000 occurrences"),
+            (#"{"repeat":{"frequency":1,"period":1,"periodUnit":"d","duration":1e300,"durationUnit":"h"}}"#, "repeat.duration", "longer than the 100 years"),
+            (#"{"repeat":{"frequency":1,"period":1,"periodUnit":"d","boundsDuration":{"value":1e20,"code":"a"}}}"#, "repeat.boundsDuration.value", "longer than the 100 years"),
+        ]
+        for (timing, place, message) in cases {
+            let mapped = try map(timing: timing)
+            guard case .failed(let failure) = mapped.result else { XCTFail("\(timing): \(mapped.result)"); continue }
+            XCTAssertEqual(failure.path, "CarePlan.activity[0].detail.scheduledTiming." + place, timing)
+            XCTAssertTrue(failure.message.contains(message), "\(timing): \(failure.message)")
+        }
+        // The largest of each that is still a schedule maps.
+        XCTAssertNoThrow(try schedule(#"{"repeat":{"frequency":1,"period":100,"periodUnit":"a"}}"#))
+        XCTAssertNoThrow(try schedule(#"{"repeat":{"frequency":1440,"period":1,"periodUnit":"d","count":3}}"#))
+    }
+
     func testDatesAgreeWithFoundationsCalendar() throws {
         // The arithmetic the importer uses on every Observation time, checked against Calendar across
         // DST changes, leap days, offsets and partial dates.

@@ -121,4 +121,53 @@ final class AppOutcomeImportTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("expected an outcome"), "\(error)")
         }
     }
+
+    /// An OCKOutcome as CareKit 4.0 encodes it: its own random `id`, values of five keys, `createdDate` set.
+    private func careKit4Outcome(task: String, occurrence: Int, value: String) -> String {
+        """
+        {"id": "\(UUID().uuidString)", "taskUUID": "\(task)", "taskOccurrenceIndex": \(occurrence),
+         "values": [{"createdDate": 815580300, "type": "boolean", "value": \(value)}],
+         "uuid": "\(UUID().uuidString)", "effectiveDate": 815580000, "previousVersionUUIDs": [], "nextVersionUUIDs": [],
+         "source": "WalkApp", "timezone": {"identifier": "America/Chicago"}}
+        """
+    }
+
+    /// CareKit 4.0 outcomes, alone, in a revision record, in an `OCKEntity` array and in JSON Lines of
+    /// dump objects, all read; another kind of entity in a record is refused with its position.
+    func testReadsCareKit4OutcomesInEveryShapeAnAppOrADumpWrites() throws {
+        let store = try importedStore()
+        let walkUUID = try taskUUID(walk, in: store)
+        let single = careKit4Outcome(task: walkUUID, occurrence: 3, value: "true")
+        let decoded = try AppOutcomeImport.decode(Data(single.utf8), file: "app.json")
+        XCTAssertEqual(decoded.map(\.id), ["\(walkUUID)_3"], "CareGate names an outcome by task version and occurrence, not the app's id")
+        XCTAssertEqual(decoded.first?.values.first?.createdDate, Date(timeIntervalSinceReferenceDate: 815580300))
+
+        let record = """
+        {"entities": [{"type": "outcome", "object": \(single)},
+                      {"type": "outcome", "object": \(careKit4Outcome(task: walkUUID, occurrence: 4, value: "false"))}],
+         "knowledgeVector": {"processes": [{"id": "\(UUID().uuidString)", "clock": 3}]}}
+        """
+        XCTAssertEqual(try AppOutcomeImport.decode(Data(record.utf8), file: "app.json").map(\.taskOccurrenceIndex), [3, 4])
+        let entities = "[{\"type\": \"outcome\", \"object\": \(single)}]"
+        XCTAssertEqual(try AppOutcomeImport.decode(Data(entities.utf8), file: "app.json").count, 1)
+        let lines = [
+            "{\"patients\": [], \"outcomes\": [\(careKit4Outcome(task: walkUUID, occurrence: 5, value: "true").replacingOccurrences(of: "\n", with: ""))]}",
+            "{\"patients\": [], \"outcomes\": [\(careKit4Outcome(task: walkUUID, occurrence: 6, value: "true").replacingOccurrences(of: "\n", with: ""))]}",
+        ].joined(separator: "\n") + "\n"
+        XCTAssertEqual(try AppOutcomeImport.decode(Data(lines.utf8), file: "app.json").map(\.taskOccurrenceIndex), [5, 6])
+
+        let report = try run(record, into: store)
+        XCTAssertEqual(report.added, 2)
+        XCTAssertEqual(report.queued.count, 2)
+        XCTAssertEqual(try run(record, into: store).unchanged, 2, "the same outcomes again change nothing")
+
+        let mixed = """
+        {"entities": [{"type": "outcome", "object": \(single)}, {"type": "carePlan", "object": {"id": "p", "title": "t", "effectiveDate": 0}}],
+         "knowledgeVector": {"processes": []}}
+        """
+        XCTAssertThrowsError(try AppOutcomeImport.decode(Data(mixed.utf8), file: "app.json")) { error in
+            guard case AppOutcomeImportError.invalid(_, let path, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, "entities[1].type")
+        }
+    }
 }

@@ -20,6 +20,7 @@ final class InterleavingStore: Store, @unchecked Sendable {
         return try base.apply(batch)
     }
 
+    func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T { try base.withWriterLease(job, body) }
     func patients(_ query: EntityQuery) throws -> [Patient] { try base.patients(query) }
     func carePlans(_ query: EntityQuery) throws -> [CarePlan] { try base.carePlans(query) }
     func contacts(_ query: EntityQuery) throws -> [Contact] { try base.contacts(query) }

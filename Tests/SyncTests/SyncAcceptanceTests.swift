@@ -132,6 +132,47 @@ final class SyncAcceptanceTests: XCTestCase {
     }
 
     /// 10% dropped connections, and 429s, 500s and truncated answers, on the way in and out.
+    /// Issue 27: two syncs at once, and a sync beside outcomes recorded by an app, on one store, in
+    /// several timings: the store ends as one sync leaves it (nothing deleted, no dead letter from the
+    /// race), and every outcome reaches the server exactly once.
+    func testTwoSyncsAtOnceAndASyncBesideRecordedOutcomesEndAsASerialRun() throws {
+        let files = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").prefix(3))
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try load(files, into: server)
+        let folder = try makeScratchFolder("sync-concurrent")
+        let config = try writeConfig(server.base, in: folder)
+        let direct = folder.appendingPathComponent("direct.sqlite").path
+        XCTAssertEqual(try CLIRunner.run(["import"] + files.map(\.path) + ["--time-zone", "America/Chicago", "--store", direct]).status, 0)
+        let expected = try contents(direct)
+        var store = ""
+        for (round, pause) in [0.0, 0.1, 0.4].enumerated() {
+            store = folder.appendingPathComponent("round-\(round).sqlite").path
+            let first = try CLIRunner.start(["sync", "--once", "--config", config, "--store", store])
+            Thread.sleep(forTimeInterval: pause)
+            let second = try CLIRunner.start(["sync", "--once", "--config", config, "--store", store])
+            for run in [try first.wait(), try second.wait()] { XCTAssertEqual(run.status, 0, "round \(round): \(run.stdout) \(run.stderr)") }
+            assertSameContents(try contents(store), expected, "round \(round): two syncs at once leave what one import gives")
+            let stats = try CLIRunner.run(["store", "stats", "--store", store]).stdout
+            XCTAssertTrue(stats.contains("dead letters: 0"), "round \(round): \(stats)")
+            let outcomeLine = stats.split(separator: "\n").first { $0.hasPrefix("outcome ") }.map(String.init) ?? ""
+            XCTAssertEqual(outcomeLine.split(separator: " ").dropFirst(2).first, "0", "round \(round): no outcome deleted: \(outcomeLine)")
+        }
+
+        // A sync beside an app recording outcomes (after the pauses above, the last store): each outcome
+        // is kept and reaches the server once.
+        let tasks = try plannedTasks(store, count: 2)
+        let syncing = try CLIRunner.start(["sync", "--once", "--config", config, "--store", store])
+        Thread.sleep(forTimeInterval: 0.2)
+        try record(on: tasks, store: store)
+        XCTAssertEqual(try syncing.wait().status, 0)
+        let last = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+        XCTAssertEqual(last.status, 0, last.stdout + last.stderr)
+        XCTAssertEqual(try exportedObservations(server.base).count, tasks.count, "each recorded outcome on the server once")
+        let again = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+        XCTAssertTrue(again.stdout.contains("pushed: 0 outcome(s)"), again.stdout)
+    }
+
     func testThroughAFaultyNetworkTheSameEndStateAndNoDuplicate() throws {
         let files = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").sorted { $0.path < $1.path }.prefix(3))
         let server = try FHIRServerProcess.start()

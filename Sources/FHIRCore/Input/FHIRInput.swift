@@ -24,12 +24,16 @@ public enum FHIRInput {
     public enum Source: Hashable, Sendable, CustomStringConvertible {
         case file(String)
         case standardInput
+        /// Bytes held in memory (a page pulled from a server, a test's input), shown in reports as `name`.
+        /// Nothing of it is written to disk.
+        case memory(name: String, bytes: Data)
 
-        /// The name to show in reports: the path as given, or `<stdin>`.
+        /// The name to show in reports: the path as given, `<stdin>`, or the name given to bytes in memory.
         public var description: String {
             switch self {
             case .file(let path): return path
             case .standardInput: return "<stdin>"
+            case .memory(let name, _): return name
             }
         }
     }
@@ -59,6 +63,8 @@ public enum FHIRInput {
         switch source {
         case .standardInput:
             return FileHandle.standardInput.readDataToEndOfFile()
+        case .memory(_, let bytes):
+            return bytes
         case .file(let path):
             try checkReadable(path)
             do {

@@ -311,6 +311,9 @@ private struct Run {
             log = try hashed(made)
             engine.logTasks["\(logID)\n\(title)"] = log
         }
+        guard time < Schedule.horizon else {
+            throw MappingFailure(at: "\(key.type).effective", "its time \(TimingSchedule.isoDay(time, zone)) is after \(TimingSchedule.isoDay(Schedule.horizon, zone)), the last day a schedule reaches: is the date right?")
+        }
         guard let occurrence = FHIRDates.dayIndex(of: time, from: options.epoch, in: zone) else {
             throw MappingFailure(at: "\(key.type).effective", "its time is before \(TimingSchedule.isoDay(options.epoch, zone)), the start of every log")
         }

@@ -5,6 +5,7 @@
 enum DefaultMappings {
     static let files: [(name: String, text: String)] = [
         (name: "CarePlan.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR CarePlan becomes a care plan, and each of its activities a task.
 resource: CarePlan
 # Entered-in-error and revoked plans tombstone what they made earlier.
@@ -68,6 +69,7 @@ report:
     message: "activity products are kept only through a referenced MedicationRequest"
 """#),
         (name: "MedicationRequest.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR MedicationRequest becomes a medication task: its dosage timing is the schedule and its dose
 # the target value.
 resource: MedicationRequest
@@ -106,6 +108,7 @@ report:
     message: "only the first dosage instruction's timing and dose are used"
 """#),
         (name: "Observation.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR Observation becomes an outcome of the task occurrence it belongs to: the task of the plan or
 # order it is based on or part of, the activity that names it as an outcome, a task of the patient with
 # the same code whose schedule covers its time; else a value in the patient's daily log for its code.
@@ -127,6 +130,7 @@ entities:
       logTitle: code.text | code.coding.display
 """#),
         (name: "ObservationExport.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # What a patient records in the app (an outcome) goes back to the provider as an R4 Observation.
 # The care model fixes the subject (the task's patient), the effective time (the value's own time, else
 # the occurrence's window), the values (value[x], or components when there are several), basedOn (the
@@ -170,6 +174,7 @@ performer: patient
 activity-status: false
 """#),
         (name: "Patient.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR Patient becomes a CareKit patient.
 resource: Patient
 entities:
@@ -192,6 +197,7 @@ report:
     message: "links to other patient records are not followed"
 """#),
         (name: "Practitioner.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR Practitioner becomes a care-team contact, on the care plan whose care team, author or
 # contributors include them.
 resource: Practitioner
@@ -210,6 +216,7 @@ entities:
       userInfo.identifiers: "identifier.select(system & '|' & value)"
 """#),
         (name: "PractitionerRole.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR PractitionerRole becomes a care-team contact: the practitioner's name, the role's contact
 # points, organization, role and specialty.
 resource: PractitionerRole
@@ -229,6 +236,7 @@ entities:
       userInfo.practitioner: practitioner.reference | practitioner.display
 """#),
         (name: "RelatedPerson.yaml", text: #"""
+# yaml-language-server: $schema=mapping.schema.json
 # A FHIR RelatedPerson becomes a friends-and-family contact.
 resource: RelatedPerson
 entities:

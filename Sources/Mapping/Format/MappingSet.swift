@@ -60,12 +60,16 @@ public struct MappingSet: Sendable {
     /// - Throws: ``MappingProblems`` when the folder cannot be read or the defaults are broken.
     public static func layered(folder: String) throws -> (set: MappingSet, problems: [MappingProblem], fileCount: Int) {
         var set = try defaults()
-        let user = try load(folder: folder)
+        let user = try loadChecked(folder: folder)
         var problems = user.problems
         set.layer(user.set)
+        let base = set
         set.layer(user.extending)
-        for extended in user.extending {
-            if let merged = set.mapping(for: extended.resourceType) { problems += MappingChecker.check(merged) }
+        // Each extension is checked merged with what it extends, and only its own file counts as
+        // written by the author: what it breaks in the default's fields is reported at its lines.
+        for extended in user.extending + user.unusableExtending {
+            let merged = base.mapping(for: extended.resourceType).map { $0.extended(by: extended) } ?? extended
+            problems += MappingChecker.check(merged, authoredIn: [extended.file])
         }
         return (set, problems, user.fileCount)
     }
@@ -75,6 +79,15 @@ public struct MappingSet: Sendable {
     /// - Returns: the mappings and every problem found (errors and warnings).
     /// - Throws: ``MappingProblems`` when the folder cannot be read.
     public static func load(folder: String) throws -> (set: MappingSet, extending: [ResourceMapping], problems: [MappingProblem], fileCount: Int) {
+        let loaded = try loadChecked(folder: folder)
+        return (loaded.set, loaded.extending, loaded.problems, loaded.fileCount)
+    }
+
+    /// ``load(folder:)``, with the `extends: default` files that have errors of their own as well: not
+    /// fit to be used, but still to be checked merged with what they extend.
+    static func loadChecked(folder: String) throws -> (
+        set: MappingSet, extending: [ResourceMapping], unusableExtending: [ResourceMapping], problems: [MappingProblem], fileCount: Int
+    ) {
         let url = URL(fileURLWithPath: folder)
         let names: [String]
         do {
@@ -97,20 +110,25 @@ public struct MappingSet: Sendable {
         if names.isEmpty {
             problems.append(MappingProblem(.warning, at: MappingLocation(file: folder, line: 1, column: 1), "no .yaml mapping file in this folder"))
         }
-        let (set, loadProblems, extending) = loadWithExtensions(files: files)
-        return (set, extending, problems + loadProblems, names.count)
+        let loaded = loadWithExtensions(files: files)
+        return (loaded.set, loaded.extending, loaded.unusableExtending, problems + loaded.problems, names.count)
     }
 
     public static func load(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem]) {
-        let (set, problems, extending) = loadWithExtensions(files: files)
-        var result = set
-        result.layer(extending)
-        return (result, problems)
+        let loaded = loadWithExtensions(files: files)
+        var result = loaded.set
+        result.layer(loaded.extending)
+        return (result, loaded.problems)
     }
 
-    private static func loadWithExtensions(files: [(name: String, text: String)]) -> (MappingSet, [MappingProblem], [ResourceMapping]) {
+    /// Reads and checks `files`: the mappings fit to be used, those that extend a default (checked only
+    /// once merged with it), those that extend one but have errors of their own, and every problem.
+    private static func loadWithExtensions(files: [(name: String, text: String)]) -> (
+        set: MappingSet, problems: [MappingProblem], extending: [ResourceMapping], unusableExtending: [ResourceMapping]
+    ) {
         var mappings: [ResourceMapping] = []
         var extending: [ResourceMapping] = []
+        var unusableExtending: [ResourceMapping] = []
         var problems: [MappingProblem] = []
         var seen: [String: String] = [:]
         var export: ExportMapping?
@@ -130,7 +148,7 @@ public struct MappingSet: Sendable {
             problems += parser.problems
             guard let mapping = parsed else { continue }
             if parser.extendsDefault {
-                extending.append(mapping)
+                if parser.hasErrors { unusableExtending.append(mapping) } else { extending.append(mapping) }
                 continue
             }
             let checks = MappingChecker.check(mapping)
@@ -140,9 +158,9 @@ public struct MappingSet: Sendable {
                     at: MappingLocation(file: file.name, line: 1, column: 1), "\(mapping.resourceType) is already mapped by \(earlier)"))
             }
             seen[mapping.resourceType] = file.name
-            if !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
+            if !parser.hasErrors, !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
         }
-        return (MappingSet(mappings, export: export), problems, extending)
+        return (MappingSet(mappings, export: export), problems, extending, unusableExtending)
     }
 
     /// Layers `extensions` (files with `extends: default`) over this set.
@@ -171,9 +189,12 @@ extension ResourceMapping {
             let base = entities[index]
             var fields = base.fields.filter { field in !extra.fields.contains { $0.target == field.target } }
             fields += extra.fields
+            // Located at the extension's entity: what is wrong with the merged entity is the extension's to fix.
             entities[index] = EntityMapping(
                 kind: base.kind, name: base.name, each: extra.each ?? base.each, filter: extra.filter ?? base.filter,
-                key: extra.key ?? base.key, fields: fields, location: base.location)
+                key: extra.key ?? base.key, fields: fields, location: extra.location,
+                unreadableEach: extra.each == nil ? extra.unreadableEach ?? base.unreadableEach : nil,
+                unreadableTargets: base.unreadableTargets.union(extra.unreadableTargets))
         }
         return ResourceMapping(
             resourceType: resourceType, file: file + " + " + other.file, filter: other.filter ?? filter,

@@ -8,6 +8,43 @@ public struct MappingExpression: Sendable {
     public let text: String
     public let compiled: FHIRPathExpression
     public let location: MappingLocation
+    /// Where the lines of `text` start in the file: (offset in `text` in Unicode scalars, file line,
+    /// file column), in order; one entry at `location` for a one-line scalar. A block scalar (`>-`, `|`)
+    /// or a quoted one starts elsewhere than its node.
+    var segments: [(offset: Int, line: Int, column: Int)] = []
+
+    init(text: String, compiled: FHIRPathExpression, location: MappingLocation, segments: [(offset: Int, line: Int, column: Int)] = []) {
+        self.text = text
+        self.compiled = compiled
+        self.location = location
+        self.segments = segments
+    }
+
+    /// The place in the file of the 1-based `line` and `column` of `text` (a FHIRPath error's position).
+    func location(ofLine line: Int, column: Int) -> MappingLocation {
+        Self.place(line: line, column: column, in: text, at: location, segments: segments)
+    }
+
+    /// The place in the file of `line`:`column` of `text`, written at `start` in `segments`.
+    static func place(
+        line: Int, column: Int, in text: String, at start: MappingLocation, segments: [(offset: Int, line: Int, column: Int)]
+    ) -> MappingLocation {
+        let offset = Self.offset(ofLine: line, column: column, in: Array(text.unicodeScalars))
+        guard let segment = segments.last(where: { $0.offset <= offset }) else {
+            return MappingLocation(file: start.file, line: start.line, column: start.column + offset)
+        }
+        return MappingLocation(file: start.file, line: segment.line, column: segment.column + offset - segment.offset)
+    }
+
+    /// The offset in `scalars` of its 1-based `line` and `column`.
+    static func offset(ofLine line: Int, column: Int, in scalars: [Unicode.Scalar]) -> Int {
+        var offset = 0, currentLine = 1
+        while offset < scalars.count, currentLine < line {
+            if scalars[offset] == "\n" { currentLine += 1 }
+            offset += 1
+        }
+        return offset + max(0, column - 1)
+    }
 }
 
 /// How one FHIR resource type becomes care entities: the parsed form of one mapping file.
@@ -59,6 +96,12 @@ public struct EntityMapping: Sendable {
     public let key: MappingExpression?
     public let fields: [FieldMapping]
     public let location: MappingLocation
+    /// Where the entity's `each:` was written when it did not parse: its items' type is then unknown,
+    /// and the expressions read from them cannot be type-checked.
+    var unreadableEach: MappingLocation?
+    /// Target fields given but not read (their source has an error already reported): they count as
+    /// set for the required-field check.
+    var unreadableTargets: Set<String> = []
 
     /// The field mapping of `target`, if the mapping sets it.
     public func field(_ target: String) -> FieldMapping? { fields.first { $0.target == target } }

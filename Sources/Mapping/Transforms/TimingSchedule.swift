@@ -161,12 +161,18 @@ struct TimingSchedule {
         if let count, count < 1 || count != count.rounded() {
             throw MappingFailure(at: "\(path).count", "count must be a positive whole number, not \(repeatElement.childValue("count") ?? "")")
         }
+        if let count, count > Double(Self.maximumCount) {
+            throw MappingFailure(at: "\(path).count", "count \(repeatElement.childValue("count") ?? "") is more than the \(Self.maximumCount) occurrences a schedule counts to")
+        }
         if repeatElement.childValue("countMax") != nil {
             notes.append(MappingNote(.warning, at: "\(path).countMax", "countMax is not represented: the schedule ends after count occurrences"))
         }
         let frequency = try number("frequency") ?? 1
         guard frequency >= 1, frequency == frequency.rounded() else {
             throw MappingFailure(at: "\(path).frequency", "frequency must be a positive whole number, not \(repeatElement.childValue("frequency") ?? "")")
+        }
+        guard frequency <= Double(Self.maximumFrequency) else {
+            throw MappingFailure(at: "\(path).frequency", "frequency \(repeatElement.childValue("frequency") ?? "") is more than the \(Self.maximumFrequency) events per period a schedule holds")
         }
         if repeatElement.childValue("frequencyMax") != nil {
             notes.append(MappingNote(.warning, at: "\(path).frequencyMax", "frequencyMax is not represented: the schedule uses frequency (\(Int(frequency)))"))
@@ -189,6 +195,9 @@ struct TimingSchedule {
                 throw MappingFailure(at: "\(path).durationUnit", "a duration needs a durationUnit (s, min, h, d, wk, mo, a)")
             }
             guard length >= 0 else { throw MappingFailure(at: "\(path).duration", "duration cannot be negative") }
+            guard length * seconds <= Self.maximumSpan else {
+                throw MappingFailure(at: "\(path).duration", "a duration of \(Self.describe(length, unitText)) is longer than the \(Self.maximumSpanText) a schedule spans")
+            }
             duration = .seconds(length * seconds)
         }
         if repeatElement.childValue("durationMax") != nil {
@@ -226,6 +235,13 @@ struct TimingSchedule {
         let periodUnit = unit ?? (weekdays.isEmpty ? "d" : "wk")
         guard let unitSeconds = Self.seconds(per: periodUnit) else {
             throw MappingFailure(at: "\(path).periodUnit", "unknown unit '\(periodUnit)': expected s, min, h, d, wk, mo or a")
+        }
+        // What the schedule engine can step by: from one second to a century between events.
+        guard periodValue * unitSeconds <= Self.maximumSpan else {
+            throw MappingFailure(at: "\(path).period", "a period of \(Self.describe(periodValue, periodUnit)) is longer than the \(Self.maximumSpanText) a schedule can step by")
+        }
+        guard periodValue * unitSeconds / frequency >= 1 else {
+            throw MappingFailure(at: "\(path).frequency", "\(Int(frequency)) times per \(Self.describe(periodValue, periodUnit)) is more often than once a second, the finest step a schedule has")
         }
         if period == nil && weekdays.isEmpty && times.isEmpty && repeatElement.childValue("frequency") == nil {
             notes.append(MappingNote(.info, at: path, "no frequency or period: assumed once a day"))
@@ -398,8 +414,19 @@ struct TimingSchedule {
         if let components = Self.components(value, unit: unit, minimumUnit: "s"), let end = calendar.date(byAdding: components, to: date) {
             return end
         }
+        guard value * seconds <= Self.maximumSpan else {
+            throw MappingFailure(at: "\(path).value", "a bound of \(Self.describe(value, unit)) is longer than the \(Self.maximumSpanText) a schedule spans")
+        }
         return date.addingTimeInterval(value * seconds)
     }
+
+    /// The longest period, duration or bound a schedule takes, in seconds (a hundred years): every
+    /// number of a Timing is checked against it before it becomes a date or a whole number of seconds.
+    static let maximumSpan: Double = 100 * 365.25 * 86_400
+    static let maximumSpanText = "100 years"
+    /// The most events per period, and the most occurrences a `count` ends after.
+    static let maximumFrequency = 10_000
+    static let maximumCount = 1_000_000
 
     /// The Timing.repeat a GTS abbreviation code stands for (R4 timing-abbreviation value set).
     private mutating func codedRepeat(_ code: Element, path: String) -> Element? {
@@ -472,7 +499,9 @@ struct TimingSchedule {
     static func describe(_ value: Double, _ unit: String) -> String {
         let names = ["s": "second", "min": "minute", "h": "hour", "d": "day", "wk": "week", "mo": "month", "a": "year"]
         let name = names[unit] ?? unit
-        return value == 1 ? name : "\(value == value.rounded() ? String(Int(value)) : String(value)) \(name)s"
+        // Whole numbers without ".0", as long as they are whole numbers an Int holds (the text of any other).
+        let whole = value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        return value == 1 ? name : "\(whole) \(name)s"
     }
 
     static func clock(_ minutes: Int) -> String {

@@ -3,14 +3,42 @@ import Foundation
 
 /// Writes the care entities of a store out, either as CareKit JSON or as one readable line each.
 ///
-/// CareKit JSON is one object with an array per kind (`patients`, `carePlans`, `contacts`, `tasks`,
-/// `outcomes`), each entity encoded as CareKitStore's Codable types encode it (``CareKitJSON``), one per
-/// line. Entities are read in chunks and written as they come, so a store of millions of outcomes is
-/// dumped in constant memory.
+/// CareKit JSON is CareKit 4.0's wire shape (``CareKitWireObject``), grouped by patient, since a CareKit
+/// store holds one patient:
+/// - with a patient (`--patient ID`): one object with an array per kind (`patients`, `carePlans`,
+///   `contacts`, `tasks`, `outcomes`), one entity per line: that patient, its care plans, their tasks
+///   and contacts, and the outcomes of those tasks. It decodes into one CareKit store;
+/// - without: JSON Lines, one such object per patient on one line each, in the order the patients were
+///   stored; the entities that belong to no patient (a care plan without a patient, a task or contact
+///   without a care plan, and their outcomes) follow on a last line whose `patients` array is empty.
+///
+/// A task without a care plan (a log task, for Observations no plan asked for) belongs to the patient
+/// ``taskPatient`` names: the store links tasks to patients only through care plans, and which user info
+/// key names a task's patient is the mappings' business, not the store's.
+///
+/// Links are by version UUID, set to the versions in the dump (``CareKitLinks``): a care plan's
+/// `patientUUID` is its patient's, a task's or contact's `carePlanUUID` its care plan's. Outcomes name
+/// the task version they were recorded against (`taskUUID`); one recorded against an earlier version of
+/// its task names a version only `--all-versions` writes.
+///
+/// Patients, care plans, contacts and tasks are read into memory; outcomes, the bulk of a store, are read
+/// a patient at a time by id.
 public struct StoreDumper {
     public enum Format: String, CaseIterable, Sendable {
         case text
         case carekitJSON = "carekit-json"
+    }
+
+    /// Why a dump cannot be written.
+    public enum DumpError: Error, CustomStringConvertible, Equatable {
+        /// `--patient` names no patient of the store (no current one, without `--all-versions`).
+        case unknownPatient(String)
+
+        public var description: String {
+            switch self {
+            case .unknownPatient(let id): return "the store has no patient '\(id)'"
+            }
+        }
     }
 
     private static let sections: [(EntityKind, String)] = [
@@ -21,38 +49,93 @@ public struct StoreDumper {
     public let format: Format
     /// Every version (tombstones included) rather than the current ones.
     public let allVersions: Bool
+    /// Only this patient's entities.
+    public let patientID: String?
+    /// The patient id of a task that has no care plan, if it names one.
+    public let taskPatient: @Sendable (CareTask) -> String?
 
-    public init(store: any Store, format: Format, allVersions: Bool = false) {
+    public init(
+        store: any Store, format: Format, allVersions: Bool = false, patientID: String? = nil,
+        taskPatient: @escaping @Sendable (CareTask) -> String? = { _ in nil }
+    ) {
         self.store = store
         self.format = format
         self.allVersions = allVersions
+        self.patientID = patientID
+        self.taskPatient = taskPatient
     }
 
     /// Writes the dump to `write`, piece by piece.
     public func dump(to write: (Data) throws -> Void) throws {
-        if format == .carekitJSON { try write(Data("{\n".utf8)) }
-        for (index, (kind, name)) in Self.sections.enumerated() {
-            if format == .carekitJSON { try write(Data("\"\(name)\": [\n".utf8)) }
-            var first = true
-            try forEach(kind) { entity in
-                switch format {
-                case .carekitJSON:
-                    var line = first ? Data() : Data(",\n".utf8)
-                    line.append(try CareKitJSON.encode(entity))
-                    try write(line)
-                case .text:
-                    try write(Data((Self.line(entity) + "\n").utf8))
-                }
-                first = false
+        if format == .text, patientID == nil {
+            for (kind, _) in Self.sections {
+                try forEach(kind) { try write(Data((Self.line($0) + "\n").utf8)) }
             }
-            if format == .carekitJSON {
-                let close = (first ? "]" : "\n]") + (index == Self.sections.count - 1 ? "\n}\n" : ",\n")
-                try write(Data(close.utf8))
+            return
+        }
+        let groups = try PatientGroups(dumper: self)
+        if let patientID {
+            guard let group = groups.group(ofPatient: patientID) else { throw DumpError.unknownPatient(patientID) }
+            let outcomes = try self.outcomes(ids: groups.outcomeIDs[group] ?? [])
+            switch format {
+            case .text:
+                for entity in groups.members[group] + outcomes { try write(Data((Self.line(entity) + "\n").utf8)) }
+            case .carekitJSON:
+                try writeObject(groups.members[group] + outcomes, links: groups.links, lines: true, to: write)
             }
+            return
+        }
+        for group in groups.members.indices where !groups.members[group].isEmpty || groups.outcomeIDs[group] != nil {
+            let outcomes = try self.outcomes(ids: groups.outcomeIDs[group] ?? [])
+            try writeObject(groups.members[group] + outcomes, links: groups.links, lines: false, to: write)
         }
     }
 
-    private func forEach(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws {
+    /// The entities as CareGate stores them (each entity's own `Codable` encoding, ``CareKitJSON/encode(_:)-(CareEntity)``,
+    /// links by stable id): one object with an array per kind. What mapping golden tests compare, so that
+    /// their expected files do not depend on the app wire shape.
+    public func dumpStoredShape(to write: (Data) throws -> Void) throws {
+        try write(Data("{\n".utf8))
+        for (index, (kind, name)) in Self.sections.enumerated() {
+            try write(Data("\"\(name)\": [\n".utf8))
+            var first = true
+            try forEach(kind) { entity in
+                var line = first ? Data() : Data(",\n".utf8)
+                line.append(try CareKitJSON.encode(entity))
+                try write(line)
+                first = false
+            }
+            let close = (first ? "]" : "\n]") + (index == Self.sections.count - 1 ? "\n}\n" : ",\n")
+            try write(Data(close.utf8))
+        }
+    }
+
+    /// One object with an array per kind, in the wire shape: an entity per line (`lines`), or all on
+    /// one line, ended by a newline.
+    private func writeObject(_ entities: [CareEntity], links: CareKitLinks, lines: Bool, to write: (Data) throws -> Void) throws {
+        let newline = lines ? "\n" : ""
+        var text = Data("{\(newline)".utf8)
+        for (index, (kind, name)) in Self.sections.enumerated() {
+            text.append(Data("\"\(name)\":\(lines ? " " : "")[\(newline)".utf8))
+            var first = true
+            for entity in entities where entity.kind == kind {
+                if !first { text.append(Data(",\(newline)".utf8)) }
+                text.append(try CareKitJSON.encodeWire(links.resolving(entity)))
+                first = false
+            }
+            text.append(Data(((first ? "" : newline) + "]" + (index == Self.sections.count - 1 ? "\(newline)}\n" : ",\(newline)")).utf8))
+            try write(text)
+            text = Data()
+        }
+    }
+
+    private func outcomes(ids: [String]) throws -> [CareEntity] {
+        guard !ids.isEmpty else { return [] }
+        if allVersions { return try store.histories(.outcome, ids: ids) }
+        return try store.outcomes(EntityQuery(ids: ids)).map(\.careEntity)
+    }
+
+    fileprivate func forEach(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws {
         if allVersions {
             try store.forEachVersion(kind, body)
         } else {
@@ -84,4 +167,67 @@ public struct StoreDumper {
         if let provenance = metadata.provenance { parts.append("from=\(provenance.fhirType)/\(provenance.fhirID)") }
         return parts.joined(separator: " ")
     }
+}
+
+/// The dumped entities by patient: each patient's group holds the patient, its care plans and their
+/// tasks and contacts (in stored order), and the ids of its outcomes; the last group holds what belongs
+/// to no patient.
+private struct PatientGroups {
+    /// The patients, plans, contacts and tasks of each group; the last group has no patient.
+    var members: [[CareEntity]] = []
+    /// The ids of each group's outcomes, in stored order.
+    var outcomeIDs: [Int: [String]] = [:]
+    /// The group of each patient id.
+    var groupOfPatient: [String: Int] = [:]
+    /// The versions links name.
+    var links = CareKitLinks()
+
+    init(dumper: StoreDumper) throws {
+        var others: [CareEntity] = []
+        try dumper.forEach(.patient) { patient in
+            links.add(patient)
+            if let group = groupOfPatient[patient.id] {
+                members[group].append(patient)
+            } else {
+                groupOfPatient[patient.id] = members.count
+                members.append([patient])
+            }
+        }
+        let orphans = members.count
+        var groupOfPlan: [String: Int] = [:]
+        try dumper.forEach(.carePlan) { entity in
+            links.add(entity)
+            guard case .carePlan(let plan) = entity else { return }
+            let group = plan.patientID.flatMap { groupOfPatient[$0] } ?? orphans
+            groupOfPlan[plan.id] = group
+            if group == orphans { others.append(entity) } else { members[group].append(entity) }
+        }
+        var groupOfTask: [String: Int] = [:]
+        for kind in [EntityKind.contact, .task] {
+            try dumper.forEach(kind) { entity in
+                let group: Int
+                switch entity {
+                case .contact(let contact):
+                    group = contact.carePlanID.flatMap { groupOfPlan[$0] } ?? orphans
+                case .task(let task) where task.carePlanID == nil:
+                    group = dumper.taskPatient(task).flatMap { groupOfPatient[$0] } ?? orphans
+                case .task(let task):
+                    group = task.carePlanID.flatMap { groupOfPlan[$0] } ?? orphans
+                default:
+                    group = orphans
+                }
+                if kind == .task { groupOfTask[entity.id] = group }
+                if group == orphans { others.append(entity) } else { members[group].append(entity) }
+            }
+        }
+        members.append(others)
+        var seen: Set<String> = []
+        try dumper.forEach(.outcome) { entity in
+            guard case .outcome(let outcome) = entity, seen.insert(outcome.id).inserted else { return }
+            let group = outcome.taskID.flatMap { groupOfTask[$0] } ?? orphans
+            outcomeIDs[group, default: []].append(outcome.id)
+        }
+    }
+
+    func group(ofPatient id: String) -> Int? { groupOfPatient[id] }
 }

@@ -64,12 +64,16 @@ public final class SQLiteStore: Sendable {
     let busyTimeout: TimeInterval
     /// Decoded task versions, shared by batches and event queries.
     let taskCache = TaskVersionCache()
+    /// One write job at a time (see ``withWriterLease(_:_:)``); nil for a store opened read-only, which
+    /// writes nothing and so has nothing to serialize.
+    private let lease: WriterLease?
 
     /// Opens (or creates) the store at `path`. Opened for writing, its schema is brought up to date; a
     /// file that exists must be a CareGate store, which is checked before anything in it changes.
     public init(path: String, mode: OpenMode = .createIfMissing, options: Options = Options()) throws {
         self.path = path
         busyTimeout = options.busyTimeout
+        lease = mode == .readOnly ? nil : WriterLease(storePath: path)
         if FileManager.default.fileExists(atPath: path) {
             // The read-only connection that checked the file serves a reader as it is.
             let checked = try Self.checkIsStore(path: path, options: options)
@@ -96,6 +100,7 @@ public final class SQLiteStore: Sendable {
         self.path = path
         self.writer = writer
         busyTimeout = 0
+        lease = WriterLease(storePath: path)
         try migrate()
     }
 
@@ -180,7 +185,8 @@ public final class SQLiteStore: Sendable {
     /// Makes a new store at `path` all at once: built and migrated under a name of its own beside it,
     /// then linked into place (which fails, harmlessly, if another process made it meanwhile). A process
     /// killed while making it leaves no half-made store at `path` that the next run would refuse, only a
-    /// hidden `.creating` file.
+    /// hidden `.creating` file. Before it is linked, everything written is copied from the WAL into the
+    /// file (a full disk fails here, not in a later command) and the file is checked whole.
     private static func create(path: String, options: Options) throws {
         let url = URL(fileURLWithPath: path)
         let building = url.deletingLastPathComponent()
@@ -191,7 +197,16 @@ public final class SQLiteStore: Sendable {
         do {
             let pool = try DatabasePool(path: building, configuration: configuration(options))
             try StoreSchema.migrator.migrate(pool)
+            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try pool.close()
+            let check = try DatabaseQueue(path: building, configuration: configuration(options, readOnly: true))
+            let verdict = try check.read { db in
+                (try String.fetchOne(db, sql: "PRAGMA quick_check"), try Int32.fetchOne(db, sql: "PRAGMA application_id"))
+            }
+            try check.close()
+            guard verdict.0 == "ok", verdict.1 == StoreSchema.applicationID else {
+                throw StoreError.cannotCreate(path: path, reason: "the new store did not read back whole (\(verdict.0 ?? "no answer")); is the disk full?")
+            }
         } catch {
             throw openingError(error, path: path, busyTimeout: options.busyTimeout)
         }
@@ -228,12 +243,16 @@ public final class SQLiteStore: Sendable {
     private func migrate() throws {
         let migrator = StoreSchema.migrator
         do {
-            try writer.write { db in
+            // Read first: a store already up to date (the usual case) is opened without a write
+            // transaction, so that opening never waits for another process's write job.
+            let upToDate = try writer.read { db in
                 let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
                 if !unknown.isEmpty {
                     throw StoreError.newerSchema(path: path, unknownMigrations: unknown.sorted())
                 }
+                return try migrator.hasCompletedMigrations(db)
             }
+            if upToDate { return }
             try migrator.migrate(writer)
         } catch {
             throw Self.openingError(error, path: path, busyTimeout: busyTimeout)
@@ -248,17 +267,26 @@ public final class SQLiteStore: Sendable {
         if let storeError = error as? StoreError { return storeError }
         if let databaseError = error as? DatabaseError {
             switch databaseError.resultCode {
-            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            case .SQLITE_NOTADB:
                 return StoreError.notAStore(path: path, reason: databaseError.message ?? "not an SQLite database")
+            case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM where FileManager.default.fileExists(atPath: path)
+                && !(FileManager.default.isWritableFile(atPath: path) && FileManager.default.isWritableFile(atPath: folder(of: path))):
+                let what = FileManager.default.isWritableFile(atPath: path) ? "its folder \(folder(of: path)) is read-only" : "the file is read-only"
+                return StoreError.cannotWrite(path: path, reason: "\(what) (commands that only read it, such as caregate store stats, work)")
             case .SQLITE_CANTOPEN:
                 return StoreError.notAStore(path: path, reason: "cannot open the file (\(databaseError.message ?? "no reason given"))")
             case .SQLITE_BUSY, .SQLITE_LOCKED:
                 return StoreError.busy(path: path, waitedSeconds: busyTimeout)
             default:
-                return StoreError.database(message: databaseError.message ?? "\(databaseError)")
+                return storeFailure(databaseError, path: path) ?? StoreError.database(message: databaseError.message ?? "\(databaseError)")
             }
         }
         return error
+    }
+
+    public func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
+        guard let lease else { return try body() }
+        return try lease.hold(as: job, timeout: busyTimeout, storePath: path, body)
     }
 
     /// Runs `body` in one write transaction: every change it makes is committed together, or none is.
@@ -280,10 +308,37 @@ public final class SQLiteStore: Sendable {
     }
 
     func mapped(_ error: any Error) -> any Error {
-        if let databaseError = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED].contains(databaseError.resultCode) {
-            return StoreError.busy(path: path, waitedSeconds: busyTimeout)
+        if let databaseError = error as? DatabaseError {
+            if [.SQLITE_BUSY, .SQLITE_LOCKED].contains(databaseError.resultCode) {
+                return StoreError.busy(path: path, waitedSeconds: busyTimeout)
+            }
+            if let failure = Self.storeFailure(databaseError, path: path) { return failure }
         }
         return Self.mapped(error)
+    }
+
+    /// The store itself failing (full disk, I/O error, a damaged or read-only file), said so that the
+    /// user knows what to do; nil for an error a write's content explains.
+    static func storeFailure(_ error: DatabaseError, path: String) -> StoreError? {
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            return StoreError.failed(path: path, reason: "the disk is full (free space, then run again)")
+        case .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_NOMEM:
+            // SQLite reports a write that found no room as an I/O error when it was the WAL index's.
+            if freeBytes(near: path) == 0 { return StoreError.failed(path: path, reason: "the disk is full (free space, then run again)") }
+            return StoreError.failed(path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+        case .SQLITE_CORRUPT:
+            return StoreError.failed(path: path, reason: "the file is damaged (\(error.message ?? "database disk image is malformed")); restore it from a backup, or see what is wrong with caregate store stats --check")
+        default:
+            return nil
+        }
+    }
+
+    /// The bytes free to this user on the file system of `path`'s folder, or nil when it cannot be told.
+    static func freeBytes(near path: String) -> UInt64? {
+        var info = statvfs()
+        guard statvfs(folder(of: path), &info) == 0 else { return nil }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
     }
 
     static func mapped(_ error: any Error) -> any Error {

@@ -1,0 +1,147 @@
+import FHIR
+import Foundation
+import Store
+import Sync
+import TestSupport
+import XCTest
+
+/// A server that misbehaves on purpose (Scripts/fault-proxy.py in front of a real one): an answer of
+/// 4 GB, one that only grows, one that never comes, one that trickles, pages relabelled with another
+/// type. Each request ends with a clear error and the job stops in bounded time with nothing lost.
+final class HostileServerTests: XCTestCase {
+    /// The CPU seconds (user and system) this process has used.
+    private static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    private func client(_ base: URL, timeout: TimeInterval = 10, maxBytes: Int64 = 8 << 20, runTimeout: TimeInterval = 3600) -> FHIRClient {
+        FHIRClient(base: base, timeout: timeout, retry: RetryPolicy(maxAttempts: 1), maxResponseBytes: maxBytes, runTimeout: runTimeout)
+    }
+
+    func testAnAnswerOverTheSizeLimitFailsItsRequestWithoutReadingIt() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        for action in ["huge", "bloat"] {
+            let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: [action])
+            defer { proxy.stop() }
+            XCTAssertThrowsError(try client(proxy.base).capabilities(), action) { error in
+                guard case FHIRClientError.tooLarge(_, let bytes, let limit)? = error as? FHIRClientError else {
+                    return XCTFail("\(action): \(error)")
+                }
+                XCTAssertEqual(limit, 8 << 20)
+                XCTAssertGreaterThan(bytes, limit, action)
+                XCTAssertTrue("\(error)".contains("max-response-mb"), "\(error)")
+            }
+        }
+    }
+
+    func testASilentServerEndsAtTheDeadlineWithoutBurningACore() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["silent"])
+        defer { proxy.stop() }
+        let cpuBefore = Self.cpuSeconds()
+        XCTAssertThrowsError(try client(proxy.base, timeout: 1).capabilities()) { error in
+            guard case FHIRClientError.timeout? = error as? FHIRClientError else { return XCTFail("\(error)") }
+        }
+        // The wait (four seconds at most: the request's deadline) sleeps; a polling loop would use them all.
+        XCTAssertLessThan(Self.cpuSeconds() - cpuBefore, 1.5, "waiting for a silent server should not keep a core busy")
+    }
+
+    func testATricklingServerEndsAtTheRequestsDeadline() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["trickle"])
+        defer { proxy.stop() }
+        // Ten bytes a second reset the idle timeout every time; the whole exchange still ends at 4 x 1 s.
+        XCTAssertThrowsError(try client(proxy.base, timeout: 1).capabilities()) { error in
+            guard case FHIRClientError.timeout(_, let seconds)? = error as? FHIRClientError else { return XCTFail("\(error)") }
+            XCTAssertLessThanOrEqual(seconds, 4, "the idle timeout or the exchange's deadline, whichever comes first")
+        }
+    }
+
+    func testTheRunTimeoutStopsEveryRequestAfterIt() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["silent"])
+        defer { proxy.stop() }
+        let client = FHIRClient(base: proxy.base, timeout: 1, retry: RetryPolicy(maxAttempts: 100, baseDelay: 0.01, maxDelay: 0.05), runTimeout: 3)
+        client.resetRetries()
+        XCTAssertThrowsError(try client.capabilities()) { error in
+            guard case FHIRClientError.runTimeout? = error as? FHIRClientError else { return XCTFail("a hundred retries are cut short: \(error)") }
+        }
+    }
+
+    func testPagesOfAnotherTypeAreAProblemAndKeepTheCursor() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: server.base)
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["ok"])
+        defer { proxy.stop() }
+        let folder = try makeScratchFolder("relabel")
+        let store = folder.appendingPathComponent("care.sqlite").path
+        let relabelling = try FaultProxyProcess.start(upstream: server.base, schedule: ["relabel"])
+        defer { relabelling.stop() }
+        let config = try folder.writeFile("sync.yaml", "server: \(relabelling.base.absoluteString)\ntime-zone: America/Chicago\nresources: [Observation]\n")
+        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+        XCTAssertNotEqual(run.status, 0, "a page relabelled is a problem: \(run.stdout)")
+        XCTAssertTrue((run.stdout + run.stderr).contains("held entries of another type"), run.stdout + run.stderr)
+        let checkpoint = try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: relabelling.base.absoluteString, resourceType: "Observation")
+        XCTAssertNil(checkpoint, "the cursor stays where it was")
+        // The next run, from an honest server, pulls what the relabelled pages hid.
+        let honest = try folder.writeFile("honest.yaml", "server: \(proxy.base.absoluteString)\ntime-zone: America/Chicago\nresources: [Patient, CarePlan, MedicationRequest, Observation]\n")
+        let rerun = try CLIRunner.run(["sync", "--once", "--config", honest, "--store", store])
+        XCTAssertEqual(rerun.status, 0, rerun.stdout + rerun.stderr)
+        XCTAssertNotNil(try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: proxy.base.absoluteString, resourceType: "Observation"))
+    }
+
+    /// Pulled pages are held in memory: a sync killed in the middle of its pull (through a proxy that
+    /// delays every answer, so that it is surely pulling) leaves no file of patient data behind.
+    func testAKilledPullLeavesNoFileOutsideTheStore() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: server.base)
+        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["delay"])
+        defer { proxy.stop() }
+        let folder = try makeScratchFolder("killed-pull")
+        let config = try folder.writeFile("sync.yaml", "server: \(proxy.base.absoluteString)\ntime-zone: America/Chicago\npage-size: 1\n")
+        let temporary = FileManager.default.temporaryDirectory.path
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: temporary))
+        for pause in [1.0, 3.0, 6.0] {
+            let sync = try CLIRunner.start(["sync", "--once", "--config", config, "--store", folder.appendingPathComponent("care.sqlite").path])
+            Thread.sleep(forTimeInterval: pause)
+            sync.kill()
+            _ = try sync.wait()
+        }
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: temporary)).subtracting(before)
+            .filter { $0.hasPrefix("caregate") && !$0.hasPrefix("caregate-cli-") }  // other test processes may share the folder
+        XCTAssertEqual(left, [], "nothing of the pull stays in the temporary folder")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("care.sqlite") && $0 != "sync.yaml" }, [])
+    }
+
+    func testAMisspelledResourceTypeIsRefusedBeforeTheRun() throws {
+        let folder = try makeScratchFolder("typo")
+        let config = try folder.writeFile("typo.yaml", "server: http://127.0.0.1:9/fhir\nresources: [Patient, Observaton]\n")
+        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", folder.appendingPathComponent("s.sqlite").path])
+        XCTAssertEqual(run.status, 2)
+        XCTAssertTrue(run.stderr.contains("'Observaton', which is not an R4 resource type (did you mean 'Observation'?)"), run.stderr)
+    }
+
+    func testAPasswordInTheServerURLReachesNoReportOrStore() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: server.base)
+        var parts = try XCTUnwrap(URLComponents(url: server.base, resolvingAgainstBaseURL: false))
+        parts.user = "hospital"
+        parts.password = "s3cret-pw"
+        let folder = try makeScratchFolder("password")
+        let store = folder.appendingPathComponent("care.sqlite").path
+        let config = try folder.writeFile("pw.yaml", "server: \(try XCTUnwrap(parts.string))\ntime-zone: America/Chicago\nresources: [Patient]\n")
+        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+        XCTAssertFalse((run.stdout + run.stderr).contains("s3cret-pw"), run.stdout + run.stderr)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: store)) + ((try? Data(contentsOf: URL(fileURLWithPath: store + "-wal"))) ?? Data())
+        XCTAssertNil(bytes.range(of: Data("s3cret-pw".utf8)), "the store keeps no password")
+    }
+}
