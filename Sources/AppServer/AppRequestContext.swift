@@ -40,6 +40,8 @@ public enum AppServerLimits {
     public static let maximumPushBytes = 8 << 20
     /// The most entities one push may carry.
     public static let maximumPushEntities = 10_000
+    /// The most revision records one push may carry.
+    public static let maximumPushRecords = 10_000
     /// The most processes a knowledge vector may name.
     public static let maximumVectorProcesses = 1_000
     /// Entities per page of a pull.

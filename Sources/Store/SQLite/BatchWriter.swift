@@ -82,7 +82,43 @@ struct BatchWriter {
             summary.outboxTransitions += 1
         case .deadLetter(let letter):
             summary.deadLetterIDs.append(try SQLiteStore.add(letter, in: db))
+        case .appendVersion(let outcome): try appendKeepingUUID(outcome)
+        case .mergeKnowledge(let patientID, let clocks):
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO patientKnowledge (patientID, processID, clock) VALUES (?, ?, ?)
+                ON CONFLICT (patientID, processID) DO UPDATE SET clock = max(clock, excluded.clock)
+                """)
+            for (process, clock) in clocks {
+                try statement.execute(arguments: [patientID, process.uuidString, clock])
+            }
         }
+    }
+
+    /// Stores `outcome` under its own uuid after the current version of its outcome (a tombstone when it
+    /// has `deletedDate`); nothing when that uuid is stored. The store's history stays one chain: a
+    /// version another device wrote concurrently follows whichever arrived first.
+    private mutating func appendKeepingUUID(_ outcome: Outcome) throws {
+        if try uuidExists(.outcome, outcome.metadata.uuid) {
+            summary.unchanged += 1
+            summary.versionUUIDs.append(outcome.metadata.uuid)
+            return
+        }
+        let (task, start) = try ownedOccurrence(of: outcome)
+        let current = try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
+        if let deleted = outcome.metadata.deletedDate {
+            guard let current, current.deletedDate == nil else {
+                summary.unchanged += 1
+                return
+            }
+            try delete(.outcome, id: outcome.id, at: max(deleted, current.effectiveDate), uuid: outcome.metadata.uuid)
+            return
+        }
+        var version = with(outcome, taskID: task.task.id)
+        if let current {
+            version.metadata.effectiveDate = max(version.metadata.effectiveDate, current.effectiveDate)
+        }
+        try insertOutcome(version, after: current, eventStart: start)
+        if current == nil { summary.added += 1 } else { summary.updated += 1 }
     }
 
     /// Moves the outbox entries `ids`, in order, by the same `step`.
@@ -302,7 +338,7 @@ struct BatchWriter {
         summary.updated += 1
     }
 
-    private mutating func delete(_ kind: EntityKind, id: String, at date: Date) throws {
+    private mutating func delete(_ kind: EntityKind, id: String, at date: Date, uuid: UUID? = nil) throws {
         let current: Tip?
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
@@ -324,7 +360,7 @@ struct BatchWriter {
             .filter { !set.contains($0) }
             .joined(separator: ", ")
         let numbered = kind == .outcome ? (columns: ", versionNumber", values: ", versionNumber + 1") : (columns: "", values: "")
-        let tombstone = uuids.next()
+        let tombstone = uuid ?? uuids.next()
         try db.execute(
             sql: """
                 INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied)\(numbered.columns))
