@@ -16,6 +16,7 @@ import FoundationNetworking
 ///
 /// - ``health()``
 /// - ``patient()``, ``carePlans()``, ``tasks()``, ``contacts()``, ``events(date:timeZone:)``
+/// - ``pull(knowledge:)``, ``push(revisions:knowledge:)``: CareKit's remote sync
 public struct AppClient: Sendable {
     public let base: URL
     public var token: String
@@ -46,6 +47,69 @@ public struct AppClient: Sendable {
         try Self.check(response, data)
         guard let events = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { throw AppClientError.unexpectedBody }
         return events
+    }
+
+    /// CareKit's pull (`OCKRemoteSynchronizable.pullRevisions`): the revision records the device with
+    /// `knowledge` has not seen, every page of them, the last one a record with no entities and the
+    /// server's vector. An outcome is kept only in the last record that has a version of it, so that
+    /// CareKit never merges an outcome and a later version of itself at once.
+    public func pull(knowledge: KnowledgeVector) async throws -> [CareKitRevisionRecord] {
+        let vector = String(decoding: try CareKitJSON.makeEncoder().encode(knowledge), as: UTF8.self)
+        var query = [URLQueryItem(name: "knowledgeVector", value: vector)]
+        var records: [CareKitRevisionRecord] = []
+        for _ in 0..<100_000 {
+            let (data, response) = try await send(path: "carekit/v1/revisions", query: query)
+            try Self.check(response, data)
+            do {
+                records += try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: data)
+            } catch {
+                throw AppClientError.unexpectedBody
+            }
+            guard let next = Self.nextLink(response.value(forHTTPHeaderField: "Link")) else { return Self.lastVersionsOnly(records) }
+            query = next
+        }
+        throw AppClientError.unexpectedBody
+    }
+
+    /// CareKit's push (`OCKRemoteSynchronizable.pushRevisions`): the device's revisions and knowledge. A
+    /// `refused(status: 409, code: "pull first", ...)` means: pull, then push again.
+    @discardableResult
+    public func push(revisions: [CareKitRevisionRecord], knowledge: KnowledgeVector) async throws -> PushResult {
+        let body = try CareKitJSON.makeEncoder().encode(PushRequest(deviceRevisions: revisions, deviceKnowledge: knowledge))
+        let (data, response) = try await send(path: "carekit/v1/revisions", method: "POST", body: body)
+        try Self.check(response, data)
+        do {
+            return try CareKitJSON.makeDecoder().decode(PushResult.self, from: data)
+        } catch {
+            throw AppClientError.unexpectedBody
+        }
+    }
+
+    /// The query of a `Link: <...>; rel="next"` header.
+    static func nextLink(_ header: String?) -> [URLQueryItem]? {
+        guard let header else { return nil }
+        for part in header.split(separator: ",") where part.contains("rel=\"next\"") {
+            guard let open = part.firstIndex(of: "<"), let close = part.firstIndex(of: ">"), open < close,
+                  let components = URLComponents(string: String(part[part.index(after: open)..<close]))
+            else { continue }
+            return components.queryItems
+        }
+        return nil
+    }
+
+    /// `records` with each outcome only in the last record that has a version of it.
+    public static func lastVersionsOnly(_ records: [CareKitRevisionRecord]) -> [CareKitRevisionRecord] {
+        var last: [String: (Int, Int)] = [:]
+        for (r, record) in records.enumerated() {
+            for (e, item) in record.entities.enumerated() where item.type == .outcome { last[item.entity.id] = (r, e) }
+        }
+        return records.enumerated().map { r, record in
+            var kept = record
+            kept.entities = record.entities.enumerated().filter { e, item in
+                item.type != .outcome || last[item.entity.id].map { $0 == (r, e) } ?? true
+            }.map(\.element)
+            return kept
+        }
     }
 
     func get<Value: Decodable>(_ type: Value.Type, path: String) async throws -> Value {
@@ -97,9 +161,22 @@ public struct AppClient: Sendable {
     }
 }
 
+/// The body of a push.
+struct PushRequest: Encodable {
+    let deviceRevisions: [CareKitRevisionRecord]
+    let deviceKnowledge: KnowledgeVector
+}
+
+/// What the server answers a push: versions stored, versions it had already, and its vector now.
+public struct PushResult: Sendable, Codable, Equatable {
+    public var stored: Int
+    public var unchanged: Int
+    public var knowledgeVector: KnowledgeVector
+}
+
 /// Why a call of ``AppClient`` failed.
 public enum AppClientError: Error, Equatable {
-    /// The server answered with an error status (`pull-first` on 409 means: pull, then push again).
+    /// The server answered with an error status (`pull first` on 409 means: pull, then push again).
     case refused(status: Int, code: String, message: String)
     case unexpectedBody
     case badURL

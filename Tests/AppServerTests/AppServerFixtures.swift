@@ -18,8 +18,9 @@ struct AppServerFixture: Sendable {
     let server: AppServer
     var tasks: [String: CareTask] = [:]
 
-    init() throws {
-        store = try SQLiteStore.inMemory()
+    /// In memory, or in the SQLite file `path`.
+    init(path: String? = nil) throws {
+        store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
         key = ServerKey(privateKey: P256.Signing.PrivateKey())
         server = AppServer(store: store, key: key)
         var batch = StoreBatch()

@@ -7,7 +7,7 @@ import Hummingbird
 /// anything else thrown while answering becomes a plain 500 (``APIError/internal``).
 public struct APIError: HTTPResponseError, Equatable {
     public let status: HTTPResponse.Status
-    /// A stable, machine-readable code (`unauthorized`, `forbidden`, `pull-first`...).
+    /// A stable, machine-readable code (`unauthorized`, `forbidden`, `pull first`...).
     public let code: String
     public let message: String
 

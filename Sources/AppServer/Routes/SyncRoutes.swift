@@ -11,7 +11,7 @@ import Store
 /// oldest first, each with patients, care plans, contacts, tasks, then outcomes; an outcome only in the
 /// last record of the page that has a version of it (CareKit #700: an outcome and a later version of
 /// itself in one pull break its store); then, on the last page, a record with no entities and the
-/// server's vector merged with the device's. A served outcome names every earlier version of its
+/// server's vector, the device's processes included (``finalVector(_:device:)``). A served outcome names every earlier version of its
 /// outcome in `previousVersionUUIDs` (the store keeps one chain per outcome), so that a device that has
 /// any of them links it after them.
 ///
@@ -135,12 +135,25 @@ struct SyncRoutes {
             // `+` is a space in a query; the vector's JSON has none, but a cursor must survive any decoder.
             next = components.percentEncodedQuery.map { "/carekit/v1/revisions?" + $0.replacingOccurrences(of: "+", with: "%2B") }
         } else {
-            var serverVector = KnowledgeVector(read.deviceClocks)
-            serverVector.processes[read.server.processUUID] = read.server.clock
-            records.append(CareKitRevisionRecord(entities: [], knowledgeVector: serverVector.merged(with: device)))
+            records.append(CareKitRevisionRecord(entities: [], knowledgeVector: Self.finalVector(read, device: device)))
         }
         let body = try CareKitJSON.makeEncoder().encode(records)
         return (body, next, "\(records.count) records, \(count) entities" + (next == nil ? "" : ", more"))
+    }
+
+    /// The vector of a pull's final record: the server's clock, every device clock the patient's devices
+    /// taught the server, and each other process of the device's vector (its own, when the server has not
+    /// learnt it yet) at 0.
+    ///
+    /// Not the device's own clocks: CareKit pushes the entities whose vector is ahead of what the pull
+    /// taught it the server knows. Were the device's current clock in the final record, an outcome the
+    /// device recorded since its last successful push would be ahead of nothing and never be pushed;
+    /// were the device's process missing, CareKit would compare no clock of it at all.
+    static func finalVector(_ read: RevisionLogRead, device: KnowledgeVector) -> KnowledgeVector {
+        var vector = KnowledgeVector(read.deviceClocks)
+        vector.processes[read.server.processUUID] = read.server.clock
+        for process in device.processes.keys where vector.processes[process] == nil { vector.processes[process] = 0 }
+        return vector
     }
 
     /// Patients, care plans, contacts, tasks, then outcomes: a device never meets an entity before the
