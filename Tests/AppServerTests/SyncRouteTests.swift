@@ -50,6 +50,72 @@ final class SyncRouteTests: XCTestCase {
         }
     }
 
+    /// Pages of one entity, followed by their Link headers, give every revision; an outcome is never in
+    /// one pull with a later version of itself (CareKit #700), and its newest version names the earlier ones.
+    func testPagedPullsAndOneVersionOfAnOutcomePerPull() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token())
+        let task = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        try await fixture.test { client in
+            let transport = SyncTransport(client: client, headers: headers)
+            let a = SimulatedDevice(name: "A", start: AppServerFixture.day0)
+            try await a.synchronize(transport)
+            let v1 = a.record(task, occurrence: 1, value: 1)
+            try await a.synchronize(transport)
+            let v2 = a.record(task, occurrence: 1, value: 2)
+            try await a.synchronize(transport)
+            let other = a.record(task, occurrence: 2, value: 3)
+            try await a.synchronize(transport)
+
+            let whole = try await client.execute(uri: try SyncTransport.pullURI(KnowledgeVector()), method: .get, headers: headers, body: nil)
+            let records = try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: Data(whole.text.utf8))
+            let outcomes = records.flatMap(\.entities).filter { $0.type == .outcome }.map(\.entity)
+            XCTAssertEqual(outcomes.map(\.metadata.uuid), [v2, other])
+            XCTAssertEqual(outcomes.first?.metadata.previousVersionUUIDs, [v1])
+
+            let first = try await client.execute(uri: try SyncTransport.pullURI(KnowledgeVector()) + "&limit=1", method: .get, headers: headers, body: nil)
+            let link = try XCTUnwrap(first.headers[HTTPFields.Element.Name("Link")!])
+            XCTAssertTrue(link.hasSuffix("; rel=\"next\""), link)
+            let firstPage = try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: Data(first.text.utf8))
+            XCTAssertNotEqual(firstPage.last?.entities, [], "no final record before the last page")
+            let paged = try await transport.pull(KnowledgeVector(), limit: 1)
+            XCTAssertEqual(paged.flatMap(\.entities).filter { $0.type == .outcome }.map(\.entity.metadata.uuid), [v2, other])
+            XCTAssertEqual(paged.last?.knowledgeVector, records.last?.knowledgeVector)
+
+            // A device's process the server has not learnt is in the final record at 0.
+            let stranger = UUID()
+            let unknown = try await transport.pull(KnowledgeVector([stranger: 5]))
+            XCTAssertEqual(unknown.last?.knowledgeVector.processes[stranger], 0)
+            XCTAssertEqual(unknown.last?.knowledgeVector.processes[a.process].map { $0 > 0 }, true)
+        }
+    }
+
+    func testHostileSizesAreRefused() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token())
+        let store = fixture.store
+        try await fixture.test { client in
+            let many = KnowledgeVector(Dictionary(uniqueKeysWithValues: (0...AppServerLimits.maximumVectorProcesses).map { _ in (UUID(), 1) }))
+            let pulled = try await client.execute(uri: try SyncTransport.pullURI(many), method: .get, headers: headers, body: nil)
+            XCTAssertEqual(pulled.status, .badRequest)
+            XCTAssertTrue(pulled.text.contains("knowledgeVector.processes"), pulled.text)
+            let pushed = try await client.execute(
+                uri: "/carekit/v1/revisions", method: .post, headers: headers, body: ByteBuffer(bytes: try SyncTransport.pushBody([], many)))
+            XCTAssertEqual(pushed.status, .badRequest)
+            var big = ByteBuffer(string: #"{"deviceKnowledge":{"processes":[]},"deviceRevisions":[{"knowledgeVector":{"processes":[]},"entities":[],"pad":""#)
+            big.writeString(String(repeating: "x", count: AppServerLimits.maximumPushBytes))
+            big.writeString(#""}]}"#)
+            let huge = try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: headers, body: big)
+            XCTAssertEqual(huge.status, .contentTooLarge)
+            let records = try SyncTransport.pushBody(
+                Array(repeating: CareKitRevisionRecord(entities: [], knowledgeVector: KnowledgeVector()), count: AppServerLimits.maximumPushRecords + 1),
+                KnowledgeVector())
+            let tooMany = try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: headers, body: ByteBuffer(bytes: records))
+            XCTAssertEqual(tooMany.status, .badRequest)
+        }
+        XCTAssertEqual(try Self.outcomeCount(store), 0)
+    }
+
     func testPushRulesAndRefusalsStoreNothing() async throws {
         let fixture = try AppServerFixture()
         let headers = fixture.bearer(try fixture.token())
@@ -191,15 +257,18 @@ final class SyncRouteTests: XCTestCase {
             }
         }
         // Then each syncs in turn until nothing moves.
+        func storeTips() throws -> [String: Set<UUID>] {
+            Dictionary(grouping: try store.outcomes(.current), by: \.id).mapValues { Set($0.map(\.uuid)) }
+        }
+        try await a.push(transport)
+        try await b.push(transport)
         for _ in 0..<6 {
-            try await a.push(transport)
-            try await b.push(transport)
             try await a.synchronize(transport)
             try await b.synchronize(transport)
             syncs += 2
+            if a.outcomeTips == b.outcomeTips, a.outcomeTips == (try storeTips()) { break }
         }
-        let stored = try store.outcomes(.current)
-        let storeTips = Dictionary(grouping: stored, by: \.id).mapValues { Set($0.map(\.uuid)) }
+        let storeTips = try storeTips()
         XCTAssertEqual(a.outcomeTips, b.outcomeTips, "seed \(seed)")
         XCTAssertEqual(a.outcomeTips, storeTips, "seed \(seed)")
         XCTAssertTrue(storeTips.values.allSatisfy { $0.count == 1 }, "seed \(seed)")

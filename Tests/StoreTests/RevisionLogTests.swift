@@ -131,6 +131,50 @@ final class RevisionLogTests: XCTestCase {
         XCTAssertEqual(read.server.clock, 1)
     }
 
+    /// What a CareKit device pushes: each version kept under the device's uuid, after the current one,
+    /// stamped with the device clocks merged first, queued for export once; the same versions again are
+    /// nothing; a device's tombstone is kept under its uuid too.
+    func testADeviceVersionIsKeptUnderItsUUIDOnce() throws {
+        let (store, patient, _, task) = try StoreFixtures.storeWithTask()
+        let device = UUID()
+        var first = StoreFixtures.outcome(task, occurrence: 0)
+        first.metadata.uuid = UUID()
+        var second = first
+        second.metadata.uuid = UUID()
+        second.metadata.previousVersionUUIDs = [first.uuid]
+        second.values = [OutcomeValue(.double(130))]
+        var batch = StoreBatch()
+        batch.mergeKnowledge(patientID: patient.id, clocks: [device: 3])
+        batch.appendVersion(keepingUUIDOf: first)
+        batch.appendVersion(keepingUUIDOf: second)
+        let summary = try store.apply(batch)
+        XCTAssertEqual([summary.added, summary.updated, summary.unchanged], [1, 1, 0])
+        XCTAssertEqual(try store.history(.outcome, id: first.id).map(\.metadata.uuid), [first.uuid, second.uuid])
+        XCTAssertEqual(try store.history(.outcome, id: first.id).last?.metadata.previousVersionUUIDs, [first.uuid])
+        let read = try log(store, patient.id, after: 1)
+        XCTAssertEqual(read.revisions.map(\.stamp.deviceClocks), [[device: 3]])
+        XCTAssertEqual(read.deviceClocks, [device: 3])
+        XCTAssertEqual(summary.outboxEntryIDs.count, 2)
+
+        let clock = try store.serverClock().clock
+        let again = try store.apply(batch)
+        XCTAssertEqual([again.added, again.updated, again.unchanged], [0, 0, 2])
+        XCTAssertEqual(again.outboxEntryIDs, [])
+        XCTAssertEqual(try store.serverClock().clock, clock, "nothing written, no tick")
+
+        var gone = second
+        gone.metadata.uuid = UUID()
+        gone.metadata.deletedDate = StoreFixtures.day(2)
+        var deletion = StoreBatch()
+        deletion.mergeKnowledge(patientID: patient.id, clocks: [device: 2])
+        deletion.appendVersion(keepingUUIDOf: gone)
+        XCTAssertEqual(try store.apply(deletion).deleted, 1)
+        XCTAssertEqual(try store.history(.outcome, id: first.id).last?.metadata.uuid, gone.uuid)
+        XCTAssertNotNil(try store.history(.outcome, id: first.id).last?.metadata.deletedDate)
+        XCTAssertEqual(try log(store, patient.id).deviceClocks, [device: 3], "a clock never goes back")
+        XCTAssertEqual(try store.outcomes(.current), [])
+    }
+
     func testAuditEntriesAreKeptNewestFirst() throws {
         let store = try SQLiteStore.inMemory()
         for (n, patient) in ["a", "b", "a"].enumerated() {

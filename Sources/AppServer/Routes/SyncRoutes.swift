@@ -37,7 +37,13 @@ struct SyncRoutes {
         }
         group.post("revisions") { request, context -> Response in
             let patientID = try context.patientID()
-            let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            var buffer = ByteBuffer()
+            for try await chunk in request.body {
+                guard buffer.readableBytes + chunk.readableBytes <= context.maxUploadSize else {
+                    throw APIError(.contentTooLarge, code: "too-large", message: "a push is at most \(context.maxUploadSize) bytes")
+                }
+                buffer.writeImmutableBuffer(chunk)
+            }
             let push = try PushBody.decode(Data(buffer: buffer))
             let store = self.store
             let (body, note) = try await Self.offLoop {
