@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
-            "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport",
+            "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         .testTarget(name: "AppServerTests", dependencies: [
