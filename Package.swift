@@ -111,7 +111,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         .testTarget(name: "AppServerTests", dependencies: [
-            "AppServer", "AppClient", "Store", "CareModel", "TestSupport",
+            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),

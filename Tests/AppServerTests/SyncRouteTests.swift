@@ -1,5 +1,6 @@
 import AppClient
 import AppServer
+import Benchmarks
 import CareModel
 import Foundation
 import Hummingbird
@@ -146,8 +147,10 @@ final class SyncRouteTests: XCTestCase {
             XCTAssertEqual((response.json as? [String: String])?["error"], "outcomes-only")
             XCTAssertTrue(response.text.contains("deviceRevisions[0].entities[1].type"))
             // An occurrence the schedule does not have.
-            response = try await push([.outcome(outcome(own, -3))])
-            XCTAssertEqual(response.status, .unprocessableContent)
+            for occurrence in [-3, Int.max, Int.min] {
+                response = try await push([.outcome(outcome(own, occurrence))])
+                XCTAssertEqual(response.status, .unprocessableContent, "occurrence \(occurrence)")
+            }
             // The server's clock from the future.
             var future = knowledge
             future.processes[try store.serverClock().processUUID] = try store.serverClock().clock + 1
@@ -237,7 +240,7 @@ final class SyncRouteTests: XCTestCase {
 
     /// One interleaving: (syncs, refused pushes, conflicts resolved, versions stored).
     private static func interleave(seed: UInt64, transport: SyncTransport, store: SQLiteStore) async throws -> (Int, Int, Int, Int) {
-        var random = SeededGenerator(state: seed)
+        var random = SeededRandom(seed: seed)
         let a = SimulatedDevice(name: "A", start: AppServerFixture.day0)
         let b = SimulatedDevice(name: "B", start: AppServerFixture.day0.addingTimeInterval(0.5))
         try await a.synchronize(transport)
