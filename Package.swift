@@ -18,12 +18,18 @@ let package = Package(
         .library(name: "Mapping", targets: ["Mapping"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "Insights", targets: ["Insights"]),
+        .library(name: "AppServer", targets: ["AppServer"]),
+        .library(name: "AppClient", targets: ["AppClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // The app server (issue 29): HTTP/1.1 on SwiftNIO, with in-memory and live route tests.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Hummingbird logs through swift-log; the app server sets its level.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -73,12 +79,24 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
         ]),
+        // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
+        // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
+        .target(name: "AppServer", dependencies: [
+            "CareModel", "Store",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
+        // developers and the tests.
+        .target(name: "AppClient", dependencies: ["CareModel"]),
         // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
         .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),
         .executableTarget(
             name: "caregate",
             dependencies: [
                 "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "Benchmarks", "CGlibcMalloc", "Insights",
+                "AppServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -97,11 +115,17 @@ let package = Package(
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
-            "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport",
+            "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
-        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights"]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
+        .testTarget(name: "AppServerTests", dependencies: [
+            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights"]),
     ]
 )
 

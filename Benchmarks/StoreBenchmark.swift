@@ -213,11 +213,12 @@ struct Stopwatch {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so that runs query the same patients and days.
-struct SeededRandom {
+/// A small deterministic generator (SplitMix64), so that runs query the same patients and days (and
+/// tests that draw random orders draw the same ones).
+public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

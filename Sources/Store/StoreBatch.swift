@@ -61,6 +61,15 @@ public struct StoreBatch: Sendable {
     }
     /// Files something given up on, with its reason.
     public mutating func deadLetter(_ letter: DeadLetter) { changes.append(.deadLetter(letter)) }
+    /// Stores a version of an outcome made elsewhere (a CareKit device) under its own `uuid`, after the
+    /// current version of its outcome; a tombstone when it has `deletedDate`. Nothing when the store has
+    /// that uuid already (the same push twice stores nothing twice).
+    public mutating func appendVersion(keepingUUIDOf outcome: Outcome) { changes.append(.appendVersion(outcome)) }
+    /// Takes in the device clocks a patient's device knows (each kept clock becomes the larger), before
+    /// the versions of the batch are stamped with them.
+    public mutating func mergeKnowledge(patientID: String, clocks: [UUID: Int]) {
+        changes.append(.mergeKnowledge(patientID: patientID, clocks: clocks))
+    }
     /// Appends any change.
     public mutating func append(_ change: StoreChange) { changes.append(change) }
 }
@@ -77,6 +86,10 @@ public enum StoreChange: Sendable {
     case enqueue(OutboxEntry)
     case transition(outboxEntryID: Int64, OutboxTransition)
     case deadLetter(DeadLetter)
+    /// An outcome version kept under its own uuid (``StoreBatch/appendVersion(keepingUUIDOf:)``).
+    case appendVersion(Outcome)
+    /// Device clocks of one patient (``StoreBatch/mergeKnowledge(patientID:clocks:)``).
+    case mergeKnowledge(patientID: String, clocks: [UUID: Int])
 }
 
 /// What a batch did, counted by kind of change.

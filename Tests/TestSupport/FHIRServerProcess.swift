@@ -24,7 +24,7 @@ public final class FHIRServerProcess: @unchecked Sendable {
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-fhir-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let port = try freePort()
+        let port = try FreePort.next()
         // Its own settings: loopback only (it binds 0.0.0.0 unless told), its data in the fresh folder,
         // and the workflow simulator off: left on, it answers MedicationRequests and the like with
         // resources of its own (a Practitioner, a dispense), which no test asked for.
@@ -88,23 +88,6 @@ public final class FHIRServerProcess: @unchecked Sendable {
         }
         stop()
         throw ServerFailure(description: "the FHIR server did not answer within \(Int(timeout)) s: \(output)")
-    }
-
-    /// A TCP port free on 127.0.0.1 (bound, read, released: the server binds it right after).
-    private static func freePort() throws -> Int {
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw ServerFailure(description: "no socket") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
-        guard bound == 0 else { throw ServerFailure(description: "cannot bind a port") }
-        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
-        guard named == 0 else { throw ServerFailure(description: "cannot read the port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     public struct ServerFailure: Error, CustomStringConvertible {

@@ -48,12 +48,17 @@ struct BatchWriter {
     private var lastTaskVersion: (uuid: UUID, version: TaskVersion)?
     /// The outcome INSERT, prepared once per batch (GRDB's statement cache hashes the SQL on each use).
     private var outcomeInsert: Statement?
+    /// The per-patient revision log (CareKit sync). Every version this writer inserts (first versions,
+    /// new versions, tombstones) is filed there in the same transaction: the three insert paths below
+    /// (`insert`, `writeOutcome`, `delete`) each end with one `revisions.append`.
+    private var revisions: RevisionLog
 
     init(db: Database, now: Date, codec: EntityRowCodec, taskCache: TaskVersionCache) {
         self.db = db
         self.now = now
         self.codec = codec
         self.taskCache = taskCache
+        revisions = RevisionLog(db: db)
     }
 
     mutating func apply(_ change: StoreChange) throws {
@@ -77,7 +82,43 @@ struct BatchWriter {
             summary.outboxTransitions += 1
         case .deadLetter(let letter):
             summary.deadLetterIDs.append(try SQLiteStore.add(letter, in: db))
+        case .appendVersion(let outcome): try appendKeepingUUID(outcome)
+        case .mergeKnowledge(let patientID, let clocks):
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO patientKnowledge (patientID, processID, clock) VALUES (?, ?, ?)
+                ON CONFLICT (patientID, processID) DO UPDATE SET clock = max(clock, excluded.clock)
+                """)
+            for (process, clock) in clocks {
+                try statement.execute(arguments: [patientID, process.uuidString, clock])
+            }
         }
+    }
+
+    /// Stores `outcome` under its own uuid after the current version of its outcome (a tombstone when it
+    /// has `deletedDate`); nothing when that uuid is stored. The store's history stays one chain: a
+    /// version another device wrote concurrently follows whichever arrived first.
+    private mutating func appendKeepingUUID(_ outcome: Outcome) throws {
+        if try uuidExists(.outcome, outcome.metadata.uuid) {
+            summary.unchanged += 1
+            summary.versionUUIDs.append(outcome.metadata.uuid)
+            return
+        }
+        let (task, start) = try ownedOccurrence(of: outcome)
+        let current = try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
+        if let deleted = outcome.metadata.deletedDate {
+            guard let current, current.deletedDate == nil else {
+                summary.unchanged += 1
+                return
+            }
+            try delete(.outcome, id: outcome.id, at: max(deleted, current.effectiveDate), uuid: outcome.metadata.uuid)
+            return
+        }
+        var version = with(outcome, taskID: task.task.id)
+        if let current {
+            version.metadata.effectiveDate = max(version.metadata.effectiveDate, current.effectiveDate)
+        }
+        try insertOutcome(version, after: current, eventStart: start)
+        if current == nil { summary.added += 1 } else { summary.updated += 1 }
     }
 
     /// Moves the outbox entries `ids`, in order, by the same `step`.
@@ -297,7 +338,7 @@ struct BatchWriter {
         summary.updated += 1
     }
 
-    private mutating func delete(_ kind: EntityKind, id: String, at date: Date) throws {
+    private mutating func delete(_ kind: EntityKind, id: String, at date: Date, uuid: UUID? = nil) throws {
         let current: Tip?
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
@@ -319,7 +360,7 @@ struct BatchWriter {
             .filter { !set.contains($0) }
             .joined(separator: ", ")
         let numbered = kind == .outcome ? (columns: ", versionNumber", values: ", versionNumber + 1") : (columns: "", values: "")
-        let tombstone = uuids.next()
+        let tombstone = uuid ?? uuids.next()
         try db.execute(
             sql: """
                 INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied)\(numbered.columns))
@@ -336,6 +377,7 @@ struct BatchWriter {
                 arguments: [tombstoneRowID, current.rowID])
         }
         try linkForward(table, from: current, to: tombstone, effective: date)
+        try revisions.append(kind, uuid: tombstone, rowID: tombstoneRowID, owner: try owner(ofRow: current.rowID, kind: kind, id: id))
         if kind == .task { forgetTaskVersion(current.uuid) }
         if kind == .outcome, try Bool.fetchOne(db, sql: "SELECT fhirType IS NULL FROM outcome WHERE rowID = ?", arguments: [current.rowID]) == true {
             try enqueueExport(outcomeID: id, uuid: tombstone)  // a patient's outcome deleted: exported as entered-in-error
@@ -368,7 +410,10 @@ struct BatchWriter {
         let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? "")
         let values = codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart)
         try statement.execute(arguments: StatementArguments(values))
+        let rowID = db.lastInsertedRowID
         try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)
+        if kind == .carePlan { revisions.carePlanChanged(entity.id) }
+        try revisions.append(kind, uuid: metadata.uuid, rowID: rowID, owner: Self.owner(of: entity))
         if case .task(let task) = entity {
             // The outcomes of the same import look this version up next: keep it rather than decode it again.
             let version = TaskVersion(task: task, effectiveDate: metadata.effectiveDate, nextEffectiveDate: nil, deleted: false)
@@ -461,9 +506,9 @@ struct BatchWriter {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
         }
+        let rowID = db.lastInsertedRowID
         if outcome.values.count > 1 {
             // The first value is in the row; the others go to `outcomeValue`, from position 1.
-            let rowID = db.lastInsertedRowID
             let valueRow = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertValuesSQL()), in: db)
             for (position, value) in outcome.values.enumerated().dropFirst() {
                 valueRow.bind(1, rowID)
@@ -476,6 +521,33 @@ struct BatchWriter {
             kind: .outcome, id: outcome.id, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, provenance: provenance,
             after: previous)
         if provenance == nil { try enqueueExport(outcomeID: outcome.id, uuid: uuid) }
+        try revisions.append(.outcome, uuid: uuid, rowID: rowID, owner: .taskVersion(outcome.taskUUID))
+    }
+
+    /// The patient a new version of `entity` belongs to, as the revision log finds it.
+    private static func owner(of entity: CareEntity) -> RevisionLog.Owner {
+        switch entity {
+        case .patient(let patient): return .patient(patient.id)
+        case .carePlan(let plan): return .carePlan(patientID: plan.patientID)
+        case .task(let task): return .inCarePlan(task.carePlanID)
+        case .contact(let contact): return .inCarePlan(contact.carePlanID)
+        case .outcome(let outcome): return .taskVersion(outcome.taskUUID)
+        }
+    }
+
+    /// The patient the stored version at `rowID` of `kind` belongs to (what a tombstone copies).
+    private func owner(ofRow rowID: Int64, kind: EntityKind, id: String) throws -> RevisionLog.Owner {
+        let table = StoreSchema.Table.entity(kind)
+        switch kind {
+        case .patient: return .patient(id)
+        case .carePlan:
+            return .carePlan(patientID: try String.fetchOne(db, sql: "SELECT patientID FROM carePlan WHERE rowID = ?", arguments: [rowID]))
+        case .task, .contact:
+            return .inCarePlan(try String.fetchOne(db, sql: "SELECT carePlanID FROM \(table) WHERE rowID = ?", arguments: [rowID]))
+        case .outcome:
+            let taskUUID = try UUID.fetchOne(db, sql: "SELECT taskUUID FROM outcome WHERE rowID = ?", arguments: [rowID])
+            return taskUUID.map { .taskVersion($0) } ?? .carePlan(patientID: nil)
+        }
     }
 
     /// The change feed of write-back: a version of an outcome the patient recorded (one with no provenance:

@@ -1,4 +1,5 @@
 import CareModel
+import Foundation
 import GRDB
 
 /// The SQLite schema of a CareGate store, as named migrations applied in order by a `DatabaseMigrator`.
@@ -30,6 +31,11 @@ enum StoreSchema {
         static let syncCheckpoint = "syncCheckpoint"
         static let outbox = "outbox"
         static let deadLetter = "deadLetter"
+        static let syncClock = "syncClock"
+        static let patientKnowledge = "patientKnowledge"
+        static let revisionStamp = "revisionStamp"
+        static let revision = "revision"
+        static let audit = "audit"
 
         static func entity(_ kind: EntityKind) -> String {
             switch kind {
@@ -54,6 +60,8 @@ enum StoreSchema {
         }
         migrator.registerMigration("v5 outcome source column", migrate: addOutcomeSource)
         migrator.registerMigration("v6 outbox server id and version", migrate: addOutboxServerVersion)
+        migrator.registerMigration("v7 revision log", migrate: createRevisionLog)
+        migrator.registerMigration("v7 audit", migrate: createAudit)
         return migrator
     }
 
@@ -212,6 +220,75 @@ enum StoreSchema {
             t.add(column: "serverID", .text)
             t.add(column: "serverVersion", .text)
         }
+    }
+
+    /// CareKit's knowledge-vector sync (see ``RevisionLog``): the store's process uuid and clock, the device
+    /// clocks each patient's devices taught it, and each patient's log of versions, stamped per transaction.
+    /// The versions a store already holds are filed at clock 1, every patient's in one record, so a device
+    /// that pulls first meets them all.
+    private static func createRevisionLog(_ db: Database) throws {
+        try db.create(table: Table.syncClock) { t in
+            t.column("singleton", .integer).primaryKey().check { $0 == 1 }
+            t.column("processUUID", .blob).notNull()
+            t.column("clock", .integer).notNull()
+        }
+        try db.execute(sql: "INSERT INTO syncClock (singleton, processUUID, clock) VALUES (1, ?, 0)", arguments: [UUID()])
+        try db.create(table: Table.patientKnowledge, options: [.withoutRowID]) { t in
+            t.column("patientID", .text).notNull()
+            // A device process uuid, as CareKit writes it (upper-case text).
+            t.column("processID", .text).notNull()
+            t.column("clock", .integer).notNull()
+            t.primaryKey(["patientID", "processID"])
+        }
+        try db.create(table: Table.revisionStamp, options: [.withoutRowID]) { t in
+            t.column("patientID", .text).notNull()
+            t.column("serverClock", .integer).notNull()
+            // The device clocks of the record's vector: a JSON array of {"id", "clock"}.
+            t.column("processes", .text).notNull()
+            t.primaryKey(["patientID", "serverClock"])
+        }
+        try db.create(table: Table.revision) { t in
+            t.column("rowID", .integer).primaryKey()
+            t.column("patientID", .text).notNull()
+            t.column("serverClock", .integer).notNull()
+            t.column("entityKind", .text).notNull()
+            t.column("entityUUID", .blob).notNull()
+            // The version's row in its entity table (outcome uuids have no index).
+            t.column("entityRowID", .integer).notNull()
+        }
+        try db.create(index: "revision_by_patient", on: Table.revision, columns: ["patientID", "serverClock"])
+        // A care plan's patient is the one its current version names.
+        let plans = "(SELECT id, patientID FROM carePlan WHERE nextVersionUUID IS NULL AND patientID IS NOT NULL)"
+        try db.execute(sql: """
+            INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID)
+                SELECT id, 1, 'patient', uuid, rowID FROM patient ORDER BY rowID;
+            INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID)
+                SELECT patientID, 1, 'carePlan', uuid, rowID FROM carePlan WHERE patientID IS NOT NULL ORDER BY rowID;
+            INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID)
+                SELECT p.patientID, 1, 'contact', c.uuid, c.rowID FROM contact c JOIN \(plans) p ON p.id = c.carePlanID ORDER BY c.rowID;
+            INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID)
+                SELECT p.patientID, 1, 'task', t.uuid, t.rowID FROM task t JOIN \(plans) p ON p.id = t.carePlanID ORDER BY t.rowID;
+            INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID)
+                SELECT p.patientID, 1, 'outcome', o.uuid, o.rowID FROM outcome o JOIN task t ON t.uuid = o.taskUUID
+                JOIN \(plans) p ON p.id = t.carePlanID ORDER BY o.rowID;
+            INSERT INTO revisionStamp (patientID, serverClock, processes) SELECT DISTINCT patientID, 1, '[]' FROM revision;
+            UPDATE syncClock SET clock = 1 WHERE EXISTS (SELECT 1 FROM revision);
+            """)
+    }
+
+    /// Every read and write of patient data through the app API: who, what, when, and the result.
+    private static func createAudit(_ db: Database) throws {
+        try db.create(table: Table.audit) { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("date", .double).notNull()
+            // The token's subject and the patient it is bound to (nil when no valid token was given).
+            t.column("subject", .text)
+            t.column("patientID", .text)
+            t.column("action", .text).notNull()
+            t.column("status", .integer).notNull()
+            t.column("detail", .text)
+        }
+        try db.create(index: "audit_by_patient", on: Table.audit, columns: ["patientID", "date"])
     }
 
     /// Raw resources, resource-to-entity links, sync checkpoints, the export outbox and dead letters.

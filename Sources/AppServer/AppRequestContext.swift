@@ -1,0 +1,49 @@
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// The context of one request of the app API: the verified token (set by ``PatientAccessMiddleware``),
+/// and what the audit trail should say of the answer.
+public struct AppRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The token that came with the request, once verified.
+    public var token: VerifiedToken?
+    /// A line for the audit trail, written by the handler (counts, never patient data).
+    public let auditNote = AuditNote()
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// Pushes are bounded by ``AppServerLimits/maximumPushBytes``.
+    public var maxUploadSize: Int { AppServerLimits.maximumPushBytes }
+
+    /// The patient the token opens; a handler reached without one is a server bug, answered as 401.
+    func patientID() throws -> String {
+        guard let token else { throw APIError.unauthorized(.missing) }
+        return token.patientID
+    }
+}
+
+/// What a handler tells the audit trail of its answer.
+public final class AuditNote: Sendable {
+    private let text = Mutex<String?>(nil)
+
+    public var value: String? { text.withLock { $0 } }
+
+    func set(_ value: String) { text.withLock { $0 = value } }
+}
+
+/// Bounds on what a client may send.
+public enum AppServerLimits {
+    /// The largest push body.
+    public static let maximumPushBytes = 8 << 20
+    /// The most entities one push may carry.
+    public static let maximumPushEntities = 10_000
+    /// The most revision records one push may carry.
+    public static let maximumPushRecords = 10_000
+    /// The most processes a knowledge vector may name.
+    public static let maximumVectorProcesses = 1_000
+    /// Entities per page of a pull.
+    public static let pullPageEntities = 1_000
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import Logging
+import Store
+
+/// The app server: CareKit's remote sync and read-only views over HTTP for patient apps, each request
+/// bound by its token to one patient of the store.
+///
+/// ```swift
+/// let server = AppServer(store: try SQLiteStore(path: "caregate.sqlite"), key: try ServerKey.loadOrCreate(path: "server.key"))
+/// try await server.application(host: "127.0.0.1", port: 8080).runService()
+/// ```
+///
+/// ## Topics
+///
+/// - `GET /health`, `GET /openapi.json`: open to all.
+/// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
+/// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
+public struct AppServer: Sendable {
+    public let store: any AppSyncStore
+    public let verifier: TokenVerifier
+
+    public init(store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience) {
+        self.store = store
+        verifier = TokenVerifier(key: key.publicKey, audience: audience)
+    }
+
+    /// The routes, with their middleware: what the application serves, and what in-memory tests call.
+    public func router() -> Router<AppRequestContext> {
+        let router = Router(context: AppRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.get("health") { _, _ in
+            // A store that cannot be read is not healthy.
+            guard (try? store.serverClock()) != nil else { throw APIError.unavailable }
+            return JSONResponse.make(Data(#"{"status":"ok"}"#.utf8))
+        }
+        router.get("openapi.json") { _, _ in
+            JSONResponse.make(Data(OpenAPIDocument.json.utf8))
+        }
+        let api = router.group("carekit/v1").add(middleware: PatientAccessMiddleware(verifier: verifier, store: store))
+        ViewRoutes(store: store).register(on: api)
+        SyncRoutes(store: store).register(on: api)
+        return router
+    }
+
+    /// The application listening on `host:port`.
+    public func application(host: String, port: Int, logLevel: Logger.Level = .info) -> some ApplicationProtocol {
+        var logger = Logger(label: "caregate.serve")
+        logger.logLevel = logLevel
+        return Application(
+            router: router(), configuration: .init(address: .hostname(host, port: port), serverName: "CareGate"), logger: logger)
+    }
+
+    /// Serves on `host:port` until SIGINT or SIGTERM. `logLevel` is a swift-log level name (`info`...).
+    public func run(host: String, port: Int, logLevel: String) async throws {
+        try await application(host: host, port: port, logLevel: Logger.Level(rawValue: logLevel) ?? .info).runService()
+    }
+
+    /// Whether `name` is a log level ``run(host:port:logLevel:)`` knows.
+    public static func isLogLevel(_ name: String) -> Bool { Logger.Level(rawValue: name) != nil }
+}

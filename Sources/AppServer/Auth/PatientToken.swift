@@ -1,0 +1,154 @@
+@preconcurrency import Crypto
+import Foundation
+
+/// An access token of the app API: a JWT signed with ES256 by the server's key, bound to one patient of
+/// the store and to the API's audience.
+///
+/// ```swift
+/// let token = try PatientToken.issue(patientID: "Patient/pat-1", key: key, audience: PatientToken.defaultAudience, lifetime: 3600)
+/// let verified = try TokenVerifier(key: key.publicKey).verify(token)   // verified.patientID == "Patient/pat-1"
+/// ```
+///
+/// The claims: `iss` (`caregate`), `sub` and `patient` (the patient's id in the store), `aud`, `iat`,
+/// `exp`, `jti`. The header names `alg: ES256`, `typ: JWT` and the key's `kid`.
+public enum PatientToken {
+    /// The audience of tokens for the app API.
+    public static let defaultAudience = "caregate-app-api"
+    public static let issuer = "caregate"
+    /// The longest lifetime `patients token` issues (one year).
+    public static let maximumLifetime: TimeInterval = 366 * 86_400
+
+    struct Header: Codable {
+        var alg: String
+        var typ: String?
+        var kid: String?
+    }
+
+    struct Claims: Codable {
+        var iss: String?
+        var sub: String?
+        var aud: Audience?
+        var patient: String?
+        var iat: Double?
+        var nbf: Double?
+        var exp: Double?
+        var jti: String?
+    }
+
+    /// `aud` is a string or an array of strings (RFC 7519 §4.1.3).
+    enum Audience: Codable, Equatable {
+        case one(String)
+        case many([String])
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let one = try? container.decode(String.self) { self = .one(one) } else { self = .many(try container.decode([String].self)) }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .one(let value): try container.encode(value)
+            case .many(let values): try container.encode(values)
+            }
+        }
+
+        func contains(_ audience: String) -> Bool {
+            switch self {
+            case .one(let value): return value == audience
+            case .many(let values): return values.contains(audience)
+            }
+        }
+    }
+
+    /// A signed token for `patientID`, valid from `now` for `lifetime` seconds.
+    public static func issue(
+        patientID: String, key: ServerKey, audience: String = defaultAudience, lifetime: TimeInterval, now: Date = Date()
+    ) throws -> String {
+        let header = Header(alg: "ES256", typ: "JWT", kid: key.keyID)
+        let issued = now.timeIntervalSince1970.rounded(.down)
+        let claims = Claims(
+            iss: issuer, sub: patientID, aud: .one(audience), patient: patientID, iat: issued, nbf: nil,
+            exp: issued + lifetime.rounded(.down), jti: UUID().uuidString)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
+        let signature = try key.privateKey.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+}
+
+/// What a verified token says: whom it was issued to and which patient's data it opens.
+public struct VerifiedToken: Sendable, Equatable {
+    public var subject: String
+    public var patientID: String
+    public var expires: Date
+}
+
+/// Why a token is refused. The message is safe to show a client: it names no patient and no key.
+public enum TokenError: Error, Equatable, CustomStringConvertible {
+    case missing
+    case malformed
+    case unsupportedAlgorithm
+    case badSignature
+    case expired
+    case notYetValid
+    case wrongAudience
+    case wrongIssuer
+    case noPatient
+
+    public var description: String {
+        switch self {
+        case .missing: return "an Authorization: Bearer token is required"
+        case .malformed: return "the token is not a well-formed JWT"
+        case .unsupportedAlgorithm: return "the token's algorithm is not accepted (ES256 only)"
+        case .badSignature: return "the token's signature does not verify"
+        case .expired: return "the token has expired"
+        case .notYetValid: return "the token is not valid yet"
+        case .wrongAudience: return "the token is for another audience"
+        case .wrongIssuer: return "the token is from another issuer"
+        case .noPatient: return "the token names no patient"
+        }
+    }
+}
+
+/// Checks tokens signed by the server's key: ES256 only (`none`, HS256 and the rest are refused before
+/// anything else is read), a signature that verifies, not expired (60 s of clock skew allowed), the
+/// expected audience and issuer, and a patient.
+public struct TokenVerifier: Sendable {
+    public let key: P256.Signing.PublicKey
+    public let audience: String
+    /// Tokens longer than this are refused unread.
+    public static let maximumLength = 8_192
+    static let clockSkew: TimeInterval = 60
+
+    public init(key: P256.Signing.PublicKey, audience: String = PatientToken.defaultAudience) {
+        self.key = key
+        self.audience = audience
+    }
+
+    public func verify(_ token: String, now: Date = Date()) throws(TokenError) -> VerifiedToken {
+        guard token.utf8.count <= Self.maximumLength else { throw .malformed }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]) else {
+            throw .malformed
+        }
+        let decoder = JSONDecoder()
+        guard let header = try? decoder.decode(PatientToken.Header.self, from: headerData) else { throw .malformed }
+        guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
+        guard let signatureData = Base64URL.decode(parts[2]), signatureData.count == 64,
+              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData)
+        else { throw .badSignature }
+        let signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValidSignature(signature, for: signingInput) else { throw .badSignature }
+        guard let claims = try? decoder.decode(PatientToken.Claims.self, from: claimsData) else { throw .malformed }
+        let time = now.timeIntervalSince1970
+        guard let exp = claims.exp, exp.isFinite else { throw .expired }
+        guard time < exp + Self.clockSkew else { throw .expired }
+        if let nbf = claims.nbf, time + Self.clockSkew < nbf { throw .notYetValid }
+        guard claims.aud?.contains(audience) == true else { throw .wrongAudience }
+        guard claims.iss == PatientToken.issuer else { throw .wrongIssuer }
+        guard let patient = claims.patient, !patient.isEmpty, patient.utf8.count <= 256 else { throw .noPatient }
+        return VerifiedToken(subject: claims.sub ?? patient, patientID: patient, expires: Date(timeIntervalSince1970: exp))
+    }
+}

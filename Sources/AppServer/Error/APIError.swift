@@ -1,0 +1,50 @@
+import Foundation
+import Hummingbird
+
+/// An error the app API answers with: a status and a short JSON body, `{"error": code, "message": text}`.
+///
+/// Messages are written for the client and name nothing of the store, the server or another patient;
+/// anything else thrown while answering becomes a plain 500 (``APIError/internal``).
+public struct APIError: HTTPResponseError, Equatable {
+    public let status: HTTPResponse.Status
+    /// A stable, machine-readable code (`unauthorized`, `forbidden`, `pull first`...).
+    public let code: String
+    public let message: String
+
+    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        let body = (try? JSONSerialization.data(withJSONObject: ["error": code, "message": message], options: [.sortedKeys])) ?? Data()
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    public static func unauthorized(_ reason: TokenError) -> APIError {
+        APIError(.unauthorized, code: "unauthorized", message: reason.description)
+    }
+
+    public static let forbidden = APIError(.forbidden, code: "forbidden", message: "the token does not open this patient's data")
+    public static let notFound = APIError(.notFound, code: "not-found", message: "no such resource")
+    public static let `internal` = APIError(.internalServerError, code: "internal", message: "the server could not answer; try again later")
+    public static let unavailable = APIError(.serviceUnavailable, code: "busy", message: "the store is busy; try again later")
+
+    public static func badRequest(_ message: String) -> APIError {
+        APIError(.badRequest, code: "bad-request", message: message)
+    }
+
+    /// What a client is told of `error`: itself when it is an ``APIError``, Hummingbird's own status
+    /// errors (a body too large, a bad method) as they are, anything else as a 500 that reveals nothing.
+    static func from(_ error: any Error) -> APIError {
+        if let error = error as? APIError { return error }
+        if let error = error as? HTTPError {
+            return APIError(error.status, code: "http-\(error.status.code)", message: error.status.reasonPhrase)
+        }
+        if let error = error as? TokenError { return .unauthorized(error) }
+        return .internal
+    }
+}

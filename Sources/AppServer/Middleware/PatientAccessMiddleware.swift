@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import Logging
+import Store
+
+/// Guards every route of patient data: the request must carry `Authorization: Bearer <JWT>` that
+/// ``TokenVerifier`` accepts, and the patient the token is bound to must be in the store; the handler then
+/// reads and writes that patient's data only (the patient comes from the token, never from the request).
+///
+/// Every request that reaches it is written to the audit trail, answered or refused: who (the token's
+/// subject and patient), what (method and path), when, and the status, with the handler's note.
+struct PatientAccessMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let verifier: TokenVerifier
+    let store: any AppSyncStore
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let action = "\(request.method.rawValue) \(request.uri.path)"
+        var response: Response
+        var detail: String?
+        do {
+            let token = try verify(request)
+            context.token = token
+            guard try !store.patients(EntityQuery(ids: [token.patientID])).isEmpty else {
+                // A token for a patient the store no longer (or never) had: refused like another's data.
+                throw APIError.forbidden
+            }
+            response = try await next(request, context)
+            detail = context.auditNote.value
+        } catch {
+            let answer = APIError.from(error)
+            detail = answer.code + (context.auditNote.value.map { ": " + $0 } ?? "")
+            if answer.status == .internalServerError {
+                context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])
+                context.logger.debug("request failed", metadata: ["error": "\(error)"])
+            }
+            response = try answer.response(from: request, context: context)
+        }
+        let entry = AuditEntry(
+            date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action,
+            status: Int(response.status.code), detail: detail)
+        do {
+            try store.recordAudit(entry)
+        } catch {
+            // An answer that cannot be audited is not given.
+            context.logger.error("audit trail not written", metadata: ["error.type": "\(type(of: error))"])
+            return try APIError.unavailable.response(from: request, context: context)
+        }
+        return response
+    }
+
+    private func verify(_ request: Request) throws -> VerifiedToken {
+        guard let header = request.headers[.authorization] else { throw TokenError.missing }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw TokenError.missing }
+        return try verifier.verify(String(parts[1]).trimmingCharacters(in: .whitespaces))
+    }
+}

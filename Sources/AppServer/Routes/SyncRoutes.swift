@@ -1,0 +1,368 @@
+import CareModel
+import Dispatch
+import Foundation
+import Hummingbird
+import Store
+
+/// CareKit's remote sync: pull (`GET /carekit/v1/revisions`) and push (`POST /carekit/v1/revisions`),
+/// for the token's patient only.
+///
+/// Pull answers the revision records of the patient's log whose vector is not less than the device's,
+/// oldest first, each with patients, care plans, contacts, tasks, then outcomes; an outcome only in the
+/// last record of the page that has a version of it (CareKit #700: an outcome and a later version of
+/// itself in one pull break its store); then, on the last page, a record with no entities and the
+/// server's vector, the device's processes included (``finalVector(_:device:)``). A served outcome names every earlier version of its
+/// outcome in `previousVersionUUIDs` (the store keeps one chain per outcome), so that a device that has
+/// any of them links it after them.
+///
+/// Push takes outcomes only (patients, care plans, contacts and tasks come from the provider's EHR),
+/// checks every one, and stores all of them in one transaction under the writer lease, each version
+/// under the device's uuid, or none of them.
+struct SyncRoutes {
+    let store: any AppSyncStore
+
+    /// Store calls are synchronous: they run here, never on an event-loop thread.
+    private static let queue = DispatchQueue(label: "caregate.serve.sync", qos: .userInitiated, attributes: .concurrent)
+
+    func register(on group: RouterGroup<AppRequestContext>) {
+        group.get("revisions") { request, context -> Response in
+            let patientID = try context.patientID()
+            let query = try PullQuery(request)
+            let store = self.store
+            let (body, next, note) = try await Self.offLoop { try SyncRoutes(store: store).pull(patientID: patientID, query) }
+            context.auditNote.set(note)
+            var headers: HTTPFields = [:]
+            if let next, let link = HTTPFields.Element.Name("Link") { headers[link] = "<\(next)>; rel=\"next\"" }
+            return JSONResponse.make(body, headers: headers)
+        }
+        group.post("revisions") { request, context -> Response in
+            let patientID = try context.patientID()
+            var buffer = ByteBuffer()
+            for try await chunk in request.body {
+                guard buffer.readableBytes + chunk.readableBytes <= context.maxUploadSize else {
+                    throw APIError(.contentTooLarge, code: "too-large", message: "a push is at most \(context.maxUploadSize) bytes")
+                }
+                buffer.writeImmutableBuffer(chunk)
+            }
+            let push = try PushBody.decode(Data(buffer: buffer))
+            let store = self.store
+            let (body, note) = try await Self.offLoop {
+                try store.withWriterLease("caregate serve push") { try SyncRoutes(store: store).push(patientID: patientID, push) }
+            }
+            context.auditNote.set(note)
+            return JSONResponse.make(body)
+        }
+    }
+
+    static func offLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result(catching: body)) }
+        }
+    }
+
+    // MARK: Pull
+
+    struct PullQuery {
+        var text: String
+        var vector: KnowledgeVector
+        var after: Int
+        var limit: Int
+
+        init(_ request: Request) throws {
+            guard let text = request.uri.queryParameters.get("knowledgeVector") else {
+                throw APIError.badRequest("knowledgeVector (the device's OCKKnowledgeVector as JSON) is required")
+            }
+            guard text.utf8.count <= 65_536 else { throw APIError.badRequest("knowledgeVector: longer than 65536 bytes") }
+            self.text = text
+            vector = try WireDecoding.vector(Data(text.utf8), path: "knowledgeVector")
+            after = 0
+            if let page = request.uri.queryParameters.get("page") {
+                guard page.utf8.count <= 20, let clock = Int(page), clock >= 0 else {
+                    throw APIError.badRequest("page: not a cursor this server gave")
+                }
+                after = clock
+            }
+            limit = AppServerLimits.pullPageEntities
+            if let text = request.uri.queryParameters.get("limit") {
+                guard text.utf8.count <= 20, let value = Int(text), value >= 1 else { throw APIError.badRequest("limit: expected a positive integer") }
+                limit = min(value, AppServerLimits.pullPageEntities)
+            }
+        }
+    }
+
+    func pull(patientID: String, _ query: PullQuery) throws -> (Data, String?, String) {
+        let device = query.vector
+        let server = try store.serverClock()
+        guard device.clock(for: server.processUUID) <= server.clock else {
+            throw APIError.badRequest("knowledgeVector: claims a clock for the server's process beyond the server's own")
+        }
+        let read = try store.revisions(patientID: patientID, afterClock: query.after, maxEntities: query.limit) { stamp in
+            !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device)
+        }
+        let links = try currentLinks(patientID: patientID)
+        // The last position of each outcome id in this page: an outcome is sent there only.
+        var lastOutcome: [String: (Int, Int)] = [:]
+        for (r, revision) in read.revisions.enumerated() {
+            for (e, entity) in revision.entities.enumerated() where entity.kind == .outcome { lastOutcome[entity.id] = (r, e) }
+        }
+        let histories = try store.histories(.outcome, ids: Array(lastOutcome.keys))
+        var ancestors: [UUID: [UUID]] = [:]
+        var chains: [String: [UUID]] = [:]
+        for version in histories {
+            ancestors[version.metadata.uuid] = chains[version.id] ?? []
+            chains[version.id, default: []].append(version.metadata.uuid)
+        }
+        var records: [CareKitRevisionRecord] = []
+        var count = 0
+        for (r, revision) in read.revisions.enumerated() {
+            var entities: [CareEntity] = []
+            for (e, entity) in revision.entities.enumerated() {
+                if entity.kind == .outcome, let last = lastOutcome[entity.id], last != (r, e) { continue }
+                var served = links.resolving(entity)
+                served.metadata.nextVersionUUIDs = []
+                if entity.kind == .outcome, let earlier = ancestors[entity.metadata.uuid] {
+                    served.metadata.previousVersionUUIDs = earlier
+                }
+                entities.append(served)
+            }
+            entities = Self.kindOrder.flatMap { kind in entities.filter { $0.kind == kind } }
+            count += entities.count
+            records.append(CareKitRevisionRecord(
+                entities: entities.map(CareKitEntity.init), knowledgeVector: KnowledgeVector(revision.stamp.vector(server: server.processUUID))))
+        }
+        var next: String?
+        if read.hasMore, let last = read.revisions.last {
+            var components = URLComponents()
+            components.path = "/carekit/v1/revisions"
+            components.queryItems = [
+                URLQueryItem(name: "knowledgeVector", value: query.text), URLQueryItem(name: "page", value: String(last.stamp.serverClock)),
+                URLQueryItem(name: "limit", value: String(query.limit)),
+            ]
+            // `+` is a space in a query; the vector's JSON has none, but a cursor must survive any decoder.
+            next = components.percentEncodedQuery.map { "/carekit/v1/revisions?" + $0.replacingOccurrences(of: "+", with: "%2B") }
+        } else {
+            records.append(CareKitRevisionRecord(entities: [], knowledgeVector: Self.finalVector(read, device: device)))
+        }
+        let body = try CareKitJSON.makeEncoder().encode(records)
+        return (body, next, "\(records.count) records, \(count) entities" + (next == nil ? "" : ", more"))
+    }
+
+    /// The vector of a pull's final record: the server's clock, every device clock the patient's devices
+    /// taught the server, and each other process of the device's vector (its own, when the server has not
+    /// learnt it yet) at 0.
+    ///
+    /// Not the device's own clocks: CareKit pushes the entities whose vector is ahead of what the pull
+    /// taught it the server knows. Were the device's current clock in the final record, an outcome the
+    /// device recorded since its last successful push would be ahead of nothing and never be pushed;
+    /// were the device's process missing, CareKit would compare no clock of it at all.
+    static func finalVector(_ read: RevisionLogRead, device: KnowledgeVector) -> KnowledgeVector {
+        var vector = KnowledgeVector(read.deviceClocks)
+        vector.processes[read.server.processUUID] = read.server.clock
+        for process in device.processes.keys where vector.processes[process] == nil { vector.processes[process] = 0 }
+        return vector
+    }
+
+    /// Patients, care plans, contacts, tasks, then outcomes: a device never meets an entity before the
+    /// one it links to.
+    static let kindOrder: [EntityKind] = [.patient, .carePlan, .contact, .task, .outcome]
+
+    /// The versions a device links to: the patient's current version and their current care plans'.
+    private func currentLinks(patientID: String) throws -> CareKitLinks {
+        var links = CareKitLinks()
+        for patient in try store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
+        for plan in try PatientData(store: store, patientID: patientID).carePlans() { links.add(.carePlan(plan)) }
+        return links
+    }
+
+    // MARK: Push
+
+    func push(patientID: String, _ push: PushBody) throws -> (Data, String) {
+        let server = try store.serverClock()
+        let vectors = [("deviceKnowledge", push.deviceKnowledge)]
+            + push.deviceRevisions.enumerated().map { ("deviceRevisions[\($0.offset)].knowledgeVector", $0.element.knowledgeVector) }
+        for (path, vector) in vectors where vector.clock(for: server.processUUID) > server.clock {
+            throw APIError.badRequest("\(path): claims a clock for the server's process beyond the server's own")
+        }
+        // The server knows what the device has not pulled: CareKit's rule is to pull first.
+        let known = push.deviceKnowledge.clock(for: server.processUUID)
+        let unseen = try store.revisions(patientID: patientID, afterClock: known, maxEntities: 0) { _ in true }
+        if unseen.hasMore || !unseen.revisions.isEmpty {
+            throw APIError(.conflict, code: "pull first", message: "the server has revisions this device has not pulled: pull, then push again")
+        }
+        let tasks = try taskVersions(patientID: patientID)
+        var batch = StoreBatch()
+        var clocks = push.deviceKnowledge.processes
+        clocks[server.processUUID] = nil
+        batch.mergeKnowledge(patientID: patientID, clocks: clocks)
+        var received = 0
+        for (r, record) in push.deviceRevisions.enumerated() {
+            for (e, item) in record.entities.enumerated() {
+                let path = "deviceRevisions[\(r)].entities[\(e)]"
+                guard case .outcome(var outcome) = item.entity else {
+                    throw APIError(
+                        .unprocessableContent, code: "outcomes-only",
+                        message: "\(path).type: a \(item.type.rawValue); a device may push outcomes only (patients, care plans, contacts and tasks come from the provider's EHR)")
+                }
+                guard let task = tasks[outcome.taskUUID] else {
+                    throw APIError(.forbidden, code: "forbidden", message: "\(path).object.taskUUID: not a task version of this patient")
+                }
+                if let named = outcome.taskID, named != task.task.id {
+                    throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.taskID: not the id of the task version taskUUID names")
+                }
+                let index = outcome.taskOccurrenceIndex
+                guard index >= 0, let start = task.task.schedule.eventStart(occurrence: index) else {
+                    throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.taskOccurrenceIndex: the task's schedule has no such occurrence")
+                }
+                if start < task.task.effectiveDate || task.nextEffectiveDate.map({ start >= $0 }) == true {
+                    throw APIError(
+                        .unprocessableContent, code: "invalid",
+                        message: "\(path).object.taskOccurrenceIndex: the occurrence lies outside the time this task version is in effect")
+                }
+                outcome.taskID = task.task.id
+                // What a device sends is the patient's: never a provider's resource, always exported.
+                outcome.metadata.provenance = nil
+                batch.appendVersion(keepingUUIDOf: outcome)
+                received += 1
+            }
+        }
+        let summary: BatchSummary
+        do {
+            summary = try store.apply(batch)
+        } catch let error as StoreError {
+            throw Self.refusal(error)
+        }
+        let after = try store.revisions(patientID: patientID, afterClock: Int.max, maxEntities: 0) { _ in false }
+        var vector = KnowledgeVector(after.deviceClocks)
+        vector.processes[after.server.processUUID] = after.server.clock
+        let stored = summary.added + summary.updated + summary.deleted
+        let result = PushResult(stored: stored, unchanged: summary.unchanged, knowledgeVector: vector)
+        return (try CareKitJSON.makeEncoder().encode(result), "\(received) outcomes: \(stored) stored, \(summary.unchanged) unchanged")
+    }
+
+    /// What a refusal of the store says to the device (nothing of the store's own text, which names ids).
+    static func refusal(_ error: StoreError) -> APIError {
+        switch error {
+        case .occurrenceNotFound, .occurrenceOutsideVersion:
+            return APIError(.unprocessableContent, code: "invalid", message: "an outcome names an occurrence its task version does not have")
+        case .entityDeleted:
+            return APIError(.unprocessableContent, code: "invalid", message: "an outcome belongs to a deleted task")
+        case .versionNotFound:
+            return APIError(.forbidden, code: "forbidden", message: "an outcome names a task version that is not this patient's")
+        case .invalidEntity, .effectiveDateBeforePrevious, .idAlreadyExists, .uuidAlreadyExists:
+            return APIError(.unprocessableContent, code: "invalid", message: "an outcome cannot be stored as sent")
+        case .writerBusy:
+            return .unavailable
+        default:
+            return .internal
+        }
+    }
+
+    /// Every version of every task of the patient's care plans, by uuid, with the time it is in effect.
+    private func taskVersions(patientID: String) throws -> [UUID: (task: CareTask, nextEffectiveDate: Date?)] {
+        let tasks = try PatientData(store: store, patientID: patientID).tasks()
+        var found: [UUID: (task: CareTask, nextEffectiveDate: Date?)] = [:]
+        var previous: [String: CareTask] = [:]
+        // Stored order: the versions of one task oldest first.
+        for entity in try store.histories(.task, ids: tasks.map(\.id)) {
+            guard case .task(let task) = entity else { continue }
+            if let earlier = previous[task.id] { found[earlier.uuid]?.nextEffectiveDate = task.effectiveDate }
+            if task.deletedDate == nil { found[task.uuid] = (task, nil) }
+            previous[task.id] = task
+        }
+        return found
+    }
+}
+
+/// The body of a push: `{"deviceRevisions": [OCKRevisionRecord...], "deviceKnowledge": OCKKnowledgeVector}`.
+struct PushBody: Sendable, Decodable {
+    var deviceRevisions: [CareKitRevisionRecord]
+    var deviceKnowledge: KnowledgeVector
+
+    static func decode(_ data: Data) throws -> PushBody {
+        let push: PushBody = try WireDecoding.decode(PushBody.self, data)
+        guard push.deviceRevisions.count <= AppServerLimits.maximumPushRecords else {
+            throw APIError.badRequest("deviceRevisions: more than \(AppServerLimits.maximumPushRecords) records")
+        }
+        let entities = push.deviceRevisions.reduce(0) { $0 + $1.entities.count }
+        guard entities <= AppServerLimits.maximumPushEntities else {
+            throw APIError.badRequest("deviceRevisions: more than \(AppServerLimits.maximumPushEntities) entities")
+        }
+        try WireDecoding.check(push.deviceKnowledge, path: "deviceKnowledge")
+        for (index, record) in push.deviceRevisions.enumerated() {
+            try WireDecoding.check(record.knowledgeVector, path: "deviceRevisions[\(index)].knowledgeVector")
+        }
+        return push
+    }
+}
+
+/// What a push answers: how many versions it stored, how many the server had, and the server's vector.
+struct PushResult: Codable {
+    var stored: Int
+    var unchanged: Int
+    var knowledgeVector: KnowledgeVector
+}
+
+/// Decoding what a device sends, with a JSON-path-like reason on failure (never the value itself).
+enum WireDecoding {
+    static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do {
+            return try CareKitJSON.makeDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            throw APIError.badRequest(describe(error))
+        } catch {
+            throw APIError.badRequest("(top level): not JSON")
+        }
+    }
+
+    static func vector(_ data: Data, path: String) throws -> KnowledgeVector {
+        let vector: KnowledgeVector
+        do {
+            vector = try CareKitJSON.makeDecoder().decode(KnowledgeVector.self, from: data)
+        } catch let error as DecodingError {
+            throw APIError.badRequest(path + ": " + describe(error))
+        } catch {
+            throw APIError.badRequest("\(path): not JSON")
+        }
+        try check(vector, path: path)
+        return vector
+    }
+
+    static func check(_ vector: KnowledgeVector, path: String) throws {
+        guard vector.processes.count <= AppServerLimits.maximumVectorProcesses else {
+            throw APIError.badRequest("\(path).processes: more than \(AppServerLimits.maximumVectorProcesses) processes")
+        }
+        guard vector.processes.values.allSatisfy({ $0 >= 0 }) else { throw APIError.badRequest("\(path).processes: a clock is negative") }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        let context: DecodingError.Context
+        var path: [any CodingKey]
+        let reason: String
+        switch error {
+        case .keyNotFound(let key, let found):
+            context = found
+            path = found.codingPath + [key]
+            reason = "is missing"
+        case .typeMismatch(let type, let found):
+            context = found
+            path = found.codingPath
+            reason = "expected \(type)"
+        case .valueNotFound(let type, let found):
+            context = found
+            path = found.codingPath
+            reason = "expected \(type), found null"
+        case .dataCorrupted(let found):
+            context = found
+            path = found.codingPath
+            reason = found.underlyingError == nil ? found.debugDescription : "not valid JSON"
+        @unknown default:
+            return "(top level): cannot be read"
+        }
+        _ = context
+        var text = ""
+        for key in path {
+            if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+        }
+        return (text.isEmpty ? "(top level)" : text) + ": " + reason
+    }
+}

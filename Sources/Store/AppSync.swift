@@ -1,0 +1,103 @@
+import CareModel
+import Foundation
+
+/// What the app server needs of a store beyond ``Store``: the per-patient revision log of CareKit's
+/// knowledge-vector sync, and the audit trail of the app API.
+///
+/// Every write that changes a patient's entities (``Store/apply(_:)``: imports, syncs, the command line)
+/// files the versions it writes in that patient's log in the same transaction, stamped with the store's
+/// clock (see ``RevisionStamp``); the app server reads the log back with ``revisions(patientID:afterClock:maxEntities:including:)``.
+///
+/// ## Topics
+///
+/// - ``serverClock()``
+/// - ``revisions(patientID:afterClock:maxEntities:including:)``
+/// - ``recordAudit(_:)``, ``auditEntries(patientID:limit:)``
+public protocol AppSyncStore: Store {
+    /// The store's process uuid and its clock now.
+    func serverClock() throws -> ServerClock
+    /// The revisions of patient `patientID` stamped after `afterClock` that `including` accepts, oldest
+    /// first, whole revisions until `maxEntities` entities are read; with the store's clock and the
+    /// patient's device clocks, all read in one snapshot.
+    func revisions(
+        patientID: String, afterClock: Int, maxEntities: Int, including: (RevisionStamp) -> Bool
+    ) throws -> RevisionLogRead
+    /// Appends one entry to the audit trail (its own transaction).
+    func recordAudit(_ entry: AuditEntry) throws
+    /// The latest audit entries, newest first (of one patient when `patientID` is given).
+    func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry]
+}
+
+/// The store's identity in CareKit's sync: one process of the knowledge vector, with its logical clock.
+public struct ServerClock: Sendable, Equatable {
+    public var processUUID: UUID
+    public var clock: Int
+
+    public init(processUUID: UUID, clock: Int) {
+        self.processUUID = processUUID
+        self.clock = clock
+    }
+}
+
+/// The stamp of one transaction in one patient's log: the store's clock then, and the device clocks the
+/// patient's devices had taught the store. Together (plus the store's process at `serverClock`) they are
+/// the knowledge vector of the revision record the transaction makes.
+public struct RevisionStamp: Sendable, Equatable {
+    public var serverClock: Int
+    /// Device process uuid -> clock.
+    public var deviceClocks: [UUID: Int]
+
+    public init(serverClock: Int, deviceClocks: [UUID: Int]) {
+        self.serverClock = serverClock
+        self.deviceClocks = deviceClocks
+    }
+
+    /// The knowledge vector, as process uuid -> clock, with the store's own process `server`.
+    public func vector(server: UUID) -> [UUID: Int] {
+        var vector = deviceClocks
+        vector[server] = serverClock
+        return vector
+    }
+}
+
+/// One transaction of a patient's log: its stamp and the versions it wrote, in the order written.
+public struct StoredRevision: Sendable {
+    public var stamp: RevisionStamp
+    public var entities: [CareEntity]
+}
+
+/// What ``AppSyncStore/revisions(patientID:afterClock:maxEntities:including:)`` read.
+public struct RevisionLogRead: Sendable {
+    public var revisions: [StoredRevision]
+    /// Whether revisions beyond those read are accepted too (the next read starts after the last one's clock).
+    public var hasMore: Bool
+    public var server: ServerClock
+    /// The device clocks the patient's devices taught the store.
+    public var deviceClocks: [UUID: Int]
+}
+
+/// One request of the app API that touched, or tried to touch, patient data.
+public struct AuditEntry: Sendable, Equatable, Codable {
+    public var id: Int64?
+    public var date: Date
+    /// The token's subject (nil when no valid token came with the request).
+    public var subject: String?
+    /// The patient the token is bound to.
+    public var patientID: String?
+    /// What was asked: the method and path (`GET /carekit/v1/tasks`).
+    public var action: String
+    /// The HTTP status of the answer.
+    public var status: Int
+    /// What came of it (counts, or the reason of a refusal); never patient data.
+    public var detail: String?
+
+    public init(id: Int64? = nil, date: Date, subject: String?, patientID: String?, action: String, status: Int, detail: String?) {
+        self.id = id
+        self.date = date
+        self.subject = subject
+        self.patientID = patientID
+        self.action = action
+        self.status = status
+        self.detail = detail
+    }
+}

@@ -1,0 +1,88 @@
+import CareModel
+import Foundation
+import GRDB
+
+/// Appends to the per-patient revision log, inside the transaction of the batch that writes the versions.
+///
+/// The store is one process of CareKit's knowledge-vector sync: it has a process uuid and a logical clock
+/// (`syncClock`). A transaction that writes entity versions ticks the clock once, on its first version,
+/// and files each version under its patient (`revision`); each patient it touched gets one stamp
+/// (`revisionStamp`): the clock, with the device clocks that patient's devices have taught the store,
+/// which together are the knowledge vector of the revision record the transaction makes for that patient.
+///
+/// A version is filed under the patient it belongs to: a patient under itself, a care plan under its
+/// patient, a task or contact under its care plan's patient, an outcome under its task's. A version that
+/// belongs to no patient (a contact of no care plan) is in no patient's log.
+struct RevisionLog {
+    private let db: Database
+    /// The clock of this transaction, once it has written a version.
+    private var clock: Int64?
+    /// The patients stamped in this transaction.
+    private var stamped: Set<String> = []
+    /// Care plan id -> patient id, and task version -> patient id, as this transaction found them.
+    private var carePlanPatients: [String: String?] = [:]
+    private var taskPatients: [UUID: String?] = [:]
+
+    init(db: Database) {
+        self.db = db
+    }
+
+    /// What a new version says about its patient.
+    enum Owner {
+        case patient(String)
+        case carePlan(patientID: String?)
+        case inCarePlan(String?)
+        case taskVersion(UUID)
+    }
+
+    /// Files version `uuid` of `kind`, stored at `rowID` of its table, under the patient `owner` leads to.
+    mutating func append(_ kind: EntityKind, uuid: UUID, rowID: Int64, owner: Owner) throws {
+        guard let patientID = try patient(of: owner) else { return }
+        let clock = try tick()
+        if stamped.insert(patientID).inserted {
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO revisionStamp (patientID, serverClock, processes)
+                SELECT ?, ?, (SELECT json_group_array(json_object('id', processID, 'clock', clock))
+                              FROM patientKnowledge WHERE patientID = ?)
+                """).execute(arguments: [patientID, clock, patientID])
+        }
+        try db.cachedStatement(sql: "INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [patientID, clock, kind.rawValue, uuid, rowID])
+    }
+
+    /// Forgets what this transaction learnt of care plan `id` (a new version may name another patient).
+    mutating func carePlanChanged(_ id: String) {
+        carePlanPatients[id] = nil
+        taskPatients.removeAll()
+    }
+
+    /// The store's clock for this transaction: ticked once, on the first version written.
+    private mutating func tick() throws -> Int64 {
+        if let clock { return clock }
+        let next = try Int64.fetchOne(db, sql: "UPDATE syncClock SET clock = clock + 1 RETURNING clock") ?? 0
+        clock = next
+        return next
+    }
+
+    private mutating func patient(of owner: Owner) throws -> String? {
+        switch owner {
+        case .patient(let id): return id
+        case .carePlan(let patientID): return patientID
+        case .inCarePlan(let carePlanID): return try carePlanID.flatMap { try patient(ofCarePlan: $0) }
+        case .taskVersion(let uuid):
+            if let known = taskPatients[uuid] { return known }
+            let carePlanID = try String.fetchOne(db.cachedStatement(sql: "SELECT carePlanID FROM task WHERE uuid = ?"), arguments: [uuid])
+            let found = try carePlanID.flatMap { try patient(ofCarePlan: $0) }
+            taskPatients[uuid] = .some(found)
+            return found
+        }
+    }
+
+    private mutating func patient(ofCarePlan id: String) throws -> String? {
+        if let known = carePlanPatients[id] { return known }
+        let found = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT patientID FROM carePlan WHERE id = ? AND nextVersionUUID IS NULL"), arguments: [id])
+        carePlanPatients[id] = .some(found)
+        return found
+    }
+}

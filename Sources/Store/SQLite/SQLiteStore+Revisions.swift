@@ -1,0 +1,123 @@
+import CareModel
+import Foundation
+import GRDB
+
+// The revision log of CareKit sync, and the audit trail of the app API.
+extension SQLiteStore: AppSyncStore {
+    public func serverClock() throws -> ServerClock {
+        try readSnapshot { db in try Self.serverClock(db) }
+    }
+
+    static func serverClock(_ db: Database) throws -> ServerClock {
+        guard let row = try Row.fetchOne(db, sql: "SELECT processUUID, clock FROM syncClock WHERE singleton = 1"),
+              let uuid: UUID = row["processUUID"], let clock: Int = row["clock"]
+        else { throw StoreError.database(message: "the store has no sync clock") }
+        return ServerClock(processUUID: uuid, clock: clock)
+    }
+
+    static func deviceClocks(patientID: String, _ db: Database) throws -> [UUID: Int] {
+        var clocks: [UUID: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT processID, clock FROM patientKnowledge WHERE patientID = ?", arguments: [patientID]) {
+            if let text: String = row["processID"], let uuid = UUID(uuidString: text), let clock: Int = row["clock"] { clocks[uuid] = clock }
+        }
+        return clocks
+    }
+
+    public func revisions(
+        patientID: String, afterClock: Int, maxEntities: Int, including: (RevisionStamp) -> Bool
+    ) throws -> RevisionLogRead {
+        try readSnapshot { db in
+            let server = try Self.serverClock(db)
+            let stamps = try Row.fetchCursor(
+                db, sql: "SELECT serverClock, processes FROM revisionStamp WHERE patientID = ? AND serverClock > ? ORDER BY serverClock",
+                arguments: [patientID, afterClock])
+            var revisions: [StoredRevision] = []
+            var entityCount = 0
+            var hasMore = false
+            let codec = EntityRowCodec()
+            while let row = try stamps.next() {
+                guard let clock: Int = row["serverClock"] else { continue }
+                let stamp = RevisionStamp(serverClock: clock, deviceClocks: Self.clocks(fromJSON: row["processes"]))
+                guard including(stamp) else { continue }
+                if entityCount >= maxEntities {
+                    hasMore = true
+                    break
+                }
+                let entities = try Self.entities(patientID: patientID, clock: clock, codec: codec, store: self, db)
+                entityCount += entities.count
+                revisions.append(StoredRevision(stamp: stamp, entities: entities))
+            }
+            return RevisionLogRead(
+                revisions: revisions, hasMore: hasMore, server: server, deviceClocks: try Self.deviceClocks(patientID: patientID, db))
+        }
+    }
+
+    /// The versions one transaction filed under `patientID`, in the order it wrote them.
+    private static func entities(patientID: String, clock: Int, codec: EntityRowCodec, store: SQLiteStore, _ db: Database) throws -> [CareEntity] {
+        let filed = try Row.fetchAll(
+            db, sql: "SELECT entityKind, entityRowID FROM revision WHERE patientID = ? AND serverClock = ? ORDER BY rowID",
+            arguments: [patientID, clock])
+        var order: [(EntityKind, Int64)] = []
+        var byKind: [EntityKind: [Int64]] = [:]
+        for row in filed {
+            guard let text: String = row["entityKind"], let kind = EntityKind(rawValue: text), let rowID: Int64 = row["entityRowID"] else { continue }
+            order.append((kind, rowID))
+            byKind[kind, default: []].append(rowID)
+        }
+        var found: [EntityKind: [Int64: CareEntity]] = [:]
+        for (kind, rowIDs) in byKind {
+            for start in stride(from: 0, to: rowIDs.count, by: SQLText.idsPerStatement) {
+                let chunk = Array(rowIDs[start..<min(start + SQLText.idsPerStatement, rowIDs.count)])
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT * FROM \(StoreSchema.Table.entity(kind)) WHERE rowID IN (\(SQLText.placeholders(chunk.count))) ORDER BY rowID",
+                    arguments: StatementArguments(chunk))
+                let decoded = try store.entities(kind, rows: rows, codec: codec, db)
+                for (row, entity) in zip(rows, decoded) {
+                    if let rowID: Int64 = row["rowID"] { found[kind, default: [:]][rowID] = entity }
+                }
+            }
+        }
+        return order.compactMap { found[$0.0]?[$0.1] }
+    }
+
+    /// Device clocks from a stamp's JSON array of `{"id", "clock"}` (what CareKit's vector encodes).
+    static func clocks(fromJSON text: String?) -> [UUID: Int] {
+        guard let data = text?.data(using: .utf8),
+              let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [:] }
+        var clocks: [UUID: Int] = [:]
+        for item in array {
+            if let id = (item["id"] as? String).flatMap(UUID.init(uuidString:)), let clock = item["clock"] as? Int { clocks[id] = clock }
+        }
+        return clocks
+    }
+
+    public func recordAudit(_ entry: AuditEntry) throws {
+        try writeTransaction { db in
+            try db.execute(
+                sql: "INSERT INTO audit (date, subject, patientID, action, status, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail])
+        }
+    }
+
+    public func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry] {
+        try readSnapshot { db in
+            // A store opened read-only that an older CareGate made has no trail yet.
+            guard try db.tableExists(StoreSchema.Table.audit) else { return [] }
+            var condition = ""
+            var arguments = StatementArguments()
+            if let patientID {
+                condition = "WHERE patientID = ?"
+                arguments += [patientID]
+            }
+            arguments += [max(0, limit)]
+            return try Row.fetchAll(
+                db, sql: "SELECT * FROM audit \(condition) ORDER BY id DESC LIMIT ?", arguments: arguments
+            ).map { row in
+                AuditEntry(
+                    id: row["id"], date: Date(timeIntervalSince1970: row["date"] ?? 0), subject: row["subject"],
+                    patientID: row["patientID"], action: row["action"] ?? "", status: row["status"] ?? 0, detail: row["detail"])
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import AppServer
+import ArgumentParser
+import Foundation
+import Store
+
+/// `caregate patients`: the patients of the store, as the app server sees them.
+struct PatientsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "patients",
+        abstract: "Patients of the store: tokens for their apps.",
+        subcommands: [PatientsToken.self]
+    )
+}
+
+/// `caregate patients token --patient ID --key FILE [--expires-in 1h]`
+struct PatientsToken: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Issue an access token of the app API for one patient of the store.",
+        discussion: """
+            Prints a JWT signed (ES256) by --key, the file `caregate serve` is given (made, mode 0600, when \
+            missing), bound to the patient and to the API's audience. Anyone holding it reads and writes that \
+            patient's data until it expires: hand it to the patient's app only.
+
+            Example:
+              caregate patients token --store caregate.sqlite --key server.key --patient Patient/pat-1 --expires-in 1h
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("The server's ES256 key (PEM); made when missing.", valueName: "file"))
+    var key: String
+
+    @Option(name: .long, help: ArgumentHelp("The patient's id in the store.", valueName: "id"))
+    var patient: String
+
+    @Option(name: .long, help: ArgumentHelp("Lifetime: seconds, or a number with s, m, h or d (at most 366d).", valueName: "duration"))
+    var expiresIn: String = "1h"
+
+    @Option(name: .long, help: ArgumentHelp("The audience (the server's --audience).", valueName: "aud"))
+    var audience: String = PatientToken.defaultAudience
+
+    func validate() throws {
+        guard let seconds = Self.seconds(expiresIn), seconds > 0 else {
+            throw ValidationError("--expires-in must be a positive duration such as 3600, 90m, 1h or 7d")
+        }
+        guard seconds <= PatientToken.maximumLifetime else { throw ValidationError("--expires-in can be at most 366d") }
+        guard !patient.isEmpty, patient.utf8.count <= 256 else { throw ValidationError("--patient must be 1 to 256 bytes") }
+    }
+
+    func run() throws {
+        let store = try storeOptions.openForReading()
+        guard try !store.patients(EntityQuery(ids: [patient])).isEmpty else {
+            throw CommandFailure("no patient '\(patient)' in \(storeOptions.store)")
+        }
+        let key = try ServerKey.loadOrCreate(path: self.key)
+        let token = try PatientToken.issue(patientID: patient, key: key, audience: audience, lifetime: Self.seconds(expiresIn) ?? 3600)
+        print(token)
+    }
+
+    /// `3600`, `90s`, `30m`, `1h`, `7d` in seconds; nil when it is none of these.
+    static func seconds(_ text: String) -> TimeInterval? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var number = Substring(text)
+        var unit = 1.0
+        if let last = text.last, let scale = units[last] {
+            number = number.dropLast()
+            unit = scale
+        }
+        guard !number.isEmpty, number.allSatisfy(\.isASCII), let value = Int(number), value <= 1_000_000_000 else { return nil }
+        return Double(value) * unit
+    }
+}

@@ -1,0 +1,67 @@
+import AppServer
+import ArgumentParser
+import Foundation
+import Store
+
+/// `caregate serve`: the app server (CareKit remote sync and read-only views) on one store.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the store to CareKit patient apps (remote sync, read-only views) over HTTP.",
+        discussion: """
+            Every /carekit/v1 request needs a token of `caregate patients token`, signed by --key (made, \
+            mode 0600, when missing), which binds it to one patient. GET /health and GET /openapi.json are \
+            open. Runs beside `caregate sync` on the same store. Stops on SIGINT or SIGTERM.
+            """
+    )
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("The server's ES256 key (PEM); made when missing.", valueName: "file"))
+    var key: String
+
+    @Option(name: .long, help: "The address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .long, help: "The port to listen on.")
+    var port: Int = 8080
+
+    @Option(name: .long, help: ArgumentHelp("The audience tokens must name.", valueName: "aud"))
+    var audience: String = PatientToken.defaultAudience
+
+    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (debug and below may show patient ids).", valueName: "level"))
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+    }
+
+    /// Runs the server until a signal stops it; the command line's main stays synchronous, so this
+    /// thread waits for the server's task.
+    func run() throws {
+        let key = try ServerKey.loadOrCreate(path: self.key)
+        guard let store = try storeOptions.open(creating: true) as? any AppSyncStore else {
+            throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
+        }
+        let server = AppServer(store: store, key: key, audience: audience)
+        let (host, port, logLevel) = (host, port, logLevel)
+        let outcome = ServeOutcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { try await server.run(host: host, port: port, logLevel: logLevel) } catch { outcome.set(error) }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error { throw error }
+    }
+}
+
+/// The error a server task ended with, handed to the waiting thread.
+private final class ServeOutcome: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: (any Error)?
+
+    var error: (any Error)? { lock.withLock { stored } }
+    func set(_ error: any Error) { lock.withLock { stored = error } }
+}

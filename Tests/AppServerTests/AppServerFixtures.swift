@@ -1,0 +1,91 @@
+import AppServer
+import CareModel
+@preconcurrency import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Store
+import XCTest
+
+/// Two patients, each with a care plan, a daily task and a contact, in a store in memory, and the server's key.
+struct AppServerFixture: Sendable {
+    static let utc = TimeZone(identifier: "UTC")!
+    /// 2025-03-01 00:00 UTC.
+    static let day0 = Date(timeIntervalSince1970: 1_740_787_200)
+
+    let store: SQLiteStore
+    let key: ServerKey
+    let server: AppServer
+    var tasks: [String: CareTask] = [:]
+
+    /// In memory, or in the SQLite file `path`.
+    init(path: String? = nil) throws {
+        store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
+        key = ServerKey(privateKey: P256.Signing.PrivateKey())
+        server = AppServer(store: store, key: key)
+        var batch = StoreBatch()
+        for name in ["pat-1", "pat-2"] {
+            let patient = Patient(id: "Patient/\(name)", name: PersonName(givenName: "Given-\(name)", familyName: "Family-\(name)"),
+                                  metadata: EntityMetadata(effectiveDate: Self.day0, timezone: Self.utc))
+            let plan = CarePlan(id: "CarePlan/plan-\(name)", title: "Plan of \(name)", patientUUID: patient.uuid,
+                                metadata: EntityMetadata(effectiveDate: Self.day0, timezone: Self.utc))
+            let schedule = try Schedule.dailyAtTime(hour: 8, minutes: 0, start: Self.day0, end: nil, text: nil, duration: .minutes(30), timeZone: Self.utc)
+            let task = CareTask(id: "Task/task-\(name)", title: "Task of \(name)", schedule: schedule, carePlanUUID: plan.uuid,
+                                metadata: EntityMetadata(effectiveDate: Self.day0, timezone: Self.utc))
+            let contact = Contact(id: "Contact/doc-\(name)", name: PersonName(givenName: "Doctor", familyName: "Of-\(name)"), carePlanUUID: plan.uuid,
+                                  metadata: EntityMetadata(effectiveDate: Self.day0, timezone: Self.utc))
+            batch.add(patient)
+            batch.add(plan)
+            batch.add(task)
+            batch.add(contact)
+            tasks[patient.id] = task
+        }
+        try store.apply(batch)
+    }
+
+    func token(_ patientID: String = "Patient/pat-1", lifetime: TimeInterval = 3600, audience: String = PatientToken.defaultAudience, now: Date = Date()) throws -> String {
+        try PatientToken.issue(patientID: patientID, key: key, audience: audience, lifetime: lifetime, now: now)
+    }
+
+    func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
+
+    /// Runs `body` against the server's routes in memory.
+    func test(_ body: @Sendable @escaping (any TestClientProtocol) async throws -> Void) async throws {
+        try await Application(router: server.router()).test(.router, body)
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+
+    var json: Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
+}
+
+/// Tokens that must each be refused, by name.
+enum BadTokens {
+    static func all(_ fixture: AppServerFixture) throws -> [(String, String?)] {
+        let other = ServerKey(privateKey: P256.Signing.PrivateKey())
+        let good = try fixture.token()
+        let parts = good.split(separator: ".").map(String.init)
+        let noneHeader = Base64URLText.encode(Data(#"{"alg":"none","typ":"JWT"}"#.utf8))
+        let hsHeader = Base64URLText.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        return [
+            ("no token", nil),
+            ("expired", try fixture.token(lifetime: 60, now: Date().addingTimeInterval(-7200))),
+            ("forged", try PatientToken.issue(patientID: "Patient/pat-1", key: other, lifetime: 3600)),
+            ("alg none", noneHeader + "." + parts[1] + "."),
+            ("alg none with signature", noneHeader + "." + parts[1] + "." + parts[2]),
+            ("HS256", hsHeader + "." + parts[1] + "." + parts[2]),
+            ("other audience", try fixture.token(audience: "another-api")),
+            ("tampered claims", parts[0] + "." + Base64URLText.encode(Data(#"{"patient":"Patient/pat-2","sub":"Patient/pat-2","aud":"caregate-app-api","iss":"caregate","exp":9999999999}"#.utf8)) + "." + parts[2]),
+            ("garbage", "not-a-token"),
+            ("too long", String(repeating: "a", count: 10_000)),
+        ]
+    }
+}
+
+enum Base64URLText {
+    static func encode(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,53 @@
+import AppClient
+import AppServer
+import Foundation
+import TestSupport
+import XCTest
+
+/// `caregate serve` as its own process with its own store and port, reached over real HTTP by AppClient,
+/// with tokens from `caregate patients token` and the trail read back by `caregate audit`.
+final class LiveServerTests: XCTestCase {
+    func testServeTokenAndAuditEndToEnd() async throws {
+        let folder = try makeScratchFolder("live-serve")
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let key = folder.appendingPathComponent("server.key").path
+        let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
+        XCTAssertEqual(generated.status, 0, generated.stderr)
+
+        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", "10m"])
+        XCTAssertEqual(issued.status, 0, issued.stderr)
+        let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int, 0o600)
+        let unknown = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-9"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertEqual(try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", "0"]).status, 2)
+
+        let server = try AppServerProcess.start(store: store, key: key)
+        defer { server.stop() }
+        let client = AppClient(base: server.base, token: token)
+        let healthy = try await client.health()
+        XCTAssertTrue(healthy)
+        let tasks = try await client.tasks()
+        XCTAssertEqual(tasks.count, 2)
+        let patient = try await client.patient()
+        XCTAssertEqual(patient.id, "patient-1")
+
+        var forged = client
+        forged.token = String(token.dropLast(4)) + "AAAA"
+        do {
+            _ = try await forged.tasks()
+            XCTFail("a forged token was accepted")
+        } catch let AppClientError.refused(status, code, _) {
+            XCTAssertEqual(status, 401)
+            XCTAssertEqual(code, "unauthorized")
+        }
+        server.stop()
+
+        let audit = try CLIRunner.run(["audit", "--store", store, "--format", "json"])
+        XCTAssertEqual(audit.status, 0, audit.stderr)
+        let entries = try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(entries?.map { $0["status"] as? Int }, [401, 200, 200])
+        XCTAssertEqual(entries?.last?["action"] as? String, "GET /carekit/v1/tasks")
+        XCTAssertEqual(entries?.last?["patientID"] as? String, "patient-1")
+    }
+}

@@ -1,0 +1,131 @@
+import AppServer
+import CareModel
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Store
+import TestSupport
+import XCTest
+
+/// The routes in memory: open ones, the token guard on every patient route, the views, the audit trail.
+final class RouteTests: XCTestCase {
+    static let patientRoutes: [(HTTPRequest.Method, String)] = [
+        (.get, "/carekit/v1/patient"), (.get, "/carekit/v1/careplans"), (.get, "/carekit/v1/tasks"),
+        (.get, "/carekit/v1/contacts"), (.get, "/carekit/v1/events?date=2025-03-02"),
+        (.get, #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#), (.post, "/carekit/v1/revisions"),
+    ]
+
+    /// JSON with sorted keys and no spaces, to compare documents by content.
+    static func canonical(_ data: Data) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: data), options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    func testHealthAndTheOpenAPIDocumentNeedNoToken() async throws {
+        let fixture = try AppServerFixture()
+        let document = try Self.canonical(Data(contentsOf: Corpus.projectRoot.appendingPathComponent("Docs/openapi.json")))
+        try await fixture.test { client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                XCTAssertEqual(response.status, .ok)
+                XCTAssertEqual(response.text, #"{"status":"ok"}"#)
+            }
+            try await client.execute(uri: "/openapi.json", method: .get) { response in
+                XCTAssertEqual(response.status, .ok)
+                // The embedded document is Docs/openapi.json (Scripts/embed-openapi.py).
+                XCTAssertEqual(try Self.canonical(Data(response.text.utf8)), document)
+            }
+        }
+    }
+
+    func testEveryPatientRouteRefusesEveryBadTokenAndRevealsNothing() async throws {
+        let fixture = try AppServerFixture()
+        let bad = try BadTokens.all(fixture)
+        try await fixture.test { client in
+            for (method, uri) in Self.patientRoutes {
+                for (name, token) in bad {
+                    try await client.execute(uri: uri, method: method, headers: token.map(fixture.bearer) ?? [:]) { response in
+                        XCTAssertEqual(response.status, .unauthorized, "\(method) \(uri) with \(name)")
+                        XCTAssertEqual(response.headers[.wwwAuthenticate], "Bearer")
+                        XCTAssertFalse(response.text.contains("pat-"), "\(method) \(uri) with \(name): \(response.text)")
+                        XCTAssertEqual((response.json as? [String: String])?["error"], "unauthorized")
+                    }
+                }
+            }
+        }
+        // Each refusal is in the audit trail, with no subject.
+        let refused = try fixture.store.auditEntries(patientID: nil, limit: 1000)
+        XCTAssertEqual(refused.count, Self.patientRoutes.count * bad.count)
+        XCTAssertTrue(refused.allSatisfy { $0.status == 401 && $0.subject == nil && $0.patientID == nil })
+    }
+
+    func testATokenForAPatientNotInTheStoreIsForbidden() async throws {
+        let fixture = try AppServerFixture()
+        let token = try fixture.token("Patient/nobody")
+        try await fixture.test { client in
+            for (method, uri) in Self.patientRoutes {
+                try await client.execute(uri: uri, method: method, headers: fixture.bearer(token)) { response in
+                    XCTAssertEqual(response.status, .forbidden, "\(method) \(uri)")
+                }
+            }
+        }
+    }
+
+    func testViewsShowTheTokensPatientOnly() async throws {
+        let fixture = try AppServerFixture()
+        for (own, other) in [("pat-1", "pat-2"), ("pat-2", "pat-1")] {
+            let headers = fixture.bearer(try fixture.token("Patient/\(own)"))
+            try await fixture.test { client in
+                for (uri, expected) in [
+                    ("/carekit/v1/careplans", "CarePlan/plan-\(own)"), ("/carekit/v1/tasks", "Task/task-\(own)"),
+                    ("/carekit/v1/contacts", "Contact/doc-\(own)"),
+                ] {
+                    try await client.execute(uri: uri, method: .get, headers: headers) { response in
+                        XCTAssertEqual(response.status, .ok, uri)
+                        let ids = (response.json as? [[String: Any]])?.compactMap { $0["id"] as? String }
+                        XCTAssertEqual(ids, [expected], uri)
+                        XCTAssertFalse(response.text.contains(other), uri)
+                    }
+                }
+                try await client.execute(uri: "/carekit/v1/patient", method: .get, headers: headers) { response in
+                    XCTAssertEqual((response.json as? [String: Any])?["id"] as? String, "Patient/\(own)")
+                }
+                try await client.execute(uri: "/carekit/v1/events?date=2025-03-02", method: .get, headers: headers) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    let events = response.json as? [[String: Any]]
+                    XCTAssertEqual(events?.count, 1)
+                    XCTAssertEqual(events?.first?["taskID"] as? String, "Task/task-\(own)")
+                    XCTAssertEqual(events?.first?["start"] as? String, "2025-03-02T08:00:00Z")
+                }
+            }
+        }
+        let audited = try fixture.store.auditEntries(patientID: "Patient/pat-2", limit: 100)
+        XCTAssertEqual(audited.count, 5)
+        XCTAssertTrue(audited.allSatisfy { $0.status == 200 && $0.subject == "Patient/pat-2" })
+        XCTAssertEqual(Set(audited.map(\.action)).count, 5)
+        XCTAssertTrue(audited.contains { $0.action == "GET /carekit/v1/tasks" && $0.detail == "1 tasks" })
+    }
+
+    func testBadDatesAndZonesAreBadRequests() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token())
+        try await fixture.test { client in
+            for query in ["", "?date=2025-02-30", "?date=25-03-01", "?date=2025-3-1", "?date=2025-03-01T00:00", "?date=2025-03-02&timeZone=Mars/Base"] {
+                try await client.execute(uri: "/carekit/v1/events" + query, method: .get, headers: headers) { response in
+                    XCTAssertEqual(response.status, .badRequest, query)
+                    XCTAssertEqual((response.json as? [String: String])?["error"], "bad-request", query)
+                }
+            }
+            try await client.execute(uri: "/carekit/v1/events?date=2025-03-02&timeZone=America/Chicago", method: .get, headers: headers) { response in
+                XCTAssertEqual(response.status, .ok)
+            }
+        }
+    }
+
+    func testUnknownRoutesAreJSON404s() async throws {
+        let fixture = try AppServerFixture()
+        try await fixture.test { client in
+            try await client.execute(uri: "/nothing", method: .get) { response in
+                XCTAssertEqual(response.status, .notFound)
+            }
+        }
+    }
+}

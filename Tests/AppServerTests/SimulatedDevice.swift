@@ -1,0 +1,204 @@
+import AppClient
+import CareModel
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import XCTest
+
+/// A small model of a CareKit device's store (`OCKStore`) and of `OCKStore.synchronize()` step by step,
+/// as CareKitStore's `pullThenPush` does it:
+///
+/// 1. pull with its knowledge; merge each record (its vector into the store's knowledge and into the
+///    remote's, each entity whose uuid the store lacks inserted with the record's vector, linked after
+///    the versions it names that the store has);
+/// 2. move its clock on by one;
+/// 3. resolve conflicts (several tips of one id): keep the newest tip, as a new version after all tips;
+/// 4. push every entity whose vector is ahead of the remote's knowledge (a clock greater than the
+///    remote's for a process the remote knows, or no process the remote knows), grouped by vector, with
+///    its knowledge as it was before the next step; a refused push is dropped, as CareKit logs it;
+/// 5. move its clock on by one.
+///
+/// The clock starts at 1, as `OCKCDClock` does; a new entity gets the store's vector then.
+final class SimulatedDevice {
+    struct Version {
+        var entity: CareEntity
+        var knowledge: KnowledgeVector
+        var next: Set<UUID> = []
+    }
+
+    let name: String
+    let process = UUID()
+    var knowledge: KnowledgeVector
+    private(set) var versions: [UUID: Version] = [:]
+    private var insertionOrder: [UUID] = []
+    /// The device's wall clock, moved on by each change (dates order conflicts).
+    private var now: Date
+    /// Between the two halves of a sync: what to push, and the knowledge to push it with.
+    private(set) var pending: (revisions: [CareKitRevisionRecord], knowledge: KnowledgeVector)?
+    /// Pushes the server refused with 409 (pull first).
+    private(set) var refusedPushes = 0
+    /// Conflicts this device resolved.
+    private(set) var resolvedConflicts = 0
+
+    init(name: String, start: Date) {
+        self.name = name
+        knowledge = KnowledgeVector()
+        now = start
+        knowledge.processes[process] = 1
+    }
+
+    private func tick() -> Date {
+        now = now.addingTimeInterval(1)
+        return now
+    }
+
+    /// The outcome tips: id -> uuids of versions no other version follows.
+    var outcomeTips: [String: Set<UUID>] {
+        var tips: [String: Set<UUID>] = [:]
+        for (uuid, version) in versions where version.entity.kind == .outcome && version.next.isEmpty {
+            tips[version.entity.id, default: []].insert(uuid)
+        }
+        return tips
+    }
+
+    func tasks() -> [CareTask] {
+        insertionOrder.compactMap { uuid -> CareTask? in
+            guard let version = versions[uuid], version.next.isEmpty, case .task(let task) = version.entity else { return nil }
+            return task
+        }
+    }
+
+    /// Records a new outcome of occurrence `occurrence` of `task` (CareKit: `addOutcome`), or, when the
+    /// device has one, a new version of it (`updateOutcome`).
+    @discardableResult
+    func record(_ task: CareTask, occurrence: Int, value: Double) -> UUID {
+        let id = Outcome.id(taskUUID: task.uuid, occurrence: occurrence)
+        let date = tick()
+        let tips = Array(outcomeTips[id] ?? [])
+        var outcome = Outcome(
+            taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: occurrence,
+            values: [OutcomeValue(.double(value), createdDate: date)],
+            metadata: EntityMetadata(effectiveDate: date, previousVersionUUIDs: tips.sorted { $0.uuidString < $1.uuidString }, createdDate: date, updatedDate: date, timezone: .gmt))
+        outcome.metadata.uuid = UUID()
+        insert(.outcome(outcome), knowledge: knowledge)
+        return outcome.uuid
+    }
+
+    /// Inserts a version the store does not have, linked after the versions it names that the store has.
+    private func insert(_ entity: CareEntity, knowledge vector: KnowledgeVector) {
+        let uuid = entity.metadata.uuid
+        guard versions[uuid] == nil else { return }
+        versions[uuid] = Version(entity: entity, knowledge: vector)
+        insertionOrder.append(uuid)
+        for previous in entity.metadata.previousVersionUUIDs where versions[previous] != nil {
+            versions[previous]?.next.insert(uuid)
+        }
+    }
+
+    /// Steps 1-3 and the computing of step 4 (then 5): what the device does before it sends.
+    func pullAndPrepare(_ transport: SyncTransport) async throws {
+        let records = try await transport.pull(knowledge)
+        var remote = KnowledgeVector()
+        for record in records {
+            remote.merge(with: record.knowledgeVector)
+            knowledge.merge(with: record.knowledgeVector)
+            for item in record.entities { insert(item.entity, knowledge: record.knowledgeVector) }
+        }
+        knowledge.increment(clockFor: process)
+        resolveConflicts()
+        let local = knowledge
+        var grouped: [KnowledgeVector: [CareKitEntity]] = [:]
+        var vectors: [KnowledgeVector] = []
+        for uuid in insertionOrder {
+            guard let version = versions[uuid], Self.isAhead(version.knowledge, of: remote) else { continue }
+            if grouped[version.knowledge] == nil { vectors.append(version.knowledge) }
+            grouped[version.knowledge, default: []].append(CareKitEntity(version.entity))
+        }
+        knowledge.increment(clockFor: process)
+        pending = (vectors.map { CareKitRevisionRecord(entities: grouped[$0] ?? [], knowledgeVector: $0) }, local)
+    }
+
+    /// Step 4's send.
+    func push(_ transport: SyncTransport) async throws {
+        guard let pending else { return }
+        self.pending = nil
+        let status = try await transport.push(pending.revisions, pending.knowledge)
+        if status == 409 { refusedPushes += 1 } else if status != 200 {
+            XCTFail("\(name): push answered \(status)")
+        }
+    }
+
+    func synchronize(_ transport: SyncTransport) async throws {
+        try await pullAndPrepare(transport)
+        try await push(transport)
+    }
+
+    /// CareKit's `changedQuery`: a clock greater than the remote's for a process it knows, or no
+    /// process it knows.
+    static func isAhead(_ vector: KnowledgeVector, of remote: KnowledgeVector) -> Bool {
+        for (process, clock) in remote.processes where vector.clock(for: process) > clock && vector.processes[process] != nil { return true }
+        return !vector.processes.keys.contains { remote.processes[$0] != nil }
+    }
+
+    private func resolveConflicts() {
+        while let (_, tips) = outcomeTips.sorted(by: { $0.key < $1.key }).first(where: { $0.value.count > 1 }) {
+            let candidates = tips.compactMap { versions[$0]?.entity }
+            guard let keeper = candidates.max(by: { a, b in
+                let (x, y) = (a.metadata.createdDate ?? .distantPast, b.metadata.createdDate ?? .distantPast)
+                return x != y ? x < y : a.metadata.uuid.uuidString < b.metadata.uuid.uuidString
+            }) else { return }
+            var resolved = keeper
+            let date = tick()
+            resolved.metadata.uuid = UUID()
+            resolved.metadata.previousVersionUUIDs = tips.sorted { $0.uuidString < $1.uuidString }
+            resolved.metadata.nextVersionUUIDs = []
+            resolved.metadata.createdDate = date
+            resolved.metadata.updatedDate = date
+            insert(resolved, knowledge: knowledge)
+            resolvedConflicts += 1
+        }
+    }
+}
+
+/// Pull and push over the in-memory router, as AppClient does over HTTP.
+struct SyncTransport {
+    let client: any TestClientProtocol
+    let headers: HTTPFields
+
+    func pull(_ knowledge: KnowledgeVector, limit: Int? = nil) async throws -> [CareKitRevisionRecord] {
+        var uri = try Self.pullURI(knowledge) + (limit.map { "&limit=\($0)" } ?? "")
+        var records: [CareKitRevisionRecord] = []
+        for _ in 0..<10_000 {
+            let response = try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
+            XCTAssertEqual(response.status, .ok, String(buffer: response.body))
+            records += try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: Data(buffer: response.body))
+            guard let link = response.headers[HTTPFields.Element.Name("Link")!],
+                  let open = link.firstIndex(of: "<"), let close = link.firstIndex(of: ">")
+            else { break }
+            uri = String(link[link.index(after: open)..<close])
+        }
+        return AppClient.lastVersionsOnly(records)
+    }
+
+    static func pullURI(_ knowledge: KnowledgeVector) throws -> String {
+        let json = String(decoding: try CareKitJSON.makeEncoder().encode(knowledge), as: UTF8.self)
+        var components = URLComponents()
+        components.queryItems = [URLQueryItem(name: "knowledgeVector", value: json)]
+        return "/carekit/v1/revisions?" + (components.percentEncodedQuery ?? "")
+    }
+
+    /// The status of the push.
+    func push(_ revisions: [CareKitRevisionRecord], _ knowledge: KnowledgeVector) async throws -> Int {
+        let body = try Self.pushBody(revisions, knowledge)
+        let response = try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: headers, body: ByteBuffer(bytes: body))
+        return Int(response.status.code)
+    }
+
+    static func pushBody(_ revisions: [CareKitRevisionRecord], _ knowledge: KnowledgeVector) throws -> Data {
+        struct Body: Encodable {
+            let deviceRevisions: [CareKitRevisionRecord]
+            let deviceKnowledge: KnowledgeVector
+        }
+        return try CareKitJSON.makeEncoder().encode(Body(deviceRevisions: revisions, deviceKnowledge: knowledge))
+    }
+}

@@ -1,0 +1,187 @@
+import CareModel
+import Foundation
+import GRDB
+@testable import Store
+import TestSupport
+import XCTest
+
+/// The per-patient revision log of CareKit sync: every batch that writes a patient's versions files them
+/// under that patient in its own transaction, stamped with one tick of the store's clock.
+final class RevisionLogTests: XCTestCase {
+    private func log(_ store: SQLiteStore, _ patientID: String, after clock: Int = 0) throws -> RevisionLogRead {
+        try store.revisions(patientID: patientID, afterClock: clock, maxEntities: .max) { _ in true }
+    }
+
+    func testEachBatchIsOneRevisionPerPatientWithItsVersionsInOrder() throws {
+        let (store, patient, plan, task) = try StoreFixtures.storeWithTask()
+        let first = try log(store, patient.id)
+        XCTAssertEqual(first.revisions.count, 1)
+        XCTAssertEqual(first.revisions[0].stamp.serverClock, 1)
+        XCTAssertEqual(first.revisions[0].entities.map(\.kind), [.patient, .carePlan, .task])
+        XCTAssertEqual(first.revisions[0].entities.map(\.metadata.uuid), [patient.uuid, plan.uuid, task.uuid])
+        XCTAssertEqual(first.server.clock, 1)
+
+        let outcome = StoreFixtures.outcome(task, occurrence: 0)
+        var batch = StoreBatch()
+        batch.add(outcome)
+        let summary = try store.apply(batch)
+        let second = try log(store, patient.id, after: 1)
+        XCTAssertEqual(second.revisions.map(\.stamp.serverClock), [2])
+        XCTAssertEqual(second.revisions[0].entities.map(\.metadata.uuid), summary.versionUUIDs)
+        XCTAssertEqual(second.server.clock, 2)
+
+        // A tombstone is a version too.
+        var deletion = StoreBatch()
+        deletion.delete(.outcome, id: outcome.id, at: StoreFixtures.day(1))
+        let deleted = try store.apply(deletion)
+        let third = try log(store, patient.id, after: 2)
+        XCTAssertEqual(third.revisions.first?.entities.map(\.metadata.uuid), deleted.versionUUIDs)
+        XCTAssertNotNil(third.revisions.first?.entities.first?.metadata.deletedDate)
+    }
+
+    func testAnUnchangedUpsertAndABatchWithoutEntitiesTickNothing() throws {
+        let (store, patient, _, _) = try StoreFixtures.storeWithTask()
+        var batch = StoreBatch()
+        batch.upsert(patient)
+        batch.setCheckpoint(SyncCheckpoint(server: "s", resourceType: "Patient", cursor: "c"))
+        try store.apply(batch)
+        XCTAssertEqual(try store.serverClock().clock, 1)
+        XCTAssertEqual(try log(store, patient.id).revisions.count, 1)
+    }
+
+    func testPatientsSeeOnlyTheirOwnVersions() throws {
+        let store = try SQLiteStore.inMemory()
+        var batch = StoreBatch()
+        var tasks: [CareTask] = []
+        for name in ["a", "b"] {
+            let patient = StoreFixtures.patient(name)
+            let plan = StoreFixtures.carePlan("plan-\(name)", patient: patient)
+            let task = try StoreFixtures.task("task-\(name)", plan: plan)
+            batch.add(patient)
+            batch.add(plan)
+            batch.add(task)
+            tasks.append(task)
+        }
+        try store.apply(batch)
+        var outcomes = StoreBatch()
+        outcomes.add(StoreFixtures.outcome(tasks[1], occurrence: 0))
+        try store.apply(outcomes)
+
+        let a = try log(store, "a")
+        let b = try log(store, "b")
+        XCTAssertEqual(a.revisions.flatMap(\.entities).map(\.id), ["a", "plan-a", "task-a"])
+        XCTAssertEqual(b.revisions.flatMap(\.entities).count, 4)
+        XCTAssertEqual(b.revisions.map(\.stamp.serverClock), [1, 2])
+        // One clock for the store: patient a's log has no revision at 2, but the clock moved.
+        XCTAssertEqual(a.server.clock, 2)
+        XCTAssertEqual(a.server.processUUID, b.server.processUUID)
+    }
+
+    func testAFailedBatchFilesNothingAndTicksNothing() throws {
+        let (store, patient, _, task) = try StoreFixtures.storeWithTask()
+        var batch = StoreBatch()
+        batch.add(StoreFixtures.outcome(task, occurrence: 0))
+        batch.add(StoreFixtures.outcome(task, occurrence: 0))  // a duplicate: the batch is refused
+        XCTAssertThrowsError(try store.apply(batch))
+        XCTAssertEqual(try store.serverClock().clock, 1)
+        XCTAssertEqual(try log(store, patient.id).revisions.flatMap(\.entities).count, 3)
+    }
+
+    func testReadsStopAfterWholeRevisionsAndFilter() throws {
+        let (store, patient, _, task) = try StoreFixtures.storeWithTask()
+        for occurrence in 0..<3 {
+            var batch = StoreBatch()
+            batch.add(StoreFixtures.outcome(task, occurrence: occurrence))
+            try store.apply(batch)
+        }
+        let page = try store.revisions(patientID: patient.id, afterClock: 0, maxEntities: 4) { _ in true }
+        XCTAssertEqual(page.revisions.map(\.stamp.serverClock), [1, 2])
+        XCTAssertTrue(page.hasMore)
+        let filtered = try store.revisions(patientID: patient.id, afterClock: 0, maxEntities: .max) { $0.serverClock != 3 }
+        XCTAssertEqual(filtered.revisions.map(\.stamp.serverClock), [1, 2, 4])
+        XCTAssertFalse(filtered.hasMore)
+    }
+
+    func testAStoreMadeBeforeTheLogHasItsVersionsFiledAtClockOne() throws {
+        let folder = try makeScratchFolder("revision-migration")
+        let path = folder.appendingPathComponent("v6.sqlite").path
+        let patient = StoreFixtures.patient()
+        let plan = StoreFixtures.carePlan(patient: patient)
+        let task = try StoreFixtures.task(plan: plan)
+        // As a CareGate that had no log left it: a store of this build with its log tables dropped.
+        do {
+            let store = try SQLiteStore(path: path)
+            var batch = StoreBatch()
+            batch.add(patient)
+            batch.add(plan)
+            batch.add(task)
+            batch.add(StoreFixtures.outcome(task, occurrence: 1))
+            try store.apply(batch)
+        }
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for table in ["revision", "revisionStamp", "patientKnowledge", "syncClock"] { try db.execute(sql: "DROP TABLE \(table)") }
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v7 revision log'")
+        }
+        try queue.close()
+        let store = try SQLiteStore(path: path)
+        let read = try log(store, patient.id)
+        XCTAssertEqual(read.revisions.map(\.stamp.serverClock), [1])
+        XCTAssertEqual(read.revisions[0].entities.map(\.kind), [.patient, .carePlan, .task, .outcome])
+        XCTAssertEqual(read.server.clock, 1)
+    }
+
+    /// What a CareKit device pushes: each version kept under the device's uuid, after the current one,
+    /// stamped with the device clocks merged first, queued for export once; the same versions again are
+    /// nothing; a device's tombstone is kept under its uuid too.
+    func testADeviceVersionIsKeptUnderItsUUIDOnce() throws {
+        let (store, patient, _, task) = try StoreFixtures.storeWithTask()
+        let device = UUID()
+        var first = StoreFixtures.outcome(task, occurrence: 0)
+        first.metadata.uuid = UUID()
+        var second = first
+        second.metadata.uuid = UUID()
+        second.metadata.previousVersionUUIDs = [first.uuid]
+        second.values = [OutcomeValue(.double(130))]
+        var batch = StoreBatch()
+        batch.mergeKnowledge(patientID: patient.id, clocks: [device: 3])
+        batch.appendVersion(keepingUUIDOf: first)
+        batch.appendVersion(keepingUUIDOf: second)
+        let summary = try store.apply(batch)
+        XCTAssertEqual([summary.added, summary.updated, summary.unchanged], [1, 1, 0])
+        XCTAssertEqual(try store.history(.outcome, id: first.id).map(\.metadata.uuid), [first.uuid, second.uuid])
+        XCTAssertEqual(try store.history(.outcome, id: first.id).last?.metadata.previousVersionUUIDs, [first.uuid])
+        let read = try log(store, patient.id, after: 1)
+        XCTAssertEqual(read.revisions.map(\.stamp.deviceClocks), [[device: 3]])
+        XCTAssertEqual(read.deviceClocks, [device: 3])
+        XCTAssertEqual(summary.outboxEntryIDs.count, 2)
+
+        let clock = try store.serverClock().clock
+        let again = try store.apply(batch)
+        XCTAssertEqual([again.added, again.updated, again.unchanged], [0, 0, 2])
+        XCTAssertEqual(again.outboxEntryIDs, [])
+        XCTAssertEqual(try store.serverClock().clock, clock, "nothing written, no tick")
+
+        var gone = second
+        gone.metadata.uuid = UUID()
+        gone.metadata.deletedDate = StoreFixtures.day(2)
+        var deletion = StoreBatch()
+        deletion.mergeKnowledge(patientID: patient.id, clocks: [device: 2])
+        deletion.appendVersion(keepingUUIDOf: gone)
+        XCTAssertEqual(try store.apply(deletion).deleted, 1)
+        XCTAssertEqual(try store.history(.outcome, id: first.id).last?.metadata.uuid, gone.uuid)
+        XCTAssertNotNil(try store.history(.outcome, id: first.id).last?.metadata.deletedDate)
+        XCTAssertEqual(try log(store, patient.id).deviceClocks, [device: 3], "a clock never goes back")
+        XCTAssertEqual(try store.outcomes(.current), [])
+    }
+
+    func testAuditEntriesAreKeptNewestFirst() throws {
+        let store = try SQLiteStore.inMemory()
+        for (n, patient) in ["a", "b", "a"].enumerated() {
+            try store.recordAudit(AuditEntry(
+                date: StoreFixtures.day(n), subject: patient, patientID: patient, action: "GET /carekit/v1/tasks", status: 200, detail: "\(n)"))
+        }
+        XCTAssertEqual(try store.auditEntries(patientID: nil, limit: 10).map(\.detail), ["2", "1", "0"])
+        XCTAssertEqual(try store.auditEntries(patientID: "a", limit: 1).map(\.detail), ["2"])
+    }
+}
