@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Insights
 import Logging
 import Store
 
@@ -16,13 +17,20 @@ import Store
 /// - `GET /health`, `GET /openapi.json`: open to all.
 /// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
 /// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
+/// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
     public let verifier: TokenVerifier
+    /// The measurements and rules the Insights series reads (Mappings/insights.yaml by default).
+    public let insightsRules: InsightsRules
 
-    public init(store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience) {
+    public init(
+        store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience,
+        insightsRules: InsightsRules = (try? InsightsRules.defaults()) ?? InsightsRules(file: "", measurements: [], chart: nil, rules: [])
+    ) {
         self.store = store
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
+        self.insightsRules = insightsRules
     }
 
     /// The routes, with their middleware: what the application serves, and what in-memory tests call.
@@ -40,6 +48,7 @@ public struct AppServer: Sendable {
         let api = router.group("carekit/v1").add(middleware: PatientAccessMiddleware(verifier: verifier, store: store))
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
+        InsightsRoutes(store: store, rules: insightsRules).register(on: api)
         return router
     }
 

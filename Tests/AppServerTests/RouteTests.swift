@@ -13,6 +13,7 @@ final class RouteTests: XCTestCase {
         (.get, "/carekit/v1/patient"), (.get, "/carekit/v1/careplans"), (.get, "/carekit/v1/tasks"),
         (.get, "/carekit/v1/contacts"), (.get, "/carekit/v1/events?date=2025-03-02"),
         (.get, #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#), (.post, "/carekit/v1/revisions"),
+        (.get, "/carekit/v1/insights?from=2025-03-01&to=2025-03-07"),
     ]
 
     /// JSON with sorted keys and no spaces, to compare documents by content.
@@ -102,6 +103,29 @@ final class RouteTests: XCTestCase {
         XCTAssertTrue(audited.allSatisfy { $0.status == 200 && $0.subject == "Patient/pat-2" })
         XCTAssertEqual(Set(audited.map(\.action)).count, 5)
         XCTAssertTrue(audited.contains { $0.action == "GET /carekit/v1/tasks" && $0.detail == "1 tasks" })
+    }
+
+    /// Issue 31, item 5: the Insights series of the token's patient, one value per day per series.
+    func testInsightsAreTheTokensPatientsSeriesOneValuePerDay() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token("Patient/pat-2"))
+        try await fixture.test { client in
+            try await client.execute(uri: "/carekit/v1/insights?from=2025-03-01&to=2025-03-07&timeZone=UTC", method: .get, headers: headers) { response in
+                XCTAssertEqual(response.status, .ok, response.text)
+                let body = try XCTUnwrap(response.json as? [String: Any])
+                XCTAssertEqual((body["days"] as? [String])?.count, 7)
+                XCTAssertEqual((body["days"] as? [String])?.first, "2025-03-01")
+                let series = try XCTUnwrap(body["series"] as? [[String: Any]])
+                XCTAssertEqual(series.first?["id"] as? String, "adherence")
+                XCTAssertTrue(series.allSatisfy { ($0["values"] as? [Any])?.count == 7 }, "\(series)")
+                XCTAssertFalse(response.text.contains("pat-1"), "nothing of another patient")
+            }
+            for query in ["", "?from=2025-03-01", "?from=2025-03-07&to=2025-03-01", "?from=2025-01-01&to=2026-03-01", "?from=2025-02-30&to=2025-03-01"] {
+                try await client.execute(uri: "/carekit/v1/insights" + query, method: .get, headers: headers) { response in
+                    XCTAssertEqual(response.status, .badRequest, query)
+                }
+            }
+        }
     }
 
     func testBadDatesAndZonesAreBadRequests() async throws {

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+import Insights
+import Pipeline
+import Store
+
+/// `GET /carekit/v1/insights?from=YYYY-MM-DD&to=YYYY-MM-DD[&timeZone=IANA]`: the token's patient's
+/// Insights series, one value per day per series as CareKit's chart views take them: adherence as
+/// CareKit's `fetchAdherence` computes it (percent; null for a day without tasks or events), then each
+/// measurement's daily mean with its target band. The numbers are the ones `caregate report` shows.
+struct InsightsRoutes {
+    let store: any AppSyncStore
+    let rules: InsightsRules
+    /// The longest period one request may ask for, in days.
+    static let maximumDays = 366
+
+    func register(on group: RouterGroup<AppRequestContext>) {
+        group.get("insights") { request, context in try insights(request, context) }
+    }
+
+    private func insights(_ request: Request, _ context: AppRequestContext) throws -> Response {
+        let patientID = try context.patientID()
+        guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else { throw APIError.notFound }
+        var zone = patient.metadata.timezone
+        if let name = request.uri.queryParameters.get("timeZone") {
+            guard name.utf8.count <= 64, let named = TimeZone(identifier: name) else { throw APIError.badRequest("unknown timeZone (use an IANA name such as Europe/Paris)") }
+            zone = named
+        }
+        guard let fromText = request.uri.queryParameters.get("from"), let toText = request.uri.queryParameters.get("to") else {
+            throw APIError.badRequest("from=YYYY-MM-DD and to=YYYY-MM-DD are required")
+        }
+        guard let first = DayText.interval(fromText, in: zone), let last = DayText.interval(toText, in: zone) else {
+            throw APIError.badRequest("from and to must be calendar dates, YYYY-MM-DD")
+        }
+        guard first.start <= last.start else { throw APIError.badRequest("to is before from") }
+        let interval = DateInterval(start: first.start, end: last.end)
+        guard interval.duration <= Double(Self.maximumDays) * 86_400 + 7_200 else {
+            throw APIError.badRequest("a period of at most \(Self.maximumDays) days")
+        }
+        let input = try ReportInput.read(
+            generator: "CareGate app API", store: store, patientID: patientID, interval: interval, timeZone: zone, rules: rules,
+            strategy: .checkingOutcomeExists)
+        let series = CareTeamReport.make(input).insights
+        context.auditNote.set("\(series.days.count) days, \(series.series.count) series")
+        return JSONResponse.make(series.json())
+    }
+}
