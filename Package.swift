@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "caregate", targets: ["caregate"]),
+        .executable(name: "caregate-example-app", targets: ["caregate-example-app"]),
         // One import for the whole FHIR layer (core, FHIRPath, validation), re-exported.
         .library(name: "FHIR", targets: ["FHIR"]),
         .library(name: "FHIRCore", targets: ["FHIRCore"]),
@@ -90,6 +91,10 @@ let package = Package(
         // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
         // developers and the tests.
         .target(name: "AppClient", dependencies: ["CareModel"]),
+        // A patient's app from the command line, on AppClient: the README's first command runs it.
+        .executableTarget(
+            name: "caregate-example-app",
+            dependencies: ["AppClient", "CareModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
         .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),
         .executableTarget(

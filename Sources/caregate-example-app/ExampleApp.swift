@@ -1,0 +1,91 @@
+import AppClient
+import ArgumentParser
+import CareModel
+import Foundation
+
+/// `caregate-example-app`: what a CareKit app does against `caregate serve`, from the command line, with
+/// ``AppClient``: pull the patient's plan as a new device (CareKit's `synchronize()`), record one outcome
+/// of one task's occurrence (CareKit's `addOutcome`), then synchronize again, pushing it with the
+/// device's knowledge. The README's first command runs it; an iOS app does the same through
+/// `OCKRemoteSynchronizable` (README, "The app API").
+@main
+struct ExampleApp: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "caregate-example-app",
+        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back.")
+
+    @Option(name: .long, help: ArgumentHelp("The app API's base URL (caregate serve).", valueName: "url"))
+    var server: String
+
+    @Option(name: .long, help: ArgumentHelp("The patient's token (caregate patients token).", valueName: "jwt"))
+    var token: String
+
+    @Option(name: .long, help: ArgumentHelp("The task's id (its FHIR source, as caregate store dump lists it).", valueName: "id"))
+    var task: String
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The occurrence index in the task's schedule.", valueName: "n"))
+    var occurrence: Int
+
+    @Option(name: .long, help: ArgumentHelp("The value recorded: true, false or a number.", valueName: "value"))
+    var value: String = "true"
+
+    @Option(name: .long, help: ArgumentHelp("When it was recorded (ISO 8601 with an offset); default: now.", valueName: "time"))
+    var time: String?
+
+    func validate() throws {
+        guard URL(string: server)?.scheme?.hasPrefix("http") == true else { throw ValidationError("--server must be an http(s) URL") }
+        guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
+        if let time, ISO8601DateFormatter().date(from: time) == nil { throw ValidationError("--time must be ISO 8601 with an offset, e.g. 2026-11-02T07:40:00-06:00") }
+    }
+
+    func run() async throws {
+        guard let base = URL(string: server) else { throw ValidationError("--server must be a URL") }
+        let client = AppClient(base: base, token: token)
+        let device = UUID()
+        var knowledge = KnowledgeVector([device: 1])
+
+        // A new device's first synchronize: everything of the patient's, and the server's vector.
+        let records = try await client.pull(knowledge: knowledge)
+        var tasks: [CareTask] = []
+        var outcomes: [Outcome] = []
+        for record in records {
+            knowledge.merge(with: record.knowledgeVector)
+            for item in record.entities {
+                switch item.entity {
+                case .task(let task): tasks.append(task)
+                case .outcome(let outcome): outcomes.append(outcome)
+                default: break
+                }
+            }
+        }
+        let entities = records.reduce(0) { $0 + $1.entities.count }
+        print("pulled \(entities) entities in \(records.count) revision record(s): \(tasks.count) task version(s)")
+        guard let current = tasks.last(where: { $0.id == task && $0.metadata.deletedDate == nil }) else {
+            throw ValidationError("the patient has no task '\(task)' (pulled: \(Set(tasks.map(\.id)).sorted().prefix(10).joined(separator: ", ")))")
+        }
+
+        // The patient did it already (an earlier run, another device): an app shows it done, and records nothing.
+        let recorded = time.flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
+        let typed: OutcomeValue.Value = value == "true" || value == "false" ? .boolean(value == "true") : Double(value).map { .double($0) } ?? .text(value)
+        let id = Outcome.id(taskUUID: current.uuid, occurrence: occurrence)
+        if let done = outcomes.last(where: { $0.id == id && $0.metadata.deletedDate == nil }), done.values.map(\.value) == [typed] {
+            print("occurrence \(occurrence) of \(current.id) is already recorded (\(id)): nothing to push")
+            return
+        }
+
+        // addOutcome: the outcome's version carries the device's knowledge at the time.
+        var outcome = Outcome(
+            taskUUID: current.uuid, taskID: current.id, taskOccurrenceIndex: occurrence,
+            values: [OutcomeValue(typed, createdDate: recorded)],
+            metadata: EntityMetadata(effectiveDate: recorded, createdDate: recorded, updatedDate: recorded, timezone: current.schedule.elements.first?.timeZone ?? .current))
+        outcome.metadata.uuid = UUID()
+        let outcomeKnowledge = knowledge
+
+        // synchronize(): pull what is new (nothing here), move the clock, push what the server lacks.
+        for record in try await client.pull(knowledge: knowledge) { knowledge.merge(with: record.knowledgeVector) }
+        knowledge.increment(clockFor: device)
+        let result = try await client.push(
+            revisions: [CareKitRevisionRecord(entities: [CareKitEntity(.outcome(outcome))], knowledgeVector: outcomeKnowledge)], knowledge: knowledge)
+        print("pushed outcome \(outcome.id) (occurrence \(occurrence) of \(current.id)): \(result.stored) stored, \(result.unchanged) unchanged")
+    }
+}
