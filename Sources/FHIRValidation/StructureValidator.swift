@@ -461,6 +461,18 @@ struct ValidationWalk {
             }
         case .quantity:
             checkQuantityUnit(pointer)
+        case .timing:
+            // Valid FHIR that CareGate's import refuses (a warning: the file is valid): a schedule takes
+            // periods, durations and bounds up to a century, steps of a second or more, bounded counts.
+            guard let repeating = pointer.pointee.child(named: "repeat") else { break }
+            let bounds = repeating.child(named: "boundsDuration")
+            for (element, message) in TimingLimits.problems(
+                frequency: repeating.childValue("frequency"), period: repeating.childValue("period"), periodUnit: repeating.childValue("periodUnit"),
+                duration: repeating.childValue("duration"), durationUnit: repeating.childValue("durationUnit"), count: repeating.childValue("count"),
+                boundsDuration: bounds.map { ($0.childValue("value"), $0.childValue("code") ?? $0.childValue("unit")) })
+            {
+                report(.warning, .value, "\(message): caregate import refuses it", below: ".repeat.\(element)")
+            }
         case .codeableConcept:
             checkUCUMBinding(pointer, info: info)
             if let binding = info.requiredBinding {

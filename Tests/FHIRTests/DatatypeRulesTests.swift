@@ -14,6 +14,31 @@ final class DatatypeRulesTests: XCTestCase {
     }
 
     // "hello" is aGVsbG8= in base64: 5 bytes, SHA-1 qvTGHdzF6KLavt4PO0gs2a6pQ00= in base64.
+    /// A Timing valid in FHIR whose numbers CareGate's schedules cannot take: a warning at the number, the
+    /// import's own bound and message (issue 27: `validate` says what the import would refuse).
+    func testATimingOutsideWhatASchedulesTakesIsAWarningAtItsNumber() throws {
+        func carePlan(_ repeating: String) -> String {
+            #"{"resourceType":"CarePlan","status":"active","intent":"plan","subject":{"reference":"Patient/p"},"activity":[{"detail":{"status":"scheduled","scheduledTiming":{"repeat":\#(repeating)}}}]}"#
+        }
+        let cases: [(String, String, String)] = [
+            (#"{"frequency":1,"period":1e12,"periodUnit":"a"}"#, "repeat.period", "longer than the 100 years"),
+            (#"{"frequency":1000,"period":1,"periodUnit":"s"}"#, "repeat.frequency", "more often than once a second"),
+            (#"{"count":5000000,"frequency":1,"period":1,"periodUnit":"d"}"#, "repeat.count", "1000000 occurrences"),
+            (#"{"frequency":1,"period":1,"periodUnit":"d","duration":200,"durationUnit":"a"}"#, "repeat.duration", "100 years"),
+            (#"{"frequency":1,"period":1,"periodUnit":"d","boundsDuration":{"value":500,"code":"a","system":"http://unitsofmeasure.org","unit":"a"}}"#, "repeat.boundsDuration", "100 years"),
+        ]
+        for (repeating, place, message) in cases {
+            let report = StructureValidator().validate(try FHIRJSON.read(Data(carePlan(repeating).utf8)))
+            XCTAssertEqual(report.errors, [], repeating)
+            let warnings = report.issues.filter { $0.expression.hasSuffix(place) }
+            XCTAssertEqual(warnings.count, 1, "\(repeating): \(report.issues)")
+            XCTAssertTrue(warnings.first?.diagnostics.contains(message) ?? false, "\(repeating): \(warnings)")
+            XCTAssertTrue(warnings.first?.diagnostics.contains("caregate import refuses it") ?? false)
+        }
+        let ordinary = StructureValidator().validate(try FHIRJSON.read(Data(carePlan(#"{"frequency":3,"period":1,"periodUnit":"d","count":30}"#).utf8)))
+        XCTAssertEqual(ordinary.issues, [], "an ordinary Timing says nothing")
+    }
+
     func testAnAttachmentWhoseSizeAndHashMatchItsDataIsValid() throws {
         XCTAssertEqual(try errors(media(#"{"contentType":"text/plain; charset=utf-8","data":"aGVsbG8=","size":5,"hash":"qvTGHdzF6KLavt4PO0gs2a6pQ00="}"#)), [])
     }

@@ -349,6 +349,8 @@ public final class ResolvedChild: Sendable {
 /// contained or entry resource, `Extension`, `Reference`...), and `other` for every other type.
 public enum NotableType: Sendable {
     case resource, `extension`, reference, attachment, identifier, coding, codeableConcept
+    /// Timing: its numbers are checked against what CareGate's schedules take (``TimingLimits``).
+    case timing
     /// Quantity and the types that specialize it (Age, Count, Distance, Duration, and the
     /// SimpleQuantity and MoneyQuantity profiles).
     case quantity
@@ -363,6 +365,7 @@ public enum NotableType: Sendable {
         case "Identifier": self = .identifier
         case "Coding": self = .coding
         case "CodeableConcept": self = .codeableConcept
+        case "Timing": self = .timing
         case "Quantity", "Age", "Count", "Distance", "Duration", "SimpleQuantity", "MoneyQuantity": self = .quantity
         default: self = .other
         }

@@ -420,13 +420,12 @@ struct TimingSchedule {
         return date.addingTimeInterval(value * seconds)
     }
 
-    /// The longest period, duration or bound a schedule takes, in seconds (a hundred years): every
-    /// number of a Timing is checked against it before it becomes a date or a whole number of seconds.
-    static let maximumSpan: Double = 100 * 365.25 * 86_400
-    static let maximumSpanText = "100 years"
-    /// The most events per period, and the most occurrences a `count` ends after.
-    static let maximumFrequency = 10_000
-    static let maximumCount = 1_000_000
+    /// The bounds every number of a Timing is checked against before it becomes a date or a whole number
+    /// of seconds (one definition, which `caregate validate` warns from too).
+    static let maximumSpan = TimingLimits.maximumSpan
+    static let maximumSpanText = TimingLimits.maximumSpanText
+    static let maximumFrequency = TimingLimits.maximumFrequency
+    static let maximumCount = TimingLimits.maximumCount
 
     /// The Timing.repeat a GTS abbreviation code stands for (R4 timing-abbreviation value set).
     private mutating func codedRepeat(_ code: Element, path: String) -> Element? {
@@ -466,16 +465,7 @@ struct TimingSchedule {
 
     /// Seconds in one `unit` (UCUM units of time as Timing uses them; months and years as averages).
     static func seconds(per unit: String) -> Double? {
-        switch unit {
-        case "s": return 1
-        case "min": return 60
-        case "h": return 3600
-        case "d": return 86_400
-        case "wk": return 604_800
-        case "mo": return 2_629_746
-        case "a": return 31_556_952
-        default: return nil
-        }
+        TimingLimits.seconds(per: unit)
     }
 
     /// `value` `unit` as calendar components, when it is whole in that unit (and the unit is at least
