@@ -341,9 +341,11 @@ public final class SQLiteStore: Sendable {
         return UInt64(info.f_bavail) * UInt64(info.f_frsize)
     }
 
+    /// A database error as the user reads it: SQLite's message and result code, not the statement (which
+    /// says nothing a user can act on, and could quote a bound value).
     static func mapped(_ error: any Error) -> any Error {
         if let databaseError = error as? DatabaseError {
-            return StoreError.database(message: "\(databaseError.message ?? "SQLite error \(databaseError.resultCode.rawValue)") (\(databaseError.sql ?? "no SQL"))")
+            return StoreError.database(message: "\(databaseError.message ?? "SQLite error") (SQLite result code \(databaseError.extendedResultCode.rawValue))")
         }
         return error
     }
