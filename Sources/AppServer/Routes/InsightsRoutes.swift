@@ -21,11 +21,7 @@ struct InsightsRoutes {
     private func insights(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let patientID = try context.patientID()
         guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else { throw APIError.notFound }
-        var zone = patient.metadata.timezone
-        if let name = request.uri.queryParameters.get("timeZone") {
-            guard name.utf8.count <= 64, let named = TimeZone(identifier: name) else { throw APIError.badRequest("unknown timeZone (use an IANA name such as Europe/Paris)") }
-            zone = named
-        }
+        let zone = try ViewRoutes.zone(of: request, patient: patient)
         guard let fromText = request.uri.queryParameters.get("from"), let toText = request.uri.queryParameters.get("to") else {
             throw APIError.badRequest("from=YYYY-MM-DD and to=YYYY-MM-DD are required")
         }

@@ -44,11 +44,7 @@ struct ViewRoutes {
     private func events(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let patientID = try context.patientID()
         guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else { throw APIError.notFound }
-        var zone = patient.metadata.timezone
-        if let name = request.uri.queryParameters.get("timeZone") {
-            guard name.utf8.count <= 64, let named = TimeZone(identifier: name) else { throw APIError.badRequest("unknown timeZone (use an IANA name such as Europe/Paris)") }
-            zone = named
-        }
+        let zone = try Self.zone(of: request, patient: patient)
         guard let text = request.uri.queryParameters.get("date") else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
         guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
         let events = try store.events(patientID: patientID, in: day)
@@ -60,6 +56,17 @@ struct ViewRoutes {
         }
         body.append(Data("]".utf8))
         return JSONResponse.make(body)
+    }
+}
+
+extension ViewRoutes {
+    /// The zone a request's days are read in: its `timeZone=` (an IANA name), else the patient's.
+    static func zone(of request: Request, patient: Patient) throws -> TimeZone {
+        guard let name = request.uri.queryParameters.get("timeZone") else { return patient.metadata.timezone }
+        guard name.utf8.count <= 64, let named = TimeZone(identifier: name) else {
+            throw APIError.badRequest("unknown timeZone (use an IANA name such as Europe/Paris)")
+        }
+        return named
     }
 }
 
