@@ -30,20 +30,6 @@ private func fuzzOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     return 0
 }
 
-/// Reads numbers from the input, zero once it runs out.
-private struct ByteReader {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var position = 0
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
-    mutating func byte() -> UInt8 {
-        guard position < bytes.count else { return 0 }
-        defer { position += 1 }
-        return bytes[position]
-    }
-    mutating func int16() -> Int16 { Int16(bitPattern: UInt16(byte()) << 8 | UInt16(byte())) }
-    mutating func int32() -> Int32 { Int32(bitPattern: UInt32(UInt16(bitPattern: int16())) << 16 | UInt32(UInt16(bitPattern: int16()))) }
-}
-
 @main
 enum FuzzScheduleMain {
     static func main() { runFuzzer(fuzzOneInput) }

@@ -47,30 +47,6 @@ private func fuzzOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     return 0
 }
 
-/// Reads numbers from the input, zero once it runs out.
-private struct ByteReader {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var position = 0
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
-    mutating func byte() -> UInt8 {
-        guard position < bytes.count else { return 0 }
-        defer { position += 1 }
-        return bytes[position]
-    }
-    /// A JSON number: a Double from eight bytes when finite, else a small whole number, or an exponent form.
-    mutating func number() -> String {
-        var raw: UInt64 = 0
-        for _ in 0..<8 { raw = raw << 8 | UInt64(byte()) }
-        switch byte() % 4 {
-        case 0: return String(Int8(truncatingIfNeeded: raw))
-        case 1: return "1e\(Int8(truncatingIfNeeded: raw))"
-        default:
-            let value = Double(bitPattern: raw)
-            return value.isFinite ? "\(value)" : "0"
-        }
-    }
-}
-
 @main
 enum FuzzTimingMain {
     static func main() {
