@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/install-system-packages.sh
-swift build 2>&1 | grep -E "error|warning: unre|Build complete" || true
+swift build 2>&1 | grep -E "error:|Build complete" || true
 bin="$(swift build --show-bin-path)"
 store=caregate.sqlite
 key=caregate-server-key.pem
