@@ -35,6 +35,11 @@ public struct SyncReport: Sendable, Codable, Equatable {
     /// What the run left out on purpose, and why (not failures).
     public var notes: [String] = []
 
+    /// An empty report of a run against `server`.
+    public init(server: String) {
+        self.server = server
+    }
+
     /// 0 when everything was done, 1 when anything failed or waits for a later run.
     public var exitStatus: Int32 {
         let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }

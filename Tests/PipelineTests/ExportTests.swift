@@ -61,6 +61,27 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(try store.outboxEntries(in: .pending).count, 3)
     }
 
+    /// A receiver that never answers (the connection drops after the server may have stored it).
+    private struct SilentReceiver: ExportReceiver {
+        struct NoAnswer: Error, CustomStringConvertible { var description: String { "no answer" } }
+        func receive(bundle: Data, entryCounts: [Int]) throws -> [ExportReceipt] { throw NoAnswer() }
+    }
+
+    /// Issue 27: a push whose answer was lost counts as an attempt (it was sent), and the entry waits
+    /// for its retry time, so that the next run can say what waits instead of "0 to send again".
+    func testAPushWithNoAnswerCountsAsAnAttemptAndWaitsForItsRetry() throws {
+        let store = try importedStore()
+        try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
+        let export = try XCTUnwrap(MappingSet.defaults().export)
+        let now = Date()
+        let report = try Exporter(store: store, mapping: export, options: ExportOptions()).push(to: SilentReceiver(), now: now)
+        XCTAssertEqual(report.unanswered.count, 1)
+        let failed = try XCTUnwrap(try store.outboxEntries(in: .failed, limit: 10).first)
+        XCTAssertEqual(failed.attempts, 1, "the Bundle was sent")
+        XCTAssertEqual(try XCTUnwrap(failed.nextAttemptDate).timeIntervalSince(now), 60, accuracy: 1)
+        XCTAssertEqual(try store.dueOutboxEntries(at: now, limit: 10), [], "nothing is due before its retry time")
+    }
+
     func testEachValueTypeBecomesItsObservationValueAndValidates() throws {
         let store = try importedStore()
         let recorded = Date(timeIntervalSince1970: 1_793_000_000)

@@ -146,3 +146,15 @@ final class HostileServerTests: XCTestCase {
         XCTAssertNil(bytes.range(of: Data("s3cret-pw".utf8)), "the store keeps no password")
     }
 }
+
+/// Issue 27: what waits for a later run is said, and the run is not "done".
+final class SyncReportTests: XCTestCase {
+    func testOutboxEntriesWaitingForTheirRetryAreReportedAndExitOne() {
+        var report = SyncReport(server: "http://127.0.0.1:9/fhir")
+        XCTAssertEqual(report.exitStatus, 0)
+        report.waiting = 5
+        report.nextAttempt = Date(timeIntervalSince1970: 1_800_000_000)
+        XCTAssertEqual(report.exitStatus, 1, "entries that wait for a later run are not done")
+        XCTAssertTrue(report.text.contains("waiting: 5 outbox entries failed before and wait for a later run (the first from 2027-01-15T08:00:00Z"), report.text)
+    }
+}
