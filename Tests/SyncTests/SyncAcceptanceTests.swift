@@ -159,13 +159,26 @@ final class SyncAcceptanceTests: XCTestCase {
             XCTAssertEqual(outcomeLine.split(separator: " ").dropFirst(2).first, "0", "round \(round): no outcome deleted: \(outcomeLine)")
         }
 
-        // A sync beside an app recording outcomes (after the pauses above, the last store): each outcome
-        // is kept and reaches the server once.
-        let tasks = try plannedTasks(store, count: 2)
+        // A sync beside `outcomes import` of what an app sent (CareKit 4.0 outcomes), then beside
+        // `outcomes add`, on the last store: each outcome is kept and reaches the server once.
+        let tasks = try plannedTasks(store, count: 3)
+        var sent = Data()
+        for case .task(let task) in try SQLiteStore(path: store, mode: .readOnly).histories(.task, ids: [tasks[0], tasks[1]]) where task.metadata.nextVersionUUIDs.isEmpty {
+            let outcome = Outcome(
+                taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: 0, values: [OutcomeValue(.integer(7))],
+                metadata: EntityMetadata(effectiveDate: task.schedule.eventStart(occurrence: 0) ?? Date(), timezone: TimeZone(identifier: "UTC") ?? .current))
+            sent += try CareKitJSON.encodeWire(.outcome(outcome)) + Data("\n".utf8)
+        }
+        let appFile = folder.appendingPathComponent("from-the-app.jsonl")
+        try sent.write(to: appFile)
         let syncing = try CLIRunner.start(["sync", "--once", "--config", config, "--store", store])
         Thread.sleep(forTimeInterval: 0.2)
-        try record(on: tasks, store: store)
+        let imported = try CLIRunner.run(["outcomes", "import", appFile.path, "--store", store])
+        XCTAssertEqual(imported.status, 0, imported.stdout + imported.stderr)
         XCTAssertEqual(try syncing.wait().status, 0)
+        let syncingAgain = try CLIRunner.start(["sync", "--once", "--config", config, "--store", store])
+        try record(on: [tasks[2]], store: store)
+        XCTAssertEqual(try syncingAgain.wait().status, 0)
         let last = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
         XCTAssertEqual(last.status, 0, last.stdout + last.stderr)
         XCTAssertEqual(try exportedObservations(server.base).count, tasks.count, "each recorded outcome on the server once")
