@@ -193,35 +193,14 @@ final class SyncAcceptanceTests: XCTestCase {
         let server = try FHIRServerProcess.start()
         defer { server.stop() }
         try load(files, into: server)
-        let disk = try makeScratchFolder("sync-full-disk")
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=40m", "tmpfs", disk.path]
-        mount.standardError = FileHandle.nullDevice
-        try? mount.run()
-        mount.waitUntilExit()
-        guard mount.terminationStatus == 0 else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("cannot mount a small tmpfs; CI runs as root") }
-            print("notice: skipping, cannot mount a small tmpfs here (needs root)")
-            return
-        }
-        defer {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            unmount.arguments = [disk.path]
-            try? unmount.run()
-            unmount.waitUntilExit()
-        }
+        guard let disk = try smallDisk(megabytes: 40) else { return }
         let folder = try makeScratchFolder("sync-full-disk-config")
         let config = try writeConfig(server.base, in: folder)
         let store = disk.appendingPathComponent("care.sqlite").path
         // A store made first (Patients only), then the disk filled to 200 KB.
         let made = try CLIRunner.run(["import", Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path, "--store", store])
         XCTAssertEqual(made.status, 0, made.stderr)
-        var info = statvfs()
-        XCTAssertEqual(statvfs(disk.path, &info), 0)
-        let filler = disk.appendingPathComponent("filler")
-        try Data(count: max(0, Int(info.f_bavail) * Int(info.f_frsize) - (200 << 10))).write(to: filler)
+        let filler = try fill(disk, leaving: 200 << 10)
 
         let full = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
         XCTAssertEqual(full.status, 1, full.stdout + full.stderr)
