@@ -6,16 +6,4 @@
 # stays fast. CI runs this before the tests (under CI=true the report tests fail rather than skip
 # without them).
 set -euo pipefail
-needed=(chromium poppler-utils fonts-dejavu-core)
-missing=()
-for package in "${needed[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-    exit 0
-fi
-echo "installing missing report packages: ${missing[*]}" >&2
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+bash "$(dirname "$0")/install-system-packages.sh" chromium poppler-utils fonts-dejavu-core

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages CareGate builds against, when they are missing:
 # libsqlite3-dev (the store), libxml2-dev (the XML reader), libcurl4-openssl-dev (HTTP to FHIR servers).
+# Given package names, it installs those instead, when missing (Scripts/install-report-tools.sh does).
 set -euo pipefail
 needed=(libsqlite3-dev libxml2-dev libcurl4-openssl-dev pkg-config)
+if [ $# -gt 0 ]; then needed=("$@"); fi
 missing=()
 for package in "${needed[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
