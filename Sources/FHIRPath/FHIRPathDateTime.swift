@@ -41,52 +41,13 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
         return .dateTime(dateTime)
     }
 
-    /// Parses `YYYY[-MM[-DD]][T[hh[:mm[:ss[.fff]]]][Z|±hh:mm]]`; the flag says whether a `T` was present.
+    /// Parses `YYYY[-MM[-DD]][T[hh[:mm[:ss[.fff]]]][Z|±hh:mm]]` (``FHIRTemporal``'s FHIRPath grammar); the
+    /// flag says whether a `T` was present.
     static func parse(_ text: String, allowPartialTime: Bool) -> (FHIRPathDateTime, Bool)? {
-        let chars = Array(text.utf8)
-        var index = 0
-        func number(_ count: Int) -> Int? {
-            guard index + count <= chars.count else { return nil }
-            var value = 0
-            for offset in 0..<count {
-                let c = chars[index + offset]
-                guard c >= 48 && c <= 57 else { return nil }
-                value = value * 10 + Int(c - 48)
-            }
-            index += count
-            return value
-        }
-        var result = FHIRPathDateTime(kind: .date, precision: .year)
-        guard let year = number(4) else { return nil }
-        result.year = year
-        if index < chars.count && chars[index] == UInt8(ascii: "-") {
-            index += 1
-            guard let month = number(2), (1...12).contains(month) else { return nil }
-            result.month = month
-            result.precision = .month
-            if index < chars.count && chars[index] == UInt8(ascii: "-") {
-                index += 1
-                guard let day = number(2), day >= 1, day <= CivilCalendar.daysInMonth(year: year, month: month) else { return nil }
-                result.day = day
-                result.precision = .day
-            }
-        }
-        var hasT = false
-        if index < chars.count && chars[index] == UInt8(ascii: "T") {
-            hasT = true
-            index += 1
-            result.kind = .dateTime
-            if index < chars.count {
-                guard let consumed = parseTimeBody(chars, from: index, into: &result, allowPartial: allowPartialTime) else { return nil }
-                index = consumed
-                if index < chars.count {
-                    guard let offset = parseOffset(chars, from: &index) else { return nil }
-                    result.timeZoneOffset = offset
-                }
-            }
-        }
-        guard index == chars.count else { return nil }
-        return (result, hasT)
+        guard let temporal = FHIRTemporal(text, as: .fhirPath), let value = FHIRPathDateTime(temporal) else { return nil }
+        let hasT = temporal.kind == .dateTime
+        if hasT, !allowPartialTime, temporal.precision >= .hour, temporal.precision < .second { return nil }
+        return (value, hasT)
     }
 
     /// Parses a FHIR `dateTime`/`instant` or `date` element value, or a string being converted.
@@ -103,96 +64,64 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `hh[:mm[:ss[.fff]]]` (no time zone: FHIRPath times have none).
     static func parseTime(_ text: String) -> FHIRPathDateTime? {
-        let chars = Array(text.utf8)
-        var result = FHIRPathDateTime(kind: .time, precision: .hour)
-        guard let end = parseTimeBody(chars, from: 0, into: &result, allowPartial: true), end == chars.count else { return nil }
-        return result
+        FHIRTemporal(text, as: .fhirPathTime).flatMap(FHIRPathDateTime.init)
     }
 
-    private static func parseTimeBody(_ chars: [UInt8], from start: Int, into result: inout FHIRPathDateTime, allowPartial: Bool) -> Int? {
-        var index = start
-        func two() -> Int? {
-            guard index + 2 <= chars.count else { return nil }
-            let a = chars[index], b = chars[index + 1]
-            guard a >= 48 && a <= 57 && b >= 48 && b <= 57 else { return nil }
-            index += 2
-            return Int(a - 48) * 10 + Int(b - 48)
+    /// A value of the core grammar, with milliseconds for the fraction; nil for a leap second, which
+    /// FHIRPath's arithmetic has no place for.
+    init?(_ temporal: FHIRTemporal) {
+        guard temporal.second < 60 else { return nil }
+        let kind: Kind = switch temporal.kind {
+        case .date: .date
+        case .dateTime: .dateTime
+        case .time: .time
         }
-        guard let hour = two(), hour < 24 else { return nil }
-        result.hour = hour
-        result.precision = .hour
-        if index < chars.count && chars[index] == UInt8(ascii: ":") {
-            index += 1
-            guard let minute = two(), minute < 60 else { return nil }
-            result.minute = minute
-            result.precision = .minute
-            if index < chars.count && chars[index] == UInt8(ascii: ":") {
-                index += 1
-                guard let second = two(), second < 60 else { return nil }
-                result.second = second
-                result.precision = .second
-                if index < chars.count && chars[index] == UInt8(ascii: ".") {
-                    index += 1
-                    var digits = 0, millis = 0
-                    while index < chars.count, chars[index] >= 48 && chars[index] <= 57 {
-                        if digits < 3 { millis = millis * 10 + Int(chars[index] - 48) }
-                        digits += 1
-                        index += 1
-                    }
-                    guard digits > 0 else { return nil }
-                    for _ in digits..<max(digits, 3) { millis *= 10 }
-                    result.millisecond = millis
-                    result.precision = .millisecond
-                }
-            }
+        let precision: Precision = switch temporal.precision {
+        case .year: .year
+        case .month: .month
+        case .day: .day
+        case .hour: .hour
+        case .minute: .minute
+        case .second: .second
+        case .fraction: .millisecond
         }
-        if !allowPartial && result.precision < .second { return nil }
-        return index
+        self.init(kind: kind, precision: precision)
+        (year, month, day) = (temporal.year, temporal.month, temporal.day)
+        (hour, minute, second) = (temporal.hour, temporal.minute, temporal.second)
+        millisecond = temporal.nanosecond / 1_000_000
+        timeZoneOffset = temporal.offsetMinutes
     }
 
-    private static func parseOffset(_ chars: [UInt8], from index: inout Int) -> Int? {
-        if chars[index] == UInt8(ascii: "Z") { index += 1; return 0 }
-        guard chars[index] == UInt8(ascii: "+") || chars[index] == UInt8(ascii: "-"), index + 6 <= chars.count,
-              chars[index + 3] == UInt8(ascii: ":") else { return nil }
-        let sign = chars[index] == UInt8(ascii: "-") ? -1 : 1
-        let digits = [chars[index + 1], chars[index + 2], chars[index + 4], chars[index + 5]]
-        guard digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        let hours = Int(digits[0] - 48) * 10 + Int(digits[1] - 48)
-        let minutes = Int(digits[2] - 48) * 10 + Int(digits[3] - 48)
-        guard hours <= 14, minutes < 60 else { return nil }
-        index += 6
-        return sign * (hours * 60 + minutes)
+    /// The core value: what ``description`` writes.
+    var temporal: FHIRTemporal {
+        let kind: FHIRTemporal.Kind = switch self.kind {
+        case .date: .date
+        case .dateTime: .dateTime
+        case .time: .time
+        }
+        let precision: FHIRTemporal.Precision = switch self.precision {
+        case .year: .year
+        case .month: .month
+        case .day: .day
+        case .hour: .hour
+        case .minute: .minute
+        case .second: .second
+        case .millisecond: .fraction
+        }
+        var value = FHIRTemporal(kind: kind, precision: precision)
+        (value.year, value.month, value.day) = (year, month, day)
+        (value.hour, value.minute, value.second) = (hour, minute, second)
+        if precision == .fraction {
+            value.nanosecond = millisecond * 1_000_000
+            value.fractionDigits = 3
+        }
+        value.offsetMinutes = timeZoneOffset
+        return value
     }
 
     // MARK: Output
 
-    public var description: String {
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-        }
-        var text = ""
-        if kind != .time {
-            text = pad(year, 4)
-            if precision >= .month { text += "-" + pad(month, 2) }
-            if precision >= .day { text += "-" + pad(day, 2) }
-            if kind == .date { return text }
-            text += "T"
-            if precision < .hour { return text }
-        }
-        text += pad(hour, 2)
-        if precision >= .minute { text += ":" + pad(minute, 2) }
-        if precision >= .second { text += ":" + pad(second, 2) }
-        if precision >= .millisecond { text += "." + pad(millisecond, 3) }
-        if kind == .dateTime, let offset = timeZoneOffset, precision >= .hour {
-            if offset == 0 {
-                text += "Z"
-            } else {
-                text += (offset < 0 ? "-" : "+") + pad(Swift.abs(offset) / 60, 2) + ":" + pad(Swift.abs(offset) % 60, 2)
-            }
-        }
-        return text
-    }
+    public var description: String { temporal.text }
 
     /// The FHIRPath precision() figure: digits of the value as written (`@2014` 4, ms DateTime 17, ms Time 9).
     var precisionDigits: Int {

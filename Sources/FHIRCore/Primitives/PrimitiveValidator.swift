@@ -8,7 +8,7 @@
 ///
 /// ```swift
 /// PrimitiveValidator.problem(with: "2024-02-30", kind: .string, as: .date)
-/// // "not a valid date: day 30 does not exist in month 02"
+/// // "not a valid date: day 30 does not exist in 2024-02"
 /// ```
 public enum PrimitiveValidator {
     /// The largest string FHIR allows (1 MB).
@@ -34,13 +34,13 @@ public enum PrimitiveValidator {
         case .decimal:
             return isDecimal(value) ? nil : "not a valid decimal"
         case .date:
-            return DateTimeScanner.problem(value, allowTime: false, requireTime: false)
+            return FHIRTemporal.problem(with: value, as: .date)
         case .dateTime:
-            return DateTimeScanner.problem(value, allowTime: true, requireTime: false)
+            return FHIRTemporal.problem(with: value, as: .dateTime)
         case .instant:
-            return DateTimeScanner.problem(value, allowTime: true, requireTime: true)
+            return FHIRTemporal.problem(with: value, as: .instant)
         case .time:
-            return DateTimeScanner.timeProblem(value)
+            return FHIRTemporal.problem(with: value, as: .time)
         case .string, .markdown:
             return stringProblem(value)
         case .code:

@@ -1,5 +1,5 @@
 import Foundation
-import Mapping
+import FHIRCore
 import XCTest
 
 /// FHIRDateFormat writes a FHIR dateTime by civil arithmetic: the same text as Foundation's Gregorian
