@@ -11,6 +11,13 @@ enum FHIRDates {
         return CivilCalendar.localDay(of: time, in: zone) - CivilCalendar.localDay(of: start, in: zone)
     }
 
+    /// The minutes after midnight of a FHIR `time` (`Timing.repeat.timeOfDay`), read by the core grammar;
+    /// seconds may be left out, as data in the wild does.
+    static func minutesOfDay(_ text: String) -> Int? {
+        guard let time = FHIRTemporal(text, as: .fhirPathTime), time.precision >= .minute, time.second < 60 else { return nil }
+        return time.hour * 60 + time.minute
+    }
+
     /// Whether `text` carries a time of day (a dateTime with `T`), not only a date.
     static func hasTime(_ text: String) -> Bool { text.utf8.contains(UInt8(ascii: "T")) }
 

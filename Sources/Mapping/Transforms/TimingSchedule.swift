@@ -218,7 +218,7 @@ struct TimingSchedule {
         let times = repeatElement.children(named: "timeOfDay").compactMap(\.value)
         var timeMinutes: [Int] = []
         for (index, time) in times.enumerated() {
-            guard let minutes = WakingHours.minutes(time) else { throw MappingFailure(at: "\(path).timeOfDay[\(index)]", "'\(time)' is not a time") }
+            guard let minutes = FHIRDates.minutesOfDay(time) else { throw MappingFailure(at: "\(path).timeOfDay[\(index)]", "'\(time)' is not a time") }
             timeMinutes.append(minutes)
         }
         if !whenCodes.isEmpty && times.isEmpty {
