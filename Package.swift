@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "caregate", targets: ["caregate"]),
         .executable(name: "caregate-example-app", targets: ["caregate-example-app"]),
+        .executable(name: "caregate-bench", targets: ["caregate-bench"]),
         // One import for the whole FHIR layer (core, FHIRPath, validation), re-exported.
         .library(name: "FHIR", targets: ["FHIR"]),
         .library(name: "FHIRCore", targets: ["FHIRCore"]),
@@ -95,13 +96,28 @@ let package = Package(
         .executableTarget(
             name: "caregate-example-app",
             dependencies: ["AppClient", "CareModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        // Parse, FHIRPath and store benchmarks and the synthetic care data they (and `store generate`) use.
-        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline"], path: "Benchmarks"),
+        // Synthetic care data of a chosen size, for `caregate store generate`, the benchmarks and tests.
+        .target(name: "SyntheticData", dependencies: ["CareModel", "Store"]),
+        // What the two command lines share: the one place errors become messages and exit statuses, and
+        // the checks of inputs every command makes alike.
+        .target(name: "CommandSupport", dependencies: [
+            "FHIRCore", "Mapping", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // The benchmarks' measurements (parse, FHIRPath, store, import, export, validation), for the
+        // `caregate-bench` executable and the tests of their helpers.
+        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline", "SyntheticData"], path: "Benchmarks/Harness"),
+        // `caregate-bench`: the benchmarks as commands, outside the production binary (swift-nio's
+        // NIOPerformanceTester is the model). `import-ndjson` runs the `caregate` built beside it.
+        .executableTarget(
+            name: "caregate-bench",
+            dependencies: ["Benchmarks", "CommandSupport", "FHIR", "Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/Runner"
+        ),
         .executableTarget(
             name: "caregate",
             dependencies: [
-                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "Benchmarks", "CGlibcMalloc", "Insights",
-                "AppServer",
+                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData", "CGlibcMalloc",
+                "Insights", "AppServer", "CommandSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -115,7 +131,7 @@ let package = Package(
         .testTarget(name: "CareModelTests", dependencies: ["CareModel", "TestSupport"]),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["Store", "CareModel", "Benchmarks", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),

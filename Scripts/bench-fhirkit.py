@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference figure of `caregate bench validate`: fhirkit-rs (a Rust R4 validator from PyPI, pinned in
+"""The reference figure of `caregate-bench validate`: fhirkit-rs (a Rust R4 validator from PyPI, pinned in
 Scripts/bench-requirements.txt) validating the same files, in passes; prints `best_seconds megabytes`.
 
     bench-fhirkit.py PASSES FILE...

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CGlibcMalloc
+import CommandSupport
 import FHIRCore
 import Foundation
 
@@ -34,51 +35,14 @@ struct CareGate: ParsableCommand {
             MappingsCommand.self,
             StoreCommand.self,
             ReportCommand.self,
-            Bench.self,
         ]
     )
 
-    /// Runs the command line: the one place where errors become messages and exit statuses.
-    ///
-    /// - 0: success (and `--help`, `--version`);
-    /// - 1: the input or the data is wrong: a ``CommandFailure`` (its message printed as it is), any
-    ///   library error (printed as `error: ...`), or an `ExitCode(1)` thrown after a report was printed;
-    /// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64).
+    /// Runs the command line (``CommandLineRunner`` turns errors into messages and exit statuses).
     static func main() {
         // Grow the heap in steps of 16 MB, not page by page: imports allocate on several threads, and each
         // of glibc's per-thread arenas otherwise asks the kernel for more with an mprotect call at a time.
         _ = mallopt(M_TOP_PAD, 16 << 20)
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let failure as CommandFailure {
-            printError(failure.description)
-            Foundation.exit(failure.status)
-        } catch let exitCode as ExitCode {
-            Foundation.exit(exitCode.rawValue)
-        } catch {
-            switch exitCode(for: error) {
-            case .validationFailure:
-                printError(fullMessage(for: error))
-                Foundation.exit(2)
-            case .failure where isLibraryError(error):
-                printError("error: \(error)")
-                Foundation.exit(1)
-            default:
-                exit(withError: error)  // help, version and ArgumentParser's own messages
-            }
-        }
+        CommandLineRunner.run(CareGate.self)
     }
-
-    /// Whether `error` comes from the project's code rather than from ArgumentParser's parsing.
-    private static func isLibraryError(_ error: any Error) -> Bool {
-        !(error is ValidationError || error is CleanExit)
-            && !String(reflecting: type(of: error)).hasPrefix("ArgumentParser.")
-    }
-}
-
-/// Writes a message on standard error, each value it quotes shortened.
-func printError(_ message: String) {
-    let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { MessageText.boundingQuotes(String($0)) }
-    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
 }

@@ -1,5 +1,6 @@
 import AppServer
 import ArgumentParser
+import CommandSupport
 import Foundation
 import Store
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import CareModel
 import FHIR
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Benchmarks
+import CommandSupport
+import SyntheticData
 import Foundation
 import Store
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import CareModel
 import Foundation
 import Store
@@ -37,12 +38,5 @@ struct StoreStats: ParsableCommand {
         lines.append(problems.isEmpty ? "integrity: ok" : "integrity: \(problems.count) problem(s)\n" + problems.joined(separator: "\n"))
         print(lines.joined(separator: "\n"))
         if !problems.isEmpty { throw ExitCode.failure }
-    }
-}
-
-extension String {
-    /// The string right-aligned in `width` columns.
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }

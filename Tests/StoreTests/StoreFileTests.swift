@@ -1,4 +1,4 @@
-import Benchmarks
+import SyntheticData
 import Foundation
 import Store
 import TestSupport

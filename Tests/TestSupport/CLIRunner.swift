@@ -23,6 +23,16 @@ public struct CLIRunner {
         return Corpus.projectRoot.appendingPathComponent(".build/debug/caregate")
     }
 
+    /// The `caregate-bench` binary, built beside `caregate`.
+    public static var benchmarkExecutable: URL {
+        executable.deletingLastPathComponent().appendingPathComponent("caregate-bench")
+    }
+
+    /// Runs `caregate-bench arguments...` in the project root.
+    public static func runBenchmark(_ arguments: [String]) throws -> Result {
+        try Running(executable: benchmarkExecutable, arguments: arguments, stdin: nil, directory: Corpus.projectRoot).wait()
+    }
+
     /// Runs `caregate arguments...`, feeding `stdin` when given, in `directory` (default: project root).
     public static func run(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
         try start(arguments, stdin: stdin, in: directory).wait()

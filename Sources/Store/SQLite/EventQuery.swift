@@ -8,7 +8,7 @@ import GRDB
 /// Events are computed from schedules, never stored. Each occurrence comes from the task version that
 /// owned its start time (from the version's effective date to the next version's) and is joined to the
 /// current outcome of that version and occurrence index. With `tableScan`, every table is read without
-/// its indexes (`NOT INDEXED`): the same query as a plain scan, the baseline of `caregate bench store`.
+/// its indexes (`NOT INDEXED`): the same query as a plain scan, the baseline of `caregate-bench store`.
 struct EventQuery {
     let db: Database
     let codec: EntityRowCodec

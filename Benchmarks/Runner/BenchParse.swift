@@ -1,8 +1,9 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import Foundation
 
-/// `caregate bench parse`: JSON and XML parse/serialize throughput beside Foundation, on Synthea Bundles.
+/// `caregate-bench parse`: JSON and XML parse/serialize throughput beside Foundation, on Synthea Bundles.
 struct BenchParse: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parse",

@@ -1,7 +1,7 @@
 import FHIR
 import Foundation
 
-/// What `caregate bench validate` measures: validation throughput on real files beside the parse
+/// What `caregate-bench validate` measures: validation throughput on real files beside the parse
 /// alone, and how the cost of one transaction Bundle grows with its size (it must stay linear: a
 /// reference resolved by scanning every entry made it quadratic).
 public enum ValidationBenchmark {

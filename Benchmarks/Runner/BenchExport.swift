@@ -1,8 +1,9 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import Foundation
 
-/// `caregate bench export`: outcomes exported per second, beside the import rate of the same run.
+/// `caregate-bench export`: outcomes exported per second, beside the import rate of the same run.
 struct BenchExport: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",

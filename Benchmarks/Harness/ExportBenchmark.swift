@@ -5,7 +5,7 @@ import Mapping
 import Pipeline
 import Store
 
-/// The measurements behind `caregate bench export`: a folder imported into a fresh store (the import
+/// The measurements behind `caregate-bench export`: a folder imported into a fresh store (the import
 /// rate, the baseline), outcomes recorded as an app records them across the imported tasks, then all of
 /// them exported as Observations (with their Provenances) into one transaction Bundle file: outcomes/s.
 /// Exporting again, with nothing due, is timed too.

@@ -1,9 +1,10 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import Foundation
 import Store
 
-/// `caregate bench store`: insert throughput and events-for-a-day latency, indexed vs a table scan.
+/// `caregate-bench store`: insert throughput and events-for-a-day latency, indexed vs a table scan.
 struct BenchStore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",

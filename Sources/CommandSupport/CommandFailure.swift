@@ -7,11 +7,11 @@ import Foundation
 /// line, which would not help).
 ///
 /// Commands throw this, or any library error (printed as `error: <description>`); they never print an
-/// error and exit themselves. ``CareGate/main()`` is the one place that turns errors into exit statuses.
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
-    let status: Int32
-    init(_ description: String, status: Int32 = 1) {
+/// error and exit themselves. ``CommandLineRunner`` is the one place that turns errors into exit statuses.
+public struct CommandFailure: Error, CustomStringConvertible {
+    public let description: String
+    public let status: Int32
+    public init(_ description: String, status: Int32 = 1) {
         self.description = description
         self.status = status
     }

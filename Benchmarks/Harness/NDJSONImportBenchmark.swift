@@ -1,7 +1,7 @@
 import FHIR
 import Foundation
 
-/// The measurement behind `caregate bench import-ndjson`: the peak memory of importing one large NDJSON
+/// The measurement behind `caregate-bench import-ndjson`: the peak memory of importing one large NDJSON
 /// file, made from a Bulk Data export under fresh ids, in a process of its own (so that nothing the
 /// benchmark itself holds counts).
 public struct NDJSONImportBenchmark {

@@ -4,7 +4,7 @@ import Mapping
 import Pipeline
 import Store
 
-/// The measurements behind `caregate bench import`: end-to-end import (parse, map, store) of a folder
+/// The measurements behind `caregate-bench import`: end-to-end import (parse, map, store) of a folder
 /// into a fresh store, beside the parse-only rate of the same input in the same run; then the same
 /// resources as one large Bundle; then copies of them under fresh ids as one Bundle of 50,000 entries
 /// and as fifty Bundles of the same entries, to show that cost per resource does not grow with Bundle

@@ -1,9 +1,10 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import FHIR
 import Foundation
 
-/// `caregate bench fhirpath`: evaluates realistic mapping expressions over every Observation of the
+/// `caregate-bench fhirpath`: evaluates realistic mapping expressions over every Observation of the
 /// Synthea bundles, compiled once and reused, beside a baseline that makes the same selections by hand
 /// in Swift over the element tree. Parse time and evaluation time are reported apart.
 struct BenchFHIRPath: ParsableCommand {

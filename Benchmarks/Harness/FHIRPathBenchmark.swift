@@ -1,7 +1,7 @@
 import FHIR
 import Foundation
 
-/// The workloads of `caregate bench fhirpath`: mapping-style FHIRPath expressions over Observations,
+/// The workloads of `caregate-bench fhirpath`: mapping-style FHIRPath expressions over Observations,
 /// each with the same selection hand-written in Swift over the element tree, the baseline it is timed
 /// beside. Both sides must select the same items.
 public enum FHIRPathBenchmark {

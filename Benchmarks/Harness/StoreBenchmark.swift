@@ -1,8 +1,9 @@
 import Store
+import SyntheticData
 import CareModel
 import Foundation
 
-/// The store benchmark behind `caregate bench store`: insert throughput in batches, then the latency of
+/// The store benchmark behind `caregate-bench store`: insert throughput in batches, then the latency of
 /// "events of one patient for one day" through the store's indexes beside the same query as a plain
 /// SQLite table scan (`NOT INDEXED`), in the same run on the same file.
 ///

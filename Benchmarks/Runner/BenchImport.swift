@@ -1,8 +1,9 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import Foundation
 
-/// `caregate bench import`: end-to-end import throughput beside the parse-only rate.
+/// `caregate-bench import`: end-to-end import throughput beside the parse-only rate.
 struct BenchImport: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",

@@ -4,7 +4,7 @@ import Foundation
 import FoundationXML
 #endif
 
-/// The measurements behind `caregate bench parse`: parse and serialize throughput of the FHIR JSON and
+/// The measurements behind `caregate-bench parse`: parse and serialize throughput of the FHIR JSON and
 /// XML codecs on a folder of Bundles, each beside Foundation's equivalent on the same bytes in the same
 /// run (JSONSerialization; XMLParser building nested dictionaries; XMLDocument for XML output).
 ///

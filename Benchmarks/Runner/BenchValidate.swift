@@ -1,9 +1,10 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import FHIR
 import Foundation
 
-/// `caregate bench validate`: validation throughput beside the parse alone and beside fhirkit-rs on
+/// `caregate-bench validate`: validation throughput beside the parse alone and beside fhirkit-rs on
 /// the same files, and the cost of one transaction Bundle per 1,000 entries as it grows.
 struct BenchValidate: ParsableCommand {
     static let configuration = CommandConfiguration(

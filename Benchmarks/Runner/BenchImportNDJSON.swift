@@ -1,8 +1,9 @@
 import ArgumentParser
+import CommandSupport
 import Benchmarks
 import Foundation
 
-/// `caregate bench import-ndjson`: the peak memory of importing one large NDJSON file.
+/// `caregate-bench import-ndjson`: the peak memory of importing one large NDJSON file.
 struct BenchImportNDJSON: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import-ndjson",
@@ -29,7 +30,12 @@ struct BenchImportNDJSON: ParsableCommand {
 
     func run() throws {
         Bench.warnIfDebugBuild("import-ndjson")
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        // The import runs in the `caregate` built beside this executable, as a user would run it.
+        let this = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable = URL(fileURLWithPath: this).deletingLastPathComponent().appendingPathComponent("caregate").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw CommandFailure("no caregate beside caregate-bench (\(executable)): build it first with `swift build -c release --product caregate`")
+        }
         let result = try NDJSONImportBenchmark(source: source, bytes: megabytes << 20, executable: executable) { print($0) }.run()
         if result.exitStatus > 1 { throw CommandFailure("the import exited with status \(result.exitStatus)") }
     }

@@ -3,9 +3,9 @@ import Foundation
 import Mapping
 
 /// Checks and loads shared by the commands that take folders and mapping files.
-enum CommandInputs {
+public enum CommandInputs {
     /// A usage error unless `path` is an existing folder; `what` names it in the message (`--mappings`).
-    static func requireFolder(_ path: String, _ what: String = "") throws {
+    public static func requireFolder(_ path: String, _ what: String = "") throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("\(what.isEmpty ? "" : what + ": ")no such folder: \(path)")
@@ -14,7 +14,7 @@ enum CommandInputs {
 
     /// A usage error unless every path of `paths` (files or folders; `-` is standard input) exists and
     /// can be read: the same status (2) for a missing input whatever the command.
-    static func requireInputs(_ paths: [String]) throws {
+    public static func requireInputs(_ paths: [String]) throws {
         for path in paths where path != "-" {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -28,7 +28,7 @@ enum CommandInputs {
 
     /// The default mappings with `folder` layered over them; their problems, if any is an error, as a
     /// failure listing each at file:line:column.
-    static func mappings(overriddenBy folder: String?) throws -> MappingSet {
+    public static func mappings(overriddenBy folder: String?) throws -> MappingSet {
         do {
             return try MappingSet.defaults(overriddenBy: folder)
         } catch let problems as MappingProblems {
