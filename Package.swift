@@ -43,8 +43,11 @@ let package = Package(
         ),
         // glibc's mallopt, for the command line's heap tuning.
         .systemLibrary(name: "CGlibcMalloc", path: "Sources/CGlibcMalloc"),
+        // The one shape of errors a user can cause (message, location, exit status), adopted by every
+        // library error and rendered one way by the command line.
+        .target(name: "Diagnostics"),
         // R4 metadata, the element model, JSON and XML codecs, reading input (files, folders, NDJSON).
-        .target(name: "FHIRCore", dependencies: ["CLibXML2"]),
+        .target(name: "FHIRCore", dependencies: ["CLibXML2", "Diagnostics"]),
         // The FHIRPath language (N1) over the element model.
         .target(name: "FHIRPath", dependencies: ["FHIRCore"]),
         // Structural validation and the R4 invariants (evaluated with FHIRPath).
@@ -54,7 +57,7 @@ let package = Package(
         // The official FHIRPath test-suite runner behind `caregate conformance fhirpath`.
         .target(name: "FHIRPathConformance", dependencies: ["FHIRCore", "FHIRPath", "CLibXML2"]),
         // SHA-256 (content hashes) from swift-crypto: BoringSSL's, which uses the CPU's SHA instructions.
-        .target(name: "CareModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "CareModel", dependencies: ["Diagnostics", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "Store",
             dependencies: [
@@ -125,7 +128,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "FHIRTests",
-            dependencies: ["FHIR", "FHIRCore", "FHIRPath", "FHIRValidation", "FHIRPathConformance", "TestSupport"],
+            dependencies: ["FHIR", "FHIRCore", "FHIRPath", "FHIRValidation", "FHIRPathConformance", "Diagnostics", "TestSupport"],
             exclude: ["FHIRPathKnownFailures.md", "FuzzRegressions"]
         ),
         .testTarget(name: "CareModelTests", dependencies: ["CareModel", "TestSupport"]),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import FHIRCore
 import Foundation
 
@@ -6,10 +7,11 @@ import Foundation
 /// exit statuses.
 ///
 /// - 0: success (and `--help`, `--version`);
-/// - 1: the input or the data is wrong: a ``CommandFailure`` (its message printed as it is), any
-///   library error (printed as `error: ...`), or an `ExitCode(1)` thrown after a report was printed;
-/// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64), and a
-///   ``CommandFailure`` that says so (a configuration or a server that cannot be used at all).
+/// - 1: the input or the data is wrong: a ``CommandFailure`` (its message printed as it is), a library
+///   error (a ``UserFacingError``, printed as `error: <location>: <message>`, with its own exit status),
+///   any other error (printed as `error: ...`), or an `ExitCode(1)` thrown after a report was printed;
+/// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64), and
+///   errors that say so (a configuration, credentials or a server that cannot be used at all).
 public enum CommandLineRunner {
     public static func run<Root: ParsableCommand>(_ root: Root.Type) -> Never {
         do {
@@ -21,24 +23,22 @@ public enum CommandLineRunner {
             Foundation.exit(failure.status)
         } catch let exitCode as ExitCode {
             Foundation.exit(exitCode.rawValue)
+        } catch let error as any UserFacingError {
+            printError("error: \(error.description)")
+            Foundation.exit(error.exitStatus)
         } catch {
             switch Root.exitCode(for: error) {
             case .validationFailure:
                 printError(Root.fullMessage(for: error))
                 Foundation.exit(2)
-            case .failure where isLibraryError(error):
+            case .success:
+                Root.exit(withError: error)  // help and version
+            default:
+                // An error of the system or a package (a file that cannot be read, a database error).
                 printError("error: \(error)")
                 Foundation.exit(1)
-            default:
-                Root.exit(withError: error)  // help, version and ArgumentParser's own messages
             }
         }
-    }
-
-    /// Whether `error` comes from the project's code rather than from ArgumentParser's parsing.
-    private static func isLibraryError(_ error: any Error) -> Bool {
-        !(error is ValidationError || error is CleanExit)
-            && !String(reflecting: type(of: error)).hasPrefix("ArgumentParser.")
     }
 }
 

@@ -33,12 +33,6 @@ public struct FHIRPathError: Error, Equatable, Sendable, CustomStringConvertible
         self.subexpression = subexpression
     }
 
-    /// `1:14: semantic error: unknown function 'foo' (in `name.foo()`)`.
-    public var description: String {
-        var text = "\(line):\(column): \(kind.rawValue) error: \(message)"
-        if let subexpression, !subexpression.isEmpty { text += " (in `\(subexpression)`)" }
-        return text
-    }
 }
 
 /// Source text of an expression, able to turn an offset into a line and column and a range into text.

@@ -17,10 +17,6 @@ extension FHIRFormat {
         public var message: String {
             "the narrative is not well-formed XHTML, so it cannot be written as XML: \(reason)"
         }
-
-        public var description: String {
-            (line.map { "line \($0): " } ?? "") + "\(location): \(message)"
-        }
     }
 }
 

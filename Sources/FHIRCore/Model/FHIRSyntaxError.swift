@@ -15,7 +15,4 @@ public struct FHIRSyntaxError: Error, Equatable, Sendable, CustomStringConvertib
         self.column = column
         self.message = message
     }
-
-    /// `line:column: JSON syntax error: message`, ready to be prefixed with a file name.
-    public var description: String { "\(line):\(column): \(format.rawValue) syntax error: \(message)" }
 }

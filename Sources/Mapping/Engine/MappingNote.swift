@@ -29,6 +29,4 @@ public struct MappingFailure: Error, Sendable, CustomStringConvertible {
         self.path = path
         self.message = message
     }
-
-    public var description: String { "\(path): \(message)" }
 }

@@ -60,6 +60,4 @@ public struct SourceFileError: Error, CustomStringConvertible {
         self.path = path
         self.message = message
     }
-
-    public var description: String { "\(path): \(message)" }
 }

@@ -36,8 +36,6 @@ public struct ExportRefusal: Error, Sendable, CustomStringConvertible {
         self.outcomeID = outcomeID
         self.reason = reason
     }
-
-    public var description: String { "outcome \(outcomeID): \(reason)" }
 }
 
 /// Builds the R4 Observation of an outcome, following an ``ExportMapping``. Pure: no store, no I/O.

@@ -29,8 +29,6 @@ public struct MappingProblem: Error, Sendable, Hashable, CustomStringConvertible
         self.location = location
         self.message = message
     }
-
-    public var description: String { "\(location): \(severity.rawValue): \(message)" }
 }
 
 /// Every problem found in a set of mapping files; thrown when any of them is an error.

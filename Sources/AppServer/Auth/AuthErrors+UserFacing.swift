@@ -1,0 +1,4 @@
+import Diagnostics
+
+extension TokenError: UserFacingError {}
+extension ServerKeyError: UserFacingError {}

@@ -1,0 +1,3 @@
+import Diagnostics
+
+extension ChromiumPrinter.PrintError: UserFacingError {}

@@ -1,0 +1,4 @@
+import Diagnostics
+
+extension AppOutcomeImportError: UserFacingError {}
+extension ExportError: UserFacingError {}

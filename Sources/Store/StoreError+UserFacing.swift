@@ -1,0 +1,4 @@
+import Diagnostics
+
+extension StoreError: UserFacingError {}
+extension StoreDumper.DumpError: UserFacingError {}
