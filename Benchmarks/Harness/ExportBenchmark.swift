@@ -39,13 +39,12 @@ public struct ExportBenchmark {
         var figures = Figures()
         let store = try SQLiteStore(path: scratch.appendingPathComponent("store.sqlite").path)
         let mappings = try MappingSet.defaults()
-        guard let exportMapping = mappings.export else { throw ExportError.noExportMapping }
+        guard mappings.export != nil else { throw ExportError.noExportMapping }
 
         // Baseline: the import of the same run.
         var start = Date()
-        let options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC") ?? .gmt))
-        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options)
-            .run(FHIRInput.sources(for: [folder]))
+        let gateway = Gateway(store: store, mappings: mappings, options: Gateway.Options(timeZone: TimeZone(identifier: "UTC") ?? .gmt))
+        let imported = try gateway.importFHIR(FHIRInput.sources(for: [folder]))
         figures.importedResources = imported.resourcesRead
         figures.importSeconds = Date().timeIntervalSince(start)
         report(String(format: "import: %d resources in %.2f s, %.0f resources/s", figures.importedResources, figures.importSeconds,
@@ -62,7 +61,7 @@ public struct ExportBenchmark {
         let bundle = scratch.appendingPathComponent("export.json").path
         let cpuBefore = Self.cpuSeconds()
         start = Date()
-        let exported = try Exporter(store: store, mapping: exportMapping, options: ExportOptions()).run(to: .file(bundle))
+        let exported = try gateway.export(to: .file(bundle))
         figures.exportSeconds = Date().timeIntervalSince(start)
         let cpu = Self.cpuSeconds() - cpuBefore
         figures.exported = exported.observations
@@ -76,7 +75,7 @@ public struct ExportBenchmark {
         if figures.refused > 0 { report("note: \(figures.refused) outcome(s) refused (dead letters)") }
 
         start = Date()
-        let again = try Exporter(store: store, mapping: exportMapping, options: ExportOptions()).run(to: .file(bundle))
+        let again = try gateway.export(to: .file(bundle))
         report(String(format: "export again: %d written in %.3f s (nothing was due)", again.observations, Date().timeIntervalSince(start)))
         report("peak memory: \(ImportBenchmark.peakMemoryMB()) MB")
         return figures

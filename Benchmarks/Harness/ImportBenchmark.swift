@@ -121,10 +121,8 @@ public struct ImportBenchmark {
     }
 
     private func importInto(_ path: String, _ sources: [FHIRInput.Source]) throws -> Int {
-        let store = try SQLiteStore(path: path)
-        let options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC") ?? .current))
-        let importer = Importer(store: store, engine: MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping), options: options)
-        let result = try importer.run(sources)
+        let gateway = try Gateway(path: path, options: Gateway.Options(timeZone: TimeZone(identifier: "UTC") ?? .current))
+        let result = try gateway.importFHIR(sources)
         if !result.failures.isEmpty { report("note: \(result.failures.count) resource(s) failed") }
         return result.resourcesRead
     }

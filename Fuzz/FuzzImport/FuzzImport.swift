@@ -5,11 +5,11 @@ import Mapping
 import Pipeline
 import Store
 
-/// libFuzzer target: the import of one resource (JSON or XML, read from a scratch file as a user's file
-/// is), through the default mappings into an in-memory store.
-private let engine: MappingEngine? = {
+/// libFuzzer target: the import of one resource (JSON or XML, read from memory as the sync job's pulled
+/// pages are), through the front door (``Gateway``) and the default mappings into an in-memory store.
+private let mappings: MappingSet? = {
     do {
-        return MappingEngine(mappings: try MappingSet.defaults(), options: MappingOptions(timeZone: TimeZone(identifier: "America/Chicago") ?? .current))
+        return try MappingSet.defaults()
     } catch {
         FileHandle.standardError.write(Data("FuzzImport: the default mappings do not load: \(error)\n".utf8))
         return nil
@@ -38,13 +38,10 @@ private final class StoreRotation: @unchecked Sendable {
 
 private let stores = StoreRotation()
 
-private let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-fuzz-import-\(getpid()).json")
-
 private func fuzzOneInput(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    guard let engine, let store = stores.next() else { return 0 }
-    guard (try? Data(bytes: bytes, count: count).write(to: scratch)) != nil else { return 0 }
-    let importer = Importer(store: store, engine: engine, options: ImportOptions(mapping: engine.options))
-    _ = try? importer.run([.file(scratch.path)])
+    guard let mappings, let store = stores.next() else { return 0 }
+    let gateway = Gateway(store: store, mappings: mappings, options: Gateway.Options(timeZone: TimeZone(identifier: "America/Chicago") ?? .current))
+    _ = try? gateway.importFHIR([.memory(name: "fuzz-input", bytes: Data(bytes: bytes, count: count))])
     return 0
 }
 

@@ -85,18 +85,18 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
-        guard let mapping = mappingSet.export else { throw ExportError.noExportMapping }
+        guard mappingSet.export != nil else { throw ExportError.noExportMapping }
         // A server's address and credentials are checked before the store is touched.
         let receiver = try serverReceiver()
-        let store = try storeOptions.open()
-        var options = ExportOptions()
-        options.format = format
-        options.bundleType = bundle
-        options.request = request
-        options.dryRun = dryRun
-        if let limit { options.limit = max(1, limit) }
+        var options = Gateway.Options()
+        options.export.format = format
+        options.export.bundleType = bundle
+        options.export.request = request
+        options.export.dryRun = dryRun
+        if let limit { options.export.limit = max(1, limit) }
+        let gateway = Gateway(store: try storeOptions.open(), mappings: mappingSet, options: options)
         if let receiver {
-            try push(store: store, mapping: mapping, options: options, to: receiver)
+            try push(gateway, to: receiver)
             return
         }
         let target: ExportTarget
@@ -106,12 +106,12 @@ struct ExportCommand: ParsableCommand {
             var isFolder: ObjCBool = false
             target = FileManager.default.fileExists(atPath: to, isDirectory: &isFolder) && isFolder.boolValue || to.hasSuffix("/") ? .folder(to) : .file(to)
         }
-        let report = try Exporter(store: store, mapping: mapping, options: options).run(to: target)
+        let report = try gateway.export(to: target)
         var lines = ["\(dryRun ? "would export" : "exported") \(report.observations) Observation(s) for \(report.sent) outbox entr\(report.sent == 1 ? "y" : "ies")"
             + (report.path.map { " to \($0)" } ?? "")]
         for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
         printError(lines.joined(separator: "\n"))
-        if !report.refused.isEmpty { throw ExitCode(1) }
+        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
     }
 
     /// The server's credentials the options name: none, a bearer token, or SMART Backend Services.
@@ -139,8 +139,8 @@ struct ExportCommand: ParsableCommand {
     }
 
     /// Sends the outbox to the FHIR server at `--to`, `--batch-size` outcomes per Bundle.
-    private func push(store: any Store, mapping: ExportMapping, options: ExportOptions, to receiver: FHIRServerReceiver) throws {
-        let report = try Exporter(store: store, mapping: mapping, options: options).push(to: receiver, batchSize: max(1, batchSize))
+    private func push(_ gateway: Gateway, to receiver: FHIRServerReceiver) throws {
+        let report = try gateway.push(to: receiver, batchSize: max(1, batchSize))
         var lines = ["sent \(report.observations) Observation(s) in \(report.requests) request(s) to \(to): \(report.acknowledged) stored, "
             + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]
         for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }

@@ -87,14 +87,11 @@ struct ImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
-        let zone = timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        var options = ImportOptions(mapping: MappingOptions(sourceSystem: sourceSystem, timeZone: zone))
-        options.dryRun = dryRun
+        var options = Gateway.Options(sourceSystem: sourceSystem, timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current)
         options.strict = strict
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
-        let engine = MappingEngine(mappings: mappingSet, options: options.mapping, coverage: coverage ? CoverageCollector() : nil)
-        let importer = Importer(store: store, engine: engine, options: options)
+        let gateway = Gateway(store: store, mappings: try CommandInputs.mappings(overriddenBy: mappings), options: options)
+        let importer = try gateway.importer(dryRun: dryRun, coverage: coverage ? CoverageCollector() : nil)
         if isatty(STDERR_FILENO) != 0 {
             importer.progress = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
         }
@@ -109,6 +106,6 @@ struct ImportCommand: ParsableCommand {
             FileHandle.standardOutput.write(try encoder.encode(report))
             FileHandle.standardOutput.write(Data("\n".utf8))
         }
-        if !report.failures.isEmpty { throw ExitCode(1) }
+        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
     }
 }

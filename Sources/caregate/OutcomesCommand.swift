@@ -183,9 +183,8 @@ struct OutcomesImport: ParsableCommand {
             data = read
         }
         let name = file == "-" ? "standard input" : file
-        let outcomes = try AppOutcomeImport.decode(data, file: name)
-        let store = try storeOptions.open()
-        let report = try AppOutcomeImport.apply(outcomes, file: name, to: store)
+        let outcomes = try AppOutcomeImport.decode(data, file: name)  // Before the store opens: a wrong file touches nothing.
+        let report = try Gateway(store: try storeOptions.open()).recordOutcomes(outcomes, file: name)
         print("\(name): \(report.received) outcome(s): \(report.added) new, \(report.updated) updated, \(report.deleted) deleted, "
             + "\(report.unchanged) unchanged; \(report.queued.count) queued for export")
     }

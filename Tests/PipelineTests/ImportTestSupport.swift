@@ -17,12 +17,14 @@ extension XCTestCase {
         _ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil, outcomeBatchSize: Int? = nil,
         entityChunkSize: Int? = nil, holdInputUpTo: Int? = nil
     ) throws -> ImportReport {
-        var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: zone)!))
-        if let outcomeBatchSize { options.outcomeBatchSize = outcomeBatchSize }
-        if let entityChunkSize { options.entityChunkSize = entityChunkSize }
-        if let holdInputUpTo { options.holdInputUpTo = holdInputUpTo }
-        let engine = MappingEngine(mappings: try MappingSet.defaults(overriddenBy: mappings), options: options.mapping)
-        return try Importer(store: store, engine: engine, options: options).run(FHIRInput.sources(for: paths))
+        let gateway = Gateway(
+            store: store, mappings: try MappingSet.defaults(overriddenBy: mappings), options: Gateway.Options(timeZone: TimeZone(identifier: zone)!))
+        let importer = try gateway.importer { options in
+            if let outcomeBatchSize { options.outcomeBatchSize = outcomeBatchSize }
+            if let entityChunkSize { options.entityChunkSize = entityChunkSize }
+            if let holdInputUpTo { options.holdInputUpTo = holdInputUpTo }
+        }
+        return try importer.run(FHIRInput.sources(for: paths))
     }
 }
 
