@@ -87,6 +87,14 @@ struct PatientData {
         let plans = Set(try carePlans().map(\.id))
         return try store.contacts(.current).filter { $0.carePlanID.map(plans.contains) ?? false }
     }
+
+    /// The versions an app links to: the patient's current version and their current care plans'.
+    func links() throws -> CareKitLinks {
+        var links = CareKitLinks()
+        for patient in try store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
+        for plan in try carePlans() { links.add(.carePlan(plan)) }
+        return links
+    }
 }
 
 /// `YYYY-MM-DD`, strictly (no `2025-02-30`), as the day it names in a time zone.
