@@ -97,19 +97,10 @@ public struct AppClient: Sendable {
         return nil
     }
 
-    /// `records` with each outcome only in the last record that has a version of it.
+    /// `records` (the pages of one pull) without the outcome versions a later version of the pull
+    /// descends from (``OutcomeVersionGraph``): the tips of a conflict all stay, for the device to resolve.
     public static func lastVersionsOnly(_ records: [CareKitRevisionRecord]) -> [CareKitRevisionRecord] {
-        var last: [String: (Int, Int)] = [:]
-        for (r, record) in records.enumerated() {
-            for (e, item) in record.entities.enumerated() where item.type == .outcome { last[item.entity.id] = (r, e) }
-        }
-        return records.enumerated().map { r, record in
-            var kept = record
-            kept.entities = record.entities.enumerated().filter { e, item in
-                item.type != .outcome || last[item.entity.id].map { $0 == (r, e) } ?? true
-            }.map(\.element)
-            return kept
-        }
+        OutcomeVersionGraph.select(records)
     }
 
     func get<Value: Decodable>(_ type: Value.Type, path: String) async throws -> Value {

@@ -73,7 +73,8 @@ public protocol Store: AnyObject, Sendable {
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource]
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?
     func outboxEntry(id: Int64) throws -> OutboxEntry?
-    /// Pending entries, and failed ones whose retry time has come.
+    /// Pending entries, and failed ones whose retry time has come; none of an outcome that has several
+    /// tips now (devices' versions in conflict): its export waits for the device's resolution.
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry]
     /// Entries in `state`, oldest first (what `caregate outbox` lists).
     func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry]

@@ -106,6 +106,56 @@ final class RouteTests: XCTestCase {
     }
 
     /// Issue 31, item 5: the Insights series of the token's patient, one value per day per series.
+    /// The views serve what a pull serves: CareKit 4.0's JSON, which CareKit's own shapes (the committed
+    /// mirrors of its Codable structs) decode, linked by version UUID to the versions the views show; each
+    /// event keeps its top-level fields and carries its task and outcome in that JSON.
+    func testViewsServeCareKit4JSON() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token())
+        let task = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        let store = fixture.store
+        try await fixture.test { client in
+            let device = SimulatedDevice(name: "A", start: AppServerFixture.day0)
+            try await device.synchronize(SyncTransport(client: client, headers: headers))
+            let recorded = device.record(task, occurrence: 1, value: 7)
+            try await device.synchronize(SyncTransport(client: client, headers: headers))
+            let decoder = CareKitJSON.makeDecoder()
+            func body(_ path: String) async throws -> Data {
+                let response = try await client.execute(uri: path, method: .get, headers: headers, body: nil)
+                XCTAssertEqual(response.status, .ok, path)
+                return Data(response.text.utf8)
+            }
+            let patient = try decoder.decode(CareKit4Decoded<CareKit4PatientMirror>.self, from: try await body("/carekit/v1/patient"))
+            XCTAssertEqual(patient.own.id, "Patient/pat-1")
+            let plans = try decoder.decode([CareKit4Decoded<CareKit4CarePlanMirror>].self, from: try await body("/carekit/v1/careplans"))
+            XCTAssertEqual(plans.map(\.own.patientUUID), [patient.versioned.uuid])
+            let tasks = try decoder.decode([CareKit4Decoded<CareKit4TaskMirror>].self, from: try await body("/carekit/v1/tasks"))
+            XCTAssertEqual(tasks.map(\.own.carePlanUUID), plans.map(\.versioned.uuid))
+            XCTAssertEqual(tasks.map(\.versioned.uuid), [task.uuid])
+            let contacts = try decoder.decode([CareKit4Decoded<CareKit4ContactMirror>].self, from: try await body("/carekit/v1/contacts"))
+            XCTAssertEqual(contacts.map(\.own.carePlanUUID), plans.map(\.versioned.uuid))
+
+            struct EventMirror: Decodable {
+                let taskID: String
+                let taskUUID: UUID
+                let occurrence: Int
+                let start: String
+                let end: String
+                let task: CareKit4Decoded<CareKit4TaskMirror>
+                let outcome: CareKit4Decoded<CareKit4OutcomeMirror>?
+            }
+            let events = try decoder.decode([EventMirror].self, from: try await body("/carekit/v1/events?date=2025-03-02"))
+            XCTAssertEqual(events.map(\.occurrence), [1])
+            XCTAssertEqual(events.first?.start, "2025-03-02T08:00:00Z")
+            XCTAssertEqual(events.first?.task.versioned.uuid, task.uuid)
+            XCTAssertEqual(events.first?.task.own.carePlanUUID, plans.first?.versioned.uuid)
+            XCTAssertEqual(events.first?.outcome?.versioned.uuid, recorded)
+            XCTAssertEqual(events.first?.outcome?.own.values.map(\.value), ["7.0"])
+            XCTAssertEqual(events.first?.outcome?.own.taskUUID, task.uuid)
+            XCTAssertEqual(try store.outcomes(.current).map(\.uuid), [recorded])
+        }
+    }
+
     func testInsightsAreTheTokensPatientsSeriesOneValuePerDay() async throws {
         let fixture = try AppServerFixture()
         let headers = fixture.bearer(try fixture.token("Patient/pat-2"))

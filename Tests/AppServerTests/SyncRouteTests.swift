@@ -187,6 +187,72 @@ final class SyncRouteTests: XCTestCase {
         }
     }
 
+    /// A push that makes two tips of one outcome (two edits of one version, as two offline devices make
+    /// them) is kept as CareKit keeps it: both tips stored, each naming the version it replaced; a pull
+    /// serves both, each with its own previous versions; the export waits; the device's resolution (one
+    /// version naming both tips) makes one tip again, and the export goes out with it.
+    func testConflictingTipsAreKeptServedAndResolvedByTheDevice() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token())
+        let task = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        let store = fixture.store
+        try await fixture.test { client in
+            let transport = SyncTransport(client: client, headers: headers)
+            let device = SimulatedDevice(name: "A", start: AppServerFixture.day0)
+            try await device.synchronize(transport)
+            let first = device.record(task, occurrence: 1, value: 1)
+            try await device.synchronize(transport)
+            func version(_ value: Double, after previous: [UUID], at seconds: TimeInterval) -> Outcome {
+                let date = AppServerFixture.day0.addingTimeInterval(seconds)
+                var outcome = Outcome(
+                    taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: 1, values: [OutcomeValue(.double(value), createdDate: date)],
+                    metadata: EntityMetadata(effectiveDate: date, previousVersionUUIDs: previous, createdDate: date, updatedDate: date, timezone: .gmt))
+                outcome.metadata.uuid = UUID()
+                return outcome
+            }
+            func caughtUp() async throws -> KnowledgeVector {
+                var knowledge = device.knowledge
+                for record in try await transport.pull(knowledge) { knowledge.merge(with: record.knowledgeVector) }
+                return knowledge
+            }
+            // Two edits of `first`, pushed in one push in the order CareKit may group them: tips 2.
+            let left = version(2, after: [first], at: 100)
+            let right = version(3, after: [first], at: 200)
+            var knowledge = try await caughtUp()
+            var status = try await transport.push(
+                [CareKitRevisionRecord(entities: [.init(.outcome(right)), .init(.outcome(left))], knowledgeVector: knowledge)], knowledge)
+            XCTAssertEqual(status, 200)
+            let id = Outcome.id(taskUUID: task.uuid, occurrence: 1)
+            XCTAssertEqual(Set(try store.outcomes(.current).filter { $0.id == id }.map(\.uuid)), [left.uuid, right.uuid])
+            let history = try store.history(.outcome, id: id)
+            XCTAssertEqual(history.first { $0.metadata.uuid == left.uuid }?.metadata.previousVersionUUIDs, [first])
+            XCTAssertEqual(history.first { $0.metadata.uuid == right.uuid }?.metadata.previousVersionUUIDs, [first])
+            XCTAssertTrue(try store.dueOutboxEntries(at: Date(), limit: 100).allSatisfy { $0.entityID != id }, "an export of a conflict")
+            // A pull from nothing serves both tips (not `first`, which both descend from), each naming `first`.
+            let served = try await transport.pull(KnowledgeVector()).flatMap(\.entities).filter { $0.type == .outcome }.map(\.entity)
+            XCTAssertEqual(Set(served.map(\.metadata.uuid)), [left.uuid, right.uuid])
+            XCTAssertTrue(served.allSatisfy { $0.metadata.previousVersionUUIDs == [first] })
+
+            // The device meets the conflict at its next sync and resolves it as OCKStore does.
+            try await device.synchronize(transport)
+            let tips = try XCTUnwrap(device.outcomeTips[id])
+            XCTAssertEqual(tips.count, 1)
+            XCTAssertEqual(device.resolvedConflicts, 1)
+            XCTAssertEqual(Set(try store.outcomes(.current).filter { $0.id == id }.map(\.uuid)), tips)
+            let resolution = try XCTUnwrap(try store.history(.outcome, id: id).last)
+            XCTAssertEqual(Set(resolution.metadata.previousVersionUUIDs), [left.uuid, right.uuid])
+            XCTAssertEqual(try store.dueOutboxEntries(at: Date(), limit: 100).filter { $0.entityID == id }.count, 4)
+
+            // A version that names another outcome's version is refused, and stores nothing.
+            let other = device.record(task, occurrence: 2, value: 5)
+            try await device.synchronize(transport)
+            knowledge = try await caughtUp()
+            let stray = version(6, after: [other], at: 300)
+            status = try await transport.push([CareKitRevisionRecord(entities: [.init(.outcome(stray))], knowledgeVector: knowledge)], knowledge)
+            XCTAssertEqual(status, 422)
+        }
+    }
+
     func testACarePlanChangedOnTheServerReachesTheDeviceAsNewTaskVersions() async throws {
         let fixture = try AppServerFixture()
         let headers = fixture.bearer(try fixture.token())
@@ -215,10 +281,11 @@ final class SyncRouteTests: XCTestCase {
     /// Two devices of one patient, each recording outcomes offline and editing the same ones, synchronizing
     /// (pull, then push, with other steps between) in 200 seeded random orders over one SQLite store file
     /// each: devices and store end with the same single tip of every outcome, every version either device
-    /// wrote stored once, and each stored version queued for export once.
+    /// wrote stored once naming the versions its author named (the store keeps the devices' version graph,
+    /// their conflict resolutions included), and each stored version queued for export once.
     func testTwoDevicesConvergeInTwoHundredRandomInterleavings() async throws {
         let folder = try makeScratchFolder("two-devices")
-        var figures = (syncs: 0, refused: 0, conflicts: 0, versions: 0)
+        var figures = (syncs: 0, refused: 0, conflicts: 0, versions: 0, merges: 0)
         for seed in 0..<200 {
             let fixture = try AppServerFixture(path: folder.appendingPathComponent("store-\(seed).sqlite").path)
             let headers = fixture.bearer(try fixture.token())
@@ -232,14 +299,16 @@ final class SyncRouteTests: XCTestCase {
             figures.refused += result.1
             figures.conflicts += result.2
             figures.versions += result.3
+            figures.merges += result.4
         }
-        print("two devices, 200 interleavings: \(figures.syncs) syncs, \(figures.refused) pushes refused (pull first), \(figures.conflicts) conflicts resolved, \(figures.versions) outcome versions stored")
+        print("two devices, 200 interleavings: \(figures.syncs) syncs, \(figures.refused) pushes refused (pull first), \(figures.conflicts) conflicts resolved, \(figures.versions) outcome versions stored, \(figures.merges) of them naming several tips")
         XCTAssertGreaterThan(figures.refused, 0, "no interleaving met the pull-first rule")
         XCTAssertGreaterThan(figures.conflicts, 0, "no interleaving made a conflict")
+        XCTAssertGreaterThan(figures.merges, 0, "no resolution reached the store as a version naming several tips")
     }
 
-    /// One interleaving: (syncs, refused pushes, conflicts resolved, versions stored).
-    private static func interleave(seed: UInt64, transport: SyncTransport, store: SQLiteStore) async throws -> (Int, Int, Int, Int) {
+    /// One interleaving: (syncs, refused pushes, conflicts resolved, versions stored, versions naming several).
+    private static func interleave(seed: UInt64, transport: SyncTransport, store: SQLiteStore) async throws -> (Int, Int, Int, Int, Int) {
         var random = SeededRandom(seed: seed)
         let a = SimulatedDevice(name: "A", start: AppServerFixture.day0)
         let b = SimulatedDevice(name: "B", start: AppServerFixture.day0.addingTimeInterval(0.5))
@@ -247,7 +316,7 @@ final class SyncRouteTests: XCTestCase {
         try await b.synchronize(transport)
         guard let task = a.tasks().first, b.tasks().first?.uuid == task.uuid else {
             XCTFail("seed \(seed): the devices did not get the task")
-            return (0, 0, 0, 0)
+            return (0, 0, 0, 0, 0)
         }
         var syncs = 2
         for _ in 0..<14 {
@@ -276,19 +345,26 @@ final class SyncRouteTests: XCTestCase {
         XCTAssertEqual(a.outcomeTips, storeTips, "seed \(seed)")
         XCTAssertTrue(storeTips.values.allSatisfy { $0.count == 1 }, "seed \(seed)")
         var storedUUIDs: [UUID] = []
+        var merges = 0
         try store.forEachVersion(.outcome) { storedUUIDs.append($0.metadata.uuid) }
         XCTAssertEqual(Set(storedUUIDs).count, storedUUIDs.count, "seed \(seed): a version stored twice")
         let written = Set(a.versions.values.filter { $0.entity.kind == .outcome }.map(\.entity.metadata.uuid))
             .union(b.versions.values.filter { $0.entity.kind == .outcome }.map(\.entity.metadata.uuid))
         XCTAssertEqual(Set(storedUUIDs), written, "seed \(seed): lost or invented versions")
+        // The store keeps the graph the devices made: each version names what its author named.
+        try store.forEachVersion(.outcome) { stored in
+            let copies = [a, b].compactMap { $0.versions[stored.metadata.uuid]?.entity.metadata.previousVersionUUIDs }
+            XCTAssertTrue(copies.contains { Set($0) == Set(stored.metadata.previousVersionUUIDs) }, "seed \(seed): a version's previous versions changed")
+            if stored.metadata.previousVersionUUIDs.count > 1 { merges += 1 }
+        }
         let queued = try store.outboxEntries(in: .pending, limit: 10_000).map(\.entityUUID)
         XCTAssertEqual(queued.count, storedUUIDs.count, "seed \(seed)")
         XCTAssertEqual(Set(queued), Set(storedUUIDs), "seed \(seed)")
         let conflicts = a.resolvedConflicts + b.resolvedConflicts
-        return (syncs, a.refusedPushes + b.refusedPushes, conflicts, storedUUIDs.count)
+        return (syncs, a.refusedPushes + b.refusedPushes, conflicts, storedUUIDs.count, merges)
     }
 }
 
 private final class ResultBox: @unchecked Sendable {
-    var value = (0, 0, 0, 0)
+    var value = (0, 0, 0, 0, 0)
 }

@@ -164,6 +164,7 @@ final class RevisionLogTests: XCTestCase {
 
         var gone = second
         gone.metadata.uuid = UUID()
+        gone.metadata.previousVersionUUIDs = [second.uuid]
         gone.metadata.deletedDate = StoreFixtures.day(2)
         var deletion = StoreBatch()
         deletion.mergeKnowledge(patientID: patient.id, clocks: [device: 2])
@@ -173,6 +174,99 @@ final class RevisionLogTests: XCTestCase {
         XCTAssertNotNil(try store.history(.outcome, id: first.id).last?.metadata.deletedDate)
         XCTAssertEqual(try log(store, patient.id).deviceClocks, [device: 3], "a clock never goes back")
         XCTAssertEqual(try store.outcomes(.current), [])
+    }
+
+    /// Two devices' edits of one version are two tips (CareKit's version graph), each naming the version it
+    /// replaced; the outcome's export waits while it has several; a version naming both (a device's
+    /// resolution) makes one tip again, and the export is due; a version the store writes itself (an
+    /// upsert) after several tips names them all.
+    func testDevicesVersionsKeepTheGraphAndAConflictHoldsTheExport() throws {
+        let (store, _, _, task) = try StoreFixtures.storeWithTask()
+        func version(_ value: Double, after previous: [UUID], day: Int = 1) -> Outcome {
+            var outcome = StoreFixtures.outcome(task, occurrence: 0)
+            outcome.metadata.uuid = UUID()
+            outcome.metadata.previousVersionUUIDs = previous
+            outcome.metadata.effectiveDate = StoreFixtures.day(day)
+            outcome.values = [OutcomeValue(.double(value))]
+            return outcome
+        }
+        let root = version(1, after: [])
+        let left = version(2, after: [root.uuid])
+        let right = version(3, after: [root.uuid])
+        var batch = StoreBatch()
+        // In a push, a version may come before the one it names: the app server orders them; the store
+        // links a version after those it holds.
+        batch.appendVersion(keepingUUIDOf: root)
+        batch.appendVersion(keepingUUIDOf: left)
+        batch.appendVersion(keepingUUIDOf: right)
+        try store.apply(batch)
+        let id = root.id
+        XCTAssertEqual(Set(try store.outcomes(.current).map(\.uuid)), [left.uuid, right.uuid])
+        let history = try store.history(.outcome, id: id)
+        XCTAssertEqual(history.map(\.metadata.previousVersionUUIDs), [[], [root.uuid], [root.uuid]])
+        XCTAssertEqual(try store.dueOutboxEntries(at: Date(), limit: 10).count, 0, "an outcome in conflict is not exported")
+        XCTAssertEqual(try store.outboxEntries(in: .pending, limit: 10).count, 3)
+
+        let resolution = version(3, after: [left.uuid, right.uuid], day: 2)
+        batch = StoreBatch()
+        batch.appendVersion(keepingUUIDOf: resolution)
+        XCTAssertEqual(try store.apply(batch).updated, 1)
+        XCTAssertEqual(try store.outcomes(.current).map(\.uuid), [resolution.uuid])
+        XCTAssertEqual(try store.history(.outcome, id: id).last?.metadata.previousVersionUUIDs, [left.uuid, right.uuid])
+        XCTAssertEqual(try store.dueOutboxEntries(at: Date(), limit: 10).count, 4)
+
+        // A conflict again, then the store's own write after it: one version naming every tip.
+        let third = version(4, after: [resolution.uuid], day: 3)
+        let fourth = version(5, after: [resolution.uuid], day: 3)
+        batch = StoreBatch()
+        batch.appendVersion(keepingUUIDOf: third)
+        batch.appendVersion(keepingUUIDOf: fourth)
+        try store.apply(batch)
+        XCTAssertEqual(try store.outcomes(.current).count, 2)
+        batch = StoreBatch()
+        batch.upsert(version(6, after: [], day: 4))
+        try store.apply(batch)
+        let tips = try store.outcomes(.current)
+        XCTAssertEqual(tips.count, 1)
+        XCTAssertEqual(Set(tips.first?.metadata.previousVersionUUIDs ?? []), [third.uuid, fourth.uuid])
+        XCTAssertEqual(try store.dueOutboxEntries(at: Date(), limit: 10).count, 7)
+    }
+
+    /// A store made before the version graph (one chain per outcome) migrates: nothing to convert, and a
+    /// device's versions are kept as a graph from then on.
+    func testAStoreMadeBeforeTheVersionGraphMigrates() throws {
+        let folder = try makeScratchFolder("graph-migration")
+        let path = folder.appendingPathComponent("v7.sqlite").path
+        let task: CareTask
+        do {
+            let made = try StoreFixtures.storeWithTask(path: path)
+            task = made.3
+            var batch = StoreBatch()
+            batch.add(StoreFixtures.outcome(task, occurrence: 1))
+            try made.0.apply(batch)
+        }
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "DROP TABLE outcomeConflict")
+            try db.execute(sql: "ALTER TABLE outcome DROP COLUMN previousVersionUUIDs")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v8 outcome version graph'")
+        }
+        try queue.close()
+        let store = try SQLiteStore(path: path)
+        let current = try XCTUnwrap(try store.outcomes(.current).first)
+        var left = current
+        left.metadata.uuid = UUID()
+        left.metadata.previousVersionUUIDs = [current.uuid]
+        var right = left
+        right.metadata.uuid = UUID()
+        var resolution = left
+        resolution.metadata.uuid = UUID()
+        resolution.metadata.previousVersionUUIDs = [left.uuid, right.uuid]
+        var batch = StoreBatch()
+        for version in [left, right, resolution] { batch.appendVersion(keepingUUIDOf: version) }
+        try store.apply(batch)
+        XCTAssertEqual(try store.outcomes(.current).map(\.uuid), [resolution.uuid])
+        XCTAssertEqual(try store.history(.outcome, id: current.id).last?.metadata.previousVersionUUIDs, [left.uuid, right.uuid])
     }
 
     func testAuditEntriesAreKeptNewestFirst() throws {

@@ -38,8 +38,9 @@ enum StoreFixtures {
     }
 
     /// A store holding one patient, one care plan and one task (daily at 08:00).
-    static func storeWithTask() throws -> (SQLiteStore, Patient, CarePlan, CareTask) {
-        let store = try SQLiteStore.inMemory()
+    /// A store (in memory, or in the file `path`) with a patient, a care plan and a task.
+    static func storeWithTask(path: String? = nil) throws -> (SQLiteStore, Patient, CarePlan, CareTask) {
+        let store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
         let patient = patient()
         let plan = carePlan(patient: patient)
         let task = try task(plan: plan)

@@ -11,13 +11,13 @@ import Store
 /// oldest first, each with patients, care plans, contacts, tasks, then outcomes; an outcome only in the
 /// last record of the page that has a version of it (CareKit #700: an outcome and a later version of
 /// itself in one pull break its store); then, on the last page, a record with no entities and the
-/// server's vector, the device's processes included (``finalVector(_:device:)``). A served outcome names every earlier version of its
-/// outcome in `previousVersionUUIDs` (the store keeps one chain per outcome), so that a device that has
-/// any of them links it after them.
+/// server's vector, the device's processes included (``finalVector(_:device:)``). A served outcome names
+/// its own previous versions (the store keeps CareKit's version graph; ``OutcomeVersionGraph`` says what a
+/// pull leaves out): the tips of a conflict all reach the device, which resolves them.
 ///
 /// Push takes outcomes only (patients, care plans, contacts and tasks come from the provider's EHR),
 /// checks every one, and stores all of them in one transaction under the writer lease, each version
-/// under the device's uuid, or none of them.
+/// under the device's uuid after the versions it names, or none of them.
 struct SyncRoutes {
     let store: any AppSyncStore
 
@@ -100,36 +100,19 @@ struct SyncRoutes {
             !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device)
         }
         let links = try currentLinks(patientID: patientID)
-        // The last position of each outcome id in this page: an outcome is sent there only.
-        var lastOutcome: [String: (Int, Int)] = [:]
-        for (r, revision) in read.revisions.enumerated() {
-            for (e, entity) in revision.entities.enumerated() where entity.kind == .outcome { lastOutcome[entity.id] = (r, e) }
-        }
-        let histories = try store.histories(.outcome, ids: Array(lastOutcome.keys))
-        var ancestors: [UUID: [UUID]] = [:]
-        var chains: [String: [UUID]] = [:]
-        for version in histories {
-            ancestors[version.metadata.uuid] = chains[version.id] ?? []
-            chains[version.id, default: []].append(version.metadata.uuid)
-        }
         var records: [CareKitRevisionRecord] = []
-        var count = 0
-        for (r, revision) in read.revisions.enumerated() {
-            var entities: [CareEntity] = []
-            for (e, entity) in revision.entities.enumerated() {
-                if entity.kind == .outcome, let last = lastOutcome[entity.id], last != (r, e) { continue }
+        for revision in read.revisions {
+            var entities = revision.entities.map { entity in
                 var served = links.resolving(entity)
                 served.metadata.nextVersionUUIDs = []
-                if entity.kind == .outcome, let earlier = ancestors[entity.metadata.uuid] {
-                    served.metadata.previousVersionUUIDs = earlier
-                }
-                entities.append(served)
+                return served
             }
             entities = Self.kindOrder.flatMap { kind in entities.filter { $0.kind == kind } }
-            count += entities.count
             records.append(CareKitRevisionRecord(
                 entities: entities.map(CareKitEntity.init), knowledgeVector: KnowledgeVector(revision.stamp.vector(server: server.processUUID))))
         }
+        records = try Self.outcomeVersionsOfOnePull(records, store: store)
+        let count = records.reduce(0) { $0 + $1.entities.count }
         var next: String?
         if read.hasMore, let last = read.revisions.last {
             var components = URLComponents()
@@ -162,16 +145,23 @@ struct SyncRoutes {
         return vector
     }
 
+    /// The outcome versions of a page as ``OutcomeVersionGraph`` picks them, over the store's whole graph
+    /// of those outcomes: none with a later version of itself, each naming its own previous versions.
+    static func outcomeVersionsOfOnePull(_ records: [CareKitRevisionRecord], store: any AppSyncStore) throws -> [CareKitRevisionRecord] {
+        let ids = Set(records.flatMap(\.entities).filter { $0.type == .outcome }.map(\.entity.id))
+        guard !ids.isEmpty else { return records }
+        var previous: [UUID: [UUID]] = [:]
+        for version in try store.histories(.outcome, ids: Array(ids)) { previous[version.metadata.uuid] = version.metadata.previousVersionUUIDs }
+        return OutcomeVersionGraph.select(records, knownPrevious: previous)
+    }
+
     /// Patients, care plans, contacts, tasks, then outcomes: a device never meets an entity before the
     /// one it links to.
     static let kindOrder: [EntityKind] = [.patient, .carePlan, .contact, .task, .outcome]
 
     /// The versions a device links to: the patient's current version and their current care plans'.
     private func currentLinks(patientID: String) throws -> CareKitLinks {
-        var links = CareKitLinks()
-        for patient in try store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
-        for plan in try PatientData(store: store, patientID: patientID).carePlans() { links.add(.carePlan(plan)) }
-        return links
+        try PatientData(store: store, patientID: patientID).links()
     }
 
     // MARK: Push
@@ -195,35 +185,32 @@ struct SyncRoutes {
         clocks[server.processUUID] = nil
         batch.mergeKnowledge(patientID: patientID, clocks: clocks)
         var received = 0
-        for (r, record) in push.deviceRevisions.enumerated() {
-            for (e, item) in record.entities.enumerated() {
-                let path = "deviceRevisions[\(r)].entities[\(e)]"
-                guard case .outcome(var outcome) = item.entity else {
-                    throw APIError(
-                        .unprocessableContent, code: "outcomes-only",
-                        message: "\(path).type: a \(item.type.rawValue); a device may push outcomes only (patients, care plans, contacts and tasks come from the provider's EHR)")
-                }
-                guard let task = tasks[outcome.taskUUID] else {
-                    throw APIError(.forbidden, code: "forbidden", message: "\(path).object.taskUUID: not a task version of this patient")
-                }
-                if let named = outcome.taskID, named != task.task.id {
-                    throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.taskID: not the id of the task version taskUUID names")
-                }
-                let index = outcome.taskOccurrenceIndex
-                guard index >= 0, let start = task.task.schedule.eventStart(occurrence: index) else {
-                    throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.taskOccurrenceIndex: the task's schedule has no such occurrence")
-                }
-                if start < task.task.effectiveDate || task.nextEffectiveDate.map({ start >= $0 }) == true {
-                    throw APIError(
-                        .unprocessableContent, code: "invalid",
-                        message: "\(path).object.taskOccurrenceIndex: the occurrence lies outside the time this task version is in effect")
-                }
-                outcome.taskID = task.task.id
-                // What a device sends is the patient's: never a provider's resource, always exported.
-                outcome.metadata.provenance = nil
-                batch.appendVersion(keepingUUIDOf: outcome)
-                received += 1
+        for (path, item) in Self.namedFirst(push.deviceRevisions) {
+            guard case .outcome(var outcome) = item.entity else {
+                throw APIError(
+                    .unprocessableContent, code: "outcomes-only",
+                    message: "\(path).type: a \(item.type.rawValue); a device may push outcomes only (patients, care plans, contacts and tasks come from the provider's EHR)")
             }
+            guard let task = tasks[outcome.taskUUID] else {
+                throw APIError(.forbidden, code: "forbidden", message: "\(path).object.taskUUID: not a task version of this patient")
+            }
+            if let named = outcome.taskID, named != task.task.id {
+                throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.taskID: not the id of the task version taskUUID names")
+            }
+            let index = outcome.taskOccurrenceIndex
+            guard index >= 0, let start = task.task.schedule.eventStart(occurrence: index) else {
+                throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.taskOccurrenceIndex: the task's schedule has no such occurrence")
+            }
+            if start < task.task.effectiveDate || task.nextEffectiveDate.map({ start >= $0 }) == true {
+                throw APIError(
+                    .unprocessableContent, code: "invalid",
+                    message: "\(path).object.taskOccurrenceIndex: the occurrence lies outside the time this task version is in effect")
+            }
+            outcome.taskID = task.task.id
+            // What a device sends is the patient's: never a provider's resource, always exported.
+            outcome.metadata.provenance = nil
+            batch.appendVersion(keepingUUIDOf: outcome)
+            received += 1
         }
         let summary: BatchSummary
         do {
@@ -237,6 +224,38 @@ struct SyncRoutes {
         let stored = summary.added + summary.updated + summary.deleted
         let result = PushResult(stored: stored, unchanged: summary.unchanged, knowledgeVector: vector)
         return (try CareKitJSON.makeEncoder().encode(result), "\(received) outcomes: \(stored) stored, \(summary.unchanged) unchanged")
+    }
+
+    /// The entities of a push, each with its JSON path, every version after the versions of the push it
+    /// names: CareKit groups a push by vector in no set order, and the store links a version only after
+    /// versions it already holds.
+    static func namedFirst(_ records: [CareKitRevisionRecord]) -> [(String, CareKitEntity)] {
+        var items: [(String, CareKitEntity)] = []
+        for (r, record) in records.enumerated() {
+            for (e, item) in record.entities.enumerated() { items.append(("deviceRevisions[\(r)].entities[\(e)]", item)) }
+        }
+        let position = Dictionary(items.enumerated().map { ($1.1.entity.metadata.uuid, $0) }, uniquingKeysWith: { first, _ in first })
+        // Depth first, with a stack of its own (a push may name thousands of versions in a row); a version
+        // met again while its own previous versions are placed (a cycle, which no device makes) is not
+        // followed again.
+        var visited = Set<Int>()
+        var ordered: [(String, CareKitEntity)] = []
+        for root in items.indices where !visited.contains(root) {
+            visited.insert(root)
+            var stack: [(index: Int, named: [UUID])] = [(root, items[root].1.entity.metadata.previousVersionUUIDs)]
+            while let top = stack.last {
+                if let uuid = top.named.first {
+                    stack[stack.count - 1].named.removeFirst()
+                    if let earlier = position[uuid], visited.insert(earlier).inserted {
+                        stack.append((earlier, items[earlier].1.entity.metadata.previousVersionUUIDs))
+                    }
+                } else {
+                    ordered.append(items[top.index])
+                    stack.removeLast()
+                }
+            }
+        }
+        return ordered
     }
 
     /// What a refusal of the store says to the device (nothing of the store's own text, which names ids).

@@ -4,7 +4,10 @@ import Hummingbird
 import Store
 
 /// The read-only views for app developers and support: the token's patient, their current care plans,
-/// tasks and contacts (CareKit JSON), and the events of one day as `caregate store events` shows them.
+/// tasks and contacts, and the events of one day as `caregate store events` shows them, each event with
+/// its task and outcome. Entities are in the CareKit 4.0 JSON a pull serves (``CareKitWireObject``), linked
+/// by version UUID to the current patient and care plan versions, so that `OCKPatient`, `OCKCarePlan`,
+/// `OCKTask`, `OCKContact` and `OCKOutcome` decode them.
 struct ViewRoutes {
     let store: any AppSyncStore
 
@@ -19,28 +22,32 @@ struct ViewRoutes {
     private func patient(_ context: AppRequestContext) throws -> Response {
         guard let patient = try store.patients(EntityQuery(ids: [try context.patientID()])).first else { throw APIError.notFound }
         context.auditNote.set("1 patient")
-        return try JSONResponse.entities([.patient(patient)], single: true)
+        return try JSONResponse.entities([.patient(patient)], links: CareKitLinks(), single: true)
     }
 
     private func carePlans(_ context: AppRequestContext) throws -> Response {
-        let plans = try PatientData(store: store, patientID: try context.patientID()).carePlans()
+        let data = PatientData(store: store, patientID: try context.patientID())
+        let plans = try data.carePlans()
         context.auditNote.set("\(plans.count) care plans")
-        return try JSONResponse.entities(plans.map(CareEntity.carePlan))
+        return try JSONResponse.entities(plans.map(CareEntity.carePlan), links: try data.links())
     }
 
     private func tasks(_ context: AppRequestContext) throws -> Response {
-        let tasks = try PatientData(store: store, patientID: try context.patientID()).tasks()
+        let data = PatientData(store: store, patientID: try context.patientID())
+        let tasks = try data.tasks()
         context.auditNote.set("\(tasks.count) tasks")
-        return try JSONResponse.entities(tasks.map(CareEntity.task))
+        return try JSONResponse.entities(tasks.map(CareEntity.task), links: try data.links())
     }
 
     private func contacts(_ context: AppRequestContext) throws -> Response {
-        let contacts = try PatientData(store: store, patientID: try context.patientID()).contacts()
+        let data = PatientData(store: store, patientID: try context.patientID())
+        let contacts = try data.contacts()
         context.auditNote.set("\(contacts.count) contacts")
-        return try JSONResponse.entities(contacts.map(CareEntity.contact))
+        return try JSONResponse.entities(contacts.map(CareEntity.contact), links: try data.links())
     }
 
-    /// `?date=YYYY-MM-DD[&timeZone=IANA]`: the events of that day in the zone (the patient's by default).
+    /// `?date=YYYY-MM-DD[&timeZone=IANA]`: the events of that day in the zone (the patient's by default),
+    /// each as ``EventView``.
     private func events(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let patientID = try context.patientID()
         guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else { throw APIError.notFound }
@@ -49,13 +56,8 @@ struct ViewRoutes {
         guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
         let events = try store.events(patientID: patientID, in: day)
         context.auditNote.set("\(events.count) events")
-        var body = Data("[".utf8)
-        for (index, event) in events.enumerated() {
-            if index > 0 { body.append(Data(",".utf8)) }
-            body.append(try EventRecord.json(event))
-        }
-        body.append(Data("]".utf8))
-        return JSONResponse.make(body)
+        let links = try PatientData(store: store, patientID: patientID).links()
+        return JSONResponse.make(try CareKitJSON.makeEncoder().encode(events.map { EventView($0, links: links) }))
     }
 }
 
@@ -87,6 +89,43 @@ struct PatientData {
         let plans = Set(try carePlans().map(\.id))
         return try store.contacts(.current).filter { $0.carePlanID.map(plans.contains) ?? false }
     }
+
+    /// The versions an app links to: the patient's current version and their current care plans'.
+    func links() throws -> CareKitLinks {
+        var links = CareKitLinks()
+        for patient in try store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
+        for plan in try carePlans() { links.add(.carePlan(plan)) }
+        return links
+    }
+}
+
+/// One event of `GET /carekit/v1/events`: the top-level fields of `caregate store events --format json`
+/// (`taskID`, `taskUUID`, `taskTitle`, `occurrence`, and `start` and `end` in ISO 8601), with the task
+/// version that owns the occurrence (`task`, an `OCKTask`) and its outcome when there is one (`outcome`,
+/// an `OCKOutcome`), both in CareKit 4.0's JSON (dates in seconds since 2001-01-01, as CareKit's decoder
+/// reads them). CareKit has no Codable event: an app builds its `OCKEvent` from the two.
+struct EventView: Encodable {
+    var taskID: String
+    var taskUUID: UUID
+    var taskTitle: String?
+    var occurrence: Int
+    var start: String
+    var end: String
+    var task: CareKitWireObject
+    var outcome: CareKitWireObject?
+
+    init(_ event: Event, links: CareKitLinks) {
+        taskID = event.task.id
+        taskUUID = event.task.uuid
+        taskTitle = event.task.title
+        occurrence = event.scheduleEvent.occurrence
+        start = event.scheduleEvent.start.formatted(.iso8601)
+        end = event.scheduleEvent.end.formatted(.iso8601)
+        var task = links.resolving(.task(event.task))
+        task.metadata.nextVersionUUIDs = []
+        self.task = CareKitWireObject(task)
+        outcome = event.outcome.map { CareKitWireObject(.outcome($0)) }
+    }
 }
 
 /// `YYYY-MM-DD`, strictly (no `2025-02-30`), as the day it names in a time zone.
@@ -116,13 +155,19 @@ enum JSONResponse {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    /// Entities in CareKit JSON: an array, or the one entity when `single`.
-    static func entities(_ entities: [CareEntity], single: Bool = false) throws -> Response {
-        if single, let first = entities.first { return make(try CareKitJSON.encode(first)) }
+    /// Entities in CareKit 4.0's JSON, as a pull serves them (linked by `links`): an array, or the one
+    /// entity when `single`.
+    static func entities(_ entities: [CareEntity], links: CareKitLinks, single: Bool = false) throws -> Response {
+        let served = entities.map { entity in
+            var served = links.resolving(entity)
+            served.metadata.nextVersionUUIDs = []
+            return served
+        }
+        if single, let first = served.first { return make(try CareKitJSON.encodeWire(first)) }
         var body = Data("[".utf8)
-        for (index, entity) in entities.enumerated() {
+        for (index, entity) in served.enumerated() {
             if index > 0 { body.append(Data(",".utf8)) }
-            body.append(try CareKitJSON.encode(entity))
+            body.append(try CareKitJSON.encodeWire(entity))
         }
         body.append(Data("]".utf8))
         return make(body)

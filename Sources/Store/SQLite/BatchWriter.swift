@@ -31,8 +31,21 @@ struct BatchWriter {
         let effectiveDate: Date
         let deletedDate: Date?
         let contentHash: String?
-        /// For outcomes: the version's number in its chain (0 for the first).
+        /// For outcomes: the version's arrival number among its outcome's versions (0 for the first).
         var versionNumber = 0
+        /// For outcomes with several tips (a conflict between devices): the tips besides this one, the
+        /// newest. A version the store writes after this one names them all, as CareKit's `updateValue`
+        /// names every tip, which resolves the conflict.
+        var others: [Tip] = []
+    }
+
+    /// How a version a device made joins its outcome's version graph (``appendKeepingUUID(_:)``).
+    private struct GraphLinks {
+        /// The stored versions it names, in the device's order.
+        var previous: [Tip]
+        var versionNumber: Int
+        var deletedDate: Date?
+        var exports: Bool
     }
 
     /// What outcome checks need of a task version.
@@ -94,9 +107,17 @@ struct BatchWriter {
         }
     }
 
-    /// Stores `outcome` under its own uuid after the current version of its outcome (a tombstone when it
-    /// has `deletedDate`); nothing when that uuid is stored. The store's history stays one chain: a
-    /// version another device wrote concurrently follows whichever arrived first.
+    /// Stores `outcome`, a version a device made, under its own uuid, after the stored versions its
+    /// `previousVersionUUIDs` names, as CareKit's store merges a revision: the store keeps the version graph
+    /// the devices made, several tips of one outcome (a conflict) included, which a device resolves by a
+    /// version naming them all. Nothing when that uuid is stored.
+    ///
+    /// - A named version the store never had is left out (CareKit's store drops a link to a version it
+    ///   lacks); one of another outcome is refused.
+    /// - The version's effective date is no earlier than those it names; its `deletedDate` (a tombstone)
+    ///   and its dates are kept as sent. A tombstone of an outcome the store has no version of stores nothing.
+    /// - The outcome is filed in `outcomeConflict` while it has several tips (its export waits), and out
+    ///   of it once it has one.
     private mutating func appendKeepingUUID(_ outcome: Outcome) throws {
         if try uuidExists(.outcome, outcome.metadata.uuid) {
             summary.unchanged += 1
@@ -104,21 +125,56 @@ struct BatchWriter {
             return
         }
         let (task, start) = try ownedOccurrence(of: outcome)
-        let current = try outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
-        if let deleted = outcome.metadata.deletedDate {
-            guard let current, current.deletedDate == nil else {
-                summary.unchanged += 1
-                return
+        let stored = try outcomeVersions(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
+        var previous: [Tip] = []
+        for uuid in outcome.metadata.previousVersionUUIDs where !previous.contains(where: { $0.uuid == uuid }) {
+            if let found = stored.first(where: { $0.version.uuid == uuid }) {
+                previous.append(found.version)
+            } else if try uuidExists(.outcome, uuid) {
+                throw StoreError.invalidEntity(
+                    kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(uuid.uuidString), a version of another outcome")
             }
-            try delete(.outcome, id: outcome.id, at: max(deleted, current.effectiveDate), uuid: outcome.metadata.uuid)
+        }
+        let deleted = outcome.metadata.deletedDate
+        if deleted != nil, stored.isEmpty {
+            summary.unchanged += 1
             return
         }
         var version = with(outcome, taskID: task.task.id)
-        if let current {
-            version.metadata.effectiveDate = max(version.metadata.effectiveDate, current.effectiveDate)
+        version.metadata.effectiveDate = max(version.metadata.effectiveDate, previous.map(\.effectiveDate).max() ?? .distantPast)
+        version.metadata.previousVersionUUIDs = previous.map(\.uuid)
+        version.metadata.nextVersionUUIDs = []
+        version.metadata.createdDate = version.metadata.createdDate ?? now
+        version.metadata.updatedDate = version.metadata.updatedDate ?? now
+        // A tombstone goes out as entered-in-error only when the outcome is the patient's, as `delete` decides.
+        let exports = deleted == nil || !stored.contains { $0.fromProvider }
+        let links = GraphLinks(
+            previous: previous, versionNumber: (stored.map(\.version.versionNumber).max() ?? -1) + 1,
+            deletedDate: deleted.map { max($0, version.metadata.effectiveDate) }, exports: exports && version.metadata.provenance == nil)
+        try writeOutcome(
+            version, uuid: version.metadata.uuid, taskID: task.task.id, payload: try extras(of: version), after: nil, eventStart: start,
+            graph: links)
+        summary.versionUUIDs.append(version.metadata.uuid)
+        let named = Set(previous.map(\.uuid))
+        let tips = stored.filter { $0.isTip && !named.contains($0.version.uuid) }.count + 1
+        try setConflict(outcomeID: outcome.id, tips > 1)
+        if deleted != nil {
+            summary.deleted += 1
+        } else if stored.isEmpty {
+            summary.added += 1
+        } else {
+            summary.updated += 1
         }
-        try insertOutcome(version, after: current, eventStart: start)
-        if current == nil { summary.added += 1 } else { summary.updated += 1 }
+    }
+
+    /// Files outcome `outcomeID` as having several tips, or as having one.
+    private func setConflict(outcomeID: String, _ several: Bool) throws {
+        if several {
+            try db.cachedStatement(sql: "INSERT INTO outcomeConflict (outcomeID, since) VALUES (?, ?) ON CONFLICT (outcomeID) DO NOTHING")
+                .execute(arguments: [outcomeID, now.storeSeconds])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM outcomeConflict WHERE outcomeID = ?").execute(arguments: [outcomeID])
+        }
     }
 
     /// Moves the outbox entries `ids`, in order, by the same `step`.
@@ -377,6 +433,10 @@ struct BatchWriter {
                 arguments: [tombstoneRowID, current.rowID])
         }
         try linkForward(table, from: current, to: tombstone, effective: date)
+        if !current.others.isEmpty {
+            try linkGraph([current] + current.others, to: tombstone, rowID: tombstoneRowID, effective: date)
+            try setConflict(outcomeID: id, false)
+        }
         try revisions.append(kind, uuid: tombstone, rowID: tombstoneRowID, owner: try owner(ofRow: current.rowID, kind: kind, id: id))
         if kind == .task { forgetTaskVersion(current.uuid) }
         if kind == .outcome, try Bool.fetchOne(db, sql: "SELECT fhirType IS NULL FROM outcome WHERE rowID = ?", arguments: [current.rowID]) == true {
@@ -466,7 +526,7 @@ struct BatchWriter {
     /// Writes the row and values of a version of `outcome`, with uuid `uuid`, task id `taskID` and the
     /// store's other version fields (whatever `outcome` holds there), and links it.
     private mutating func writeOutcome(
-        _ outcome: Outcome, uuid: UUID, taskID: String?, payload: Data?, after previous: Tip?, eventStart: Date
+        _ outcome: Outcome, uuid: UUID, taskID: String?, payload: Data?, after previous: Tip?, eventStart: Date, graph: GraphLinks? = nil
     ) throws {
         let provenance = outcome.metadata.provenance
         if outcomeInsert == nil {
@@ -477,8 +537,8 @@ struct BatchWriter {
         // The order of EntityRowCodec.commonColumns, then specificColumns(.outcome).
         row.bind(1, uuid)
         row.bind(2, outcome.metadata.effectiveDate.storeSeconds)
-        row.bindNull(3)
-        row.bind(4, previous?.uuid)
+        if let deleted = graph?.deletedDate { row.bind(3, deleted.storeSeconds) } else { row.bindNull(3) }
+        row.bind(4, graph.map { $0.previous.first?.uuid } ?? previous?.uuid)
         row.bind(5, now.storeSeconds)
         row.bind(6, now.storeSeconds)
         row.bind(7, provenance?.sourceSystem)
@@ -493,7 +553,7 @@ struct BatchWriter {
         row.bind(16, outcome.taskOccurrenceIndex)
         row.bind(17, eventStart.storeSeconds)
         row.bind(18, timeZoneName(outcome.metadata.timezone))
-        row.bind(19, previous.map { $0.versionNumber + 1 } ?? 0)
+        row.bind(19, graph?.versionNumber ?? previous.map { $0.versionNumber + 1 } ?? 0)
         if let first = outcome.values.first {
             bind(first, to: row, from: 20)
         } else {
@@ -520,7 +580,13 @@ struct BatchWriter {
         try link(
             kind: .outcome, id: outcome.id, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, provenance: provenance,
             after: previous)
-        if provenance == nil { try enqueueExport(outcomeID: outcome.id, uuid: uuid) }
+        if let graph {
+            try linkGraph(graph.previous, to: uuid, rowID: rowID, effective: outcome.metadata.effectiveDate)
+        } else if let previous, !previous.others.isEmpty {
+            try linkGraph([previous] + previous.others, to: uuid, rowID: rowID, effective: outcome.metadata.effectiveDate)
+            try setConflict(outcomeID: outcome.id, false)
+        }
+        if graph?.exports ?? (provenance == nil) { try enqueueExport(outcomeID: outcome.id, uuid: uuid) }
         try revisions.append(.outcome, uuid: uuid, rowID: rowID, owner: .taskVersion(outcome.taskUUID))
     }
 
@@ -588,6 +654,20 @@ struct BatchWriter {
         }
     }
 
+    /// Links outcome version `uuid` (at `rowID`) after each of `previous`: they stop being tips (the
+    /// first version that names one is its `nextVersionUUID`), and the new version keeps all of them when
+    /// it names more than one.
+    private func linkGraph(_ previous: [Tip], to uuid: UUID, rowID: Int64, effective: Date) throws {
+        let statement = try db.cachedStatement(sql: """
+            UPDATE outcome SET nextVersionUUID = ?, nextEffectiveDate = ? WHERE rowID = ? AND nextVersionUUID IS NULL
+            """)
+        for tip in previous { try statement.execute(arguments: [uuid, effective.storeSeconds, tip.rowID]) }
+        if previous.count > 1 {
+            try db.cachedStatement(sql: "UPDATE outcome SET previousVersionUUIDs = ? WHERE rowID = ?")
+                .execute(arguments: [EntityRowCodec.packed(previous.map(\.uuid)), rowID])
+        }
+    }
+
     private func linkForward(_ table: String, from previous: Tip, to next: UUID, effective: Date) throws {
         let statement = try db.cachedStatement(sql: "UPDATE \(table) SET nextVersionUUID = ?, nextEffectiveDate = ? WHERE rowID = ?")
         try statement.execute(arguments: [next, effective.storeSeconds, previous.rowID])
@@ -603,20 +683,37 @@ struct BatchWriter {
         return try Row.fetchOne(statement, arguments: [id]).flatMap(Self.tip)
     }
 
+    /// The tip of an outcome, the newest when it has several (the others in its `others`).
     private func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) throws -> Tip? {
+        let tips = try outcomeVersions(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence, tipsOnly: true).map(\.version)
+        guard var newest = tips.max(by: { $0.versionNumber < $1.versionNumber }) else { return nil }
+        newest.others = tips.filter { $0.rowID != newest.rowID }
+        return newest
+    }
+
+    /// The stored versions of an outcome (or its tips only), each with whether it is a tip and whether
+    /// it was made from a provider's resource.
+    private func outcomeVersions(
+        taskUUID: UUID, eventStart: Date, occurrence: Int, tipsOnly: Bool = false
+    ) throws -> [(version: Tip, isTip: Bool, fromProvider: Bool)] {
         let statement = RawStatement(try db.cachedStatement(sql: """
-            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash, versionNumber FROM outcome
-            WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
+            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash, versionNumber, nextVersionUUID IS NULL, fhirType IS NOT NULL
+            FROM outcome WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ?\(tipsOnly ? " AND nextVersionUUID IS NULL" : "")
             """), in: db)
         defer { statement.reset() }
         statement.bind(1, taskUUID)
         statement.bind(2, eventStart.storeSeconds)
         statement.bind(3, occurrence)
-        guard try statement.step(), let uuid = statement.uuid(1) else { return nil }
-        return Tip(
-            rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
-            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
-            versionNumber: Int(statement.int64(5)))
+        var versions: [(version: Tip, isTip: Bool, fromProvider: Bool)] = []
+        while try statement.step() {
+            guard let uuid = statement.uuid(1) else { continue }
+            let tip = Tip(
+                rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+                deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
+                versionNumber: Int(statement.int64(5)))
+            versions.append((tip, statement.int64(6) != 0, statement.int64(7) != 0))
+        }
+        return versions
     }
 
     private static func tip(_ row: Row) -> Tip? {

@@ -222,12 +222,29 @@ final class EntityRowCodec {
         if let uuid: UUID = c[row, "uuid"] { metadata.uuid = uuid }
         metadata.effectiveDate = c.date(row, "effectiveDate") ?? metadata.effectiveDate
         metadata.deletedDate = c.date(row, "deletedDate")
-        metadata.previousVersionUUIDs = (c[row, "previousVersionUUID"] as UUID?).map { [$0] } ?? []
+        if let several: Data = c[row, "previousVersionUUIDs"] {
+            metadata.previousVersionUUIDs = Self.uuids(packed: several)
+        } else {
+            metadata.previousVersionUUIDs = (c[row, "previousVersionUUID"] as UUID?).map { [$0] } ?? []
+        }
         metadata.nextVersionUUIDs = (c[row, "nextVersionUUID"] as UUID?).map { [$0] } ?? []
         metadata.createdDate = c.date(row, "createdDate")
         metadata.updatedDate = c.date(row, "updatedDate")
         // Payloads keep no content hash (it is their hash); an outcome's provenance, made from columns, has it.
         if let hash: String = c[row, "contentHash"], metadata.provenance != nil { metadata.provenance?.contentHash = hash }
+    }
+
+    /// Uuids stored one after the other, 16 bytes each (an outcome's `previousVersionUUIDs`).
+    static func packed(_ uuids: [UUID]) -> Data {
+        var data = Data(capacity: uuids.count * 16)
+        for uuid in uuids { withUnsafeBytes(of: uuid.uuid) { data.append(contentsOf: $0) } }
+        return data
+    }
+
+    static func uuids(packed data: Data) -> [UUID] {
+        data.withUnsafeBytes { bytes in
+            stride(from: 0, to: bytes.count - 15, by: 16).map { UUID(uuid: bytes.loadUnaligned(fromByteOffset: $0, as: uuid_t.self)) }
+        }
     }
 
     /// An outcome value from an `outcomeValue` row; `nil` when the row does not hold what its type says.

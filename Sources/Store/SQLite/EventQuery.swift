@@ -87,7 +87,10 @@ struct EventQuery {
         for row in rows {
             let rowID: Int64? = row["rowID"]
             let outcome = try codec.outcome(row, values: rowID.flatMap { values[$0] } ?? [])
-            outcomes[OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)] = outcome
+            let key = OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)
+            // Several tips (devices' versions in conflict): the one created last.
+            if let other = outcomes[key], (other.metadata.createdDate ?? .distantPast) > (outcome.metadata.createdDate ?? .distantPast) { continue }
+            outcomes[key] = outcome
         }
         return outcomes
     }

@@ -255,11 +255,16 @@ extension SQLiteStore {
         }
     }
 
-    /// The entries to send now: pending ones, and failed ones whose retry time has come; oldest first.
+    /// The entries to send now: pending ones, and failed ones whose retry time has come; oldest first;
+    /// none of an outcome filed in `outcomeConflict` (several tips: its export waits for one).
     public func dueOutboxEntries(at now: Date, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in
             try Self.outboxEntries(
-                where: "state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL AND nextAttemptDate <= ?) ORDER BY id LIMIT ?", in: db
+                where: """
+                    (state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL AND nextAttemptDate <= ?))
+                    AND NOT EXISTS (SELECT 1 FROM outcomeConflict WHERE outcomeID = outbox.entityID AND outbox.entityKind = 'outcome')
+                    ORDER BY id LIMIT ?
+                    """, in: db
             ) {
                 $0.bind(1, now.storeSeconds)
                 $0.bind(2, limit)

@@ -36,6 +36,7 @@ enum StoreSchema {
         static let revisionStamp = "revisionStamp"
         static let revision = "revision"
         static let audit = "audit"
+        static let outcomeConflict = "outcomeConflict"
 
         static func entity(_ kind: EntityKind) -> String {
             switch kind {
@@ -62,6 +63,7 @@ enum StoreSchema {
         migrator.registerMigration("v6 outbox server id and version", migrate: addOutboxServerVersion)
         migrator.registerMigration("v7 revision log", migrate: createRevisionLog)
         migrator.registerMigration("v7 audit", migrate: createAudit)
+        migrator.registerMigration("v8 outcome version graph", migrate: addOutcomeVersionGraph)
         return migrator
     }
 
@@ -274,6 +276,30 @@ enum StoreSchema {
             INSERT INTO revisionStamp (patientID, serverClock, processes) SELECT DISTINCT patientID, 1, '[]' FROM revision;
             UPDATE syncClock SET clock = 1 WHERE EXISTS (SELECT 1 FROM revision);
             """)
+    }
+
+    /// Outcomes pushed by devices keep CareKit's version graph rather than one chain: a version names
+    /// every version it replaced, and an outcome may have several tips (versions no stored version
+    /// names), which the device resolves.
+    ///
+    /// - `previousVersionUUIDs`: the versions a version names, as 16-byte uuids one after the other, when
+    ///   it names more than one (a device's conflict resolution); otherwise NULL and `previousVersionUUID`
+    ///   holds the one it names. `nextVersionUUID` stays set on every version some version names, so
+    ///   `nextVersionUUID IS NULL` is still "a tip".
+    /// - `versionNumber` becomes the arrival number of a version among its outcome's (still unique, and the
+    ///   newest version is always a tip).
+    /// - `outcomeConflict`: the outcomes (CareKit ids) that have several tips now; their export waits until
+    ///   the device's resolution makes one tip again.
+    ///
+    /// Stores made before hold one chain per outcome: nothing to convert, no conflict.
+    private static func addOutcomeVersionGraph(_ db: Database) throws {
+        try db.alter(table: Table.outcome) { t in
+            t.add(column: "previousVersionUUIDs", .blob)
+        }
+        try db.create(table: Table.outcomeConflict, options: [.withoutRowID]) { t in
+            t.column("outcomeID", .text).notNull().primaryKey()
+            t.column("since", .double).notNull()
+        }
     }
 
     /// Every read and write of patient data through the app API: who, what, when, and the result.
