@@ -118,7 +118,7 @@ let package = Package(
             dependencies: ["Store", "CareModel", "Benchmarks", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
             "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
