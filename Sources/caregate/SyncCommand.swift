@@ -90,6 +90,21 @@ struct SyncCommand: ParsableCommand {
             throw CommandFailure(error.description, status: 2)
         }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
+        // Reports need their rules and Chromium: without them, say so before the server is asked anything.
+        var printer: ChromiumPrinter?
+        if let reports = configuration.reports {
+            if let file = reports.rulesFile {
+                do {
+                    _ = try InsightsRules.load(path: file)
+                } catch let problems as MappingProblems {
+                    throw CommandFailure("\(config): the rules of `reports:` cannot be used:\n\(problems.description)", status: 2)
+                }
+            }
+            guard let found = ChromiumPrinter.find() else {
+                throw CommandFailure("\(config): `reports:` needs headless Chromium to print the reports' PDF: \(ChromiumPrinter.PrintError.notInstalled)", status: 2)
+            }
+            printer = found
+        }
         // The server must answer as a FHIR server, and take the credentials, before anything is written.
         if !configuration.serverIsFolder {
             do {
@@ -98,14 +113,6 @@ struct SyncCommand: ParsableCommand {
                 throw CommandFailure("\(FHIRClient.withoutCredentials(configuration.server)) does not answer as a FHIR server: \(error)", status: 2)
             }
             try checkCredentials(client, configuration)
-        }
-        // Reports are printed by Chromium: without it, say so before anything is pulled.
-        var printer: ChromiumPrinter?
-        if configuration.reports != nil {
-            guard let found = ChromiumPrinter.find() else {
-                throw CommandFailure("\(config): `reports:` needs headless Chromium to print the reports' PDF: \(ChromiumPrinter.PrintError.notInstalled)", status: 2)
-            }
-            printer = found
         }
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
         let job = SyncJob(configuration: configuration, store: store, mappings: mappingSet, client: client)

@@ -104,19 +104,24 @@ final class SyncReportsTests: XCTestCase {
         }
     }
 
-    /// Without Chromium, a configuration with `reports:` is a usage error that says what to install,
-    /// before anything is pulled or written.
-    func testWithoutChromiumTheConfigurationIsRefused() throws {
-        let server = try FHIRServerProcess.start()
-        defer { server.stop() }
-        let folder = try makeScratchFolder("sync-reports-no-chromium")
+    /// Without Chromium, or with a rules file that has problems, a configuration with `reports:` is a
+    /// usage error that says what is wrong, before the server is asked anything or the store written.
+    func testWithoutChromiumOrWithBadRulesTheConfigurationIsRefused() throws {
+        let folder = try makeScratchFolder("sync-reports-refused")
         let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(server.base.absoluteString)\nreports:\n  every: weekly\n".utf8).write(to: config)
+        // No server listens there: the checks come first.
+        try Data("server: http://127.0.0.1:9/fhir\nreports:\n  every: weekly\n".utf8).write(to: config)
         let store = folder.appendingPathComponent("store.sqlite").path
         let run = try CLIRunner.start(["sync", "--once", "--config", config.path, "--store", store], environment: ["CAREGATE_CHROMIUM": "/nonexistent/chromium"]).wait()
         XCTAssertEqual(run.status, 2, run.stdout + run.stderr)
         XCTAssertTrue(run.stderr.contains("`reports:` needs headless Chromium to print the reports' PDF"), run.stderr)
         XCTAssertTrue(run.stderr.contains("apt-get install chromium"), run.stderr)
+
+        try Data("insights: 1\nprogress:\n  - code: http://loinc.org|55423-8\n    strategy: suming\n".utf8).write(to: folder.appendingPathComponent("rules.yaml"))
+        try Data("server: http://127.0.0.1:9/fhir\nreports:\n  every: weekly\n  rules: rules.yaml\n".utf8).write(to: config)
+        let rules = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        XCTAssertEqual(rules.status, 2, rules.stdout + rules.stderr)
+        XCTAssertTrue(rules.stderr.contains("rules.yaml:4:15: error: `strategy:` is one of outcome-exists, summing (did you mean 'summing'?)"), rules.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: store), "nothing is written")
     }
 
