@@ -10,8 +10,10 @@ public struct ReportSettings: Sendable {
     /// Patient ids of the store; nil: every patient of the store.
     public var patients: [String]?
     public var frequency: ReportFrequency
-    /// The first day reported (a period starting before it is not made); nil: only the last completed
-    /// period, so that a first run does not write years of reports.
+    /// The first day reported (a period starting before it is not made). Nil: the first run reports
+    /// the last completed period only, so that it does not write years of reports, and keeps that
+    /// period's first day in the store (``ReportOutbox/checkpointServer``); later runs report every
+    /// period from it, so a job stopped over several periods catches up.
     public var since: Date?
     public var timeZone: TimeZone
     public var rules: InsightsRules
@@ -78,7 +80,7 @@ public struct ReportOutbox {
         var result = ReportQueueing()
         // Its calendar cuts the periods and names their days as the report's adherence does.
         let days = AdherenceCalculator(timeZone: settings.timeZone)
-        let periods = settings.frequency.completedPeriods(since: settings.since, now: now, calendar: days.calendar)
+        let periods = settings.frequency.completedPeriods(since: try since(now: now, days: days), now: now, calendar: days.calendar)
         let patients = try settings.patients ?? store.patients(EntityQuery()).map(\.id).sorted()
         // A patient imported from FHIR is `Patient/<id>` in the store; `<id>` alone names it too.
         let known = Set(try store.patients(EntityQuery(ids: patients + patients.map { "Patient/\($0)" })).map(\.id))
@@ -124,6 +126,25 @@ public struct ReportOutbox {
             }
         }
         return result
+    }
+
+    /// The checkpoint "server" under which the first day reported is kept, per frequency, when the
+    /// settings give no `since`.
+    public static let checkpointServer = "caregate-reports"
+
+    /// The settings' `since`; without one, the first day the first run reported (kept in the store),
+    /// or, at the first run, the first day of the last completed period, which is kept.
+    private func since(now: Date, days: AdherenceCalculator) throws -> Date? {
+        if let since = settings.since { return since }
+        let key = settings.frequency.description
+        if let kept = try store.checkpoint(server: Self.checkpointServer, resourceType: key), let day = FHIRDateText.date(kept.cursor, in: settings.timeZone) {
+            return day
+        }
+        guard let last = settings.frequency.completedPeriods(since: nil, now: now, calendar: days.calendar).last else { return nil }
+        var batch = StoreBatch(date: now)
+        batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: key, cursor: days.dayText(last.start), updatedDate: now))
+        try store.apply(batch)
+        return last.start
     }
 
     /// The report's entries in a transaction Bundle, checked as `caregate validate` checks a file.

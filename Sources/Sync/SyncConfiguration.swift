@@ -30,7 +30,7 @@ import Yams
 /// reports:                                 # optional: push care-team reports (a server, not a folder)
 ///   patients: all                          #   every patient of the store, or a list of ids [pat-1, pat-2]
 ///   every: weekly                          #   weekly (Monday-Sunday), monthly, or a number of days (14)
-///   since: 2026-11-02                      #   the first day reported; default: the last completed period
+///   since: 2026-11-02                      #   the first day reported; default: the first run's last completed period
 ///   rules: insights.yaml                   #   optional: a rules file instead of the built-in one
 /// ```
 ///
@@ -85,8 +85,8 @@ public struct SyncConfiguration: Sendable, Equatable {
         /// Patient ids of the store; nil: all of them.
         public var patients: [String]?
         public var frequency: ReportFrequency
-        /// The first day reported (`YYYY-MM-DD` in the configuration's time zone); nil: only the last
-        /// completed period at each run.
+        /// The first day reported (`YYYY-MM-DD` in the configuration's time zone); nil: the last
+        /// completed period at the first run, and every period after it at later runs.
         public var since: String?
         /// A rules file (insights.yaml format), the path resolved; nil: the built-in rules.
         public var rulesFile: String?

@@ -27,10 +27,10 @@ struct SyncCommand: ParsableCommand {
             committed import and Bundle left it, and sends nothing twice.
 
             Reports: with `reports:` (patients: all or a list of ids; every: weekly, monthly or a number \
-            of days; since: the first day, default the last completed period; rules: an insights.yaml), \
+            of days; since: the first day, default the period that ended last before the first run; rules: an insights.yaml), \
             after the outcomes the job makes the care-team report of each completed period (calendar \
             periods in `time-zone`: weeks Monday to Sunday, months, or runs of days counted from \
-            2001-01-01) of each patient, once: a DocumentReference with the report's PDF and its \
+            2001-01-01; a job stopped over several periods catches up) of each patient, once: a DocumentReference with the report's PDF and its \
             Provenance, queued in the outbox and sent as a conditional create on the identifier \
             urn:caregate:report|Patient/<id>/<first day>/<last day>, so a second run, or a resend after a \
             lost answer, stores nothing twice. Periods without data make no report. The PDF is printed \

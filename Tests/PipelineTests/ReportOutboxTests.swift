@@ -90,9 +90,21 @@ final class ReportOutboxTests: XCTestCase {
         XCTAssertEqual(result.empty, 2, "2026-10-12 to 10-18 and 10-19 to 10-25")
         XCTAssertEqual(result.queued, 4, "from 2026-10-26 (the plan starts 2026-11-01) to 11-22")
         XCTAssertEqual(result.problems, ["reports: no patient 'nobody' in the store"])
-        // Without `since`, only the last completed week.
-        let last = try outbox(try importedStore(), since: nil, printer: FakePrinter())
-        XCTAssertEqual(try last.enqueueDue(now: now).queued, 1)
+    }
+
+    /// Without `since`, the first run reports the last completed week only; a run two weeks later
+    /// reports the two weeks since (the first day reported is kept in the store), not just the last.
+    func testWithoutSinceTheFirstRunReportsTheLastPeriodAndLaterRunsCatchUp() throws {
+        let store = try importedStore()
+        let outbox = try outbox(store, since: nil, printer: FakePrinter())
+        XCTAssertEqual(try outbox.enqueueDue(now: now).queued, 1)
+        XCTAssertEqual(try store.checkpoint(server: ReportOutbox.checkpointServer, resourceType: "weekly")?.cursor, "2026-11-16")
+        let later = try outbox.enqueueDue(now: now.addingTimeInterval(14 * 86_400))
+        XCTAssertEqual(later.queued, 2)
+        XCTAssertEqual(later.alreadyQueued, 1)
+        XCTAssertEqual(try store.outboxEntries(in: .pending).filter(ReportOutbox.isReport).map(\.entityID), [
+            "Patient/pat-1/2026-11-16/2026-11-22", "Patient/pat-1/2026-11-23/2026-11-29", "Patient/pat-1/2026-11-30/2026-12-06",
+        ])
     }
 
     /// A receiver standing for the server: it answers each report in a Bundle, or gives no answer.
