@@ -13,11 +13,8 @@ import XCTest
 /// twice. The live test runs the CLI against the real server (sekmet-fhir) with Debian's Chromium.
 final class SyncReportsTests: XCTestCase {
     let zone = TimeZone(identifier: "America/Chicago")!
-    var calendar: Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        return calendar
-    }
+    /// The calendar the reports' periods and days are cut with.
+    var calendar: Calendar { AdherenceCalculator(timeZone: zone).calendar }
 
     func date(_ year: Int, _ month: Int, _ day: Int, hour: Int = 0) -> Date {
         calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour))!
