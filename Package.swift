@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights"]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
         .target(name: "Sync", dependencies: [
-            "FHIR", "CareModel", "Store", "Mapping", "Pipeline",
+            "FHIR", "CareModel", "Store", "Mapping", "Pipeline", "Insights",
             // JWT client assertions for SMART Backend Services: ES384 (P-384) and RS384 (RSA).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
@@ -137,9 +137,9 @@ let package = Package(
             dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
-            "Sync", "Pipeline", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient",
+            "Sync", "Pipeline", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),

@@ -1,5 +1,6 @@
 import CareModel
 import Foundation
+import Mapping
 
 /// A day's adherence, as CareKit reports it (`OCKAdherence`): the day has no task that counts towards
 /// adherence, has such tasks but none of their events fall on it, or has events whose mean progress is
@@ -58,6 +59,61 @@ public enum ProgressStrategy: String, Sendable, Hashable, Codable, CaseIterable 
     /// bytes) as 1. Without target values, any sum above zero is complete; a target that sums to zero or
     /// less is always complete.
     case summingOutcomeValues = "summing"
+}
+
+/// Which ``ProgressStrategy`` the events of each task take: CareKit computes each event's progress with
+/// the closure its adherence query is given (`OCKAdherenceQuery.computeProgress`), so one task (a dose)
+/// can count when done and another (steps, minutes) by the sum of its values. The first rule that
+/// matches a task decides; a task no rule matches takes ``standard`` (CareKit's default,
+/// ``ProgressStrategy/checkingOutcomeExists``, unless the caller chose otherwise).
+public struct ProgressStrategies: Sendable, Hashable {
+    public var standard: ProgressStrategy
+    public var rules: [ProgressRule]
+
+    public init(standard: ProgressStrategy = .checkingOutcomeExists, rules: [ProgressRule] = []) {
+        self.standard = standard
+        self.rules = rules
+    }
+
+    /// The strategy of `task`'s events.
+    public func strategy(for task: CareTask) -> ProgressStrategy {
+        guard !rules.isEmpty else { return standard }
+        let codes = ProgressRule.codes(of: task)
+        return rules.first { $0.matches(taskID: task.id, codes: codes) }?.strategy ?? standard
+    }
+}
+
+/// A rule of insights.yaml's `progress:` list: the events of the tasks it matches (by task id, or by a
+/// FHIR code the task carries, `system|code`) take its strategy.
+public struct ProgressRule: Sendable, Hashable {
+    public enum Match: Sendable, Hashable {
+        /// The task of this id (the store's, e.g. `CarePlan/cp-1#activity-55423-8`).
+        case task(String)
+        /// The tasks carrying this code (`system|code`, as the import keeps a task's codes).
+        case code(String)
+    }
+
+    public let match: Match
+    public let strategy: ProgressStrategy
+    public let location: MappingLocation?
+
+    public init(match: Match, strategy: ProgressStrategy, location: MappingLocation? = nil) {
+        self.match = match
+        self.strategy = strategy
+        self.location = location
+    }
+
+    func matches(taskID: String, codes: [Substring]) -> Bool {
+        switch match {
+        case .task(let id): return id == taskID
+        case .code(let code): return codes.contains { $0 == code }
+        }
+    }
+
+    /// The FHIR codes the import kept on `task` (``UserInfoKey/codes``: `system|code`, one per line).
+    static func codes(of task: CareTask) -> [Substring] {
+        task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n") ?? []
+    }
 }
 
 /// One event's progress: what was done (`value`), what was asked (`goal`, nil when the strategy sets
@@ -172,7 +228,8 @@ public struct DayAdherence: Sendable, Hashable, Codable {
 /// - the days are the range's start, then one calendar day after another while before its end;
 /// - a day on which no counting task version's schedule exists is ``Adherence/noTasks``;
 /// - a day with such tasks but none of their events starting on it is ``Adherence/noEvents``;
-/// - otherwise the mean of each event's progress (``ProgressStrategy``), each clamped to 0...1.
+/// - otherwise the mean of each event's progress (``ProgressStrategy``, chosen per task by
+///   ``ProgressStrategies``), each clamped to 0...1.
 ///
 /// One choice differs from CareKit's code: an event counts when the task version that owns it counts
 /// (CareKit filters task versions, then fetches the events of their ids, so a version that stopped
@@ -180,16 +237,32 @@ public struct DayAdherence: Sendable, Hashable, Codable {
 /// was in effect.
 public struct AdherenceCalculator: Sendable {
     public var calendar: Calendar
-    public var strategy: ProgressStrategy
+    /// How each task's events count (by default every task's: ``ProgressStrategy/checkingOutcomeExists``).
+    public var strategies: ProgressStrategies
+    /// The strategy of the tasks no rule of ``strategies`` matches.
+    public var strategy: ProgressStrategy {
+        get { strategies.standard }
+        set { strategies.standard = newValue }
+    }
 
     /// The longest range, in days: a bound on the work one question asks.
     public static let maximumDays = 3660
 
     public init(timeZone: TimeZone, strategy: ProgressStrategy = .checkingOutcomeExists) {
+        self.init(timeZone: timeZone, strategies: ProgressStrategies(standard: strategy))
+    }
+
+    /// Each task's events by the strategy `strategies` gives it.
+    public init(timeZone: TimeZone, strategies: ProgressStrategies) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         self.calendar = calendar
-        self.strategy = strategy
+        self.strategies = strategies
+    }
+
+    /// The progress of `event` by its task's strategy.
+    public func progress(of event: Event) -> EventProgress {
+        EventProgress(event, by: strategies.strategy(for: event.task))
     }
 
     /// The starts of the days of `interval`: its start, then a calendar day later while before its end
@@ -234,7 +307,7 @@ public struct AdherenceCalculator: Sendable {
             } else if dayEvents.isEmpty {
                 adherence = .noEvents
             } else {
-                adherence = .progress(EventProgress.aggregate(dayEvents.map { EventProgress($0, by: strategy) }))
+                adherence = .progress(EventProgress.aggregate(dayEvents.map(progress(of:))))
             }
             return DayAdherence(
                 date: dayText(dayStart), start: dayStart, adherence: adherence, events: dayEvents.count,

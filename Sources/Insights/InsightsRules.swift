@@ -83,12 +83,15 @@ public struct InsightsRules: Sendable, Hashable {
     /// The kind drawn beside adherence in the Insights chart (else the measurement with most readings).
     public let chart: String?
     public let rules: [ThresholdRule]
+    /// Which tasks' events count by another strategy than the report's default (`progress:`).
+    public let progress: [ProgressRule]
 
-    public init(file: String, measurements: [MeasurementDefinition], chart: String?, rules: [ThresholdRule]) {
+    public init(file: String, measurements: [MeasurementDefinition], chart: String?, rules: [ThresholdRule], progress: [ProgressRule] = []) {
         self.file = file
         self.measurements = measurements
         self.chart = chart
         self.rules = rules
+        self.progress = progress
     }
 
     /// The file name the rules are read from in a mapping folder, and shipped as in Mappings/.

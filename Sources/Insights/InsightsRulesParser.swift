@@ -12,6 +12,9 @@ import Yams
 ///     title: Systolic blood pressure
 ///     unit: mm[Hg]
 ///     target: {low: 90, high: 140}
+/// progress:                           # tasks whose events count by the sum of their values
+///   - code: http://loinc.org|55423-8
+///     strategy: summing
 /// rules:
 ///   - name: systolic-high
 ///     kind: http://loinc.org|8480-6
@@ -36,7 +39,8 @@ public struct InsightsRulesParser {
     /// The most rules and measurements in a file.
     public static let maximumEntries = 500
 
-    static let rootKeys: Set<String> = ["insights", "description", "chart", "measurements", "rules"]
+    static let rootKeys: Set<String> = ["insights", "description", "chart", "measurements", "rules", "progress"]
+    static let progressKeys: Set<String> = ["task", "code", "strategy", "description"]
     static let measurementKeys: Set<String> = ["kind", "title", "unit", "target", "description"]
     static let bandKeys: Set<String> = ["low", "high"]
     static let ruleKeys: Set<String> = [
@@ -93,8 +97,72 @@ public struct InsightsRulesParser {
                 rules.append(rule)
             }
         }
+        var progress: [ProgressRule] = []
+        if let node = keys["progress"] {
+            var matched: Set<ProgressRule.Match> = []
+            for item in sequence(node, what: "progress") {
+                guard let rule = progressRule(item) else { continue }
+                if !matched.insert(rule.match).inserted {
+                    problems.append(MappingProblem(at: rule.location ?? at(item), "two `progress:` rules match the same \(Self.words(rule.match))"))
+                }
+                progress.append(rule)
+            }
+        }
         guard problems.isEmpty else { return nil }
-        return InsightsRules(file: file, measurements: measurements, chart: chart, rules: rules)
+        return InsightsRules(file: file, measurements: measurements, chart: chart, rules: rules, progress: progress)
+    }
+
+    /// `task 'X'` or `code 'S|C'`, for messages.
+    private static func words(_ match: ProgressRule.Match) -> String {
+        switch match {
+        case .task(let id): return "task '\(id)'"
+        case .code(let code): return "code '\(code)'"
+        }
+    }
+
+    /// A `progress:` entry: `task:` or `code:` (exactly one), and `strategy:`.
+    private mutating func progressRule(_ node: Node) -> ProgressRule? {
+        guard let mapping = node.mapping else {
+            problems.append(MappingProblem(at: at(node), "a progress rule is a mapping with `code:` or `task:`, and `strategy:`"))
+            return nil
+        }
+        let keys = checkedKeys(mapping, allowed: Self.progressKeys, in: "a progress rule")
+        let names = ProgressStrategy.allCases.map(\.rawValue)
+        var strategy: ProgressStrategy?
+        if let value = keys["strategy"] {
+            if let text = value.string, let known = ProgressStrategy(rawValue: text) {
+                strategy = known
+            } else {
+                problems.append(MappingProblem(
+                    at: at(value), "`strategy:` is one of \(names.joined(separator: ", "))\(Self.suggestion(for: value.string ?? "", among: Set(names)))"))
+            }
+        } else {
+            problems.append(MappingProblem(at: at(node), "missing `strategy:` (\(names.joined(separator: " or ")))"))
+        }
+        let match: ProgressRule.Match?
+        switch (keys["task"], keys["code"]) {
+        case (let task?, nil):
+            match = text(task, what: "task").map(ProgressRule.Match.task)
+        case (nil, let code?):
+            match = text(code, what: "code").map(ProgressRule.Match.code)
+            if case .code(let value)? = match, !Self.isSystemAndCode(value) {
+                problems.append(MappingProblem(at: at(code), "`code:` is a FHIR code as system|code (e.g. http://loinc.org|55423-8)"))
+            }
+        case (_?, let code?):
+            problems.append(MappingProblem(at: at(code), "a progress rule matches by `task:` or by `code:`, not both"))
+            match = nil
+        case (nil, nil):
+            problems.append(MappingProblem(at: at(node), "missing `code:` (system|code of the tasks) or `task:` (a task id)"))
+            match = nil
+        }
+        guard let match, let strategy else { return nil }
+        return ProgressRule(match: match, strategy: strategy, location: at(node))
+    }
+
+    /// Whether `text` is `system|code` with both sides given.
+    private static func isSystemAndCode(_ text: String) -> Bool {
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty
     }
 
     private mutating func measurement(_ node: Node) -> MeasurementDefinition? {

@@ -23,89 +23,27 @@ extension Exporter {
 
     private func pushing(to receiver: any ExportReceiver, batchSize: Int, now: Date) throws -> ExportReport {
         let started = Date()
-        var report = ExportReport()
         guard options.format != .ndjson, options.bundleType != .collection else {
             throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
         }
         let (_, newest, entriesOf) = try pending(at: now)
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
-        var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered)] = []
-        var refusals = StoreBatch(date: now)
-        var unansweredInARow = 0
-
-        func send() throws {
-            guard !waiting.isEmpty || !refusals.isEmpty else { return }
-            var batch = refusals
-            refusals = StoreBatch(date: now)
-            defer { waiting.removeAll() }
-            guard !waiting.isEmpty else {
-                try store.apply(batch)
-                return
-            }
-            var bundle = rendering.head()
-            for (position, item) in waiting.enumerated() {
-                if position > 0 { bundle.append(rendering.separator) }
-                bundle.append(item.rendered.bytes)
-            }
-            bundle.append(rendering.tail())
-            report.requests += 1
-            let receipts: [ExportReceipt]
-            do {
-                receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
-                unansweredInARow = 0
-            } catch {
-                for item in waiting {
-                    for entry in entriesOf[item.entry.entityID] ?? [] {
-                        guard let id = entry.id else { continue }
-                        // It was sent (the server may well have stored it): the attempt counts.
-                        batch.transition(outboxEntry: id, .sent(at: now))
-                        batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now))
-                    }
-                }
-                try store.apply(batch)
-                report.unanswered.append("\(error)")
-                unansweredInARow += 1
-                if unansweredInARow >= Self.unansweredLimit { throw ReceiverDown() }
-                return
-            }
-            for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
-                for entry in entriesOf[item.entry.entityID] ?? [] {
-                    guard let id = entry.id else { continue }
-                    switch receipt {
-                    case .stored(let location):
-                        batch.transition(outboxEntry: id, .sent(at: now))
-                        batch.transition(outboxEntry: id, .acknowledged(at: now, server: location.flatMap(ServerVersion.init(location:))))
-                        report.sent += 1
-                    case .refused(let reason):
-                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: now))
-                    case .retryLater(let reason, let after):
-                        batch.transition(outboxEntry: id, .failed(error: reason, retryAt: now.addingTimeInterval(after), at: now))
-                    }
-                }
-                switch receipt {
-                case .stored: report.acknowledged += 1
-                case .refused(let reason): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
-                case .retryLater(let reason, _): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
-                }
-            }
-            try store.apply(batch)
-        }
-
+        let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now)
         do {
             try build(newest, rendering: rendering) { entry, built in
                 switch built {
                 case .success(let rendered):
-                    waiting.append((entry, rendered))
-                    report.observations += 1
-                    if waiting.count >= max(1, batchSize) { try send() }
+                    sender.report.observations += 1
+                    try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [])
                 case .failure(let refusal):
-                    refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &refusals, report: &report)
+                    refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &sender.refusals, report: &sender.report)
                 }
             }
-            try send()
-        } catch is ReceiverDown {
+            try sender.send()
+        } catch is OutboxBundleSender.ReceiverDown {
             // What was not sent stays due: the next run sends it.
         }
+        var report = sender.report
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -114,5 +52,99 @@ extension Exporter {
     public static let unansweredLimit = 3
 }
 
-/// The receiver gave no answer to ``Exporter/unansweredLimit`` Bundles in a row.
-private struct ReceiverDown: Error {}
+/// Sends rendered outbox items (an outcome's Observation and Provenance, a report's DocumentReference
+/// and Provenance) to a receiver as transaction or batch Bundles of `batchSize` items, and commits each
+/// Bundle's receipts, with the refusals gathered before it, before the next is sent: stored is
+/// acknowledged, refused fails for good, retry later fails until its time, no answer fails with a retry a
+/// minute away (the attempt counts: the server may have stored it).
+final class OutboxBundleSender {
+    /// The receiver gave no answer to ``Exporter/unansweredLimit`` Bundles in a row.
+    struct ReceiverDown: Error {}
+
+    let store: any Store
+    let receiver: any ExportReceiver
+    let rendering: ExportRendering
+    let batchSize: Int
+    let now: Date
+    var report = ExportReport()
+    /// Refusals (and their dead letters) to commit with the next Bundle's receipts.
+    var refusals: StoreBatch
+    private var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered, group: [OutboxEntry])] = []
+    private var unansweredInARow = 0
+
+    init(store: any Store, receiver: any ExportReceiver, rendering: ExportRendering, batchSize: Int, now: Date) {
+        self.store = store
+        self.receiver = receiver
+        self.rendering = rendering
+        self.batchSize = max(1, batchSize)
+        self.now = now
+        self.refusals = StoreBatch(date: now)
+    }
+
+    /// Queues `entry`'s rendered bytes for the next Bundle; `group` is every due entry it answers for
+    /// (an outcome's older versions go out as its newest); sends when the Bundle is full.
+    func add(_ entry: OutboxEntry, rendered: ExportRendering.Rendered, with group: [OutboxEntry]) throws {
+        waiting.append((entry, rendered, group))
+        if waiting.count >= batchSize { try send() }
+    }
+
+    /// Sends what is waiting as one Bundle and commits its receipts (or only the refusals, when nothing
+    /// waits).
+    func send() throws {
+        guard !waiting.isEmpty || !refusals.isEmpty else { return }
+        var batch = refusals
+        refusals = StoreBatch(date: now)
+        defer { waiting.removeAll() }
+        guard !waiting.isEmpty else {
+            try store.apply(batch)
+            return
+        }
+        var bundle = rendering.head()
+        for (position, item) in waiting.enumerated() {
+            if position > 0 { bundle.append(rendering.separator) }
+            bundle.append(item.rendered.bytes)
+        }
+        bundle.append(rendering.tail())
+        report.requests += 1
+        let receipts: [ExportReceipt]
+        do {
+            receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
+            unansweredInARow = 0
+        } catch {
+            for item in waiting {
+                for entry in item.group {
+                    guard let id = entry.id else { continue }
+                    // It was sent (the server may well have stored it): the attempt counts.
+                    batch.transition(outboxEntry: id, .sent(at: now))
+                    batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now))
+                }
+            }
+            try store.apply(batch)
+            report.unanswered.append("\(error)")
+            unansweredInARow += 1
+            if unansweredInARow >= Exporter.unansweredLimit { throw ReceiverDown() }
+            return
+        }
+        for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
+            for entry in item.group {
+                guard let id = entry.id else { continue }
+                switch receipt {
+                case .stored(let location):
+                    batch.transition(outboxEntry: id, .sent(at: now))
+                    batch.transition(outboxEntry: id, .acknowledged(at: now, server: location.flatMap(ServerVersion.init(location:))))
+                    report.sent += 1
+                case .refused(let reason):
+                    batch.transition(outboxEntry: id, .failed(error: reason, retryAt: nil, at: now))
+                case .retryLater(let reason, let after):
+                    batch.transition(outboxEntry: id, .failed(error: reason, retryAt: now.addingTimeInterval(after), at: now))
+                }
+            }
+            switch receipt {
+            case .stored: report.acknowledged += 1
+            case .refused(let reason): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
+            case .retryLater(let reason, _): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
+            }
+        }
+        try store.apply(batch)
+    }
+}

@@ -27,7 +27,7 @@ import Foundation
 ///
 /// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``
 /// - ``checkpoint(server:resourceType:)``
-/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``
+/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``
 /// - ``deadLetters(limit:)``
 /// - ``statistics()``, ``integrityCheck()``
 /// - ``forEachEntity(_:_:_:)``, ``forEachVersion(_:_:)``: streaming reads for dumps
@@ -73,6 +73,9 @@ public protocol Store: AnyObject, Sendable {
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource]
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?
     func outboxEntry(id: Int64) throws -> OutboxEntry?
+    /// The entry of entity version `entityUUID` for `destination`, if one was queued (whatever its state):
+    /// what a job asks before it makes an export it queues once.
+    func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry?
     /// Pending entries, and failed ones whose retry time has come; none of an outcome that has several
     /// tips now (devices' versions in conflict): its export waits for the device's resolution.
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry]

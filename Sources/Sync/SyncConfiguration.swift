@@ -1,5 +1,6 @@
 import Foundation
 import FHIRCore
+import Pipeline
 import Yams
 
 /// What `caregate sync --config FILE` reads (YAML):
@@ -26,6 +27,11 @@ import Yams
 /// request-timeout: 30                      # seconds a request may wait for the server's next byte
 /// max-response-mb: 256                     # the largest answer read (a page, a Bulk Data file), MiB
 /// run-timeout: 3600                        # seconds a run's requests may take in all; later ones fail
+/// reports:                                 # optional: push care-team reports (a server, not a folder)
+///   patients: all                          #   every patient of the store, or a list of ids [pat-1, pat-2]
+///   every: weekly                          #   weekly (Monday-Sunday), monthly, or a number of days (14)
+///   since: 2026-11-02                      #   the first day reported; default: the first run's last completed period
+///   rules: insights.yaml                   #   optional: a rules file instead of the built-in one
 /// ```
 ///
 /// Relative paths (a folder as the server, `push-to`, `token-file`, `smart-key`) are read from the
@@ -69,6 +75,32 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// Seconds all of a run's requests may take together: past it, the next request fails at once.
     public var runTimeout = 3600
 
+    /// The care-team reports the job pushes after the outcomes (`reports:`); nil: none.
+    public var reports: Reports?
+
+    /// `reports:`: whose care-team reports the job makes and pushes, how often, and from when. Each
+    /// completed period (in the configuration's `time-zone`) of each patient is reported once: a
+    /// DocumentReference with the PDF (printed by headless Chromium) and its Provenance.
+    public struct Reports: Sendable, Equatable {
+        /// Patient ids of the store; nil: all of them.
+        public var patients: [String]?
+        public var frequency: ReportFrequency
+        /// The first day reported (`YYYY-MM-DD` in the configuration's time zone); nil: the last
+        /// completed period at the first run, and every period after it at later runs.
+        public var since: String?
+        /// A rules file (insights.yaml format), the path resolved; nil: the built-in rules.
+        public var rulesFile: String?
+
+        public init(patients: [String]?, frequency: ReportFrequency, since: String? = nil, rulesFile: String? = nil) {
+            self.patients = patients
+            self.frequency = frequency
+            self.since = since
+            self.rulesFile = rulesFile
+        }
+    }
+
+    static let reportKeys: Set<String> = ["patients", "every", "since", "rules"]
+
     /// What the default mappings read, in an order where what is referred to comes first.
     public static let defaultResources = [
         "Patient", "Practitioner", "PractitionerRole", "RelatedPerson", "CareTeam", "Goal", "MedicationRequest", "CarePlan",
@@ -77,7 +109,7 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
-        "request-timeout", "max-response-mb", "run-timeout",
+        "request-timeout", "max-response-mb", "run-timeout", "reports",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -245,7 +277,61 @@ public struct SyncConfiguration: Sendable, Equatable {
             }
             configuration.timeZone = name
         }
+        if let node = settings["reports"] {
+            guard let reportsMapping = node.mapping else {
+                throw SyncConfigurationError(location: place(node), message: "`reports:` is a mapping with `every:` and optionally `patients:`, `since:`, `rules:`")
+            }
+            if configuration.serverIsFolder {
+                throw SyncConfigurationError(location: place(node), message: "`reports:` are pushed to a FHIR server, not written to a folder")
+            }
+            let fields = try checked(reportsMapping, reportKeys)
+            guard let every = fields["every"] else {
+                throw SyncConfigurationError(location: place(node), message: "`reports:` needs `every:` (weekly, monthly, or a number of days)")
+            }
+            guard let frequency = every.string.flatMap(ReportFrequency.init) else {
+                throw SyncConfigurationError(
+                    location: place(every), message: "`every:` is weekly, monthly, or a number of days from 1 to \(ReportFrequency.maximumDays), not '\(every.string ?? "")'")
+            }
+            var reports = Reports(patients: nil, frequency: frequency)
+            if let patients = fields["patients"] {
+                if patients.string == "all" {
+                    reports.patients = nil
+                } else if let ids = patients.sequence?.compactMap(\.string), !ids.isEmpty, ids.count == patients.sequence?.count,
+                    ids.allSatisfy({ !$0.isEmpty && $0.count <= 200 })
+                {
+                    reports.patients = ids
+                } else {
+                    throw SyncConfigurationError(location: place(patients), message: "`patients:` is `all` or a list of patient ids")
+                }
+            }
+            if let since = fields["since"] {
+                guard let text = since.string, Self.isDay(text) else {
+                    throw SyncConfigurationError(location: place(since), message: "`since:` is a day, YYYY-MM-DD")
+                }
+                reports.since = text
+            }
+            if let rules = fields["rules"] {
+                guard let text = rules.string, !text.isEmpty else {
+                    throw SyncConfigurationError(location: place(rules), message: "`rules:` is the path of a rules file (insights.yaml format)")
+                }
+                reports.rulesFile = path(text)
+            }
+            configuration.reports = reports
+        }
         return configuration
+    }
+
+    /// Whether `text` is a real day written `YYYY-MM-DD` (not 2026-02-30).
+    static func isDay(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, parts.map(\.count) == [4, 2, 2],
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
+        else { return false }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)) else { return false }
+        let back = calendar.dateComponents([.year, .month, .day], from: date)
+        return back.year == year && back.month == month && back.day == day
     }
 
     /// `90`, `90s`, `5m`, `1h` as seconds.

@@ -1,5 +1,6 @@
 import FHIR
 import Foundation
+import Insights
 import Mapping
 import Pipeline
 import Store
@@ -19,6 +20,10 @@ public final class SyncJob {
     public var progress: ((String) -> Void)?
     /// Pull and map, and say what would change, but write nothing, move no cursor and push nothing.
     public var dryRun = false
+    /// Prints a care-team report to PDF, for `reports:` (the command sets headless Chromium).
+    public var printPDF: ((CareTeamReport) throws -> Data)?
+    /// Names the program in the reports' header and Provenance.
+    public var generator = "CareGate"
 
     public init(configuration: SyncConfiguration, store: any Store, mappings: MappingSet, client: FHIRClient) {
         self.configuration = configuration
@@ -66,6 +71,13 @@ public final class SyncJob {
                 report.problems.append("pushing: \(error)")
             }
         }
+        if let reports = configuration.reports {
+            if dryRun {
+                report.notes.append("reports: none made or sent in a dry run")
+            } else {
+                try pushReports(reports, now: now, into: &report)
+            }
+        }
         if !dryRun {
             // What failed before and is not due yet: the run is not done while it waits.
             let waiting = try store.outboxEntries(in: .failed, limit: .max).filter { ($0.nextAttemptDate ?? .distantPast) > now }
@@ -76,6 +88,48 @@ public final class SyncJob {
         report.retries = client.retries
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Makes the care-team report of each due, completed period of each configured patient that has
+    /// none queued yet, queues it in the outbox, and pushes the queued reports (``ReportOutbox``): after
+    /// the outcomes, through the same outbox states, receipts and retries.
+    private func pushReports(_ reports: SyncConfiguration.Reports, now: Date, into report: inout SyncReport) throws {
+        var counts = SyncReport.Reports()
+        defer { report.reports = counts }
+        guard let printPDF else {
+            report.problems.append("reports: no PDF printer was given to the job")
+            return
+        }
+        let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        let rules: InsightsRules
+        do {
+            rules = try reports.rulesFile.map(InsightsRules.load(path:)) ?? InsightsRules.defaults()
+        } catch {
+            report.problems.append("reports: \(error)")
+            return
+        }
+        let settings = ReportSettings(
+            patients: reports.patients, frequency: reports.frequency, since: reports.since.flatMap { FHIRDateText.date($0, in: zone) },
+            timeZone: zone, rules: rules)
+        let outbox = ReportOutbox(store: store, settings: settings, generator: generator, printPDF: printPDF)
+        let queued = try outbox.enqueueDue(now: now)
+        (counts.made, counts.alreadyQueued, counts.withoutData) = (queued.queued, queued.alreadyQueued, queued.empty)
+        report.problems += queued.problems
+        progress?("reports: \(queued.queued) made, \(queued.alreadyQueued) queued before")
+        do {
+            let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
+            // A report carries its PDF: a few to a Bundle.
+            let pushed = try outbox.push(to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now)
+            counts.sent = pushed.observations
+            counts.acknowledged = pushed.acknowledged
+            counts.refused = pushed.notTaken.filter { !$0.retry }.count
+            counts.later = pushed.notTaken.filter(\.retry).count
+            report.requests += pushed.requests
+            report.problems += pushed.unanswered.map { "pushing reports: \($0)" }
+            progress?("pushed \(pushed.acknowledged) of \(pushed.observations) report(s)")
+        } catch let error as FHIRClientError {
+            report.problems.append("pushing reports: \(error)")
+        }
     }
 
     /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, held in memory:

@@ -16,6 +16,15 @@ public struct SyncReport: Sendable, Codable, Equatable {
         }
     }
 
+    /// The care-team reports of the run (`reports:`): made and queued, found queued by an earlier run,
+    /// left out for want of data; sent, stored by the server, refused or left for a later run.
+    public struct Reports: Sendable, Codable, Equatable {
+        public var made = 0, alreadyQueued = 0, withoutData = 0
+        public var sent = 0, acknowledged = 0, refused = 0, later = 0
+
+        public init() {}
+    }
+
     public var server: String
     /// Per resource type.
     public var pulled: [String: Pulled] = [:]
@@ -23,6 +32,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var pushed = 0, acknowledged = 0, refused = 0, later = 0, deadLetters = 0
     /// Outbox entries that failed before and wait for their next attempt (not due in this run), and
     /// the earliest of those attempts.
+    /// Set when the configuration asks for reports.
+    public var reports: Reports?
     public var waiting = 0
     public var nextAttempt: Date?
     public var requests = 0
@@ -43,7 +54,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
     /// 0 when everything was done, 1 when anything failed or waits for a later run.
     public var exitStatus: Int32 {
         let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }
-        return failedPulls + refused + later + waiting + deadLetters + problems.count == 0 ? 0 : 1
+        let reportsNotTaken = (reports?.refused ?? 0) + (reports?.later ?? 0)
+        return failedPulls + refused + later + waiting + deadLetters + reportsNotTaken + problems.count == 0 ? 0 : 1
     }
 
     /// The report as text, a line per resource type.
@@ -54,6 +66,9 @@ public struct SyncReport: Sendable, Codable, Equatable {
             lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : " read"): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
         }
         lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
+        if let r = reports {
+            lines.append("  reports: \(r.made) made, \(r.alreadyQueued) queued before, \(r.withoutData) without data; \(r.sent) sent: \(r.acknowledged) acknowledged, \(r.refused) refused, \(r.later) to send again")
+        }
         if waiting > 0 {
             lines.append("  waiting: \(waiting) outbox entr\(waiting == 1 ? "y" : "ies") failed before and wait for a later run" + (nextAttempt.map { " (the first from \($0.formatted(.iso8601)); caregate outbox --state failed lists them, caregate outbox retry ID sends one now)" } ?? ""))
         }

@@ -21,7 +21,7 @@ struct ReportCommand: ParsableCommand {
             adherence; each day the mean of its events' progress), CareKit's Insights chart (adherence beside a \
             measurement, the period's last week), each measurement as a line with its target band, the \
             threshold rules' messages with the readings behind them, and a table of the events with their \
-            outcomes. Measurements and rules come from insights.yaml (the built-in default, or --rules FILE); \
+            outcomes. Measurements, rules and the progress strategy of each task (`progress:`, by task code or id) come from insights.yaml (the built-in default, or --rules FILE); \
             `caregate mappings validate` checks such a file.
 
             --from and --to are days (YYYY-MM-DD in --time-zone), both included. --format html writes one page \
@@ -55,7 +55,7 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A rules file (insights.yaml format) instead of the built-in one.", valueName: "file"))
     var rules: String?
 
-    @Option(name: .long, help: "How an event's progress counts: outcome-exists (CareKit's default) or summing (outcome values over target values).")
+    @Option(name: .long, help: "How an event's progress counts, for the tasks the rules' `progress:` list does not name: outcome-exists (CareKit's default) or summing (outcome values over target values).")
     var progress: ProgressStrategy = .checkingOutcomeExists
 
     @Option(name: .long, help: ArgumentHelp("The longest period, in days.", valueName: "days"))

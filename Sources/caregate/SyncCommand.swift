@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Insights
 import Mapping
 import Store
 import Sync
@@ -9,7 +10,7 @@ import Sync
 struct SyncCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Pull changes from a FHIR server into the store, and push recorded outcomes back.",
+        abstract: "Pull changes from a FHIR server into the store, and push recorded outcomes (and care-team reports) back.",
         discussion: """
             The configuration (YAML) names the server (a FHIR base URL, or a folder of FHIR files standing \
             for one, with push-to: the folder the outbox goes to), its authorization, the patients (ids, a \
@@ -25,6 +26,17 @@ struct SyncCommand: ParsableCommand {
             transaction); each acknowledged entry keeps the server's id and version. Requests that get no \
             answer, 429 or 5xx are retried with backoff. A run killed at any moment resumes where the last \
             committed import and Bundle left it, and sends nothing twice.
+
+            Reports: with `reports:` (patients: all or a list of ids; every: weekly, monthly or a number \
+            of days; since: the first day, default the period that ended last before the first run; rules: an insights.yaml), \
+            after the outcomes the job makes the care-team report of each completed period (calendar \
+            periods in `time-zone`: weeks Monday to Sunday, months, or runs of days counted from \
+            2001-01-01; a job stopped over several periods catches up) of each patient, once: a DocumentReference with the report's PDF and its \
+            Provenance, queued in the outbox and sent as a conditional create on the identifier \
+            urn:caregate:report|Patient/<id>/<first day>/<last day>, so a second run, or a resend after a \
+            lost answer, stores nothing twice. Periods without data make no report. The PDF is printed \
+            by headless Chromium (Debian's chromium; CAREGATE_CHROMIUM names another binary): without \
+            it a configuration with `reports:` is refused (exit status 2).
 
             Without --once the job runs again every `interval` (default 5 minutes) until SIGINT or \
             SIGTERM, which end it after the run under way. Progress goes to standard error (counts only: \
@@ -79,6 +91,21 @@ struct SyncCommand: ParsableCommand {
             throw CommandFailure(error.description, status: 2)
         }
         let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
+        // Reports need their rules and Chromium: without them, say so before the server is asked anything.
+        var printer: ChromiumPrinter?
+        if let reports = configuration.reports {
+            if let file = reports.rulesFile {
+                do {
+                    _ = try InsightsRules.load(path: file)
+                } catch let problems as MappingProblems {
+                    throw CommandFailure("\(config): the rules of `reports:` cannot be used:\n\(problems.description)", status: 2)
+                }
+            }
+            guard let found = ChromiumPrinter.find() else {
+                throw CommandFailure("\(config): `reports:` needs headless Chromium to print the reports' PDF: \(ChromiumPrinter.PrintError.notInstalled)", status: 2)
+            }
+            printer = found
+        }
         // The server must answer as a FHIR server, and take the credentials, before anything is written.
         if !configuration.serverIsFolder {
             do {
@@ -90,6 +117,10 @@ struct SyncCommand: ParsableCommand {
         }
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
         let job = SyncJob(configuration: configuration, store: store, mappings: mappingSet, client: client)
+        job.generator = "CareGate \(CareGate.configuration.version)"
+        if let printer {
+            job.printPDF = { report in try printer.pdf(html: ReportHTML.render(report)) }
+        }
         job.progress = { printError($0) }
         job.dryRun = dryRun
         let repeating = !once && !dryRun

@@ -129,6 +129,31 @@ final class ReportCLITests: XCTestCase {
         XCTAssertEqual(shipped.status, 0, shipped.stdout)
     }
 
+    /// insights.yaml's `progress:` chooses a task's strategy: the header names the task that counts by
+    /// summing, and `mappings validate` reports a misspelt strategy at its line:column.
+    func testProgressStrategyPerTaskFromTheRules() throws {
+        let (store, folder) = try fixtureStore()
+        let summing = "outcome values summed over its target values"
+        /// The Adherence row of the report's header.
+        func header(_ extra: [String]) throws -> String {
+            let result = try CLIRunner.run([
+                "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07", "--time-zone", "America/Chicago",
+            ] + extra)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let html = result.stdout
+            return try XCTUnwrap(html.range(of: "<tr><th>Adherence</th>").map { String(html[$0.upperBound...].prefix(while: { $0 != "\n" })) }, html)
+        }
+        XCTAssertFalse(try header([]).contains(summing))
+        let rules = try folder.writeFile("insights.yaml", "insights: 1\nprogress:\n  - task: \(bloodPressure)\n    strategy: summing\n")
+        let named = try header(["--rules", rules])
+        XCTAssertTrue(named.contains("<br>") && named.contains(summing), named)
+
+        _ = try folder.writeFile("insights.yaml", "insights: 1\nprogress:\n  - task: \(bloodPressure)\n    strategy: sum\n")
+        let checked = try CLIRunner.run(["mappings", "validate", folder.path])
+        XCTAssertEqual(checked.status, 1, checked.stdout)
+        XCTAssertTrue(checked.stdout.contains("insights.yaml:4:15: error: `strategy:` is one of outcome-exists, summing"), checked.stdout)
+    }
+
     private func run(_ tool: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)

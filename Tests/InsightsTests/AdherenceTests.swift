@@ -1,5 +1,6 @@
 import CareModel
 import Foundation
+import Mapping
 import XCTest
 
 @testable import Insights
@@ -214,6 +215,51 @@ final class AdherenceTests: XCTestCase {
         let done = EventProgress(try event(outcome: [], targets: []), by: .checkingOutcomeExists)
         let open = EventProgress(try event(outcome: nil, targets: []), by: .checkingOutcomeExists)
         XCTAssertEqual(EventProgress.aggregate([done, open, open, done]), 0.5)
+    }
+
+    // MARK: A strategy per task (OCKAdherenceQuery.computeProgress, a closure per event)
+
+    /// One day, a pill taken (an outcome, no values) and 5,000 steps of a 10,000-step target: the pill
+    /// is done either way; the steps are done by CareKit's default, half done by summing. With the
+    /// steps task summing (by its code, then by its id), the day is (1 + 0.5) / 2.
+    func testStrategyChosenPerTask() throws {
+        let pill = task("pill", try Schedule.dailyAtTime(hour: 8, minutes: 0, start: start, end: nil, text: nil, timeZone: zone))
+        var steps = task("steps", try Schedule.dailyAtTime(hour: 20, minutes: 0, start: start, end: nil, text: nil, targetValues: [OutcomeValue(.integer(10_000))], timeZone: zone))
+        steps.metadata.userInfo = [UserInfoKey.codes: "http://snomed.info/sct|129006008\nhttp://loinc.org|55423-8"]
+        let interval = DateInterval(start: start, end: day(1))
+        let events = events(of: pill, in: interval, outcomes: [0: []]) + events(of: steps, in: interval, outcomes: [0: [OutcomeValue(.integer(5_000), units: "steps")]])
+        let byDefault = AdherenceCalculator(timeZone: zone).daily(tasks: spans(pill, steps), events: events, in: interval)
+        XCTAssertEqual(byDefault.map(\.adherence), [.progress(1)])
+        for rule in [ProgressRule(match: .code("http://loinc.org|55423-8"), strategy: .summingOutcomeValues), ProgressRule(match: .task("steps"), strategy: .summingOutcomeValues)] {
+            let calculator = AdherenceCalculator(timeZone: zone, strategies: ProgressStrategies(rules: [rule]))
+            XCTAssertEqual(calculator.daily(tasks: spans(pill, steps), events: events, in: interval).map(\.adherence), [.progress(0.75)], "\(rule.match)")
+            XCTAssertEqual(calculator.strategies.strategy(for: pill), .checkingOutcomeExists)
+            XCTAssertEqual(calculator.strategies.strategy(for: steps), .summingOutcomeValues)
+        }
+        // A code the task does not carry, or only a prefix of one, matches nothing.
+        for code in ["http://loinc.org|55423", "http://loinc.org|8480-6"] {
+            let calculator = AdherenceCalculator(timeZone: zone, strategies: ProgressStrategies(rules: [ProgressRule(match: .code(code), strategy: .summingOutcomeValues)]))
+            XCTAssertEqual(calculator.daily(tasks: spans(pill, steps), events: events, in: interval).map(\.adherence), [.progress(1)], code)
+        }
+    }
+
+    /// The first matching rule decides; the default applies to the tasks no rule matches, and may
+    /// itself be summing with a rule sending one task back to CareKit's default.
+    func testFirstMatchingRuleAndTheDefault() throws {
+        var steps = task("steps", try Schedule.dailyAtTime(hour: 20, minutes: 0, start: start, end: nil, text: nil, targetValues: [OutcomeValue(.integer(4))], timeZone: zone))
+        steps.metadata.userInfo = [UserInfoKey.codes: "http://loinc.org|55423-8"]
+        let strategies = ProgressStrategies(standard: .summingOutcomeValues, rules: [
+            ProgressRule(match: .task("steps"), strategy: .checkingOutcomeExists),
+            ProgressRule(match: .code("http://loinc.org|55423-8"), strategy: .summingOutcomeValues),
+        ])
+        XCTAssertEqual(strategies.strategy(for: steps), .checkingOutcomeExists)
+        let other = task("other", steps.schedule)
+        XCTAssertEqual(strategies.strategy(for: other), .summingOutcomeValues)
+        // Summing by default with no values that are numbers: a text counts 1 of the 4 asked.
+        let interval = DateInterval(start: start, end: day(1))
+        let days = AdherenceCalculator(timeZone: zone, strategies: strategies)
+            .daily(tasks: spans(other), events: events(of: other, in: interval, outcomes: [0: [OutcomeValue(.text("done"))]]), in: interval)
+        XCTAssertEqual(days.map(\.adherence), [.progress(0.25)])
     }
 
     func testAdherenceCodable() throws {

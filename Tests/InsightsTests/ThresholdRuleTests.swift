@@ -147,6 +147,52 @@ final class ThresholdRuleTests: XCTestCase {
         XCTAssertFalse(InsightsRulesParser.isRulesFile("resource: Patient\nentities: []\n"))
     }
 
+    /// `progress:` rules: each problem at its place, with a did-you-mean for a misspelt strategy.
+    func testProgressRules() throws {
+        let good = try InsightsRules.parse("""
+            insights: 1
+            progress:
+              - code: http://loinc.org|55423-8
+                strategy: summing
+              - task: CarePlan/cp-1#walk
+                strategy: outcome-exists
+                description: a walk is done when recorded
+            """, file: "p.yaml")
+        XCTAssertEqual(good.progress.map(\.match), [.code("http://loinc.org|55423-8"), .task("CarePlan/cp-1#walk")])
+        XCTAssertEqual(good.progress.map(\.strategy), [.summingOutcomeValues, .checkingOutcomeExists])
+        let text = """
+            insights: 1
+            progress:
+              - code: http://loinc.org|55423-8
+                strategy: suming
+              - code: 55423-8
+                strategy: summing
+              - task: a
+                code: http://loinc.org|1-8
+                strategy: summing
+              - strategy: summing
+              - code: http://loinc.org|55423-8
+              - task: b
+                strategy: summing
+                strategi: summing
+              - task: c
+                strategy: summing
+              - task: c
+                strategy: outcome-exists
+            """
+        var parser = InsightsRulesParser(file: "bad.yaml")
+        XCTAssertNil(parser.parse(text))
+        XCTAssertEqual(parser.problems.map(\.description), [
+            "bad.yaml:4:15: error: `strategy:` is one of outcome-exists, summing (did you mean 'summing'?)",
+            "bad.yaml:5:11: error: `code:` is a FHIR code as system|code (e.g. http://loinc.org|55423-8)",
+            "bad.yaml:8:11: error: a progress rule matches by `task:` or by `code:`, not both",
+            "bad.yaml:10:5: error: missing `code:` (system|code of the tasks) or `task:` (a task id)",
+            "bad.yaml:11:5: error: missing `strategy:` (outcome-exists or summing)",
+            "bad.yaml:14:5: error: unknown key 'strategi' in a progress rule (did you mean 'strategy'?)",
+            "bad.yaml:17:5: error: two `progress:` rules match the same task 'c'",
+        ], parser.problems.map(\.description).joined(separator: "\n"))
+    }
+
     /// The shipped Mappings/insights.yaml is sound.
     func testShippedRules() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -154,6 +200,8 @@ final class ThresholdRuleTests: XCTestCase {
         let rules = try InsightsRules.load(path: path)
         XCTAssertEqual(Set(rules.rules.map(\.name)), ["systolic-high", "diastolic-high", "phq9-moderately-severe", "adherence-low"])
         XCTAssertTrue(rules.measurements.contains { $0.kind == "http://loinc.org|8480-6" && $0.target == TargetBand(low: 90, high: 140) })
+        XCTAssertEqual(rules.progress.map(\.match), [.code("http://loinc.org|55423-8"), .code("http://loinc.org|41950-7")])
+        XCTAssertTrue(rules.progress.allSatisfy { $0.strategy == .summingOutcomeValues })
     }
 
     func reading(_ value: Double, kind: String, unit: String, task id: String, day: Int) throws -> Event {

@@ -37,6 +37,7 @@ final class InterleavingStore: Store, @unchecked Sendable {
     }
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint? { try base.checkpoint(server: server, resourceType: resourceType) }
     func outboxEntry(id: Int64) throws -> OutboxEntry? { try base.outboxEntry(id: id) }
+    func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry? { try base.outboxEntry(destination: destination, entityUUID: entityUUID) }
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry] { try base.dueOutboxEntries(at: now, limit: limit) }
     func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry] { try base.outboxEntries(in: state, limit: limit) }
     func deadLetters(limit: Int) throws -> [DeadLetter] { try base.deadLetters(limit: limit) }

@@ -15,7 +15,7 @@ public struct CareTeamReport: Sendable {
         public let taskID: String
         public let occurrence: Int
         public let impactsAdherence: Bool
-        /// The event's progress (0...1) by the report's strategy.
+        /// The event's progress (0...1) by its task's strategy.
         public let progress: Double
         public let done: Bool
         /// What was recorded, e.g. `120 mm[Hg], 80 mm[Hg]`.
@@ -33,6 +33,9 @@ public struct CareTeamReport: Sendable {
     /// What made it, e.g. `CareGate 0.1.0`.
     public let generator: String
     public let strategy: ProgressStrategy
+    /// The report's tasks (titles, sorted) whose events count by another strategy than ``strategy``
+    /// (insights.yaml's `progress:` rules).
+    public let otherStrategies: [(task: String, strategy: ProgressStrategy)]
     public let adherence: [DayAdherence]
     public let adherenceByTask: [(title: String, taskID: String, days: [DayAdherence])]
     public let adherenceByCarePlan: [(title: String, carePlanID: String, days: [DayAdherence])]
@@ -86,7 +89,7 @@ public struct CareTeamReport: Sendable {
     }
 
     public static func make(_ input: Input) -> CareTeamReport {
-        let calculator = AdherenceCalculator(timeZone: input.timeZone, strategy: input.strategy)
+        let calculator = AdherenceCalculator(timeZone: input.timeZone, strategies: ProgressStrategies(standard: input.strategy, rules: input.rules.progress))
         let inPeriod = input.events.filter { $0.scheduleEvent.start >= input.interval.start && $0.scheduleEvent.start < input.interval.end }
             .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
         let daily = calculator.daily(tasks: input.tasks, events: inPeriod, in: input.interval)
@@ -105,12 +108,18 @@ public struct CareTeamReport: Sendable {
             EventRow(
                 start: event.scheduleEvent.start, task: event.task.title ?? event.task.id, taskID: event.task.id,
                 occurrence: event.scheduleEvent.occurrence, impactsAdherence: event.task.impactsAdherence,
-                progress: EventProgress(event, by: input.strategy).fractionCompleted, done: event.outcome != nil,
+                progress: calculator.progress(of: event).fractionCompleted, done: event.outcome != nil,
                 values: (event.outcome?.values ?? []).map(Self.text).joined(separator: ", "))
+        }
+        var others: [String: ProgressStrategy] = [:]
+        for span in input.tasks where span.task.impactsAdherence {
+            let strategy = calculator.strategies.strategy(for: span.task)
+            if strategy != input.strategy { others[span.task.title ?? span.task.id] = strategy }
         }
         return CareTeamReport(
             patientID: input.patientID, patientName: input.patientName, interval: input.interval, timeZone: input.timeZone,
             carePlans: input.carePlanTitles, generated: input.generated, generator: input.generator, strategy: input.strategy,
+            otherStrategies: others.sorted { $0.key < $1.key }.map { (task: $0.key, strategy: $0.value) },
             adherence: daily, adherenceByTask: byTask, adherenceByCarePlan: byPlan, measurements: series, chartMeasurement: chart, findings: findings,
             events: Array(rows), eventsNotShown: max(0, inPeriod.count - maximumEventRows),
             insights: InsightsSeries.make(adherence: daily, measurements: series, calendar: calculator.calendar, end: input.interval.end))

@@ -17,6 +17,15 @@ public enum ReportDocumentReference {
     public static let profile = "http://hl7.org/fhir/us/core/StructureDefinition/us-core-documentreference"
     public static let typeCode = (system: "http://loinc.org", code: "11506-3", display: "Progress note")
 
+    /// The system of the identifier every report carries (``identifierValue(patientID:from:to:)``): what
+    /// a conditional create (`ifNoneExist`) finds the report of a patient and period by.
+    public static let identifierSystem = "urn:caregate:report"
+
+    /// `Patient/<id>/<from>/<to>`: one value per patient and period (the days, `YYYY-MM-DD`, inclusive).
+    public static func identifierValue(patientID: String, from: String, to: String) -> String {
+        "\(patientReference(patientID))/\(from)/\(to)"
+    }
+
     /// The id of the DocumentReference of `patientID`'s report for the days `from` to `to` (inclusive):
     /// the same for every run.
     public static func id(patientID: String, from: String, to: String) -> String {
@@ -43,6 +52,10 @@ public enum ReportDocumentReference {
                 Element(name: "deviceName", children: [Element(name: "name", value: report.generator), Element(name: "type", value: "manufacturer-name")]),
             ]),
             Element(name: "identifier", children: [Element(name: "system", value: "urn:ietf:rfc:3986"), Element(name: "value", value: "urn:uuid:\(id)")]),
+            Element(name: "identifier", children: [
+                Element(name: "system", value: identifierSystem),
+                Element(name: "value", value: identifierValue(patientID: report.patientID, from: from, to: to)),
+            ]),
             Element(name: "status", value: "current"),
             Element(name: "type", children: [coding(typeCode.system, typeCode.code, typeCode.display), Element(name: "text", value: "Care-team report")]),
             Element(name: "category", children: [
@@ -89,6 +102,42 @@ public enum ReportDocumentReference {
 
     public static func provenanceID(documentID: String) -> String {
         ContentHash.uuid(named: "caregate-report-provenance|\(documentID)").canonicalString.lowercased()
+    }
+
+    /// The Bundle entries the sync job sends, so that neither a second run nor a lost answer stores a
+    /// report twice: `POST DocumentReference` with `ifNoneExist: identifier=urn:caregate:report|<value>`
+    /// (the server stores it only when no DocumentReference has that identifier; the resource has no id,
+    /// the server gives one), then `PUT Provenance/<id>` (an id derived from the report's), whose target
+    /// names the DocumentReference by its entry's `fullUrl`, which the server replaces with the id it
+    /// stored or found.
+    public static func conditionalEntries(report: CareTeamReport, pdf: Data) -> [Element] {
+        var (document, provenance) = resources(report: report, pdf: pdf)
+        let id = document.childValue("id") ?? ""
+        let value = document.children(named: "identifier").first { $0.childValue("system") == identifierSystem }?.childValue("value") ?? ""
+        document.children.removeAll { $0.name == "id" }
+        let fullURL = "urn:uuid:\(id)"
+        provenance.children = provenance.children.map {
+            $0.name == "target" ? Element(name: "target", children: [Element(name: "reference", value: fullURL)]) : $0
+        }
+        // Reserved characters of a query (`&`, `=`, `+`, `#`, `|`) in the value are escaped.
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+#|,;")
+        let condition = "identifier=\(identifierSystem)|\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+        let provenanceID = provenance.childValue("id") ?? ""
+        return [
+            Element(name: "entry", children: [
+                Element(name: "fullUrl", value: fullURL),
+                Element(name: "resource", resourceType: "DocumentReference", children: document.children),
+                Element(name: "request", children: [
+                    Element(name: "method", value: "POST"), Element(name: "url", value: "DocumentReference"), Element(name: "ifNoneExist", value: condition),
+                ]),
+            ]),
+            Element(name: "entry", children: [
+                Element(name: "fullUrl", value: "urn:uuid:\(provenanceID)"),
+                Element(name: "resource", resourceType: "Provenance", children: provenance.children),
+                Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "Provenance/\(provenanceID)")]),
+            ]),
+        ]
     }
 
     /// Both as a transaction Bundle: `PUT DocumentReference/<id>`, `PUT Provenance/<id>`.

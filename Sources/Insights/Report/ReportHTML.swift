@@ -30,7 +30,7 @@ public enum ReportHTML {
             <tr><th>Period</th><td>\(e(period)) <span class="muted">(\(report.adherence.count) days, \(e(report.timeZone.identifier)))</span></td></tr>
             <tr><th>Care plan</th><td>\(report.carePlans.isEmpty ? "—" : report.carePlans.map(e).joined(separator: "; "))</td></tr>
             <tr><th>Generated</th><td>\(e(iso(report.generated, report.timeZone))) by \(e(report.generator))</td></tr>
-            <tr><th>Adherence</th><td>\(e(strategyText(report.strategy)))</td></tr>
+            <tr><th>Adherence</th><td>\(e(strategyText(report.strategy)))\(report.otherStrategies.map { "<br>\(e($0.task)): \(e(strategyText($0.strategy)))" }.joined())</td></tr>
             </table>
             </header>
 

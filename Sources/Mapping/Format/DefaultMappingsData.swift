@@ -286,6 +286,15 @@ measurements:
   - kind: http://loinc.org|72514-3
     title: Pain severity (0-10)
     target: {low: 0, high: 3}
+# How each task's events count towards adherence (CareKit's CareTaskProgressStrategy): a task no rule
+# matches counts an event done when it has an outcome (`outcome-exists`, CareKit's default); `summing`
+# counts the outcome's values over the event's target values, at most 100%. Match by a FHIR code the
+# task carries (`code: system|code`) or by its id (`task:`); the first rule that matches decides.
+progress:
+  - code: http://loinc.org|55423-8   # step counts: 5,000 of a 10,000-step target is half done
+    strategy: summing
+  - code: http://loinc.org|41950-7   # steps in 24 hours
+    strategy: summing
 rules:
   - name: systolic-high
     description: Stage 2 hypertension range on repeated readings (ACC/AHA 2017).

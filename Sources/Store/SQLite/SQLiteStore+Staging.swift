@@ -245,6 +245,16 @@ extension SQLiteStore {
         try readSnapshot { db in try Self.outboxEntries(where: "id = ?", in: db) { $0.bind(1, id) }.first }
     }
 
+    /// The outbox entry of entity version `entityUUID` for `destination`, if one was queued.
+    public func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry? {
+        try readSnapshot { db in
+            try Self.outboxEntries(where: "destination = ? AND entityUUID = ?", in: db) {
+                $0.bind(1, destination)
+                $0.bind(2, entityUUID)
+            }.first
+        }
+    }
+
     /// The entries in `state`, oldest first.
     public func outboxEntries(in state: OutboxState, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in
