@@ -233,11 +233,9 @@ public final class SyncJob {
     /// `sources` through the import path, in the configured time zone (a dry run writes nothing); the
     /// import's time goes into `report`.
     func importing(_ sources: [FHIRInput.Source], only types: Set<String>? = nil, into report: inout SyncReport) throws -> ImportReport {
-        var options = ImportOptions(mapping: MappingOptions(timeZone: configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current))
-        options.resourceTypes = types
-        options.strict = false
-        options.dryRun = dryRun
-        let imported = try Importer(store: store, engine: MappingEngine(mappings: mappings, options: options.mapping), options: options).run(sources)
+        let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        let gateway = Gateway(store: store, mappings: mappings, options: Gateway.Options(timeZone: zone))
+        let imported = try gateway.importer(dryRun: dryRun) { $0.resourceTypes = types }.run(sources)
         report.importSeconds += imported.seconds
         return imported
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Pipeline
 import Insights
 import Mapping
 import Store
@@ -116,7 +117,7 @@ struct SyncCommand: ParsableCommand {
             try checkCredentials(client, configuration)
         }
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
-        let job = SyncJob(configuration: configuration, store: store, mappings: mappingSet, client: client)
+        let job = try Gateway(store: store, mappings: mappingSet).syncJob(configuration: configuration, client: client)
         job.generator = "CareGate \(CareGate.configuration.version)"
         if let printer {
             job.printPDF = { report in try printer.pdf(html: ReportHTML.render(report)) }
