@@ -1,6 +1,7 @@
 @testable import AppServer
 @preconcurrency import Crypto
 import Foundation
+import TestSupport
 import XCTest
 
 /// A SMART issuer's access tokens, checked against its JWK Set (served here from memory: the live test
@@ -168,6 +169,45 @@ final class IssuerTokenTests: XCTestCase {
             } catch {
                 XCTAssertFalse("\(error)".contains(token), name)
             }
+        }
+    }
+
+    /// The network fetch over real HTTP: a document is read, one over the byte limit is refused from its
+    /// Content-Length, one slower than the deadline ends at the deadline, a 404 is an error.
+    func testTheFetchIsBoundedInSizeAndTime() async throws {
+        let (server, port) = try ScriptRunner.startHTTPServerPython(prelude: "import time", answer: """
+            if self.path == '/big': body = b'x' * 400000
+            elif self.path == '/slow': time.sleep(4); body = b'{}'
+            elif self.path == '/small': body = b'{"keys":[]}'
+            else: status = 404
+            """)
+        defer {
+            // SIGKILL: a process started from a concurrency thread inherits its mask, SIGTERM blocked.
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        let base = "http://127.0.0.1:\(port)"
+        let small = try await BoundedFetch.get(URL(string: base + "/small")!, limit: 1024, deadline: 5)
+        XCTAssertEqual(String(decoding: small, as: UTF8.self), #"{"keys":[]}"#)
+        do {
+            _ = try await BoundedFetch.get(URL(string: base + "/big")!, limit: 256 * 1024, deadline: 5)
+            XCTFail("an oversize document was read")
+        } catch {
+            XCTAssertEqual(error, .tooLarge(url: base + "/big", limit: 256 * 1024))
+        }
+        let started = Date()
+        do {
+            _ = try await BoundedFetch.get(URL(string: base + "/slow")!, limit: 1024, deadline: 1)
+            XCTFail("a slow document was waited for")
+        } catch {
+            guard case .unreachable = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3.5)
+        do {
+            _ = try await BoundedFetch.get(URL(string: base + "/missing")!, limit: 1024, deadline: 5)
+            XCTFail("a 404 was read")
+        } catch {
+            XCTAssertEqual(error, .unreachable(url: base + "/missing", reason: "HTTP 404"))
         }
     }
 
