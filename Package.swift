@@ -90,7 +90,8 @@ let package = Package(
             "CareModel", "Store", "Insights", "Pipeline",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
+            // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
         // developers and the tests.
@@ -147,7 +148,7 @@ let package = Package(
             "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights"]),
     ]

@@ -20,16 +20,20 @@ import Store
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
+    /// Checks CareGate's own tokens.
     public let verifier: TokenVerifier
+    /// Checks a SMART/OpenID issuer's access tokens, when `serve --issuer` names one.
+    public let issuer: IssuerTokenVerifier?
     /// The measurements and rules the Insights series reads (Mappings/insights.yaml by default).
     public let insightsRules: InsightsRules
 
     public init(
-        store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience,
+        store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
         insightsRules: InsightsRules = (try? InsightsRules.defaults()) ?? InsightsRules(file: "", measurements: [], chart: nil, rules: [])
     ) {
         self.store = store
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
+        self.issuer = issuer
         self.insightsRules = insightsRules
     }
 
@@ -45,7 +49,7 @@ public struct AppServer: Sendable {
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
-        let api = router.group("carekit/v1").add(middleware: PatientAccessMiddleware(verifier: verifier, store: store))
+        let api = router.group("carekit/v1").add(middleware: PatientAccessMiddleware(verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store))
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)

@@ -13,6 +13,16 @@ struct ServeCommand: ParsableCommand {
             Every /carekit/v1 request needs a token of `caregate patients token`, signed by --key (made, \
             mode 0600, when missing), which binds it to one patient. GET /health and GET /openapi.json are \
             open. Runs beside `caregate sync` on the same store. Stops on SIGINT or SIGTERM.
+
+            With --issuer URL, access tokens of that SMART/OpenID issuer are accepted too: signed by a key \
+            of the JWK Set its .well-known/smart-configuration (or openid-configuration) names (RS256, RS384, \
+            RS512, ES256, ES384, ES512), `iss` the URL exactly, `aud` containing --audience, the patient from \
+            their `patient` claim (a FHIR id: the store's Patient/<id>). Reads need patient/*.read or \
+            patient/*.rs (SMART v1 or v2); pushes need patient/Observation.write or patient/Observation.cu \
+            (or the same on patient/*). See Docs/app-auth.md.
+
+            Example:
+              caregate serve --store caregate.sqlite --key server.key --issuer https://login.example.org --audience https://caregate.example.org
             """
     )
 
@@ -27,8 +37,13 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "The port to listen on.")
     var port: Int = 8080
 
-    @Option(name: .long, help: ArgumentHelp("The audience tokens must name.", valueName: "aud"))
-    var audience: String = PatientToken.defaultAudience
+    @Option(name: .long, help: ArgumentHelp(
+        "The audience tokens must name (default \(PatientToken.defaultAudience)); with --issuer, CareGate's base URL as apps name it to the issuer.",
+        valueName: "aud"))
+    var audience: String?
+
+    @Option(name: .long, help: ArgumentHelp("A SMART/OpenID issuer whose access tokens are accepted too (https; http only on the loopback).", valueName: "url"))
+    var issuer: String?
 
     @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (debug and below may show patient ids).", valueName: "level"))
     var logLevel: String = "info"
@@ -36,6 +51,11 @@ struct ServeCommand: ParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if let issuer {
+            // The default audience names no server: an issuer's tokens must be bound to this one.
+            guard let audience else { throw ValidationError("--issuer needs --audience: CareGate's base URL, as apps name it to the issuer") }
+            do { _ = try IssuerConfiguration(issuer: issuer, audience: audience) } catch { throw ValidationError("--issuer: \(error)") }
+        }
     }
 
     /// Runs the server until a signal stops it; the command line's main stays synchronous, so this
@@ -45,11 +65,19 @@ struct ServeCommand: ParsableCommand {
         guard let store = try storeOptions.open(creating: true) as? any AppSyncStore else {
             throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
         }
-        let server = AppServer(store: store, key: key, audience: audience)
+        let audience = audience ?? PatientToken.defaultAudience
+        let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
+        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier)
         let (host, port, logLevel) = (host, port, logLevel)
         let outcome = ServeOutcome()
         let done = DispatchSemaphore(value: 0)
         Task {
+            if let issuerVerifier {
+                // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
+                do { _ = try await issuerVerifier.refreshKeys() } catch {
+                    FileHandle.standardError.write(Data("warning: \(error); its tokens are refused until its keys can be read\n".utf8))
+                }
+            }
             do { try await server.run(host: host, port: port, logLevel: logLevel) } catch { outcome.set(error) }
             done.signal()
         }

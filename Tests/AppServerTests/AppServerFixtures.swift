@@ -18,11 +18,11 @@ struct AppServerFixture: Sendable {
     let server: AppServer
     var tasks: [String: CareTask] = [:]
 
-    /// In memory, or in the SQLite file `path`.
-    init(path: String? = nil) throws {
+    /// In memory, or in the SQLite file `path`; accepting `issuer`'s tokens too when it is given.
+    init(path: String? = nil, issuer: TestIssuer? = nil) throws {
         store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
         key = ServerKey(privateKey: P256.Signing.PrivateKey())
-        server = AppServer(store: store, key: key)
+        server = AppServer(store: store, key: key, issuer: try issuer.map { try $0.verifier(IssuerDocuments(serving: $0)) })
         var batch = StoreBatch()
         for name in ["pat-1", "pat-2"] {
             let patient = Patient(id: "Patient/\(name)", name: PersonName(givenName: "Given-\(name)", familyName: "Family-\(name)"),

@@ -37,17 +37,39 @@ final class RouteTests: XCTestCase {
         }
     }
 
+    /// Every route of patient data, from the OpenAPI document: all of them are in ``patientRoutes``, so
+    /// that the matrices below cover every endpoint but /health and /openapi.json.
+    func testThePatientRoutesAreEveryEndpointOfTheDocumentButTheOpenOnes() throws {
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: Corpus.projectRoot.appendingPathComponent("Docs/openapi.json"))) as? [String: Any])
+        let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
+        var documented = Set<String>()
+        for (path, operations) in paths where path != "/health" && path != "/openapi.json" {
+            for method in operations.keys where ["get", "post", "put", "patch", "delete"].contains(method) { documented.insert("\(method.uppercased()) \(path)") }
+        }
+        let tested = Set(Self.patientRoutes.map { "\($0.0.rawValue) \($0.1.split(separator: "?")[0])" })
+        XCTAssertEqual(tested, documented)
+    }
+
+    /// Every route x every bad token, CareGate's own and a SMART issuer's (no token, expired, forged, `alg:
+    /// none`, HS256, another audience, unknown kid, no patient claim...): 401 with RFC 6750's challenge
+    /// (403 `insufficient_scope` for an issuer's token whose scopes do not grant the request), and no
+    /// patient data in the body.
     func testEveryPatientRouteRefusesEveryBadTokenAndRevealsNothing() async throws {
-        let fixture = try AppServerFixture()
-        let bad = try BadTokens.all(fixture)
+        let issuer = try TestIssuer()
+        let fixture = try AppServerFixture(issuer: issuer)
+        var bad: [(String, String?, HTTPResponse.Status)] = try BadTokens.all(fixture).map { ($0.0, $0.1, HTTPResponse.Status.unauthorized) }
+        for (name, token, status) in try issuer.badTokens(other: TestIssuer()) { bad.append((name, token, HTTPResponse.Status(code: status))) }
+        let tokens = bad
         try await fixture.test { client in
             for (method, uri) in Self.patientRoutes {
-                for (name, token) in bad {
+                for (name, token, status) in tokens {
                     try await client.execute(uri: uri, method: method, headers: token.map(fixture.bearer) ?? [:]) { response in
-                        XCTAssertEqual(response.status, .unauthorized, "\(method) \(uri) with \(name)")
-                        XCTAssertEqual(response.headers[.wwwAuthenticate], "Bearer")
+                        XCTAssertEqual(response.status, status, "\(method) \(uri) with \(name)")
+                        let challenge = status == .forbidden ? #"Bearer error="insufficient_scope""# : token == nil ? "Bearer" : #"Bearer error="invalid_token""#
+                        XCTAssertEqual(response.headers[.wwwAuthenticate], challenge, "\(method) \(uri) with \(name)")
                         XCTAssertFalse(response.text.contains("pat-"), "\(method) \(uri) with \(name): \(response.text)")
-                        XCTAssertEqual((response.json as? [String: String])?["error"], "unauthorized")
+                        XCTAssertFalse(response.text.contains("Given") || response.text.contains("Task of"), "\(method) \(uri) with \(name)")
+                        XCTAssertEqual((response.json as? [String: String])?["error"], status == .forbidden ? "insufficient-scope" : "unauthorized")
                     }
                 }
             }
@@ -55,7 +77,55 @@ final class RouteTests: XCTestCase {
         // Each refusal is in the audit trail, with no subject.
         let refused = try fixture.store.auditEntries(patientID: nil, limit: 1000)
         XCTAssertEqual(refused.count, Self.patientRoutes.count * bad.count)
-        XCTAssertTrue(refused.allSatisfy { $0.status == 401 && $0.subject == nil && $0.patientID == nil })
+        XCTAssertTrue(refused.allSatisfy { ($0.status == 401 || $0.status == 403) && $0.subject == nil && $0.patientID == nil })
+    }
+
+    /// Every route with the other patient's token, CareGate's own and an issuer's: nothing of the first
+    /// patient in any answer (ids, names, uuids), and a push of an outcome of the first patient's task is
+    /// 403 with nothing stored and nothing queued.
+    func testAnotherPatientsTokenReachesNothingOfTheFirst() async throws {
+        let issuer = try TestIssuer()
+        let fixture = try AppServerFixture(issuer: issuer)
+        let firstTask = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        var uuids: [String] = [firstTask.uuid.uuidString]
+        for kind in [EntityKind.patient, .carePlan, .contact] {
+            try fixture.store.forEachVersion(kind) { entity in
+                if entity.id.hasSuffix("pat-1") { uuids.append(entity.metadata.uuid.uuidString) }
+            }
+        }
+        XCTAssertEqual(uuids.count, 4)
+        let firstUUIDs = uuids
+        let secondTokens = [("own", try fixture.token("Patient/pat-2")), ("issuer", try issuer.token(issuer.claims(patient: "pat-2")))]
+        let store = fixture.store
+        try await fixture.test { client in
+            for (family, token) in secondTokens {
+                let headers = fixture.bearer(token)
+                for (method, uri) in Self.patientRoutes where method == .get {
+                    try await client.execute(uri: uri, method: method, headers: headers) { response in
+                        XCTAssertEqual(response.status, .ok, "\(family) \(uri)")
+                        XCTAssertFalse(response.text.contains("pat-1"), "\(family) \(uri): \(response.text)")
+                        for uuid in firstUUIDs { XCTAssertFalse(response.text.uppercased().contains(uuid), "\(family) \(uri)") }
+                    }
+                }
+                // The push: caught up first (so that it is not refused for "pull first"), then an outcome
+                // of the first patient's task.
+                let transport = SyncTransport(client: client, headers: headers)
+                var knowledge = KnowledgeVector()
+                for record in try await transport.pull(knowledge) { knowledge.merge(with: record.knowledgeVector) }
+                let outcome = Outcome(taskUUID: firstTask.uuid, taskOccurrenceIndex: 1, values: [OutcomeValue(.double(1))],
+                                      metadata: EntityMetadata(effectiveDate: AppServerFixture.day0, timezone: .gmt))
+                let body = try SyncTransport.pushBody([CareKitRevisionRecord(entities: [CareKitEntity(.outcome(outcome))], knowledgeVector: knowledge)], knowledge)
+                try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: headers, body: ByteBuffer(bytes: body)) { response in
+                    XCTAssertEqual(response.status, .forbidden, "\(family): \(response.text)")
+                    XCTAssertFalse(response.text.contains("pat-1"), family)
+                    XCTAssertFalse(response.text.uppercased().contains(firstTask.uuid.uuidString), family)
+                }
+            }
+        }
+        XCTAssertEqual(try store.outcomes(.current).count, 0)
+        XCTAssertEqual(try store.outboxEntries(in: .pending, limit: 100).count, 0)
+        // Nothing in the audit trail names the first patient.
+        XCTAssertEqual(try store.auditEntries(patientID: "Patient/pat-1", limit: 100).count, 0)
     }
 
     func testATokenForAPatientNotInTheStoreIsForbidden() async throws {

@@ -86,6 +86,10 @@ public struct VerifiedToken: Sendable, Equatable {
 }
 
 /// Why a token is refused. The message is safe to show a client: it names no patient and no key.
+///
+/// All are 401 (`WWW-Authenticate: Bearer error="invalid_token"`, or a bare `Bearer` for ``missing``,
+/// RFC 6750 §3.1) but ``insufficientScope`` (403, `error="insufficient_scope"`) and ``issuerUnavailable``
+/// (503: the issuer's keys cannot be read now, which is not the client's fault).
 public enum TokenError: Error, Equatable, CustomStringConvertible {
     case missing
     case malformed
@@ -96,18 +100,27 @@ public enum TokenError: Error, Equatable, CustomStringConvertible {
     case wrongAudience
     case wrongIssuer
     case noPatient
+    /// The token names a key (`kid`) that its issuer does not publish.
+    case unknownKey
+    /// An issuer's token whose scopes do not grant what the request does.
+    case insufficientScope
+    /// The issuer's keys cannot be fetched now.
+    case issuerUnavailable
 
     public var description: String {
         switch self {
         case .missing: return "an Authorization: Bearer token is required"
         case .malformed: return "the token is not a well-formed JWT"
-        case .unsupportedAlgorithm: return "the token's algorithm is not accepted (ES256 only)"
+        case .unsupportedAlgorithm: return "the token's algorithm is not accepted"
         case .badSignature: return "the token's signature does not verify"
         case .expired: return "the token has expired"
         case .notYetValid: return "the token is not valid yet"
         case .wrongAudience: return "the token is for another audience"
         case .wrongIssuer: return "the token is from another issuer"
         case .noPatient: return "the token names no patient"
+        case .unknownKey: return "the token's signing key is not known"
+        case .insufficientScope: return "the token's scopes do not grant this request"
+        case .issuerUnavailable: return "the token's issuer cannot be reached; try again later"
         }
     }
 }

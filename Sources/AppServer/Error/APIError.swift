@@ -10,22 +10,36 @@ public struct APIError: HTTPResponseError, Equatable {
     /// A stable, machine-readable code (`unauthorized`, `forbidden`, `pull first`...).
     public let code: String
     public let message: String
+    /// The `WWW-Authenticate` challenge (RFC 6750 §3); a 401 without one says `Bearer`.
+    public let challenge: String?
 
-    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, challenge: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.challenge = challenge
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
-        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let challenge { headers[.wwwAuthenticate] = challenge } else if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         let body = (try? JSONSerialization.data(withJSONObject: ["error": code, "message": message], options: [.sortedKeys])) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
+    /// A refused token: 401 with RFC 6750's challenge (no error code when there was no token at all),
+    /// 403 `insufficient_scope` for scopes that do not grant the request, 503 when its issuer is unreachable.
     public static func unauthorized(_ reason: TokenError) -> APIError {
-        APIError(.unauthorized, code: "unauthorized", message: reason.description)
+        switch reason {
+        case .missing:
+            return APIError(.unauthorized, code: "unauthorized", message: reason.description, challenge: "Bearer")
+        case .insufficientScope:
+            return APIError(.forbidden, code: "insufficient-scope", message: reason.description, challenge: #"Bearer error="insufficient_scope""#)
+        case .issuerUnavailable:
+            return APIError(.serviceUnavailable, code: "busy", message: reason.description)
+        default:
+            return APIError(.unauthorized, code: "unauthorized", message: reason.description, challenge: #"Bearer error="invalid_token""#)
+        }
     }
 
     public static let forbidden = APIError(.forbidden, code: "forbidden", message: "the token does not open this patient's data")

@@ -11,7 +11,7 @@ import Store
 /// subject and patient), what (method and path), when, and the status, with the handler's note.
 struct PatientAccessMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
-    let verifier: TokenVerifier
+    let verifier: any AccessTokenVerifier
     let store: any AppSyncStore
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -20,7 +20,7 @@ struct PatientAccessMiddleware: RouterMiddleware {
         var response: Response
         var detail: String?
         do {
-            let token = try verify(request)
+            let token = try await verify(request)
             context.token = token
             guard try !store.patients(EntityQuery(ids: [token.patientID])).isEmpty else {
                 // A token for a patient the store no longer (or never) had: refused like another's data.
@@ -50,10 +50,10 @@ struct PatientAccessMiddleware: RouterMiddleware {
         return response
     }
 
-    private func verify(_ request: Request) throws -> VerifiedToken {
+    private func verify(_ request: Request) async throws -> VerifiedToken {
         guard let header = request.headers[.authorization] else { throw TokenError.missing }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw TokenError.missing }
-        return try verifier.verify(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        return try await verifier.verify(String(parts[1]).trimmingCharacters(in: .whitespaces), access: TokenAccess(request.method))
     }
 }
