@@ -78,7 +78,7 @@ public struct ProgressStrategies: Sendable, Hashable {
     /// The strategy of `task`'s events.
     public func strategy(for task: CareTask) -> ProgressStrategy {
         guard !rules.isEmpty else { return standard }
-        let codes = ProgressRule.codes(of: task)
+        let codes = task.metadata.linkage.codes
         return rules.first { $0.matches(taskID: task.id, codes: codes) }?.strategy ?? standard
     }
 }
@@ -103,16 +103,11 @@ public struct ProgressRule: Sendable, Hashable {
         self.location = location
     }
 
-    func matches(taskID: String, codes: [Substring]) -> Bool {
+    func matches(taskID: String, codes: [String]) -> Bool {
         switch match {
         case .task(let id): return id == taskID
         case .code(let code): return codes.contains { $0 == code }
         }
-    }
-
-    /// The FHIR codes the import kept on `task` (``UserInfoKey/codes``: `system|code`, one per line).
-    static func codes(of task: CareTask) -> [Substring] {
-        task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n") ?? []
     }
 }
 

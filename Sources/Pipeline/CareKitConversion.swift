@@ -28,9 +28,9 @@ public enum CareKitConversion {
         return (json, report)
     }
 
-    /// The patient of a task without a care plan, as the mappings note it (``UserInfoKey/patient``): what
+    /// The patient of a task without a care plan, as the mappings note it (``FHIRLinkage/patientID``): what
     /// ``StoreDumper`` groups such tasks (log tasks) by.
-    public static let taskPatient: @Sendable (CareTask) -> String? = { $0.metadata.userInfo?[UserInfoKey.patient] }
+    public static let taskPatient: @Sendable (CareTask) -> String? = { $0.metadata.linkage.patientID }
 
     private static func imported(_ sources: [FHIRInput.Source], engine: MappingEngine) throws -> (SQLiteStore, ImportReport) {
         let store = try SQLiteStore.inMemory()

@@ -59,7 +59,7 @@ final class ExportInputLoader: @unchecked Sendable {
             }
         }
         let runTasks = locked { versions.values.compactMap { tasks[$0.taskUUID] } }
-        let plans = locked { Set(runTasks.compactMap { $0.metadata.userInfo?[UserInfoKey.patient] == nil ? $0.carePlanID : nil }).subtracting(plansRead) }
+        let plans = locked { Set(runTasks.compactMap { $0.metadata.linkage.patientID == nil ? $0.carePlanID : nil }).subtracting(plansRead) }
         if !plans.isEmpty {
             let read = try store.carePlans(EntityQuery(ids: Array(plans)))
             locked {
@@ -97,7 +97,7 @@ final class ExportInputLoader: @unchecked Sendable {
     private func completion(by input: OutcomeExportInput) throws -> ActivityCompletion? {
         let task = input.task
         guard input.outcome.metadata.deletedDate == nil, let provenance = task.metadata.provenance, provenance.fhirType == "CarePlan",
-              let path = task.metadata.userInfo?[UserInfoKey.element], path.hasPrefix("CarePlan.activity["),
+              let path = task.metadata.linkage.elementPath, path.hasPrefix("CarePlan.activity["),
               let count = task.schedule.occurrenceCount, count > 0, let end = task.schedule.endDate,
               let patientID = locked({ patientID(of: task) })
         else { return nil }
@@ -117,6 +117,6 @@ final class ExportInputLoader: @unchecked Sendable {
 
     /// The entity id of `task`'s patient (call with the lock held).
     private func patientID(of task: CareTask) -> String? {
-        task.metadata.userInfo?[UserInfoKey.patient] ?? task.carePlanID.flatMap { patientOfPlan[$0] }
+        task.metadata.linkage.patientID ?? task.carePlanID.flatMap { patientOfPlan[$0] }
     }
 }

@@ -23,16 +23,15 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     func add(_ task: CareTask) {
         // The Observations its activity names as outcomes: the version added last says (the input's
         // over the store's).
-        for reference in task.metadata.userInfo?[UserInfoKey.outcomeReferences]?.split(separator: "\n") ?? [] {
-            if let key = ResourceKey(description: reference) { outcomes[key] = task.id }
-        }
+        let linkage = task.metadata.linkage
+        for key in linkage.outcomeReferences { outcomes[key] = task.id }
         let isNew = byID.updateValue(task, forKey: task.id) == nil
         guard isNew else { return }
         if let provenance = task.metadata.provenance {
-            bySource[ResourceKey(type: provenance.fhirType, id: provenance.fhirID), default: []].append(task.id)
+            bySource[provenance.resource, default: []].append(task.id)
         }
-        if let patient = task.metadata.userInfo?[UserInfoKey.patient], let codes = task.metadata.userInfo?[UserInfoKey.codes] {
-            for code in codes.split(separator: "\n") { byPatientCode["\(patient) \(code)", default: []].append(task.id) }
+        if let patient = linkage.patientID {
+            for code in linkage.codes { byPatientCode["\(patient) \(code)", default: []].append(task.id) }
         }
     }
 

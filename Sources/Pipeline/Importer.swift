@@ -463,7 +463,7 @@ public final class Importer {
             return nil
         }
         for link in try store.links(ofResources: linked) {
-            earlierLinks[ResourceKey(type: link.resourceType, id: link.resourceID), default: []].append(link)
+            earlierLinks[link.resource, default: []].append(link)
         }
 
         var groups: [ResourceGroup] = []
@@ -1053,12 +1053,13 @@ public final class Importer {
                 var metadata = EntityMetadata(
                     effectiveDate: max(effective, stored?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
                     provenance: provenance)
-                metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
+                metadata.linkage.valueSources = sources
                 outcome = Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
             } else if var kept = stored {
                 // Only removals: the same outcome with fewer values.
                 kept.values = values
-                kept.metadata.userInfo = sources.map { [UserInfoKey.valueSources: $0] }
+                kept.metadata.userInfo = nil
+                kept.metadata.linkage.valueSources = sources
                 outcome = kept
             } else {
                 continue
@@ -1143,7 +1144,7 @@ public final class Importer {
         var outcomes: [String: Set<ResourceKey>] = [:]
         for link in try store.links(ofResources: sources.map { ($0.type, $0.id) })
         where link.entityKind == .outcome && link.sourceSystem == options.mapping.sourceSystem {
-            outcomes[link.entityID, default: []].insert(ResourceKey(type: link.resourceType, id: link.resourceID))
+            outcomes[link.entityID, default: []].insert(link.resource)
         }
         for source in sources {
             if let id = previous?.outcomeOfSource[source] { outcomes[id, default: []].insert(source) }
@@ -1154,18 +1155,16 @@ public final class Importer {
     /// The resources an outcome's values came from, in value order, as `userInfo` keeps them: nil when
     /// every value came from the resource its provenance names (most outcomes), so that the store keeps
     /// no JSON for them.
-    private static func valueSources(_ sources: [ResourceKey], provenance: Provenance?) -> String? {
-        if let provenance, sources.allSatisfy({ $0.type == provenance.fhirType && $0.id == provenance.fhirID }) { return nil }
-        return sources.map(\.description).joined(separator: "\n")
+    private static func valueSources(_ sources: [ResourceKey], provenance: Provenance?) -> [ResourceKey]? {
+        if let provenance, sources.allSatisfy({ $0 == provenance.resource }) { return nil }
+        return sources
     }
 
     /// An outcome's values, each with the resource it came from (`userInfo` keeps them in value order;
     /// without it, they all came from the resource of its provenance).
     private static func valuesWithSources(_ outcome: Outcome) -> [(source: ResourceKey, value: OutcomeValue)] {
-        let sources = outcome.metadata.userInfo?[UserInfoKey.valueSources]?.split(separator: "\n").map { text in
-            ResourceKey(description: text) ?? ResourceKey(type: String(text), id: "")
-        } ?? outcome.metadata.provenance.map { provenance in
-            Array(repeating: ResourceKey(type: provenance.fhirType, id: provenance.fhirID), count: outcome.values.count)
+        let sources = outcome.metadata.linkage.valueSources ?? outcome.metadata.provenance.map { provenance in
+            Array(repeating: provenance.resource, count: outcome.values.count)
         } ?? []
         return withoutPositions(outcome.values).enumerated().map { position, value in
             (position < sources.count ? sources[position] : ResourceKey(type: "unknown", id: String(position)), value)

@@ -119,10 +119,10 @@ final class ExportAcceptanceCLITests: XCTestCase {
             }
             let added = try CLIRunner.run(arguments)
             XCTAssertEqual(added.status, 0, "\(task.id): \(added.stderr)")
-            var patientID = task.metadata.userInfo?[UserInfoKey.patient]
+            var patientID = task.metadata.linkage.patientID
             if patientID == nil, let planID = task.carePlanID { patientID = try store.carePlans(EntityQuery(ids: [planID])).first?.patientID }
             let patient = try XCTUnwrap(try patientID.flatMap { try store.patients(EntityQuery(ids: [$0])).first }, task.id)
-            let codes = Set(task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n").map(String.init) ?? [])
+            let codes = Set(task.metadata.linkage.codes)
             recorded.append(Recorded(
                 taskID: task.id, occurrence: occurrence, time: time, value: value, units: units,
                 patientReference: "Patient/\(patient.metadata.provenance?.fhirID ?? "?")", codes: codes))

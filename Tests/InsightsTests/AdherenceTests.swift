@@ -225,7 +225,7 @@ final class AdherenceTests: XCTestCase {
     func testStrategyChosenPerTask() throws {
         let pill = task("pill", try Schedule.dailyAtTime(hour: 8, minutes: 0, start: start, end: nil, text: nil, timeZone: zone))
         var steps = task("steps", try Schedule.dailyAtTime(hour: 20, minutes: 0, start: start, end: nil, text: nil, targetValues: [OutcomeValue(.integer(10_000))], timeZone: zone))
-        steps.metadata.userInfo = [UserInfoKey.codes: "http://snomed.info/sct|129006008\nhttp://loinc.org|55423-8"]
+        steps.metadata.linkage.codes = ["http://snomed.info/sct|129006008", "http://loinc.org|55423-8"]
         let interval = DateInterval(start: start, end: day(1))
         let events = events(of: pill, in: interval, outcomes: [0: []]) + events(of: steps, in: interval, outcomes: [0: [OutcomeValue(.integer(5_000), units: "steps")]])
         let byDefault = AdherenceCalculator(timeZone: zone).daily(tasks: spans(pill, steps), events: events, in: interval)
@@ -247,7 +247,7 @@ final class AdherenceTests: XCTestCase {
     /// itself be summing with a rule sending one task back to CareKit's default.
     func testFirstMatchingRuleAndTheDefault() throws {
         var steps = task("steps", try Schedule.dailyAtTime(hour: 20, minutes: 0, start: start, end: nil, text: nil, targetValues: [OutcomeValue(.integer(4))], timeZone: zone))
-        steps.metadata.userInfo = [UserInfoKey.codes: "http://loinc.org|55423-8"]
+        steps.metadata.linkage.codes = ["http://loinc.org|55423-8"]
         let strategies = ProgressStrategies(standard: .summingOutcomeValues, rules: [
             ProgressRule(match: .task("steps"), strategy: .checkingOutcomeExists),
             ProgressRule(match: .code("http://loinc.org|55423-8"), strategy: .summingOutcomeValues),

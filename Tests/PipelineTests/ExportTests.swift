@@ -263,7 +263,7 @@ final class ExportTests: XCTestCase {
         let mapping = try XCTUnwrap(try MappingSet.defaults(overriddenBy: mappings.path).export)
         XCTAssertTrue(mapping.activityStatus)
         let taskID = "CarePlan/cp-count#activity-229065009"
-        XCTAssertEqual(try task(taskID, in: store).metadata.userInfo?[UserInfoKey.element], "CarePlan.activity[0]")
+        XCTAssertEqual(try task(taskID, in: store).metadata.linkage.elementPath, "CarePlan.activity[0]")
 
         let out = try makeScratchFolder("activity-status-out")
         try record([OutcomeValue(.boolean(true))], task: taskID, occurrence: 0, in: store)

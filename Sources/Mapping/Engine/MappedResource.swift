@@ -62,23 +62,3 @@ public protocol TaskCatalog: Sendable {
     /// The task whose activity names Observation `key` in its `outcomeReference`.
     func taskForOutcome(_ key: ResourceKey) -> String?
 }
-
-/// Where the importer keeps what it learns about entities in user info (CareKit's free-form field).
-public enum UserInfoKey {
-    /// The FHIR codes of a task or outcome (`system|code`, one per line): kept for export and for
-    /// matching Observations to tasks.
-    public static let codes = "fhir.codes"
-    /// The entity id of a task's patient.
-    public static let patient = "fhir.patient"
-    /// The Observations (`Type/id`, one per line) a CarePlan activity names in its `outcomeReference`:
-    /// the outcomes of its task, whichever import brings them.
-    public static let outcomeReferences = "fhir.outcomeReferences"
-    /// The Observations whose values an outcome holds, one `Type/id` per value, in value order; absent
-    /// when all of them came from the resource the outcome's provenance names.
-    public static let valueSources = "fhir.valueSources"
-    /// Where in its resource the element a task was made from sits (`CarePlan.activity[1]`), when it is
-    /// not the resource itself: what an export names to update that element.
-    public static let element = "fhir.element"
-    /// Identifiers of a patient (`system|value`, one per line).
-    public static let identifiers = "fhir.identifiers"
-}

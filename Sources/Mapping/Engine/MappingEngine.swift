@@ -221,27 +221,22 @@ private struct Run {
             impactsAdherence: try boolean(entity.field("impactsAdherence"), item: item) ?? true, schedule: schedule,
             metadata: metadata(effective: schedule.startDate))
         if let field = entity.field("carePlan") { task.carePlanID = try references(field, item: item, expecting: "CarePlan").first }
-        var info = task.metadata.userInfo ?? [:]
+        var linkage = task.metadata.linkage
         if let field = entity.field("patient"), let patient = try references(field, item: item, expecting: "Patient").first {
-            info[UserInfoKey.patient] = patient
+            linkage.patientID = patient
         }
-        let codes = try codings(entity.field("codes"), item: item)
-        if !codes.isEmpty { info[UserInfoKey.codes] = codes.joined(separator: "\n") }
-        if let path = item.path, path.utf8.contains(UInt8(ascii: ".")) { info[UserInfoKey.element] = path }
-        task.metadata.userInfo = info.isEmpty ? nil : info
+        linkage.codes = try codings(entity.field("codes"), item: item)
+        if let path = item.path, path.utf8.contains(UInt8(ascii: ".")) { linkage.elementPath = path }
         try applyCommon(entity, item: item, to: &task.metadata)
         // The Observations this activity says are its outcomes, kept on the task, so that the importer
         // finds their task whichever import brings them.
-        var outcomes: [String] = []
         for reference in item.element.children(named: "outcomeReference").compactMap({ $0.childValue("reference") }) {
             switch index.resolve(reference) {
-            case .found(let observation), .outside(let observation): outcomes.append(observation.description)
+            case .found(let observation), .outside(let observation): linkage.outcomeReferences.append(observation)
             case .unresolved: break
             }
         }
-        if !outcomes.isEmpty {
-            task.metadata.userInfo = (task.metadata.userInfo ?? [:]).merging([UserInfoKey.outcomeReferences: outcomes.joined(separator: "\n")]) { _, new in new }
-        }
+        task.metadata.linkage = linkage
         return try hashed(task)
     }
 
@@ -306,7 +301,10 @@ private struct Run {
                 throw MappingFailure(at: key.type, "cannot make the log schedule: \(error)")
             }
             var made = CareTask(id: logID, title: title, impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: options.epoch, timezone: zone))
-            made.metadata.userInfo = [UserInfoKey.patient: patientID, UserInfoKey.codes: codeKey]
+            var linkage = FHIRLinkage()
+            linkage.patientID = patientID
+            linkage.codes = [codeKey]
+            made.metadata.linkage = linkage
             made.metadata.tags = ["log"]
             log = try hashed(made)
             engine.logTasks["\(logID)\n\(title)"] = log
@@ -327,7 +325,7 @@ private struct Run {
     }
 
     private func taskCodes(_ task: CareTask) -> [String] {
-        task.metadata.userInfo?[UserInfoKey.codes]?.split(separator: "\n").map(String.init) ?? []
+        task.metadata.linkage.codes
     }
 
     // MARK: - Metadata

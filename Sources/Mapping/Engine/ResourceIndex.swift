@@ -2,28 +2,10 @@ import CareModel
 import FHIR
 import Foundation
 
-/// The stable identity of a source resource: its type and id (the id it has, or one derived from its
-/// identifier or fullUrl when it has none), the same whether it came as JSON or XML.
-public struct ResourceKey: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let type: String
-    public let id: String
-
-    public init(type: String, id: String) {
-        self.type = type
-        self.id = id
-    }
-
-    /// `Type/id`.
-    public var description: String { "\(type)/\(id)" }
-
-    /// The key a ``description`` (`Type/id`) names; nil without a `/`.
-    public init?<Text: StringProtocol>(description text: Text) {
-        guard let slash = text.firstIndex(of: "/") else { return nil }
-        self.init(type: String(text[..<slash]), id: String(text[text.index(after: slash)...]))
-    }
-
-    public static func < (lhs: ResourceKey, rhs: ResourceKey) -> Bool { (lhs.type, lhs.id) < (rhs.type, rhs.id) }
-
+/// The stable identity of a source resource (``ResourceKey``, in CareModel): its type and id (the id it
+/// has, or one derived from its identifier or fullUrl when it has none), the same whether it came as JSON
+/// or XML.
+extension ResourceKey {
     /// The key of `resource`: its `id`; else its first identifier (`system|value`, made id-safe); else
     /// its `fullUrl` (`urn:uuid:...`); nil when it has none of them.
     public static func of(_ resource: Element, fullUrl: String?) -> ResourceKey? {

@@ -145,7 +145,7 @@ public struct OutcomeExporter: Sendable {
 
     /// Observation.code: the task's codes, else the mapping's, with the task's title as text.
     private func observationCode(of task: CareTask) -> Element {
-        let keys = task.metadata.userInfo?[UserInfoKey.codes]?.utf8.split(separator: UInt8(ascii: "\n")).compactMap { String($0) } ?? []
+        let keys = task.metadata.linkage.codes
         var codings = keys.compactMap(Self.codingElement(fromKey:))
         if codings.isEmpty, let code = mapping.code { codings = [Self.coding(code)] }
         var children = codings

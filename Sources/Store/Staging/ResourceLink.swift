@@ -11,6 +11,9 @@ public struct ResourceLink: Hashable, Sendable {
     public var entityKind: EntityKind
     public var entityID: String
 
+    /// The resource of the link.
+    public var resource: ResourceKey { ResourceKey(type: resourceType, id: resourceID) }
+
     public init(sourceSystem: String, resourceType: String, resourceID: String, entityKind: EntityKind, entityID: String) {
         self.sourceSystem = sourceSystem
         self.resourceType = resourceType

@@ -1,0 +1,86 @@
+/// What ties a care entity to the FHIR it came from, beyond its provenance: the codes it carries, its
+/// patient, the Observations a CarePlan activity names as its outcomes, the resource each outcome value
+/// came from, and where in its resource the element it was made from sits.
+///
+/// The mappings write it, the importer, the exporter, the store's revision log and the app server read
+/// it; all of them through this type. It travels in CareKit's free-form `userInfo` (so that a CareKit
+/// app keeps it), under `fhir.*` keys with one encoding, owned here: nothing else reads those keys.
+///
+/// ```swift
+/// var linkage = task.metadata.linkage
+/// linkage.codes = ["http://loinc.org|8867-4"]
+/// task.metadata.linkage = linkage
+/// ```
+public struct FHIRLinkage: Sendable, Hashable {
+    /// The FHIR codes of a task or outcome (`system|code`): kept for export and for matching
+    /// Observations to tasks.
+    public var codes: [String] = []
+    /// The entity id of a task's patient (a task of no care plan: a medication, a log).
+    public var patientID: String?
+    /// The Observations a CarePlan activity names in its `outcomeReference`: the outcomes of its task,
+    /// whichever import brings them.
+    public var outcomeReferences: [ResourceKey] = []
+    /// The resource each value of an outcome came from, in value order; nil when all of them came from
+    /// the resource the outcome's provenance names.
+    public var valueSources: [ResourceKey]?
+    /// Where in its resource the element a task was made from sits (`CarePlan.activity[1]`), when it is
+    /// not the resource itself: what an export names to update that element.
+    public var elementPath: String?
+    /// Identifiers of a patient (`system|value`).
+    public var identifiers: [String] = []
+
+    public init() {}
+
+    /// The linkage `userInfo` holds (empty when it holds none).
+    public init(userInfo: [String: String]?) {
+        guard let userInfo else { return }
+        codes = Self.lines(userInfo[Key.codes])
+        patientID = userInfo[Key.patient]
+        outcomeReferences = Self.lines(userInfo[Key.outcomeReferences]).compactMap { ResourceKey(description: $0) }
+        valueSources = userInfo[Key.valueSources].map { text in
+            // A value whose source has no id keeps its type (an empty id), in its place.
+            Self.lines(text).map { ResourceKey(description: $0) ?? ResourceKey(type: $0, id: "") }
+        }
+        elementPath = userInfo[Key.element]
+        identifiers = Self.lines(userInfo[Key.identifiers])
+    }
+
+    /// `userInfo` with this linkage in it: its keys set, or removed where the linkage has nothing; nil
+    /// when nothing is left.
+    public func applied(to userInfo: [String: String]?) -> [String: String]? {
+        var info = userInfo ?? [:]
+        info[Key.codes] = codes.isEmpty ? nil : codes.joined(separator: "\n")
+        info[Key.patient] = patientID
+        info[Key.outcomeReferences] = outcomeReferences.isEmpty ? nil : outcomeReferences.map(\.description).joined(separator: "\n")
+        info[Key.valueSources] = valueSources.map { $0.map(\.description).joined(separator: "\n") }
+        info[Key.element] = elementPath
+        info[Key.identifiers] = identifiers.isEmpty ? nil : identifiers.joined(separator: "\n")
+        return info.isEmpty ? nil : info
+    }
+
+    /// The `userInfo` keys, part of the stored and exchanged shape: never renamed.
+    enum Key {
+        static let codes = "fhir.codes"
+        static let patient = "fhir.patient"
+        static let outcomeReferences = "fhir.outcomeReferences"
+        static let valueSources = "fhir.valueSources"
+        static let element = "fhir.element"
+        static let identifiers = "fhir.identifiers"
+    }
+
+    /// The JSON path of the patient key in an entity's stored JSON, for the store's own SQL.
+    public static let patientJSONPath = "$.userInfo.\"fhir.patient\""
+
+    private static func lines(_ text: String?) -> [String] {
+        guard let text else { return [] }
+        return text.split(separator: "\n").map(String.init)
+    }
+}
+
+extension EntityMetadata {
+    /// The entity's FHIR linkage (kept in ``userInfo``).
+    public var linkage: FHIRLinkage {
+        get { FHIRLinkage(userInfo: userInfo) }
+        set { userInfo = newValue.applied(to: userInfo) }
+    }
+}
