@@ -77,6 +77,56 @@ final class RevisionLogTests: XCTestCase {
         XCTAssertEqual(a.server.processUUID, b.server.processUUID)
     }
 
+    /// A task of no care plan (a medication order, an Observation log) is the patient's its linkage names,
+    /// and so are its outcomes: devices pull them.
+    private func taskOfNoCarePlan(of patient: Patient) throws -> CareTask {
+        var task = try StoreFixtures.task("MedicationRequest/m1", plan: StoreFixtures.carePlan(patient: patient))
+        task.carePlanUUID = nil
+        task.carePlanID = nil
+        task.metadata.linkage.patientID = patient.id
+        return task
+    }
+
+    func testATaskOfNoCarePlanAndItsOutcomesAreInItsLinkedPatientsLog() throws {
+        let store = try SQLiteStore.inMemory()
+        let patient = StoreFixtures.patient("a")
+        let task = try taskOfNoCarePlan(of: patient)
+        var batch = StoreBatch()
+        batch.add(patient)
+        batch.add(task)
+        batch.add(StoreFixtures.outcome(task, occurrence: 0))
+        try store.apply(batch)
+        XCTAssertEqual(try log(store, "a").revisions.flatMap(\.entities).map(\.kind), [.patient, .task, .outcome])
+        XCTAssertEqual(try log(store, "b").revisions.count, 0)
+    }
+
+    func testAStoreMadeBeforeV9FilesItsTasksOfNoCarePlanInANewRecord() throws {
+        let folder = try makeScratchFolder("revision-v9")
+        let path = folder.appendingPathComponent("v8.sqlite").path
+        let patient = StoreFixtures.patient("a")
+        let task = try taskOfNoCarePlan(of: patient)
+        do {
+            let store = try SQLiteStore(path: path)
+            var batch = StoreBatch()
+            batch.add(patient)
+            batch.add(task)
+            batch.add(StoreFixtures.outcome(task, occurrence: 0))
+            try store.apply(batch)
+        }
+        // As a store of v8 left it: the task and its outcome filed nowhere.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM revision WHERE entityKind IN ('task', 'outcome')")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v9 %'")
+        }
+        try queue.close()
+        let store = try SQLiteStore(path: path)
+        let read = try log(store, "a")
+        XCTAssertEqual(read.revisions.map(\.stamp.serverClock), [1, 2], "a new record after what devices have")
+        XCTAssertEqual(read.revisions[1].entities.map(\.kind), [.task, .outcome])
+        XCTAssertEqual(read.server.clock, 2)
+    }
+
     func testAFailedBatchFilesNothingAndTicksNothing() throws {
         let (store, patient, _, task) = try StoreFixtures.storeWithTask()
         var batch = StoreBatch()

@@ -11,8 +11,10 @@ import GRDB
 /// which together are the knowledge vector of the revision record the transaction makes for that patient.
 ///
 /// A version is filed under the patient it belongs to: a patient under itself, a care plan under its
-/// patient, a task or contact under its care plan's patient, an outcome under its task's. A version that
-/// belongs to no patient (a contact of no care plan) is in no patient's log.
+/// patient, a task or contact under its care plan's patient, a task of no care plan (a medication order,
+/// an Observation log) under the patient of its FHIR linkage (``FHIRLinkage/patientID``), an outcome under
+/// its task's. A version that belongs to no patient (a contact of no care plan: a practitioner several
+/// patients may share) is in no patient's log.
 struct RevisionLog {
     private let db: Database
     /// The clock of this transaction, once it has written a version.
@@ -31,7 +33,8 @@ struct RevisionLog {
     enum Owner {
         case patient(String)
         case carePlan(patientID: String?)
-        case inCarePlan(String?)
+        /// A task or contact: its care plan's patient, else the patient its linkage names.
+        case inCarePlan(String?, linkedPatient: String?)
         case taskVersion(UUID)
     }
 
@@ -68,11 +71,14 @@ struct RevisionLog {
         switch owner {
         case .patient(let id): return id
         case .carePlan(let patientID): return patientID
-        case .inCarePlan(let carePlanID): return try carePlanID.flatMap { try patient(ofCarePlan: $0) }
+        case .inCarePlan(let carePlanID, let linkedPatient): return try carePlanID.flatMap { try patient(ofCarePlan: $0) } ?? linkedPatient
         case .taskVersion(let uuid):
             if let known = taskPatients[uuid] { return known }
-            let carePlanID = try String.fetchOne(db.cachedStatement(sql: "SELECT carePlanID FROM task WHERE uuid = ?"), arguments: [uuid])
-            let found = try carePlanID.flatMap { try patient(ofCarePlan: $0) }
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT carePlanID, json_extract(payload, ?) AS linkedPatient FROM task WHERE uuid = ?"),
+                arguments: [FHIRLinkage.patientJSONPath, uuid])
+            let carePlanID: String? = row?["carePlanID"]
+            let found = try carePlanID.flatMap { try patient(ofCarePlan: $0) } ?? row?["linkedPatient"]
             taskPatients[uuid] = .some(found)
             return found
         }

@@ -64,6 +64,7 @@ enum StoreSchema {
         migrator.registerMigration("v7 revision log", migrate: createRevisionLog)
         migrator.registerMigration("v7 audit", migrate: createAudit)
         migrator.registerMigration("v8 outcome version graph", migrate: addOutcomeVersionGraph)
+        migrator.registerMigration("v9 tasks of no care plan in their patient's log", migrate: logTasksOfNoCarePlan)
         return migrator
     }
 
@@ -275,6 +276,33 @@ enum StoreSchema {
                 JOIN \(plans) p ON p.id = t.carePlanID ORDER BY o.rowID;
             INSERT INTO revisionStamp (patientID, serverClock, processes) SELECT DISTINCT patientID, 1, '[]' FROM revision;
             UPDATE syncClock SET clock = 1 WHERE EXISTS (SELECT 1 FROM revision);
+            """)
+    }
+
+    /// Tasks of no care plan (medication orders, Observation logs) and their outcomes were in no patient's
+    /// revision log before v9, so no app ever pulled them: they are filed now under the patient their FHIR
+    /// linkage names, in one new record per patient (one tick of the clock), so that every device pulls
+    /// them at its next sync.
+    private static func logTasksOfNoCarePlan(_ db: Database) throws {
+        let linked = "json_extract(t.payload, '\(FHIRLinkage.patientJSONPath)')"
+        try db.execute(sql: """
+            CREATE TEMP TABLE unlogged (patientID TEXT NOT NULL, entityKind TEXT NOT NULL, entityUUID BLOB NOT NULL, entityRowID INTEGER NOT NULL);
+            INSERT INTO unlogged
+                SELECT \(linked), 'task', t.uuid, t.rowID FROM task t
+                WHERE \(linked) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM revision r WHERE r.entityKind = 'task' AND r.entityRowID = t.rowID)
+                ORDER BY t.rowID;
+            INSERT INTO unlogged
+                SELECT u.patientID, 'outcome', o.uuid, o.rowID FROM outcome o JOIN unlogged u ON u.entityKind = 'task' AND u.entityUUID = o.taskUUID
+                WHERE NOT EXISTS (SELECT 1 FROM revision r WHERE r.entityKind = 'outcome' AND r.entityRowID = o.rowID)
+                ORDER BY o.rowID;
+            UPDATE syncClock SET clock = clock + 1 WHERE EXISTS (SELECT 1 FROM unlogged);
+            INSERT INTO revisionStamp (patientID, serverClock, processes)
+                SELECT DISTINCT u.patientID, (SELECT clock FROM syncClock),
+                       (SELECT json_group_array(json_object('id', processID, 'clock', clock)) FROM patientKnowledge k WHERE k.patientID = u.patientID)
+                FROM unlogged u;
+            INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID)
+                SELECT patientID, (SELECT clock FROM syncClock), entityKind, entityUUID, entityRowID FROM unlogged ORDER BY rowid;
+            DROP TABLE unlogged;
             """)
     }
 
