@@ -1,0 +1,34 @@
+import CareModel
+import Foundation
+import Mapping
+
+/// Which resource each value of an outcome came from: the outcome's provenance when they all came from
+/// one resource (most outcomes), else a list in `userInfo` (``UserInfoKey/valueSources``), in value order.
+enum OutcomeValueSources {
+    /// The resources an outcome's values came from, in value order, as `userInfo` keeps them: nil when
+    /// every value came from the resource its provenance names (most outcomes), so that the store keeps
+    /// no JSON for them.
+    static func encode(_ sources: [ResourceKey], provenance: Provenance?) -> String? {
+        if let provenance, sources.allSatisfy({ $0.type == provenance.fhirType && $0.id == provenance.fhirID }) { return nil }
+        return sources.map(\.description).joined(separator: "\n")
+    }
+
+    /// An outcome's values, each with the resource it came from (`userInfo` keeps them in value order;
+    /// without it, they all came from the resource of its provenance).
+    static func valuesWithSources(_ outcome: Outcome) -> [(source: ResourceKey, value: OutcomeValue)] {
+        let sources = outcome.metadata.userInfo?[UserInfoKey.valueSources]?.split(separator: "\n").map { text in
+            ResourceKey(description: text) ?? ResourceKey(type: String(text), id: "")
+        } ?? outcome.metadata.provenance.map { provenance in
+            Array(repeating: ResourceKey(type: provenance.fhirType, id: provenance.fhirID), count: outcome.values.count)
+        } ?? []
+        return withoutPositions(outcome.values).enumerated().map { position, value in
+            (position < sources.count ? sources[position] : ResourceKey(type: "unknown", id: String(position)), value)
+        }
+    }
+
+    /// `values` without their positions in an outcome, which are given when it is assembled.
+    static func withoutPositions(_ values: [OutcomeValue]) -> [OutcomeValue] {
+        guard values.contains(where: { $0.index != nil }) else { return values }
+        return values.map { var value = $0; value.index = nil; return value }
+    }
+}
