@@ -40,14 +40,14 @@ struct TimingSchedule {
 
     let timeZone: TimeZone
     let wakingHours: WakingHours
-    private(set) var notes: [MappingNote] = []
+    var notes: [MappingNote] = []
 
     init(timeZone: TimeZone, wakingHours: WakingHours) {
         self.timeZone = timeZone
         self.wakingHours = wakingHours
     }
 
-    private var calendar: Calendar {
+    var calendar: Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         return calendar
@@ -337,183 +337,5 @@ struct TimingSchedule {
             throw MappingFailure(at: path, "the Timing's bounds leave no occurrence")
         }
         return result
-    }
-
-    /// The instant just after the `count`-th occurrence of all the specs together, in time order.
-    private func endAfter(_ count: Int, specs: [(start: Date, interval: DateComponents, allDay: Bool)], duration: ScheduleElement.Duration?) -> Date? {
-        var schedules: [ScheduleElement] = []
-        for spec in specs {
-            if let element = try? ScheduleElement(
-                start: spec.start, end: nil, interval: spec.interval, duration: spec.allDay ? .allDay : .hours(1), timeZone: timeZone) {
-                schedules.append(element)
-            }
-        }
-        guard let schedule = try? Schedule(composing: schedules), let start = schedule.eventStart(occurrence: count - 1) else { return nil }
-        return start.addingTimeInterval(1)
-    }
-
-    private func element(
-        start: Date, end: Date?, interval: DateComponents, duration: ScheduleElement.Duration, text: String?, targets: [OutcomeValue], path: String
-    ) throws(MappingFailure) -> ScheduleElement {
-        do {
-            return try ScheduleElement(
-                start: start, end: end, interval: interval, text: text, targetValues: targets, duration: duration, timeZone: timeZone)
-        } catch {
-            throw MappingFailure(at: path, "cannot make a schedule: \(error)")
-        }
-    }
-
-    /// `start`, or, when nothing gives one, the start every such schedule is given (a warning at `path`
-    /// says `missing` and the day assumed).
-    private mutating func knownStart(_ start: Date?, at path: String, missing: String) -> Date {
-        if let start { return start }
-        let assumed = Self.unknownStart(in: timeZone)
-        notes.append(MappingNote(.warning, at: path, "\(missing): assumed to start \(Self.isoDay(assumed, timeZone))"))
-        return assumed
-    }
-
-    /// The schedule assumed when the data does not say (reported as such).
-    private mutating func assumed(
-        _ rule: DefaultRule, start: Date?, end: Date?, targets: [OutcomeValue], text: String?, path: String, reason: String
-    ) throws(MappingFailure) -> Schedule? {
-        if rule == .none { return nil }
-        let startDate = knownStart(start, at: path, missing: "no start date")
-        let element: ScheduleElement
-        switch rule {
-        case .dailyAllDay:
-            element = try self.element(start: startDate, end: end, interval: DateComponents(day: 1), duration: .allDay, text: text, targets: targets, path: path)
-        case .daily:
-            let day = calendar.startOfDay(for: startDate)
-            let first = calendar.date(bySettingHour: wakingHours.startMinutes / 60, minute: wakingHours.startMinutes % 60, second: 0, of: day) ?? day
-            element = try self.element(start: first, end: end, interval: DateComponents(day: 1), duration: .hours(1), text: text, targets: targets, path: path)
-        case .once, .none:
-            element = try self.element(start: startDate, end: startDate.addingTimeInterval(1), interval: DateComponents(day: 1), duration: .allDay, text: text, targets: targets, path: path)
-        }
-        notes.append(MappingNote(.info, at: path, "\(reason): assumed \(rule.description)"))
-        do {
-            return try Schedule(composing: [element])
-        } catch {
-            throw MappingFailure(at: path, "cannot make a schedule: \(error)")
-        }
-    }
-
-    /// The start assumed when neither the timing nor the mapping's `start` gives one: 2000-01-01 in the
-    /// import's zone, fixed so that re-imports agree.
-    static func unknownStart(in zone: TimeZone) -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        return calendar.date(from: DateComponents(year: 2000, month: 1, day: 1)) ?? Date(timeIntervalSince1970: 946_684_800)
-    }
-
-    private func add(quantity: Element, to date: Date, path: String) throws(MappingFailure) -> Date {
-        guard let text = quantity.childValue("value"), let value = Double(text), value > 0 else {
-            throw MappingFailure(at: "\(path).value", "a bound needs a positive value")
-        }
-        let unit = quantity.childValue("code") ?? quantity.childValue("unit") ?? ""
-        guard let seconds = Self.seconds(per: unit) else { throw MappingFailure(at: "\(path).code", "unknown time unit '\(unit)'") }
-        if let components = Self.components(value, unit: unit, minimumUnit: "s"), let end = calendar.date(byAdding: components, to: date) {
-            return end
-        }
-        guard value * seconds <= Self.maximumSpan else {
-            throw MappingFailure(at: "\(path).value", "a bound of \(Self.describe(value, unit)) is longer than the \(Self.maximumSpanText) a schedule spans")
-        }
-        return date.addingTimeInterval(value * seconds)
-    }
-
-    /// The bounds every number of a Timing is checked against before it becomes a date or a whole number
-    /// of seconds (one definition, which `caregate validate` warns from too).
-    static let maximumSpan = TimingLimits.maximumSpan
-    static let maximumSpanText = TimingLimits.maximumSpanText
-    static let maximumFrequency = TimingLimits.maximumFrequency
-    static let maximumCount = TimingLimits.maximumCount
-
-    /// The Timing.repeat a GTS abbreviation code stands for (R4 timing-abbreviation value set).
-    private mutating func codedRepeat(_ code: Element, path: String) -> Element? {
-        let codes = code.children(named: "coding").compactMap { $0.childValue("code") }
-        for value in codes {
-            if let (frequency, period, unit) = Self.abbreviations[value] {
-                var children = [
-                    Element(name: "frequency", value: String(frequency)), Element(name: "period", value: String(period)),
-                    Element(name: "periodUnit", value: unit),
-                ]
-                if value == "AM" { children.append(Element(name: "when", value: "MORN")) }
-                if value == "PM" { children.append(Element(name: "when", value: "EVE")) }
-                return Element(name: "repeat", children: children)
-            }
-        }
-        notes.append(MappingNote(.warning, at: path, "timing code \(codes.isEmpty ? "(text only)" : codes.joined(separator: ", ")) has no defined frequency"))
-        return nil
-    }
-
-    static let abbreviations: [String: (Int, Int, String)] = [
-        "QD": (1, 1, "d"), "BID": (2, 1, "d"), "TID": (3, 1, "d"), "QID": (4, 1, "d"), "AM": (1, 1, "d"), "PM": (1, 1, "d"),
-        "QOD": (1, 2, "d"), "Q1H": (1, 1, "h"), "Q2H": (1, 2, "h"), "Q3H": (1, 3, "h"), "Q4H": (1, 4, "h"), "Q6H": (1, 6, "h"),
-        "Q8H": (1, 8, "h"), "WK": (1, 1, "wk"), "MO": (1, 1, "mo"),
-    ]
-
-    static let weekdays: [String: Int] = ["sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7]
-
-    /// R4 EventTiming codes as words.
-    static let eventTimingText: [String: String] = [
-        "MORN": "morning", "MORN.early": "early morning", "MORN.late": "late morning", "NOON": "noon", "AFT": "afternoon",
-        "AFT.early": "early afternoon", "AFT.late": "late afternoon", "EVE": "evening", "EVE.early": "early evening",
-        "EVE.late": "late evening", "NIGHT": "night", "PHS": "after sleep", "HS": "before sleep", "WAKE": "on waking",
-        "C": "with a meal", "CM": "with breakfast", "CD": "with lunch", "CV": "with dinner", "AC": "before a meal",
-        "ACM": "before breakfast", "ACD": "before lunch", "ACV": "before dinner", "PC": "after a meal",
-        "PCM": "after breakfast", "PCD": "after lunch", "PCV": "after dinner",
-    ]
-
-    /// Seconds in one `unit` (UCUM units of time as Timing uses them; months and years as averages).
-    static func seconds(per unit: String) -> Double? {
-        TimingLimits.seconds(per: unit)
-    }
-
-    /// `value` `unit` as calendar components, when it is whole in that unit (and the unit is at least
-    /// `minimumUnit`); nil otherwise.
-    static func components(_ value: Double, unit: String, minimumUnit: String) -> DateComponents? {
-        let order = ["s", "min", "h", "d", "wk", "mo", "a"]
-        guard let index = order.firstIndex(of: unit), let minimum = order.firstIndex(of: minimumUnit), index >= minimum,
-              value == value.rounded(), value >= 1, value < 1_000_000 else { return nil }
-        let whole = Int(value)
-        switch unit {
-        case "s": return DateComponents(second: whole)
-        case "min": return DateComponents(minute: whole)
-        case "h": return DateComponents(hour: whole)
-        case "d": return DateComponents(day: whole)
-        case "wk": return DateComponents(weekOfYear: whole)
-        case "mo": return DateComponents(month: whole)
-        default: return DateComponents(year: whole)
-        }
-    }
-
-    static func describe(_ value: Double, _ unit: String) -> String {
-        let names = ["s": "second", "min": "minute", "h": "hour", "d": "day", "wk": "week", "mo": "month", "a": "year"]
-        let name = names[unit] ?? unit
-        // Whole numbers without ".0", as long as they are whole numbers an Int holds (the text of any other).
-        let whole = value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
-        return value == 1 ? name : "\(whole) \(name)s"
-    }
-
-    static func clock(_ minutes: Int) -> String {
-        String(format: "%02d:%02d", minutes / 60, minutes % 60)
-    }
-
-    static func isoDay(_ date: Date, _ zone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
-    }
-
-}
-
-extension TimingSchedule.DefaultRule: CustomStringConvertible {
-    var description: String {
-        switch self {
-        case .dailyAllDay: return "daily, all day"
-        case .daily: return "daily at the start of the waking hours"
-        case .once: return "once"
-        case .none: return "no schedule"
-        }
     }
 }

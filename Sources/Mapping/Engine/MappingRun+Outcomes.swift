@@ -1,0 +1,70 @@
+import CareModel
+import FHIR
+import Foundation
+
+/// An Observation mapped into an outcome value: the task occurrence it belongs to
+/// (``OutcomeTaskMatching``), or else the patient's log task for its code.
+extension MappingRun {
+    mutating func outcome(_ entity: EntityMapping, item: FHIRPathElementNode) throws(MappingFailure) -> OutcomeContribution? {
+        guard let patientField = entity.field("patient"), let patientID = try references(patientField, item: item, expecting: "Patient").first else {
+            throw MappingFailure(at: "\(key.type).subject", "the Observation names no patient")
+        }
+        guard let time = try date(entity.field("time"), item: item) else {
+            throw MappingFailure(at: "\(key.type).effective", "the Observation has no time (effective[x] or issued)")
+        }
+        let values = try self.values(entity.field("values"), item: item, time: time)
+        guard !values.isEmpty else {
+            notes.append(MappingNote(.warning, at: key.type, "no value to carry over"))
+            return nil
+        }
+        let codes = try codings(entity.field("codes"), item: item)
+        let provenance = provenance()
+        // 1-3: the task it belongs to, when one of its occurrences holds its time.
+        let matching = OutcomeTaskMatching(catalog: tasks)
+        let basedOn = try entity.field("task").map { field throws(MappingFailure) in try referenceKeys(field, item: item) }
+        let candidates = try matching.candidates(for: key, patientID: patientID, codes: codes, basedOn: basedOn) { () throws(MappingFailure) -> String? in
+            try string(entity.field("logTitle"), item: item)
+        }
+        if let (task, occurrence) = OutcomeTaskMatching.firstOccurrence(among: candidates, at: time) {
+            return OutcomeContribution(taskID: task.id, occurrence: occurrence, values: values, source: key, logTask: nil, provenance: provenance)
+        }
+        if !candidates.isEmpty {
+            notes.append(MappingNote(.info, at: key.type, "its time falls outside the schedule of task \(candidates[0].id): logged instead"))
+        }
+        // 4. A log: one all-day task per patient and code, each measurement a value of that day's outcome.
+        // One log per code; an Observation coded by text only is logged under its text.
+        let logTitle = try string(entity.field("logTitle"), item: item)
+        let codeKey = codes.first ?? logTitle ?? "uncoded"
+        let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
+        // Each Observation offers the log titled its own way; the importer keeps the one offered first in
+        // input order, so that the title does not depend on which Observation a worker thread maps first.
+        let title = logTitle ?? codeKey
+        let log: CareTask
+        if let known = engine.logTasks["\(logID)\n\(title)"] {
+            log = known
+        } else {
+            let schedule: Schedule
+            do {
+                schedule = try Schedule(composing: [ScheduleElement(
+                    start: options.epoch, end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: zone)])
+            } catch {
+                throw MappingFailure(at: key.type, "cannot make the log schedule: \(error)")
+            }
+            var made = CareTask(id: logID, title: title, impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: options.epoch, timezone: zone))
+            var linkage = FHIRLinkage()
+            linkage.patientID = patientID
+            linkage.codes = [codeKey]
+            made.metadata.linkage = linkage
+            made.metadata.tags = ["log"]
+            log = try hashed(made)
+            engine.logTasks["\(logID)\n\(title)"] = log
+        }
+        guard time < Schedule.horizon else {
+            throw MappingFailure(at: "\(key.type).effective", "its time \(TimingSchedule.isoDay(time, zone)) is after \(TimingSchedule.isoDay(Schedule.horizon, zone)), the last day a schedule reaches: is the date right?")
+        }
+        guard let occurrence = FHIRDates.dayIndex(of: time, from: options.epoch, in: zone) else {
+            throw MappingFailure(at: "\(key.type).effective", "its time is before \(TimingSchedule.isoDay(options.epoch, zone)), the start of every log")
+        }
+        return OutcomeContribution(taskID: logID, occurrence: occurrence, values: values, source: key, logTask: log, provenance: provenance)
+    }
+}

@@ -1,0 +1,65 @@
+import CareModel
+import FHIR
+import Foundation
+
+/// The rules that find the task an Observation's values belong to, in order:
+///
+/// 1. a task made from the plan or order it is based on or part of (`basedOn`, `partOf`), with one of its
+///    codes; when codes decide nothing and that resource made several tasks, the one titled as the
+///    Observation's concept text (as export writes it); when it made one task, that task;
+/// 2. the task whose activity names the Observation in its `outcomeReference`;
+/// 3. only when neither gives a candidate: a task of the same patient with one of its codes.
+///
+/// The first candidate with an occurrence at the Observation's time takes its values
+/// (``firstOccurrence(among:at:)``); when none has one, the mapping logs the value instead.
+struct OutcomeTaskMatching {
+    /// The tasks an import knows (made by the input or stored); none matches without it.
+    let catalog: (any TaskCatalog)?
+
+    /// The candidate tasks of Observation `observation` of patient `patientID` (its entity id), coded
+    /// `codes` (`system|code`), based on or part of the resources `basedOn` (nil when the mapping does not
+    /// say), in the order of the rules. `conceptText` gives the Observation's concept text; it is asked for
+    /// only when codes decide nothing.
+    func candidates(
+        for observation: ResourceKey, patientID: String, codes: [String], basedOn: [ResourceKey]?,
+        conceptText: () throws(MappingFailure) -> String?
+    ) throws(MappingFailure) -> [CareTask] {
+        var candidates: [CareTask] = []
+        // 1. The plan or order it is based on or part of.
+        for target in basedOn ?? [] {
+            let made = catalog?.tasks(madeFrom: target) ?? []
+            var matching = made.filter { !Set(Self.codes(of: $0)).isDisjoint(with: codes) }
+            // Codes that decide nothing: the concept's text names the task (as export writes it).
+            if matching.isEmpty, made.count > 1, let text = try conceptText() {
+                matching = made.filter { $0.title == text }
+            }
+            candidates += matching.isEmpty && made.count == 1 ? made : matching
+        }
+        // 2. The activity whose outcomeReference names it.
+        if let id = catalog?.taskForOutcome(observation), let task = catalog?.task(id: id) { candidates.append(task) }
+        // 3. A task of the same patient with the same code.
+        if candidates.isEmpty, !codes.isEmpty {
+            candidates = catalog?.tasks(ofPatient: patientID, withAnyCode: codes) ?? []
+        }
+        return candidates
+    }
+
+    /// The first of `candidates` with an occurrence at `time`, and that occurrence.
+    static func firstOccurrence(among candidates: [CareTask], at time: Date) -> (task: CareTask, occurrence: Int)? {
+        for task in candidates {
+            if let occurrence = occurrence(of: task.schedule, at: time) { return (task, occurrence) }
+        }
+        return nil
+    }
+
+    /// The occurrence of `schedule` that `time` belongs to: the last event starting at or before it,
+    /// provided the event has not ended more than a day before.
+    static func occurrence(of schedule: Schedule, at time: Date) -> Int? {
+        schedule.occurrence(at: time)
+    }
+
+    /// The FHIR codes a task carries (`system|code`), as the mapping kept them in its `userInfo`.
+    static func codes(of task: CareTask) -> [String] {
+        task.metadata.linkage.codes
+    }
+}

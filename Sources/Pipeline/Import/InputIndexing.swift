@@ -1,0 +1,100 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Store
+
+/// Pass 1 of an import: the input read once, into the index that references resolve in.
+///
+/// Every resource a mapping can read (``MappingSet/readableTypes``) is indexed, except the
+/// outcome-making ones (Observations, the bulk of any export): those are counted, and held for pass 2
+/// when the input is small enough (``ImportOptions/holdInputUpTo``), else read again then. The others
+/// are counted as skipped. A large Bundle's entries are used as they are read; should one turn out
+/// unreadable, what pass 1 took from the Bundle is dropped by starting pass 1 again without it (it has
+/// changed nothing in the store: its dead letters wait for its end).
+struct InputIndexing {
+    /// What pass 1 learnt of the input.
+    struct Indexed {
+        let index: ResourceIndex
+        /// Where each indexed resource was read.
+        var origins: [ResourceKey: ImportOrigin]
+        /// The deletions the input asks for.
+        var deletions: [(key: ResourceKey, origin: ImportOrigin)]
+        /// The outcome-making resources, held when the input is (`holds`).
+        var held: [(Element, String?, ImportOrigin)]
+        /// How many outcome-making resources pass 2 maps.
+        let outcomeResources: Int
+        /// How many resources no mapping reads.
+        let unread: Int
+        /// Whether the input is held (read once) rather than read again in pass 2.
+        let holds: Bool
+        /// The sources pass 2 reads again: the input less the Bundles found unreadable.
+        let readable: [FHIRInput.Source]
+    }
+
+    let engine: MappingEngine
+    let options: ImportOptions
+    let ledger: ImportLedger
+
+    func run(_ sources: [FHIRInput.Source]) throws -> Indexed {
+        let (engine, options, ledger) = (self.engine, self.options, self.ledger)
+        var builder = ResourceIndex.Builder()
+        var outcomeResources = 0
+        // Standard input cannot be read twice: it is always held.
+        let holds = InputReader.size(of: sources).map { $0 <= options.holdInputUpTo } ?? true
+        var held: [(Element, String?, ImportOrigin)] = []
+        // Only the resources some mapping can read are kept; the others are counted, as mapping them would.
+        let kept = engine.mappings.readableTypes
+        var unread = 0
+        var readable = sources
+        var unreadableBundles: [(source: FHIRInput.Source, error: FHIRSyntaxError)] = []
+        var origins: [ResourceKey: ImportOrigin] = [:]
+        var reader: InputReader
+        while true {
+            builder = ResourceIndex.Builder()
+            (outcomeResources, unread, held) = (0, 0, [])
+            ledger.restart()
+            origins = [:]
+            reader = InputReader(ledger: ledger, strict: options.strict)
+            for (source, error) in unreadableBundles { ledger.failUnreadable(source, error) }
+            do {
+                try reader.read(readable) { resource, fullUrl, origin in
+                    let type = resource.resourceType ?? ""
+                    if let only = options.resourceTypes, !only.contains(type) {
+                        ledger.count(type) { $0.skipped += 1 }
+                        return
+                    }
+                    let makesOutcomes = engine.makesOutcomes(type)
+                    if makesOutcomes || !(kept?.contains(type) ?? true) {
+                        // Not kept here, but references to it still name it.
+                        if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                        if makesOutcomes {
+                            if holds { held.append((resource, fullUrl, origin)) }
+                            outcomeResources += 1
+                        } else {
+                            ledger.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
+                            unread += 1
+                        }
+                    } else if let key = builder.add(resource, fullUrl: fullUrl, keeping: InputReader.keeping(origin, holds: holds)) {
+                        if let earlier = origins[key] {
+                            ledger.count(key.type) { $0.unchanged += 1 }  // the same resource twice: mapped once
+                            let place = { (origin: ImportOrigin) in origin.source + (origin.entry.map { " entry \($0)" } ?? "") }
+                            ledger.note(key.description, MappingNote(
+                                .warning, at: key.type, "appears more than once in the input (\(place(earlier)), then \(place(origin))): the last one is imported"))
+                        }
+                        origins[key] = origin
+                    }
+                }
+                break
+            } catch let unreadable as InputReader.UnreadableStreamedBundle {
+                unreadableBundles.append((unreadable.source, unreadable.error))
+                readable.removeAll { $0 == unreadable.source }
+            }
+        }
+        ledger.writeDeferredDeadLetters()
+        // The index alone holds the resources from here on (the builder ends with this call).
+        return Indexed(
+            index: builder.build(), origins: origins, deletions: reader.deletions, held: held, outcomeResources: outcomeResources,
+            unread: unread, holds: holds, readable: readable)
+    }
+}

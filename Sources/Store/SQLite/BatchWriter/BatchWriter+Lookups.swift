@@ -1,0 +1,142 @@
+import CareModel
+import Foundation
+import GRDB
+
+/// What the writer reads of the store: the current version (tip) of an id, whether a uuid or id
+/// exists, the references a version names, and the patient a version belongs to (for the revision log).
+extension BatchWriter {
+    func tip(_ kind: EntityKind, id: String) throws -> Tip? {
+        let statement = try db.cachedStatement(sql: """
+            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM \(StoreSchema.Table.entity(kind))
+            WHERE id = ? AND nextVersionUUID IS NULL
+            """)
+        return try Row.fetchOne(statement, arguments: [id]).flatMap(Self.tip)
+    }
+
+    /// The tip of an outcome, the newest when it has several (the others in its `others`).
+    func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) throws -> Tip? {
+        let tips = try outcomeVersions(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence, tipsOnly: true).map(\.version)
+        guard var newest = tips.max(by: { $0.versionNumber < $1.versionNumber }) else { return nil }
+        newest.others = tips.filter { $0.rowID != newest.rowID }
+        return newest
+    }
+
+    /// The stored versions of an outcome (or its tips only), each with whether it is a tip and whether
+    /// it was made from a provider's resource.
+    func outcomeVersions(
+        taskUUID: UUID, eventStart: Date, occurrence: Int, tipsOnly: Bool = false
+    ) throws -> [(version: Tip, isTip: Bool, fromProvider: Bool)] {
+        let statement = RawStatement(try db.cachedStatement(sql: """
+            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash, versionNumber, nextVersionUUID IS NULL, fhirType IS NOT NULL
+            FROM outcome WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ?\(tipsOnly ? " AND nextVersionUUID IS NULL" : "")
+            """), in: db)
+        defer { statement.reset() }
+        statement.bind(1, taskUUID)
+        statement.bind(2, eventStart.storeSeconds)
+        statement.bind(3, occurrence)
+        var versions: [(version: Tip, isTip: Bool, fromProvider: Bool)] = []
+        while try statement.step() {
+            guard let uuid = statement.uuid(1) else { continue }
+            let tip = Tip(
+                rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+                deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
+                versionNumber: Int(statement.int64(5)))
+            versions.append((tip, statement.int64(6) != 0, statement.int64(7) != 0))
+        }
+        return versions
+    }
+
+    static func tip(_ row: Row) -> Tip? {
+        // Columns by position (rowID, uuid, effectiveDate, deletedDate, contentHash): this runs once per row written.
+        guard let rowID: Int64 = row[0], let uuid: UUID = row[1], let effective: Double = row[2] else { return nil }
+        let deleted: Double? = row[3]
+        return Tip(
+            rowID: rowID, uuid: uuid, effectiveDate: Date(storeSeconds: effective),
+            deletedDate: deleted.map(Date.init(storeSeconds:)), contentHash: row[4])
+    }
+
+    func uuidExists(_ kind: EntityKind, _ uuid: UUID) throws -> Bool {
+        let statement = try db.cachedStatement(sql: "SELECT 1 FROM \(StoreSchema.Table.entity(kind)) WHERE uuid = ?")
+        return try Int.fetchOne(statement, arguments: [uuid]) != nil
+    }
+
+    /// The stable id of the version `uuid` of `kind`, if the store has it.
+    func id(of kind: EntityKind, uuid: UUID) throws -> String? {
+        let statement = try db.cachedStatement(sql: "SELECT id FROM \(StoreSchema.Table.entity(kind)) WHERE uuid = ?")
+        return try String.fetchOne(statement, arguments: [uuid])
+    }
+
+    func idExists(_ kind: EntityKind, _ id: String) throws -> Bool {
+        let statement = try db.cachedStatement(sql: "SELECT 1 FROM \(StoreSchema.Table.entity(kind)) WHERE id = ? LIMIT 1")
+        return try Int.fetchOne(statement, arguments: [id]) != nil
+    }
+
+    /// Checks a care plan's patient, or a task's or contact's care plan, and fills in the stable id
+    /// from the version uuid when only that is given.
+    func resolvingReferences(_ entity: CareEntity) throws -> CareEntity {
+        switch entity {
+        case .patient, .outcome:
+            return entity
+        case .carePlan(var plan):
+            plan.patientID = try resolve(
+                owner: entity, field: "patientUUID", kind: .patient, uuid: plan.patientUUID, id: plan.patientID)
+            return .carePlan(plan)
+        case .task(var task):
+            task.carePlanID = try resolve(
+                owner: entity, field: "carePlanUUID", kind: .carePlan, uuid: task.carePlanUUID, id: task.carePlanID)
+            return .task(task)
+        case .contact(var contact):
+            contact.carePlanID = try resolve(
+                owner: entity, field: "carePlanUUID", kind: .carePlan, uuid: contact.carePlanUUID, id: contact.carePlanID)
+            return .contact(contact)
+        }
+    }
+
+    func resolve(owner: CareEntity, field: String, kind: EntityKind, uuid: UUID?, id: String?) throws -> String? {
+        if let uuid {
+            guard let found = try self.id(of: kind, uuid: uuid) else {
+                throw StoreError.missingReference(kind: owner.kind, id: owner.id, field: field, reference: "\(kind) version \(uuid.uuidString)")
+            }
+            if let id, id != found {
+                throw StoreError.invalidEntity(
+                    kind: owner.kind, id: owner.id,
+                    reason: "\(field) \(uuid.uuidString) is a version of \(kind) '\(found)', not of '\(id)'")
+            }
+            return found
+        }
+        if let id, !(try idExists(kind, id)) {
+            throw StoreError.missingReference(kind: owner.kind, id: owner.id, field: "\(kind)ID", reference: "\(kind) '\(id)'")
+        }
+        return id
+    }
+    /// The patient a new version of `entity` belongs to, as the revision log finds it.
+    static func owner(of entity: CareEntity) -> RevisionLog.Owner {
+        switch entity {
+        case .patient(let patient): return .patient(patient.id)
+        case .carePlan(let plan): return .carePlan(patientID: plan.patientID)
+        case .task(let task): return .inCarePlan(task.carePlanID, linkedPatient: task.metadata.linkage.patientID)
+        case .contact(let contact): return .inCarePlan(contact.carePlanID, linkedPatient: nil)
+        case .outcome(let outcome): return .taskVersion(outcome.taskUUID)
+        }
+    }
+
+    /// The patient the stored version at `rowID` of `kind` belongs to (what a tombstone copies).
+    func owner(ofRow rowID: Int64, kind: EntityKind, id: String) throws -> RevisionLog.Owner {
+        let table = StoreSchema.Table.entity(kind)
+        switch kind {
+        case .patient: return .patient(id)
+        case .carePlan:
+            return .carePlan(patientID: try String.fetchOne(db, sql: "SELECT patientID FROM carePlan WHERE rowID = ?", arguments: [rowID]))
+        case .task:
+            let row = try Row.fetchOne(
+                db, sql: "SELECT carePlanID, json_extract(payload, ?) AS linkedPatient FROM task WHERE rowID = ?",
+                arguments: [FHIRLinkage.patientJSONPath, rowID])
+            return .inCarePlan(row?["carePlanID"], linkedPatient: row?["linkedPatient"])
+        case .contact:
+            return .inCarePlan(try String.fetchOne(db, sql: "SELECT carePlanID FROM \(table) WHERE rowID = ?", arguments: [rowID]), linkedPatient: nil)
+        case .outcome:
+            let taskUUID = try UUID.fetchOne(db, sql: "SELECT taskUUID FROM outcome WHERE rowID = ?", arguments: [rowID])
+            return taskUUID.map { .taskVersion($0) } ?? .carePlan(patientID: nil)
+        }
+    }
+}
