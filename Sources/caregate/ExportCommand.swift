@@ -74,8 +74,7 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("put (PUT Observation/<id derived from the outcome id>) or conditional (POST with ifNoneExist on the derived identifier; later versions as a conditional update).", valueName: "mode"))
     var request: ExportOptions.Request = .put
 
-    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
-    var mappings: String?
+    @OptionGroup var mappings: MappingsOption
 
     @Option(name: .long, help: ArgumentHelp("Export at most this many outbox entries.", valueName: "n"))
     var limit: Int?
@@ -84,7 +83,7 @@ struct ExportCommand: ParsableCommand {
     var dryRun = false
 
     func run() throws {
-        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
+        let mappingSet = try mappings.load()
         guard mappingSet.export != nil else { throw ExportError.noExportMapping }
         // A server's address and credentials are checked before the store is touched.
         let receiver = try serverReceiver()

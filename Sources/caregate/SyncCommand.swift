@@ -44,8 +44,7 @@ struct SyncCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The sync configuration (YAML).", valueName: "file"))
     var config: String
 
-    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
-    var mappings: String?
+    @OptionGroup var mappings: MappingsOption
 
     @Option(name: .long, help: ArgumentHelp("Also write the job report as JSON to this file.", valueName: "file"))
     var report: String?
@@ -78,7 +77,7 @@ struct SyncCommand: ParsableCommand {
         } catch let error as AuthorizationError {
             throw CommandFailure(error.description, status: 2)
         }
-        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
+        let mappingSet = try mappings.load()
         // The server must answer as a FHIR server, and take the credentials, before anything is written.
         if !configuration.serverIsFolder {
             do {
