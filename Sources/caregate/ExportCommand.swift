@@ -82,6 +82,9 @@ struct ExportCommand: ParsableCommand {
     @Flag(name: .long, help: "Build and validate, print what would be written, and change nothing.")
     var dryRun = false
 
+    @Flag(name: .long, help: "Also tell each step of writing a file or folder on standard error: written, committed, in place (and what a killed run left).")
+    var verbose = false
+
     func run() throws {
         let mappingSet = try mappings.load()
         guard mappingSet.export != nil else { throw ExportError.noExportMapping }
@@ -105,7 +108,9 @@ struct ExportCommand: ParsableCommand {
             var isFolder: ObjCBool = false
             target = FileManager.default.fileExists(atPath: to, isDirectory: &isFolder) && isFolder.boolValue || to.hasSuffix("/") ? .folder(to) : .file(to)
         }
-        let report = try gateway.export(to: target)
+        let exporter = try gateway.exporter()
+        if verbose { exporter.onPhase = { printError("\($0)") } }
+        let report = try exporter.run(to: target)
         var lines = ["\(dryRun ? "would export" : "exported") \(report.observations) Observation(s) for \(report.sent) outbox entr\(report.sent == 1 ? "y" : "ies")"
             + (report.path.map { " to \($0)" } ?? "")]
         for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
