@@ -283,7 +283,6 @@ public final class Exporter {
     /// (written in full) into place.
     private func commit(partial: String, to final: String, exportID: String, batch: consuming StoreBatch, checkpointKey: String, sent: Int) throws {
         // Consumed, so that adding the checkpoint does not copy a batch of every entry sent.
-        FaultPoint.pause(at: "export-written")
         batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: checkpointKey, cursor: "\(exportID) \(final)"))
         do {
             try store.apply(batch)
@@ -292,7 +291,6 @@ public final class Exporter {
             throw error
         }
         onPhase?(.committed(partial: partial, sent: sent))
-        FaultPoint.pause(at: "export-committed")
         try moveIntoPlace(partial, final)
         onPhase?(.placed(path: final))
     }
@@ -375,17 +373,5 @@ public enum ExportError: Error, CustomStringConvertible {
         case .noExportMapping: return "no export mapping (a mapping file with `export: outcome`) is in force"
         case .notSendable(let reason): return "cannot send this export to a server: \(reason)"
         }
-    }
-}
-
-/// Test-only pauses at named points of a job (`CAREGATE_FAULT_PAUSE=<point>`), so that a test can kill the
-/// process exactly there. It prints `paused at <point>` on standard error and sleeps; unset, it does nothing.
-enum FaultPoint {
-    static let requested = ProcessInfo.processInfo.environment["CAREGATE_FAULT_PAUSE"]
-
-    static func pause(at point: String) {
-        guard requested == point else { return }
-        FileHandle.standardError.write(Data("paused at \(point)\n".utf8))
-        while true { sleep(60) }
     }
 }
