@@ -150,7 +150,7 @@ let package = Package(
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
-        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights"]),
+        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights", "Pipeline"]),
     ]
 )
 

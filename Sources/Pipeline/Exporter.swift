@@ -64,12 +64,32 @@ public struct ExportReport: Sendable {
 /// (a checkpoint); only then is the file renamed into place. A run that finds a `.partial` file left by
 /// a killed one renames it when its id was recorded (the entries were marked sent) and deletes it
 /// otherwise (they are still pending and go out now). So an outcome is pending or sent, never lost, and
-/// never written into two files.
+/// never written into two files. Each of those steps is reported to ``onPhase`` as it is done.
 public final class Exporter {
     public let store: any Store
     public let exporter: OutcomeExporter
     public let options: ExportOptions
     private let validator = StructureValidator(options: ValidationOptions(strict: true))
+
+    /// A step of an export to a file or folder, in the order a run takes them: what a run killed right
+    /// after it leaves, and what the next run makes of that.
+    public enum Phase: Sendable, Equatable {
+        /// A killed run left the hidden file `partial`: its export was committed, so it was renamed into
+        /// place (`placed`); or it was not, so it was deleted and its outcomes go out in this run.
+        case recovered(partial: String, placed: Bool)
+        /// Every Observation of the run (`observations`) is in the hidden file `partial`; nothing is
+        /// marked sent yet. Killed now, the outcomes stay pending and the next run deletes the file.
+        case written(partial: String, observations: Int)
+        /// The outbox entries (`sent`) are marked sent, and the export recorded as the target's last, in
+        /// one transaction; the file is not in place yet. Killed now, the next run renames it into place.
+        case committed(partial: String, sent: Int)
+        /// The file is in place at `path`: the run is done.
+        case placed(path: String)
+    }
+
+    /// Told each ``Phase`` of an export to a file or folder as it is done (on the thread that runs the
+    /// export); the command line shows them with `--verbose`.
+    public var onPhase: ((Phase) -> Void)?
 
     public init(store: any Store, mapping: ExportMapping, options: ExportOptions) {
         self.store = store
@@ -138,7 +158,8 @@ public final class Exporter {
         guard !options.dryRun else { return report }
         switch destination {
         case .file(let partial, let final, let checkpointKey) where sink.started:
-            try commit(partial: partial, to: final, exportID: exportID, batch: consume batch, checkpointKey: checkpointKey)
+            onPhase?(.written(partial: partial, observations: report.observations))
+            try commit(partial: partial, to: final, exportID: exportID, batch: consume batch, checkpointKey: checkpointKey, sent: report.sent)
             report.path = final
         default:
             if !batch.isEmpty { try store.apply(batch) }
@@ -260,9 +281,8 @@ public final class Exporter {
 
     /// Marks the batch sent with `exportID` as the target's last export, then renames the partial file
     /// (written in full) into place.
-    private func commit(partial: String, to final: String, exportID: String, batch: consuming StoreBatch, checkpointKey: String) throws {
+    private func commit(partial: String, to final: String, exportID: String, batch: consuming StoreBatch, checkpointKey: String, sent: Int) throws {
         // Consumed, so that adding the checkpoint does not copy a batch of every entry sent.
-        FaultPoint.pause(at: "export-written")
         batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: checkpointKey, cursor: "\(exportID) \(final)"))
         do {
             try store.apply(batch)
@@ -270,8 +290,9 @@ public final class Exporter {
             try? FileManager.default.removeItem(atPath: partial)
             throw error
         }
-        FaultPoint.pause(at: "export-committed")
+        onPhase?(.committed(partial: partial, sent: sent))
         try moveIntoPlace(partial, final)
+        onPhase?(.placed(path: final))
     }
 
     private func moveIntoPlace(_ partial: String, _ final: String) throws {
@@ -319,8 +340,23 @@ public final class Exporter {
         let final = URL(fileURLWithPath: partial).deletingLastPathComponent().appendingPathComponent(String(trimmed[..<dot])).path
         if committed == "\(exportID) \(final)" {
             try moveIntoPlace(partial, final)
+            onPhase?(.recovered(partial: partial, placed: true))
         } else {
             try? FileManager.default.removeItem(atPath: partial)
+            onPhase?(.recovered(partial: partial, placed: false))
+        }
+    }
+}
+
+extension Exporter.Phase: CustomStringConvertible {
+    /// One line that says what was done.
+    public var description: String {
+        switch self {
+        case .recovered(let partial, true): return "renamed into place the file of a killed run whose export was committed: \(partial)"
+        case .recovered(let partial, false): return "deleted the file of a killed run whose export was not committed (its outcomes go out now): \(partial)"
+        case .written(let partial, let observations): return "wrote \(observations) Observation(s) to \(partial)"
+        case .committed(_, let sent): return "marked \(sent) outbox entr\(sent == 1 ? "y" : "ies") sent"
+        case .placed(let path): return "renamed into place: \(path)"
         }
     }
 }
@@ -337,17 +373,5 @@ public enum ExportError: Error, CustomStringConvertible {
         case .noExportMapping: return "no export mapping (a mapping file with `export: outcome`) is in force"
         case .notSendable(let reason): return "cannot send this export to a server: \(reason)"
         }
-    }
-}
-
-/// Test-only pauses at named points of a job (`CAREGATE_FAULT_PAUSE=<point>`), so that a test can kill the
-/// process exactly there. It prints `paused at <point>` on standard error and sleeps; unset, it does nothing.
-enum FaultPoint {
-    static let requested = ProcessInfo.processInfo.environment["CAREGATE_FAULT_PAUSE"]
-
-    static func pause(at point: String) {
-        guard requested == point else { return }
-        FileHandle.standardError.write(Data("paused at \(point)\n".utf8))
-        while true { sleep(60) }
     }
 }

@@ -44,11 +44,9 @@ struct Convert: ParsableCommand {
     @Option(name: .long, help: "The output format: json, xml or carekit (default: see above).")
     var to: Target?
 
-    @Option(name: .long, help: ArgumentHelp("With --to carekit: mapping files layered over the defaults.", valueName: "dir"))
-    var mappings: String?
+    @OptionGroup(title: "With --to carekit") var mappings: MappingsOption
 
-    @Option(name: .long, help: ArgumentHelp("With --to carekit: the zone of local times; default: this machine's.", valueName: "zone"))
-    var timeZone: String?
+    @OptionGroup(title: "With --to carekit") var timeZone: TimeZoneOption
 
     @Flag(name: .long, help: "Indent the output (JSON and XML; NDJSON stays one resource per line).")
     var pretty = false
@@ -59,7 +57,6 @@ struct Convert: ParsableCommand {
         if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue, to != .carekit {
             throw ValidationError("input \(input) is a folder, not a file")
         }
-        if let mappings { try CommandInputs.requireFolder(mappings, "--mappings") }
         if let output, output != "-" {
             if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
                 throw ValidationError("--output \(output) is a folder; give the path of the file to write")
@@ -119,10 +116,8 @@ struct Convert: ParsableCommand {
 
     /// FHIR to CareKit JSON through the mappings.
     private func toCareKit() throws {
-        if let timeZone, TimeZone(identifier: timeZone) == nil { throw ValidationError("unknown time zone '\(timeZone)'") }
-        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
-        let options = MappingOptions(timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current)
-        let (json, report) = try CareKitConversion.careKitJSON(FHIRInput.sources(for: [input]), engine: MappingEngine(mappings: mappingSet, options: options))
+        let engine = MappingEngine(mappings: try mappings.load(), options: MappingOptions(timeZone: timeZone.zone))
+        let (json, report) = try CareKitConversion.careKitJSON(FHIRInput.sources(for: [input]), engine: engine)
         if let output, output != "-" {
             do {
                 try json.write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -74,8 +74,7 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("put (PUT Observation/<id derived from the outcome id>) or conditional (POST with ifNoneExist on the derived identifier; later versions as a conditional update).", valueName: "mode"))
     var request: ExportOptions.Request = .put
 
-    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
-    var mappings: String?
+    @OptionGroup var mappings: MappingsOption
 
     @Option(name: .long, help: ArgumentHelp("Export at most this many outbox entries.", valueName: "n"))
     var limit: Int?
@@ -83,35 +82,52 @@ struct ExportCommand: ParsableCommand {
     @Flag(name: .long, help: "Build and validate, print what would be written, and change nothing.")
     var dryRun = false
 
+    @Flag(name: .long, help: "Also tell each step of writing a file or folder on standard error: written, committed, in place (and what a killed run left).")
+    var verbose = false
+
     func run() throws {
-        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
+        let mappingSet = try mappings.load()
         guard mappingSet.export != nil else { throw ExportError.noExportMapping }
         // A server's address and credentials are checked before the store is touched.
         let receiver = try serverReceiver()
+        let gateway = Gateway(store: try storeOptions.open(), mappings: mappingSet, options: gatewayOptions)
+        if let receiver { return try push(gateway, to: receiver) }
+        let exporter = try gateway.exporter()
+        if verbose { exporter.onPhase = { printError("\($0)") } }
+        let report = try exporter.run(to: target)
+        printError(summary(report))
+        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+    }
+
+    /// The export settings the options make.
+    private var gatewayOptions: Gateway.Options {
         var options = Gateway.Options()
         options.export.format = format
         options.export.bundleType = bundle
         options.export.request = request
         options.export.dryRun = dryRun
         if let limit { options.export.limit = max(1, limit) }
-        let gateway = Gateway(store: try storeOptions.open(), mappings: mappingSet, options: options)
-        if let receiver {
-            try push(gateway, to: receiver)
-            return
-        }
-        let target: ExportTarget
-        if to == "-" {
-            target = .standardOutput
-        } else {
-            var isFolder: ObjCBool = false
-            target = FileManager.default.fileExists(atPath: to, isDirectory: &isFolder) && isFolder.boolValue || to.hasSuffix("/") ? .folder(to) : .file(to)
-        }
-        let report = try gateway.export(to: target)
-        var lines = ["\(dryRun ? "would export" : "exported") \(report.observations) Observation(s) for \(report.sent) outbox entr\(report.sent == 1 ? "y" : "ies")"
-            + (report.path.map { " to \($0)" } ?? "")]
-        for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
-        printError(lines.joined(separator: "\n"))
-        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+        return options
+    }
+
+    /// `--to` when it is not a server: `-` is standard output; an existing folder, or a path ending in
+    /// `/`, a folder; anything else a file.
+    private var target: ExportTarget {
+        guard to != "-" else { return .standardOutput }
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: to, isDirectory: &isFolder) && isFolder.boolValue || to.hasSuffix("/") ? .folder(to) : .file(to)
+    }
+
+    /// What was written (or would be, on a dry run), then each dead letter.
+    private func summary(_ report: ExportReport) -> String {
+        let written = "\(dryRun ? "would export" : "exported") \(report.observations) Observation(s) for \(report.sent) outbox entr\(report.sent == 1 ? "y" : "ies")"
+            + (report.path.map { " to \($0)" } ?? "")
+        return ([written] + Self.deadLetters(report)).joined(separator: "\n")
+    }
+
+    /// A line for each outcome refused for good (kept as a dead letter).
+    private static func deadLetters(_ report: ExportReport) -> [String] {
+        report.refused.map { "  dead letter (outbox #\($0.entryID), outcome \($0.outcomeID)): \($0.reason)" }
     }
 
     /// The server's credentials the options name: none, a bearer token, or SMART Backend Services.
@@ -143,7 +159,7 @@ struct ExportCommand: ParsableCommand {
         let report = try gateway.push(to: receiver, batchSize: max(1, batchSize))
         var lines = ["sent \(report.observations) Observation(s) in \(report.requests) request(s) to \(to): \(report.acknowledged) stored, "
             + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]
-        for refused in report.refused { lines.append("  dead letter (outbox #\(refused.entryID), outcome \(refused.outcomeID)): \(refused.reason)") }
+        lines += Self.deadLetters(report)
         for missed in report.notTaken { lines.append("  \(missed.retry ? "later" : "refused") (outbox #\(missed.entryID), outcome \(missed.outcomeID)): \(missed.reason)") }
         for error in report.unanswered { lines.append("  no answer (sent again on a later run): \(error)") }
         printError(lines.joined(separator: "\n"))

@@ -47,11 +47,9 @@ struct ImportCommand: ParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
-    var mappings: String?
+    @OptionGroup var mappings: MappingsOption
 
-    @Option(name: .long, help: ArgumentHelp("The zone of local times (an IANA name such as Europe/Paris); default: this machine's.", valueName: "zone"))
-    var timeZone: String?
+    @OptionGroup var timeZone: TimeZoneOption
 
     @Option(name: .long, help: ArgumentHelp("The name of the provider system (prefixes entity ids unless 'default').", valueName: "name"))
     var sourceSystem = MappingOptions.defaultSourceSystem
@@ -77,20 +75,16 @@ struct ImportCommand: ParsableCommand {
         guard !paths.isEmpty else { throw ValidationError("give at least one file or folder to import") }
         if paths.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read only once") }
         try CommandInputs.requireInputs(paths)
-        if let timeZone, TimeZone(identifier: timeZone) == nil {
-            throw ValidationError("unknown time zone '\(timeZone)' (use an IANA name such as Europe/Paris or UTC)")
-        }
         guard !sourceSystem.isEmpty, sourceSystem.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }) else {
             throw ValidationError("--source-system takes letters, digits, '-', '.' and '_' only")
         }
-        if let mappings { try CommandInputs.requireFolder(mappings, "--mappings") }
     }
 
     func run() throws {
-        var options = Gateway.Options(sourceSystem: sourceSystem, timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current)
+        var options = Gateway.Options(sourceSystem: sourceSystem, timeZone: timeZone.zone)
         options.strict = strict
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
-        let gateway = Gateway(store: store, mappings: try CommandInputs.mappings(overriddenBy: mappings), options: options)
+        let gateway = Gateway(store: store, mappings: try mappings.load(), options: options)
         let importer = try gateway.importer(dryRun: dryRun, coverage: coverage ? CoverageCollector() : nil)
         if isatty(STDERR_FILENO) != 0 {
             importer.progress = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }

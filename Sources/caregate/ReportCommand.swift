@@ -43,8 +43,7 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The last day of the period, included (YYYY-MM-DD).", valueName: "date"))
     var to: String
 
-    @Option(name: .long, help: ArgumentHelp("The time zone of the days (an IANA name); default: this machine's.", valueName: "zone"))
-    var timeZone: String?
+    @OptionGroup var timeZone: TimeZoneOption
 
     @Option(name: .long, help: "Output: html, pdf, fhir (a Bundle with the DocumentReference and its Provenance) or json (the Insights series).")
     var format: Format = .html
@@ -74,7 +73,7 @@ struct ReportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let zone = try zone()
+        let zone = timeZone.zone
         let interval = try period()
         let store = try options.openForReading()
         let report = CareTeamReport.make(try ReportInput.read(
@@ -126,17 +125,9 @@ struct ReportCommand: ParsableCommand {
         }
     }
 
-    private func zone() throws -> TimeZone {
-        guard let timeZone else { return .current }
-        guard let zone = TimeZone(identifier: timeZone) else {
-            throw ValidationError("unknown time zone '\(timeZone)' (use an IANA name such as Europe/Paris or UTC)")
-        }
-        return zone
-    }
-
     /// From the start of --from to the start of the day after --to.
     private func period() throws -> DateInterval {
-        let zone = try zone()
+        let zone = timeZone.zone
         for (text, option) in [(from, "--from"), (to, "--to")] where text.utf8.count != 10 {
             throw ValidationError("\(option): '\(text.prefix(40))' is not a day (use YYYY-MM-DD)")
         }

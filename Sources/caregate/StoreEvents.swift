@@ -31,8 +31,7 @@ struct StoreEvents: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The end (exclusive); default: one day after --from.", valueName: "date"))
     var to: String?
 
-    @Option(name: .long, help: ArgumentHelp("The time zone of plain dates and of the day view (an IANA name such as Europe/Paris); default: this machine's.", valueName: "zone"))
-    var timeZone: String?
+    @OptionGroup var timeZone: TimeZoneOption
 
     @Option(name: .long, help: "Output: text (a day view) or json.")
     var format: Format = .text
@@ -61,7 +60,7 @@ struct StoreEvents: ParsableCommand {
         guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
             throw StoreError.idNotFound(kind: .patient, id: patient)
         }
-        let view = EventDayView(timeZone: try zone())
+        let view = EventDayView(timeZone: timeZone.zone)
         var currentDay: DateComponents?
         var written = 0
         let output = FileHandle.standardOutput
@@ -89,16 +88,8 @@ struct StoreEvents: ParsableCommand {
         }
     }
 
-    private func zone() throws -> TimeZone {
-        guard let timeZone else { return .current }
-        guard let zone = TimeZone(identifier: timeZone) else {
-            throw ValidationError("unknown time zone '\(timeZone)' (use an IANA name such as Europe/Paris or UTC)")
-        }
-        return zone
-    }
-
     private func interval() throws -> DateInterval {
-        let zone = try zone()
+        let zone = timeZone.zone
         let start = try DateArgument.parse(from, option: "--from", timeZone: zone)
         let end = try to.map { try DateArgument.parse($0, option: "--to", timeZone: zone) } ?? start.addingTimeInterval(86_400)
         guard end > start else {

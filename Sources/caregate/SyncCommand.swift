@@ -57,8 +57,7 @@ struct SyncCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The sync configuration (YAML).", valueName: "file"))
     var config: String
 
-    @Option(name: .long, help: ArgumentHelp("A folder of mapping files layered over the defaults.", valueName: "dir"))
-    var mappings: String?
+    @OptionGroup var mappings: MappingsOption
 
     @Option(name: .long, help: ArgumentHelp("Also write the job report as JSON to this file.", valueName: "file"))
     var report: String?
@@ -91,7 +90,7 @@ struct SyncCommand: ParsableCommand {
         } catch let error as AuthorizationError {
             throw CommandFailure(error.description, status: 2)
         }
-        let mappingSet = try CommandInputs.mappings(overriddenBy: mappings)
+        let mappingSet = try mappings.load()
         // Reports need their rules and Chromium: without them, say so before the server is asked anything.
         var printer: ChromiumPrinter?
         if let reports = configuration.reports {
