@@ -127,7 +127,7 @@ run() {  # run LABEL PATH
     # The server's CPU time (user + system) per request: what bounds it once the cores are its own.
     local cpu_per_request
     cpu_per_request=$(awk -v t=$(( cpu_after - cpu_before )) -v hz="$(getconf CLK_TCK)" -v n="$requests" \
-        'BEGIN { printf "%.2f", n > 0 ? t / hz * 1000 / n : 0 }')
+        'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1000 / n : 0) }')
     printf '%-44s %9s %9s %9s %8s %13s %9s %12s\n' "$1" "$rps" "$p50" "$p99" "$failed" "$socket/$status" "$writing" \
         "$cpu_per_request" | tee -a "$table"
 }
