@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
-# Load benchmark of the app API: wrk (Debian's) on loopback, 64 connections, against PATIENTS patients'
-# data (`caregate store generate`), with patient tokens spread over the connections. Three runs of
-# SECONDS each in one sitting, each printed with requests/s, p50, p99 and failed requests:
-#   1. pulls of a device that is up to date (the steady state of OCKStore.synchronize),
-#   2. the same pulls while `caregate sync` imports the Synthea corpus (a folder as the provider) into
+# Load benchmark of the app API: wrk (Debian's) on loopback, CONNECTIONS connections, against PATIENTS
+# patients' data (`caregate store generate`), with patient tokens spread over the connections. Runs of
+# SECONDS_EACH seconds in one sitting, printed as one table (requests/s, p50, p99, failed requests:
+# socket errors + non-2xx answers):
+#   1. pulls of a device that is up to date (the steady state of OCKStore.synchronize), no writer,
+#   2. day views (GET /carekit/v1/events?date=...), no writer,
+#   3. the pulls of 1 while `caregate sync` imports the Synthea corpus (a folder as the provider) into
 #      the same store,
-#   3. day views (GET /carekit/v1/events?date=...) while the import goes on.
-# Run 1 is the baseline of runs 2 and 3. It is a benchmark, run on demand, never a test.
+#   4. the day views of 2 while that import goes on.
+# Run 1 is the baseline of 3, run 2 of 4. The table says how long the sync wrote during each run (a run
+# it did not overlap whole measured less than what it says). It is a benchmark, run on demand, never a test.
 #
-#   bash Scripts/bench-app-api.sh            # PATIENTS=1000 SECONDS_EACH=20 CONNECTIONS=64
+#   bash Scripts/bench-app-api.sh                      # PATIENTS=1000 SECONDS_EACH=20 CONNECTIONS=64
+#   BIN=/tmp/old/caregate bash Scripts/bench-app-api.sh   # another build (e.g. before a change), unbuilt
+#   WITH_SYNC=0 bash Scripts/bench-app-api.sh          # runs 1 and 2 only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 patients=${PATIENTS:-1000}
 seconds=${SECONDS_EACH:-20}
 connections=${CONNECTIONS:-64}
+with_sync=${WITH_SYNC:-1}
+corpus=${CAREGATE_CORPUS:-../shared/corpus}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
-swift build -c release --product caregate 2>&1 | grep -E "error|Compiling caregate|Build" || true
-bin="$(swift build -c release --show-bin-path)/caregate"
+if [ -n "${BIN:-}" ]; then
+    bin=$BIN
+else
+    swift build -c release --product caregate 2>&1 | grep -E "error|Compiling caregate|Build" || true
+    bin="$(swift build -c release --show-bin-path)/caregate"
+fi
 work=$(mktemp -d)
 chmod 700 "$work"
 server=""
 writer=""
 cleanup() {
-    [ -n "$writer" ] && kill "$writer" 2>/dev/null || true
+    [ -n "$writer" ] && [ -s "$work/sync.pid" ] && kill "$(cat "$work/sync.pid")" 2>/dev/null || true
     [ -n "$server" ] && kill "$server" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$work"
@@ -31,8 +42,9 @@ cleanup() {
 trap cleanup EXIT
 
 store="$work/care.sqlite"
-echo "== making $patients patients' data"
-"$bin" store generate --patients "$patients" --days 30 --store "$store" >/dev/null
+echo "== $bin: making $patients patients' data"
+"$bin" store generate --patients "$patients" --days 30 --store "$store" >"$work/generate.log" 2>&1 \
+    || { cat "$work/generate.log" >&2; exit 1; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$bin" serve --store "$store" --key "$work/key.pem" --port "$port" --log-level warning &
 server=$!
@@ -47,23 +59,30 @@ for i in $(seq 1 $(( patients < 256 ? patients : 256 ))); do
     "$bin" patients token --store "$store" --key "$work/key.pem" --patient "patient-$i" --expires-in 1h
 done > "$tokens"
 
-# The server's vector as an up-to-date device knows it: the last record of a first pull, every page.
+# The vector of an up-to-date device, as OCKStore.synchronize leaves it: its own process (clock 1) pulls
+# every page and merges each record's vector, then moves its own clock on. (A vector without the device's
+# own process would equal the last revision's and be sent that revision again, by CareKit's rule.)
 first=$(head -n 1 "$tokens")
 vector=$(python3 - "http://127.0.0.1:$port" "$first" <<'PY'
-import json, re, sys, urllib.parse, urllib.request
+import json, re, sys, urllib.parse, urllib.request, uuid
 base, token = sys.argv[1], sys.argv[2]
-url = base + "/carekit/v1/revisions?knowledgeVector=" + urllib.parse.quote('{"processes":[]}')
-last = None
+device = str(uuid.uuid4()).upper()
+known = {device: 1}
+url = base + "/carekit/v1/revisions?knowledgeVector=" + urllib.parse.quote(json.dumps({"processes": [{"id": device, "clock": 1}]}))
 while url:
     answer = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "Bearer " + token}))
-    records = json.load(answer)
-    last = records[-1]["knowledgeVector"] if records else last
+    for record in json.load(answer):
+        for process in record["knowledgeVector"]["processes"]:
+            known[process["id"]] = max(known.get(process["id"], 0), process["clock"])
     link = re.search(r'<([^>]+)>;\s*rel="next"', answer.headers.get("Link") or "")
     url = urllib.parse.urljoin(base, link.group(1)) if link else None
-print(urllib.parse.quote(json.dumps(last, separators=(",", ":"))))
+known[device] += 1
+vector = {"processes": [{"id": id, "clock": clock} for id, clock in sorted(known.items())]}
+print(urllib.parse.quote(json.dumps(vector, separators=(",", ":"))))
 PY
 )
 
+# done() writes one tab-separated line: requests/s, p50 ms, p99 ms, failed, socket errors, non-2xx, requests.
 cat > "$work/load.lua" <<'LUA'
 local tokens = {}
 local path = os.getenv("LOAD_PATH")
@@ -78,24 +97,62 @@ function request()
   return wrk.format("GET", path, { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] })
 end
 function done(summary, latency, requests)
-  io.write(string.format("requests/s %.0f  p50 %.2f ms  p99 %.2f ms  failed %d (errors %d, non-2xx %d)\n",
+  local socket = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+  local out = io.open(os.getenv("RESULT"), "w")
+  out:write(string.format("%.0f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\n",
     summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout + summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status))
+    socket + summary.errors.status, socket, summary.errors.status, summary.requests))
+  out:close()
 end
 LUA
 
+table="$work/table"
+printf '%-44s %9s %9s %9s %8s %13s %9s %12s\n' "run" "req/s" "p50 ms" "p99 ms" "failed" "(sock/non2xx)" "sync" "server CPU" > "$table"
 run() {  # run LABEL PATH
     echo "== $1 ($connections connections, ${seconds}s)"
-    TOKENS="$tokens" LOAD_PATH="$2" wrk -t2 -c"$connections" -d"${seconds}s" -s "$work/load.lua" "http://127.0.0.1:$port" | tail -n 1
+    local started ended writing="-"
+    started=$(date +%s)
+    local cpu_before cpu_after
+    cpu_before=$(cpu_ticks "$server")
+    TOKENS="$tokens" LOAD_PATH="$2" RESULT="$work/result" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 10s \
+        -s "$work/load.lua" "http://127.0.0.1:$port" >/dev/null
+    ended=$(date +%s)
+    cpu_after=$(cpu_ticks "$server")
+    if [ -n "$writer" ]; then  # the seconds of this run the sync was writing
+        local from=$(( started > sync_from ? started : sync_from )) to=$ended
+        [ -s "$work/sync.end" ] && to=$(( $(cat "$work/sync.end") < ended ? $(cat "$work/sync.end") : ended ))
+        writing="$(( to > from ? to - from : 0 ))/$(( ended - started ))s"
+    fi
+    IFS=$'\t' read -r rps p50 p99 failed socket status requests < "$work/result"
+    # The server's CPU time (user + system) per request: what bounds it once the cores are its own.
+    local cpu_per_request
+    cpu_per_request=$(awk -v t=$(( cpu_after - cpu_before )) -v hz="$(getconf CLK_TCK)" -v n="$requests" \
+        'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1000 / n : 0) }')
+    printf '%-44s %9s %9s %9s %8s %13s %9s %12s\n' "$1" "$rps" "$p50" "$p99" "$failed" "$socket/$status" "$writing" \
+        "$cpu_per_request" | tee -a "$table"
 }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 pull="/carekit/v1/revisions?knowledgeVector=$vector"
-run "pulls, device up to date, no writer (baseline)" "$pull"
-printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$(cd ../shared/corpus/synthea-r4 && pwd)" "$work/exports" > "$work/sync.yaml"
-"$bin" sync --once --config "$work/sync.yaml" --store "$store" >/dev/null 2>&1 &
-writer=$!
-run "pulls, device up to date, while caregate sync imports into the same store" "$pull"
-run "day views, while caregate sync imports into the same store" "/carekit/v1/events?date=2025-01-15"
-if wait "$writer"; then echo "== the sync beside the load: exit 0"; else echo "== the sync beside the load: exit $?"; fi
-writer=""
+day="/carekit/v1/events?date=2025-01-15"
+run "pulls, up to date, no writer" "$pull"
+run "day views, no writer" "$day"
+if [ "$with_sync" = 1 ]; then
+    printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$(cd "$corpus/synthea-r4" && pwd)" "$work/exports" > "$work/sync.yaml"
+    sync_from=$(date +%s)
+    ( "$bin" sync --once --config "$work/sync.yaml" --store "$store" >"$work/sync.out" 2>"$work/sync.err" &
+      echo $! > "$work/sync.pid"; status=0; wait $! || status=$?
+      echo $status > "$work/sync.status"; date +%s > "$work/sync.end" ) &
+    writer=$!
+    run "pulls, up to date, during caregate sync" "$pull"
+    run "day views, during caregate sync" "$day"
+    wait "$writer" || true
+    writer=""
+    echo "== the sync beside the load: exit $(cat "$work/sync.status"), $(( $(cat "$work/sync.end") - sync_from ))s"
+    # Exit 1 is also what a sync says when some resources wait for a later run or went to dead letters.
+    [ "$(cat "$work/sync.status")" = 0 ] || { tail -n 3 "$work/sync.err"; grep -iE "dead|fail|error|busy|wait" "$work/sync.out" | head -n 8; }
+fi
+echo
+echo "== $bin, $patients patients, $connections connections, ${seconds}s a run; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "   (sync: seconds it wrote during the run; server CPU: ms of the server's CPU time per request)"
+cat "$table"

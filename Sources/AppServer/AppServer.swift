@@ -43,13 +43,16 @@ public struct AppServer: Sendable {
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in
             // A store that cannot be read is not healthy.
-            guard (try? store.serverClock()) != nil else { throw APIError.unavailable }
+            guard (try? await StoreWork.read({ try store.serverClock() })) != nil else { throw APIError.unavailable }
             return JSONResponse.make(Data(#"{"status":"ok"}"#.utf8))
         }
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
-        let api = router.group("carekit/v1").add(middleware: PatientAccessMiddleware(verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store))
+        let access = PatientAccessMiddleware(
+            verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store, tokens: VerifiedTokenCache(),
+            trail: AuditTrailWriter(store: store))
+        let api = router.group("carekit/v1").add(middleware: access)
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)

@@ -11,21 +11,47 @@ import Foundation
 /// ## Topics
 ///
 /// - ``serverClock()``
-/// - ``revisions(patientID:afterClock:maxEntities:including:)``
-/// - ``recordAudit(_:)``, ``auditEntries(patientID:limit:)``
+/// - ``revisions(patientID:afterClock:maxEntities:knownBy:including:)``
+/// - ``patientExists(_:)``, ``currentCarePlans(patientID:)``
+/// - ``recordAudit(_:)-([AuditEntry])``, ``auditEntries(patientID:limit:)``
 public protocol AppSyncStore: Store {
     /// The store's process uuid and its clock now.
     func serverClock() throws -> ServerClock
     /// The revisions of patient `patientID` stamped after `afterClock` that `including` accepts, oldest
     /// first, whole revisions until `maxEntities` entities are read; with the store's clock and the
     /// patient's device clocks, all read in one snapshot.
+    ///
+    /// `device`, when given, is the knowledge vector of the device that asks (process uuid -> clock):
+    /// the store may then leave unread the stamps that are certainly less than it (CareKit's rule:
+    /// they are not sent), so that an up-to-date device costs an index lookup, not a scan of its log.
+    /// What `including` is given and what comes back are the same as without it.
     func revisions(
-        patientID: String, afterClock: Int, maxEntities: Int, including: (RevisionStamp) -> Bool
+        patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp) -> Bool
     ) throws -> RevisionLogRead
-    /// Appends one entry to the audit trail (its own transaction).
-    func recordAudit(_ entry: AuditEntry) throws
+    /// Whether the store has a current (not deleted) version of patient `id`: an indexed read, no decoding.
+    func patientExists(_ id: String) throws -> Bool
+    /// The current care plans of patient `patientID` (an indexed read: the store's other care plans are
+    /// not decoded).
+    func currentCarePlans(patientID: String) throws -> [CarePlan]
+    /// Appends `entries` to the audit trail, in order, in one transaction: all of them are durable when it
+    /// returns, or none is.
+    func recordAudit(_ entries: [AuditEntry]) throws
     /// The latest audit entries, newest first (of one patient when `patientID` is given).
     func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry]
+}
+
+extension AppSyncStore {
+    /// ``revisions(patientID:afterClock:maxEntities:knownBy:including:)`` reading every stamp after `afterClock`.
+    public func revisions(
+        patientID: String, afterClock: Int, maxEntities: Int, including: (RevisionStamp) -> Bool
+    ) throws -> RevisionLogRead {
+        try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: nil, including: including)
+    }
+
+    /// Appends one entry to the audit trail (its own transaction).
+    public func recordAudit(_ entry: AuditEntry) throws {
+        try recordAudit([entry])
+    }
 }
 
 /// The store's identity in CareKit's sync: one process of the knowledge vector, with its logical clock.
@@ -66,7 +92,7 @@ public struct StoredRevision: Sendable {
     public var entities: [CareEntity]
 }
 
-/// What ``AppSyncStore/revisions(patientID:afterClock:maxEntities:including:)`` read.
+/// What ``AppSyncStore/revisions(patientID:afterClock:maxEntities:knownBy:including:)`` read.
 public struct RevisionLogRead: Sendable {
     public var revisions: [StoredRevision]
     /// Whether revisions beyond those read are accepted too (the next read starts after the last one's clock).

@@ -23,7 +23,7 @@ extension AccessTokenVerifier {
 
 /// What a request does with the patient's data: `GET` reads it (pull, views, insights); anything else
 /// (the push) writes it.
-public enum TokenAccess: Sendable, Equatable {
+public enum TokenAccess: Sendable, Hashable {
     case read
     case write
 

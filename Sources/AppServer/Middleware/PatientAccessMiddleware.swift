@@ -8,11 +8,18 @@ import Store
 /// reads and writes that patient's data only (the patient comes from the token, never from the request).
 ///
 /// Every request that reaches it is written to the audit trail, answered or refused: who (the token's
-/// subject and patient), what (method and path), when, and the status, with the handler's note.
+/// subject and patient), what (method and path), when, and the status, with the handler's note. The
+/// answer waits for its entry's commit (``AuditTrailWriter``, group commit): an answer that cannot be
+/// audited is not given.
+///
+/// Tokens already verified are taken from ``VerifiedTokenCache``; the patient check is one indexed read,
+/// run off the request's thread (``StoreWork``).
 struct PatientAccessMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let verifier: any AccessTokenVerifier
     let store: any AppSyncStore
+    let tokens: VerifiedTokenCache
+    let trail: AuditTrailWriter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -22,7 +29,8 @@ struct PatientAccessMiddleware: RouterMiddleware {
         do {
             let token = try await verify(request)
             context.token = token
-            guard try !store.patients(EntityQuery(ids: [token.patientID])).isEmpty else {
+            let (store, patientID) = (store, token.patientID)
+            guard try await StoreWork.read({ try store.patientExists(patientID) }) else {
                 // A token for a patient the store no longer (or never) had: refused like another's data.
                 throw APIError.forbidden
             }
@@ -41,7 +49,7 @@ struct PatientAccessMiddleware: RouterMiddleware {
             date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action,
             status: Int(response.status.code), detail: detail)
         do {
-            try store.recordAudit(entry)
+            try await trail.record(entry)
         } catch {
             // An answer that cannot be audited is not given.
             context.logger.error("audit trail not written", metadata: ["error.type": "\(type(of: error))"])
@@ -50,10 +58,16 @@ struct PatientAccessMiddleware: RouterMiddleware {
         return response
     }
 
+    /// The request's token, verified (or taken from the tokens verified before).
     private func verify(_ request: Request) async throws -> VerifiedToken {
         guard let header = request.headers[.authorization] else { throw TokenError.missing }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw TokenError.missing }
-        return try await verifier.verify(String(parts[1]).trimmingCharacters(in: .whitespaces), access: TokenAccess(request.method))
+        let text = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        let access = TokenAccess(request.method)
+        if let known = tokens.token(for: text, access: access) { return known }
+        let verified = try await verifier.verify(text, access: access)
+        tokens.remember(verified, for: text, access: access)
+        return verified
     }
 }

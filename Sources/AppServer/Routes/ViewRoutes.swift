@@ -11,12 +11,13 @@ import Store
 struct ViewRoutes {
     let store: any AppSyncStore
 
+    /// Every view reads the store off the request's thread (``StoreWork``).
     func register(on group: RouterGroup<AppRequestContext>) {
-        group.get("patient") { _, context in try patient(context) }
-        group.get("careplans") { _, context in try carePlans(context) }
-        group.get("tasks") { _, context in try tasks(context) }
-        group.get("contacts") { _, context in try contacts(context) }
-        group.get("events") { request, context in try events(request, context) }
+        group.get("patient") { _, context in try await StoreWork.read { try patient(context) } }
+        group.get("careplans") { _, context in try await StoreWork.read { try carePlans(context) } }
+        group.get("tasks") { _, context in try await StoreWork.read { try tasks(context) } }
+        group.get("contacts") { _, context in try await StoreWork.read { try contacts(context) } }
+        group.get("events") { request, context in try await StoreWork.read { try events(request, context) } }
     }
 
     private func patient(_ context: AppRequestContext) throws -> Response {
@@ -78,7 +79,7 @@ struct PatientData {
     let patientID: String
 
     func carePlans() throws -> [CarePlan] {
-        try store.carePlans(.current).filter { $0.patientID == patientID }
+        try store.currentCarePlans(patientID: patientID)
     }
 
     func tasks() throws -> [CareTask] {

@@ -24,13 +24,15 @@ extension SQLiteStore: AppSyncStore {
     }
 
     public func revisions(
-        patientID: String, afterClock: Int, maxEntities: Int, including: (RevisionStamp) -> Bool
+        patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp) -> Bool
     ) throws -> RevisionLogRead {
         try readSnapshot { db in
             let server = try Self.serverClock(db)
+            let deviceClocks = try Self.deviceClocks(patientID: patientID, db)
+            let start = device.map { Self.firstUnknownClock(afterClock: afterClock, device: $0, server: server, deviceClocks: deviceClocks) } ?? afterClock
             let stamps = try Row.fetchCursor(
                 db, sql: "SELECT serverClock, processes FROM revisionStamp WHERE patientID = ? AND serverClock > ? ORDER BY serverClock",
-                arguments: [patientID, afterClock])
+                arguments: [patientID, start])
             var revisions: [StoredRevision] = []
             var entityCount = 0
             var hasMore = false
@@ -47,9 +49,24 @@ extension SQLiteStore: AppSyncStore {
                 entityCount += entities.count
                 revisions.append(StoredRevision(stamp: stamp, entities: entities))
             }
-            return RevisionLogRead(
-                revisions: revisions, hasMore: hasMore, server: server, deviceClocks: try Self.deviceClocks(patientID: patientID, db))
+            return RevisionLogRead(revisions: revisions, hasMore: hasMore, server: server, deviceClocks: deviceClocks)
         }
+    }
+
+    /// The clock after which a stamp may not be less than `device`'s vector; every stamp at or before it
+    /// certainly is, and is left unread.
+    ///
+    /// A stamp's device clocks are the patient's knowledge when it was written, and that knowledge only
+    /// grows (clocks merge by their maximum), so none exceeds `deviceClocks` as read now. When the device
+    /// knows all of them, a stamp whose server clock is below the device's is less than the device's
+    /// vector in every process and strictly in the server's: CareKit does not send it. A stamp at the
+    /// device's server clock may equal its vector (then it is sent), so it is read.
+    static func firstUnknownClock(afterClock: Int, device: [UUID: Int], server: ServerClock, deviceClocks: [UUID: Int]) -> Int {
+        guard let known = device[server.processUUID], known > 0 else { return afterClock }
+        for (process, clock) in deviceClocks where process != server.processUUID && clock > (device[process] ?? 0) {
+            return afterClock
+        }
+        return max(afterClock, known - 1)
     }
 
     /// The versions one transaction filed under `patientID`, in the order it wrote them.
@@ -92,11 +109,33 @@ extension SQLiteStore: AppSyncStore {
         return clocks
     }
 
-    public func recordAudit(_ entry: AuditEntry) throws {
+    public func patientExists(_ id: String) throws -> Bool {
+        try readSnapshot { db in
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM patient WHERE id = ? AND nextVersionUUID IS NULL AND deletedDate IS NULL)"),
+                arguments: [id]) ?? false
+        }
+    }
+
+    public func currentCarePlans(patientID: String) throws -> [CarePlan] {
+        var filter = try Self.filter(.carePlan, .current)
+        filter.sql += " AND patientID = ?"
+        filter.arguments += [patientID]
+        return try readSnapshot { db in
+            try fetchEntities(.carePlan, filter, db).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
+        }
+    }
+
+    public func recordAudit(_ entries: [AuditEntry]) throws {
+        guard !entries.isEmpty else { return }
         try writeTransaction { db in
-            try db.execute(
-                sql: "INSERT INTO audit (date, subject, patientID, action, status, detail) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail])
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO audit (date, subject, patientID, action, status, detail) VALUES (?, ?, ?, ?, ?, ?)")
+            for entry in entries {
+                try insert.execute(arguments: [
+                    entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail,
+                ])
+            }
         }
     }
 
