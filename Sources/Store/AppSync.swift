@@ -33,6 +33,9 @@ public protocol AppSyncStore: Store {
     /// The current care plans of patient `patientID` (an indexed read: the store's other care plans are
     /// not decoded).
     func currentCarePlans(patientID: String) throws -> [CarePlan]
+    /// The current tasks of no care plan (medication orders, Observation logs) whose FHIR linkage names
+    /// patient `patientID`.
+    func currentTasksOfNoCarePlan(patientID: String) throws -> [CareTask]
     /// Appends `entries` to the audit trail, in order, in one transaction: all of them are durable when it
     /// returns, or none is.
     func recordAudit(_ entries: [AuditEntry]) throws

@@ -82,8 +82,9 @@ struct PatientData {
         try store.currentCarePlans(patientID: patientID)
     }
 
+    /// The tasks of the patient's care plans, then those of no care plan their linkage names.
     func tasks() throws -> [CareTask] {
-        try carePlans().flatMap { try store.tasks(carePlanID: $0.id, .current) }
+        try carePlans().flatMap { try store.tasks(carePlanID: $0.id, .current) } + store.currentTasksOfNoCarePlan(patientID: patientID)
     }
 
     func contacts() throws -> [Contact] {

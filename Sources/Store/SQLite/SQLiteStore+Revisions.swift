@@ -126,6 +126,15 @@ extension SQLiteStore: AppSyncStore {
         }
     }
 
+    public func currentTasksOfNoCarePlan(patientID: String) throws -> [CareTask] {
+        var filter = try Self.filter(.task, .current)
+        filter.sql += " AND carePlanID IS NULL AND \(StoreSchema.linkedPatientOfTask) = ?"
+        filter.arguments += [patientID]
+        return try readSnapshot { db in
+            try fetchEntities(.task, filter, db).compactMap { if case .task(let value) = $0 { value } else { nil } }
+        }
+    }
+
     public func recordAudit(_ entries: [AuditEntry]) throws {
         guard !entries.isEmpty else { return }
         try writeTransaction { db in

@@ -65,6 +65,7 @@ enum StoreSchema {
         migrator.registerMigration("v7 audit", migrate: createAudit)
         migrator.registerMigration("v8 outcome version graph", migrate: addOutcomeVersionGraph)
         migrator.registerMigration("v9 tasks of no care plan in their patient's log", migrate: logTasksOfNoCarePlan)
+
         return migrator
     }
 
@@ -278,6 +279,9 @@ enum StoreSchema {
             UPDATE syncClock SET clock = 1 WHERE EXISTS (SELECT 1 FROM revision);
             """)
     }
+
+    /// The patient a task's FHIR linkage names, as SQL over its stored JSON.
+    static let linkedPatientOfTask = "json_extract(payload, '\(FHIRLinkage.patientJSONPath)')"
 
     /// Tasks of no care plan (medication orders, Observation logs) and their outcomes were in no patient's
     /// revision log before v9, so no app ever pulled them: they are filed now under the patient their FHIR
