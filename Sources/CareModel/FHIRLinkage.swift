@@ -12,49 +12,74 @@
 /// task.metadata.linkage = linkage
 /// ```
 public struct FHIRLinkage: Sendable, Hashable {
+    /// The `userInfo` the linkage was read from (shared, not copied: other keys are ignored), with the
+    /// fields set since: each field reads its key only when asked (a task's codes are read once per
+    /// Observation matched and per outcome exported).
+    private var stored: [String: String] = [:]
+
     /// The FHIR codes of a task or outcome (`system|code`): kept for export and for matching
     /// Observations to tasks.
-    public var codes: [String] = []
+    public var codes: [String] {
+        get { Self.lines(stored[Key.codes]) }
+        set { stored[Key.codes] = newValue.isEmpty ? nil : newValue.joined(separator: "\n") }
+    }
+
     /// The entity id of a task's patient (a task of no care plan: a medication, a log).
-    public var patientID: String?
+    public var patientID: String? {
+        get { stored[Key.patient] }
+        set { stored[Key.patient] = newValue }
+    }
+
     /// The Observations a CarePlan activity names in its `outcomeReference`: the outcomes of its task,
     /// whichever import brings them.
-    public var outcomeReferences: [ResourceKey] = []
+    public var outcomeReferences: [ResourceKey] {
+        get { Self.lines(stored[Key.outcomeReferences]).compactMap { ResourceKey(description: $0) } }
+        set { stored[Key.outcomeReferences] = newValue.isEmpty ? nil : newValue.map(\.description).joined(separator: "\n") }
+    }
+
     /// The resource each value of an outcome came from, in value order; nil when all of them came from
     /// the resource the outcome's provenance names.
-    public var valueSources: [ResourceKey]?
+    public var valueSources: [ResourceKey]? {
+        get {
+            // A value whose source has no id keeps its type (an empty id), in its place.
+            stored[Key.valueSources].map { Self.lines($0).map { ResourceKey(description: $0) ?? ResourceKey(type: $0, id: "") } }
+        }
+        set { stored[Key.valueSources] = newValue.map { $0.map(\.description).joined(separator: "\n") } }
+    }
+
     /// Where in its resource the element a task was made from sits (`CarePlan.activity[1]`), when it is
     /// not the resource itself: what an export names to update that element.
-    public var elementPath: String?
+    public var elementPath: String? {
+        get { stored[Key.element] }
+        set { stored[Key.element] = newValue }
+    }
+
     /// Identifiers of a patient (`system|value`).
-    public var identifiers: [String] = []
+    public var identifiers: [String] {
+        get { Self.lines(stored[Key.identifiers]) }
+        set { stored[Key.identifiers] = newValue.isEmpty ? nil : newValue.joined(separator: "\n") }
+    }
 
     public init() {}
 
     /// The linkage `userInfo` holds (empty when it holds none).
     public init(userInfo: [String: String]?) {
-        guard let userInfo else { return }
-        codes = Self.lines(userInfo[Key.codes])
-        patientID = userInfo[Key.patient]
-        outcomeReferences = Self.lines(userInfo[Key.outcomeReferences]).compactMap { ResourceKey(description: $0) }
-        valueSources = userInfo[Key.valueSources].map { text in
-            // A value whose source has no id keeps its type (an empty id), in its place.
-            Self.lines(text).map { ResourceKey(description: $0) ?? ResourceKey(type: $0, id: "") }
-        }
-        elementPath = userInfo[Key.element]
-        identifiers = Self.lines(userInfo[Key.identifiers])
+        stored = userInfo ?? [:]
+    }
+
+    public static func == (lhs: FHIRLinkage, rhs: FHIRLinkage) -> Bool {
+        Key.all.allSatisfy { lhs.stored[$0] == rhs.stored[$0] }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for key in Key.all { hasher.combine(stored[key]) }
     }
 
     /// `userInfo` with this linkage in it: its keys set, or removed where the linkage has nothing; nil
     /// when nothing is left.
     public func applied(to userInfo: [String: String]?) -> [String: String]? {
         var info = userInfo ?? [:]
-        info[Key.codes] = codes.isEmpty ? nil : codes.joined(separator: "\n")
-        info[Key.patient] = patientID
-        info[Key.outcomeReferences] = outcomeReferences.isEmpty ? nil : outcomeReferences.map(\.description).joined(separator: "\n")
-        info[Key.valueSources] = valueSources.map { $0.map(\.description).joined(separator: "\n") }
-        info[Key.element] = elementPath
-        info[Key.identifiers] = identifiers.isEmpty ? nil : identifiers.joined(separator: "\n")
+        for key in Key.all { info[key] = stored[key] }
         return info.isEmpty ? nil : info
     }
 
@@ -66,6 +91,7 @@ public struct FHIRLinkage: Sendable, Hashable {
         static let valueSources = "fhir.valueSources"
         static let element = "fhir.element"
         static let identifiers = "fhir.identifiers"
+        static let all = [codes, patient, outcomeReferences, valueSources, element, identifiers]
     }
 
     /// The JSON path of the patient key in an entity's stored JSON, for the store's own SQL.
