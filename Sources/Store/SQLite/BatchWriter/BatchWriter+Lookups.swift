@@ -14,10 +14,34 @@ extension BatchWriter {
     }
 
     /// The tip of an outcome, the newest when it has several (the others in its `others`).
+    ///
+    /// One pass over a statement of its own: this runs for every outcome an import upserts, and an outcome
+    /// nearly always has one tip.
     func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) throws -> Tip? {
-        let tips = try outcomeVersions(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence, tipsOnly: true).map(\.version)
-        guard var newest = tips.max(by: { $0.versionNumber < $1.versionNumber }) else { return nil }
-        newest.others = tips.filter { $0.rowID != newest.rowID }
+        let statement = RawStatement(try db.cachedStatement(sql: """
+            SELECT rowID, uuid, effectiveDate, deletedDate, contentHash, versionNumber FROM outcome
+            WHERE taskUUID = ? AND eventStart = ? AND occurrenceIndex = ? AND nextVersionUUID IS NULL
+            """), in: db)
+        defer { statement.reset() }
+        statement.bind(1, taskUUID)
+        statement.bind(2, eventStart.storeSeconds)
+        statement.bind(3, occurrence)
+        var newest: Tip?
+        var others: [Tip] = []
+        while try statement.step() {
+            guard let uuid = statement.uuid(1) else { continue }
+            let tip = Tip(
+                rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+                deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
+                versionNumber: Int(statement.int64(5)))
+            if let current = newest, current.versionNumber >= tip.versionNumber {
+                others.append(tip)
+            } else {
+                if let current = newest { others.append(current) }
+                newest = tip
+            }
+        }
+        newest?.others = others
         return newest
     }
 
