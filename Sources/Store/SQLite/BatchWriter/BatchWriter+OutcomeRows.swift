@@ -111,7 +111,11 @@ extension BatchWriter {
             try setConflict(outcomeID: outcome.id, false)
         }
         if graph?.exports ?? Self.queuesForProvider(provenance) { try enqueueExport(outcomeID: outcome.id, uuid: uuid) }
-        try revisions.append(.outcome, uuid: uuid, rowID: rowID, owner: .taskVersion(outcome.taskUUID))
+        // The task version this batch checked the outcome against says whose it is, without a query.
+        let owner: RevisionLog.Owner = taskVersionsRead[outcome.taskUUID].map {
+            .inCarePlan($0.task.carePlanID, linkedPatient: $0.task.metadata.linkage.patientID)
+        } ?? .taskVersion(outcome.taskUUID)
+        try revisions.append(.outcome, uuid: uuid, rowID: rowID, owner: owner)
     }
 
     /// Time zone identifiers, looked up once per zone (reading `identifier` copies a string each time).
