@@ -29,11 +29,7 @@ extension BatchWriter {
         var newest: Tip?
         var others: [Tip] = []
         while try statement.step() {
-            guard let uuid = statement.uuid(1) else { continue }
-            let tip = Tip(
-                rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
-                deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
-                versionNumber: Int(statement.int64(5)))
+            guard let tip = Self.outcomeVersion(statement) else { continue }
             if let current = newest, current.versionNumber >= tip.versionNumber {
                 others.append(tip)
             } else {
@@ -60,14 +56,20 @@ extension BatchWriter {
         statement.bind(3, occurrence)
         var versions: [(version: Tip, isTip: Bool, fromProvider: Bool)] = []
         while try statement.step() {
-            guard let uuid = statement.uuid(1) else { continue }
-            let tip = Tip(
-                rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
-                deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
-                versionNumber: Int(statement.int64(5)))
+            guard let tip = Self.outcomeVersion(statement) else { continue }
             versions.append((tip, statement.int64(6) != 0, statement.int64(7) != 0))
         }
         return versions
+    }
+
+    /// The version on `statement`'s current row, whose first columns are rowID, uuid, effectiveDate,
+    /// deletedDate, contentHash and versionNumber.
+    private static func outcomeVersion(_ statement: RawStatement) -> Tip? {
+        guard let uuid = statement.uuid(1) else { return nil }
+        return Tip(
+            rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4),
+            versionNumber: Int(statement.int64(5)))
     }
 
     static func tip(_ row: Row) -> Tip? {
