@@ -169,10 +169,11 @@ public struct FHIRTemporal: Hashable, Sendable {
             value.kind = .dateTime
             if let flaw = time(into: &value, strict: true) { return .flaw(flaw) }
             // A time requires a time zone: Z or +hh:mm / -hh:mm, at most 14:00.
-            guard index < bytes.count, [UInt8(ascii: "Z"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains(bytes[index]) else {
-                return .flaw(.missingOffset)
+            switch offset(into: &value) {
+            case nil: return .flaw(.missingOffset)
+            case false: return .flaw(.offset)
+            case true: break
             }
-            guard offset(into: &value) else { return .flaw(.offset) }
             return isAtEnd ? .value(value) : .flaw(.trailing)
         }
 
@@ -197,7 +198,7 @@ public struct FHIRTemporal: Hashable, Sendable {
                 value.kind = .dateTime
                 if !isAtEnd {
                     if let flaw = time(into: &value, strict: false) { return .flaw(flaw) }
-                    if !isAtEnd, !offset(into: &value) { return .flaw(.offset) }
+                    if !isAtEnd, offset(into: &value) != true { return .flaw(.offset) }
                 }
             }
             return isAtEnd ? .value(value) : .flaw(.trailing)
@@ -205,7 +206,6 @@ public struct FHIRTemporal: Hashable, Sendable {
 
         /// `hh:mm:ss[.f+]` (strict) or `hh[:mm[:ss[.f+]]]`, with real ranges.
         mutating func time(into value: inout FHIRTemporal, strict: Bool) -> Flaw? {
-            let start = index
             guard let hour = digits(2) else { return .time }
             var minute = 0, second = 0
             var precision = Precision.hour
@@ -219,10 +219,7 @@ public struct FHIRTemporal: Hashable, Sendable {
                     precision = .second
                 }
             }
-            if strict && precision < .second {
-                index = start
-                return .time
-            }
+            if strict && precision < .second { return .time }
             guard hour <= 23, minute <= 59, second <= 60 else { return .timeRange(hour, minute, second) }
             value.hour = hour
             value.minute = minute
@@ -244,13 +241,14 @@ public struct FHIRTemporal: Hashable, Sendable {
             return nil
         }
 
-        /// `Z` or `±hh:mm` up to 14:00.
-        mutating func offset(into value: inout FHIRTemporal) -> Bool {
+        /// `Z` or `±hh:mm` up to 14:00: true when read, false when it starts as one but is not, nil when
+        /// no time zone starts here.
+        mutating func offset(into value: inout FHIRTemporal) -> Bool? {
             if take("Z") {
                 value.offsetMinutes = 0
                 return true
             }
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") else { return false }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") else { return nil }
             let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
             index += 1
             guard let hours = digits(2), take(":"), let minutes = digits(2), minutes <= 59, hours < 14 || (hours == 14 && minutes == 0)
