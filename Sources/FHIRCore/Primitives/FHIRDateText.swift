@@ -10,13 +10,18 @@ public enum FHIRDateText {
     /// Lenient where data in the wild is (a time without seconds or without a zone is read in `zone`),
     /// strict on the calendar; a time needs a full date before it and at least hours and minutes.
     public static func date(_ text: String, in zone: TimeZone) -> Date? {
+        value(text)?.date(in: zone)
+    }
+
+    /// `text` read by the same rules, with its precision (what a Period's end includes depends on it).
+    public static func value(_ text: String) -> FHIRTemporal? {
         guard let value = FHIRTemporal(text, as: .fhirPath) else { return nil }
         if value.kind == .dateTime {
             // `YYYY-MM-DDThh:mm`: FHIRPath's partial forms (`2024T10:00`, `2024-01-01T`) are not data.
             guard value.precision >= .minute, text.utf8.count > 10, text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: 10)] == UInt8(ascii: "T")
             else { return nil }
         }
-        return value.date(in: zone)
+        return value
     }
 }
 

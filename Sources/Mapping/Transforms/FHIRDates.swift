@@ -18,18 +18,15 @@ enum FHIRDates {
         return time.hour * 60 + time.minute
     }
 
-    /// Whether `text` carries a time of day (a dateTime with `T`), not only a date.
-    static func hasTime(_ text: String) -> Bool { text.utf8.contains(UInt8(ascii: "T")) }
-
     /// The instant a Period whose `end` is `text` ends. A FHIR Period's end includes everything its
     /// precision covers (an end of 2025-06-30 includes that whole day), so an end without a time of day
     /// ends at the start of the next day, month or year in `zone`.
     static func periodEnd(_ text: String, in zone: TimeZone) -> Date? {
-        guard let date = FHIRDateText.date(text, in: zone) else { return nil }
-        guard !hasTime(text) else { return date }
+        guard let value = FHIRDateText.value(text), let date = value.date(in: zone) else { return nil }
+        guard value.kind == .date else { return date }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        let unit: Calendar.Component = text.count <= 4 ? .year : text.count <= 7 ? .month : .day
+        let unit: Calendar.Component = value.precision == .year ? .year : value.precision == .month ? .month : .day
         return calendar.date(byAdding: unit, value: 1, to: date)
     }
 }
