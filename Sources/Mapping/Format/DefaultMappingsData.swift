@@ -88,7 +88,13 @@ entities:
         transform: timing
         from: dosageInstruction.timing
         start: authoredOn | dispenseRequest.validityPeriod.start
-        end: dispenseRequest.validityPeriod.end
+        # R4 gives a stopped or completed order no stop date. When its timing states no end of its own,
+        # its task ends with the day it was written, so that an app never shows it as due again.
+        end: >-
+          dispenseRequest.validityPeriod.end
+          | iif((status = 'stopped' or status = 'completed')
+              and dosageInstruction.first().timing.repeat.select(bounds.ofType(Period).end | bounds.ofType(Duration) | bounds.ofType(Range) | count).empty(),
+            authoredOn.toDate())
         default: daily
       targetValues:
         transform: quantity
@@ -106,6 +112,10 @@ entities:
 report:
   - when: dosageInstruction.count() > 1
     message: "only the first dosage instruction's timing and dose are used"
+  - when: >-
+      (status = 'stopped' or status = 'completed') and dispenseRequest.validityPeriod.end.empty()
+      and dosageInstruction.first().timing.repeat.select(bounds.ofType(Period).end | bounds.ofType(Duration) | bounds.ofType(Range) | count).empty()
+    message: "the order is stopped or completed and states no end: its task ends with the day it was written"
 """#),
         (name: "Observation.yaml", text: #"""
 # yaml-language-server: $schema=mapping.schema.json
