@@ -88,13 +88,13 @@ entities:
         transform: timing
         from: dosageInstruction.timing
         start: authoredOn | dispenseRequest.validityPeriod.start
-        # R4 gives a stopped or completed order no stop date. When its timing states no end of its own,
-        # its task ends with the day it was written, so that an app never shows it as due again.
+        # R4 gives a stopped or completed order no stop date. When its timing states no end of its own, its
+        # task ends a day after it starts (the day it was written), so that an app never shows it as due again.
         end: >-
           dispenseRequest.validityPeriod.end
-          | iif((status = 'stopped' or status = 'completed')
-              and dosageInstruction.first().timing.repeat.select(bounds.ofType(Period).end | bounds.ofType(Duration) | bounds.ofType(Range) | count).empty(),
-            authoredOn.toDate())
+          | iif((status = 'stopped' or status = 'completed') and dosageInstruction.first().timing.select(
+                event | repeat.bounds.ofType(Period).end | repeat.bounds.ofType(Duration) | repeat.bounds.ofType(Range) | repeat.count).empty(),
+            (dosageInstruction.first().timing.repeat.bounds.ofType(Period).start | authoredOn | dispenseRequest.validityPeriod.start).first() + 1 day)
         default: daily
       targetValues:
         transform: quantity
@@ -114,8 +114,9 @@ report:
     message: "only the first dosage instruction's timing and dose are used"
   - when: >-
       (status = 'stopped' or status = 'completed') and dispenseRequest.validityPeriod.end.empty()
-      and dosageInstruction.first().timing.repeat.select(bounds.ofType(Period).end | bounds.ofType(Duration) | bounds.ofType(Range) | count).empty()
-    message: "the order is stopped or completed and states no end: its task ends with the day it was written"
+      and dosageInstruction.first().timing.select(
+        event | repeat.bounds.ofType(Period).end | repeat.bounds.ofType(Duration) | repeat.bounds.ofType(Range) | repeat.count).empty()
+    message: "the order is stopped or completed and states no end: its task ends a day after it starts"
 """#),
         (name: "Observation.yaml", text: #"""
 # yaml-language-server: $schema=mapping.schema.json
