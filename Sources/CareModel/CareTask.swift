@@ -68,3 +68,12 @@ extension CareTask: Codable {
         try metadata.encode(to: encoder)
     }
 }
+
+extension CareTask {
+    /// The tag of an Observation log: the all-day daily task an import logs a patient's readings of one
+    /// code on when no plan or order asked for them. Its occurrences are no to-dos; its readings are.
+    public static let observationLogTag = "log"
+
+    /// Whether this task is an Observation log (tagged ``observationLogTag``).
+    public var isObservationLog: Bool { metadata.tags?.contains(Self.observationLogTag) ?? false }
+}

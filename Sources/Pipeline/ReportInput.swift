@@ -17,8 +17,7 @@ public enum ReportInput {
             throw StoreError.idNotFound(kind: .patient, id: patientID)
         }
         let plans = try store.carePlans(EntityQuery(dateInterval: interval)).filter { $0.patientID == patientID }
-        var events = try store.events(patientID: patientID, in: interval)
-        events += try logEvents(store: store, patientID: patientID, interval: interval)
+        let events = try store.events(patientID: patientID, in: interval)
         var taskIDs = Set(events.map(\.task.id))
         for plan in plans {
             for task in try store.tasks(carePlanID: plan.id, EntityQuery(dateInterval: interval)) { taskIDs.insert(task.id) }
@@ -42,26 +41,3 @@ public enum ReportInput {
         return input
     }
 }
-
-extension ReportInput {
-    /// The recorded events of the patient's log tasks (`<patient>#log-<code>`, which the import makes for
-    /// Observations that belong to no care plan activity; they have no care plan, so the store's
-    /// ``Store/events(patientID:in:)`` does not see them): each outcome joined to its occurrence. A log
-    /// occurrence without an outcome is no to-do, and is left out.
-    static func logEvents(store: any Store, patientID: String, interval: DateInterval) throws -> [Event] {
-        let prefix = patientID + "#log-"
-        let outcomes = try store.outcomes(EntityQuery(dateInterval: interval)).filter { ($0.taskID ?? "").hasPrefix(prefix) }
-        guard !outcomes.isEmpty else { return [] }
-        var versions: [UUID: CareTask] = [:]
-        for id in Set(outcomes.compactMap(\.taskID)).sorted() {
-            for case .task(let task) in try store.history(.task, id: id) { versions[task.metadata.uuid] = task }
-        }
-        return outcomes.compactMap { outcome in
-            guard let task = versions[outcome.taskUUID], let scheduleEvent = task.schedule.event(occurrence: outcome.taskOccurrenceIndex),
-                scheduleEvent.start >= interval.start, scheduleEvent.start < interval.end
-            else { return nil }
-            return Event(task: task, outcome: outcome, scheduleEvent: scheduleEvent)
-        }
-    }
-}
-

@@ -61,7 +61,9 @@ public protocol Store: AnyObject, Sendable {
     /// asks), in stored order; ids with no versions are left out.
     func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity]
     /// The events of patient `patientID` overlapping `interval` (start inclusive, running events count;
-    /// end exclusive), each from the task version that owned its time, with its outcome if any.
+    /// end exclusive), each from the task version that owned its time, with its outcome if any: the tasks
+    /// of the patient's care plans and their tasks of no care plan (orders; an Observation log's
+    /// occurrences only where it has a reading).
     func events(patientID: String, in interval: DateInterval) throws -> [Event]
 
     /// The entities made from FHIR resource `resourceType/resourceID`.

@@ -55,7 +55,7 @@ extension MappingRun {
             linkage.patientID = patientID
             linkage.codes = [codeKey]
             made.metadata.linkage = linkage
-            made.metadata.tags = ["log"]
+            made.metadata.tags = [CareTask.observationLogTag]
             log = try hashed(made)
             engine.logTasks["\(logID)\n\(title)"] = log
         }

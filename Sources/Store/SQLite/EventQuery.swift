@@ -2,13 +2,15 @@ import CareModel
 import Foundation
 import GRDB
 
-/// "The events of patient P between two dates": the patient's care plans, their task versions, each
-/// version's occurrences in the time it owns, and the outcomes recorded for them.
+/// "The events of patient P between two dates": the task versions of the patient's care plans and of
+/// their tasks of no care plan (medication orders, Observation logs), each version's occurrences in the
+/// time it owns, and the outcomes recorded for them.
 ///
 /// Events are computed from schedules, never stored. Each occurrence comes from the task version that
 /// owned its start time (from the version's effective date to the next version's) and is joined to the
-/// current outcome of that version and occurrence index. With `tableScan`, every table is read without
-/// its indexes (`NOT INDEXED`): the same query as a plain scan, the baseline of `caregate-bench store`.
+/// current outcome of that version and occurrence index. A log's occurrences are no to-dos: only those
+/// with an outcome (a reading) are events. With `tableScan`, every table is read without its indexes
+/// (`NOT INDEXED`): the same query as a plain scan, the baseline of `caregate-bench store`.
 struct EventQuery {
     let db: Database
     let codec: EntityRowCodec
@@ -18,17 +20,20 @@ struct EventQuery {
     func events(patientID: String, in interval: DateInterval) throws -> [Event] {
         let plans = try String.fetchAll(
             try db.cachedStatement(sql: "SELECT DISTINCT id FROM carePlan\(hint) WHERE patientID = ?"), arguments: [patientID])
-        guard !plans.isEmpty else { return [] }
+        // The tasks of the patient's plans, and those of no plan whose FHIR linkage names the patient (the
+        // partial index `task_of_no_carePlan_by_patient` serves the second term).
+        let ofPlans = plans.isEmpty ? "0" : "carePlanID IN (\(SQLText.placeholders(plans.count)))"
         // The version columns only: task content comes from the cache, decoded once per store.
         let taskRows = try Row.fetchAll(
             try db.cachedStatement(sql: """
                 SELECT rowID, uuid, effectiveDate, deletedDate, previousVersionUUID, nextVersionUUID, nextEffectiveDate,
                        createdDate, updatedDate
                 FROM task\(hint)
-                WHERE carePlanID IN (\(SQLText.placeholders(plans.count))) AND deletedDate IS NULL AND effectiveDate < ?
+                WHERE (\(ofPlans) OR (carePlanID IS NULL AND \(StoreSchema.linkedPatientOfTask) = ?))
+                  AND deletedDate IS NULL AND effectiveDate < ?
                 ORDER BY rowID
                 """),
-            arguments: StatementArguments(plans) + [interval.end.storeSeconds])
+            arguments: StatementArguments(plans) + [patientID, interval.end.storeSeconds])
 
         var scheduled: [(task: CareTask, event: ScheduleEvent)] = []
         for row in taskRows {
@@ -45,6 +50,7 @@ struct EventQuery {
         guard !scheduled.isEmpty else { return [] }
         let outcomes = try currentOutcomes(for: scheduled)
         return scheduled
+            .filter { item in !item.task.isObservationLog || outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)] != nil }
             .map { item in
                 Event(task: item.task, outcome: outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)],
                       scheduleEvent: item.event)

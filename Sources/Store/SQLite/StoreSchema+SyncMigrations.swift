@@ -2,8 +2,8 @@ import CareModel
 import Foundation
 import GRDB
 
-/// The migrations of CareKit sync's store: devices' version graphs (v8) and the revision log's tasks of
-/// no care plan (v9).
+/// The migrations of CareKit sync's store: devices' version graphs (v8), the revision log's tasks of
+/// no care plan (v9) and their index by patient (v13).
 extension StoreSchema {
     /// The patient a task's FHIR linkage names, as SQL over its stored JSON.
     static let linkedPatientOfTask = "json_extract(payload, '\(FHIRLinkage.patientJSONPath)')"
@@ -57,5 +57,11 @@ extension StoreSchema {
             t.column("outcomeID", .text).notNull().primaryKey()
             t.column("since", .double).notNull()
         }
+    }
+
+    /// The day's events of a patient include their tasks of no care plan, found by the patient their FHIR
+    /// linkage names: indexed, so that a day view does not read every such task of the store.
+    static func indexTasksOfNoCarePlanByPatient(_ db: Database) throws {
+        try db.execute(sql: "CREATE INDEX task_of_no_carePlan_by_patient ON task (\(linkedPatientOfTask)) WHERE carePlanID IS NULL")
     }
 }
