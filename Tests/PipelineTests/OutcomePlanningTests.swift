@@ -202,6 +202,38 @@ final class OutcomePlanningTests: XCTestCase {
         XCTAssertEqual(second.groups.count, 1)
     }
 
+    func testANewLogStartsOnItsPatientsFirstDayAndCountsItsOccurrencesFromIt() throws {
+        // As the mapping proposes it: starting on the epoch, its values numbered by day from the epoch.
+        let options = MappingOptions(timeZone: utc)
+        let schedule = try Schedule(composing: [ScheduleElement(
+            start: options.epoch, end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: utc)])
+        var log = CareTask(id: "p1#log-code", title: "Weight", impactsAdherence: false, schedule: schedule,
+                           metadata: EntityMetadata(effectiveDate: options.epoch, timezone: utc))
+        log.metadata.linkage.patientID = "p1"
+        let firstDay = try XCTUnwrap(options.dayNumber(of: day0))
+        let planner = planner(Reads())
+        // The patient's earliest Observation is in another batch: this one's earliest is two days later.
+        planner.firstOutcomeDays = ["p1": firstDay]
+        let plan = try planner.planOutcomes(
+            [observation("o3", task: log, occurrence: firstDay + 3, value: 1, logTask: log),
+             observation("o2", task: log, occurrence: firstDay + 2, value: 2, logTask: log)],
+            removals: [], catalog: ImportTaskCatalog(), after: nil)
+        let made = try XCTUnwrap(plan.logTasks[log.id]?.task)
+        XCTAssertEqual(made.schedule.elements.map(\.start), [day0])
+        XCTAssertEqual(made.metadata.effectiveDate, day0)
+        XCTAssertEqual(made.uuid, log.uuid)
+        let written = plan.groups.flatMap { outcomes(of: $0.changes) }.map(\.outcome)
+        XCTAssertEqual(written.map(\.taskOccurrenceIndex), [3, 2])
+        XCTAssertEqual(written.map(\.metadata.effectiveDate), [day0.addingTimeInterval(3 * 86_400), day0.addingTimeInterval(2 * 86_400)])
+        // A value before the log's start is refused, naming the log and its first day.
+        planner.adopt(plan)
+        let late = try planner.planOutcomes(
+            [observation("o0", task: log, occurrence: firstDay - 1, value: 3, logTask: log)], removals: [], catalog: ImportTaskCatalog(), after: plan)
+        XCTAssertTrue(late.groups.isEmpty)
+        XCTAssertEqual(try report(of: late).failures.map(\.message), [
+            "its day 2025-02-28 is before the start of log task p1#log-code (2025-03-01): a log's outcomes count from its start, which cannot move earlier"])
+    }
+
     func testThePlanInFlightCountsAsStored() throws {
         let task = try task()
         let planner = planner(Reads(tasks: [task]))

@@ -1,4 +1,5 @@
 import CareModel
+import FHIR
 import Foundation
 
 /// The settings of one mapping run.
@@ -31,5 +32,25 @@ public struct MappingOptions: Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         return calendar.date(from: DateComponents(year: 1900, month: 1, day: 1)) ?? Date(timeIntervalSince1970: -2_208_988_800)
+    }
+
+    /// The number of the day `time` falls on in the zone, counted from the epoch's day (0 for 1900-01-01):
+    /// how the mapping numbers a log's days. The importer counts a log's occurrences from the log's own
+    /// first day (`dayNumber(of: time) - dayNumber(of: start)`). Nil before the epoch.
+    public func dayNumber(of time: Date) -> Int? {
+        FHIRDates.dayIndex(of: time, from: epoch, in: timeZone)
+    }
+
+    /// The start, in the zone, of day `number` (``dayNumber(of:)``).
+    public func startOfDay(number: Int) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
+    }
+
+    /// Day `number` (``dayNumber(of:)``) as an ISO date (`2024-03-01`).
+    public func isoDay(number: Int) -> String {
+        let (year, month, day) = CivilCalendar.date(days: CivilCalendar.days(year: 1900, month: 1, day: 1) + number)
+        return String(format: "%04d-%02d-%02d", year, month, day)
     }
 }

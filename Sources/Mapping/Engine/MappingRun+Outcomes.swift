@@ -28,14 +28,15 @@ extension MappingRun {
         if let (task, occurrence) = OutcomeTaskMatching.firstOccurrence(among: candidates, at: time) {
             return OutcomeContribution(taskID: task.id, occurrence: occurrence, values: values, source: key, logTask: nil, provenance: provenance)
         }
-        if !candidates.isEmpty {
-            notes.append(MappingNote(.info, at: key.type, "its time falls outside the schedule of task \(candidates[0].id): logged instead"))
-        }
         // 4. A log: one all-day task per patient and code, each measurement a value of that day's outcome.
         // One log per code; an Observation coded by text only is logged under its text.
         let logTitle = try string(entity.field("logTitle"), item: item)
         let codeKey = codes.first ?? logTitle ?? "uncoded"
         let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
+        // A stored log is a candidate too (rule 3): one dated before its start is the importer's to refuse.
+        if let other = candidates.first(where: { $0.id != logID }) {
+            notes.append(MappingNote(.info, at: key.type, "its time falls outside the schedule of task \(other.id): logged instead"))
+        }
         // Each Observation offers the log titled its own way; the importer keeps the one offered first in
         // input order, so that the title does not depend on which Observation a worker thread maps first.
         let title = logTitle ?? codeKey
@@ -43,6 +44,7 @@ extension MappingRun {
         if let known = engine.logTasks["\(logID)\n\(title)"] {
             log = known
         } else {
+            // Starts on the epoch until the importer gives it its first day (`LogTaskStart`).
             let schedule: Schedule
             do {
                 schedule = try Schedule(composing: [ScheduleElement(
@@ -62,7 +64,9 @@ extension MappingRun {
         guard time < Schedule.horizon else {
             throw MappingFailure(at: "\(key.type).effective", "its time \(TimingSchedule.isoDay(time, zone)) is after \(TimingSchedule.isoDay(Schedule.horizon, zone)), the last day a schedule reaches: is the date right?")
         }
-        guard let occurrence = FHIRDates.dayIndex(of: time, from: options.epoch, in: zone) else {
+        // The occurrence is the day's number from the epoch (the mapping is per resource): the importer,
+        // which starts a new log on its patient's first day of the import, counts it from the log's start.
+        guard let occurrence = options.dayNumber(of: time) else {
             throw MappingFailure(at: "\(key.type).effective", "its time is before \(TimingSchedule.isoDay(options.epoch, zone)), the start of every log")
         }
         return OutcomeContribution(taskID: logID, occurrence: occurrence, values: values, source: key, logTask: log, provenance: provenance)

@@ -121,6 +121,7 @@ public final class Importer {
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
         if outcomeResources > 0 {
             let writer = PipelinedOutcomeWriter(store: store, engine: engine, options: options, ledger: ledger)
+            writer.planner.firstOutcomeDays = input.firstOutcomeDays
             try mapAndWriteOutcomes(
                 held: &held, holds: input.holds, readable: input.readable, count: outcomeResources, mapping: mapping, writer: writer,
                 ledger: ledger, writeLastEntities: writeLastEntities)

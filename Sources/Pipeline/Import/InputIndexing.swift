@@ -11,7 +11,8 @@ import Store
 /// when the input is small enough (``ImportOptions/holdInputUpTo``), else read again then. The others
 /// are counted as skipped. A large Bundle's entries are used as they are read; should one turn out
 /// unreadable, what pass 1 took from the Bundle is dropped by starting pass 1 again without it (it has
-/// changed nothing in the store: its dead letters wait for its end).
+/// changed nothing in the store: its dead letters wait for its end). Of each outcome-making resource it
+/// notes its patient's earliest day, where the log tasks the import makes start (``LogTaskStart``).
 struct InputIndexing {
     /// What pass 1 learnt of the input.
     struct Indexed {
@@ -28,6 +29,9 @@ struct InputIndexing {
         let unread: Int
         /// Whether the input is held (read once) rather than read again in pass 2.
         let holds: Bool
+        /// The earliest day number (``MappingOptions/dayNumber(of:)``) of each patient's outcome-making
+        /// resources, by patient entity id: where the log tasks this import makes start (``LogTaskStart``).
+        let firstOutcomeDays: [String: Int]
         /// The sources pass 2 reads again: the input less the Bundles found unreadable.
         let readable: [FHIRInput.Source]
     }
@@ -49,12 +53,15 @@ struct InputIndexing {
         var readable = sources
         var unreadableBundles: [(source: FHIRInput.Source, error: FHIRSyntaxError)] = []
         var origins: [ResourceKey: ImportOrigin] = [:]
+        // By patient reference as written: the index that resolves them is built at the end.
+        var firstDayOfReference: [String: Int] = [:]
         var reader: InputReader
         while true {
             builder = ResourceIndex.Builder()
             (outcomeResources, unread, held) = (0, 0, [])
             ledger.restart()
             origins = [:]
+            firstDayOfReference = [:]
             reader = InputReader(ledger: ledger, strict: options.strict)
             for (source, error) in unreadableBundles { ledger.failUnreadable(source, error) }
             do {
@@ -67,8 +74,12 @@ struct InputIndexing {
                     let makesOutcomes = engine.makesOutcomes(type)
                     if makesOutcomes || !(kept?.contains(type) ?? true) {
                         // Not kept here, but references to it still name it.
-                        if let key = ResourceKey.of(resource, fullUrl: fullUrl) { builder.alias(fullUrl, to: key) }
+                        let key = ResourceKey.of(resource, fullUrl: fullUrl)
+                        if let key { builder.alias(fullUrl, to: key) }
                         if makesOutcomes {
+                            if let key, let (references, day) = engine.outcomeDay(of: resource, key: key) {
+                                for reference in references { firstDayOfReference[reference] = min(firstDayOfReference[reference] ?? day, day) }
+                            }
                             if holds { held.append((resource, fullUrl, origin)) }
                             outcomeResources += 1
                         } else {
@@ -93,8 +104,14 @@ struct InputIndexing {
         }
         ledger.writeDeferredDeadLetters()
         // The index alone holds the resources from here on (the builder ends with this call).
+        let index = builder.build()
+        var firstOutcomeDays: [String: Int] = [:]
+        for (reference, day) in firstDayOfReference {
+            guard let patientID = engine.patientID(ofReference: reference, in: index) else { continue }
+            firstOutcomeDays[patientID] = min(firstOutcomeDays[patientID] ?? day, day)
+        }
         return Indexed(
-            index: builder.build(), origins: origins, deletions: reader.deletions, held: held, outcomeResources: outcomeResources,
-            unread: unread, holds: holds, readable: readable)
+            index: index, origins: origins, deletions: reader.deletions, held: held, outcomeResources: outcomeResources,
+            unread: unread, holds: holds, firstOutcomeDays: firstOutcomeDays, readable: readable)
     }
 }

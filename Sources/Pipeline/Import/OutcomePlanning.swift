@@ -72,6 +72,9 @@ final class OutcomePlanner {
     private var logTasksMade: [String: PlannedTask] = [:]
     /// The task versions outcomes belong to, as read from the store, by id.
     private var taskVersions: [String: PlannedTask] = [:]
+    /// The earliest day of each patient's outcome-making resources in this import (the index pass's
+    /// ``InputIndexing/Indexed/firstOutcomeDays``): where the log tasks it makes start.
+    var firstOutcomeDays: [String: Int] = [:]
 
     init(reads: any OutcomePlanningReads, options: ImportOptions, writeBackSystem: String?) {
         self.reads = reads
@@ -159,11 +162,20 @@ final class OutcomePlanner {
         func logTask(_ id: String) -> PlannedTask? {
             plan.logTasks[id] ?? logTasksMade[id] ?? previous?.logTasks[id]
         }
+        // A new log starts on its patient's first day in the import (``LogTaskStart``).
+        let logStart = LogTaskStart(options: options.mapping, firstDays: firstOutcomeDays)
+        var earliestValueDay: [String: Int] = [:]
+        for contribution in contributions where contribution.logTask != nil {
+            earliestValueDay[contribution.taskID] = min(earliestValueDay[contribution.taskID] ?? contribution.occurrence, contribution.occurrence)
+        }
         for contribution in contributions {
             guard let log = contribution.logTask, logTask(log.id) == nil, catalog.task(id: log.id) == nil else { continue }
-            plan.logBatch.upsert(log)
-            plan.logTasks[log.id] = PlannedTask(log)
+            let started = logStart.started(log, earliestValueDay: earliestValueDay[log.id] ?? contribution.occurrence) ?? log
+            plan.logBatch.upsert(started)
+            plan.logTasks[log.id] = PlannedTask(started)
         }
+        // The day each log's occurrences count from, by version.
+        var logStartDays: [UUID: Int] = [:]
 
         // The task versions outcomes belong to, as stored (or about to be: the log tasks).
         var missingTasks: Set<String> = []
@@ -194,14 +206,28 @@ final class OutcomePlanner {
                 }
                 continue
             }
-            let occurrence = TaskOccurrence(task: task.task.uuid, occurrence: contribution.occurrence)
+            var occurrenceIndex = contribution.occurrence
+            if contribution.logTask != nil {
+                // A log value's day counts from the epoch; its occurrence, from the log's start.
+                let log = task.task
+                let startDay = logStartDays[log.uuid] ?? logStart.startDay(of: log)
+                logStartDays[log.uuid] = startDay
+                if let refusal = logStart.refusal(day: occurrenceIndex, log: log, startDay: startDay) {
+                    let source = contribution.source
+                    let (origin, raw) = plan.byKey[source] ?? (ImportOrigin(file: "?"), nil)
+                    plan.reporting.append { $0.fail(type: source.type, origin: origin, key: source, path: nil, refusal, payload: raw) }
+                    continue
+                }
+                occurrenceIndex -= startDay
+            }
+            let occurrence = TaskOccurrence(task: task.task.uuid, occurrence: occurrenceIndex)
             if let group = groupOfOccurrence[occurrence] {
                 groups[group].items.append(position)
             } else {
                 groupOfOccurrence[occurrence] = groups.count
                 groups.append(OutcomeGroup(
                     id: Outcome.id(taskUUID: occurrence.task, occurrence: occurrence.occurrence), task: task,
-                    occurrence: contribution.occurrence, items: [position]))
+                    occurrence: occurrenceIndex, items: [position]))
             }
         }
         var groupOfID: [String: Int] = [:]
