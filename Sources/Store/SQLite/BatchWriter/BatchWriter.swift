@@ -95,6 +95,7 @@ struct BatchWriter {
         case .setCheckpoint(let checkpoint):
             try SQLiteStore.setCheckpoint(checkpoint, in: db)
             summary.checkpointsSet += 1
+        case .recordExportProgress(let progress): try SQLiteStore.recordExportProgress(progress, in: db)
         case .enqueue(let entry):
             summary.outboxEntryIDs.append(try SQLiteStore.enqueue(entry, in: db))
         case .transition(let id, let transition):
