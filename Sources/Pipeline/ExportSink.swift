@@ -7,8 +7,9 @@ final class ExportSink {
     enum Destination {
         case nowhere
         case standardOutput
-        /// `partial` is written; `final` is where it goes on commit; `checkpointKey` names the target.
-        case file(partial: String, final: String, checkpointKey: String)
+        /// `partial` is written; `final` is where it goes on commit; `target` is the file or folder asked
+        /// for, under which the export's ``ExportProgress`` is kept.
+        case file(partial: String, final: String, target: String)
     }
 
     private let destination: Destination

@@ -60,8 +60,8 @@ public struct ExportReport: Sendable {
 /// Observations, validated, written, and marked sent.
 ///
 /// Crash safety with a file target: the output is written to a hidden `.partial` file first; the
-/// transaction that marks its entries sent also records the file's id as the target's last export
-/// (a checkpoint); only then is the file renamed into place. A run that finds a `.partial` file left by
+/// transaction that marks its entries sent also records the export as the target's last
+/// (``ExportProgress``); only then is the file renamed into place. A run that finds a `.partial` file left by
 /// a killed one renames it when its id was recorded (the entries were marked sent) and deletes it
 /// otherwise (they are still pending and go out now). So an outcome is pending or sent, never lost, and
 /// never written into two files. Each of those steps is reported to ``onPhase`` as it is done.
@@ -97,9 +97,6 @@ public final class Exporter {
         self.options = options
     }
 
-    /// The checkpoint "server" under which each target's last committed export id is kept.
-    static let checkpointServer = "caregate-export"
-
     /// Outcomes read from the store and built per run of the pipeline.
     static let runSize = 512
 
@@ -127,9 +124,9 @@ public final class Exporter {
         case (false, .folder(let folder)):
             let name = "export-\(Self.fileTime(now))-\(exportID.prefix(8)).\(options.format.rawValue)"
             let final = URL(fileURLWithPath: folder).appendingPathComponent(name).path
-            destination = .file(partial: Self.partialPath(for: final, exportID: exportID), final: final, checkpointKey: folder)
+            destination = .file(partial: Self.partialPath(for: final, exportID: exportID), final: final, target: folder)
         case (false, .file(let path)):
-            destination = .file(partial: Self.partialPath(for: path, exportID: exportID), final: path, checkpointKey: path)
+            destination = .file(partial: Self.partialPath(for: path, exportID: exportID), final: path, target: path)
         }
         let sink = ExportSink(destination, head: rendering.head(), tail: rendering.tail())
         var batch = StoreBatch(date: now)
@@ -157,9 +154,9 @@ public final class Exporter {
         }
         guard !options.dryRun else { return report }
         switch destination {
-        case .file(let partial, let final, let checkpointKey) where sink.started:
+        case .file(let partial, let final, let target) where sink.started:
             onPhase?(.written(partial: partial, observations: report.observations))
-            try commit(partial: partial, to: final, exportID: exportID, batch: consume batch, checkpointKey: checkpointKey, sent: report.sent)
+            try commit(partial: partial, to: final, exportID: exportID, batch: consume batch, target: target, sent: report.sent)
             report.path = final
         default:
             if !batch.isEmpty { try store.apply(batch) }
@@ -281,9 +278,9 @@ public final class Exporter {
 
     /// Marks the batch sent with `exportID` as the target's last export, then renames the partial file
     /// (written in full) into place.
-    private func commit(partial: String, to final: String, exportID: String, batch: consuming StoreBatch, checkpointKey: String, sent: Int) throws {
-        // Consumed, so that adding the checkpoint does not copy a batch of every entry sent.
-        batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: checkpointKey, cursor: "\(exportID) \(final)"))
+    private func commit(partial: String, to final: String, exportID: String, batch: consuming StoreBatch, target: String, sent: Int) throws {
+        // Consumed, so that recording the progress does not copy a batch of every entry sent.
+        batch.recordExportProgress(ExportProgress(target: target, exportID: exportID, file: final, committedDate: batch.date ?? Date()))
         do {
             try store.apply(batch)
         } catch {
@@ -325,20 +322,20 @@ public final class Exporter {
             let url = URL(fileURLWithPath: path)
             (folder, prefix, key) = (url.deletingLastPathComponent().path, ".\(url.lastPathComponent).", path)
         }
-        let committed = try store.checkpoint(server: Self.checkpointServer, resourceType: key)?.cursor
+        let committed = try store.exportProgress(target: key)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
             try settle(URL(fileURLWithPath: folder).appendingPathComponent(name).path, committed: committed)
         }
     }
 
     /// A partial file: renamed into place when its export was committed, deleted when not.
-    private func settle(_ partial: String, committed: String?) throws {
+    private func settle(_ partial: String, committed: ExportProgress?) throws {
         let name = URL(fileURLWithPath: partial).lastPathComponent
         let trimmed = name.dropFirst().dropLast(".partial".count)
         guard let dot = trimmed.lastIndex(of: ".") else { return }
         let exportID = String(trimmed[trimmed.index(after: dot)...])
         let final = URL(fileURLWithPath: partial).deletingLastPathComponent().appendingPathComponent(String(trimmed[..<dot])).path
-        if committed == "\(exportID) \(final)" {
+        if let committed, committed.exportID == exportID, committed.file == final {
             try moveIntoPlace(partial, final)
             onPhase?(.recovered(partial: partial, placed: true))
         } else {

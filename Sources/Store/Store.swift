@@ -26,7 +26,7 @@ import Foundation
 /// ### Reading staging data
 ///
 /// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``
-/// - ``checkpoint(server:resourceType:)``
+/// - ``checkpoint(server:resourceType:)``, ``exportProgress(target:)``
 /// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``
 /// - ``deadLetters(limit:)``
 /// - ``statistics()``, ``integrityCheck()``
@@ -74,6 +74,8 @@ public protocol Store: AnyObject, Sendable {
     /// The contents kept of FHIR resource `resourceType/resourceID`, oldest first.
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource]
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?
+    /// The last export committed to file target `target` (a file, or a folder), if one was.
+    func exportProgress(target: String) throws -> ExportProgress?
     func outboxEntry(id: Int64) throws -> OutboxEntry?
     /// The entry of entity version `entityUUID` for `destination`, if one was queued (whatever its state):
     /// what a job asks before it makes an export it queues once.

@@ -53,6 +53,8 @@ public struct StoreBatch: Sendable {
     public mutating func link(_ link: ResourceLink) { changes.append(.link(link)) }
     /// Moves the pull cursor of one server and resource type.
     public mutating func setCheckpoint(_ checkpoint: SyncCheckpoint) { changes.append(.setCheckpoint(checkpoint)) }
+    /// Records the last export committed to a file target (replacing the one recorded before).
+    public mutating func recordExportProgress(_ progress: ExportProgress) { changes.append(.recordExportProgress(progress)) }
     /// Queues an export (once per entity version and destination).
     public mutating func enqueue(_ entry: OutboxEntry) { changes.append(.enqueue(entry)) }
     /// Moves outbox entry `id` one step.
@@ -83,6 +85,8 @@ public enum StoreChange: Sendable {
     case recordSource(SourceResource)
     case link(ResourceLink)
     case setCheckpoint(SyncCheckpoint)
+    /// The last export committed to a file target (``StoreBatch/recordExportProgress(_:)``).
+    case recordExportProgress(ExportProgress)
     case enqueue(OutboxEntry)
     case transition(outboxEntryID: Int64, OutboxTransition)
     case deadLetter(DeadLetter)

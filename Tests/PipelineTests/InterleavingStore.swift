@@ -36,6 +36,7 @@ final class InterleavingStore: Store, @unchecked Sendable {
         try base.sourceResources(resourceType: resourceType, resourceID: resourceID)
     }
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint? { try base.checkpoint(server: server, resourceType: resourceType) }
+    func exportProgress(target: String) throws -> ExportProgress? { try base.exportProgress(target: target) }
     func outboxEntry(id: Int64) throws -> OutboxEntry? { try base.outboxEntry(id: id) }
     func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry? { try base.outboxEntry(destination: destination, entityUUID: entityUUID) }
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry] { try base.dueOutboxEntries(at: now, limit: limit) }

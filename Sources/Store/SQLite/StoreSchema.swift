@@ -65,6 +65,7 @@ enum StoreSchema {
         migrator.registerMigration("v7 audit", migrate: createAudit)
         migrator.registerMigration("v8 outcome version graph", migrate: addOutcomeVersionGraph)
         migrator.registerMigration("v9 tasks of no care plan in their patient's log", migrate: logTasksOfNoCarePlan)
+        migrator.registerMigration("v10 export progress", migrate: createExportProgress)
         migrator.registerMigration("v13 tasks of no care plan by patient", migrate: indexTasksOfNoCarePlanByPatient)
 
         return migrator

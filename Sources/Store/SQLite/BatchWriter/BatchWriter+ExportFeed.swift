@@ -19,6 +19,14 @@ extension BatchWriter {
         try Bool.fetchOne(db, sql: "SELECT fhirType IS NULL FROM outcome WHERE rowID = ?", arguments: [rowID]) == true
     }
 
+    /// Whether a device's version of an outcome (``StoreBatch/appendVersion(keepingUUIDOf:)``) is queued for
+    /// the provider: by the rule of ``queuesForProvider(_:)``; a tombstone (`deleting`) only when the
+    /// outcome is the patient's, none of its stored versions made from a provider's resource
+    /// (`storedFromProvider`).
+    static func queuesAppendedVersionForProvider(_ provenance: Provenance?, deleting: Bool, storedFromProvider: Bool) -> Bool {
+        queuesForProvider(provenance) && !(deleting && storedFromProvider)
+    }
+
     /// Queues version `uuid` of outcome `outcomeID` for export to the provider.
     mutating func enqueueExport(outcomeID: String, uuid: UUID) throws {
         let entry = OutboxEntry(destination: OutboxEntry.provider, entityKind: .outcome, entityID: outcomeID, entityUUID: uuid, createdDate: now)

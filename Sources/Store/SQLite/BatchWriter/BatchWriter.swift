@@ -95,6 +95,7 @@ struct BatchWriter {
         case .setCheckpoint(let checkpoint):
             try SQLiteStore.setCheckpoint(checkpoint, in: db)
             summary.checkpointsSet += 1
+        case .recordExportProgress(let progress): try SQLiteStore.recordExportProgress(progress, in: db)
         case .enqueue(let entry):
             summary.outboxEntryIDs.append(try SQLiteStore.enqueue(entry, in: db))
         case .transition(let id, let transition):
@@ -153,11 +154,11 @@ struct BatchWriter {
         version.metadata.nextVersionUUIDs = []
         version.metadata.createdDate = version.metadata.createdDate ?? now
         version.metadata.updatedDate = version.metadata.updatedDate ?? now
-        // A tombstone goes out as entered-in-error only when the outcome is the patient's, as `delete` decides.
-        let exports = deleted == nil || !stored.contains { $0.fromProvider }
+        let exports = Self.queuesAppendedVersionForProvider(
+            version.metadata.provenance, deleting: deleted != nil, storedFromProvider: stored.contains { $0.fromProvider })
         let links = GraphLinks(
             previous: previous, versionNumber: (stored.map(\.version.versionNumber).max() ?? -1) + 1,
-            deletedDate: deleted.map { max($0, version.metadata.effectiveDate) }, exports: exports && Self.queuesForProvider(version.metadata.provenance))
+            deletedDate: deleted.map { max($0, version.metadata.effectiveDate) }, exports: exports)
         try writeOutcome(
             version, uuid: version.metadata.uuid, taskID: task.task.id, payload: try extras(of: version), after: nil, eventStart: start,
             graph: links)

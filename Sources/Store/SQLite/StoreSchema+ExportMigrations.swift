@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+
+/// The migrations of the export's own records: its progress per file target (v10).
+extension StoreSchema.Table {
+    static let exportProgress = "exportProgress"
+}
+
+extension StoreSchema {
+    /// The checkpoint "server" under which stores before v10 kept each file target's last committed
+    /// export, as the cursor `<export id> <file>`.
+    static let exportCheckpointServer = "caregate-export"
+
+    /// The last export committed to each file target (``ExportProgress``), in a table of its own rather
+    /// than as a sync checkpoint under a made-up server name.
+    ///
+    /// The checkpoints stores before v10 kept for it move here, so that a partial file an export of an old
+    /// store left is still renamed into place by the next run. An export id has no space, so the cursor's
+    /// first space ends it (a file path may have spaces); a cursor with none could match no partial file
+    /// and is dropped.
+    static func createExportProgress(_ db: Database) throws {
+        try db.create(table: Table.exportProgress, options: [.withoutRowID]) { t in
+            t.column("target", .text).notNull().primaryKey()
+            t.column("exportID", .text).notNull()
+            t.column("file", .text).notNull()
+            t.column("committedDate", .double).notNull()
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO exportProgress (target, exportID, file, committedDate)
+                    SELECT resourceType, substr(cursor, 1, instr(cursor, ' ') - 1), substr(cursor, instr(cursor, ' ') + 1), updatedDate
+                    FROM syncCheckpoint WHERE server = ? AND instr(cursor, ' ') > 1;
+                DELETE FROM syncCheckpoint WHERE server = ?;
+                """,
+            arguments: [exportCheckpointServer, exportCheckpointServer])
+    }
+}
