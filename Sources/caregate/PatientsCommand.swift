@@ -4,12 +4,17 @@ import CommandSupport
 import Foundation
 import Store
 
-/// `caregate patients`: the patients of the store, as the app server sees them.
+/// `caregate patients`: what the command line does for one patient of the store: their day-by-day
+/// events, their care team's report, a token for their app.
 struct PatientsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "patients",
-        abstract: "Patients of the store: tokens for their apps.",
-        subcommands: [PatientsToken.self]
+        abstract: "One patient's events and care-team report, and access tokens for their app.",
+        discussion: """
+            Every subcommand takes --patient ID (the patient's id in the store, such as Patient/pat-1) \
+            and --store PATH.
+            """,
+        subcommands: [PatientsEvents.self, PatientsReport.self, PatientsToken.self]
     )
 }
 

@@ -10,9 +10,11 @@ import Store
 
 extension ProgressStrategy: ExpressibleByArgument {}
 
-/// `caregate report`: the care-team report of one patient over a period, as HTML, PDF or a FHIR
-/// DocumentReference.
-struct ReportCommand: ParsableCommand {
+/// `caregate patients report`: the care-team report of one patient over a period, as HTML, PDF or a
+/// FHIR DocumentReference (formerly `caregate report`, which still works).
+struct PatientsReport: MovedCommand {
+    static let path = "patients report"
+
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Write a patient's care-team report (adherence, measurements, threshold messages, events) as HTML, PDF or FHIR.",
@@ -28,6 +30,9 @@ struct ReportCommand: ParsableCommand {
             with inline SVG charts and no script; pdf prints that page with headless Chromium (Debian's \
             chromium; CAREGATE_CHROMIUM names another binary); fhir writes a transaction Bundle with a US Core \
             DocumentReference carrying the PDF and its Provenance, validated before it is written.
+
+            Example:
+              caregate patients report --patient Patient/pat-1 --from 2026-11-01 --to 2026-11-07 --time-zone America/Chicago -o report.html
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case html, pdf, fhir, json }

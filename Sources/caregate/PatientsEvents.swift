@@ -4,16 +4,22 @@ import FHIRCore
 import Foundation
 import Store
 
-/// `caregate store events`: one patient's events between two dates, each from the task version that
-/// owned its time, with what was recorded.
-struct StoreEvents: ParsableCommand {
+/// `caregate patients events`: one patient's events between two dates, each from the task version that
+/// owned its time, with what was recorded (formerly `caregate store events`, which still works).
+struct PatientsEvents: MovedCommand {
+    static let path = "patients events"
+
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Show a patient's events (scheduled task occurrences and their outcomes) between two dates.",
         discussion: """
             Dates are YYYY-MM-DD (midnight in --time-zone) or ISO 8601 date-times such as \
             2025-03-01T08:00:00Z. --to is exclusive and defaults to one day after --from. Events still \
-            running at --from count.
+            running at --from count. Each event shows its occurrence index, which \
+            `caregate outcomes add --occurrence` takes.
+
+            Example:
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02 --time-zone America/Chicago
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
