@@ -28,8 +28,7 @@ struct PatientsEvents: MovedCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: ArgumentHelp("The patient's id.", valueName: "id"))
-    var patient: String
+    @OptionGroup var patient: PatientOption
 
     @Option(name: .long, help: ArgumentHelp("The first day (or instant) to show.", valueName: "date"))
     var from: String
@@ -63,8 +62,8 @@ struct PatientsEvents: MovedCommand {
     func run() throws {
         let interval = try interval()
         let store = try options.openForReading()
-        guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
-            throw StoreError.idNotFound(kind: .patient, id: patient)
+        guard try !store.patients(EntityQuery(ids: [patient.id])).isEmpty || !store.history(.patient, id: patient.id).isEmpty else {
+            throw StoreError.idNotFound(kind: .patient, id: patient.id)
         }
         let view = EventDayView(timeZone: timeZone.zone)
         var currentDay: DateComponents?
@@ -74,7 +73,7 @@ struct PatientsEvents: MovedCommand {
         while windowStart < interval.end {
             let window = DateInterval(start: windowStart, end: min(interval.end, windowStart.addingTimeInterval(Self.windowDays * 86_400)))
             // An event still running at a window's start was written with the window it started in.
-            let events = try store.events(patientID: patient, in: window).filter { window.start == interval.start || $0.scheduleEvent.start >= window.start }
+            let events = try store.events(patientID: patient.id, in: window).filter { window.start == interval.start || $0.scheduleEvent.start >= window.start }
             switch format {
             case .text:
                 let lines = view.render(events, continuing: &currentDay)

@@ -39,8 +39,7 @@ struct PatientsReport: MovedCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: ArgumentHelp("The patient's id.", valueName: "id"))
-    var patient: String
+    @OptionGroup var patient: PatientOption
 
     @Option(name: .long, help: ArgumentHelp("The first day of the period (YYYY-MM-DD).", valueName: "date"))
     var from: String
@@ -83,7 +82,7 @@ struct PatientsReport: MovedCommand {
         let store = try options.openForReading()
         let report = CareTeamReport.make(try ReportInput.read(
             generator: "CareGate \(CareGate.configuration.version)",
-            store: store, patientID: patient, interval: interval, timeZone: zone, rules: try loadRules(), strategy: progress))
+            store: store, patientID: patient.id, interval: interval, timeZone: zone, rules: try loadRules(), strategy: progress))
         let bytes: Data
         switch format {
         case .html:
