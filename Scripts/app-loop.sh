@@ -38,4 +38,4 @@ trap - EXIT
 echo "caregate serve stopped"
 
 "$bin/caregate" sync --config Fixtures/sync.yaml --once --store "$store"
-"$bin/caregate" store events --store "$store" --patient Patient/pat-1 --from 2026-11-02 --time-zone America/Chicago
+"$bin/caregate" patients events --store "$store" --patient Patient/pat-1 --from 2026-11-02 --time-zone America/Chicago

@@ -77,8 +77,7 @@ public struct MappingGoldenTests {
             if case .file(let file) = source { return !file.hasSuffix("/expected.json") }
             return true
         }
-        let engine = MappingEngine(mappings: mappings, options: MappingOptions(timeZone: zone))
-        let (json, report) = try CareKitConversion.convert(sources, engine: engine)
+        let (json, report) = try CareKitConversion.convert(sources, mappings: mappings, options: Gateway.Options(timeZone: zone))
         if let failure = report.failures.first {
             throw FHIRInputError("the input does not import: \(failure.source) \(failure.resource ?? ""): \(failure.message)")
         }

@@ -11,11 +11,15 @@ import Store
 ///
 /// A run killed at any moment resumes from the last committed cursors: a page imported twice changes
 /// nothing the second time, and an outcome pushed twice is the same Observation.
+///
+/// Set up by ``Pipeline/Gateway/syncJob(configuration:client:)``: its imports and pushes are the
+/// gateway's jobs.
 public final class SyncJob {
     public let configuration: SyncConfiguration
-    public let store: any Store
-    public let mappings: MappingSet
+    /// The store, mappings and options every import and push of the job runs with.
+    public let gateway: Gateway
     public let client: FHIRClient
+    public var store: any Store { gateway.store }
     /// Progress lines (counts only), for standard error.
     public var progress: ((String) -> Void)?
     /// Pull and map, and say what would change, but write nothing, move no cursor and push nothing.
@@ -25,10 +29,9 @@ public final class SyncJob {
     /// Names the program in the reports' header and Provenance.
     public var generator = "CareGate"
 
-    public init(configuration: SyncConfiguration, store: any Store, mappings: MappingSet, client: FHIRClient) {
+    init(configuration: SyncConfiguration, gateway: Gateway, client: FHIRClient) {
         self.configuration = configuration
-        self.store = store
-        self.mappings = mappings
+        self.gateway = gateway
         self.client = client
     }
 
@@ -46,18 +49,18 @@ public final class SyncJob {
         }
         report.pullSeconds = Date().timeIntervalSince(started) - report.importSeconds
         let pushStarted = Date()
-        if let exportMapping = mappings.export, !dryRun, let folder = configuration.pushFolder {
-            let written = try Exporter(store: store, mapping: exportMapping, options: ExportOptions()).run(to: .folder(folder), now: now)
+        let pushes = try !dryRun && gateway.mappings().export != nil
+        if pushes, let folder = configuration.pushFolder {
+            let written = try gateway.export(to: .folder(folder), now: now)
             report.pushed = written.observations
             report.acknowledged = written.sent
             report.deadLetters = written.refused.count
             progress?("wrote \(written.observations) Observation(s)" + (written.path.map { " to \($0)" } ?? ""))
-        } else if let exportMapping = mappings.export, !dryRun {
+        } else if pushes {
             // A server without transactions takes batch Bundles (each entry on its own).
-            var options = ExportOptions()
-            if try !supportsTransactions() { options.bundleType = .batch }
+            let transactions = try supportsTransactions()
             do {
-                let pushed = try Exporter(store: store, mapping: exportMapping, options: options)
+                let pushed = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
                     .push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
@@ -100,7 +103,7 @@ public final class SyncJob {
             report.problems.append("reports: no PDF printer was given to the job")
             return
         }
-        let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        let zone = gateway.options.timeZone
         let rules: InsightsRules
         do {
             rules = try reports.rulesFile.map(InsightsRules.load(path:)) ?? InsightsRules.defaults()
@@ -230,11 +233,9 @@ public final class SyncJob {
         }
     }
 
-    /// `sources` through the import path, in the configured time zone (a dry run writes nothing); the
-    /// import's time goes into `report`.
+    /// `sources` through the gateway's import (a dry run writes nothing); the import's time goes into
+    /// `report`.
     func importing(_ sources: [FHIRInput.Source], only types: Set<String>? = nil, into report: inout SyncReport) throws -> ImportReport {
-        let zone = configuration.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        let gateway = Gateway(store: store, mappings: mappings, options: Gateway.Options(timeZone: zone))
         let imported = try gateway.importer(dryRun: dryRun) { $0.resourceTypes = types }.run(sources)
         report.importSeconds += imported.seconds
         return imported

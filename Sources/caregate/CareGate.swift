@@ -13,28 +13,22 @@ struct CareGate: ParsableCommand {
         discussion: """
             Reads FHIR R4 resources (JSON or XML), validates them, converts between formats, \
             evaluates FHIRPath, and imports them through declarative mappings into care plans, tasks, \
-            outcomes and contacts, kept in a local versioned store.
-            Run `caregate help <subcommand>` for the details of each command.
+            outcomes and contacts, kept in a local versioned store; serves that store to patients' \
+            CareKit apps, and writes what they record back to the provider as FHIR Observations.
+            The commands are grouped below by what they act on; run `caregate help <subcommand>` for \
+            the details of each.
             Exit status: 0 on success, 1 when the input or the data is wrong (the message names the file, \
             line:column or FHIRPath location), 2 for usage errors.
             """,
         version: "0.1.0 (FHIR R4 4.0.1)",
-        subcommands: [
-            Convert.self,
-            Validate.self,
-            FHIRPathCommand.self,
-            Conformance.self,
-            ImportCommand.self,
-            OutcomesCommand.self,
-            ExportCommand.self,
-            OutboxCommand.self,
-            SyncCommand.self,
-            ServeCommand.self,
-            PatientsCommand.self,
-            AuditCommand.self,
-            MappingsCommand.self,
-            StoreCommand.self,
-            ReportCommand.self,
+        // Commands that moved keep working at their former paths, out of the help (`store events` is
+        // kept by `store`).
+        subcommands: [FormerPath<PatientsReport>.self],
+        groupedSubcommands: [
+            CommandGroup(name: "FHIR files", subcommands: [Convert.self, Validate.self, FHIRPathCommand.self, Conformance.self]),
+            CommandGroup(name: "Provider", subcommands: [ImportCommand.self, ExportCommand.self, OutboxCommand.self, SyncCommand.self]),
+            CommandGroup(name: "Patients and apps", subcommands: [PatientsCommand.self, OutcomesCommand.self, ServeCommand.self, AuditCommand.self]),
+            CommandGroup(name: "Set-up", subcommands: [MappingsCommand.self, StoreCommand.self]),
         ]
     )
 

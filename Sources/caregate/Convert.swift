@@ -2,7 +2,6 @@ import ArgumentParser
 import CommandSupport
 import FHIR
 import Foundation
-import Mapping
 import Pipeline
 
 /// `caregate convert`: FHIR JSON, NDJSON and XML to each other, over ``FHIRFormat/convert(_:to:pretty:)``.
@@ -116,8 +115,8 @@ struct Convert: ParsableCommand {
 
     /// FHIR to CareKit JSON through the mappings.
     private func toCareKit() throws {
-        let engine = MappingEngine(mappings: try mappings.load(), options: MappingOptions(timeZone: timeZone.zone))
-        let (json, report) = try CareKitConversion.careKitJSON(FHIRInput.sources(for: [input]), engine: engine)
+        let (json, report) = try CareKitConversion.careKitJSON(
+            FHIRInput.sources(for: [input]), mappings: try mappings.load(), options: Gateway.Options(timeZone: timeZone.zone))
         if let output, output != "-" {
             do {
                 try json.write(to: URL(fileURLWithPath: output), options: .atomic)

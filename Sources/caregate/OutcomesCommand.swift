@@ -22,7 +22,7 @@ struct OutcomesAdd: ParsableCommand {
         abstract: "Record values for one occurrence of a task (a new outcome, or a new version of its outcome).",
         discussion: """
             The task is named by its id (caregate store dump lists them); the occurrence by its index in the \
-            task's schedule (caregate store events shows each event's). Each --value is typed from its text: \
+            task's schedule (caregate patients events shows each event's). Each --value is typed from its text: \
             an integer (120), a decimal (98.6), true or false, a date-time (2026-11-02T08:05:00Z), else text; \
             --type forces one. --unit and --kind give each value its unit (mm[Hg]) and kind (a code, \
             system|code); one given once applies to every value.

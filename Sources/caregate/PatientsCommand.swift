@@ -4,12 +4,17 @@ import CommandSupport
 import Foundation
 import Store
 
-/// `caregate patients`: the patients of the store, as the app server sees them.
+/// `caregate patients`: what the command line does for one patient of the store: their day-by-day
+/// events, their care team's report, a token for their app.
 struct PatientsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "patients",
-        abstract: "Patients of the store: tokens for their apps.",
-        subcommands: [PatientsToken.self]
+        abstract: "One patient's events and care-team report, and access tokens for their app.",
+        discussion: """
+            Every subcommand takes --patient ID (the patient's id in the store, such as Patient/pat-1) \
+            and --store PATH.
+            """,
+        subcommands: [PatientsEvents.self, PatientsReport.self, PatientsToken.self]
     )
 }
 
@@ -33,8 +38,7 @@ struct PatientsToken: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The server's ES256 key (PEM); made when missing.", valueName: "file"))
     var key: String
 
-    @Option(name: .long, help: ArgumentHelp("The patient's id in the store.", valueName: "id"))
-    var patient: String
+    @OptionGroup var patient: PatientOption
 
     @Option(name: .long, help: ArgumentHelp("Lifetime: seconds, or a number with s, m, h or d (at most 366d).", valueName: "duration"))
     var expiresIn: String = "1h"
@@ -47,16 +51,16 @@ struct PatientsToken: ParsableCommand {
             throw ValidationError("--expires-in must be a positive duration such as 3600, 90m, 1h or 7d")
         }
         guard seconds <= PatientToken.maximumLifetime else { throw ValidationError("--expires-in can be at most 366d") }
-        guard !patient.isEmpty, patient.utf8.count <= 256 else { throw ValidationError("--patient must be 1 to 256 bytes") }
+        guard !patient.id.isEmpty, patient.id.utf8.count <= 256 else { throw ValidationError("--patient must be 1 to 256 bytes") }
     }
 
     func run() throws {
         let store = try storeOptions.openForReading()
-        guard try !store.patients(EntityQuery(ids: [patient])).isEmpty else {
-            throw CommandFailure("no patient '\(patient)' in \(storeOptions.store)")
+        guard try !store.patients(EntityQuery(ids: [patient.id])).isEmpty else {
+            throw CommandFailure("no patient '\(patient.id)' in \(storeOptions.store)")
         }
         let key = try ServerKey.loadOrCreate(path: self.key)
-        let token = try PatientToken.issue(patientID: patient, key: key, audience: audience, lifetime: Self.seconds(expiresIn) ?? 3600)
+        let token = try PatientToken.issue(patientID: patient.id, key: key, audience: audience, lifetime: Self.seconds(expiresIn) ?? 3600)
         print(token)
     }
 

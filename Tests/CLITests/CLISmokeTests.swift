@@ -5,7 +5,7 @@ final class CLISmokeTests: XCTestCase {
     func testHelpListsSubcommands() throws {
         let result = try CLIRunner.run(["--help"])
         XCTAssertEqual(result.status, 0)
-        for command in ["convert", "validate", "fhirpath", "store", "sync", "serve", "report"] {
+        for command in ["convert", "validate", "fhirpath", "store", "sync", "serve", "patients"] {
             XCTAssertTrue(result.stdout.contains(command), "help should mention \(command)")
         }
         XCTAssertFalse(result.stdout.contains("bench"), "the benchmarks have their own executable, caregate-bench")

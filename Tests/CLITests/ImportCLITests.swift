@@ -16,7 +16,7 @@ final class ImportCLITests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("8 resources read"), result.stdout)
         XCTAssertTrue(result.stdout.contains("CarePlan                     1"), result.stdout)
-        let day = try CLIRunner.run(["store", "events", "--store", storePath, "--patient", "Patient/pat-1", "--from", "2026-11-02", "--time-zone", "America/Chicago"])
+        let day = try CLIRunner.run(["patients", "events", "--store", storePath, "--patient", "Patient/pat-1", "--from", "2026-11-02", "--time-zone", "America/Chicago"])
         XCTAssertEqual(day.status, 0, day.stderr)
         XCTAssertTrue(day.stdout.contains("Measure blood pressure"), day.stdout)
         XCTAssertTrue(day.stdout.contains("done: 138 mm[Hg], 88 mm[Hg]"), day.stdout)

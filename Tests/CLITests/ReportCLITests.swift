@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// `caregate report` end to end on the Fixtures patient (Jane Doe, pat-1): outcomes recorded through
+/// `caregate patients report` end to end on the Fixtures patient (Jane Doe, pat-1): outcomes recorded through
 /// the CLI, then the page, the PDF (Debian's Chromium; pdftotext reads it back) and the FHIR Bundle,
 /// which `caregate validate` accepts.
 final class ReportCLITests: XCTestCase {
@@ -35,7 +35,7 @@ final class ReportCLITests: XCTestCase {
         let (store, folder) = try fixtureStore()
         let page = folder.appendingPathComponent("report.html").path
         let result = try CLIRunner.run([
-            "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-14",
+            "patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-14",
             "--time-zone", "America/Chicago", "-o", page,
         ])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -47,7 +47,7 @@ final class ReportCLITests: XCTestCase {
         XCTAssertTrue(html.contains("data-rule=\"phq9-moderately-severe\" data-fired=\"false\""))
         // The adherence table equals the series the app API gets.
         let json = try CLIRunner.run([
-            "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-14",
+            "patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-14",
             "--time-zone", "America/Chicago", "--format", "json",
         ])
         XCTAssertEqual(json.status, 0, json.stderr)
@@ -78,7 +78,7 @@ final class ReportCLITests: XCTestCase {
         let (store, folder) = try fixtureStore()
         let pdf = folder.appendingPathComponent("report.pdf").path
         let printed = try CLIRunner.run([
-            "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07",
+            "patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07",
             "--time-zone", "America/Chicago", "--format", "pdf", "-o", pdf,
         ])
         XCTAssertEqual(printed.status, 0, printed.stderr)
@@ -88,7 +88,7 @@ final class ReportCLITests: XCTestCase {
 
         let bundle = folder.appendingPathComponent("report.json").path
         let fhir = try CLIRunner.run([
-            "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07",
+            "patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07",
             "--time-zone", "America/Chicago", "--format", "fhir", "-o", bundle,
         ])
         XCTAssertEqual(fhir.status, 0, fhir.stderr)
@@ -107,17 +107,17 @@ final class ReportCLITests: XCTestCase {
 
     func testUsageAndRuleErrors() throws {
         let (store, folder) = try fixtureStore()
-        let backwards = try CLIRunner.run(["report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-07", "--to", "2026-11-01"])
+        let backwards = try CLIRunner.run(["patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-07", "--to", "2026-11-01"])
         XCTAssertEqual(backwards.status, 2, backwards.stderr)
-        let badDay = try CLIRunner.run(["report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-02-30", "--to", "2026-03-01"])
+        let badDay = try CLIRunner.run(["patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-02-30", "--to", "2026-03-01"])
         XCTAssertEqual(badDay.status, 2, badDay.stderr)
-        let tooLong = try CLIRunner.run(["report", "--store", store, "--patient", "Patient/pat-1", "--from", "2020-01-01", "--to", "2026-01-01"])
+        let tooLong = try CLIRunner.run(["patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2020-01-01", "--to", "2026-01-01"])
         XCTAssertEqual(tooLong.status, 2, tooLong.stderr)
-        let nobody = try CLIRunner.run(["report", "--store", store, "--patient", "nobody", "--from", "2026-11-01", "--to", "2026-11-02"])
+        let nobody = try CLIRunner.run(["patients", "report", "--store", store, "--patient", "nobody", "--from", "2026-11-01", "--to", "2026-11-02"])
         XCTAssertEqual(nobody.status, 1, nobody.stderr)
         // A broken rules file: the report refuses it, and `mappings validate` reports it at its line:column.
         let rules = try folder.writeFile("insights.yaml", "insights: 1\nrules:\n  - name: x\n    kind: k\n    abov: 3\n    message: m\n")
-        let refused = try CLIRunner.run(["report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-02", "--rules", rules])
+        let refused = try CLIRunner.run(["patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-02", "--rules", rules])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("insights.yaml:5:5: error: unknown key 'abov' in a rule (did you mean 'above'?)"), refused.stderr)
         let checked = try CLIRunner.run(["mappings", "validate", folder.path])
@@ -137,7 +137,7 @@ final class ReportCLITests: XCTestCase {
         /// The Adherence row of the report's header.
         func header(_ extra: [String]) throws -> String {
             let result = try CLIRunner.run([
-                "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07", "--time-zone", "America/Chicago",
+                "patients", "report", "--store", store, "--patient", "Patient/pat-1", "--from", "2026-11-01", "--to", "2026-11-07", "--time-zone", "America/Chicago",
             ] + extra)
             XCTAssertEqual(result.status, 0, result.stderr)
             let html = result.stdout

@@ -61,8 +61,7 @@ final class ExportFixtureTests: XCTestCase {
             try store.apply(deletion)
         }
         let out = try makeScratchFolder("export-fixture")
-        let exported = try Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
-            .run(to: .folder(out.path), now: recordedAt.addingTimeInterval(7200))
+        let exported = try Gateway(store: store).export(to: .folder(out.path), now: recordedAt.addingTimeInterval(7200))
         XCTAssertEqual(exported.refused.map(\.reason), [], spec.description)
         let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(exported.path))))
         let observation = try XCTUnwrap(bundle.children(named: "entry").compactMap { $0.child(named: "resource") }.first { $0.resourceType == "Observation" })

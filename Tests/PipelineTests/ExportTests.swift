@@ -35,9 +35,9 @@ final class ExportTests: XCTestCase {
         return try store.apply(batch)
     }
 
+    /// Exports through the gateway, with the default mappings or a set holding only `mapping` for the export.
     private func export(_ store: any Store, mapping: ExportMapping? = nil, to folder: URL) throws -> (ExportReport, [Element]) {
-        let export = try XCTUnwrap(mapping ?? MappingSet.defaults().export)
-        let report = try Exporter(store: store, mapping: export, options: ExportOptions()).run(to: .folder(folder.path))
+        let report = try Gateway(store: store, mappings: mapping.map { MappingSet([], export: $0) }).export(to: .folder(folder.path))
         guard let path = report.path else { return (report, []) }
         let bundle = try FHIRJSON.read(try Data(contentsOf: URL(fileURLWithPath: path)))
         let resources = bundle.children(named: "entry").compactMap { $0.child(named: "resource") }
@@ -72,9 +72,8 @@ final class ExportTests: XCTestCase {
     func testAPushWithNoAnswerCountsAsAnAttemptAndWaitsForItsRetry() throws {
         let store = try importedStore()
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
-        let export = try XCTUnwrap(MappingSet.defaults().export)
         let now = Date()
-        let report = try Exporter(store: store, mapping: export, options: ExportOptions()).push(to: SilentReceiver(), now: now)
+        let report = try Gateway(store: store).push(to: SilentReceiver(), now: now)
         XCTAssertEqual(report.unanswered.count, 1)
         let failed = try XCTUnwrap(try store.outboxEntries(in: .failed, limit: 10).first)
         XCTAssertEqual(failed.attempts, 1, "the Bundle was sent")
@@ -212,10 +211,10 @@ final class ExportTests: XCTestCase {
         let bp = "CarePlan/cp-1#activity-85354-9"
         try record([OutcomeValue(.integer(120), units: "mm[Hg]")], task: bp, occurrence: 20, in: store)
         let folder = try makeScratchFolder("export-xml")
-        var options = ExportOptions()
-        options.format = .xml
-        options.request = .conditional
-        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: options)
+        var options = Gateway.Options()
+        options.export.format = .xml
+        options.export.request = .conditional
+        let exporter = try Gateway(store: store, options: options).exporter()
         let first = try exporter.run(to: .folder(folder.path))
         let bundle = try FHIRXML.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(first.path))))
         XCTAssertEqual(bundle.childValue("type"), "transaction")

@@ -449,13 +449,8 @@ final class ImportBehaviourTests: XCTestCase {
 
     func testDryRunWritesNothing() throws {
         let store = try makeStore()
-        let options: ImportOptions = {
-            var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC")!))
-            options.dryRun = true
-            return options
-        }()
-        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping)
-        let report = try Importer(store: store, engine: engine, options: options).run(FHIRInput.sources(for: [fixtures]))
+        let gateway = Gateway(store: store, options: Gateway.Options(timeZone: TimeZone(identifier: "UTC")!))
+        let report = try gateway.importFHIR(FHIRInput.sources(for: [fixtures]), dryRun: true)
         XCTAssertEqual(report.byType["CarePlan"]?.created, 1)
         XCTAssertEqual(try store.statistics().entities[.carePlan]?.versions ?? 0, 0)
     }
@@ -469,10 +464,8 @@ final class ImportCoverageTests: XCTestCase {
             {"resourceType":"Patient","id":"p","gender":"female","birthDate":"1970-01-01",
              "name":[{"family":"Doe","given":["Jane"]}],"maritalStatus":{"text":"Married"},"telecom":[{"system":"phone","value":"1"}]}
             """#)
-        var options = ImportOptions(mapping: MappingOptions(timeZone: TimeZone(identifier: "UTC")!))
-        options.dryRun = true
-        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping, coverage: CoverageCollector())
-        let report = try Importer(store: try makeStore(), engine: engine, options: options).run(FHIRInput.sources(for: [folder.path]))
+        let gateway = Gateway(store: try makeStore(), options: Gateway.Options(timeZone: TimeZone(identifier: "UTC")!))
+        let report = try gateway.importer(dryRun: true, coverage: CoverageCollector()).run(FHIRInput.sources(for: [folder.path]))
         let unread = try XCTUnwrap(report.coverage?["Patient"])
         XCTAssertEqual(unread["Patient.maritalStatus"], 1)
         XCTAssertEqual(unread["Patient.telecom"], 1)

@@ -76,8 +76,7 @@ final class ReportOutboxTests: XCTestCase {
         XCTAssertEqual(printer.printed, 3)
 
         // The outcome export leaves them to the report push.
-        let export = try XCTUnwrap(MappingSet.defaults().export)
-        let exported = try Exporter(store: store, mapping: export, options: ExportOptions()).run(to: .folder(try makeScratchFolder("reports-export").path), now: now)
+        let exported = try Gateway(store: store).export(to: .folder(try makeScratchFolder("reports-export").path), now: now)
         XCTAssertEqual(exported.observations, 0)
         XCTAssertEqual(try store.outboxEntries(in: .pending).filter(ReportOutbox.isReport).count, 3)
     }

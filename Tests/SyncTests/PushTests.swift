@@ -15,10 +15,8 @@ final class PushTests: XCTestCase {
     private func importedStore() throws -> SQLiteStore {
         let folder = try makeScratchFolder("push")
         let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
-        let options = ImportOptions(mapping: MappingOptions(timeZone: zone))
-        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping)
-        let report = try Importer(store: store, engine: engine, options: options)
-            .run(FHIRInput.sources(for: [Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path]))
+        let report = try Gateway(store: store, options: Gateway.Options(timeZone: zone))
+            .importFHIR(FHIRInput.sources(for: [Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path]))
         XCTAssertEqual(report.failures.count, 0)
         return store
     }
@@ -57,7 +55,7 @@ final class PushTests: XCTestCase {
         try record([OutcomeValue(.double(10), units: "mg")], task: "MedicationRequest/medreq-1", occurrence: 3, in: store)
         try record([OutcomeValue(.binary(Data([1, 2])))], task: bp, occurrence: 5, in: store)
 
-        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
+        let exporter = try Gateway(store: store).exporter()
         let report = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: 2)
         XCTAssertEqual(report.requests, 2, "3 outcomes in Bundles of 2")
         XCTAssertEqual(report.acknowledged, 3, "\(report.notTaken)")
@@ -114,7 +112,7 @@ final class PushTests: XCTestCase {
             try record([OutcomeValue(.integer(100 + occurrence), units: "mm[Hg]")], task: "CarePlan/cp-1#activity-85354-9", occurrence: occurrence, in: store)
         }
         let client = FHIRClient(base: proxy.base, timeout: 20, retry: RetryPolicy(maxAttempts: 8, baseDelay: 0.01, maxDelay: 0.05))
-        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
+        let exporter = try Gateway(store: store).exporter()
         let report = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: 5)
         XCTAssertEqual(report.acknowledged, 30, "\(report.notTaken)")
         XCTAssertGreaterThan(client.retries, 0)
@@ -127,7 +125,7 @@ final class PushTests: XCTestCase {
     func testAServerThatIsDownLeavesEverythingToSendAgain() throws {
         let store = try importedStore()
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
-        let exporter = Exporter(store: store, mapping: try XCTUnwrap(MappingSet.defaults().export), options: ExportOptions())
+        let exporter = try Gateway(store: store).exporter()
         let nowhere = FHIRClient(base: URL(string: "http://127.0.0.1:9/fhir")!, timeout: 5, retry: RetryPolicy(maxAttempts: 2, baseDelay: 0.01))
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 2, in: store)
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 3, in: store)

@@ -4,16 +4,22 @@ import FHIRCore
 import Foundation
 import Store
 
-/// `caregate store events`: one patient's events between two dates, each from the task version that
-/// owned its time, with what was recorded.
-struct StoreEvents: ParsableCommand {
+/// `caregate patients events`: one patient's events between two dates, each from the task version that
+/// owned its time, with what was recorded (formerly `caregate store events`, which still works).
+struct PatientsEvents: MovedCommand {
+    static let path = "patients events"
+
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Show a patient's events (scheduled task occurrences and their outcomes) between two dates.",
         discussion: """
             Dates are YYYY-MM-DD (midnight in --time-zone) or ISO 8601 date-times such as \
             2025-03-01T08:00:00Z. --to is exclusive and defaults to one day after --from. Events still \
-            running at --from count.
+            running at --from count. Each event shows its occurrence index, which \
+            `caregate outcomes add --occurrence` takes.
+
+            Example:
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02 --time-zone America/Chicago
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -22,8 +28,7 @@ struct StoreEvents: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: ArgumentHelp("The patient's id.", valueName: "id"))
-    var patient: String
+    @OptionGroup var patient: PatientOption
 
     @Option(name: .long, help: ArgumentHelp("The first day (or instant) to show.", valueName: "date"))
     var from: String
@@ -57,8 +62,8 @@ struct StoreEvents: ParsableCommand {
     func run() throws {
         let interval = try interval()
         let store = try options.openForReading()
-        guard try !store.patients(EntityQuery(ids: [patient])).isEmpty || !store.history(.patient, id: patient).isEmpty else {
-            throw StoreError.idNotFound(kind: .patient, id: patient)
+        guard try !store.patients(EntityQuery(ids: [patient.id])).isEmpty || !store.history(.patient, id: patient.id).isEmpty else {
+            throw StoreError.idNotFound(kind: .patient, id: patient.id)
         }
         let view = EventDayView(timeZone: timeZone.zone)
         var currentDay: DateComponents?
@@ -68,7 +73,7 @@ struct StoreEvents: ParsableCommand {
         while windowStart < interval.end {
             let window = DateInterval(start: windowStart, end: min(interval.end, windowStart.addingTimeInterval(Self.windowDays * 86_400)))
             // An event still running at a window's start was written with the window it started in.
-            let events = try store.events(patientID: patient, in: window).filter { window.start == interval.start || $0.scheduleEvent.start >= window.start }
+            let events = try store.events(patientID: patient.id, in: window).filter { window.start == interval.start || $0.scheduleEvent.start >= window.start }
             switch format {
             case .text:
                 let lines = view.render(events, continuing: &currentDay)

@@ -10,9 +10,11 @@ import Store
 
 extension ProgressStrategy: ExpressibleByArgument {}
 
-/// `caregate report`: the care-team report of one patient over a period, as HTML, PDF or a FHIR
-/// DocumentReference.
-struct ReportCommand: ParsableCommand {
+/// `caregate patients report`: the care-team report of one patient over a period, as HTML, PDF or a
+/// FHIR DocumentReference (formerly `caregate report`, which still works).
+struct PatientsReport: MovedCommand {
+    static let path = "patients report"
+
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Write a patient's care-team report (adherence, measurements, threshold messages, events) as HTML, PDF or FHIR.",
@@ -28,14 +30,16 @@ struct ReportCommand: ParsableCommand {
             with inline SVG charts and no script; pdf prints that page with headless Chromium (Debian's \
             chromium; CAREGATE_CHROMIUM names another binary); fhir writes a transaction Bundle with a US Core \
             DocumentReference carrying the PDF and its Provenance, validated before it is written.
+
+            Example:
+              caregate patients report --patient Patient/pat-1 --from 2026-11-01 --to 2026-11-07 --time-zone America/Chicago -o report.html
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case html, pdf, fhir, json }
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .long, help: ArgumentHelp("The patient's id.", valueName: "id"))
-    var patient: String
+    @OptionGroup var patient: PatientOption
 
     @Option(name: .long, help: ArgumentHelp("The first day of the period (YYYY-MM-DD).", valueName: "date"))
     var from: String
@@ -78,7 +82,7 @@ struct ReportCommand: ParsableCommand {
         let store = try options.openForReading()
         let report = CareTeamReport.make(try ReportInput.read(
             generator: "CareGate \(CareGate.configuration.version)",
-            store: store, patientID: patient, interval: interval, timeZone: zone, rules: try loadRules(), strategy: progress))
+            store: store, patientID: patient.id, interval: interval, timeZone: zone, rules: try loadRules(), strategy: progress))
         let bytes: Data
         switch format {
         case .html:
