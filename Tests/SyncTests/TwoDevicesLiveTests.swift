@@ -35,7 +35,7 @@ final class TwoDevicesLiveTests: XCTestCase {
             figures.outcomes += result.outcomes
             figures.versions += result.versions
         }
-        print("two devices live, \(Self.seeds.count) orders: \(figures.syncs) device syncs, \(figures.refused) pushes refused (pull first), \(figures.conflicts) conflicts resolved, \(figures.versions) outcome versions written as \(figures.outcomes) Observations")
+        print("two devices live, \(Self.seeds.count) orders: \(figures.syncs) device syncs, \(figures.refused) pushes refused (pull first), \(figures.conflicts) conflicts resolved, \(figures.versions) outcome versions stored, their \(figures.outcomes) outcomes written as one Observation each")
     }
 
     private struct Figures {
