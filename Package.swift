@@ -127,6 +127,9 @@ let package = Package(
         ),
         // Test-only helpers shared by the test targets (corpus location, CLI runner).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A CareKit device's store and its `synchronize()`, step by step, for the app sync tests in memory
+        // (AppServerTests) and against `caregate serve` and a FHIR server (SyncTests).
+        .target(name: "DeviceSimulation", dependencies: ["CareModel"], path: "Tests/DeviceSimulation"),
         .testTarget(
             name: "FHIRTests",
             dependencies: ["FHIR", "FHIRCore", "FHIRPath", "FHIRValidation", "FHIRPathConformance", "Diagnostics", "TestSupport"],
@@ -140,12 +143,12 @@ let package = Package(
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
-            "Sync", "Pipeline", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient",
+            "Sync", "Pipeline", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "AppServerTests", dependencies: [
-            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks",
+            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,5 +1,6 @@
 import AppServer
 import CareModel
+import DeviceSimulation
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -2,6 +2,7 @@ import AppClient
 import AppServer
 import Benchmarks
 import CareModel
+import DeviceSimulation
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -319,27 +320,14 @@ final class SyncRouteTests: XCTestCase {
             return (0, 0, 0, 0, 0)
         }
         var syncs = 2
-        for _ in 0..<14 {
-            let device = Bool.random(using: &random) ? a : b
-            switch Int.random(in: 0..<6, using: &random) {
-            case 0, 1: device.record(task, occurrence: Int.random(in: 0..<3, using: &random), value: Double(Int.random(in: 0..<100, using: &random)))
-            case 2: try await device.pullAndPrepare(transport); syncs += 1
-            case 3: try await device.push(transport)
-            default: try await device.synchronize(transport); syncs += 1
-            }
+        syncs += try await DeviceInterleaving.randomSteps(14, a, b, over: transport, using: &random) { device, random in
+            device.record(task, occurrence: Int.random(in: 0..<3, using: &random), value: Double(Int.random(in: 0..<100, using: &random)))
         }
         // Then each syncs in turn until nothing moves.
         func storeTips() throws -> [String: Set<UUID>] {
             Dictionary(grouping: try store.outcomes(.current), by: \.id).mapValues { Set($0.map(\.uuid)) }
         }
-        try await a.push(transport)
-        try await b.push(transport)
-        for _ in 0..<6 {
-            try await a.synchronize(transport)
-            try await b.synchronize(transport)
-            syncs += 2
-            if a.outcomeTips == b.outcomeTips, a.outcomeTips == (try storeTips()) { break }
-        }
+        syncs += try await DeviceInterleaving.settle(a, b, over: transport, storeTips: storeTips)
         let storeTips = try storeTips()
         XCTAssertEqual(a.outcomeTips, b.outcomeTips, "seed \(seed)")
         XCTAssertEqual(a.outcomeTips, storeTips, "seed \(seed)")

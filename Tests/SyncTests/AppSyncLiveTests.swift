@@ -29,7 +29,7 @@ final class AppSyncLiveTests: XCTestCase {
         let app = try AppServerProcess.start(store: store, key: key)
         defer { app.stop() }
         let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        try Self.blocking {
+        try blocking {
             try await Self.device(client)
         }
         app.stop()
@@ -81,18 +81,6 @@ final class AppSyncLiveTests: XCTestCase {
         XCTAssertEqual([second.stored, second.unchanged], [0, 1])
     }
 
-    /// Runs `body` to its end off this thread (the synchronous FHIR client and CLI runs around it block).
-    private static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
-        let done = DispatchSemaphore(value: 0)
-        let failure = FailureBox()
-        Task.detached {
-            do { try await body() } catch { failure.error = error }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.error { throw error }
-    }
-
     private func observations(_ server: FHIRServerProcess) throws -> Int {
         var count = 0
         try FHIRClient(base: server.base).search("Observation", [("identifier", "urn:caregate:outcome|")]) { page in
@@ -101,8 +89,4 @@ final class AppSyncLiveTests: XCTestCase {
         }
         return count
     }
-}
-
-private final class FailureBox: @unchecked Sendable {
-    var error: (any Error)?
 }

@@ -1,9 +1,13 @@
-import AppClient
 import CareModel
 import Foundation
-import Hummingbird
-import HummingbirdTesting
 import XCTest
+
+/// What a device synchronizes with: CareKit's pull (every page, each outcome in its last version only, as
+/// `AppClient.pull` gives it) and push (answered by its HTTP status: 200 stored, 409 pull first).
+public protocol RevisionTransport {
+    func pull(_ knowledge: KnowledgeVector) async throws -> [CareKitRevisionRecord]
+    func push(_ revisions: [CareKitRevisionRecord], _ knowledge: KnowledgeVector) async throws -> Int
+}
 
 /// A small model of a CareKit device's store (`OCKStore`) and of `OCKStore.synchronize()` step by step,
 /// as CareKitStore's `pullThenPush` does it:
@@ -19,28 +23,28 @@ import XCTest
 /// 5. move its clock on by one.
 ///
 /// The clock starts at 1, as `OCKCDClock` does; a new entity gets the store's vector then.
-final class SimulatedDevice {
-    struct Version {
-        var entity: CareEntity
-        var knowledge: KnowledgeVector
-        var next: Set<UUID> = []
+public final class SimulatedDevice {
+    public struct Version {
+        public var entity: CareEntity
+        public var knowledge: KnowledgeVector
+        public var next: Set<UUID> = []
     }
 
-    let name: String
-    let process = UUID()
-    var knowledge: KnowledgeVector
-    private(set) var versions: [UUID: Version] = [:]
+    public let name: String
+    public let process = UUID()
+    public var knowledge: KnowledgeVector
+    public private(set) var versions: [UUID: Version] = [:]
     private var insertionOrder: [UUID] = []
     /// The device's wall clock, moved on by each change (dates order conflicts).
     private var now: Date
     /// Between the two halves of a sync: what to push, and the knowledge to push it with.
-    private(set) var pending: (revisions: [CareKitRevisionRecord], knowledge: KnowledgeVector)?
+    public private(set) var pending: (revisions: [CareKitRevisionRecord], knowledge: KnowledgeVector)?
     /// Pushes the server refused with 409 (pull first).
-    private(set) var refusedPushes = 0
+    public private(set) var refusedPushes = 0
     /// Conflicts this device resolved.
-    private(set) var resolvedConflicts = 0
+    public private(set) var resolvedConflicts = 0
 
-    init(name: String, start: Date) {
+    public init(name: String, start: Date) {
         self.name = name
         knowledge = KnowledgeVector()
         now = start
@@ -53,7 +57,7 @@ final class SimulatedDevice {
     }
 
     /// The outcome tips: id -> uuids of versions no other version follows.
-    var outcomeTips: [String: Set<UUID>] {
+    public var outcomeTips: [String: Set<UUID>] {
         var tips: [String: Set<UUID>] = [:]
         for (uuid, version) in versions where version.entity.kind == .outcome && version.next.isEmpty {
             tips[version.entity.id, default: []].insert(uuid)
@@ -61,7 +65,7 @@ final class SimulatedDevice {
         return tips
     }
 
-    func tasks() -> [CareTask] {
+    public func tasks() -> [CareTask] {
         insertionOrder.compactMap { uuid -> CareTask? in
             guard let version = versions[uuid], version.next.isEmpty, case .task(let task) = version.entity else { return nil }
             return task
@@ -71,7 +75,7 @@ final class SimulatedDevice {
     /// Records a new outcome of occurrence `occurrence` of `task` (CareKit: `addOutcome`), or, when the
     /// device has one, a new version of it (`updateOutcome`).
     @discardableResult
-    func record(_ task: CareTask, occurrence: Int, value: Double) -> UUID {
+    public func record(_ task: CareTask, occurrence: Int, value: Double) -> UUID {
         let id = Outcome.id(taskUUID: task.uuid, occurrence: occurrence)
         let date = tick()
         let tips = Array(outcomeTips[id] ?? [])
@@ -96,7 +100,7 @@ final class SimulatedDevice {
     }
 
     /// Steps 1-3 and the computing of step 4 (then 5): what the device does before it sends.
-    func pullAndPrepare(_ transport: SyncTransport) async throws {
+    public func pullAndPrepare(_ transport: some RevisionTransport) async throws {
         let records = try await transport.pull(knowledge)
         var remote = KnowledgeVector()
         for record in records {
@@ -119,7 +123,7 @@ final class SimulatedDevice {
     }
 
     /// Step 4's send.
-    func push(_ transport: SyncTransport) async throws {
+    public func push(_ transport: some RevisionTransport) async throws {
         guard let pending else { return }
         self.pending = nil
         let status = try await transport.push(pending.revisions, pending.knowledge)
@@ -128,14 +132,14 @@ final class SimulatedDevice {
         }
     }
 
-    func synchronize(_ transport: SyncTransport) async throws {
+    public func synchronize(_ transport: some RevisionTransport) async throws {
         try await pullAndPrepare(transport)
         try await push(transport)
     }
 
     /// CareKit's `changedQuery`: a clock greater than the remote's for a process it knows, or no
     /// process it knows.
-    static func isAhead(_ vector: KnowledgeVector, of remote: KnowledgeVector) -> Bool {
+    public static func isAhead(_ vector: KnowledgeVector, of remote: KnowledgeVector) -> Bool {
         for (process, clock) in remote.processes where vector.clock(for: process) > clock && vector.processes[process] != nil { return true }
         return !vector.processes.keys.contains { remote.processes[$0] != nil }
     }
@@ -160,45 +164,43 @@ final class SimulatedDevice {
     }
 }
 
-/// Pull and push over the in-memory router, as AppClient does over HTTP.
-struct SyncTransport {
-    let client: any TestClientProtocol
-    let headers: HTTPFields
-
-    func pull(_ knowledge: KnowledgeVector, limit: Int? = nil) async throws -> [CareKitRevisionRecord] {
-        var uri = try Self.pullURI(knowledge) + (limit.map { "&limit=\($0)" } ?? "")
-        var records: [CareKitRevisionRecord] = []
-        for _ in 0..<10_000 {
-            let response = try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
-            XCTAssertEqual(response.status, .ok, String(buffer: response.body))
-            records += try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: Data(buffer: response.body))
-            guard let link = response.headers[HTTPFields.Element.Name("Link")!],
-                  let open = link.firstIndex(of: "<"), let close = link.firstIndex(of: ">")
-            else { break }
-            uri = String(link[link.index(after: open)..<close])
+/// Two devices of one patient synchronizing in a random order, as phones do: pulls and pushes of one
+/// interleaved with the other's, recordings between, pushes left unsent for a while.
+public enum DeviceInterleaving {
+    /// `count` random steps, each by device `a` or `b`: record an outcome (`record` chooses which and what),
+    /// pull and prepare a push, send the push it prepared, or a whole sync. Returns the syncs made.
+    public static func randomSteps<Random: RandomNumberGenerator>(
+        _ count: Int, _ a: SimulatedDevice, _ b: SimulatedDevice, over transport: some RevisionTransport, using random: inout Random,
+        record: (SimulatedDevice, inout Random) -> Void
+    ) async throws -> Int {
+        var syncs = 0
+        for _ in 0..<count {
+            let device = Bool.random(using: &random) ? a : b
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0, 1: record(device, &random)
+            case 2: try await device.pullAndPrepare(transport); syncs += 1
+            case 3: try await device.push(transport)
+            default: try await device.synchronize(transport); syncs += 1
+            }
         }
-        return AppClient.lastVersionsOnly(records)
+        return syncs
     }
 
-    static func pullURI(_ knowledge: KnowledgeVector) throws -> String {
-        let json = String(decoding: try CareKitJSON.makeEncoder().encode(knowledge), as: UTF8.self)
-        var components = URLComponents()
-        components.queryItems = [URLQueryItem(name: "knowledgeVector", value: json)]
-        return "/carekit/v1/revisions?" + (components.percentEncodedQuery ?? "")
-    }
-
-    /// The status of the push.
-    func push(_ revisions: [CareKitRevisionRecord], _ knowledge: KnowledgeVector) async throws -> Int {
-        let body = try Self.pushBody(revisions, knowledge)
-        let response = try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: headers, body: ByteBuffer(bytes: body))
-        return Int(response.status.code)
-    }
-
-    static func pushBody(_ revisions: [CareKitRevisionRecord], _ knowledge: KnowledgeVector) throws -> Data {
-        struct Body: Encodable {
-            let deviceRevisions: [CareKitRevisionRecord]
-            let deviceKnowledge: KnowledgeVector
+    /// Sends what each device prepared, then has them sync in turn until their outcome tips agree with
+    /// each other and with `storeTips()` (at most `rounds` rounds). Returns the syncs made.
+    public static func settle(
+        _ a: SimulatedDevice, _ b: SimulatedDevice, over transport: some RevisionTransport, rounds: Int = 6,
+        storeTips: () throws -> [String: Set<UUID>]
+    ) async throws -> Int {
+        try await a.push(transport)
+        try await b.push(transport)
+        var syncs = 0
+        for _ in 0..<rounds {
+            try await a.synchronize(transport)
+            try await b.synchronize(transport)
+            syncs += 2
+            if a.outcomeTips == b.outcomeTips, a.outcomeTips == (try storeTips()) { break }
         }
-        return try CareKitJSON.makeEncoder().encode(Body(deviceRevisions: revisions, deviceKnowledge: knowledge))
+        return syncs
     }
 }
