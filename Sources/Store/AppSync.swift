@@ -13,7 +13,7 @@ import Foundation
 /// - ``serverClock()``
 /// - ``revisions(patientID:afterClock:maxEntities:knownBy:including:)``
 /// - ``patientExists(_:)``, ``currentCarePlans(patientID:)``
-/// - ``recordAudit(_:)-([AuditEntry])``, ``auditEntries(patientID:limit:)``
+/// - ``recordAudit(_:)-([AuditEntry])``, ``prepareAuditTrail()``, ``auditEntries(patientID:limit:)``
 public protocol AppSyncStore: Store {
     /// The store's process uuid and its clock now.
     func serverClock() throws -> ServerClock
@@ -37,8 +37,11 @@ public protocol AppSyncStore: Store {
     /// patient `patientID`.
     func currentTasksOfNoCarePlan(patientID: String) throws -> [CareTask]
     /// Appends `entries` to the audit trail, in order, in one transaction: all of them are durable when it
-    /// returns, or none is.
+    /// returns, or none is. The trail has a write lock of its own: it never waits for the store's writer.
     func recordAudit(_ entries: [AuditEntry]) throws
+    /// Opens (making it when missing) the audit trail for writing, so that a server finds out when it
+    /// starts, not at its first request, that it cannot write it.
+    func prepareAuditTrail() throws
     /// The latest audit entries, newest first (of one patient when `patientID` is given).
     func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry]
 }

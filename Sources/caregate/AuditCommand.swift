@@ -8,7 +8,11 @@ struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "List the app API's audit trail: who read or wrote which patient's data, when, and the result.",
-        discussion: "Newest first. Each line: time (UTC), status, method and path, subject, patient, detail."
+        discussion: """
+            Newest first. Each line: time (UTC), status, method and path, subject, patient, detail. The trail \
+            is kept in <store>-audit.sqlite beside the store; entries an older CareGate kept in the store \
+            itself are listed with them.
+            """
     )
 
     @OptionGroup var storeOptions: StoreOptions

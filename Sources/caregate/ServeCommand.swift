@@ -65,6 +65,8 @@ struct ServeCommand: ParsableCommand {
         guard let store = try storeOptions.open(creating: true) as? any AppSyncStore else {
             throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
         }
+        // The audit trail's file, beside the store: a server that could not write it could answer nothing.
+        try store.prepareAuditTrail()
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
         let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier)

@@ -8,14 +8,14 @@ import Synchronization
 ///
 /// An answer that cannot be audited is not given: ``record(_:)`` returns once its entry is durable and
 /// throws when the transaction that held it failed (the middleware then answers 503 instead). What group
-/// commit saves is the transaction per request: SQLite has one writer, which `caregate sync` shares, so
-/// a transaction per request would queue every request behind every other and behind the sync's writes.
+/// commit saves is the transaction per request: SQLite has one writer per file, so a transaction per
+/// request would queue every request behind every other. The trail has a file of its own beside the store
+/// (``AppSyncStore/recordAudit(_:)``), so these commits never wait for `caregate sync`'s writes.
 ///
 /// While one transaction is being written, the entries that arrive wait, and the next transaction takes
 /// all of them (up to ``maximumBatch``); it starts no sooner than ``minimumGap`` after the last commit
 /// ended. Alone, a request waits for its own commit only; under load, batches grow with the load. The gap
-/// leaves SQLite's one write lock free most of the time, so that another process's writer (the sync's
-/// import), whose busy handler polls for it, is not starved by a stream of back-to-back commits.
+/// leaves the trail's write lock free most of the time for another server on the same store.
 ///
 /// ```swift
 /// let trail = AuditTrailWriter(store: store)

@@ -137,35 +137,30 @@ extension SQLiteStore: AppSyncStore {
 
     public func recordAudit(_ entries: [AuditEntry]) throws {
         guard !entries.isEmpty else { return }
-        try writeTransaction { db in
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO audit (date, subject, patientID, action, status, detail) VALUES (?, ?, ?, ?, ?, ?)")
-            for entry in entries {
-                try insert.execute(arguments: [
-                    entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail,
-                ])
-            }
-        }
+        try auditTrail.record(entries, lastStoreID: lastAuditIDInStore)
     }
 
+    public func prepareAuditTrail() throws {
+        _ = try auditTrail.writer(lastStoreID: lastAuditIDInStore)
+    }
+
+    /// The entries of the trail's own file and those an older CareGate wrote into the store's `audit`
+    /// table, newest first: the file's ids continue after the table's (``AuditTrailFile``).
     public func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry] {
+        let kept = try readSnapshot { db in
+            // A store opened read-only that an older CareGate made may have no table yet.
+            try db.tableExists(StoreSchema.Table.audit) ? try AuditTrailFile.entries(patientID: patientID, limit: limit, db) : []
+        }
+        let written = try auditTrail.entries(patientID: patientID, limit: limit, lastStoreID: lastAuditIDInStore)
+        return (written + kept).sorted { ($0.id ?? 0) > ($1.id ?? 0) }.prefix(max(0, limit)).map { $0 }
+    }
+
+    /// The largest id of the store's own `audit` table (0 when it has none), after which the trail's file
+    /// numbers its entries.
+    private func lastAuditIDInStore() throws -> Int64 {
         try readSnapshot { db in
-            // A store opened read-only that an older CareGate made has no trail yet.
-            guard try db.tableExists(StoreSchema.Table.audit) else { return [] }
-            var condition = ""
-            var arguments = StatementArguments()
-            if let patientID {
-                condition = "WHERE patientID = ?"
-                arguments += [patientID]
-            }
-            arguments += [max(0, limit)]
-            return try Row.fetchAll(
-                db, sql: "SELECT * FROM audit \(condition) ORDER BY id DESC LIMIT ?", arguments: arguments
-            ).map { row in
-                AuditEntry(
-                    id: row["id"], date: Date(timeIntervalSince1970: row["date"] ?? 0), subject: row["subject"],
-                    patientID: row["patientID"], action: row["action"] ?? "", status: row["status"] ?? 0, detail: row["detail"])
-            }
+            guard try db.tableExists(StoreSchema.Table.audit) else { return 0 }
+            return try Int64.fetchOne(db, sql: "SELECT max(id) FROM audit") ?? 0
         }
     }
 }

@@ -67,6 +67,8 @@ public final class SQLiteStore: Sendable {
     /// One write job at a time (see ``withWriterLease(_:_:)``); nil for a store opened read-only, which
     /// writes nothing and so has nothing to serialize.
     private let lease: WriterLease?
+    /// The app API's audit trail, in a file of its own beside the store.
+    let auditTrail: AuditTrailFile
 
     /// Opens (or creates) the store at `path`. Opened for writing, its schema is brought up to date; a
     /// file that exists must be a CareGate store, which is checked before anything in it changes.
@@ -74,6 +76,7 @@ public final class SQLiteStore: Sendable {
         self.path = path
         busyTimeout = options.busyTimeout
         lease = mode == .readOnly ? nil : WriterLease(storePath: path)
+        auditTrail = AuditTrailFile(storePath: path, readOnly: mode == .readOnly, busyTimeout: options.busyTimeout)
         if FileManager.default.fileExists(atPath: path) {
             // The read-only connection that checked the file serves a reader as it is.
             let checked = try Self.checkIsStore(path: path, options: options)
@@ -101,6 +104,7 @@ public final class SQLiteStore: Sendable {
         self.writer = writer
         busyTimeout = 0
         lease = WriterLease(storePath: path)
+        auditTrail = AuditTrailFile(storePath: path, readOnly: false, busyTimeout: 0)
         try migrate()
     }
 
