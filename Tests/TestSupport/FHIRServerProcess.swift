@@ -70,6 +70,11 @@ public final class FHIRServerProcess: @unchecked Sendable {
     public func stop() {
         if process.isRunning {
             process.terminate()
+            // A server started from a thread that blocks SIGTERM (seen from async tests) inherits the block and
+            // never sees it: after ten seconds it is killed.
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: folder)
