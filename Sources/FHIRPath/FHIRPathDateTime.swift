@@ -123,6 +123,15 @@ public struct FHIRPathDateTime: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { temporal.text }
 
+    /// The value as a FHIR element writes it: as ``description``, except that a DateTime of date
+    /// precision is its date (`2015-01-16`, which FHIR's dateTime allows), not FHIRPath's partial form
+    /// `2015-01-16T`, which no FHIR date reader takes.
+    public var fhirText: String {
+        var value = temporal
+        if kind == .dateTime, precision < .hour { value.kind = .date }
+        return value.text
+    }
+
     /// The FHIRPath precision() figure: digits of the value as written (`@2014` 4, ms DateTime 17, ms Time 9).
     var precisionDigits: Int {
         let dateDigits = [4, 6, 8, 10, 12, 14, 17]

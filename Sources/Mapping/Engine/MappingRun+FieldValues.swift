@@ -206,7 +206,7 @@ extension MappingRun {
                 }
                 return text
             case .string(let text): return text
-            case .date(let value), .dateTime(let value): return value.description
+            case .date(let value), .dateTime(let value): return value.fhirText
             default: return value.description
             }
         }
