@@ -50,10 +50,11 @@ struct EventQuery {
         guard !scheduled.isEmpty else { return [] }
         let outcomes = try currentOutcomes(for: scheduled)
         return scheduled
-            .filter { item in !item.task.isObservationLog || outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)] != nil }
-            .map { item in
-                Event(task: item.task, outcome: outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)],
-                      scheduleEvent: item.event)
+            .compactMap { item in
+                let outcome = outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)]
+                // A log's occurrence is an event only with its reading.
+                if item.task.isObservationLog && outcome == nil { return nil }
+                return Event(task: item.task, outcome: outcome, scheduleEvent: item.event)
             }
             .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
     }
