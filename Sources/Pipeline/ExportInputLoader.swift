@@ -103,12 +103,23 @@ final class ExportInputLoader: @unchecked Sendable {
         else { return nil }
         let events = try store.events(patientID: patientID, in: DateInterval(start: task.schedule.startDate, end: max(end, task.schedule.startDate.addingTimeInterval(1))))
         let done = events.filter { $0.task.id == task.id && $0.outcome != nil }.count
-        guard done >= count, try Self.activityHasDetail(path, in: store.sourceResources(resourceType: "CarePlan", resourceID: provenance.fhirID).last) else { return nil }
+        guard done >= count, try activityHasDetail(path, carePlanID: provenance.fhirID) else { return nil }
         return ActivityCompletion(carePlan: "CarePlan/\(provenance.fhirID)", path: path)
     }
 
-    /// Whether the activity at `path` (`CarePlan.activity[1]`) of the CarePlan kept in `source` has a `detail`.
-    private static func activityHasDetail(_ path: String, in source: SourceResource?) throws -> Bool {
+    /// Whether the activity at `path` (`CarePlan.activity[1]`) of CarePlan `carePlanID`, as last received,
+    /// has a `detail`: as the import recorded it beside the CarePlan it kept.
+    private func activityHasDetail(_ path: String, carePlanID: String) throws -> Bool {
+        if let recorded = try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: carePlanID) {
+            return recorded.contains(path)
+        }
+        return try Self.unrecordedActivityHasDetail(path, in: store.sourceResources(resourceType: "CarePlan", resourceID: carePlanID).last)
+    }
+
+    /// Whether the activity at `path` of the CarePlan kept in `source` has a `detail`, for a CarePlan kept
+    /// before stores recorded it (``SourceResource/activitiesWithDetail`` nil): read from the CarePlan as
+    /// received. A CarePlan an import keeps since carries the answer and never comes here.
+    private static func unrecordedActivityHasDetail(_ path: String, in source: SourceResource?) throws -> Bool {
         guard let source, let match = path.wholeMatch(of: /CarePlan\.activity\[(\d+)\]/), let position = Int(match.1) else { return false }
         let plan = source.format == "xml" ? try FHIRXML.read(source.body) : try FHIRJSON.read(source.body)
         let activities = plan.children(named: "activity")

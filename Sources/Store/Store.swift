@@ -25,7 +25,8 @@ import Foundation
 ///
 /// ### Reading staging data
 ///
-/// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``
+/// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``,
+///   ``activitiesWithDetail(resourceType:resourceID:)``
 /// - ``checkpoint(server:resourceType:)``, ``exportProgress(target:)``
 /// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``
 /// - ``deadLetters(limit:)``
@@ -73,6 +74,10 @@ public protocol Store: AnyObject, Sendable {
     func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink]
     /// The contents kept of FHIR resource `resourceType/resourceID`, oldest first.
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource]
+    /// ``SourceResource/activitiesWithDetail`` of the last content kept of FHIR resource
+    /// `resourceType/resourceID`, without reading its body; nil when none is kept, or when it was kept
+    /// before stores recorded it.
+    func activitiesWithDetail(resourceType: String, resourceID: String) throws -> [String]?
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?
     /// The last export committed to file target `target` (a file, or a folder), if one was.
     func exportProgress(target: String) throws -> ExportProgress?

@@ -35,6 +35,9 @@ final class InterleavingStore: Store, @unchecked Sendable {
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource] {
         try base.sourceResources(resourceType: resourceType, resourceID: resourceID)
     }
+    func activitiesWithDetail(resourceType: String, resourceID: String) throws -> [String]? {
+        try base.activitiesWithDetail(resourceType: resourceType, resourceID: resourceID)
+    }
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint? { try base.checkpoint(server: server, resourceType: resourceType) }
     func exportProgress(target: String) throws -> ExportProgress? { try base.exportProgress(target: target) }
     func outboxEntry(id: Int64) throws -> OutboxEntry? { try base.outboxEntry(id: id) }

@@ -60,4 +60,33 @@ final class MigrationTests: XCTestCase {
         duplicate.add(StoreFixtures.outcome(task, occurrence: 2))
         XCTAssertThrowsStoreError(try store.apply(duplicate), .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_2"))
     }
+
+    /// CarePlans kept before v14 have no record of their activities' details (the export reads their
+    /// body); those kept after it have one.
+    func testSourcesKeptBeforeVersion14HaveNoActivityRecord() throws {
+        let folder = try makeScratchFolder("migration-v14")
+        let path = folder.appendingPathComponent("v13.sqlite").path
+        let body = Data(#"{"resourceType":"CarePlan","id":"cp1","activity":[{"detail":{"status":"scheduled"}}]}"#.utf8)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreSchema.migrator.migrate(queue, upTo: "v13 tasks of no care plan by patient")
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO sourceResource (sourceSystem, resourceType, resourceID, contentHash, format, body, receivedDate)
+                        VALUES ('file', 'CarePlan', 'cp1', ?, 'json', ?, 1000)
+                        """,
+                    arguments: [ContentHash.of(body), body])
+            }
+        }
+
+        let store = try SQLiteStore(path: path, mode: .existingOnly)
+        XCTAssertEqual(try store.integrityCheck(), [])
+        XCTAssertEqual(try store.sourceResources(resourceType: "CarePlan", resourceID: "cp1").map(\.body), [body])
+        XCTAssertNil(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "cp1"))
+        var batch = StoreBatch()
+        batch.record(SourceResource(sourceSystem: "file", resourceType: "CarePlan", resourceID: "cp1", body: body + Data(" ".utf8), activitiesWithDetail: ["CarePlan.activity[0]"]))
+        try store.apply(batch)
+        XCTAssertEqual(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "cp1"), ["CarePlan.activity[0]"])
+    }
 }

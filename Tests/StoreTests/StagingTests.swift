@@ -23,6 +23,28 @@ final class StagingTests: XCTestCase {
         XCTAssertEqual(kept.first?.contentHash, ContentHash.of(body))
     }
 
+    /// Which activities of a CarePlan have a `detail` is kept with each content of it; the last content
+    /// kept answers, "none" (a CarePlan with no such activity) told from "not recorded".
+    func testActivitiesWithADetailAreKeptWithTheirCarePlan() throws {
+        let store = try SQLiteStore.inMemory()
+        func keep(_ body: String, _ activities: [String]?) throws {
+            var batch = StoreBatch()
+            batch.record(SourceResource(sourceSystem: server, resourceType: "CarePlan", resourceID: "42", body: Data(body.utf8), activitiesWithDetail: activities))
+            try store.apply(batch)
+        }
+        XCTAssertNil(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "42"), "nothing kept")
+        try keep("first", ["CarePlan.activity[0]", "CarePlan.activity[2]"])
+        XCTAssertEqual(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "42"), ["CarePlan.activity[0]", "CarePlan.activity[2]"])
+        try keep("second", [])
+        XCTAssertEqual(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "42"), [])
+        try keep("third", nil)
+        XCTAssertNil(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "42"))
+        XCTAssertEqual(
+            try store.sourceResources(resourceType: "CarePlan", resourceID: "42").map(\.activitiesWithDetail),
+            [["CarePlan.activity[0]", "CarePlan.activity[2]"], [], nil])
+        XCTAssertNil(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "43"))
+    }
+
     func testContentHashIsSHA256() {
         XCTAssertEqual(ContentHash.of(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         XCTAssertEqual(ContentHash.of("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -53,7 +53,17 @@ struct MappingStage: Sendable {
         let meta = resource.child(named: "meta")
         return SourceResource(
             sourceSystem: system, resourceType: key.type, resourceID: key.id, versionID: meta?.childValue("versionId"),
-            lastUpdated: meta?.childValue("lastUpdated"), body: FHIRJSON.write(resource))
+            lastUpdated: meta?.childValue("lastUpdated"), body: FHIRJSON.write(resource),
+            activitiesWithDetail: key.type == "CarePlan" ? activitiesWithDetail(of: resource) : nil)
+    }
+
+    /// The paths (`CarePlan.activity[2]`, as a task's `fhir.element` names it) of the activities of
+    /// CarePlan `plan` that have a `detail`, whose status an export can set: kept with the record, read
+    /// here from the resource already parsed.
+    static func activitiesWithDetail(of plan: Element) -> [String] {
+        plan.children(named: "activity").enumerated().compactMap { position, activity in
+            activity.child(named: "detail") == nil ? nil : "CarePlan.activity[\(position)]"
+        }
     }
 
     /// Items mapped per worker task.

@@ -13,8 +13,9 @@ extension SQLiteStore {
         // Bound directly: this runs once per imported resource.
         let statement = RawStatement(try db.cachedStatement(sql: """
             INSERT INTO sourceResource
-                (sourceSystem, resourceType, resourceID, versionID, lastUpdated, contentHash, format, body, receivedDate)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (sourceSystem, resourceType, resourceID, versionID, lastUpdated, contentHash, format, body, receivedDate,
+                 activitiesWithDetail)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (sourceSystem, resourceType, resourceID, contentHash) DO NOTHING
             """), in: db)
         statement.bind(1, resource.sourceSystem)
@@ -26,6 +27,7 @@ extension SQLiteStore {
         statement.bind(7, resource.format)
         statement.bind(8, resource.body)
         statement.bind(9, resource.receivedDate.storeSeconds)
+        statement.bind(10, resource.activitiesWithDetail.map(Self.storedActivityPaths))
         try statement.execute()
         return db.changesCount > 0
     }
@@ -162,9 +164,30 @@ extension SQLiteStore {
                 SourceResource(
                     sourceSystem: row["sourceSystem"], resourceType: row["resourceType"], resourceID: row["resourceID"],
                     versionID: row["versionID"], lastUpdated: row["lastUpdated"], contentHash: row["contentHash"],
-                    format: row["format"], body: row["body"], receivedDate: row.date("receivedDate") ?? Date(timeIntervalSince1970: 0))
+                    format: row["format"], body: row["body"], receivedDate: row.date("receivedDate") ?? Date(timeIntervalSince1970: 0),
+                    activitiesWithDetail: (row["activitiesWithDetail"] as String?).map(Self.activityPaths))
             }
         }
+    }
+
+    /// The paths of the activities with a `detail` recorded with the last kept content of FHIR resource
+    /// `resourceType/resourceID` (what ``sourceResources(resourceType:resourceID:)`` lists last), without
+    /// reading its body; nil when none is kept or it was kept before stores recorded them.
+    public func activitiesWithDetail(resourceType: String, resourceID: String) throws -> [String]? {
+        try readSnapshot { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT activitiesWithDetail FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID DESC LIMIT 1",
+                arguments: [resourceType, resourceID])
+            return (row?["activitiesWithDetail"] as String?).map(Self.activityPaths)
+        }
+    }
+
+    /// Activity paths as the `activitiesWithDetail` column keeps them: one per line (a path has no line
+    /// break); an empty text is a CarePlan with none.
+    private static func storedActivityPaths(_ paths: [String]) -> String { paths.joined(separator: "\n") }
+
+    private static func activityPaths(_ stored: String) -> [String] {
+        stored.isEmpty ? [] : stored.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
 
     /// The entities made from FHIR resource `resourceType/resourceID` (from any source system).

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-/// The migrations of the export's own records: its progress per file target (v10).
+/// The migrations of the export's own records: its progress per file target (v10), and which CarePlan
+/// activities have a `detail` (v14).
 extension StoreSchema.Table {
     static let exportProgress = "exportProgress"
 }
@@ -33,5 +34,15 @@ extension StoreSchema {
                 DELETE FROM syncCheckpoint WHERE server = ?;
                 """,
             arguments: [exportCheckpointServer, exportCheckpointServer])
+    }
+
+    /// Which activities of each CarePlan kept have a `detail` (``SourceResource/activitiesWithDetail``),
+    /// beside the CarePlan as received: the export's `detail.status` patch reads it instead of parsing the
+    /// body. The paths, one per line; NULL where nothing was recorded (other resources, and CarePlans
+    /// kept before v14, which the export answers from their body).
+    static func addActivityDetails(_ db: Database) throws {
+        try db.alter(table: Table.sourceResource) { t in
+            t.add(column: "activitiesWithDetail", .text)
+        }
     }
 }

@@ -67,6 +67,7 @@ enum StoreSchema {
         migrator.registerMigration("v9 tasks of no care plan in their patient's log", migrate: logTasksOfNoCarePlan)
         migrator.registerMigration("v10 export progress", migrate: createExportProgress)
         migrator.registerMigration("v13 tasks of no care plan by patient", migrate: indexTasksOfNoCarePlanByPatient)
+        migrator.registerMigration("v14 activity details", migrate: addActivityDetails)
 
         return migrator
     }

@@ -24,11 +24,16 @@ public struct SourceResource: Equatable, Sendable {
     public var body: Data
     /// When CareGate received it.
     public var receivedDate: Date
+    /// For a CarePlan, the paths of its activities that have a `detail` (`CarePlan.activity[2]`), noted
+    /// by the import from the resource it parsed, so that an export deciding on a `detail.status` patch
+    /// reads the answer rather than parsing `body` again; nil for other resources, and for a CarePlan
+    /// kept before stores recorded it.
+    public var activitiesWithDetail: [String]?
 
     public init(
         sourceSystem: String, resourceType: String, resourceID: String, versionID: String? = nil,
         lastUpdated: String? = nil, contentHash: String? = nil, format: String = "json", body: Data,
-        receivedDate: Date = Date()
+        receivedDate: Date = Date(), activitiesWithDetail: [String]? = nil
     ) {
         self.sourceSystem = sourceSystem
         self.resourceType = resourceType
@@ -39,5 +44,6 @@ public struct SourceResource: Equatable, Sendable {
         self.format = format
         self.body = body
         self.receivedDate = receivedDate
+        self.activitiesWithDetail = activitiesWithDetail
     }
 }
