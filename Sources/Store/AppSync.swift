@@ -28,6 +28,11 @@ public protocol AppSyncStore: Store {
     func revisions(
         patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp) -> Bool
     ) throws -> RevisionLogRead
+    /// The revisions of patient `patientID` stamped after `afterClock` that a device of knowledge vector
+    /// `device` has not seen by CareKit's rule (a revision whose vector is not less than the device's), as
+    /// ``revisions(patientID:afterClock:maxEntities:knownBy:including:)`` reads them: the store's own
+    /// process taken from the same snapshot, so a pull is one read.
+    func revisions(patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector) throws -> RevisionLogRead
     /// Whether the store has a current (not deleted) version of patient `id`: an indexed read, no decoding.
     func patientExists(_ id: String) throws -> Bool
     /// The current care plans of patient `patientID` (an indexed read: the store's other care plans are

@@ -83,16 +83,12 @@ struct SyncRoutes {
 
     func pull(patientID: String, _ query: PullQuery) throws -> (Data, String?, String) {
         let device = query.vector
-        let server = try store.serverClock()
-        guard device.clock(for: server.processUUID) <= server.clock else {
-            throw APIError.badRequest("knowledgeVector: claims a clock for the server's process beyond the server's own")
-        }
         // The device's vector lets the store skip the stamps it certainly knows: an up-to-date device
         // costs an index lookup, and no entity is read or decoded.
-        let read = try store.revisions(
-            patientID: patientID, afterClock: query.after, maxEntities: query.limit, knownBy: device.processes
-        ) { stamp in
-            !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device)
+        let read = try store.revisions(patientID: patientID, afterClock: query.after, maxEntities: query.limit, unseenBy: device)
+        let server = read.server
+        guard device.clock(for: server.processUUID) <= server.clock else {
+            throw APIError.badRequest("knowledgeVector: claims a clock for the server's process beyond the server's own")
         }
         let links = read.revisions.isEmpty ? CareKitLinks() : try currentLinks(patientID: patientID)
         var records: [CareKitRevisionRecord] = []

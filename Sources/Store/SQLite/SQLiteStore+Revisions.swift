@@ -9,7 +9,7 @@ extension SQLiteStore: AppSyncStore {
     }
 
     static func serverClock(_ db: Database) throws -> ServerClock {
-        guard let row = try Row.fetchOne(db, sql: "SELECT processUUID, clock FROM syncClock WHERE singleton = 1"),
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT processUUID, clock FROM syncClock WHERE singleton = 1")),
               let uuid: UUID = row["processUUID"], let clock: Int = row["clock"]
         else { throw StoreError.database(message: "the store has no sync clock") }
         return ServerClock(processUUID: uuid, clock: clock)
@@ -17,7 +17,7 @@ extension SQLiteStore: AppSyncStore {
 
     static func deviceClocks(patientID: String, _ db: Database) throws -> [UUID: Int] {
         var clocks: [UUID: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT processID, clock FROM patientKnowledge WHERE patientID = ?", arguments: [patientID]) {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT processID, clock FROM patientKnowledge WHERE patientID = ?"), arguments: [patientID]) {
             if let text: String = row["processID"], let uuid = UUID(uuidString: text), let clock: Int = row["clock"] { clocks[uuid] = clock }
         }
         return clocks
@@ -26,12 +26,24 @@ extension SQLiteStore: AppSyncStore {
     public func revisions(
         patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp) -> Bool
     ) throws -> RevisionLogRead {
+        try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device) { stamp, _ in including(stamp) }
+    }
+
+    public func revisions(patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector) throws -> RevisionLogRead {
+        try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device.processes) { stamp, server in
+            !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device)
+        }
+    }
+
+    private func revisions(
+        patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp, ServerClock) -> Bool
+    ) throws -> RevisionLogRead {
         try readSnapshot { db in
             let server = try Self.serverClock(db)
             let deviceClocks = try Self.deviceClocks(patientID: patientID, db)
             let start = device.map { Self.firstUnknownClock(afterClock: afterClock, device: $0, server: server, deviceClocks: deviceClocks) } ?? afterClock
             let stamps = try Row.fetchCursor(
-                db, sql: "SELECT serverClock, processes FROM revisionStamp WHERE patientID = ? AND serverClock > ? ORDER BY serverClock",
+                db.cachedStatement(sql: "SELECT serverClock, processes FROM revisionStamp WHERE patientID = ? AND serverClock > ? ORDER BY serverClock"),
                 arguments: [patientID, start])
             var revisions: [StoredRevision] = []
             var entityCount = 0
@@ -40,7 +52,7 @@ extension SQLiteStore: AppSyncStore {
             while let row = try stamps.next() {
                 guard let clock: Int = row["serverClock"] else { continue }
                 let stamp = RevisionStamp(serverClock: clock, deviceClocks: Self.clocks(fromJSON: row["processes"]))
-                guard including(stamp) else { continue }
+                guard including(stamp, server) else { continue }
                 if entityCount >= maxEntities {
                     hasMore = true
                     break
@@ -72,7 +84,7 @@ extension SQLiteStore: AppSyncStore {
     /// The versions one transaction filed under `patientID`, in the order it wrote them.
     private static func entities(patientID: String, clock: Int, codec: EntityRowCodec, store: SQLiteStore, _ db: Database) throws -> [CareEntity] {
         let filed = try Row.fetchAll(
-            db, sql: "SELECT entityKind, entityRowID FROM revision WHERE patientID = ? AND serverClock = ? ORDER BY rowID",
+            db.cachedStatement(sql: "SELECT entityKind, entityRowID FROM revision WHERE patientID = ? AND serverClock = ? ORDER BY rowID"),
             arguments: [patientID, clock])
         var order: [(EntityKind, Int64)] = []
         var byKind: [EntityKind: [Int64]] = [:]
