@@ -79,7 +79,9 @@ extension BatchWriter {
             guard case .idAlreadyExists = refusal else { throw refusal }
             throw try firstDuplicate(in: run, eventStarts, existingUpTo: rowIDBefore) ?? refusal
         }
-        summary.added += uuids.count
+        for change in run {
+            if case .add(.outcome(let outcome)) = change { summary.file(.created, EntityKey(.outcome, id: outcome.id)) }
+        }
         summary.versionUUIDs.append(contentsOf: uuids)
     }
 
