@@ -121,17 +121,6 @@ public enum EffectiveDateRule: Sendable, Equatable {
     case noEarlierThanPrevious
 }
 
-/// An entity's kind and id.
-public struct EntityKey: Hashable, Sendable {
-    public var kind: EntityKind
-    public var id: String
-
-    public init(_ kind: EntityKind, id: String) {
-        self.kind = kind
-        self.id = id
-    }
-}
-
 /// What the store did with one entity of a batch.
 public struct EntityChange: Equatable, Sendable {
     public var entity: EntityKey

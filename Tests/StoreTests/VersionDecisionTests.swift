@@ -137,4 +137,15 @@ final class VersionDecisionTests: XCTestCase {
         XCTAssertEqual(VersionChange.ofUpsert(.patient(StoreFixtures.patient()), over: .patient(stored)), .unchanged)
         XCTAssertEqual(VersionChange.ofUpsert(.patient(patient(effective: StoreFixtures.day0, given: "Augusta")), over: .patient(stored)), .updated)
     }
+
+    func testAnOutcomeKeyIsTheSameKeyAsItsID() {
+        let task = UUID()
+        let byOccurrence = EntityKey(outcomeOf: task, occurrence: 3)
+        let byID = EntityKey(.outcome, id: Outcome.id(taskUUID: task, occurrence: 3))
+        XCTAssertEqual(byOccurrence, byID)
+        XCTAssertEqual(byOccurrence.id, byID.id)
+        XCTAssertEqual(Set([byOccurrence, byID]).count, 1)
+        XCTAssertNotEqual(byOccurrence, EntityKey(outcomeOf: task, occurrence: 4))
+        XCTAssertNotEqual(byOccurrence, EntityKey(.task, id: byID.id))
+    }
 }

@@ -60,7 +60,11 @@ struct EntityWriter {
             for entity in group.entities { batch.append(.upsert(entity, effective: .noEarlierThanPrevious)) }
             for (kind, id) in group.dropped { batch.delete(kind, id: id) }
             if let record = group.record {
-                batch.record(record, ifChanged: group.entities.map { EntityKey($0.kind, id: $0.id) } + group.dropped.map { EntityKey($0.0, id: $0.1) })
+                var made: [EntityKey] = []
+                made.reserveCapacity(group.entities.count + group.dropped.count)
+                for entity in group.entities { made.append(EntityKey(of: entity)) }
+                for (kind, id) in group.dropped { made.append(EntityKey(kind, id: id)) }
+                batch.record(record, ifChanged: made)
             }
         }
         return batch
@@ -72,7 +76,7 @@ struct EntityWriter {
         var changes = summary.entityChanges[...]
         for group in groups {
             let count = group.entities.count + group.dropped.count
-            ledger.count(ImportStatus(changes.prefix(count).map(\.change)), of: group.key.type)
+            ledger.count(ImportStatus(changes.prefix(count).lazy.map(\.change)), of: group.key.type)
             changes = changes.dropFirst(count)
         }
     }

@@ -25,7 +25,7 @@ extension BatchWriter {
             throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
         }
         try insert(entity, after: nil, eventStart: nil)
-        summary.file(.created, EntityKey(entity.kind, id: entity.id))
+        summary.file(.created, EntityKey(of: entity))
     }
 
     /// Adds the first version of an outcome whose task id is filled in and whose occurrence starts at `eventStart`.
@@ -34,7 +34,7 @@ extension BatchWriter {
         // Outcome versions get their uuid from the store, as in CareKit's store.
         outcome.metadata.uuid = uuids.next()
         try insertOutcome(outcome, after: nil, eventStart: eventStart)
-        summary.file(.created, EntityKey(.outcome, id: outcome.id))
+        summary.file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
     }
 
     mutating func update(_ entity: CareEntity) throws {
@@ -62,11 +62,11 @@ extension BatchWriter {
             }
             outcome.metadata.effectiveDate = max(outcome.metadata.effectiveDate, current.effectiveDate)
             try insertOutcome(with(outcome, uuid: uuids.next()), after: current, eventStart: eventStart)
-            summary.file(.created, EntityKey(.outcome, id: outcome.id))
+            summary.file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             return
         }
         if try isUnchanged(resolved, current: current) {
-            summary.file(.unchanged, EntityKey(entity.kind, id: resolved.id))
+            summary.file(.unchanged, EntityKey(of: resolved))
             summary.versionUUIDs.append(current.uuid)
             return
         }
@@ -106,7 +106,7 @@ extension BatchWriter {
             entity.metadata.uuid = uuids.next()
         }
         try insert(entity, after: current, eventStart: eventStart)
-        summary.file(.updated, EntityKey(entity.kind, id: entity.id))
+        summary.file(.updated, EntityKey(of: entity))
     }
 
     mutating func delete(_ kind: EntityKind, id: String, at requested: Date, effective rule: EffectiveDateRule = .refuseEarlier, uuid: UUID? = nil) throws {

@@ -124,12 +124,15 @@ struct BatchWriter {
     }
 
     /// Whether an earlier change of this batch wrote a version (or tombstone) of one of `entities`. The
-    /// changes of the entities a resource made come just before its record: the search starts at the end.
+    /// changes of the entities a resource made come just before its record: the search starts at the end,
+    /// and stops once each of `entities` (a resource makes a few) is found.
     func wroteVersion(ofAny entities: [EntityKey]) -> Bool {
-        var pending = Set(entities)
-        for filed in summary.entityChanges.reversed() where pending.remove(filed.entity) != nil {
-            if filed.change != .unchanged { return true }
+        var pending = entities
+        for filed in summary.entityChanges.reversed() {
             if pending.isEmpty { return false }
+            guard pending.contains(filed.entity) else { continue }
+            if filed.change != .unchanged { return true }
+            pending.removeAll { $0 == filed.entity }
         }
         return false
     }
@@ -147,7 +150,7 @@ struct BatchWriter {
     ///   of it once it has one.
     mutating func appendKeepingUUID(_ outcome: Outcome) throws {
         if try uuidExists(.outcome, outcome.metadata.uuid) {
-            summary.file(.unchanged, EntityKey(.outcome, id: outcome.id))
+            summary.file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             summary.versionUUIDs.append(outcome.metadata.uuid)
             return
         }
@@ -164,7 +167,7 @@ struct BatchWriter {
         }
         let deleted = outcome.metadata.deletedDate
         if deleted != nil, stored.isEmpty {
-            summary.file(.unchanged, EntityKey(.outcome, id: outcome.id))
+            summary.file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             return
         }
         var version = with(outcome, taskID: task.task.id)
@@ -185,7 +188,9 @@ struct BatchWriter {
         let named = Set(previous.map(\.uuid))
         let tips = stored.filter { $0.isTip && !named.contains($0.version.uuid) }.count + 1
         try setConflict(outcomeID: outcome.id, tips > 1)
-        summary.file(deleted != nil ? .deleted : stored.isEmpty ? .created : .updated, EntityKey(.outcome, id: outcome.id))
+        summary.file(
+            deleted != nil ? .deleted : stored.isEmpty ? .created : .updated,
+            EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
     }
 
     /// Files outcome `outcomeID` as having several tips, or as having one.
