@@ -123,29 +123,25 @@ public enum AppOutcomeImport {
     private static func applying(_ outcomes: [Outcome], file: String, to store: any Store, now: Date) throws -> Report {
         var report = Report()
         report.received = outcomes.count
-        let existing = try store.outcomes(EntityQuery(ids: Array(Set(outcomes.map(\.id)))))
-        // The effective date of each outcome's current version, as this file moves it on.
-        var currentEffective = Dictionary(existing.map { ($0.id, $0.metadata.effectiveDate) }, uniquingKeysWith: max)
+        // The outcomes with a current version, as this file moves them on. The store keeps each version (and
+        // tombstone) from taking effect before the one it follows.
+        var present = Set(try store.outcomes(EntityQuery(ids: Array(Set(outcomes.map(\.id))))).map(\.id))
         var batch = StoreBatch(date: now)
         for outcome in outcomes {
             if let deleted = outcome.metadata.deletedDate {
-                guard currentEffective[outcome.id] != nil else {
+                guard present.remove(outcome.id) != nil else {
                     report.unchanged += 1
                     continue
                 }
-                batch.delete(.outcome, id: outcome.id, at: max(deleted, currentEffective[outcome.id] ?? deleted))
-                currentEffective[outcome.id] = nil
+                batch.delete(.outcome, id: outcome.id, at: deleted, effective: .noEarlierThanPrevious)
                 continue
             }
             var version = outcome
             version.metadata.uuid = VersionUUIDGenerator.random()
             version.metadata.previousVersionUUIDs = []
             version.metadata.nextVersionUUIDs = []
-            if let current = currentEffective[outcome.id] {
-                version.metadata.effectiveDate = max(version.metadata.effectiveDate, current)
-            }
-            currentEffective[outcome.id] = version.metadata.effectiveDate
-            batch.upsert(version)
+            present.insert(outcome.id)
+            batch.upsert(version, effective: .noEarlierThanPrevious)
         }
         let summary: BatchSummary
         do {

@@ -16,7 +16,10 @@ import Foundation
 ///
 /// Versioning follows CareKit's store: ``add(_:)`` refuses an id that exists (even deleted);
 /// ``update(_:)`` appends a new version after the current one; ``delete(_:id:at:)`` appends a tombstone;
-/// ``upsert(_:)`` adds, updates, or does nothing when the content is unchanged (same content hash).
+/// ``upsert(_:effective:)`` adds, updates, or does nothing when the content is unchanged (same content hash).
+/// A new version never takes effect before the one it follows: by default the store refuses one dated
+/// earlier (as CareKit's store does); a write that asks for ``EffectiveDateRule/noEarlierThanPrevious``
+/// has it raised to its predecessor's effective date instead, against the version current when it is applied.
 public struct StoreBatch: Sendable {
     /// The changes, in the order they are applied.
     public private(set) var changes: [StoreChange] = []
@@ -41,14 +44,23 @@ public struct StoreBatch: Sendable {
     public mutating func add(_ entity: some StorableEntity) { changes.append(.add(entity.careEntity)) }
     /// Appends a new version of an existing, not deleted entity.
     public mutating func update(_ entity: some StorableEntity) { changes.append(.update(entity.careEntity)) }
-    /// Adds the entity, or appends a new version when its content changed, or does nothing.
-    public mutating func upsert(_ entity: some StorableEntity) { changes.append(.upsert(entity.careEntity)) }
-    /// Appends a tombstone to entity `kind/id`, deleted from `date` (the batch date when `nil`).
-    public mutating func delete(_ kind: EntityKind, id: String, at date: Date? = nil) {
-        changes.append(.delete(kind, id: id, at: date))
+    /// Adds the entity, or appends a new version when its content changed, or does nothing; `effective`
+    /// says what a new version dated before the current one comes to.
+    public mutating func upsert(_ entity: some StorableEntity, effective: EffectiveDateRule = .refuseEarlier) {
+        changes.append(.upsert(entity.careEntity, effective: effective))
+    }
+    /// Appends a tombstone to entity `kind/id`, deleted from `date` (the batch date when `nil`); `effective`
+    /// says what a date before the current version's effective date comes to.
+    public mutating func delete(_ kind: EntityKind, id: String, at date: Date? = nil, effective: EffectiveDateRule = .refuseEarlier) {
+        changes.append(.delete(kind, id: id, at: date, effective: effective))
     }
     /// Keeps a raw resource as received (same content twice is kept once).
     public mutating func record(_ resource: SourceResource) { changes.append(.recordSource(resource)) }
+    /// Keeps a raw resource as received when an earlier change of this batch to one of `entities` (made
+    /// from it) wrote a version: a resource whose entities are all unchanged is not kept again.
+    public mutating func record(_ resource: SourceResource, ifChanged entities: [EntityKey]) {
+        changes.append(.recordSourceIfChanged(resource, entities: entities))
+    }
     /// Links a FHIR resource to an entity made from it.
     public mutating func link(_ link: ResourceLink) { changes.append(.link(link)) }
     /// Moves the pull cursor of one server and resource type.
@@ -80,9 +92,12 @@ public struct StoreBatch: Sendable {
 public enum StoreChange: Sendable {
     case add(CareEntity)
     case update(CareEntity)
-    case upsert(CareEntity)
-    case delete(EntityKind, id: String, at: Date?)
+    case upsert(CareEntity, effective: EffectiveDateRule = .refuseEarlier)
+    case delete(EntityKind, id: String, at: Date?, effective: EffectiveDateRule = .refuseEarlier)
     case recordSource(SourceResource)
+    /// A raw resource kept only when the batch wrote a version of one of `entities` before it
+    /// (``StoreBatch/record(_:ifChanged:)``).
+    case recordSourceIfChanged(SourceResource, entities: [EntityKey])
     case link(ResourceLink)
     case setCheckpoint(SyncCheckpoint)
     /// The last export committed to a file target (``StoreBatch/recordExportProgress(_:)``).
@@ -94,6 +109,27 @@ public enum StoreChange: Sendable {
     case appendVersion(Outcome)
     /// Device clocks of one patient (``StoreBatch/mergeKnowledge(patientID:clocks:)``).
     case mergeKnowledge(patientID: String, clocks: [UUID: Int])
+}
+
+/// What a new version (or tombstone) dated before the version it follows comes to.
+public enum EffectiveDateRule: Sendable, Equatable {
+    /// The store refuses it (``StoreError/effectiveDateBeforePrevious(kind:id:effective:previous:)``), as
+    /// CareKit's store does.
+    case refuseEarlier
+    /// The store raises it to the effective date of the version it follows: a new version never takes
+    /// effect before the one it replaces.
+    case noEarlierThanPrevious
+}
+
+/// What the store did with one entity of a batch.
+public struct EntityChange: Equatable, Sendable {
+    public var entity: EntityKey
+    public var change: VersionChange
+
+    public init(entity: EntityKey, change: VersionChange) {
+        self.entity = entity
+        self.change = change
+    }
 }
 
 /// What a batch did, counted by kind of change.
@@ -119,6 +155,20 @@ public struct BatchSummary: Equatable, Sendable {
     /// For each entity change in batch order, the uuid of the version now current (the new version, or
     /// the unchanged one for an upsert that changed nothing).
     public var versionUUIDs: [UUID] = []
+    /// For each entity change in batch order, the entity and what the change came to: the store's word on
+    /// created, updated, deleted or unchanged, which the counts above add up.
+    public var entityChanges: [EntityChange] = []
 
     public init() {}
+
+    /// Files what the change of `entity` came to, and counts it.
+    mutating func file(_ change: VersionChange, _ entity: EntityKey) {
+        switch change {
+        case .created: added += 1
+        case .updated: updated += 1
+        case .deleted: deleted += 1
+        case .unchanged: unchanged += 1
+        }
+        entityChanges.append(EntityChange(entity: entity, change: change))
+    }
 }

@@ -105,11 +105,11 @@ struct OutcomesAdd: ParsableCommand {
         guard effective <= recorded.addingTimeInterval(86_400) else {
             throw CommandFailure("occurrence \(occurrence) of task '\(task)' starts \(effective.formatted(.iso8601)), after the outcome's time \(recorded.formatted(.iso8601)); an outcome records what was done (caregate store events lists the occurrences of a day)")
         }
-        var metadata = EntityMetadata(effectiveDate: max(effective, existing?.metadata.effectiveDate ?? effective), timezone: zone)
+        var metadata = EntityMetadata(effectiveDate: effective, timezone: zone)
         metadata.source = source
         let outcome = Outcome(taskUUID: current.uuid, taskID: current.id, taskOccurrenceIndex: occurrence, values: all, metadata: metadata)
         var batch = StoreBatch()
-        batch.upsert(outcome)
+        batch.upsert(outcome, effective: .noEarlierThanPrevious)
         let summary = try store.apply(batch)
         let queued = summary.outboxEntryIDs.map { "#\($0)" }.joined(separator: ", ")
         print("outcome \(id): \(all.count) value(s)\(summary.unchanged > 0 ? ", unchanged" : ", queued for export as outbox entry \(queued)")")

@@ -210,7 +210,7 @@ final class ImportBehaviourTests: XCTestCase {
         let store = InterleavingStore(real)
         store.beforeApply = { batch in
             for case .add(.outcome(let outcome)) in batch.changes where outcome.values.contains(where: { $0.value == .integer(70) }) { throw Refused() }
-            for case .upsert(.outcome(let outcome)) in batch.changes where outcome.values.contains(where: { $0.value == .integer(70) }) { throw Refused() }
+            for case .upsert(.outcome(let outcome), _) in batch.changes where outcome.values.contains(where: { $0.value == .integer(70) }) { throw Refused() }
             return false
         }
         let report = try importFiles([folder.path], into: store, outcomeBatchSize: 1)

@@ -69,7 +69,7 @@ final class OutcomePlanningTests: XCTestCase {
         changes.compactMap { change in
             switch change {
             case .add(.outcome(let outcome)): return (true, outcome)
-            case .upsert(.outcome(let outcome)): return (false, outcome)
+            case .upsert(.outcome(let outcome), _): return (false, outcome)
             default: return nil
             }
         }
@@ -161,7 +161,7 @@ final class OutcomePlanningTests: XCTestCase {
                 entityID: outcome.id)])
         let plan = try planner(reads).planOutcomes([], removals: [(key("o1"), ImportOrigin(file: "test.json"))], catalog: ImportTaskCatalog(), after: nil)
         XCTAssertEqual(plan.groups.count, 1)
-        guard case .delete(.outcome, let id, nil) = plan.groups[0].changes.first else {
+        guard case .delete(.outcome, let id, nil, _) = plan.groups[0].changes.first else {
             return XCTFail("expected the outcome's deletion, got \(plan.groups[0].changes)")
         }
         XCTAssertEqual(id, outcome.id)

@@ -30,12 +30,30 @@ final class ReconciliationTests: XCTestCase {
         MappedResource(key: ResourceKey(description: resource)!, result: .mapped(entities: entities, outcomes: []))
     }
 
-    private func reconcile(_ mapped: [MappedResource], in store: any Store, last: Bool = true) throws -> (groups: [ResourceGroup], waiting: [MappedResource], report: ImportReport) {
-        let ledger = ImportLedger(store: store, options: ImportOptions(mapping: MappingOptions(timeZone: utc)))
+    private func reconcile(
+        _ mapped: [MappedResource], in store: any Store, last: Bool = true, dryRun: Bool = false
+    ) throws -> (groups: [ResourceGroup], waiting: [MappedResource], report: ImportReport) {
+        var options = ImportOptions(mapping: MappingOptions(timeZone: utc))
+        options.dryRun = dryRun
+        let ledger = ImportLedger(store: store, options: options)
         var deletions: [(key: ResourceKey, origin: ImportOrigin)] = []
         let (groups, waiting) = try Reconciliation(store: store, sourceSystem: system, ledger: ledger).reconcile(
             mapped, records: [:], origins: [:], index: ResourceIndex.Builder().build(), last: last, deletions: &deletions)
         return (groups, waiting, ledger.finish(coverage: nil, seconds: 0))
+    }
+
+    /// Reconciles `mapped` and writes its groups, as an import's chunk does: the report of both.
+    private func reconcileAndWrite(_ mapped: [MappedResource], in store: any Store, dryRun: Bool = false) throws -> ImportReport {
+        var options = ImportOptions(mapping: MappingOptions(timeZone: utc))
+        options.dryRun = dryRun
+        let ledger = ImportLedger(store: store, options: options)
+        var deletions: [(key: ResourceKey, origin: ImportOrigin)] = []
+        let index = ResourceIndex.Builder().build()
+        let (groups, _) = try Reconciliation(store: store, sourceSystem: system, ledger: ledger).reconcile(
+            mapped, records: [:], origins: [:], index: index, last: true, deletions: &deletions)
+        let engine = MappingEngine(mappings: try MappingSet.defaults(), options: options.mapping)
+        try EntityWriter(store: store, engine: engine, options: options, ledger: ledger).write(groups, index: index)
+        return ledger.finish(coverage: nil, seconds: 0)
     }
 
     private func store(_ entities: CareEntity...) throws -> SQLiteStore {
@@ -46,21 +64,44 @@ final class ReconciliationTests: XCTestCase {
         return store
     }
 
-    func testNewChangedAndSameContentAreCreatedUpdatedAndUnchanged() throws {
+    /// p1 as stored, p2 changed, p3 new (over a store holding p1 "a" and p2 "b").
+    private func threePatients() -> [MappedResource] {
+        [mapped("Patient/p1", [.patient(patient("p1", hash: "a"))]),
+         mapped("Patient/p2", [.patient(patient("p2", hash: "changed"))]),
+         mapped("Patient/p3", [.patient(patient("p3", hash: "c"))])]
+    }
+
+    func testNewChangedAndSameContentAreCountedAsTheStoreWroteThem() throws {
         let store = try store(.patient(patient("p1", hash: "a")), .patient(patient("p2", hash: "b")))
-        let (groups, waiting, _) = try reconcile([
-            mapped("Patient/p1", [.patient(patient("p1", hash: "a"))]),
-            mapped("Patient/p2", [.patient(patient("p2", hash: "changed"))]),
-            mapped("Patient/p3", [.patient(patient("p3", hash: "c"))]),
-        ], in: store)
+        let input = threePatients()
+        let (_, waiting, _) = try reconcile(input, in: store)
         XCTAssertTrue(waiting.isEmpty)
-        XCTAssertEqual(Dictionary(uniqueKeysWithValues: groups.map { ($0.key.id, $0.status) }), ["p1": .unchanged, "p2": .updated, "p3": .created])
+        let report = try reconcileAndWrite(input, in: store)
+        XCTAssertEqual(report.byType["Patient"]?.created, 1)
+        XCTAssertEqual(report.byType["Patient"]?.updated, 1)
+        XCTAssertEqual(report.byType["Patient"]?.unchanged, 1)
+        XCTAssertEqual([report.entitiesAdded, report.entitiesUpdated, report.entitiesUnchanged], [1, 1, 1])
+        let again = try reconcileAndWrite(input, in: store)
+        XCTAssertEqual(again.byType["Patient"]?.unchanged, 3, "the same input again stores nothing")
+    }
+
+    func testADryRunReportsWhatTheStoreWouldDoAndWritesNothing() throws {
+        let store = try store(.patient(patient("p1", hash: "a")), .patient(patient("p2", hash: "b")))
+        let input = threePatients()
+        let (groups, _, _) = try reconcile(input, in: store, dryRun: true)
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: groups.map { ($0.key.id, $0.dryRunStatus) }), ["p1": .unchanged, "p2": .updated, "p3": .created])
+        let report = try reconcileAndWrite(input, in: store, dryRun: true)
+        XCTAssertEqual([report.byType["Patient"]?.created, report.byType["Patient"]?.updated, report.byType["Patient"]?.unchanged], [1, 1, 1])
+        XCTAssertEqual(try store.patients(.current).count, 2)
+        XCTAssertNil(try reconcile(input, in: store).groups.first?.dryRunStatus, "a real import counts what the store says")
     }
 
     func testAChangedVersionNeverTakesEffectBeforeTheStoredOne() throws {
         let store = try store(.patient(patient("p1", hash: "a", effective: day0.addingTimeInterval(86_400))))
-        let (groups, _, _) = try reconcile([mapped("Patient/p1", [.patient(patient("p1", hash: "b", effective: day0))])], in: store)
-        XCTAssertEqual(groups.first?.entities.first?.metadata.effectiveDate, day0.addingTimeInterval(86_400))
+        let report = try reconcileAndWrite([mapped("Patient/p1", [.patient(patient("p1", hash: "b", effective: day0))])], in: store)
+        XCTAssertEqual(report.byType["Patient"]?.updated, 1)
+        XCTAssertEqual(try store.patients(.current).first?.effectiveDate, day0.addingTimeInterval(86_400))
+        XCTAssertEqual(try store.history(.patient, id: "p1").count, 2)
     }
 
     func testPatientsAreWrittenBeforeThePlansThatNameThem() throws {
@@ -94,7 +135,14 @@ final class ReconciliationTests: XCTestCase {
         ], in: store)
         XCTAssertEqual(groups.count, 1)
         XCTAssertEqual(groups[0].dropped.map(\.1), ["cp2"])
-        XCTAssertEqual(groups[0].status, .updated, "dropping an entity changes the resource")
+        XCTAssertEqual(try reconcile([mapped("Patient/p1", [.patient(patient("p1", hash: "a")), .carePlan(plan("cp1", patientID: "p1"))])],
+                                     in: store, dryRun: true).groups.first?.dryRunStatus, .updated)
+        let report = try reconcileAndWrite([
+            mapped("Patient/p1", [.patient(patient("p1", hash: "a")), .carePlan(plan("cp1", patientID: "p1"))]),
+        ], in: store)
+        XCTAssertEqual(report.byType["Patient"]?.updated, 1, "dropping an entity changes the resource")
+        XCTAssertEqual(report.entitiesDeleted, 1)
+        XCTAssertEqual(try store.carePlans(.current).map(\.id), ["cp1"])
     }
 
     func testSkippedFailedAndDeletedResourcesAreReportedNotWritten() throws {

@@ -21,8 +21,24 @@ struct ImportOrigin: Sendable {
     }
 }
 
-/// What an import decided for one resource.
-enum ImportStatus { case created, updated, unchanged }
+/// What an import came to for one resource.
+enum ImportStatus {
+    case created, updated, unchanged
+
+    /// What a resource came to from what the store did with the entities it makes (and those it no
+    /// longer makes, deleted): created when one is new, else updated when one got a new version or a
+    /// tombstone, else unchanged.
+    init(_ changes: some Sequence<VersionChange>) {
+        self = .unchanged
+        for change in changes {
+            switch change {
+            case .created: self = .created; return
+            case .updated, .deleted: self = .updated
+            case .unchanged: break
+            }
+        }
+    }
+}
 
 /// The report of an import as its stages fill it in, and the dead letters of what failed.
 ///
@@ -59,6 +75,9 @@ final class ImportLedger {
     func note(_ resource: String, _ note: MappingNote) {
         report.note(resource, note)
     }
+
+    /// Whether the import writes nothing.
+    var isDryRun: Bool { options.dryRun }
 
     func readResource() {
         report.resourcesRead += 1

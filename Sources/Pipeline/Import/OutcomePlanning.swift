@@ -300,9 +300,8 @@ final class OutcomePlanner {
             if let group {
                 let task = group.task.task
                 let effective = task.schedule.eventStart(occurrence: group.occurrence) ?? task.metadata.effectiveDate
-                var metadata = EntityMetadata(
-                    effectiveDate: max(effective, stored?.metadata.effectiveDate ?? effective), timezone: options.mapping.timeZone,
-                    provenance: provenance)
+                // The store keeps a new version from taking effect before the one it follows (`.noEarlierThanPrevious`).
+                var metadata = EntityMetadata(effectiveDate: effective, timezone: options.mapping.timeZone, provenance: provenance)
                 metadata.linkage.valueSources = sources
                 outcome = Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: group.occurrence, values: values, metadata: metadata)
             } else if var kept = stored {
@@ -316,7 +315,7 @@ final class OutcomePlanner {
             }
             // New as far as this import knows (neither stored when planned nor in the batch in flight): an add,
             // which the store writes with the other adds task by task, without looking for a version first.
-            var changes: [StoreChange] = [stored == nil ? .add(.outcome(outcome)) : .upsert(.outcome(outcome))]
+            var changes: [StoreChange] = [stored == nil ? .add(.outcome(outcome)) : .upsert(.outcome(outcome), effective: .noEarlierThanPrevious)]
             // The store links a new version to the resource of its provenance; the others are linked here.
             let linked = outcome.metadata.provenance.map { ResourceKey(type: $0.fhirType, id: $0.fhirID) }
             for source in Set(pairs.map(\.source)) where source != linked {

@@ -177,7 +177,8 @@ final class PipelinedOutcomeWriter {
     }
 
     private static func asUpsert(_ change: StoreChange) -> StoreChange {
-        if case .add(let entity) = change { return .upsert(entity) }
+        // As the planner asks of an outcome it finds stored: no earlier than the version it follows.
+        if case .add(let entity) = change { return .upsert(entity, effective: .noEarlierThanPrevious) }
         return change
     }
 }

@@ -10,7 +10,9 @@ struct ResourceGroup {
     let origin: ImportOrigin
     let entities: [CareEntity]
     let dropped: [(EntityKind, String)]
-    let status: ImportStatus
+    /// In a dry run, which writes nothing, what the store's versioning rule says writing it would come to;
+    /// `nil` in a real import, where the store says what it did (``EntityWriter``).
+    let dryRunStatus: ImportStatus?
     /// The record of the resource as received (made with the mapping, on a worker thread).
     let record: SourceResource?
 
@@ -30,11 +32,12 @@ struct ResourceGroup {
 
 /// The reconciling stage of an import: mapped entities against what the store holds.
 ///
-/// For a chunk of mapped resources it finds, per resource, whether it is new, changed or the same as
-/// stored; keeps a new version from taking effect before the one it follows; finds the entities a
-/// resource made before and makes no more (to be tombstoned); and handles references to entities that
-/// neither the input nor the store has (a later chunk may make them; the last chunk writes them
-/// unlinked, with a warning). It reads the store and writes nothing: ``EntityWriter`` writes its groups.
+/// For a chunk of mapped resources it finds the entities a resource made before and makes no more (to be
+/// tombstoned), and handles references to entities that neither the input nor the store has (a later
+/// chunk may make them; the last chunk writes them unlinked, with a warning). It reads the store and
+/// writes nothing: ``EntityWriter`` writes its groups, and the store decides (and says) whether each
+/// entity is created, updated or unchanged, and keeps a new version from taking effect before the one it
+/// follows. Only a dry run, which writes nothing, asks the store's rule here what writing would do.
 struct Reconciliation {
     let store: any Store
     let sourceSystem: String
@@ -47,21 +50,23 @@ struct Reconciliation {
         _ mapped: [MappedResource], records: [ResourceKey: SourceResource], origins: [ResourceKey: ImportOrigin], index: ResourceIndex,
         last: Bool, deletions: inout [(key: ResourceKey, origin: ImportOrigin)]
     ) throws -> (groups: [ResourceGroup], waiting: [MappedResource]) {
-        // What the store holds now, to tell created from updated from unchanged.
-        var ids: [EntityKind: [String]] = [:]
-        for resource in mapped {
-            if case .mapped(let entities, _) = resource.result {
-                for entity in entities { ids[entity.kind, default: []].append(entity.id) }
-            }
-        }
+        // A dry run writes nothing: what the store holds now tells what writing would come to.
         var current: [EntityKind: [String: CareEntity]] = [:]
-        for (kind, list) in ids {
-            for chunk in list.chunked(500) {
-                for entity in try store.currentEntities(kind, ids: chunk) { current[kind, default: [:]][entity.id] = entity }
+        if ledger.isDryRun {
+            var ids: [EntityKind: [String]] = [:]
+            for resource in mapped {
+                if case .mapped(let entities, _) = resource.result {
+                    for entity in entities { ids[entity.kind, default: []].append(entity.id) }
+                }
+            }
+            for (kind, list) in ids {
+                for chunk in list.chunked(500) {
+                    for entity in try store.currentEntities(kind, ids: chunk) { current[kind, default: [:]][entity.id] = entity }
+                }
             }
         }
 
-        let dangling = try danglingReferences(mapped, current: current)
+        let dangling = try danglingReferences(mapped)
         var waiting: [MappedResource] = []
         // What the store links to each resource, to find what a resource no longer makes.
         var earlierLinks: [ResourceKey: [ResourceLink]] = [:]
@@ -99,31 +104,16 @@ struct Reconciliation {
                             .warning, at: type, "\(field) \(target) is neither in the input nor in the store: the \(entities[position].kind.rawValue) is kept unlinked until it is imported"))
                     }
                 }
-                var status = ImportStatus.unchanged
-                for position in entities.indices {
-                    let entity = entities[position]
-                    guard let existing = current[entity.kind]?[entity.id] else {
-                        status = .created
-                        continue
-                    }
-                    if existing.metadata.provenance?.contentHash != entity.metadata.provenance?.contentHash {
-                        if status == .unchanged { status = .updated }
-                        // A new version may not take effect before the one it follows.
-                        if entity.metadata.effectiveDate < existing.metadata.effectiveDate {
-                            var metadata = entity.metadata
-                            metadata.effectiveDate = existing.metadata.effectiveDate
-                            entities[position].metadata = metadata
-                        }
-                    }
-                }
                 let made = Set(entities.map { "\($0.kind.rawValue)/\($0.id)" })
                 var dropped: [(EntityKind, String)] = []
                 for link in earlierLinks[resource.key] ?? []
                 where link.sourceSystem == sourceSystem && !made.contains("\(link.entityKind.rawValue)/\(link.entityID)") && link.entityKind != .outcome {
                     if try !store.currentEntities(link.entityKind, ids: [link.entityID]).isEmpty { dropped.append((link.entityKind, link.entityID)) }
                 }
-                if !dropped.isEmpty, status == .unchanged { status = .updated }
-                groups.append(ResourceGroup(key: resource.key, origin: origin, entities: entities, dropped: dropped, status: status,
+                let dryRunStatus = ledger.isDryRun
+                    ? ImportStatus(entities.map { VersionChange.ofUpsert($0, over: current[$0.kind]?[$0.id]) } + dropped.map { _ in VersionChange.deleted })
+                    : nil
+                groups.append(ResourceGroup(key: resource.key, origin: origin, entities: entities, dropped: dropped, dryRunStatus: dryRunStatus,
                                             record: records[resource.key]))
             }
         }
@@ -133,7 +123,7 @@ struct Reconciliation {
     }
 
     /// The entity ids that entities reference but that neither this import makes nor the store holds.
-    private func danglingReferences(_ mapped: [MappedResource], current: [EntityKind: [String: CareEntity]]) throws -> Set<String> {
+    private func danglingReferences(_ mapped: [MappedResource]) throws -> Set<String> {
         var made: Set<String> = []
         var referenced: [EntityKind: Set<String>] = [:]
         for resource in mapped {
@@ -147,7 +137,7 @@ struct Reconciliation {
         }
         var dangling: Set<String> = []
         for (kind, ids) in referenced {
-            let unknown = ids.subtracting(made).filter { current[kind]?[$0] == nil }
+            let unknown = ids.subtracting(made)
             var found: Set<String> = []
             for chunk in Array(unknown).chunked(500) { found.formUnion(try store.currentEntities(kind, ids: chunk).map(\.id)) }
             dangling.formUnion(unknown.subtracting(found))

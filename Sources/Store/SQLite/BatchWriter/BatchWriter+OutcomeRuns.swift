@@ -54,12 +54,15 @@ extension BatchWriter {
         // each other in the table.
         var groups: [UUID: Int] = [:]
         var keys: [(group: Int, start: Date)] = []
+        var added: [EntityKey] = []
         keys.reserveCapacity(run.count)
+        added.reserveCapacity(run.count)
         for (change, start) in zip(run, eventStarts) {
             guard case .add(.outcome(let outcome)) = change else { continue }
             let group = groups[outcome.taskUUID] ?? groups.count
             if group == groups.count { groups[outcome.taskUUID] = group }
             keys.append((group, start))
+            added.append(EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
         }
         let order = keys.indices.sorted { a, b in
             let (x, y) = (keys[a], keys[b])
@@ -79,7 +82,7 @@ extension BatchWriter {
             guard case .idAlreadyExists = refusal else { throw refusal }
             throw try firstDuplicate(in: run, eventStarts, existingUpTo: rowIDBefore) ?? refusal
         }
-        summary.added += uuids.count
+        for outcome in added { summary.file(.created, outcome) }
         summary.versionUUIDs.append(contentsOf: uuids)
     }
 

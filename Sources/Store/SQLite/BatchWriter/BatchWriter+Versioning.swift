@@ -25,7 +25,7 @@ extension BatchWriter {
             throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
         }
         try insert(entity, after: nil, eventStart: nil)
-        summary.added += 1
+        summary.file(.created, EntityKey(of: entity))
     }
 
     /// Adds the first version of an outcome whose task id is filled in and whose occurrence starts at `eventStart`.
@@ -34,7 +34,7 @@ extension BatchWriter {
         // Outcome versions get their uuid from the store, as in CareKit's store.
         outcome.metadata.uuid = uuids.next()
         try insertOutcome(outcome, after: nil, eventStart: eventStart)
-        summary.added += 1
+        summary.file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
     }
 
     mutating func update(_ entity: CareEntity) throws {
@@ -43,7 +43,7 @@ extension BatchWriter {
         try appendVersion(resolved, after: current, eventStart: eventStart)
     }
 
-    mutating func upsert(_ entity: CareEntity) throws {
+    mutating func upsert(_ entity: CareEntity, effective rule: EffectiveDateRule) throws {
         let (current, eventStart, resolved) = try currentVersion(of: entity)
         guard let current else {
             // What `add` would check again is known: the id is new, the outcome's occurrence is owned.
@@ -62,15 +62,21 @@ extension BatchWriter {
             }
             outcome.metadata.effectiveDate = max(outcome.metadata.effectiveDate, current.effectiveDate)
             try insertOutcome(with(outcome, uuid: uuids.next()), after: current, eventStart: eventStart)
-            summary.added += 1
+            summary.file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             return
         }
         if try isUnchanged(resolved, current: current) {
-            summary.unchanged += 1
+            summary.file(.unchanged, EntityKey(of: resolved))
             summary.versionUUIDs.append(current.uuid)
             return
         }
-        try appendVersion(resolved, after: current, eventStart: eventStart)
+        var version = resolved
+        if rule == .noEarlierThanPrevious, version.metadata.effectiveDate < current.effectiveDate {
+            var metadata = version.metadata
+            metadata.effectiveDate = current.effectiveDate
+            version.metadata = metadata
+        }
+        try appendVersion(version, after: current, eventStart: eventStart)
     }
 
     /// The tip of `entity`'s id (nil when it has none), the event start of an outcome, and the entity
@@ -100,10 +106,10 @@ extension BatchWriter {
             entity.metadata.uuid = uuids.next()
         }
         try insert(entity, after: current, eventStart: eventStart)
-        summary.updated += 1
+        summary.file(.updated, EntityKey(of: entity))
     }
 
-    mutating func delete(_ kind: EntityKind, id: String, at date: Date, uuid: UUID? = nil) throws {
+    mutating func delete(_ kind: EntityKind, id: String, at requested: Date, effective rule: EffectiveDateRule = .refuseEarlier, uuid: UUID? = nil) throws {
         let current: Tip?
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
@@ -115,6 +121,7 @@ extension BatchWriter {
         }
         guard let current else { throw StoreError.idNotFound(kind: kind, id: id) }
         if current.deletedDate != nil { throw StoreError.entityDeleted(kind: kind, id: id) }
+        let date = rule == .noEarlierThanPrevious ? max(requested, current.effectiveDate) : requested
         if date < current.effectiveDate {
             throw StoreError.effectiveDateBeforePrevious(kind: kind, id: id, effective: date, previous: current.effectiveDate)
         }
@@ -151,7 +158,7 @@ extension BatchWriter {
         if kind == .outcome, try queuesDeletionForProvider(outcomeRow: current.rowID) {
             try enqueueExport(outcomeID: id, uuid: tombstone)  // a patient's outcome deleted: exported as entered-in-error
         }
-        summary.deleted += 1
+        summary.file(.deleted, EntityKey(kind, id: id))
         summary.versionUUIDs.append(tombstone)
     }
 
@@ -237,20 +244,23 @@ extension BatchWriter {
     /// Whether `entity` has the same content as the stored version `current`: by content hash when both
     /// have one, else by comparing the content itself.
     func isUnchanged(_ entity: CareEntity, current: Tip) throws -> Bool {
-        if let incoming = entity.metadata.provenance?.contentHash, let stored = current.contentHash {
-            return incoming == stored
+        try VersionChange.sameContent(incomingHash: entity.metadata.provenance?.contentHash, storedHash: current.contentHash) {
+            try storedContent(current, kind: entity.kind) == entity.content
         }
-        let table = StoreSchema.Table.entity(entity.kind)
+    }
+
+    /// The content of stored version `current` of an entity of `kind` (`nil` when its row is gone).
+    private func storedContent(_ current: Tip, kind: EntityKind) throws -> CareEntity? {
+        let table = StoreSchema.Table.entity(kind)
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM \(table) WHERE rowID = ?", arguments: [current.rowID]) else {
-            return false
+            return nil
         }
         var values: [OutcomeValue] = []
-        if entity.kind == .outcome {
+        if kind == .outcome {
             values = try Row.fetchAll(
                 db, sql: "SELECT * FROM outcomeValue WHERE outcomeRowID = ? ORDER BY position", arguments: [current.rowID]
             ).compactMap(EntityRowCodec.outcomeValue)
         }
-        let stored = try codec.entity(entity.kind, row: row, values: values)
-        return stored.content == entity.content
+        return try codec.entity(kind, row: row, values: values).content
     }
 }

@@ -8,6 +8,9 @@ import GRDB
 /// - update appends a version after the current one (the tip) and links the two; it refuses a deleted id
 ///   and an effective date before the tip's;
 /// - delete appends a tombstone (a copy of the tip with `deletedDate`);
+/// - an upsert or delete that asks for ``EffectiveDateRule/noEarlierThanPrevious`` is raised to the tip's
+///   effective date rather than refused: the one place that rule is applied, against the tip as it is in
+///   this transaction;
 /// - upsert adds, or does nothing when the content is unchanged (same provenance content hash, or equal
 ///   content when there is no hash), or updates; an outcome whose current version is a tombstone gets a
 ///   new version after it (CareKit lets an occurrence whose outcome was deleted have an outcome again);
@@ -85,10 +88,11 @@ struct BatchWriter {
         switch change {
         case .add(let entity): try add(entity)
         case .update(let entity): try update(entity)
-        case .upsert(let entity): try upsert(entity)
-        case .delete(let kind, let id, let date): try delete(kind, id: id, at: date ?? now)
-        case .recordSource(let resource):
-            if try SQLiteStore.record(resource, in: db) { summary.sourcesRecorded += 1 } else { summary.sourcesUnchanged += 1 }
+        case .upsert(let entity, let rule): try upsert(entity, effective: rule)
+        case .delete(let kind, let id, let date, let rule): try delete(kind, id: id, at: date ?? now, effective: rule)
+        case .recordSource(let resource): try record(resource)
+        case .recordSourceIfChanged(let resource, let entities):
+            if wroteVersion(ofAny: entities) { try record(resource) }
         case .link(let link):
             try SQLiteStore.link(link, in: db)
             summary.linksWritten += 1
@@ -115,6 +119,24 @@ struct BatchWriter {
         }
     }
 
+    mutating func record(_ resource: SourceResource) throws {
+        if try SQLiteStore.record(resource, in: db) { summary.sourcesRecorded += 1 } else { summary.sourcesUnchanged += 1 }
+    }
+
+    /// Whether an earlier change of this batch wrote a version (or tombstone) of one of `entities`. The
+    /// changes of the entities a resource made come just before its record: the search starts at the end,
+    /// and stops once each of `entities` (a resource makes a few) is found.
+    func wroteVersion(ofAny entities: [EntityKey]) -> Bool {
+        var pending = entities
+        for filed in summary.entityChanges.reversed() {
+            if pending.isEmpty { return false }
+            guard pending.contains(filed.entity) else { continue }
+            if filed.change != .unchanged { return true }
+            pending.removeAll { $0 == filed.entity }
+        }
+        return false
+    }
+
     /// Stores `outcome`, a version a device made, under its own uuid, after the stored versions its
     /// `previousVersionUUIDs` names, as CareKit's store merges a revision: the store keeps the version graph
     /// the devices made, several tips of one outcome (a conflict) included, which a device resolves by a
@@ -128,7 +150,7 @@ struct BatchWriter {
     ///   of it once it has one.
     mutating func appendKeepingUUID(_ outcome: Outcome) throws {
         if try uuidExists(.outcome, outcome.metadata.uuid) {
-            summary.unchanged += 1
+            summary.file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             summary.versionUUIDs.append(outcome.metadata.uuid)
             return
         }
@@ -145,7 +167,7 @@ struct BatchWriter {
         }
         let deleted = outcome.metadata.deletedDate
         if deleted != nil, stored.isEmpty {
-            summary.unchanged += 1
+            summary.file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             return
         }
         var version = with(outcome, taskID: task.task.id)
@@ -166,13 +188,9 @@ struct BatchWriter {
         let named = Set(previous.map(\.uuid))
         let tips = stored.filter { $0.isTip && !named.contains($0.version.uuid) }.count + 1
         try setConflict(outcomeID: outcome.id, tips > 1)
-        if deleted != nil {
-            summary.deleted += 1
-        } else if stored.isEmpty {
-            summary.added += 1
-        } else {
-            summary.updated += 1
-        }
+        summary.file(
+            deleted != nil ? .deleted : stored.isEmpty ? .created : .updated,
+            EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
     }
 
     /// Files outcome `outcomeID` as having several tips, or as having one.
