@@ -35,17 +35,7 @@ final class StoredLogUpgradeTests: XCTestCase {
         try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
         let patient = try importFiles([folder.path], into: store, zone: chicago.identifier)
         XCTAssertEqual(patient.failures, [], describe(patient.failures))
-        let schedule = try Schedule(composing: [ScheduleElement(
-            start: options.epoch, end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: chicago)])
-        var log = CareTask(id: weightLog, title: "Body weight", impactsAdherence: false, schedule: schedule,
-                           metadata: EntityMetadata(effectiveDate: options.epoch, timezone: chicago))
-        log.metadata.linkage.patientID = "Patient/p"
-        log.metadata.linkage.codes = ["http://loinc.org|29463-7"]
-        log.metadata.tags = [CareTask.observationLogTag]
-        var batch = StoreBatch()
-        batch.upsert(log)
-        _ = try store.apply(batch)
-        return (store, folder, try XCTUnwrap(store.tasks(EntityQuery(ids: [weightLog])).first))
+        return (store, folder, try write1900Log(weightLog, patientID: "Patient/p", code: "http://loinc.org|29463-7", zone: chicago, into: store))
     }
 
     /// Records a weight on `day` as the app does (no provenance: queued for export), on `log`'s
@@ -194,5 +184,23 @@ final class StoredLogUpgradeTests: XCTestCase {
         let report = try gateway.importer { $0.dryRun = true }.run(FHIRInput.sources(for: [folder.path]))
         XCTAssertEqual(report.failures, [], describe(report.failures))
         XCTAssertEqual(try versions(in: store).count, 1)
+    }
+}
+
+extension XCTestCase {
+    /// Writes log `id` of patient `patientID` for `code` (`system|code`) as a build before issue 29 stored
+    /// it, starting on 1900-01-01 in `zone` (an import makes logs that start later), and returns it as stored.
+    @discardableResult
+    func write1900Log(_ id: String, patientID: String, code: String, zone: TimeZone, into store: any Store) throws -> CareTask {
+        let epoch = MappingOptions(timeZone: zone).epoch
+        let schedule = try Schedule(composing: [ScheduleElement(start: epoch, end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: zone)])
+        var log = CareTask(id: id, title: "Body weight", impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: epoch, timezone: zone))
+        log.metadata.linkage.patientID = patientID
+        log.metadata.linkage.codes = [code]
+        log.metadata.tags = [CareTask.observationLogTag]
+        var batch = StoreBatch()
+        batch.upsert(log)
+        _ = try store.apply(batch)
+        return try XCTUnwrap(store.tasks(EntityQuery(ids: [id])).first)
     }
 }
