@@ -21,6 +21,8 @@ final class LogVersionPlacement {
     private let options: MappingOptions
     /// The versions of each log asked for, oldest first, tombstones left out: read once per import.
     private var versions: [String: [PlannedTask]] = [:]
+    /// The first day each version owns, by version uuid: worked out once, compared for every value.
+    private var firstOwnedDays: [UUID: Int] = [:]
 
     init(reads: any OutcomePlanningReads, options: MappingOptions) {
         self.reads = reads
@@ -30,7 +32,7 @@ final class LogVersionPlacement {
     /// The version of log `current` (its current version) that owns day `day` (``MappingOptions/dayNumber(of:)``).
     /// The store's history is read only for a day before `current` took effect.
     func owner(ofDay day: Int, current: PlannedTask) throws -> PlannedTask {
-        guard let dayStart = options.startOfDay(number: day), dayStart < current.task.metadata.effectiveDate else { return current }
+        guard day < firstOwnedDay(of: current.task) else { return current }
         let id = current.task.id
         let all: [PlannedTask]
         if let known = versions[id] {
@@ -40,6 +42,23 @@ final class LogVersionPlacement {
             versions[id] = all
         }
         // The last version in effect at the day's start; before the first one's start, the first one.
-        return all.last { $0.task.metadata.effectiveDate <= dayStart } ?? all.first ?? current
+        return all.last { firstOwnedDay(of: $0.task) <= day } ?? all.first ?? current
+    }
+
+    /// The first day whose start `version` owns: that of its effective date, or the next one when it
+    /// takes effect during the day.
+    private func firstOwnedDay(of version: CareTask) -> Int {
+        if let known = firstOwnedDays[version.uuid] { return known }
+        let day = options.firstDayStarting(atOrAfter: version.metadata.effectiveDate)
+        firstOwnedDays[version.uuid] = day
+        return day
+    }
+}
+
+extension MappingOptions {
+    /// The number (``dayNumber(of:)``) of the first day starting at or after `date`; 0 before the epoch.
+    func firstDayStarting(atOrAfter date: Date) -> Int {
+        guard let day = dayNumber(of: date) else { return 0 }
+        return startOfDay(number: day).map { $0 < date } == true ? day + 1 : day
     }
 }

@@ -42,7 +42,7 @@ struct StoredLogUpgrade {
         for log in logs {
             let afterLastReading = lastEventStarts[log.id].flatMap(options.mapping.dayNumber(of:)).map { $0 + 1 } ?? todayNumber
             // A version takes effect no earlier than the one it follows.
-            let day = max(afterLastReading, firstWholeDay(from: log.metadata.effectiveDate))
+            let day = max(afterLastReading, options.mapping.firstDayStarting(atOrAfter: log.metadata.effectiveDate))
             guard let started = logStart.started(log, earliestValueDay: day) else {
                 ledger.note(log.id, MappingNote(.warning, at: "Task", "its schedule cannot be remade: it still starts on 1900-01-01"))
                 continue
@@ -64,12 +64,6 @@ struct StoredLogUpgrade {
     static func startsOnEpoch(_ log: CareTask) -> Bool {
         guard let element = log.schedule.elements.first else { return false }
         return MappingOptions(timeZone: element.timeZone).dayNumber(of: element.start) == 0
-    }
-
-    /// The number of the first day starting at or after `date`.
-    private func firstWholeDay(from date: Date) -> Int {
-        guard let day = options.mapping.dayNumber(of: date) else { return 0 }
-        return options.mapping.startOfDay(number: day).map { $0 < date } == true ? day + 1 : day
     }
 
     /// The latest outcome event start of each of `logs`, over every version of it, by log id.
