@@ -38,7 +38,8 @@ final class LogVersionPlacement {
         if let known = versions[id] {
             all = known
         } else {
-            all = try reads.versions(ofTask: id).filter { $0.metadata.deletedDate == nil }.map { $0.uuid == current.task.uuid ? current : PlannedTask($0) }
+            all = try reads.versions(ofTask: id).filter { $0.metadata.deletedDate == nil }
+                .map { $0.uuid == current.task.uuid ? current : PlannedTask($0) }
             versions[id] = all
         }
         // The last version in effect at the day's start; before the first one's start, the first one.

@@ -39,6 +39,8 @@ struct StoredLogUpgrade {
         let logStart = LogTaskStart(options: options.mapping, firstDays: [:])
         let todayNumber = options.mapping.dayNumber(of: today) ?? 0
         var moved: [CareTask] = []
+        // Where each new version starts, as the report says it.
+        var starts: [String: String] = [:]
         for log in logs {
             let afterLastReading = lastEventStarts[log.id].flatMap(options.mapping.dayNumber(of:)).map { $0 + 1 } ?? todayNumber
             // A version takes effect no earlier than the one it follows.
@@ -48,8 +50,14 @@ struct StoredLogUpgrade {
                 continue
             }
             moved.append(started)
+            starts[log.id] = "\(options.mapping.isoDay(number: day)), " + (lastEventStarts[log.id] == nil ? "the import's day (it has no reading)" : "the day after its last reading")
         }
         let written = try write(moved)
+        for log in written {
+            ledger.note(log.id, MappingNote(
+                .info, at: "Task",
+                "log task stored with a 1900-01-01 start: a new version starts on \(starts[log.id] ?? "?"); its readings keep their version and index"))
+        }
         // The catalog holds current versions: those the store now has.
         for chunk in written.map(\.id).chunked(500) {
             for task in try store.tasks(EntityQuery(ids: chunk)) { catalog.add(task) }
@@ -90,7 +98,6 @@ struct StoredLogUpgrade {
         for version in versions { batch.upsert(version) }
         do {
             ledger.count(try store.apply(batch))
-            noteMoved(versions)
             return versions
         } catch let error as StoreError where error.isStoreFailure {
             throw error
@@ -105,19 +112,11 @@ struct StoredLogUpgrade {
                 } catch let error as StoreError where error.isStoreFailure {
                     throw error
                 } catch {
-                    ledger.note(version.id, MappingNote(.warning, at: "Task", "still starts on 1900-01-01: the store refused its new version: \(error)"))
+                    ledger.note(
+                        version.id, MappingNote(.warning, at: "Task", "still starts on 1900-01-01: the store refused its new version: \(error)"))
                 }
             }
-            noteMoved(written)
             return written
-        }
-    }
-
-    private func noteMoved(_ versions: [CareTask]) {
-        for version in versions {
-            let start = version.schedule.elements.first.flatMap { options.mapping.dayNumber(of: $0.start) }.map(options.mapping.isoDay(number:)) ?? "?"
-            ledger.note(version.id, MappingNote(
-                .info, at: "Task", "log task stored with a 1900-01-01 start: a new version starts on \(start), the day after its last reading; its readings keep their version and index"))
         }
     }
 }
