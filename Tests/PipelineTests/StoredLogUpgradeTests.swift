@@ -109,6 +109,9 @@ final class StoredLogUpgradeTests: XCTestCase {
         XCTAssertEqual(new.metadata.previousVersionUUIDs, [old.uuid])
         XCTAssertNotEqual(new.uuid, old.uuid)
         XCTAssertEqual(new.title, old.title)
+        let pulled = try store.revisions(patientID: "Patient/p", afterClock: 0, maxEntities: .max) { _ in true }
+            .revisions.flatMap(\.entities).map(\.metadata.uuid)
+        XCTAssertTrue(pulled.contains(new.uuid), "in the patient's revision log: devices pull it")
         XCTAssertEqual(report.byType["Observation"]?.created, 2)
 
         let stored = try outcomes(in: store)
