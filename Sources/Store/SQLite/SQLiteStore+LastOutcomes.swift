@@ -6,7 +6,7 @@ extension SQLiteStore {
         let unique = Array(Set(taskUUIDs))
         return try readSnapshot { db in
             var last: [UUID: Date] = [:]
-            // `outcome_by_task_date_version` leads with (taskUUID, eventStart): each maximum is one index probe.
+            // `outcome_by_task_date_version` leads with (taskUUID, eventStart): read from that index alone (covering).
             for start in stride(from: 0, to: unique.count, by: SQLText.idsPerStatement) {
                 let chunk = Array(unique[start..<min(start + SQLText.idsPerStatement, unique.count)])
                 let rows = try Row.fetchAll(
