@@ -45,4 +45,11 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     }
 
     func taskForOutcome(_ key: ResourceKey) -> String? { outcomes[key] }
+
+    /// The Observation logs of the patients `patientIDs` (entity ids), not deleted.
+    func observationLogs(ofPatients patientIDs: Set<String>) -> [CareTask] {
+        byID.values.filter { task in
+            task.isObservationLog && task.metadata.deletedDate == nil && task.metadata.linkage.patientID.map(patientIDs.contains) == true
+        }
+    }
 }

@@ -21,7 +21,7 @@ import Foundation
 /// - ``patients(_:)``, ``carePlans(_:)``, ``contacts(_:)``, ``tasks(_:)``, ``outcomes(_:)``
 /// - ``tasks(carePlanID:_:)``
 /// - ``history(_:id:)``, ``histories(_:ids:)``
-/// - ``events(patientID:in:)``
+/// - ``events(patientID:in:)``, ``lastOutcomeEventStarts(taskUUIDs:)``
 ///
 /// ### Reading staging data
 ///
@@ -66,6 +66,11 @@ public protocol Store: AnyObject, Sendable {
     /// of the patient's care plans and their tasks of no care plan (orders; an Observation log's
     /// occurrences only where it has a reading).
     func events(patientID: String, in interval: DateInterval) throws -> [Event]
+    /// The latest event start among the outcomes (every version, tombstones included) of each task
+    /// version of `taskUUIDs`, by task version; those with no outcome are left out. Where a task
+    /// version's recorded occurrences end: a new version of the task effective after it leaves every
+    /// outcome (and the id it was exported under) with the version it belongs to.
+    func lastOutcomeEventStarts(taskUUIDs: [UUID]) throws -> [UUID: Date]
 
     /// The entities made from FHIR resource `resourceType/resourceID`.
     func links(resourceType: String, resourceID: String) throws -> [ResourceLink]

@@ -91,6 +91,17 @@ final class OutcomeTaskMatchingTests: XCTestCase {
         XCTAssertEqual(try candidates(named, codes: ["loinc|85354-9"], asked: &asked), ["named"])
     }
 
+    func testAPatientsLogIsNoCandidate() throws {
+        // A log value goes on the log version that owns its day, which the importer picks: the catalog
+        // knows only the current one.
+        var log = try task("p1#log-loinc-29463-7", codes: ["loinc|29463-7"])
+        log.metadata.tags = [CareTask.observationLogTag]
+        let catalog = Catalog(byPatient: ["p1": [log, try task("weigh", codes: ["loinc|29463-7"])]])
+        var asked = 0
+        XCTAssertEqual(try candidates(catalog, codes: ["loinc|29463-7"], asked: &asked), ["weigh"])
+        XCTAssertEqual(try candidates(Catalog(byPatient: ["p1": [log]]), codes: ["loinc|29463-7"], asked: &asked), [])
+    }
+
     func testTheFirstCandidateWhoseScheduleHoldsTheTimeTakesTheValue() throws {
         let ended = try task("ended", days: 2)
         let morning = try task("morning", hour: 8)

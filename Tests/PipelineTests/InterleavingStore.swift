@@ -30,6 +30,7 @@ final class InterleavingStore: Store, @unchecked Sendable {
     func history(_ kind: EntityKind, id: String) throws -> [CareEntity] { try base.history(kind, id: id) }
     func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity] { try base.histories(kind, ids: ids) }
     func events(patientID: String, in interval: DateInterval) throws -> [Event] { try base.events(patientID: patientID, in: interval) }
+    func lastOutcomeEventStarts(taskUUIDs: [UUID]) throws -> [UUID: Date] { try base.lastOutcomeEventStarts(taskUUIDs: taskUUIDs) }
     func links(resourceType: String, resourceID: String) throws -> [ResourceLink] { try base.links(resourceType: resourceType, resourceID: resourceID) }
     func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink] { try base.links(ofResources: resources) }
     func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource] {

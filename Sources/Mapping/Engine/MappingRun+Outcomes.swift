@@ -33,7 +33,8 @@ extension MappingRun {
         let logTitle = try string(entity.field("logTitle"), item: item)
         let codeKey = codes.first ?? logTitle ?? "uncoded"
         let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
-        // A stored log is a candidate too (rule 3): one dated before its start is the importer's to refuse.
+        // A stored log is no candidate (rule 3 leaves logs out): the importer places the value on the
+        // version of the log that owns its day, and refuses one dated before the log's start.
         if let other = candidates.first(where: { $0.id != logID }) {
             notes.append(MappingNote(.info, at: key.type, "its time falls outside the schedule of task \(other.id): logged instead"))
         }

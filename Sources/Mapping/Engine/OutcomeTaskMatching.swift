@@ -8,7 +8,9 @@ import Foundation
 ///    codes; when codes decide nothing and that resource made several tasks, the one titled as the
 ///    Observation's concept text (as export writes it); when it made one task, that task;
 /// 2. the task whose activity names the Observation in its `outcomeReference`;
-/// 3. only when neither gives a candidate: a task of the same patient with one of its codes.
+/// 3. only when neither gives a candidate: a task of the same patient with one of its codes, not a log
+///    (the importer puts a log value on the log version that owns its day, which may be an earlier
+///    version than the current one this catalog holds).
 ///
 /// The first candidate with an occurrence at the Observation's time takes its values
 /// (``firstOccurrence(among:at:)``); when none has one, the mapping logs the value instead.
@@ -37,9 +39,9 @@ struct OutcomeTaskMatching {
         }
         // 2. The activity whose outcomeReference names it.
         if let id = catalog?.taskForOutcome(observation), let task = catalog?.task(id: id) { candidates.append(task) }
-        // 3. A task of the same patient with the same code.
+        // 3. A task of the same patient with the same code; a log's values take the log branch.
         if candidates.isEmpty, !codes.isEmpty {
-            candidates = catalog?.tasks(ofPatient: patientID, withAnyCode: codes) ?? []
+            candidates = (catalog?.tasks(ofPatient: patientID, withAnyCode: codes) ?? []).filter { !$0.isObservationLog }
         }
         return candidates
     }

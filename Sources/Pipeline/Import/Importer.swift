@@ -41,7 +41,8 @@ public struct ImportOptions: Sendable {
 ///    in one transaction (resource by resource when that fails, so that a bad resource fails alone, kept
 ///    as a dead letter), then the deletions.
 /// 3. Pass 2 maps the Observations, each to an outcome value of the task occurrence it belongs to:
-///    ``OutcomePlanner`` plans a batch while ``PipelinedOutcomeWriter`` writes the one before.
+///    ``OutcomePlanner`` plans a batch while ``PipelinedOutcomeWriter`` writes the one before. Before it,
+///    ``StoredLogUpgrade`` moves the logs of the input's patients still stored with a 1900-01-01 start.
 /// 4. ``ImportLedger`` keeps the ``ImportReport`` and the dead letters all along.
 ///
 /// Input up to ``ImportOptions/holdInputUpTo`` is read once and its Observations held; larger input is
@@ -95,6 +96,10 @@ public final class Importer {
 
         // The tasks Observations can belong to; an input without any needs none (the store may hold millions).
         let catalog = outcomeResources > 0 ? try ImportTaskCatalog(store: store) : ImportTaskCatalog()
+        // Logs stored with a 1900 start get a version starting after their last reading, before any is placed.
+        if outcomeResources > 0 {
+            try StoredLogUpgrade(store: store, options: options, ledger: ledger).run(patientIDs: Set(input.firstOutcomeDays.keys), catalog: catalog)
+        }
         let mapping = MappingStage(engine: engine, index: index, catalog: catalog, sourceSystem: options.mapping.sourceSystem)
         let reconciliation = Reconciliation(store: store, sourceSystem: options.mapping.sourceSystem, ledger: ledger)
         let entityWriter = EntityWriter(store: store, engine: engine, options: options, ledger: ledger)

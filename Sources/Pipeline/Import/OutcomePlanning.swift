@@ -8,6 +8,8 @@ import Store
 protocol OutcomePlanningReads {
     /// The current versions of tasks `ids` (those the store has).
     func tasks(ids: [String]) throws -> [CareTask]
+    /// Every version of task `id`, oldest first (``LogVersionPlacement``).
+    func versions(ofTask id: String) throws -> [CareTask]
     /// The current versions of outcomes `ids` (those the store has).
     func outcomes(ids: [String]) throws -> [Outcome]
     /// The store's links of the resources `resources`.
@@ -19,6 +21,9 @@ struct StoreReads: OutcomePlanningReads {
     let store: any Store
 
     func tasks(ids: [String]) throws -> [CareTask] { try store.tasks(EntityQuery(ids: ids)) }
+    func versions(ofTask id: String) throws -> [CareTask] {
+        try store.history(.task, id: id).compactMap { if case .task(let task) = $0 { task } else { nil } }
+    }
     func outcomes(ids: [String]) throws -> [Outcome] { try store.outcomes(EntityQuery(ids: ids)) }
     func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink] { try store.links(ofResources: resources) }
 }
@@ -75,6 +80,8 @@ final class OutcomePlanner {
     /// The earliest day of each patient's outcome-making resources in this import (the index pass's
     /// ``InputIndexing/Indexed/firstOutcomeDays``): where the log tasks it makes start.
     var firstOutcomeDays: [String: Int] = [:]
+    /// The version of a log that owns a value's day.
+    private lazy var logVersions = LogVersionPlacement(reads: reads, options: options.mapping)
 
     init(reads: any OutcomePlanningReads, options: ImportOptions, writeBackSystem: String?) {
         self.reads = reads
@@ -197,7 +204,7 @@ final class OutcomePlanner {
         groupOfOccurrence.reserveCapacity(contributions.count)
         for (position, contribution) in contributions.enumerated() {
             let taskID = contribution.taskID
-            guard let task = taskVersions[taskID] ?? logTask(taskID)
+            guard var task = taskVersions[taskID] ?? logTask(taskID)
                 ?? (options.dryRun ? catalog.task(id: taskID).map(PlannedTask.init) : nil) else {
                 let source = contribution.source
                 let (origin, raw) = plan.byKey[source] ?? (ImportOrigin(file: "?"), nil)
@@ -208,7 +215,9 @@ final class OutcomePlanner {
             }
             var occurrenceIndex = contribution.occurrence
             if contribution.logTask != nil {
-                // A log value's day counts from the epoch; its occurrence, from the log's start.
+                // A log value's day counts from the epoch; it goes on the version owning that day, its
+                // occurrence counted from that version's start.
+                task = try logVersions.owner(ofDay: occurrenceIndex, current: task)
                 let log = task.task
                 let startDay = logStartDays[log.uuid] ?? logStart.startDay(of: log)
                 logStartDays[log.uuid] = startDay
