@@ -5,8 +5,9 @@ import Mapping
 import Store
 
 /// Reads what the export of a run of outbox entries needs from the store, a few queries per run rather
-/// than per outcome: the queued outcome versions, their task versions, and the tasks' patients. Task
-/// versions, plans and patients are kept across runs (an export touches few of them, many times).
+/// than per outcome: the queued outcome versions, their task versions, the tasks' patients, and which
+/// earlier versions of the outcomes were sent. Task versions, plans and patients are kept across runs (an
+/// export touches few of them, many times).
 ///
 /// Runs are loaded on several threads at once: the caches are guarded by a lock, the store is read
 /// outside it (two threads may read the same task once each; both get the same version).
@@ -47,9 +48,12 @@ final class ExportInputLoader: @unchecked Sendable {
     /// The input of each entry (its outcome version, task version and patient), or why there is none.
     func load(_ entries: [OutboxEntry]) throws -> [(input: Result<OutcomeExportInput, MissingInput>, completes: ActivityCompletion?)] {
         var versions: [UUID: Outcome] = [:]
+        var history: [String: [Outcome]] = [:]
         for case .outcome(let outcome) in try store.histories(.outcome, ids: entries.map(\.entityID)) {
             versions[outcome.metadata.uuid] = outcome
+            history[outcome.id, default: []].append(outcome)
         }
+        let reachedProvider = try versionsThatMayHaveReached(entries, history: history)
         let wanted = locked { Set(versions.values.compactMap { tasks[$0.taskUUID] == nil ? $0.taskID : nil }).subtracting(tasksRead) }
         if !wanted.isEmpty {
             let read = try store.histories(.task, ids: Array(wanted))
@@ -86,9 +90,37 @@ final class ExportInputLoader: @unchecked Sendable {
             guard let (task, patient) = found else {
                 return (.failure(MissingInput(description: "its task version \(outcome.taskUUID) is not in the store")), nil)
             }
-            let input = OutcomeExportInput(outcome: outcome, task: task, patient: patient)
+            let earlier = Self.otherVersions(of: entry, in: history)
+            let input = OutcomeExportInput(
+                outcome: outcome, task: task, patient: patient,
+                earlierVersionMayBeAtProvider: earlier.contains {
+                    $0.metadata.provenance != nil || reachedProvider[entry.destination]?.contains($0.metadata.uuid) == true
+                })
             return (.success(input), checksCompletion ? try completion(by: input) : nil)
         }
+    }
+
+    /// Per destination, the other versions of the entries' outcomes (than the versions queued) that were
+    /// sent to it and may be there (``OutboxEntry/mayHaveReachedDestination``): one read per destination,
+    /// and none for outcomes of one version, or with a version from the provider (the answer already).
+    private func versionsThatMayHaveReached(_ entries: [OutboxEntry], history: [String: [Outcome]]) throws -> [String: Set<UUID>] {
+        var asked: [String: Set<UUID>] = [:]
+        for entry in entries {
+            let others = Self.otherVersions(of: entry, in: history)
+            guard !others.isEmpty, !others.contains(where: { $0.metadata.provenance != nil }) else { continue }
+            asked[entry.destination, default: []].formUnion(others.map(\.metadata.uuid))
+        }
+        var reached: [String: Set<UUID>] = [:]
+        for (destination, uuids) in asked {
+            let sent = try store.outboxEntries(destination: destination, entityUUIDs: Array(uuids)).filter(\.mayHaveReachedDestination)
+            reached[destination] = Set(sent.map(\.entityUUID))
+        }
+        return reached
+    }
+
+    /// The versions of `entry`'s outcome other than the one it queued.
+    private static func otherVersions(of entry: OutboxEntry, in history: [String: [Outcome]]) -> [Outcome] {
+        (history[entry.entityID] ?? []).filter { $0.metadata.uuid != entry.entityUUID }
     }
 
     /// The care plan activity `input`'s outcome completes: its task was made from a CarePlan's activity

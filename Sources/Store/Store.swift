@@ -28,7 +28,8 @@ import Foundation
 /// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``,
 ///   ``activitiesWithDetail(resourceType:resourceID:)``
 /// - ``checkpoint(server:resourceType:)``, ``exportProgress(target:)``
-/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``
+/// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``,
+///   ``outboxEntries(destination:entityUUIDs:)``
 /// - ``deadLetters(limit:)``
 /// - ``statistics()``, ``integrityCheck()``
 /// - ``forEachEntity(_:_:_:)``, ``forEachVersion(_:_:)``: streaming reads for dumps
@@ -90,6 +91,9 @@ public protocol Store: AnyObject, Sendable {
     /// The entry of entity version `entityUUID` for `destination`, if one was queued (whatever its state):
     /// what a job asks before it makes an export it queues once.
     func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry?
+    /// The entries of entity versions `entityUUIDs` for `destination` (those queued, in no particular
+    /// order), read at once: what an export asks to know which earlier versions of its outcomes were sent.
+    func outboxEntries(destination: String, entityUUIDs: [UUID]) throws -> [OutboxEntry]
     /// Pending entries, and failed ones whose retry time has come; none of an outcome that has several
     /// tips now (devices' versions in conflict): its export waits for the device's resolution.
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry]

@@ -280,4 +280,56 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(parts.first { $0.childValue("name") == "path" }?.childValue("valueString"), "CarePlan.activity[0].detail.status")
         XCTAssertEqual(parts.first { $0.childValue("name") == "value" }?.childValue("valueCode"), "completed")
     }
+
+    /// Issue 29: `amended` (FHIR: modified after being final) only when the provider has, or may have, an
+    /// earlier version. Recorded and edited before any export: one Observation, `final`, still sent as
+    /// an update of its id. Exported, edited, exported again: `amended`; also after a push that got no
+    /// answer (the server may have stored it).
+    func testAnOutcomeIsAmendedOnlyAfterAVersionMayHaveReachedTheProvider() throws {
+        let store = try importedStore()
+        let walk = "CarePlan/cp-1#activity-Walk-for-30-minutes"
+        let folder = try makeScratchFolder("export-status")
+        func status(after export: (ExportReport, [Element]), occurrence: Int) throws -> String? {
+            let id = OutcomeExporter.observationID(of: Outcome.id(taskUUID: try task(walk, in: store).uuid, occurrence: occurrence))
+            let observations = export.1.filter { $0.resourceType == "Observation" }
+            XCTAssertEqual(observations.map { $0.childValue("id") }, [id])
+            return observations.first?.childValue("status")
+        }
+
+        try record([OutcomeValue(.boolean(true))], task: walk, occurrence: 1, in: store)
+        try record([OutcomeValue(.boolean(false))], task: walk, occurrence: 1, in: store)
+        let first = try export(store, to: folder)
+        XCTAssertEqual(first.0.sent, 2, "both versions' entries, as the last version")
+        XCTAssertEqual(try status(after: first, occurrence: 1), "final", "the provider never had the first version")
+
+        try record([OutcomeValue(.boolean(true))], task: walk, occurrence: 1, in: store)
+        XCTAssertEqual(try status(after: try export(store, to: folder), occurrence: 1), "amended")
+
+        try record([OutcomeValue(.boolean(true))], task: walk, occurrence: 2, in: store)
+        XCTAssertEqual(try Gateway(store: store).push(to: SilentReceiver()).unanswered.count, 1)
+        try record([OutcomeValue(.boolean(false))], task: walk, occurrence: 2, in: store)
+        // The unanswered version is due again with its edit a minute later: the edit goes, amended.
+        let retry = try Gateway(store: store).exporter().run(to: .folder(folder.path), now: Date().addingTimeInterval(120))
+        let bundle = try FHIRJSON.read(try Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(retry.path))))
+        XCTAssertEqual(try status(after: (retry, bundle.children(named: "entry").compactMap { $0.child(named: "resource") }), occurrence: 2), "amended")
+    }
+
+    /// An outcome made from the provider's own Observation, then edited on the device: the provider had
+    /// a final version, so the edit is `amended`.
+    func testAnEditOfAnOutcomeFromTheProviderIsAmended() throws {
+        let store = try importedStore()
+        let imported = try XCTUnwrap(try store.outcomes(.current).first { $0.metadata.provenance?.fhirType == "Observation" && !$0.values.isEmpty })
+        var metadata = EntityMetadata(effectiveDate: imported.metadata.effectiveDate, timezone: zone)
+        metadata.source = "HeartApp"
+        var batch = StoreBatch()
+        batch.upsert(Outcome(
+            taskUUID: imported.taskUUID, taskID: imported.taskID, taskOccurrenceIndex: imported.taskOccurrenceIndex,
+            values: [OutcomeValue(.text("edited on the device"))], metadata: metadata))
+        XCTAssertEqual(try store.apply(batch).outboxEntryIDs.count, 1)
+        let (report, resources) = try export(store, to: try makeScratchFolder("export-edited-import"))
+        XCTAssertEqual(report.refused.count, 0, "\(report.refused)")
+        let observation = try XCTUnwrap(resources.first { $0.resourceType == "Observation" })
+        XCTAssertEqual(observation.childValue("id"), OutcomeExporter.observationID(of: imported.id))
+        XCTAssertEqual(observation.childValue("status"), "amended")
+    }
 }

@@ -43,6 +43,9 @@ final class InterleavingStore: Store, @unchecked Sendable {
     func exportProgress(target: String) throws -> ExportProgress? { try base.exportProgress(target: target) }
     func outboxEntry(id: Int64) throws -> OutboxEntry? { try base.outboxEntry(id: id) }
     func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry? { try base.outboxEntry(destination: destination, entityUUID: entityUUID) }
+    func outboxEntries(destination: String, entityUUIDs: [UUID]) throws -> [OutboxEntry] {
+        try base.outboxEntries(destination: destination, entityUUIDs: entityUUIDs)
+    }
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry] { try base.dueOutboxEntries(at: now, limit: limit) }
     func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry] { try base.outboxEntries(in: state, limit: limit) }
     func deadLetters(limit: Int) throws -> [DeadLetter] { try base.deadLetters(limit: limit) }

@@ -146,6 +146,34 @@ final class StagingTests: XCTestCase {
     }
 
 
+    /// The entries of many versions read at once (more than one statement's worth), for one destination
+    /// only; an entry may have reached it once sent, even when the send then failed, not before.
+    func testOutboxEntriesOfManyVersionsAndWhichMayHaveReachedTheirDestination() throws {
+        let store = try SQLiteStore.inMemory()
+        let uuids = (0..<1_203).map { _ in UUID() }
+        var enqueue = StoreBatch()
+        for (number, uuid) in uuids.enumerated() {
+            enqueue.enqueue(OutboxEntry(destination: server, entityKind: .outcome, entityID: "x_\(number)", entityUUID: uuid))
+        }
+        enqueue.enqueue(OutboxEntry(destination: "https://other.example", entityKind: .outcome, entityID: "x_0", entityUUID: uuids[0]))
+        let ids = try store.apply(enqueue).outboxEntryIDs
+        let asked = Array(uuids[1...]) + [UUID()]
+        let found = try store.outboxEntries(destination: server, entityUUIDs: asked + asked.prefix(3))
+        XCTAssertEqual(Set(found.map(\.entityUUID)), Set(uuids[1...]), "each queued version once, none of another destination")
+        XCTAssertTrue(found.allSatisfy { $0.destination == server })
+
+        let now = StoreFixtures.day(0)
+        try step(store, ids[1], .sent(at: now))
+        try step(store, ids[2], .sent(at: now))
+        try step(store, ids[2], .failed(error: "no answer", retryAt: now.addingTimeInterval(60), at: now))
+        try step(store, ids[3], .failed(error: "refused", retryAt: nil, at: now))
+        try step(store, ids[4], .sent(at: now))
+        try step(store, ids[4], .acknowledged(at: now))
+        let reached = try store.outboxEntries(destination: server, entityUUIDs: Array(uuids[1...5])).filter(\.mayHaveReachedDestination)
+        XCTAssertEqual(Set(reached.map(\.entityUUID)), [uuids[1], uuids[2], uuids[4]], "sent, sent then failed, acknowledged; not refused unsent, nor pending")
+    }
+
+
     /// A batch moving many entries by the same step (what an export commits) is applied as a few bulk
     /// UPDATEs; it must keep the one-by-one semantics: all moved, or nothing and the first offender's error.
     func testManyEntriesTakingTheSameStepBehaveAsOneByOne() throws {

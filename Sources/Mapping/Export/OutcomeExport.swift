@@ -3,16 +3,23 @@ import FHIR
 import Foundation
 
 /// An outcome as the export needs it: the version to send (a tombstone for a deletion), the task version
-/// it belongs to, and the task's patient.
+/// it belongs to, the task's patient, and whether the provider has, or may have, an earlier version of it.
 public struct OutcomeExportInput: Sendable {
     public var outcome: Outcome
     public var task: CareTask
     public var patient: Patient?
+    /// Whether the provider has, or may have, received an earlier version of this outcome: one came from
+    /// the provider, or one was sent to it (an attempt the server may have stored counts). It makes the
+    /// Observation `amended` rather than the mapping's status (FHIR: `amended` follows a final version).
+    public var earlierVersionMayBeAtProvider: Bool
 
-    public init(outcome: Outcome, task: CareTask, patient: Patient?) {
+    /// Without `earlierVersionMayBeAtProvider`, any earlier version of the outcome counts (the store's
+    /// outbox, which says what was sent, is not asked).
+    public init(outcome: Outcome, task: CareTask, patient: Patient?, earlierVersionMayBeAtProvider: Bool? = nil) {
         self.outcome = outcome
         self.task = task
         self.patient = patient
+        self.earlierVersionMayBeAtProvider = earlierVersionMayBeAtProvider ?? !outcome.metadata.previousVersionUUIDs.isEmpty
     }
 }
 
@@ -23,7 +30,9 @@ public struct ExportedObservation: Sendable {
     public var id: String
     public var observation: Element
     public var provenance: Element?
-    /// Whether this is the outcome's first version (a create rather than an update, for the server).
+    /// Whether this is the outcome's first version (a create rather than an update, for the server). It
+    /// picks the request, not the status: a later version edited before any was sent is `final`, and
+    /// still goes as an update.
     public var isFirstVersion: Bool
 }
 
@@ -43,7 +52,9 @@ public struct ExportRefusal: Error, Sendable, CustomStringConvertible {
 /// - identity: `Observation.id` is the outcome id with `_` made `-` (`<task version uuid>-<occurrence>`),
 ///   and `identifier` carries the outcome id under the mapping's system, so every version of one
 ///   outcome updates the same Observation;
-/// - status: the mapping's for a first version, `amended` for later ones, `entered-in-error` for a deletion;
+/// - status: `entered-in-error` for a deletion; `amended` when the provider has, or may have, an earlier
+///   version of the outcome (``OutcomeExportInput/earlierVersionMayBeAtProvider``); else the mapping's,
+///   also for a version edited on the device before any version was sent;
 /// - code: the task's FHIR codes kept at import (`fhir.codes`), else the mapping's code, with the task's
 ///   title as text;
 /// - subject and performer: the patient the task's patient entity was made from (`Patient/<id>`); an
@@ -81,7 +92,7 @@ public struct OutcomeExporter: Sendable {
         if let basedOn = Self.reference(of: input.task.metadata.provenance, types: ["CarePlan", "MedicationRequest", "ServiceRequest"]) {
             children.append(Element(name: "basedOn", children: [Element(name: "reference", value: basedOn)]))
         }
-        let status = isDeletion ? "entered-in-error" : outcome.metadata.previousVersionUUIDs.isEmpty ? mapping.status : "amended"
+        let status = isDeletion ? "entered-in-error" : input.earlierVersionMayBeAtProvider ? "amended" : mapping.status
         children.append(Element(name: "status", value: status))
         for category in mapping.categories {
             children.append(Element(name: "category", children: [Self.coding(category)]))

@@ -149,7 +149,9 @@ entities:
 # This file says the rest.
 export: outcome
 resource: Observation
-# A first version; a later version of the same outcome is `amended`, a deleted one `entered-in-error`.
+# The status while the provider has no earlier version of the outcome (a first version, or one edited
+# before any was sent); once it has or may have one (sent, or the outcome came from it) the Observation is
+# `amended`; a deleted outcome is `entered-in-error`.
 status: final
 # Patient-reported: the category of data the patient gives about themselves.
 category:

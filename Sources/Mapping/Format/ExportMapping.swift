@@ -32,7 +32,8 @@ public struct ExportMapping: Sendable, Equatable {
     }
 
     public var file: String
-    /// `Observation.status` of a first version; later versions are `amended`, deletions `entered-in-error`.
+    /// `Observation.status` of an outcome the provider has no earlier version of (a first version, or one
+    /// edited before any was sent); `amended` once it has, or may have, one; deletions `entered-in-error`.
     public var status: String = "final"
     public var categories: [Coding] = [Coding(system: ExportMapping.categorySystem, code: "survey", display: "Survey")]
     /// The code of an outcome whose task kept no FHIR code (else only the task's title, as text).

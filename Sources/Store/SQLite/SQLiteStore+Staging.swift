@@ -278,6 +278,23 @@ extension SQLiteStore {
         }
     }
 
+    /// The entries of entity versions `entityUUIDs` for `destination`: seeks in the unique index on
+    /// (destination, entity version).
+    public func outboxEntries(destination: String, entityUUIDs: [UUID]) throws -> [OutboxEntry] {
+        let unique = Array(Set(entityUUIDs))
+        return try readSnapshot { db in
+            var entries: [OutboxEntry] = []
+            for start in stride(from: 0, to: unique.count, by: SQLText.idsPerStatement) {
+                let chunk = unique[start..<min(start + SQLText.idsPerStatement, unique.count)]
+                entries += try Self.outboxEntries(where: "destination = ? AND entityUUID IN (\(SQLText.placeholders(chunk.count)))", in: db) { statement in
+                    statement.bind(1, destination)
+                    for (offset, uuid) in chunk.enumerated() { statement.bind(Int32(offset + 2), uuid) }
+                }
+            }
+            return entries
+        }
+    }
+
     /// The entries in `state`, oldest first.
     public func outboxEntries(in state: OutboxState, limit: Int = .max) throws -> [OutboxEntry] {
         try readSnapshot { db in

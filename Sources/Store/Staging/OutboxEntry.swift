@@ -57,6 +57,12 @@ public struct OutboxEntry: Equatable, Sendable {
     public var createdDate: Date
     public var updatedDate: Date
 
+    /// Whether the destination has, or may have, what this entry carries: it was sent at least once
+    /// (a send that got no answer counts: the server may have stored it), or acknowledged.
+    public var mayHaveReachedDestination: Bool {
+        attempts > 0 || state == .sent || state == .acknowledged
+    }
+
     public init(
         id: Int64? = nil, destination: String, entityKind: EntityKind, entityID: String, entityUUID: UUID,
         payload: Data? = nil, state: OutboxState = .pending, attempts: Int = 0, lastError: String? = nil,
