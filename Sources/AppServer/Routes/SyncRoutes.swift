@@ -60,21 +60,23 @@ struct SyncRoutes {
         var limit: Int
 
         init(_ request: Request) throws {
-            guard let text = request.uri.queryParameters.get("knowledgeVector") else {
+            // Hummingbird parses the query on each access of `queryParameters`: once here.
+            let parameters = request.uri.queryParameters
+            guard let text = parameters.get("knowledgeVector") else {
                 throw APIError.badRequest("knowledgeVector (the device's OCKKnowledgeVector as JSON) is required")
             }
             guard text.utf8.count <= 65_536 else { throw APIError.badRequest("knowledgeVector: longer than 65536 bytes") }
             self.text = text
             vector = try WireDecoding.vector(Data(text.utf8), path: "knowledgeVector")
             after = 0
-            if let page = request.uri.queryParameters.get("page") {
+            if let page = parameters.get("page") {
                 guard page.utf8.count <= 20, let clock = Int(page), clock >= 0 else {
                     throw APIError.badRequest("page: not a cursor this server gave")
                 }
                 after = clock
             }
             limit = AppServerLimits.pullPageEntities
-            if let text = request.uri.queryParameters.get("limit") {
+            if let text = parameters.get("limit") {
                 guard text.utf8.count <= 20, let value = Int(text), value >= 1 else { throw APIError.badRequest("limit: expected a positive integer") }
                 limit = min(value, AppServerLimits.pullPageEntities)
             }
