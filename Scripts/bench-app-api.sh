@@ -14,12 +14,14 @@
 #   bash Scripts/bench-app-api.sh                      # PATIENTS=1000 SECONDS_EACH=20 CONNECTIONS=64
 #   BIN=/tmp/old/caregate bash Scripts/bench-app-api.sh   # another build (e.g. before a change), unbuilt
 #   WITH_SYNC=0 bash Scripts/bench-app-api.sh          # runs 1 and 2 only
+#   SYNC_NICE=10 bash Scripts/bench-app-api.sh         # the sync as a batch job: `nice -n 10 caregate sync`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 patients=${PATIENTS:-1000}
 seconds=${SECONDS_EACH:-20}
 connections=${CONNECTIONS:-64}
 with_sync=${WITH_SYNC:-1}
+sync_nice=${SYNC_NICE:-0}
 corpus=${CAREGATE_CORPUS:-../shared/corpus}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
@@ -107,7 +109,7 @@ end
 LUA
 
 table="$work/table"
-printf '%-44s %9s %9s %9s %8s %13s %9s %12s\n' "run" "req/s" "p50 ms" "p99 ms" "failed" "(sock/non2xx)" "sync" "server CPU" > "$table"
+printf '%-52s %9s %9s %9s %8s %13s %9s %12s\n' "run" "req/s" "p50 ms" "p99 ms" "failed" "(sock/non2xx)" "sync" "server CPU" > "$table"
 run() {  # run LABEL PATH
     echo "== $1 ($connections connections, ${seconds}s)"
     local started ended writing="-"
@@ -128,7 +130,7 @@ run() {  # run LABEL PATH
     local cpu_per_request
     cpu_per_request=$(awk -v t=$(( cpu_after - cpu_before )) -v hz="$(getconf CLK_TCK)" -v n="$requests" \
         'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1000 / n : 0) }')
-    printf '%-44s %9s %9s %9s %8s %13s %9s %12s\n' "$1" "$rps" "$p50" "$p99" "$failed" "$socket/$status" "$writing" \
+    printf '%-52s %9s %9s %9s %8s %13s %9s %12s\n' "$1" "$rps" "$p50" "$p99" "$failed" "$socket/$status" "$writing" \
         "$cpu_per_request" | tee -a "$table"
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -140,12 +142,14 @@ run "day views, no writer" "$day"
 if [ "$with_sync" = 1 ]; then
     printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$(cd "$corpus/synthea-r4" && pwd)" "$work/exports" > "$work/sync.yaml"
     sync_from=$(date +%s)
-    ( "$bin" sync --once --config "$work/sync.yaml" --store "$store" >"$work/sync.out" 2>"$work/sync.err" &
+    ( nice -n "$sync_nice" "$bin" sync --once --config "$work/sync.yaml" --store "$store" >"$work/sync.out" 2>"$work/sync.err" &
       echo $! > "$work/sync.pid"; status=0; wait $! || status=$?
       echo $status > "$work/sync.status"; date +%s > "$work/sync.end" ) &
     writer=$!
-    run "pulls, up to date, during caregate sync" "$pull"
-    run "day views, during caregate sync" "$day"
+    label="caregate sync"
+    [ "$sync_nice" = 0 ] || label="nice -n $sync_nice caregate sync"
+    run "pulls, up to date, during $label" "$pull"
+    run "day views, during $label" "$day"
     wait "$writer" || true
     writer=""
     echo "== the sync beside the load: exit $(cat "$work/sync.status"), $(( $(cat "$work/sync.end") - sync_from ))s"
