@@ -12,7 +12,9 @@ import Store
 /// are counted as skipped. A large Bundle's entries are used as they are read; should one turn out
 /// unreadable, what pass 1 took from the Bundle is dropped by starting pass 1 again without it (it has
 /// changed nothing in the store: its dead letters wait for its end). Of each outcome-making resource it
-/// notes its patient's earliest day, where the log tasks the import makes start (``LogTaskStart``).
+/// notes its patient's earliest day, where the log tasks the import makes start (``LogTaskStart``): for a
+/// held input once it is read, on every core (the mapping's `patient` and `time` per Observation cost
+/// about half of pass 1 on its one thread).
 struct InputIndexing {
     /// What pass 1 learnt of the input.
     struct Indexed {
@@ -77,10 +79,12 @@ struct InputIndexing {
                         let key = ResourceKey.of(resource, fullUrl: fullUrl)
                         if let key { builder.alias(fullUrl, to: key) }
                         if makesOutcomes {
-                            if let key, let (references, day) = engine.outcomeDay(of: resource, key: key) {
-                                for reference in references { firstDayOfReference[reference] = min(firstDayOfReference[reference] ?? day, day) }
+                            // A held input's days are read after the loop, on every core; a streamed one's here.
+                            if holds {
+                                held.append((resource, fullUrl, origin))
+                            } else if let key, let found = engine.outcomeDay(of: resource, key: key) {
+                                Self.note(found, in: &firstDayOfReference)
                             }
-                            if holds { held.append((resource, fullUrl, origin)) }
                             outcomeResources += 1
                         } else {
                             ledger.count(type) { $0.skipped += 1 }  // as mapping it would: no mapping for its type
@@ -103,6 +107,11 @@ struct InputIndexing {
             }
         }
         ledger.writeDeferredDeadLetters()
+        if holds {
+            MappingStage.inParallel(held, { item in ResourceKey.of(item.0, fullUrl: item.1).flatMap { engine.outcomeDay(of: item.0, key: $0) } }) { found in
+                if let found { Self.note(found, in: &firstDayOfReference) }
+            }
+        }
         // The index alone holds the resources from here on (the builder ends with this call).
         let index = builder.build()
         var firstOutcomeDays: [String: Int] = [:]
@@ -113,5 +122,10 @@ struct InputIndexing {
         return Indexed(
             index: index, origins: origins, deletions: reader.deletions, held: held, outcomeResources: outcomeResources,
             unread: unread, holds: holds, firstOutcomeDays: firstOutcomeDays, readable: readable)
+    }
+
+    /// Keeps `found`'s day for each patient reference it names when it is that reference's earliest.
+    private static func note(_ found: (patientReferences: [String], day: Int), in days: inout [String: Int]) {
+        for reference in found.patientReferences { days[reference] = min(days[reference] ?? found.day, found.day) }
     }
 }
