@@ -123,6 +123,23 @@ final class StoredLogUpgradeTests: XCTestCase {
         XCTAssertEqual(stored["w9"], "\(new.uuid) #4 72.0", "a new day goes on the new version, its index from its start")
     }
 
+    func testTheCareKitDumpHoldsTheOldVersionItsReadingsNameBeforeTheCurrentOne() throws {
+        let (store, _, _, _, _) = try upgradedStore()
+        let (old, new) = try { let v = try versions(in: store); return (v[0], v[1]) }()
+        var text = Data()
+        try StoreDumper(store: store, format: .carekitJSON, patientID: "Patient/p", taskPatient: CareKitConversion.taskPatient).dump { text.append($0) }
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        let tasks = try XCTUnwrap(object["tasks"] as? [[String: Any]])
+        let taskUUIDs = tasks.compactMap { $0["uuid"] as? String }
+        let logVersions = taskUUIDs.filter { [old.uuid.uuidString, new.uuid.uuidString].contains($0) }
+        XCTAssertEqual(logVersions, [old.uuid.uuidString, new.uuid.uuidString], "both versions of the log, the old one first")
+        let outcomes = try XCTUnwrap(object["outcomes"] as? [[String: Any]])
+        XCTAssertEqual(outcomes.count, 4)
+        for outcome in outcomes {
+            XCTAssertTrue(taskUUIDs.contains(outcome["taskUUID"] as? String ?? ""), "every outcome's task version is in the object, as a CareKit store needs")
+        }
+    }
+
     func testTheSameInputAndTheExportedObservationsAgainChangeNothing() throws {
         let (store, folder, exportBundle, _, _) = try upgradedStore()
         let before = try outcomes(in: store)

@@ -18,8 +18,10 @@ import Foundation
 ///
 /// Links are by version UUID, set to the versions in the dump (``CareKitLinks``): a care plan's
 /// `patientUUID` is its patient's, a task's or contact's `carePlanUUID` its care plan's. Outcomes name
-/// the task version they were recorded against (`taskUUID`); one recorded against an earlier version of
-/// its task names a version only `--all-versions` writes.
+/// the task version they were recorded against (`taskUUID`); in CareKit JSON an earlier version of a
+/// task that an outcome was recorded against is written too (before the task's current one), so that
+/// each object holds every version its outcomes name, as a CareKit store does (a log that got a new
+/// version keeps its readings on the old one).
 ///
 /// Patients, care plans, contacts and tasks are read into memory; outcomes, the bulk of a store, are read
 /// a patient at a time by id.
@@ -81,14 +83,30 @@ public struct StoreDumper {
             case .text:
                 for entity in groups.members[group] + outcomes { try write(Data((Self.line(entity) + "\n").utf8)) }
             case .carekitJSON:
-                try writeObject(groups.members[group] + outcomes, links: groups.links, lines: true, to: write)
+                let earlier = try earlierTaskVersions(namedBy: outcomes, besides: groups.members[group])
+                try writeObject(earlier + groups.members[group] + outcomes, links: groups.links, lines: true, to: write)
             }
             return
         }
         for group in groups.members.indices where !groups.members[group].isEmpty || groups.outcomeIDs[group] != nil {
             let outcomes = try self.outcomes(ids: groups.outcomeIDs[group] ?? [])
-            try writeObject(groups.members[group] + outcomes, links: groups.links, lines: false, to: write)
+            let earlier = try earlierTaskVersions(namedBy: outcomes, besides: groups.members[group])
+            try writeObject(earlier + groups.members[group] + outcomes, links: groups.links, lines: false, to: write)
         }
+    }
+
+    /// The task versions `outcomes` were recorded against that `members` does not hold (earlier versions
+    /// of their tasks), oldest first; none when every version is dumped anyway (`allVersions`).
+    private func earlierTaskVersions(namedBy outcomes: [CareEntity], besides members: [CareEntity]) throws -> [CareEntity] {
+        guard !allVersions else { return [] }
+        let dumped = Set(members.lazy.filter { $0.kind == .task }.map(\.metadata.uuid))
+        var missing: Set<UUID> = []
+        var taskIDs: [String] = []
+        for case .outcome(let outcome) in outcomes where !dumped.contains(outcome.taskUUID) {
+            if missing.insert(outcome.taskUUID).inserted, let id = outcome.taskID { taskIDs.append(id) }
+        }
+        guard !missing.isEmpty else { return [] }
+        return try store.histories(.task, ids: Array(Set(taskIDs))).filter { missing.contains($0.metadata.uuid) }
     }
 
     /// The entities as CareGate stores them (each entity's own `Codable` encoding, ``CareKitJSON/encode(_:)-(CareEntity)``,
