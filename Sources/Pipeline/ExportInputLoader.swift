@@ -150,12 +150,12 @@ final class ExportInputLoader: @unchecked Sendable {
 
     /// Whether the activity at `path` of the CarePlan kept in `source` has a `detail`, for a CarePlan kept
     /// before stores recorded it (``SourceResource/activitiesWithDetail`` nil): read from the CarePlan as
-    /// received. A CarePlan an import keeps since carries the answer and never comes here.
+    /// received, by the rule the import records it with (``MappingStage/activitiesWithDetail(of:)``). A
+    /// CarePlan an import keeps since carries the answer and never comes here.
     private static func unrecordedActivityHasDetail(_ path: String, in source: SourceResource?) throws -> Bool {
-        guard let source, let match = path.wholeMatch(of: /CarePlan\.activity\[(\d+)\]/), let position = Int(match.1) else { return false }
+        guard let source else { return false }
         let plan = source.format == "xml" ? try FHIRXML.read(source.body) : try FHIRJSON.read(source.body)
-        let activities = plan.children(named: "activity")
-        return activities.indices.contains(position) && activities[position].child(named: "detail") != nil
+        return MappingStage.activitiesWithDetail(of: plan).contains(path)
     }
 
     /// The entity id of `task`'s patient (call with the lock held).
