@@ -59,4 +59,9 @@ enum SQLText {
     /// Ids bound per statement when a read or write goes through many by `IN (...)`: well under
     /// SQLite's limit on bound values.
     static let idsPerStatement = 500
+
+    /// `values` in runs of at most ``idsPerStatement``, in order: one statement's binds each.
+    static func statementChunks<Value>(_ values: [Value]) -> [ArraySlice<Value>] {
+        stride(from: 0, to: values.count, by: idsPerStatement).map { values[$0..<min($0 + idsPerStatement, values.count)] }
+    }
 }

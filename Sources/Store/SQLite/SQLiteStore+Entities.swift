@@ -96,8 +96,7 @@ extension SQLiteStore: Store {
         let unique = Array(Set(ids))
         return try readSnapshot { db in
             var rows: [Row] = []
-            for start in stride(from: 0, to: unique.count, by: SQLText.idsPerStatement) {
-                let chunk = unique[start..<min(start + SQLText.idsPerStatement, unique.count)]
+            for chunk in SQLText.statementChunks(unique) {
                 rows += try Row.fetchAll(
                     db, sql: "SELECT * FROM \(StoreSchema.Table.entity(kind)) WHERE id IN (\(SQLText.placeholders(chunk.count)))",
                     arguments: StatementArguments(Array(chunk)))
@@ -150,8 +149,7 @@ extension SQLiteStore: Store {
         }
         rowIDs.sort()
         var rows: [Row] = []
-        for start in stride(from: 0, to: rowIDs.count, by: SQLText.idsPerStatement) {
-            let chunk = rowIDs[start..<min(start + SQLText.idsPerStatement, rowIDs.count)]
+        for chunk in SQLText.statementChunks(rowIDs) {
             rows += try Row.fetchAll(
                 db, sql: """
                     SELECT * FROM outcome WHERE rowID IN (\(SQLText.placeholders(chunk.count)))
@@ -256,10 +254,7 @@ extension SQLiteStore: Store {
     /// The values beyond the first of the outcome rows `rowIDs`, in position order.
     static func outcomeValues(rowIDs: [Int64], _ db: Database) throws -> [Int64: [OutcomeValue]] {
         var values: [Int64: [OutcomeValue]] = [:]
-        var start = 0
-        while start < rowIDs.count {
-            let chunk = rowIDs[start..<min(start + SQLText.idsPerStatement, rowIDs.count)]
-            start += chunk.count
+        for chunk in SQLText.statementChunks(rowIDs) {
             let rows = try Row.fetchCursor(
                 try db.cachedStatement(sql: """
                     SELECT * FROM outcomeValue WHERE outcomeRowID IN (\(SQLText.placeholders(chunk.count)))

@@ -7,14 +7,13 @@ extension SQLiteStore {
         return try readSnapshot { db in
             var last: [UUID: Date] = [:]
             // `outcome_by_task_date_version` leads with (taskUUID, eventStart): read from that index alone (covering).
-            for start in stride(from: 0, to: unique.count, by: SQLText.idsPerStatement) {
-                let chunk = Array(unique[start..<min(start + SQLText.idsPerStatement, unique.count)])
+            for chunk in SQLText.statementChunks(unique) {
                 let rows = try Row.fetchAll(
                     db, sql: """
                         SELECT taskUUID, MAX(eventStart) AS lastStart FROM outcome
                         WHERE taskUUID IN (\(SQLText.placeholders(chunk.count))) GROUP BY taskUUID
                         """,
-                    arguments: StatementArguments(chunk))
+                    arguments: StatementArguments(Array(chunk)))
                 for row in rows {
                     guard let uuid: UUID = row["taskUUID"], let lastStart = row.date("lastStart") else { continue }
                     last[uuid] = lastStart

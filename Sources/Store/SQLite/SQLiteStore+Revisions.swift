@@ -95,11 +95,10 @@ extension SQLiteStore: AppSyncStore {
         }
         var found: [EntityKind: [Int64: CareEntity]] = [:]
         for (kind, rowIDs) in byKind {
-            for start in stride(from: 0, to: rowIDs.count, by: SQLText.idsPerStatement) {
-                let chunk = Array(rowIDs[start..<min(start + SQLText.idsPerStatement, rowIDs.count)])
+            for chunk in SQLText.statementChunks(rowIDs) {
                 let rows = try Row.fetchAll(
                     db, sql: "SELECT * FROM \(StoreSchema.Table.entity(kind)) WHERE rowID IN (\(SQLText.placeholders(chunk.count))) ORDER BY rowID",
-                    arguments: StatementArguments(chunk))
+                    arguments: StatementArguments(Array(chunk)))
                 let decoded = try store.entities(kind, rows: rows, codec: codec, db)
                 for (row, entity) in zip(rows, decoded) {
                     if let rowID: Int64 = row["rowID"] { found[kind, default: [:]][rowID] = entity }

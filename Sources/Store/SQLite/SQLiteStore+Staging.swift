@@ -100,8 +100,7 @@ extension SQLiteStore {
     static func transition(_ ids: [Int64], _ transition: OutboxTransition, in db: Database) throws {
         var movedAll = true
         try db.inSavepoint {
-            for first in stride(from: 0, to: ids.count, by: SQLText.idsPerStatement) {
-                let chunk = ids[first..<min(first + SQLText.idsPerStatement, ids.count)]
+            for chunk in SQLText.statementChunks(ids) {
                 let (sql, arguments) = update(for: transition, rows: chunk.count)
                 try db.cachedStatement(sql: sql).execute(arguments: arguments + StatementArguments(Array(chunk)))
                 // Fewer rows than ids: one cannot take the step, or an id is there twice (no state may
@@ -284,8 +283,7 @@ extension SQLiteStore {
         let unique = Array(Set(entityUUIDs))
         return try readSnapshot { db in
             var entries: [OutboxEntry] = []
-            for start in stride(from: 0, to: unique.count, by: SQLText.idsPerStatement) {
-                let chunk = unique[start..<min(start + SQLText.idsPerStatement, unique.count)]
+            for chunk in SQLText.statementChunks(unique) {
                 entries += try Self.outboxEntries(where: "destination = ? AND entityUUID IN (\(SQLText.placeholders(chunk.count)))", in: db) { statement in
                     statement.bind(1, destination)
                     for (offset, uuid) in chunk.enumerated() { statement.bind(Int32(offset + 2), uuid) }
