@@ -76,16 +76,13 @@ struct StoredLogUpgrade {
 
     /// The latest outcome event start of each of `logs`, over every version of it, by log id.
     private func lastOutcomeEventStarts(of logs: [CareTask]) throws -> [String: Date] {
+        // Both reads bind their ids a statement's worth at a time themselves.
         var logOfVersion: [UUID: String] = [:]
-        for chunk in logs.map(\.id).chunked(500) {
-            for case .task(let version) in try store.histories(.task, ids: chunk) { logOfVersion[version.uuid] = version.id }
-        }
+        for case .task(let version) in try store.histories(.task, ids: logs.map(\.id)) { logOfVersion[version.uuid] = version.id }
         var last: [String: Date] = [:]
-        for chunk in Array(logOfVersion.keys).chunked(500) {
-            for (uuid, start) in try store.lastOutcomeEventStarts(taskUUIDs: chunk) {
-                guard let id = logOfVersion[uuid] else { continue }
-                last[id] = max(last[id] ?? start, start)
-            }
+        for (uuid, start) in try store.lastOutcomeEventStarts(taskUUIDs: Array(logOfVersion.keys)) {
+            guard let id = logOfVersion[uuid] else { continue }
+            last[id] = max(last[id] ?? start, start)
         }
         return last
     }
