@@ -41,7 +41,7 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
-        // glibc's mallopt, for the command line's heap tuning.
+        // glibc's mallopt, for the heap tuning of the command lines (CommandSupport.HeapTuning).
         .systemLibrary(name: "CGlibcMalloc", path: "Sources/CGlibcMalloc"),
         // The one shape of errors a user can cause (message, location, exit status), adopted by every
         // library error and rendered one way by the command line.
@@ -105,7 +105,7 @@ let package = Package(
         // What the two command lines share: the one place errors become messages and exit statuses, and
         // the checks of inputs every command makes alike.
         .target(name: "CommandSupport", dependencies: [
-            "FHIRCore", "Mapping", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "FHIRCore", "Mapping", "CGlibcMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The benchmarks' measurements (parse, FHIRPath, store, import, export, validation), for the
         // `caregate-bench` executable and the tests of their helpers.
@@ -120,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "caregate",
             dependencies: [
-                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData", "CGlibcMalloc",
+                "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData",
                 "Insights", "AppServer", "CommandSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

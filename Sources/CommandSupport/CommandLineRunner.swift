@@ -14,6 +14,7 @@ import Foundation
 ///   errors that say so (a configuration, credentials or a server that cannot be used at all).
 public enum CommandLineRunner {
     public static func run<Root: ParsableCommand>(_ root: Root.Type) -> Never {
+        HeapTuning.apply()
         do {
             var command = try Root.parseAsRoot()
             try command.run()

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CGlibcMalloc
 import CommandSupport
 import FHIRCore
 import Foundation
@@ -34,9 +33,6 @@ struct CareGate: ParsableCommand {
 
     /// Runs the command line (``CommandLineRunner`` turns errors into messages and exit statuses).
     static func main() {
-        // Grow the heap in steps of 16 MB, not page by page: imports allocate on several threads, and each
-        // of glibc's per-thread arenas otherwise asks the kernel for more with an mprotect call at a time.
-        _ = mallopt(M_TOP_PAD, 16 << 20)
         CommandLineRunner.run(CareGate.self)
     }
 }
