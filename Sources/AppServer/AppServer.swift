@@ -43,7 +43,7 @@ public struct AppServer: Sendable {
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in
             // A store that cannot be read is not healthy.
-            guard (try? await StoreWork.read({ try store.serverClock() })) != nil else { throw APIError.unavailable }
+            guard (try? StoreWork.read({ try store.serverClock() })) != nil else { throw APIError.unavailable }
             return JSONResponse.make(Data(#"{"status":"ok"}"#.utf8))
         }
         router.get("openapi.json") { _, _ in

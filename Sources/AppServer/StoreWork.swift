@@ -1,14 +1,17 @@
 import Dispatch
 
-/// Where the app server runs its calls to the store: on threads of its own, never on the threads that
-/// serve connections and run request tasks.
+/// Where the app server runs its calls to the store.
 ///
-/// The store's calls are synchronous (SQLite through GRDB): a read takes tens of microseconds, a write can
-/// wait seconds for another process's transaction (`caregate sync`). On the event loop or Swift's
-/// cooperative pool (as many threads as cores) either would stall every other connection meanwhile.
+/// The store's calls are synchronous (SQLite through GRDB). A read of a WAL store never waits for a
+/// writer, in this process or another (`caregate sync`): it is CPU work, tens of microseconds for a pull,
+/// like encoding the answer's JSON, so it runs on the request's own task. A hop to another thread and
+/// back costs about as much as such a read, and under load every extra runnable thread lengthens the
+/// tail of the answers. A write can wait seconds for another process's transaction or the writer lease:
+/// on Swift's cooperative pool (as many threads as cores) that would stall every other connection
+/// meanwhile, so writes run on threads of their own.
 ///
 /// ```swift
-/// let tasks = try await StoreWork.read { try PatientData(store: store, patientID: id).tasks() }
+/// let tasks = try StoreWork.read { try PatientData(store: store, patientID: id).tasks() }
 /// ```
 ///
 /// ## Topics
@@ -16,24 +19,18 @@ import Dispatch
 /// - ``read(_:)``: reads of a WAL store, which never wait for a writer.
 /// - ``write(_:)``: work that may wait for the store's writer or its writer lease (a push).
 enum StoreWork {
-    /// Reads: concurrent, as many at once as the store's pool of readers admits.
-    private static let readers = DispatchQueue(label: "caregate.serve.store-read", qos: .userInitiated, attributes: .concurrent)
-    /// Writes: a waiting writer blocks a thread of its own, never a reader's.
+    /// Writes: a waiting writer blocks a thread of its own, never one that serves requests.
     private static let writers = DispatchQueue(label: "caregate.serve.store-write", qos: .userInitiated, attributes: .concurrent)
 
-    /// Runs `body`, a read of the store, off the request's thread.
-    static func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await run(on: readers, body)
+    /// Runs `body`, a read of the store, on the request's task.
+    static func read<T>(_ body: () throws -> T) rethrows -> T {
+        try body()
     }
 
     /// Runs `body`, which may wait for the store's writer, off the request's thread.
     static func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await run(on: writers, body)
-    }
-
-    private static func run<T: Sendable>(on queue: DispatchQueue, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result(catching: body)) }
+            writers.async { continuation.resume(with: Result(catching: body)) }
         }
     }
 }

@@ -13,7 +13,7 @@ import Store
 /// audited is not given.
 ///
 /// Tokens already verified are taken from ``VerifiedTokenCache``; the patient check is one indexed read,
-/// run off the request's thread (``StoreWork``).
+/// run on the request's task (``StoreWork``).
 struct PatientAccessMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let verifier: any AccessTokenVerifier
@@ -30,7 +30,7 @@ struct PatientAccessMiddleware: RouterMiddleware {
             let token = try await verify(request)
             context.token = token
             let (store, patientID) = (store, token.patientID)
-            guard try await StoreWork.read({ try store.patientExists(patientID) }) else {
+            guard try StoreWork.read({ try store.patientExists(patientID) }) else {
                 // A token for a patient the store no longer (or never) had: refused like another's data.
                 throw APIError.forbidden
             }

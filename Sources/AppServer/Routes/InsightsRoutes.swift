@@ -15,7 +15,7 @@ struct InsightsRoutes {
     static let maximumDays = 366
 
     func register(on group: RouterGroup<AppRequestContext>) {
-        group.get("insights") { request, context in try await StoreWork.read { try insights(request, context) } }
+        group.get("insights") { request, context in try StoreWork.read { try insights(request, context) } }
     }
 
     private func insights(_ request: Request, _ context: AppRequestContext) throws -> Response {
