@@ -47,7 +47,7 @@ public enum CareKitJSON {
     /// The CareKit 4.0 JSON of `entity` (compact, sorted keys), as ``CareKitWireObject`` writes it: links
     /// as the entity has them (set them with ``CareKitLinks`` first).
     public static func encodeWire(_ entity: CareEntity) throws -> Data {
-        try makeEncoder().encode(CareKitWireObject(entity))
+        try encode(CareKitWireObject(entity))
     }
 
     /// A decoder for JSON written by CareKit (or by ``makeEncoder(prettyPrinted:)``).

@@ -81,6 +81,8 @@ final class SortedKeysJSONWriter: Encoder {
             })
         } else if type == Self.taskType, let task = value as? CareTask {
             try writeTask(task)
+        } else if type == Self.preEncodedType, let encoded = value as? PreEncodedJSON {
+            output.append(contentsOf: encoded.bytes)
         } else if let url = value as? URL {
             writeString(url.absoluteString)
         } else if let data = value as? Data {
@@ -155,6 +157,7 @@ final class SortedKeysJSONWriter: Encoder {
     private static let calendarType = ObjectIdentifier(Calendar.self)
     private static let scheduleType = ObjectIdentifier(Schedule.self)
     private static let taskType = ObjectIdentifier(CareTask.self)
+    private static let preEncodedType = ObjectIdentifier(PreEncodedJSON.self)
 
     private static func notANumber(_ number: any Numeric) -> EncodingError {
         EncodingError.invalidValue(number, EncodingError.Context(codingPath: [], debugDescription: "\(number) is not a JSON number"))

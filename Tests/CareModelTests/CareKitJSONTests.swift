@@ -301,6 +301,22 @@ final class CareKitJSONTests: XCTestCase {
         XCTAssertThrowsError(try CareKitJSON.encode(OutcomeValue(.double(.infinity))))
     }
 
+    /// A value encoded once and placed many times writes what encoding it in place writes, through the
+    /// fast writer (which copies its bytes) and through JSONEncoder (which encodes the value again).
+    func testPreEncodedJSONWritesWhatTheValueWrites() throws {
+        struct Event<Task: Encodable>: Encodable {
+            var occurrence: Int
+            var task: Task
+            var start: String
+        }
+        let wire = CareKitWireObject(try task().careEntity)
+        let shared = try PreEncodedJSON(wire)
+        let inPlace = try encoder.encode([Event(occurrence: 0, task: wire, start: "a"), Event(occurrence: 1, task: wire, start: "b")])
+        let placed = [Event(occurrence: 0, task: shared, start: "a"), Event(occurrence: 1, task: shared, start: "b")]
+        XCTAssertEqual(String(decoding: try CareKitJSON.encode(placed), as: UTF8.self), String(decoding: inPlace, as: UTF8.self))
+        XCTAssertEqual(String(decoding: try encoder.encode(placed), as: UTF8.self), String(decoding: inPlace, as: UTF8.self))
+    }
+
     func testContentJSONIsWhatTheHashIsOfWithoutTheVersionHeader() throws {
         var first = try task()
         first.metadata.provenance?.contentHash = nil

@@ -13,11 +13,11 @@ struct ViewRoutes {
 
     /// Every view reads the store off the request's thread (``StoreWork``).
     func register(on group: RouterGroup<AppRequestContext>) {
-        group.get("patient") { _, context in try await StoreWork.read { try patient(context) } }
-        group.get("careplans") { _, context in try await StoreWork.read { try carePlans(context) } }
-        group.get("tasks") { _, context in try await StoreWork.read { try tasks(context) } }
-        group.get("contacts") { _, context in try await StoreWork.read { try contacts(context) } }
-        group.get("events") { request, context in try await StoreWork.read { try events(request, context) } }
+        group.get("patient") { _, context in try StoreWork.read { try patient(context) } }
+        group.get("careplans") { _, context in try StoreWork.read { try carePlans(context) } }
+        group.get("tasks") { _, context in try StoreWork.read { try tasks(context) } }
+        group.get("contacts") { _, context in try StoreWork.read { try contacts(context) } }
+        group.get("events") { request, context in try StoreWork.read { try events(request, context) } }
     }
 
     private func patient(_ context: AppRequestContext) throws -> Response {
@@ -58,7 +58,14 @@ struct ViewRoutes {
         let events = try store.events(patientID: patientID, in: day)
         context.auditNote.set("\(events.count) events")
         let links = try PatientData(store: store, patientID: patientID).links()
-        return JSONResponse.make(try CareKitJSON.makeEncoder().encode(events.map { EventView($0, links: links) }))
+        // A task version is on every event of it that day: encoded once (a task is most of an event).
+        var tasks: [UUID: PreEncodedJSON] = [:]
+        let views = try events.map { event in
+            let task = try tasks[event.task.uuid] ?? EventView.task(of: event, links: links)
+            tasks[event.task.uuid] = task
+            return EventView(event, task: task)
+        }
+        return JSONResponse.make(try CareKitJSON.encode(views))
     }
 }
 
@@ -113,20 +120,26 @@ struct EventView: Encodable {
     var occurrence: Int
     var start: String
     var end: String
-    var task: CareKitWireObject
+    var task: PreEncodedJSON
     var outcome: CareKitWireObject?
 
-    init(_ event: Event, links: CareKitLinks) {
+    /// `event` with `task`, its task version as ``task(of:links:)`` encodes it.
+    init(_ event: Event, task: PreEncodedJSON) {
         taskID = event.task.id
         taskUUID = event.task.uuid
         taskTitle = event.task.title
         occurrence = event.scheduleEvent.occurrence
         start = event.scheduleEvent.start.formatted(.iso8601)
         end = event.scheduleEvent.end.formatted(.iso8601)
+        self.task = task
+        outcome = event.outcome.map { CareKitWireObject(.outcome($0)) }
+    }
+
+    /// The task version of `event` as an `OCKTask`, linked by `links`.
+    static func task(of event: Event, links: CareKitLinks) throws -> PreEncodedJSON {
         var task = links.resolving(.task(event.task))
         task.metadata.nextVersionUUIDs = []
-        self.task = CareKitWireObject(task)
-        outcome = event.outcome.map { CareKitWireObject(.outcome($0)) }
+        return try PreEncodedJSON(CareKitWireObject(task))
     }
 }
 
