@@ -26,7 +26,7 @@ struct SyncRoutes {
             let patientID = try context.patientID()
             let query = try PullQuery(request)
             let store = self.store
-            let (body, next, note) = try await StoreWork.read { try SyncRoutes(store: store).pull(patientID: patientID, query) }
+            let (body, next, note) = try StoreWork.read { try SyncRoutes(store: store).pull(patientID: patientID, query) }
             context.auditNote.set(note)
             var headers: HTTPFields = [:]
             if let next, let link = HTTPFields.Element.Name("Link") { headers[link] = "<\(next)>; rel=\"next\"" }
@@ -119,7 +119,7 @@ struct SyncRoutes {
         } else {
             records.append(CareKitRevisionRecord(entities: [], knowledgeVector: Self.finalVector(read, device: device)))
         }
-        let body = try CareKitJSON.makeEncoder().encode(records)
+        let body = try CareKitJSON.encode(records)
         return (body, next, "\(records.count) records, \(count) entities" + (next == nil ? "" : ", more"))
     }
 
@@ -216,7 +216,7 @@ struct SyncRoutes {
         vector.processes[after.server.processUUID] = after.server.clock
         let stored = summary.added + summary.updated + summary.deleted
         let result = PushResult(stored: stored, unchanged: summary.unchanged, knowledgeVector: vector)
-        return (try CareKitJSON.makeEncoder().encode(result), "\(received) outcomes: \(stored) stored, \(summary.unchanged) unchanged")
+        return (try CareKitJSON.encode(result), "\(received) outcomes: \(stored) stored, \(summary.unchanged) unchanged")
     }
 
     /// The entities of a push, each with its JSON path, every version after the versions of the push it
@@ -327,6 +327,10 @@ enum WireDecoding {
     }
 
     static func vector(_ data: Data, path: String) throws -> KnowledgeVector {
+        if let vector = KnowledgeVector(compactJSON: data) {
+            try check(vector, path: path)
+            return vector
+        }
         let vector: KnowledgeVector
         do {
             vector = try CareKitJSON.makeDecoder().decode(KnowledgeVector.self, from: data)
