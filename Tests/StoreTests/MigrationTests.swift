@@ -61,6 +61,22 @@ final class MigrationTests: XCTestCase {
         XCTAssertThrowsStoreError(try store.apply(duplicate), .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_2"))
     }
 
+    /// The export reads a resource's kept contents by type and id: through an index, not by scanning every
+    /// resource ever kept (the unique key leads with the source system).
+    func testKeptResourcesAreReadByTypeAndIDThroughAnIndex() throws {
+        let folder = try makeScratchFolder("migration-v15")
+        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
+        _ = try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "plan-1")
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("store.sqlite").path)
+        for query in [
+            "SELECT activitiesWithDetail FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID DESC LIMIT 1",
+            "SELECT * FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID",
+        ] {
+            let details = try queue.read { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query, arguments: ["CarePlan", "plan-1"]).map { $0["detail"] as String? ?? "" } }
+            XCTAssertTrue(details.contains { $0.contains("USING INDEX sourceResource_by_resource") }, "\(query): \(details)")
+        }
+    }
+
     /// CarePlans kept before v14 have no record of their activities' details (the export reads their
     /// body); those kept after it have one.
     func testSourcesKeptBeforeVersion14HaveNoActivityRecord() throws {

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-/// The migrations of the export's own records: its progress per file target (v10), and which CarePlan
-/// activities have a `detail` (v14).
+/// The migrations of the export's own records: its progress per file target (v10), which CarePlan
+/// activities have a `detail` (v14), and the index its reads of kept resources take (v15).
 extension StoreSchema.Table {
     static let exportProgress = "exportProgress"
 }
@@ -44,5 +44,12 @@ extension StoreSchema {
         try db.alter(table: Table.sourceResource) { t in
             t.add(column: "activitiesWithDetail", .text)
         }
+    }
+
+    /// The export reads a resource's kept contents by type and id (a CarePlan's recorded activities, for
+    /// every care plan an export patches); the unique key leads with the source system, so without this
+    /// each read scanned every resource ever kept.
+    static func indexSourceResourcesByTypeAndID(_ db: Database) throws {
+        try db.create(index: "sourceResource_by_resource", on: Table.sourceResource, columns: ["resourceType", "resourceID"])
     }
 }

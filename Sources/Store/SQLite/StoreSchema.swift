@@ -68,6 +68,7 @@ enum StoreSchema {
         migrator.registerMigration("v10 export progress", migrate: createExportProgress)
         migrator.registerMigration("v13 tasks of no care plan by patient", migrate: indexTasksOfNoCarePlanByPatient)
         migrator.registerMigration("v14 activity details", migrate: addActivityDetails)
+        migrator.registerMigration("v15 source resources by type and id", migrate: indexSourceResourcesByTypeAndID)
 
         return migrator
     }
