@@ -12,7 +12,7 @@ public struct ReportSettings: Sendable {
     public var frequency: ReportFrequency
     /// The first day reported (a period starting before it is not made). Nil: the first run reports
     /// the last completed period only, so that it does not write years of reports, and keeps that
-    /// period's first day in the store (``ReportOutbox/checkpointServer``); later runs report every
+    /// period's first day in the store (``Store/reportStart(frequency:)``); later runs report every
     /// period from it, so a job stopped over several periods catches up.
     public var since: Date?
     public var timeZone: TimeZone
@@ -128,22 +128,22 @@ public struct ReportOutbox {
         return result
     }
 
-    /// The checkpoint "server" under which the first day reported is kept, per frequency, when the
-    /// settings give no `since`.
-    public static let checkpointServer = "caregate-reports"
-
     /// The settings' `since`; without one, the first day the first run reported (kept in the store),
     /// or, at the first run, the first day of the last completed period, which is kept.
     private func since(now: Date, days: AdherenceCalculator) throws -> Date? {
         if let since = settings.since { return since }
         let key = settings.frequency.description
-        if let kept = try store.checkpoint(server: Self.checkpointServer, resourceType: key), let day = FHIRDateText.date(kept.cursor, in: settings.timeZone) {
+        if let kept = try store.reportStart(frequency: key), let day = FHIRDateText.date(kept.firstDay, in: settings.timeZone) {
             return day
         }
         guard let last = settings.frequency.completedPeriods(since: nil, now: now, calendar: days.calendar).last else { return nil }
         var batch = StoreBatch(date: now)
-        batch.setCheckpoint(SyncCheckpoint(server: Self.checkpointServer, resourceType: key, cursor: days.dayText(last.start), updatedDate: now))
+        batch.recordReportStart(ReportStart(frequency: key, firstDay: days.dayText(last.start), recordedDate: now))
         try store.apply(batch)
+        // Another run may have recorded its start first: that one is kept, and used.
+        if let kept = try store.reportStart(frequency: key), let day = FHIRDateText.date(kept.firstDay, in: settings.timeZone) {
+            return day
+        }
         return last.start
     }
 

@@ -27,7 +27,7 @@ import Foundation
 ///
 /// - ``links(resourceType:resourceID:)``, ``sourceResources(resourceType:resourceID:)``,
 ///   ``activitiesWithDetail(resourceType:resourceID:)``
-/// - ``checkpoint(server:resourceType:)``, ``exportProgress(target:)``
+/// - ``checkpoint(server:resourceType:)``, ``exportProgress(target:)``, ``reportStart(frequency:)``
 /// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``,
 ///   ``outboxEntries(destination:entityUUIDs:)``
 /// - ``deadLetters(limit:)``
@@ -87,6 +87,8 @@ public protocol Store: AnyObject, Sendable {
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint?
     /// The last export committed to file target `target` (a file, or a folder), if one was.
     func exportProgress(target: String) throws -> ExportProgress?
+    /// The first day the care-team reports of `frequency` cover, if their first run recorded one.
+    func reportStart(frequency: String) throws -> ReportStart?
     func outboxEntry(id: Int64) throws -> OutboxEntry?
     /// The entry of entity version `entityUUID` for `destination`, if one was queued (whatever its state):
     /// what a job asks before it makes an export it queues once.

@@ -67,6 +67,8 @@ public struct StoreBatch: Sendable {
     public mutating func setCheckpoint(_ checkpoint: SyncCheckpoint) { changes.append(.setCheckpoint(checkpoint)) }
     /// Records the last export committed to a file target (replacing the one recorded before).
     public mutating func recordExportProgress(_ progress: ExportProgress) { changes.append(.recordExportProgress(progress)) }
+    /// Records the first day the reports of a frequency cover, unless one is kept already.
+    public mutating func recordReportStart(_ start: ReportStart) { changes.append(.recordReportStart(start)) }
     /// Queues an export (once per entity version and destination).
     public mutating func enqueue(_ entry: OutboxEntry) { changes.append(.enqueue(entry)) }
     /// Moves outbox entry `id` one step.
@@ -102,6 +104,8 @@ public enum StoreChange: Sendable {
     case setCheckpoint(SyncCheckpoint)
     /// The last export committed to a file target (``StoreBatch/recordExportProgress(_:)``).
     case recordExportProgress(ExportProgress)
+    /// The first day the reports of a frequency cover (``StoreBatch/recordReportStart(_:)``).
+    case recordReportStart(ReportStart)
     case enqueue(OutboxEntry)
     case transition(outboxEntryID: Int64, OutboxTransition)
     case deadLetter(DeadLetter)

@@ -41,6 +41,7 @@ final class InterleavingStore: Store, @unchecked Sendable {
     }
     func checkpoint(server: String, resourceType: String) throws -> SyncCheckpoint? { try base.checkpoint(server: server, resourceType: resourceType) }
     func exportProgress(target: String) throws -> ExportProgress? { try base.exportProgress(target: target) }
+    func reportStart(frequency: String) throws -> ReportStart? { try base.reportStart(frequency: frequency) }
     func outboxEntry(id: Int64) throws -> OutboxEntry? { try base.outboxEntry(id: id) }
     func outboxEntry(destination: String, entityUUID: UUID) throws -> OutboxEntry? { try base.outboxEntry(destination: destination, entityUUID: entityUUID) }
     func outboxEntries(destination: String, entityUUIDs: [UUID]) throws -> [OutboxEntry] {

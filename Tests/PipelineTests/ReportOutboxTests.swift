@@ -97,7 +97,7 @@ final class ReportOutboxTests: XCTestCase {
         let store = try importedStore()
         let outbox = try outbox(store, since: nil, printer: FakePrinter())
         XCTAssertEqual(try outbox.enqueueDue(now: now).queued, 1)
-        XCTAssertEqual(try store.checkpoint(server: ReportOutbox.checkpointServer, resourceType: "weekly")?.cursor, "2026-11-16")
+        XCTAssertEqual(try store.reportStart(frequency: "weekly")?.firstDay, "2026-11-16")
         let later = try outbox.enqueueDue(now: now.addingTimeInterval(14 * 86_400))
         XCTAssertEqual(later.queued, 2)
         XCTAssertEqual(later.alreadyQueued, 1)

@@ -2,9 +2,11 @@ import Foundation
 import GRDB
 
 /// The migrations of the export's own records: its progress per file target (v10), which CarePlan
-/// activities have a `detail` (v14), and the index its reads of kept resources take (v15).
+/// activities have a `detail` (v14), the index its reads of kept resources take (v15), and the first day
+/// the care-team reports cover (v16).
 extension StoreSchema.Table {
     static let exportProgress = "exportProgress"
+    static let reportStart = "reportStart"
 }
 
 extension StoreSchema {
@@ -49,6 +51,27 @@ extension StoreSchema {
     /// The export reads a resource's kept contents by type and id (a CarePlan's recorded activities, for
     /// every care plan an export patches); the unique key leads with the source system, so without this
     /// each read scanned every resource ever kept.
+    /// The checkpoint "server" under which stores before v16 kept the first day the reports of each
+    /// frequency cover, as the cursor `YYYY-MM-DD`.
+    static let reportCheckpointServer = "caregate-reports"
+
+    /// The first day the care-team reports of each frequency cover (``ReportStart``), in a table of its
+    /// own rather than as a sync checkpoint under a made-up server name; those kept that way move here.
+    static func createReportStart(_ db: Database) throws {
+        try db.create(table: Table.reportStart, options: [.withoutRowID]) { t in
+            t.column("frequency", .text).notNull().primaryKey()
+            t.column("firstDay", .text).notNull()
+            t.column("recordedDate", .double).notNull()
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO reportStart (frequency, firstDay, recordedDate)
+                    SELECT resourceType, cursor, updatedDate FROM syncCheckpoint WHERE server = ?;
+                DELETE FROM syncCheckpoint WHERE server = ?;
+                """,
+            arguments: [reportCheckpointServer, reportCheckpointServer])
+    }
+
     static func indexSourceResourcesByTypeAndID(_ db: Database) throws {
         try db.create(index: "sourceResource_by_resource", on: Table.sourceResource, columns: ["resourceType", "resourceID"])
     }

@@ -69,6 +69,7 @@ enum StoreSchema {
         migrator.registerMigration("v13 tasks of no care plan by patient", migrate: indexTasksOfNoCarePlanByPatient)
         migrator.registerMigration("v14 activity details", migrate: addActivityDetails)
         migrator.registerMigration("v15 source resources by type and id", migrate: indexSourceResourcesByTypeAndID)
+        migrator.registerMigration("v16 report start", migrate: createReportStart)
 
         return migrator
     }
