@@ -9,7 +9,9 @@ public struct MappingOptions: Sendable {
     /// systems never collide. FHIR ids hold no `:`, so the two forms cannot meet.
     public var sourceSystem: String
     /// The zone of local times (times of day, dates without offsets); kept on every schedule.
-    public var timeZone: TimeZone
+    public var timeZone: TimeZone {
+        didSet { (calendar, epoch) = Self.calendarAndEpoch(in: timeZone) }
+    }
     /// Over which hours "N times a day" without times of day is spread, unless a mapping says otherwise.
     public var wakingHours: WakingHours
 
@@ -19,6 +21,7 @@ public struct MappingOptions: Sendable {
         self.sourceSystem = sourceSystem
         self.timeZone = timeZone
         self.wakingHours = wakingHours
+        (calendar, epoch) = Self.calendarAndEpoch(in: timeZone)
     }
 
     /// The id of the entity a resource makes at top level (its care plan, patient, contact, task).
@@ -28,10 +31,17 @@ public struct MappingOptions: Sendable {
 
     /// The effective date of the first version of entities that have no date of their own (patients,
     /// plans, contacts), so that queries over any past interval find them: 1900-01-01 in the zone.
-    public var epoch: Date {
+    public private(set) var epoch: Date
+
+    /// The Gregorian calendar of the zone. Kept with the epoch (both follow `timeZone`): the mapping asks
+    /// for day numbers of every outcome, and making a calendar costs more than the arithmetic.
+    private var calendar: Calendar
+
+    private static func calendarAndEpoch(in zone: TimeZone) -> (Calendar, Date) {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        return calendar.date(from: DateComponents(year: 1900, month: 1, day: 1)) ?? Date(timeIntervalSince1970: -2_208_988_800)
+        calendar.timeZone = zone
+        let epoch = calendar.date(from: DateComponents(year: 1900, month: 1, day: 1)) ?? Date(timeIntervalSince1970: -2_208_988_800)
+        return (calendar, epoch)
     }
 
     /// The number of the day `time` falls on in the zone, counted from the epoch's day (0 for 1900-01-01):
@@ -43,9 +53,7 @@ public struct MappingOptions: Sendable {
 
     /// The start, in the zone, of day `number` (``dayNumber(of:)``).
     public func startOfDay(number: Int) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        return calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
+        calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
     }
 
     /// Day `number` (``dayNumber(of:)``) as an ISO date (`2024-03-01`).
