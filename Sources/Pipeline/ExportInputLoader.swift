@@ -18,7 +18,7 @@ final class ExportInputLoader: @unchecked Sendable {
     }
 
     /// A care plan activity an outcome completes: `CarePlan/<id>` and the activity's path in it.
-    struct ActivityCompletion: Sendable, Equatable {
+    struct ActivityCompletion: Sendable, Hashable {
         let carePlan: String
         let path: String
     }

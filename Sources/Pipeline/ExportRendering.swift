@@ -14,7 +14,9 @@ import Mapping
 ///   deletion `PUT Observation?identifier=<system>|<value>` (a conditional update); the resources carry no
 ///   id, and the Provenance names its Observation by the entry's `fullUrl`, which the server rewrites.
 /// With the mapping's `activity-status`, an outcome that completes a care plan activity's task is followed
-/// by `PATCH CarePlan/<id>` with a FHIRPath Patch setting that activity's `detail.status` to `completed`.
+/// by `PATCH CarePlan/<id>` with a FHIRPath Patch setting that activity's `detail.status` to `completed`:
+/// rendered apart (``Rendered/patch``), so that outcomes of one activity going out together carry it once
+/// (``ActivityPatches``).
 ///
 /// Each outcome version has its own Provenance, whose id is the version's uuid: `PUT Provenance/<id>`, or
 /// `POST Provenance` in conditional mode.
@@ -44,13 +46,30 @@ struct ExportRendering: Sendable {
     struct Rendered: Sendable {
         let bytes: Data
         let entries: Int
+        /// The PATCH of the care plan activity the outcome completes, as a Bundle entry to follow `bytes`
+        /// (one more entry), unless the Bundle already holds it: ``ActivityPatches`` places it.
+        var patch: (activity: ExportInputLoader.ActivityCompletion, entry: Data)? = nil
+    }
+
+    /// Places each distinct activity PATCH (the same CarePlan and activity: the same target and body) once,
+    /// after the first outcome that carries it, in the order outcomes are handed to ``place(_:)``: every
+    /// outcome of an activity exported together finds the activity complete, and one PATCH says so.
+    struct ActivityPatches {
+        private var placed: Set<ExportInputLoader.ActivityCompletion> = []
+
+        /// `rendered` with its PATCH after its bytes when none was placed before, else without it.
+        mutating func place(_ rendered: Rendered) -> Rendered {
+            guard let patch = rendered.patch else { return rendered }
+            guard placed.insert(patch.activity).inserted else { return Rendered(bytes: rendered.bytes, entries: rendered.entries) }
+            return Rendered(bytes: rendered.bytes + patch.entry, entries: rendered.entries + 1)
+        }
     }
 
     /// What goes between the bytes of two outcomes.
     var separator: Data { stream?.format == .json ? Data(",\n".utf8) : Data() }
 
-    /// The bytes of one exported outcome (its Observation, then its Provenance, then any PATCH of its
-    /// activity) with no separator before them, and how many entries (or lines) they are.
+    /// The bytes of one exported outcome (its Observation, then its Provenance) with no separator before
+    /// them, how many entries (or lines) they are, and the PATCH of the activity it completes, if any.
     func render(_ exported: ExportedObservation, outcomeID: String, completing activity: ExportInputLoader.ActivityCompletion? = nil) -> Rendered {
         guard let stream else {
             var bytes = FHIRJSON.write(exported.observation)
@@ -87,13 +106,12 @@ struct ExportRendering: Sendable {
             bytes.append(stream.entry(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)), first: false))
             entries += 1
         }
+        var patch: (ExportInputLoader.ActivityCompletion, Data)?
         if let activity, options.bundleType != .collection {
-            let patch = Self.statusPatch(activity)
             let url = "urn:uuid:\(Self.nameBasedUUID("\(activity.carePlan)#\(activity.path)/\(outcomeID)"))"
-            bytes.append(stream.entry(entry(patch, fullURL: url, request: ("PATCH", activity.carePlan, nil)), first: false))
-            entries += 1
+            patch = (activity, stream.entry(entry(Self.statusPatch(activity), fullURL: url, request: ("PATCH", activity.carePlan, nil)), first: false))
         }
-        return Rendered(bytes: bytes, entries: entries)
+        return Rendered(bytes: bytes, entries: entries, patch: patch)
     }
 
     /// The FHIRPath Patch (a Parameters resource) that sets a care plan activity's `detail.status` to

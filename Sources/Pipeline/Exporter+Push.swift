@@ -53,7 +53,9 @@ extension Exporter {
 }
 
 /// Sends rendered outbox items (an outcome's Observation and Provenance, a report's DocumentReference
-/// and Provenance) to a receiver as transaction or batch Bundles of `batchSize` items, and commits each
+/// and Provenance) to a receiver as transaction or batch Bundles of `batchSize` items, each activity's
+/// PATCH once per Bundle (``ExportRendering/ActivityPatches``: a Bundle is stored or fails as a whole, so
+/// each Bundle whose outcomes complete an activity says so, and none says it twice), and commits each
 /// Bundle's receipts, with the refusals gathered before it, before the next is sent: stored is
 /// acknowledged, refused fails for good, retry later fails until its time, no answer fails with a retry a
 /// minute away (the attempt counts: the server may have stored it).
@@ -99,16 +101,18 @@ final class OutboxBundleSender {
             try store.apply(batch)
             return
         }
+        var patches = ExportRendering.ActivityPatches()
+        let placed = waiting.map { patches.place($0.rendered) }
         var bundle = rendering.head()
-        for (position, item) in waiting.enumerated() {
+        for (position, rendered) in placed.enumerated() {
             if position > 0 { bundle.append(rendering.separator) }
-            bundle.append(item.rendered.bytes)
+            bundle.append(rendered.bytes)
         }
         bundle.append(rendering.tail())
         report.requests += 1
         let receipts: [ExportReceipt]
         do {
-            receipts = try receiver.receive(bundle: bundle, entryCounts: waiting.map(\.rendered.entries))
+            receipts = try receiver.receive(bundle: bundle, entryCounts: placed.map(\.entries))
             unansweredInARow = 0
         } catch {
             for item in waiting {

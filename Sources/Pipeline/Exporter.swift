@@ -131,10 +131,13 @@ public final class Exporter {
         let sink = ExportSink(destination, head: rendering.head(), tail: rendering.tail())
         var batch = StoreBatch(date: now)
         var included: Set<String> = []
+        // The file is one Bundle: each activity's PATCH once in it.
+        var patches = ExportRendering.ActivityPatches()
         do {
             try build(newest, rendering: rendering) { entry, built in
                 switch built {
-                case .success(let rendered):
+                case .success(let unplaced):
+                    let rendered = patches.place(unplaced)
                     // The separator between entries depends on what was written before.
                     try sink.append(sink.started ? rendering.separator + rendered.bytes : rendered.bytes)
                     included.insert(entry.entityID)
