@@ -93,21 +93,21 @@ final class ExportInputLoader: @unchecked Sendable {
             let earlier = Self.otherVersions(of: entry, in: history)
             let input = OutcomeExportInput(
                 outcome: outcome, task: task, patient: patient,
-                earlierVersionMayBeAtProvider: earlier.contains {
-                    $0.metadata.provenance != nil || reachedProvider[entry.destination]?.contains($0.metadata.uuid) == true
-                })
+                earlierVersionMayBeAtProvider: earlier.contains { reachedProvider[entry.destination]?.contains($0.metadata.uuid) == true },
+                derivedFrom: Self.providerObservations(of: earlier))
             return (.success(input), checksCompletion ? try completion(by: input) : nil)
         }
     }
 
     /// Per destination, the other versions of the entries' outcomes (than the versions queued) that were
     /// sent to it and may be there (``OutboxEntry/mayHaveReachedDestination``): one read per destination,
-    /// and none for outcomes of one version, or with a version from the provider (the answer already).
+    /// and none for outcomes of one version. A version made from the provider's resource does not count:
+    /// the export writes its own Observation, not that resource.
     private func versionsThatMayHaveReached(_ entries: [OutboxEntry], history: [String: [Outcome]]) throws -> [String: Set<UUID>] {
         var asked: [String: Set<UUID>] = [:]
         for entry in entries {
-            let others = Self.otherVersions(of: entry, in: history)
-            guard !others.isEmpty, !others.contains(where: { $0.metadata.provenance != nil }) else { continue }
+            let others = Self.otherVersions(of: entry, in: history).filter { $0.metadata.provenance == nil }
+            guard !others.isEmpty else { continue }
             asked[entry.destination, default: []].formUnion(others.map(\.metadata.uuid))
         }
         var reached: [String: Set<UUID>] = [:]
@@ -116,6 +116,16 @@ final class ExportInputLoader: @unchecked Sendable {
             reached[destination] = Set(sent.map(\.entityUUID))
         }
         return reached
+    }
+
+    /// The provider's Observations `versions` were made from (`Observation/<id>`, each once, oldest first).
+    static func providerObservations(of versions: [Outcome]) -> [String] {
+        var seen: Set<String> = []
+        return versions.compactMap { version -> String? in
+            guard let provenance = version.metadata.provenance, provenance.fhirType == "Observation", !provenance.fhirID.isEmpty else { return nil }
+            let reference = "Observation/\(provenance.fhirID)"
+            return seen.insert(reference).inserted ? reference : nil
+        }
     }
 
     /// The versions of `entry`'s outcome other than the one it queued.

@@ -316,9 +316,14 @@ final class ExportTests: XCTestCase {
 
     /// An outcome made from the provider's own Observation, then edited on the device: the provider had
     /// a final version, so the edit is `amended`.
-    func testAnEditOfAnOutcomeFromTheProviderIsAmended() throws {
+    /// An edit on the device of an outcome made from the provider's Observation: the provider keeps its
+    /// Observation (a patient's edit never overwrites a clinician's record) and gets the patient's as a
+    /// new one, `final` (the provider has no earlier version of it), `derivedFrom` the original, which
+    /// the Provenance names as the entity derived from.
+    func testAnEditOfAnOutcomeFromTheProviderIsANewObservationDerivedFromIt() throws {
         let store = try importedStore()
         let imported = try XCTUnwrap(try store.outcomes(.current).first { $0.metadata.provenance?.fhirType == "Observation" && !$0.values.isEmpty })
+        let original = "Observation/" + (imported.metadata.provenance?.fhirID ?? "")
         var metadata = EntityMetadata(effectiveDate: imported.metadata.effectiveDate, timezone: zone)
         metadata.source = "HeartApp"
         var batch = StoreBatch()
@@ -330,6 +335,40 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(report.refused.count, 0, "\(report.refused)")
         let observation = try XCTUnwrap(resources.first { $0.resourceType == "Observation" })
         XCTAssertEqual(observation.childValue("id"), OutcomeExporter.observationID(of: imported.id))
-        XCTAssertEqual(observation.childValue("status"), "amended")
+        XCTAssertNotEqual("Observation/" + (observation.childValue("id") ?? ""), original, "the provider's Observation is not written")
+        XCTAssertEqual(observation.childValue("status"), "final", "the provider has no earlier version of this Observation")
+        XCTAssertEqual(observation.children(named: "derivedFrom").map { $0.childValue("reference") }, [original])
+        let provenance = try XCTUnwrap(resources.first { $0.resourceType == "Provenance" })
+        let entity = try XCTUnwrap(provenance.child(named: "entity"))
+        XCTAssertEqual(entity.childValue("role"), "derivation")
+        XCTAssertEqual(entity.child(named: "what")?.childValue("reference"), original)
+    }
+
+    /// A device deleting an outcome: its tombstone goes to the provider when the patient wrote a version
+    /// of it (their Observation is retracted, entered-in-error), not when only the provider's made it.
+    func testADeletionIsSentOnlyForAnOutcomeThePatientWroteAVersionOf() throws {
+        let store = try importedStore()
+        let fromProvider = try store.outcomes(.current).filter { $0.metadata.provenance?.fhirType == "Observation" && !$0.values.isEmpty }
+        XCTAssertGreaterThanOrEqual(fromProvider.count, 2)
+        let (untouched, edited) = (fromProvider[0], fromProvider[1])
+        func deviceVersion(of outcome: Outcome, values: [OutcomeValue], deleted: Bool) -> Outcome {
+            var metadata = EntityMetadata(effectiveDate: outcome.metadata.effectiveDate, timezone: zone)
+            metadata.uuid = UUID()
+            metadata.previousVersionUUIDs = [outcome.metadata.uuid]
+            if deleted { metadata.deletedDate = outcome.metadata.effectiveDate }
+            return Outcome(taskUUID: outcome.taskUUID, taskID: outcome.taskID, taskOccurrenceIndex: outcome.taskOccurrenceIndex, values: values, metadata: metadata)
+        }
+        var edit = StoreBatch()
+        let editedVersion = deviceVersion(of: edited, values: [OutcomeValue(.text("edited"))], deleted: false)
+        edit.appendVersion(keepingUUIDOf: editedVersion)
+        XCTAssertEqual(try store.apply(edit).outboxEntryIDs.count, 1)
+        var deletions = StoreBatch()
+        deletions.appendVersion(keepingUUIDOf: deviceVersion(of: untouched, values: untouched.values, deleted: true))
+        deletions.appendVersion(keepingUUIDOf: deviceVersion(of: editedVersion, values: editedVersion.values, deleted: true))
+        let queued = try store.apply(deletions).outboxEntryIDs
+        XCTAssertEqual(queued.count, 1, "only the tombstone of the outcome the patient edited")
+        let entries = try store.outboxEntries(in: .pending)
+        XCTAssertEqual(Set(entries.map(\.entityID)), [edited.id])
+        XCTAssertFalse(entries.contains { $0.entityID == untouched.id }, "the provider's own reading is the provider's to retract")
     }
 }

@@ -8,18 +8,24 @@ public struct OutcomeExportInput: Sendable {
     public var outcome: Outcome
     public var task: CareTask
     public var patient: Patient?
-    /// Whether the provider has, or may have, received an earlier version of this outcome: one came from
-    /// the provider, or one was sent to it (an attempt the server may have stored counts). It makes the
-    /// Observation `amended` rather than the mapping's status (FHIR: `amended` follows a final version).
+    /// Whether the provider has, or may have, received an earlier version of this outcome's Observation:
+    /// one was sent to it (an attempt the server may have stored counts). It makes the Observation
+    /// `amended` rather than the mapping's status (FHIR: `amended` follows a final version of the same
+    /// resource).
     public var earlierVersionMayBeAtProvider: Bool
+    /// The provider's resources earlier versions of this outcome were made from (`Observation/<id>`): what
+    /// an edit on the device revises. They stay the provider's (a patient's edit never overwrites a
+    /// clinician's record); the export writes its own Observation, `derivedFrom` them.
+    public var derivedFrom: [String]
 
     /// Without `earlierVersionMayBeAtProvider`, any earlier version of the outcome counts (the store's
     /// outbox, which says what was sent, is not asked).
-    public init(outcome: Outcome, task: CareTask, patient: Patient?, earlierVersionMayBeAtProvider: Bool? = nil) {
+    public init(outcome: Outcome, task: CareTask, patient: Patient?, earlierVersionMayBeAtProvider: Bool? = nil, derivedFrom: [String] = []) {
         self.outcome = outcome
         self.task = task
         self.patient = patient
         self.earlierVersionMayBeAtProvider = earlierVersionMayBeAtProvider ?? !outcome.metadata.previousVersionUUIDs.isEmpty
+        self.derivedFrom = derivedFrom
     }
 }
 
@@ -53,8 +59,11 @@ public struct ExportRefusal: Error, Sendable, CustomStringConvertible {
 ///   and `identifier` carries the outcome id under the mapping's system, so every version of one
 ///   outcome updates the same Observation;
 /// - status: `entered-in-error` for a deletion; `amended` when the provider has, or may have, an earlier
-///   version of the outcome (``OutcomeExportInput/earlierVersionMayBeAtProvider``); else the mapping's,
-///   also for a version edited on the device before any version was sent;
+///   version of this Observation (``OutcomeExportInput/earlierVersionMayBeAtProvider``); else the
+///   mapping's, also for a version edited on the device before any version was sent;
+/// - derivedFrom: the provider's Observations the outcome's earlier versions were made from, when the
+///   device edited one (``OutcomeExportInput/derivedFrom``): the provider keeps its own, and gets the
+///   patient's as a new Observation that names it (the Provenance names it too, as the entity derived);
 /// - code: the task's FHIR codes kept at import (`fhir.codes`), else the mapping's code, with the task's
 ///   title as text;
 /// - subject and performer: the patient the task's patient entity was made from (`Patient/<id>`); an
@@ -126,6 +135,9 @@ public struct OutcomeExporter: Sendable {
                 Element(name: "code", value: "unknown"),
             ])]))
         }
+        for source in input.derivedFrom {
+            children.append(Element(name: "derivedFrom", children: [Element(name: "reference", value: source)]))
+        }
         if values.count > 1 {
             for (position, value) in values.enumerated() {
                 let componentCode = value.kind.flatMap(Self.concept(fromKey:))
@@ -135,7 +147,7 @@ public struct OutcomeExporter: Sendable {
         }
         let observation = Element.resource("Observation", children: children)
         let provenance = mapping.provenance
-            ? provenanceResource(target: "Observation/\(id)", outcome: outcome, patient: patientReference) : nil
+            ? provenanceResource(target: "Observation/\(id)", outcome: outcome, patient: patientReference, derivedFrom: input.derivedFrom) : nil
         return ExportedObservation(
             id: id, observation: observation, provenance: provenance,
             isFirstVersion: !isDeletion && outcome.metadata.previousVersionUUIDs.isEmpty)
@@ -276,7 +288,7 @@ public struct OutcomeExporter: Sendable {
 
     /// The Provenance of an exported Observation: recorded when the outcome version was written, the
     /// patient as author and the app or device (the outcome's `source`) as the device that assembled it.
-    private func provenanceResource(target: String, outcome: Outcome, patient: String) -> Element {
+    private func provenanceResource(target: String, outcome: Outcome, patient: String, derivedFrom: [String]) -> Element {
         var agents = [Element(name: "agent", children: [
             Element(name: "type", children: [Element(name: "coding", children: [
                 Element(name: "system", value: "http://terminology.hl7.org/CodeSystem/provenance-participant-type"),
@@ -298,6 +310,11 @@ public struct OutcomeExporter: Sendable {
             Element(name: "id", value: outcome.metadata.uuid.canonicalString.lowercased()),
             Element(name: "target", children: [Element(name: "reference", value: target)]),
             Element(name: "recorded", value: FHIRDateFormat.instant(Self.recorded(outcome))),
-        ] + agents)
+        ] + agents + derivedFrom.map { source in
+            Element(name: "entity", children: [
+                Element(name: "role", value: "derivation"),
+                Element(name: "what", children: [Element(name: "reference", value: source)]),
+            ])
+        })
     }
 }

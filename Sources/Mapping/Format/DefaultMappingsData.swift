@@ -149,9 +149,10 @@ entities:
 # This file says the rest.
 export: outcome
 resource: Observation
-# The status while the provider has no earlier version of the outcome (a first version, or one edited
-# before any was sent); once it has or may have one (sent, or the outcome came from it) the Observation is
-# `amended`; a deleted outcome is `entered-in-error`.
+# The status while the provider has no earlier version of the Observation (a first version, or one edited
+# before any was sent); once it has or may have one (a version was sent) the Observation is `amended`; a
+# deleted outcome is `entered-in-error`. An edit of an outcome made from the provider's own Observation is
+# a new Observation `derivedFrom` it: the provider's stays as it is.
 status: final
 # Patient-reported: the category of data the patient gives about themselves.
 category:

@@ -155,8 +155,8 @@ extension BatchWriter {
         }
         try revisions.append(kind, uuid: tombstone, rowID: tombstoneRowID, owner: try owner(ofRow: current.rowID, kind: kind, id: id))
         if kind == .task { forgetTaskVersion(current.uuid) }
-        if kind == .outcome, try queuesDeletionForProvider(outcomeRow: current.rowID) {
-            try enqueueExport(outcomeID: id, uuid: tombstone)  // a patient's outcome deleted: exported as entered-in-error
+        if kind == .outcome, try queuesTombstoneForProvider(outcomeRow: current.rowID) {
+            try enqueueExport(outcomeID: id, uuid: tombstone)  // the patient's Observation retracted: entered-in-error
         }
         summary.file(.deleted, EntityKey(kind, id: id))
         summary.versionUUIDs.append(tombstone)

@@ -178,7 +178,8 @@ struct BatchWriter {
         version.metadata.createdDate = version.metadata.createdDate ?? now
         version.metadata.updatedDate = version.metadata.updatedDate ?? now
         let exports = Self.queuesAppendedVersionForProvider(
-            version.metadata.provenance, deleting: deleted != nil, storedFromProvider: stored.contains { $0.fromProvider })
+            version.metadata.provenance, deleting: deleted != nil,
+            patientWroteAVersion: stored.contains { !$0.fromProvider && $0.version.deletedDate == nil })
         let links = GraphLinks(
             previous: previous, versionNumber: (stored.map(\.version.versionNumber).max() ?? -1) + 1,
             deletedDate: deleted.map { max($0, version.metadata.effectiveDate) }, exports: exports)
