@@ -153,7 +153,7 @@ let package = Package(
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
-        .testTarget(name: "CLITests", dependencies: ["caregate", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights", "Pipeline"]),
+        .testTarget(name: "CLITests", dependencies: ["caregate", "CommandSupport", "TestSupport", "Store", "CareModel", "FHIR", "Mapping", "Insights", "Pipeline"]),
     ]
 )
 

@@ -15,6 +15,7 @@
 #   BIN=/tmp/old/caregate bash Scripts/bench-app-api.sh   # another build (e.g. before a change), unbuilt
 #   WITH_SYNC=0 bash Scripts/bench-app-api.sh          # runs 1 and 2 only
 #   SYNC_NICE=10 bash Scripts/bench-app-api.sh         # the sync as a batch job: `nice -n 10 caregate sync`
+#   SYNC_BACKGROUND=1 bash Scripts/bench-app-api.sh    # `caregate sync --background` (Linux's idle policy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 patients=${PATIENTS:-1000}
@@ -22,6 +23,7 @@ seconds=${SECONDS_EACH:-20}
 connections=${CONNECTIONS:-64}
 with_sync=${WITH_SYNC:-1}
 sync_nice=${SYNC_NICE:-0}
+sync_background=${SYNC_BACKGROUND:-0}
 corpus=${CAREGATE_CORPUS:-../shared/corpus}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
@@ -142,12 +144,15 @@ run "day views, no writer" "$day"
 if [ "$with_sync" = 1 ]; then
     printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$(cd "$corpus/synthea-r4" && pwd)" "$work/exports" > "$work/sync.yaml"
     sync_from=$(date +%s)
-    ( nice -n "$sync_nice" "$bin" sync --once --config "$work/sync.yaml" --store "$store" >"$work/sync.out" 2>"$work/sync.err" &
+    background=()
+    [ "$sync_background" = 1 ] && background=(--background)
+    ( nice -n "$sync_nice" "$bin" sync --once "${background[@]}" --config "$work/sync.yaml" --store "$store" >"$work/sync.out" 2>"$work/sync.err" &
       echo $! > "$work/sync.pid"; status=0; wait $! || status=$?
       echo $status > "$work/sync.status"; date +%s > "$work/sync.end" ) &
     writer=$!
     label="caregate sync"
     [ "$sync_nice" = 0 ] || label="nice -n $sync_nice caregate sync"
+    [ "$sync_background" = 1 ] && label="$label --background"
     run "pulls, up to date, during $label" "$pull"
     run "day views, during $label" "$day"
     wait "$writer" || true

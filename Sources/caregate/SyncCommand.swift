@@ -40,7 +40,9 @@ struct SyncCommand: ParsableCommand {
             it a configuration with `reports:` is refused (exit status 2).
 
             Without --once the job runs again every `interval` (default 5 minutes) until SIGINT or \
-            SIGTERM, which end it after the run under way. Progress goes to standard error (counts only: \
+            SIGTERM, which end it after the run under way. Beside `caregate serve` on one machine, \
+            --background keeps the job off the CPU whenever the server wants it (Linux's idle policy), \
+            so that apps are answered as if no job ran; the job takes longer while the server is busy. Progress goes to standard error (counts only: \
             no patient data), the report of each run to standard output.
 
             Exit status: 0 when everything was pulled and pushed, 1 when anything failed or waits for a \
@@ -68,11 +70,16 @@ struct SyncCommand: ParsableCommand {
     @Flag(name: .long, help: "Run once and exit (for cron and systemd timers); without it the job repeats every `interval`.")
     var once = false
 
+    @Flag(name: .long, help: "Run as a background job: a CPU only when nothing else wants one (Linux's idle policy, as `chrt --idle 0`), for a job beside `caregate serve`.")
+    var background = false
+
     func validate() throws {
         try CommandInputs.requireInputs([config])
     }
 
     func run() throws {
+        // Before anything starts a thread: threads take their creator's policy.
+        if background { try BackgroundPriority.enter() }
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
             throw CommandFailure("cannot read the configuration \(config)", status: 2)
         }

@@ -1,0 +1,52 @@
+import CommandSupport
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+
+/// `caregate sync --background`: the job's threads take Linux's idle CPU policy, and what it does is what
+/// it does without the flag.
+final class BackgroundSyncCLITests: XCTestCase {
+    /// The policy holds for the thread that enters the background and for the threads it starts.
+    func testTheBackgroundIsTheIdlePolicyAndThreadsStartedAfterInheritIt() throws {
+        #if os(Linux)
+        let policies = Mutex<[Int32]>([])
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            do {
+                try BackgroundPriority.enter()
+                policies.withLock { $0.append(sched_getscheduler(0)) }
+                let child = Thread {
+                    policies.withLock { $0.append(sched_getscheduler(0)) }
+                    done.signal()
+                }
+                child.start()
+            } catch {
+                XCTFail("\(error)")
+                done.signal()
+            }
+        }
+        thread.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(policies.withLock { $0 }, [5, 5], "SCHED_IDLE (5) in the thread and in the one it started")
+        XCTAssertNotEqual(sched_getscheduler(0), 5, "other threads keep theirs")
+        #else
+        throw XCTSkip("the idle CPU policy is Linux's")
+        #endif
+    }
+
+    func testABackgroundSyncDoesWhatASyncDoes() throws {
+        var outputs: [String] = []
+        for flags in [[], ["--background"]] {
+            let folder = try makeScratchFolder("background-sync")
+            let provider = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+            let config = try folder.writeFile("sync.yaml", "server: \(provider)\npush-to: \(folder.appendingPathComponent("out").path)\ntime-zone: America/Chicago\n")
+            let run = try CLIRunner.run(["sync", "--once"] + flags + ["--config", config, "--store", folder.appendingPathComponent("s.sqlite").path])
+            XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+            // The report without its timings.
+            outputs.append(run.stdout.split(separator: "\n").filter { !$0.contains(" s (pull ") }.joined(separator: "\n"))
+        }
+        XCTAssertEqual(outputs[0], outputs[1])
+        XCTAssertTrue(outputs[1].contains("pulled CarePlan: 1 read: 1 created"), outputs[1])
+    }
+}
