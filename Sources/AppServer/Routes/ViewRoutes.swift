@@ -30,7 +30,7 @@ struct ViewRoutes {
         let data = PatientData(store: store, patientID: try context.patientID())
         let plans = try data.carePlans()
         context.auditNote.set("\(plans.count) care plans")
-        return try JSONResponse.entities(plans.map(CareEntity.carePlan), links: try data.links())
+        return try JSONResponse.entities(plans.map(CareEntity.carePlan), links: try data.links(plans: plans))
     }
 
     private func tasks(_ context: AppRequestContext) throws -> Response {
@@ -57,7 +57,7 @@ struct ViewRoutes {
         guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
         let events = try store.events(patientID: patientID, in: day)
         context.auditNote.set("\(events.count) events")
-        let links = try PatientData(store: store, patientID: patientID).links()
+        let links = try PatientData(store: store, patientID: patientID).links(patient: patient)
         // A task version is on every event of it that day: encoded once (a task is most of an event).
         var tasks: [UUID: PreEncodedJSON] = [:]
         let views = try events.map { event in
@@ -99,11 +99,12 @@ struct PatientData {
         return try store.contacts(.current).filter { $0.carePlanID.map(plans.contains) ?? false }
     }
 
-    /// The versions an app links to: the patient's current version and their current care plans'.
-    func links() throws -> CareKitLinks {
+    /// The versions an app links to: the patient's current version and their current care plans' (read
+    /// here unless the caller read them already: `patient`, `plans`).
+    func links(patient: Patient? = nil, plans: [CarePlan]? = nil) throws -> CareKitLinks {
         var links = CareKitLinks()
-        for patient in try store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
-        for plan in try carePlans() { links.add(.carePlan(plan)) }
+        for patient in try patient.map { [$0] } ?? store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
+        for plan in try plans ?? carePlans() { links.add(.carePlan(plan)) }
         return links
     }
 }
