@@ -133,18 +133,14 @@ public struct ReportOutbox {
     private func since(now: Date, days: AdherenceCalculator) throws -> Date? {
         if let since = settings.since { return since }
         let key = settings.frequency.description
-        if let kept = try store.reportStart(frequency: key), let day = FHIRDateText.date(kept.firstDay, in: settings.timeZone) {
-            return day
-        }
+        let kept = { try store.reportStart(frequency: key).flatMap { FHIRDateText.date($0.firstDay, in: settings.timeZone) } }
+        if let day = try kept() { return day }
         guard let last = settings.frequency.completedPeriods(since: nil, now: now, calendar: days.calendar).last else { return nil }
         var batch = StoreBatch(date: now)
         batch.recordReportStart(ReportStart(frequency: key, firstDay: days.dayText(last.start), recordedDate: now))
         try store.apply(batch)
         // Another run may have recorded its start first: that one is kept, and used.
-        if let kept = try store.reportStart(frequency: key), let day = FHIRDateText.date(kept.firstDay, in: settings.timeZone) {
-            return day
-        }
-        return last.start
+        return try kept() ?? last.start
     }
 
     /// The report's entries in a transaction Bundle, checked as `caregate validate` checks a file.
