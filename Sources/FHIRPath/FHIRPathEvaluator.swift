@@ -42,6 +42,16 @@ final class FHIRPathEvaluator {
 
     // MARK: Tree walk
 
+    /// The first value `node` evaluates to (see ``FHIRPathExpression/evaluateFirst(context:resource:rootResource:environment:)``):
+    /// a union's left operand first, its right one only when the left is empty.
+    func first(_ node: FHIRPathNode, _ focus: [FHIRPathValue], _ scope: FHIRPathScope) throws -> FHIRPathValue? {
+        if case .binary(.union, let left, let right) = node.kind {
+            if let value = try first(left, focus, scope) { return value }
+            return try first(right, focus, scope)
+        }
+        return try evaluate(node, focus, scope).first
+    }
+
     func evaluate(_ node: FHIRPathNode, _ focus: [FHIRPathValue], _ scope: FHIRPathScope) throws -> [FHIRPathValue] {
         if node.depth > 8 && stackGuard.isExhausted() {
             throw fail("expression nested too deeply to evaluate on this thread's stack", node)

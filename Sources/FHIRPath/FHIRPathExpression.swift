@@ -40,10 +40,40 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
     /// `%rootResource` and what `resolve()` searches.
     public func evaluate(context: [FHIRPathValue], resource: Element?, rootResource: Element?,
                          environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
+        try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
+            try evaluator.evaluate(root, context, FHIRPathScope(this: context))
+        }
+    }
+
+    /// The first value of ``evaluate(context:resource:rootResource:environment:)``, or nil when it is
+    /// empty: for callers that use one value (a date, a key).
+    ///
+    /// A union keeps its left operand's values first (`distinct` keeps first occurrences), so the first
+    /// value of `a | b` is `a`'s first when `a` has one, and `b` is not evaluated: a mapping's
+    /// `effective.ofType(dateTime) | effective.ofType(Period).start | issued` evaluates one branch for
+    /// most Observations, not all of them. What the unevaluated branches would have raised is not
+    /// raised. When selections are observed (coverage) or traced, every branch is evaluated, so that
+    /// those see what ``evaluate(context:resource:rootResource:environment:)`` shows them.
+    public func evaluateFirst(context: [FHIRPathValue], resource: Element?, rootResource: Element?,
+                              environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> FHIRPathValue? {
+        guard environment.observeSelection == nil, environment.trace == nil else {
+            return try evaluate(context: context, resource: resource, rootResource: rootResource, environment: environment).first
+        }
+        return try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
+            try evaluator.first(root, context, FHIRPathScope(this: context))
+        }
+    }
+
+    /// Runs `body` with an evaluator of this expression; what it throws that is not a ``FHIRPathError``
+    /// becomes one of kind `execution`.
+    private func walk<Result>(
+        context: [FHIRPathValue], resource: Element?, rootResource: Element?, environment: FHIRPathEnvironment,
+        _ body: (FHIRPathEvaluator) throws -> Result
+    ) throws(FHIRPathError) -> Result {
         let evaluator = FHIRPathEvaluator(source: source, environment: environment, context: context, resource: resource,
                                           rootResource: rootResource)
         do {
-            return try evaluator.evaluate(root, context, FHIRPathScope(this: context))
+            return try body(evaluator)
         } catch let error as FHIRPathError {
             throw error
         } catch {

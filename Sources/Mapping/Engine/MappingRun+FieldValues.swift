@@ -97,7 +97,8 @@ extension MappingRun {
     }
 
     func string(_ field: FieldMapping?, item: FHIRPathElementNode) throws(MappingFailure) -> String? {
-        try stringList(field, item: item).first
+        if case .expression(let expression)? = field?.source { return try firstString(expression, on: item) }
+        return try stringList(field, item: item).first
     }
 
     func stringList(_ field: FieldMapping?, item: FHIRPathElementNode) throws(MappingFailure) -> [String] {
@@ -135,7 +136,7 @@ extension MappingRun {
 
     /// The date `expression` gives; with `endingPeriod`, read as a Period's end (see ``FHIRDates/periodEnd(_:in:)``).
     func dateValue(_ expression: MappingExpression, on item: FHIRPathElementNode, endingPeriod: Bool = false) throws(MappingFailure) -> Date? {
-        guard let text = try strings(expression, on: item).first else { return nil }
+        guard let text = try firstString(expression, on: item) else { return nil }
         guard let date = endingPeriod ? FHIRDates.periodEnd(text, in: zone) : FHIRDateText.date(text, in: zone) else {
             throw MappingFailure(at: key.type, "`\(expression.text)` (\(expression.location)) gives '\(text)', not a date")
         }
@@ -196,20 +197,35 @@ extension MappingRun {
     }
 
     func strings(_ expression: MappingExpression, on item: FHIRPathElementNode) throws(MappingFailure) -> [String] {
-        try evaluate(expression, on: item).map { value throws(MappingFailure) in
-            switch value {
-            case .element(let node):
-                guard let text = node.element.value else {
-                    throw MappingFailure(
-                        at: node.path ?? key.type,
-                        "`\(expression.text)` (\(expression.location)) gives a \(node.typeName ?? "complex element"), not text")
-                }
-                return text
-            case .string(let text): return text
-            case .date(let value), .dateTime(let value): return value.fhirText
-            default: return value.description
+        try evaluate(expression, on: item).map { value throws(MappingFailure) in try text(of: value, from: expression) }
+    }
+
+    /// A value of `expression` as text; a complex element has none.
+    private func text(of value: FHIRPathValue, from expression: MappingExpression) throws(MappingFailure) -> String {
+        switch value {
+        case .element(let node):
+            guard let text = node.element.value else {
+                throw MappingFailure(
+                    at: node.path ?? key.type,
+                    "`\(expression.text)` (\(expression.location)) gives a \(node.typeName ?? "complex element"), not text")
             }
+            return text
+        case .string(let text): return text
+        case .date(let value), .dateTime(let value): return value.fhirText
+        default: return value.description
         }
+    }
+
+    /// The text of the first value `expression` gives (see ``FHIRPathExpression/evaluateFirst(context:resource:rootResource:environment:)``),
+    /// as ``strings(_:on:)`` writes it; nil when it gives none.
+    func firstString(_ expression: MappingExpression, on item: FHIRPathElementNode) throws(MappingFailure) -> String? {
+        let first: FHIRPathValue?
+        do {
+            first = try expression.compiled.evaluateFirst(context: [.element(item)], resource: resource, rootResource: resource, environment: environment)
+        } catch {
+            throw MappingFailure(at: item.path ?? key.type, "mapping \(expression.location): `\(expression.text)`: \(error.message)")
+        }
+        return try first.map { value throws(MappingFailure) in try text(of: value, from: expression) }
     }
 
     func evaluate(_ expression: MappingExpression, on item: FHIRPathElementNode, resource: Element? = nil) throws(MappingFailure) -> [FHIRPathValue] {

@@ -77,7 +77,7 @@ struct MappingRun {
             return others.first?.name == entity.name ? base : "\(base)#\(entity.name)"
         }
         var suffix = String(position + 1)
-        if let keyExpression = entity.key, let text = try strings(keyExpression, on: item).first, !text.isEmpty {
+        if let keyExpression = entity.key, let text = try firstString(keyExpression, on: item), !text.isEmpty {
             suffix = ResourceKey.safe(text)
         }
         var candidate = suffix
