@@ -61,19 +61,29 @@ final class MigrationTests: XCTestCase {
         XCTAssertThrowsStoreError(try store.apply(duplicate), .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_2"))
     }
 
-    /// The export reads a resource's kept contents by type and id: through an index, not by scanning every
-    /// resource ever kept (the unique key leads with the source system).
-    func testKeptResourcesAreReadByTypeAndIDThroughAnIndex() throws {
-        let folder = try makeScratchFolder("migration-v15")
-        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
-        _ = try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "plan-1")
-        let queue = try DatabaseQueue(path: folder.appendingPathComponent("store.sqlite").path)
-        for query in [
-            "SELECT activitiesWithDetail FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID DESC LIMIT 1",
-            "SELECT * FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID",
-        ] {
+    /// The export reads a resource's kept contents by type and id through the unique key (once per source
+    /// system), not by scanning every resource ever kept (the key leads with the source system), and
+    /// without the index v15 made for it, which every import paid for.
+    func testKeptResourcesAreReadByTypeAndIDThroughTheUniqueKey() throws {
+        let folder = try makeScratchFolder("migration-v17")
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let store = try SQLiteStore(path: path)
+        var batch = StoreBatch()
+        for system in ["https://ehr.example/fhir", "plans.json"] {
+            batch.record(SourceResource(sourceSystem: system, resourceType: "CarePlan", resourceID: "plan-1", body: Data(system.utf8), activitiesWithDetail: [system]))
+        }
+        batch.record(SourceResource(sourceSystem: "plans.json", resourceType: "CarePlan", resourceID: "plan-2", body: Data("other".utf8)))
+        try store.apply(batch)
+        XCTAssertEqual(try store.sourceResources(resourceType: "CarePlan", resourceID: "plan-1").map(\.sourceSystem), ["https://ehr.example/fhir", "plans.json"])
+        XCTAssertEqual(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "plan-1"), ["plans.json"])
+        XCTAssertNil(try store.activitiesWithDetail(resourceType: "CarePlan", resourceID: "plan-3"))
+        let queue = try DatabaseQueue(path: path)
+        let indexes = try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sourceResource'") }
+        XCTAssertFalse(indexes.contains("sourceResource_by_resource"), "\(indexes)")
+        for query in [SQLiteStore.sourceResourcesSQL, SQLiteStore.activitiesWithDetailSQL] {
             let details = try queue.read { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query, arguments: ["CarePlan", "plan-1"]).map { $0["detail"] as String? ?? "" } }
-            XCTAssertTrue(details.contains { $0.contains("USING INDEX sourceResource_by_resource") }, "\(query): \(details)")
+            XCTAssertFalse(details.contains { $0.hasPrefix("SCAN sourceResource") }, "\(query): \(details)")
+            XCTAssertTrue(details.contains { $0.contains("SEARCH sourceResource USING INDEX sqlite_autoindex_sourceResource_1 (sourceSystem=? AND resourceType=? AND resourceID=?)") }, "\(details)")
         }
     }
 

@@ -153,11 +153,36 @@ extension SQLiteStore {
 
     // MARK: Reads
 
+    /// The source systems of the kept resources, as a recursive common table expression `keptSystem(name)`
+    /// (its last row is NULL) that walks the unique key one system at a time: a read by type and id then
+    /// searches that key once per system (an import has one or two), with no index of its own for every
+    /// import to keep up (see ``StoreSchema/dropSourceResourcesByTypeAndID(_:)``).
+    static let keptSourceSystems = """
+        WITH RECURSIVE keptSystem(name) AS (
+            SELECT min(sourceSystem) FROM sourceResource
+            UNION ALL
+            SELECT (SELECT min(sourceSystem) FROM sourceResource WHERE sourceSystem > name) FROM keptSystem WHERE name IS NOT NULL)
+        """
+
+    /// Every kept content of a resource, oldest first: `resourceType` and `resourceID` are its arguments.
+    static let sourceResourcesSQL = keptSourceSystems + """
+         SELECT * FROM sourceResource
+        WHERE sourceSystem IN (SELECT name FROM keptSystem WHERE name IS NOT NULL) AND resourceType = ? AND resourceID = ?
+        ORDER BY rowID
+        """
+
+    /// The activities with a detail recorded with the last kept content of a resource.
+    static let activitiesWithDetailSQL = keptSourceSystems + """
+         SELECT activitiesWithDetail FROM sourceResource
+        WHERE sourceSystem IN (SELECT name FROM keptSystem WHERE name IS NOT NULL) AND resourceType = ? AND resourceID = ?
+        ORDER BY rowID DESC LIMIT 1
+        """
+
     /// Every kept content of FHIR resource `resourceType/resourceID`, oldest first.
     public func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource] {
         try readSnapshot { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID",
+                db, sql: Self.sourceResourcesSQL,
                 arguments: [resourceType, resourceID]
             ).map { row in
                 SourceResource(
@@ -175,7 +200,7 @@ extension SQLiteStore {
     public func activitiesWithDetail(resourceType: String, resourceID: String) throws -> [String]? {
         try readSnapshot { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT activitiesWithDetail FROM sourceResource WHERE resourceType = ? AND resourceID = ? ORDER BY rowID DESC LIMIT 1",
+                db, sql: Self.activitiesWithDetailSQL,
                 arguments: [resourceType, resourceID])
             return (row?["activitiesWithDetail"] as String?).map(Self.activityPaths)
         }

@@ -3,7 +3,7 @@ import GRDB
 
 /// The migrations of the export's own records: its progress per file target (v10), which CarePlan
 /// activities have a `detail` (v14), the index its reads of kept resources take (v15), and the first day
-/// the care-team reports cover (v16).
+/// the care-team reports cover (v16); v17 drops the index of v15.
 extension StoreSchema.Table {
     static let exportProgress = "exportProgress"
     static let reportStart = "reportStart"
@@ -48,9 +48,6 @@ extension StoreSchema {
         }
     }
 
-    /// The export reads a resource's kept contents by type and id (a CarePlan's recorded activities, for
-    /// every care plan an export patches); the unique key leads with the source system, so without this
-    /// each read scanned every resource ever kept.
     /// The checkpoint "server" under which stores before v16 kept the first day the reports of each
     /// frequency cover, as the cursor `YYYY-MM-DD`.
     static let reportCheckpointServer = "caregate-reports"
@@ -72,7 +69,19 @@ extension StoreSchema {
             arguments: [reportCheckpointServer, reportCheckpointServer])
     }
 
+    /// The export reads a resource's kept contents by type and id (a CarePlan's recorded activities, for
+    /// every care plan an export patches); the unique key leads with the source system, so without an
+    /// index each read scanned every resource ever kept. v17 drops it again: see
+    /// ``dropSourceResourcesByTypeAndID(_:)``.
     static func indexSourceResourcesByTypeAndID(_ db: Database) throws {
         try db.create(index: "sourceResource_by_resource", on: Table.sourceResource, columns: ["resourceType", "resourceID"])
+    }
+
+    /// The index of v15 cost every import one more insert per resource kept, at a random place of a
+    /// b-tree keyed by resource id (about 7% of a Synthea import's time, most of it on its writer thread),
+    /// for a read an export makes a few times. Reads by type and id take the unique key instead, once per
+    /// source system (``SQLiteStore/keptSourceSystems``).
+    static func dropSourceResourcesByTypeAndID(_ db: Database) throws {
+        try db.execute(sql: "DROP INDEX IF EXISTS sourceResource_by_resource")
     }
 }

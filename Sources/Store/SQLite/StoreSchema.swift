@@ -70,6 +70,7 @@ enum StoreSchema {
         migrator.registerMigration("v14 activity details", migrate: addActivityDetails)
         migrator.registerMigration("v15 source resources by type and id", migrate: indexSourceResourcesByTypeAndID)
         migrator.registerMigration("v16 report start", migrate: createReportStart)
+        migrator.registerMigration("v17 source resources by type and id through the unique key", migrate: dropSourceResourcesByTypeAndID)
 
         return migrator
     }
