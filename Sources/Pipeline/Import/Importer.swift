@@ -90,15 +90,19 @@ public final class Importer {
         // Pass 1: index what references can point at.
         let input = try InputIndexing(engine: engine, options: options, ledger: ledger).run(sources)
         let (index, origins, outcomeResources) = (input.index, input.origins, input.outcomeResources)
+        let (holds, readable, firstOutcomeDays) = (input.holds, input.readable, input.firstOutcomeDays)
         var held = input.held
         pendingDeletions = input.deletions
         ledger.tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes\(input.unread > 0 ? ", \(input.unread) no mapping reads" : ""))", force: true)
+        // Its parts are held apart from here: the index and the held resources are freed off this thread
+        // (`releaseElsewhere`) once their last use is over, which `input` would otherwise outlive.
+        releaseElsewhere(consume input)
 
         // The tasks Observations can belong to; an input without any needs none (the store may hold millions).
         let catalog = outcomeResources > 0 ? try ImportTaskCatalog(store: store) : ImportTaskCatalog()
         // Logs stored with a 1900 start get a version starting after their last reading, before any is placed.
         if outcomeResources > 0 {
-            try StoredLogUpgrade(store: store, options: options, ledger: ledger).run(patientIDs: Set(input.firstOutcomeDays.keys), catalog: catalog)
+            try StoredLogUpgrade(store: store, options: options, ledger: ledger).run(patientIDs: Set(firstOutcomeDays.keys), catalog: catalog)
         }
         let mapping = MappingStage(engine: engine, index: index, catalog: catalog, sourceSystem: options.mapping.sourceSystem)
         let reconciliation = Reconciliation(store: store, sourceSystem: options.mapping.sourceSystem, ledger: ledger)
@@ -126,9 +130,9 @@ public final class Importer {
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
         if outcomeResources > 0 {
             let writer = PipelinedOutcomeWriter(store: store, engine: engine, options: options, ledger: ledger)
-            writer.planner.firstOutcomeDays = input.firstOutcomeDays
+            writer.planner.firstOutcomeDays = firstOutcomeDays
             try mapAndWriteOutcomes(
-                held: &held, holds: input.holds, readable: input.readable, count: outcomeResources, mapping: mapping, writer: writer,
+                held: &held, holds: holds, readable: readable, count: outcomeResources, mapping: mapping, writer: writer,
                 ledger: ledger, writeLastEntities: writeLastEntities)
         }
         try writeLastEntities()

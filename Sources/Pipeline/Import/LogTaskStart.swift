@@ -16,14 +16,23 @@ struct LogTaskStart {
     let options: MappingOptions
     /// The earliest day number of each patient's outcome-making resources in this import, by patient entity id.
     let firstDays: [String: Int]
+    /// The starts of the days asked for: the logs of one patient share a day, and the calendar's answer
+    /// costs more than the rest of a new log.
+    private var dayStarts: [Int: Date] = [:]
+
+    init(options: MappingOptions, firstDays: [String: Int]) {
+        self.options = options
+        self.firstDays = firstDays
+    }
 
     /// `log` (as the mapping proposes it, starting on the epoch) starting on its patient's first day, or
     /// on `earliestValueDay` when that is earlier (the index pass did not resolve the patient as the
     /// mapping did). Nil when its schedule cannot be remade.
-    func started(_ log: CareTask, earliestValueDay: Int) -> CareTask? {
+    mutating func started(_ log: CareTask, earliestValueDay: Int) -> CareTask? {
         let patientDay = log.metadata.linkage.patientID.flatMap { firstDays[$0] }
         let day = min(patientDay ?? earliestValueDay, earliestValueDay)
-        guard let start = options.startOfDay(number: day), let element = log.schedule.elements.first else { return nil }
+        if dayStarts[day] == nil { dayStarts[day] = options.startOfDay(number: day) }
+        guard let start = dayStarts[day], let element = log.schedule.elements.first else { return nil }
         guard let moved = try? ScheduleElement(
             start: start, end: element.end, interval: element.interval, text: element.text, targetValues: element.targetValues,
             duration: element.duration, timeZone: element.timeZone),

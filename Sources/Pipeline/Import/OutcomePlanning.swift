@@ -78,8 +78,9 @@ final class OutcomePlanner {
     /// The task versions outcomes belong to, as read from the store, by id.
     private var taskVersions: [String: PlannedTask] = [:]
     /// The earliest day of each patient's outcome-making resources in this import (the index pass's
-    /// ``InputIndexing/Indexed/firstOutcomeDays``): where the log tasks it makes start.
-    var firstOutcomeDays: [String: Int] = [:]
+    /// ``InputIndexing/Indexed/firstOutcomeDays``): where the log tasks it makes start (`logStart`).
+    var firstOutcomeDays: [String: Int] = [:] { didSet { logStart = LogTaskStart(options: options.mapping, firstDays: firstOutcomeDays) } }
+    private var logStart: LogTaskStart
     /// The version of a log that owns a value's day.
     private lazy var logVersions = LogVersionPlacement(reads: reads, options: options.mapping)
 
@@ -87,6 +88,7 @@ final class OutcomePlanner {
         self.reads = reads
         self.options = options
         self.writeBackSystem = writeBackSystem
+        logStart = LogTaskStart(options: options.mapping, firstDays: [:])
     }
 
     /// Takes the log tasks of `plan`, which is being written, as made.
@@ -170,7 +172,6 @@ final class OutcomePlanner {
             plan.logTasks[id] ?? logTasksMade[id] ?? previous?.logTasks[id]
         }
         // A new log starts on its patient's first day in the import (``LogTaskStart``).
-        let logStart = LogTaskStart(options: options.mapping, firstDays: firstOutcomeDays)
         var earliestValueDay: [String: Int] = [:]
         for contribution in contributions where contribution.logTask != nil {
             earliestValueDay[contribution.taskID] = min(earliestValueDay[contribution.taskID] ?? contribution.occurrence, contribution.occurrence)

@@ -69,8 +69,10 @@ final class PipelinedOutcomeWriter {
             write.finish(PlanResult())
             return
         }
+        // The batch is put together here: the writer thread is the import's slowest stage.
         let (store, logBatch, groups) = (self.store, plan.logBatch, plan.groups.map(\.changes))
-        writeQueue.async { write.finish(Self.write(logBatch, groups, to: store)) }
+        let whole = Self.wholeBatch(groups)
+        writeQueue.async { write.finish(Self.write(logBatch, whole, groups, to: store)) }
     }
 
     /// Waits for the batch in flight to be written and reports it. Returns false when the store refused
@@ -131,9 +133,23 @@ final class PipelinedOutcomeWriter {
         }
     }
 
-    /// Writes a plan's log tasks, then its outcome groups in one transaction, or one by one when the
-    /// store refuses the whole.
-    private static func write(_ logBatch: StoreBatch, _ groups: [[StoreChange]], to store: any Store) -> PlanResult {
+    /// The outcome groups as one batch: the new outcomes first, in one run, then what goes with them
+    /// (links, source records).
+    private static func wholeBatch(_ groups: [[StoreChange]]) -> StoreBatch {
+        var adds: [StoreChange] = []
+        var others: [StoreChange] = []
+        for changes in groups {
+            for change in changes {
+                if isOutcomeAdd(change) { adds.append(change) } else { others.append(change) }
+            }
+        }
+        adds.append(contentsOf: others)
+        return StoreBatch(changes: adds)
+    }
+
+    /// Writes a plan's log tasks, then its outcome groups in one transaction (`whole`), or one by one
+    /// when the store refuses the whole.
+    private static func write(_ logBatch: StoreBatch, _ whole: StoreBatch, _ groups: [[StoreChange]], to store: any Store) -> PlanResult {
         var result = PlanResult()
         do {
             if !logBatch.isEmpty { result.summaries.append(try store.apply(logBatch)) }
@@ -145,10 +161,8 @@ final class PipelinedOutcomeWriter {
             return result
         }
         guard !groups.isEmpty else { return result }
-        // The new outcomes first, in one run, then what goes with them (links, source records).
-        let all = groups.joined()
         do {
-            result.summaries.append(try store.apply(StoreBatch(changes: all.filter(Self.isOutcomeAdd) + all.filter { !Self.isOutcomeAdd($0) })))
+            result.summaries.append(try store.apply(whole))
         } catch {
             // One outcome spoils the batch: write them one by one, so that its Observations fail alone. An
             // outcome planned as new that another writer made meanwhile is written as a change of it.

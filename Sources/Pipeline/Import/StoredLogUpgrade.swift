@@ -36,7 +36,7 @@ struct StoredLogUpgrade {
         let logs = catalog.observationLogs(ofPatients: patientIDs).filter(Self.startsOnEpoch).sorted { $0.id < $1.id }
         guard !logs.isEmpty else { return [] }
         let lastEventStarts = try lastOutcomeEventStarts(of: logs)
-        let logStart = LogTaskStart(options: options.mapping, firstDays: [:])
+        var logStart = LogTaskStart(options: options.mapping, firstDays: [:])
         let todayNumber = options.mapping.dayNumber(of: today) ?? 0
         var moved: [CareTask] = []
         // Where each new version starts, as the report says it.

@@ -49,8 +49,16 @@ struct RevisionLog {
                               FROM patientKnowledge WHERE patientID = ?)
                 """).execute(arguments: [patientID, clock, patientID])
         }
-        try db.cachedStatement(sql: "INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: [patientID, clock, kind.rawValue, uuid, rowID])
+        // Bound directly: this runs once per version written (every outcome of an import).
+        let insert = RawStatement(
+            try db.cachedStatement(sql: "INSERT INTO revision (patientID, serverClock, entityKind, entityUUID, entityRowID) VALUES (?, ?, ?, ?, ?)"),
+            in: db)
+        insert.bind(1, patientID)
+        insert.bind(2, clock)
+        insert.bind(3, kind.rawValue)
+        insert.bind(4, uuid)
+        insert.bind(5, rowID)
+        try insert.execute()
     }
 
     /// Forgets what this transaction learnt of care plan `id` (a new version may name another patient).
