@@ -5,17 +5,23 @@
 # socket errors + non-2xx answers):
 #   1. pulls of a device that is up to date (the steady state of OCKStore.synchronize), no writer,
 #   2. day views (GET /carekit/v1/events?date=...), no writer,
-#   3. the pulls of 1 while `caregate sync` imports the Synthea corpus (a folder as the provider) into
-#      the same store,
-#   4. the day views of 2 while that import goes on.
-# Run 1 is the baseline of 3, run 2 of 4. The table says how long the sync wrote during each run (a run
-# it did not overlap whole measured less than what it says). It is a benchmark, run on demand, never a test.
+#   3. while `caregate sync` imports the Synthea corpus (a folder as the provider) into the same store,
+#      the pulls of 1 offered at a set rate (PACED_RATE, 2,600/s: each connection pauses
+#      CONNECTIONS/PACED_RATE s between its answer and its next request), so that the latency is that
+#      of a server carrying that load, not of a queue 64 connections deep,
+#   4. the pulls of 1 as fast as they are answered, while that import goes on,
+#   5. the day views of 2 while it goes on.
+# Runs 1 and 2 are the baselines of 4 and 5. Runs 1, 2, 4 and 5 keep every connection busy: their
+# latency is mostly the wait behind the other 63 requests (Little's law: 64 / rate), their rate the
+# most the server answers. The table says how long the sync wrote during each run (a run it did not
+# overlap whole measured less than what it says). It is a benchmark, run on demand, never a test.
 #
 #   bash Scripts/bench-app-api.sh                      # PATIENTS=1000 SECONDS_EACH=20 CONNECTIONS=64
 #   BIN=/tmp/old/caregate bash Scripts/bench-app-api.sh   # another build (e.g. before a change), unbuilt
 #   WITH_SYNC=0 bash Scripts/bench-app-api.sh          # runs 1 and 2 only
 #   SYNC_NICE=10 bash Scripts/bench-app-api.sh         # the sync as a batch job: `nice -n 10 caregate sync`
 #   SYNC_BACKGROUND=1 bash Scripts/bench-app-api.sh    # `caregate sync --background` (Linux's idle policy)
+#   PACED_RATE=3000 bash Scripts/bench-app-api.sh      # run 3 offered at 3,000 pulls/s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 patients=${PATIENTS:-1000}
@@ -24,6 +30,7 @@ connections=${CONNECTIONS:-64}
 with_sync=${WITH_SYNC:-1}
 sync_nice=${SYNC_NICE:-0}
 sync_background=${SYNC_BACKGROUND:-0}
+paced_rate=${PACED_RATE:-2600}
 corpus=${CAREGATE_CORPUS:-../shared/corpus}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
@@ -91,6 +98,9 @@ cat > "$work/load.lua" <<'LUA'
 local tokens = {}
 local path = os.getenv("LOAD_PATH")
 local counter = 0
+-- A paced run: each connection waits PAUSE_MS between an answer and its next request.
+local pause = tonumber(os.getenv("PAUSE_MS") or "0")
+if pause > 0 then function delay() return pause end end
 function setup(thread) thread:set("id", math.random(1, 1000)) end
 function init(args)
   for line in io.lines(os.getenv("TOKENS")) do tokens[#tokens + 1] = line end
@@ -112,13 +122,13 @@ LUA
 
 table="$work/table"
 printf '%-52s %9s %9s %9s %8s %13s %9s %12s\n' "run" "req/s" "p50 ms" "p99 ms" "failed" "(sock/non2xx)" "sync" "server CPU" > "$table"
-run() {  # run LABEL PATH
+run() {  # run LABEL PATH [PAUSE_MS]
     echo "== $1 ($connections connections, ${seconds}s)"
     local started ended writing="-"
     started=$(date +%s)
     local cpu_before cpu_after
     cpu_before=$(cpu_ticks "$server")
-    TOKENS="$tokens" LOAD_PATH="$2" RESULT="$work/result" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 10s \
+    TOKENS="$tokens" LOAD_PATH="$2" PAUSE_MS="${3:-0}" RESULT="$work/result" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 10s \
         -s "$work/load.lua" "http://127.0.0.1:$port" >/dev/null
     ended=$(date +%s)
     cpu_after=$(cpu_ticks "$server")
@@ -153,6 +163,7 @@ if [ "$with_sync" = 1 ]; then
     label="caregate sync"
     [ "$sync_nice" = 0 ] || label="nice -n $sync_nice caregate sync"
     [ "$sync_background" = 1 ] && label="$label --background"
+    run "pulls at most $paced_rate/s offered, during $label" "$pull" $(( connections * 1000 / paced_rate ))
     run "pulls, up to date, during $label" "$pull"
     run "day views, during $label" "$day"
     wait "$writer" || true
