@@ -42,14 +42,14 @@ final class FHIRPathEvaluator {
 
     // MARK: Tree walk
 
-    /// The first value `node` evaluates to (see ``FHIRPathExpression/evaluateFirst(context:resource:rootResource:environment:)``):
-    /// a union's left operand first, its right one only when the left is empty.
-    func first(_ node: FHIRPathNode, _ focus: [FHIRPathValue], _ scope: FHIRPathScope) throws -> FHIRPathValue? {
+    /// The values of the first operand of union `node` that has any, or all of `node`'s when it is no
+    /// union (see ``FHIRPathExpression/evaluateLeadingOperand(context:resource:rootResource:environment:)``).
+    func leadingOperand(_ node: FHIRPathNode, _ focus: [FHIRPathValue], _ scope: FHIRPathScope) throws -> [FHIRPathValue] {
         if case .binary(.union, let left, let right) = node.kind {
-            if let value = try first(left, focus, scope) { return value }
-            return try first(right, focus, scope)
+            let values = try leadingOperand(left, focus, scope)
+            return values.isEmpty ? try leadingOperand(right, focus, scope) : values
         }
-        return try evaluate(node, focus, scope).first
+        return try evaluate(node, focus, scope)
     }
 
     func evaluate(_ node: FHIRPathNode, _ focus: [FHIRPathValue], _ scope: FHIRPathScope) throws -> [FHIRPathValue] {

@@ -45,22 +45,22 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The first value of ``evaluate(context:resource:rootResource:environment:)``, or nil when it is
-    /// empty: for callers that use one value (a date, a key).
+    /// For a union (`a | b | c`), the values of the first operand that has any; for any other
+    /// expression, all its values. Their first is the first of ``evaluate(context:resource:rootResource:environment:)``:
+    /// a union keeps its left operand's values first (`distinct` keeps first occurrences).
     ///
-    /// A union keeps its left operand's values first (`distinct` keeps first occurrences), so the first
-    /// value of `a | b` is `a`'s first when `a` has one, and `b` is not evaluated: a mapping's
-    /// `effective.ofType(dateTime) | effective.ofType(Period).start | issued` evaluates one branch for
-    /// most Observations, not all of them. What the unevaluated branches would have raised is not
-    /// raised. When selections are observed (coverage) or traced, every branch is evaluated, so that
-    /// those see what ``evaluate(context:resource:rootResource:environment:)`` shows them.
-    public func evaluateFirst(context: [FHIRPathValue], resource: Element?, rootResource: Element?,
-                              environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> FHIRPathValue? {
+    /// For callers that use one value (a date, a key): a mapping's
+    /// `effective.ofType(dateTime) | effective.ofType(Period).start | issued` evaluates one operand for
+    /// most Observations, not all of them. The later operands are not evaluated, so what only they would
+    /// raise is not raised. When selections are observed (coverage) or traced, every operand is
+    /// evaluated and all values returned, so that those see what `evaluate` shows them.
+    public func evaluateLeadingOperand(context: [FHIRPathValue], resource: Element?, rootResource: Element?,
+                                       environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
         guard environment.observeSelection == nil, environment.trace == nil else {
-            return try evaluate(context: context, resource: resource, rootResource: rootResource, environment: environment).first
+            return try evaluate(context: context, resource: resource, rootResource: rootResource, environment: environment)
         }
         return try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
-            try evaluator.first(root, context, FHIRPathScope(this: context))
+            try evaluator.leadingOperand(root, context, FHIRPathScope(this: context))
         }
     }
 

@@ -216,16 +216,17 @@ extension MappingRun {
         }
     }
 
-    /// The text of the first value `expression` gives (see ``FHIRPathExpression/evaluateFirst(context:resource:rootResource:environment:)``),
-    /// as ``strings(_:on:)`` writes it; nil when it gives none.
+    /// The text of the first value `expression` gives, as ``strings(_:on:)`` writes it; nil when it gives
+    /// none. Every value of the union operand it comes from must be text, as ``strings(_:on:)`` requires of
+    /// all; later operands are not evaluated (``FHIRPathExpression/evaluateLeadingOperand(context:resource:rootResource:environment:)``).
     func firstString(_ expression: MappingExpression, on item: FHIRPathElementNode) throws(MappingFailure) -> String? {
-        let first: FHIRPathValue?
+        let values: [FHIRPathValue]
         do {
-            first = try expression.compiled.evaluateFirst(context: [.element(item)], resource: resource, rootResource: resource, environment: environment)
+            values = try expression.compiled.evaluateLeadingOperand(context: [.element(item)], resource: resource, rootResource: resource, environment: environment)
         } catch {
             throw MappingFailure(at: item.path ?? key.type, "mapping \(expression.location): `\(expression.text)`: \(error.message)")
         }
-        return try first.map { value throws(MappingFailure) in try text(of: value, from: expression) }
+        return try values.map { value throws(MappingFailure) in try text(of: value, from: expression) }.first
     }
 
     func evaluate(_ expression: MappingExpression, on item: FHIRPathElementNode, resource: Element? = nil) throws(MappingFailure) -> [FHIRPathValue] {
