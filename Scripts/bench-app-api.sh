@@ -6,9 +6,10 @@
 #   1. pulls of a device that is up to date (the steady state of OCKStore.synchronize), no writer,
 #   2. day views (GET /carekit/v1/events?date=...), no writer,
 #   3. while `caregate sync` imports the Synthea corpus (a folder as the provider) into the same store,
-#      the pulls of 1 offered at a set rate (PACED_RATE, 2,600/s: each connection pauses
-#      CONNECTIONS/PACED_RATE s between its answer and its next request), so that the latency is that
-#      of a server carrying that load, not of a queue 64 connections deep,
+#      the pulls of 1 offered at up to PACED_RATE a second (2,800: each connection pauses
+#      CONNECTIONS/PACED_RATE s, in whole ms, between an answer and its next request, so the rate is
+#      CONNECTIONS / (pause + latency)), so that the latency is that of a server carrying that load,
+#      not of a queue 64 connections deep,
 #   4. the pulls of 1 as fast as they are answered, while that import goes on,
 #   5. the day views of 2 while it goes on.
 # Runs 1 and 2 are the baselines of 4 and 5. Runs 1, 2, 4 and 5 keep every connection busy: their
@@ -30,7 +31,9 @@ connections=${CONNECTIONS:-64}
 with_sync=${WITH_SYNC:-1}
 sync_nice=${SYNC_NICE:-0}
 sync_background=${SYNC_BACKGROUND:-0}
-paced_rate=${PACED_RATE:-2600}
+paced_rate=${PACED_RATE:-2800}
+pause_ms=$(( paced_rate > 0 ? connections * 1000 / paced_rate : 0 ))
+[ "$pause_ms" -ge 1 ] || { echo "PACED_RATE must be between 1 and $(( connections * 1000 )) a second" >&2; exit 2; }
 corpus=${CAREGATE_CORPUS:-../shared/corpus}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
@@ -163,7 +166,7 @@ if [ "$with_sync" = 1 ]; then
     label="caregate sync"
     [ "$sync_nice" = 0 ] || label="nice -n $sync_nice caregate sync"
     [ "$sync_background" = 1 ] && label="$label --background"
-    run "pulls at most $paced_rate/s offered, during $label" "$pull" $(( connections * 1000 / paced_rate ))
+    run "pulls at most $(( connections * 1000 / pause_ms ))/s offered, during $label" "$pull" "$pause_ms"
     run "pulls, up to date, during $label" "$pull"
     run "day views, during $label" "$day"
     wait "$writer" || true
