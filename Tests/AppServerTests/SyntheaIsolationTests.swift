@@ -36,7 +36,9 @@ final class SyntheaIsolationTests: XCTestCase {
                     linkage[plan.uuid] = plan.patientUUID.flatMap { linkage[$0] } ?? plan.patientID
                     planOwner[plan.id] = linkage[plan.uuid]
                 case .contact(let contact):
+                    // A contact of no care plan: the one patient its linkage names (a RelatedPerson's), if any.
                     linkage[contact.uuid] = contact.carePlanUUID.flatMap { linkage[$0] } ?? contact.carePlanID.flatMap { planOwner[$0] }
+                        ?? contact.metadata.linkage.patientID
                 case .task(let task):
                     // A task of no care plan (a medication order, an Observation log): the patient its FHIR
                     // linkage names.

@@ -94,9 +94,13 @@ struct PatientData {
         try carePlans().flatMap { try store.tasks(carePlanID: $0.id, .current) } + store.currentTasksOfNoCarePlan(patientID: patientID)
     }
 
+    /// The contacts of the patient's care plans, then those of no care plan their linkage names (a
+    /// RelatedPerson's), as the revision log files them.
     func contacts() throws -> [Contact] {
         let plans = Set(try carePlans().map(\.id))
-        return try store.contacts(.current).filter { $0.carePlanID.map(plans.contains) ?? false }
+        return try store.contacts(.current).filter { contact in
+            contact.carePlanID.map(plans.contains) ?? (contact.metadata.linkage.patientID == patientID)
+        }
     }
 
     /// The versions an app links to: the patient's current version and their current care plans' (read

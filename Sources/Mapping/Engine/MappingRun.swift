@@ -139,6 +139,11 @@ struct MappingRun {
         if plans.count > 1 {
             notes.append(MappingNote(.info, at: key.type, "on \(plans.count) care plans; CareKit links a contact to one: kept on \(plans[0])"))
         }
+        // The one patient the contact is someone of (a RelatedPerson's): a contact of no care plan
+        // reaches that patient's devices through it.
+        if let field = entity.field("patient"), let patient = try references(field, item: item, expecting: "Patient").first {
+            contact.metadata.linkage.patientID = patient
+        }
         try applyCommon(entity, item: item, to: &contact.metadata)
         return try hashed(contact)
     }

@@ -266,6 +266,7 @@ entities:
         on: "careTeam.resolve().ofType(CareTeam).participant.member"
         from: "%resource"
       userInfo.patient: patient.reference
+      patient: patient                  # whose: a contact of no care plan reaches that patient's devices
 """#),
         (name: "insights.yaml", text: #"""
 # yaml-language-server: $schema=mapping.schema.json

@@ -53,7 +53,7 @@ public enum TargetField {
             return [
                 "name": .personName, "address": .address, "telecom": .telecom, "organization": .string,
                 "title": .string, "role": .string, "category": .code, "carePlan": .reference,
-                "carePlans": .references,
+                "carePlans": .references, "patient": .reference,
             ]
         case .outcome:
             return [

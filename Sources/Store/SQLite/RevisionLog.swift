@@ -11,10 +11,10 @@ import GRDB
 /// which together are the knowledge vector of the revision record the transaction makes for that patient.
 ///
 /// A version is filed under the patient it belongs to: a patient under itself, a care plan under its
-/// patient, a task or contact under its care plan's patient, a task of no care plan (a medication order,
-/// an Observation log) under the patient of its FHIR linkage (``FHIRLinkage/patientID``), an outcome under
-/// its task's. A version that belongs to no patient (a contact of no care plan: a practitioner several
-/// patients may share) is in no patient's log.
+/// patient, a task or contact under its care plan's patient, a task or contact of no care plan (a
+/// medication order, an Observation log, a RelatedPerson) under the patient of its FHIR linkage
+/// (``FHIRLinkage/patientID``), an outcome under its task's. A version that belongs to no patient (a
+/// contact of no care plan and no patient: a practitioner several patients may share) is in no patient's log.
 struct RevisionLog {
     private let db: Database
     /// The clock of this transaction, once it has written a version.

@@ -141,7 +141,7 @@ extension BatchWriter {
         case .patient(let patient): return .patient(patient.id)
         case .carePlan(let plan): return .carePlan(patientID: plan.patientID)
         case .task(let task): return .inCarePlan(task.carePlanID, linkedPatient: task.metadata.linkage.patientID)
-        case .contact(let contact): return .inCarePlan(contact.carePlanID, linkedPatient: nil)
+        case .contact(let contact): return .inCarePlan(contact.carePlanID, linkedPatient: contact.metadata.linkage.patientID)
         case .outcome(let outcome): return .taskVersion(outcome.taskUUID)
         }
     }
@@ -153,13 +153,11 @@ extension BatchWriter {
         case .patient: return .patient(id)
         case .carePlan:
             return .carePlan(patientID: try String.fetchOne(db, sql: "SELECT patientID FROM carePlan WHERE rowID = ?", arguments: [rowID]))
-        case .task:
+        case .task, .contact:
             let row = try Row.fetchOne(
-                db, sql: "SELECT carePlanID, json_extract(payload, ?) AS linkedPatient FROM task WHERE rowID = ?",
+                db, sql: "SELECT carePlanID, json_extract(payload, ?) AS linkedPatient FROM \(table) WHERE rowID = ?",
                 arguments: [FHIRLinkage.patientJSONPath, rowID])
             return .inCarePlan(row?["carePlanID"], linkedPatient: row?["linkedPatient"])
-        case .contact:
-            return .inCarePlan(try String.fetchOne(db, sql: "SELECT carePlanID FROM \(table) WHERE rowID = ?", arguments: [rowID]), linkedPatient: nil)
         case .outcome:
             let taskUUID = try UUID.fetchOne(db, sql: "SELECT taskUUID FROM outcome WHERE rowID = ?", arguments: [rowID])
             return taskUUID.map { .taskVersion($0) } ?? .carePlan(patientID: nil)
