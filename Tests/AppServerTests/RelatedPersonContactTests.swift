@@ -32,6 +32,13 @@ final class RelatedPersonContactTests: XCTestCase {
         XCTAssertNil(contact.carePlanID)
         XCTAssertEqual(contact.metadata.linkage.patientID, "Patient/pat-a")
 
+        // The CareKit dump files it as the pull does: in pat-a's object, not with what belongs to no patient.
+        let dump = try CLIRunner.run(["store", "dump", "--store", path, "--format", "carekit-json"])
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        let objects = dump.stdout.split(separator: "\n").map { line in (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:] }
+        let holder = objects.first { (($0["contacts"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == contact.id } }
+        XCTAssertEqual(((holder?["patients"] as? [[String: Any]])?.first?["id"]) as? String, "Patient/pat-a")
+
         let key = ServerKey(privateKey: P256.Signing.PrivateKey())
         let server = AppServer(store: store, key: key)
         try await Application(router: server.router()).test(.router) { client in

@@ -10,7 +10,8 @@ import Foundation
 ///   and contacts, and the outcomes of those tasks. It decodes into one CareKit store;
 /// - without: JSON Lines, one such object per patient on one line each, in the order the patients were
 ///   stored; the entities that belong to no patient (a care plan without a patient, a task or contact
-///   without a care plan, and their outcomes) follow on a last line whose `patients` array is empty.
+///   without a care plan whose linkage names no patient, and their outcomes) follow on a last line whose
+///   `patients` array is empty.
 ///
 /// A task without a care plan (a log task, for Observations no plan asked for) belongs to the patient
 /// ``taskPatient`` names: the store links tasks to patients only through care plans, and which user info
@@ -226,7 +227,8 @@ private struct PatientGroups {
                 let group: Int
                 switch entity {
                 case .contact(let contact):
-                    group = contact.carePlanID.flatMap { groupOfPlan[$0] } ?? orphans
+                    // Of no care plan: the one patient its linkage names (a RelatedPerson's), as pulls file it.
+                    group = contact.carePlanID.flatMap { groupOfPlan[$0] } ?? contact.metadata.linkage.patientID.flatMap { groupOfPatient[$0] } ?? orphans
                 case .task(let task) where task.carePlanID == nil:
                     group = dumper.taskPatient(task).flatMap { groupOfPatient[$0] } ?? orphans
                 case .task(let task):
