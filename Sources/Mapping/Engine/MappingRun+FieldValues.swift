@@ -220,19 +220,19 @@ extension MappingRun {
     /// none. Every value of the union operand it comes from must be text, as ``strings(_:on:)`` requires of
     /// all; later operands are not evaluated (``FHIRPathExpression/evaluateLeadingOperand(context:resource:rootResource:environment:)``).
     func firstString(_ expression: MappingExpression, on item: FHIRPathElementNode) throws(MappingFailure) -> String? {
-        let values: [FHIRPathValue]
-        do {
-            values = try expression.compiled.evaluateLeadingOperand(context: [.element(item)], resource: resource, rootResource: resource, environment: environment)
-        } catch {
-            throw MappingFailure(at: item.path ?? key.type, "mapping \(expression.location): `\(expression.text)`: \(error.message)")
-        }
-        return try values.map { value throws(MappingFailure) in try text(of: value, from: expression) }.first
+        try evaluate(expression, on: item, leadingOperandOnly: true).map { value throws(MappingFailure) in try text(of: value, from: expression) }.first
     }
 
-    func evaluate(_ expression: MappingExpression, on item: FHIRPathElementNode, resource: Element? = nil) throws(MappingFailure) -> [FHIRPathValue] {
+    /// `expression`'s values on `item`; with `leadingOperandOnly`, those of a union's first operand that
+    /// has any (``FHIRPathExpression/evaluateLeadingOperand(context:resource:rootResource:environment:)``).
+    func evaluate(
+        _ expression: MappingExpression, on item: FHIRPathElementNode, resource: Element? = nil, leadingOperandOnly: Bool = false
+    ) throws(MappingFailure) -> [FHIRPathValue] {
         do {
             let owner = resource ?? self.resource
-            return try expression.compiled.evaluate(context: [.element(item)], resource: owner, rootResource: owner, environment: environment)
+            return leadingOperandOnly
+                ? try expression.compiled.evaluateLeadingOperand(context: [.element(item)], resource: owner, rootResource: owner, environment: environment)
+                : try expression.compiled.evaluate(context: [.element(item)], resource: owner, rootResource: owner, environment: environment)
         } catch {
             throw MappingFailure(at: item.path ?? key.type, "mapping \(expression.location): `\(expression.text)`: \(error.message)")
         }

@@ -79,7 +79,7 @@ final class OutcomePlanner {
     private var taskVersions: [String: PlannedTask] = [:]
     /// The earliest day of each patient's outcome-making resources in this import (the index pass's
     /// ``InputIndexing/Indexed/firstOutcomeDays``): where the log tasks it makes start (`logStart`).
-    var firstOutcomeDays: [String: Int] = [:] { didSet { logStart = LogTaskStart(options: options.mapping, firstDays: firstOutcomeDays) } }
+    var firstOutcomeDays: [String: Int] { get { logStart.firstDays } set { logStart = LogTaskStart(options: options.mapping, firstDays: newValue) } }
     private var logStart: LogTaskStart
     /// The version of a log that owns a value's day.
     private lazy var logVersions = LogVersionPlacement(reads: reads, options: options.mapping)

@@ -164,19 +164,21 @@ extension SQLiteStore {
             SELECT (SELECT min(sourceSystem) FROM sourceResource WHERE sourceSystem > name) FROM keptSystem WHERE name IS NOT NULL)
         """
 
-    /// Every kept content of a resource, oldest first: `resourceType` and `resourceID` are its arguments.
-    static let sourceResourcesSQL = keptSourceSystems + """
-         SELECT * FROM sourceResource
-        WHERE sourceSystem IN (SELECT name FROM keptSystem WHERE name IS NOT NULL) AND resourceType = ? AND resourceID = ?
-        ORDER BY rowID
-        """
+    /// `columns` of the kept contents of one resource (`resourceType` and `resourceID` are the arguments),
+    /// ordered by `order`, through ``keptSourceSystems``.
+    private static func keptContents(_ columns: String, order: String) -> String {
+        keptSourceSystems + """
+             SELECT \(columns) FROM sourceResource
+            WHERE sourceSystem IN (SELECT name FROM keptSystem WHERE name IS NOT NULL) AND resourceType = ? AND resourceID = ?
+            ORDER BY \(order)
+            """
+    }
+
+    /// Every kept content of a resource, oldest first.
+    static let sourceResourcesSQL = keptContents("*", order: "rowID")
 
     /// The activities with a detail recorded with the last kept content of a resource.
-    static let activitiesWithDetailSQL = keptSourceSystems + """
-         SELECT activitiesWithDetail FROM sourceResource
-        WHERE sourceSystem IN (SELECT name FROM keptSystem WHERE name IS NOT NULL) AND resourceType = ? AND resourceID = ?
-        ORDER BY rowID DESC LIMIT 1
-        """
+    static let activitiesWithDetailSQL = keptContents("activitiesWithDetail", order: "rowID DESC LIMIT 1")
 
     /// Every kept content of FHIR resource `resourceType/resourceID`, oldest first.
     public func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource] {
