@@ -126,7 +126,7 @@ let package = Package(
             ]
         ),
         // Test-only helpers shared by the test targets (corpus location, CLI runner).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Store", "CareModel"], path: "Tests/TestSupport"),
         // A CareKit device's store and its `synchronize()`, step by step, for the app sync tests in memory
         // (AppServerTests) and against `caregate serve` and a FHIR server (SyncTests).
         .target(name: "DeviceSimulation", dependencies: ["CareModel"], path: "Tests/DeviceSimulation"),
@@ -148,7 +148,7 @@ let package = Package(
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "AppServerTests", dependencies: [
-            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation",
+            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation", "Pipeline", "FHIRCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),

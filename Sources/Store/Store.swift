@@ -13,6 +13,7 @@ import Foundation
 /// ### Writing
 ///
 /// - ``withWriterLease(_:_:)``
+/// - ``withAppendLease(_:_:)``, ``appendsAreWaiting()``, ``yieldToAppends()``
 /// - ``apply(_:)``
 /// - ``StoreBatch``
 ///
@@ -44,6 +45,22 @@ public protocol Store: AnyObject, Sendable {
     ///
     /// Docs/concurrency.md states the guarantee; a PostgreSQL store gives it with an advisory lock.
     func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T
+
+    /// Runs `body`, a job that only appends outcome versions to tasks that exist (an app's push), as a
+    /// writer: after the job holding the writer lease ends, or earlier, at one of its safe points
+    /// (``yieldToAppends()``), and before any other write job starts. Whatever runs at once still ends
+    /// as some serial order of the jobs: the append as if it came before the rest of the job it
+    /// interrupted. Waits at most the busy timeout, as ``withWriterLease(_:_:)`` does.
+    func withAppendLease<T>(_ job: String, _ body: () throws -> T) throws -> T
+
+    /// Whether an append waits (``withAppendLease(_:_:)``): cheap, for a job holding the lease to ask at
+    /// each of its safe points.
+    func appendsAreWaiting() -> Bool
+
+    /// Called by the job holding the writer lease at a safe point (nothing planned from an earlier read is
+    /// still to be written): runs the waiting appends, then goes on as the lease's holder. Throws
+    /// ``StoreError/writerBusy(path:holder:waitedSeconds:)`` when an append outlasts the busy timeout.
+    func yieldToAppends() throws
 
     /// Applies every change of `batch` in one transaction; on any error nothing of it is kept.
     @discardableResult
@@ -112,4 +129,15 @@ public protocol Store: AnyObject, Sendable {
     func forEachVersion(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws
     /// The backend's own consistency check; an empty array means the store is sound.
     func integrityCheck() throws -> [String]
+}
+
+extension Store {
+    /// A store without an append gate serializes an append as any write job.
+    public func withAppendLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
+        try withWriterLease(job, body)
+    }
+
+    public func appendsAreWaiting() -> Bool { false }
+
+    public func yieldToAppends() throws {}
 }

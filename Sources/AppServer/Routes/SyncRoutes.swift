@@ -44,7 +44,7 @@ struct SyncRoutes {
             let push = try PushBody.decode(Data(buffer: buffer))
             let store = self.store
             let (body, note) = try await StoreWork.write {
-                try store.withWriterLease("caregate serve push") { try SyncRoutes(store: store).push(patientID: patientID, push) }
+                try store.withAppendLease("caregate serve push") { try SyncRoutes(store: store).push(patientID: patientID, push) }
             }
             context.auditNote.set(note)
             return JSONResponse.make(body)

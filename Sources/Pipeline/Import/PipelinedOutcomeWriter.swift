@@ -36,6 +36,16 @@ final class PipelinedOutcomeWriter {
     /// starts writing it once the batch in flight is written.
     func submitOutcomes(_ pending: [MappedInput], catalog: ImportTaskCatalog, deletions: inout [(key: ResourceKey, origin: ImportOrigin)]) {
         guard !pending.isEmpty else { return }
+        // A safe point: with the batch in flight written, nothing planned from an earlier read is still to
+        // be written, so an app's waiting push may run here, and this batch is planned from what the store
+        // then holds (after: nil).
+        if store.appendsAreWaiting() {
+            settleOutcomes()
+            do { try store.yieldToAppends() } catch {
+                storeFailure = storeFailure ?? error
+                return
+            }
+        }
         // Removing values reads the links of earlier outcomes, which the batch in flight may be writing.
         let removes = pending.contains { if case .delete = $0.mapped.result { true } else { false } }
             || deletions.contains { engine.makesOutcomes($0.key.type) }

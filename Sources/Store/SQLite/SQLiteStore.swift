@@ -293,6 +293,20 @@ public final class SQLiteStore: Sendable {
         return try lease.hold(as: job, timeout: busyTimeout, storePath: path, body)
     }
 
+    public func withAppendLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
+        guard let lease else { return try body() }
+        return try lease.holdForAppend(as: job, timeout: busyTimeout, storePath: path, body)
+    }
+
+    public func appendsAreWaiting() -> Bool {
+        lease?.appendsAreWaiting() ?? false
+    }
+
+    public func yieldToAppends() throws {
+        guard let lease else { return }
+        try lease.yieldToAppends(timeout: busyTimeout, storePath: path)
+    }
+
     /// Runs `body` in one write transaction: every change it makes is committed together, or none is.
     func writeTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         do {

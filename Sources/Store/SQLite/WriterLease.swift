@@ -23,66 +23,105 @@ final class WriterLease: @unchecked Sendable {
     /// Guarded by `threads`.
     private var depth = 0
     private var descriptor: Int32 = -1
+    private let gate: AppendGate
 
     init(storePath: String) {
         lockPath = storePath == ":memory:" ? nil : storePath + "-lock"
+        gate = AppendGate(storePath: storePath)
     }
 
     /// Runs `body` holding the lease, waiting at most `timeout` seconds for another holder to finish.
+    /// The lease's holder holds the append gate too (``AppendGate``), but for where it lets appends in.
     func hold<T>(as holder: String, timeout: TimeInterval, storePath: String, _ body: () throws -> T) throws -> T {
         let deadline = Date().addingTimeInterval(max(0, timeout))
         guard threads.lock(before: deadline) else {
             throw StoreError.writerBusy(path: storePath, holder: "another job of this process", waitedSeconds: timeout)
         }
         defer { threads.unlock() }
-        if depth == 0, let lockPath {
-            descriptor = try Self.acquire(lockPath, deadline: deadline, timeout: timeout, storePath: storePath)
-            Self.describe(holder, in: descriptor)
+        if depth == 0 {
+            if let lockPath {
+                descriptor = try FileLock.acquire(lockPath, storePath: storePath, deadline: deadline, longestPause: 0.1) { descriptor in
+                    StoreError.writerBusy(path: storePath, holder: Self.waitedHolder(descriptor) ?? "another process", waitedSeconds: timeout)
+                }
+                Self.describe(holder, in: descriptor)
+            }
+            do {
+                try gate.take(deadline: deadline, storePath: storePath) {
+                    StoreError.writerBusy(path: storePath, holder: "an app's push", waitedSeconds: timeout)
+                }
+            } catch {
+                closeLease()
+                throw error
+            }
         }
         depth += 1
         defer {
             depth -= 1
-            if depth == 0, descriptor >= 0 {
-                // Closing the descriptor releases the flock.
-                close(descriptor)
-                descriptor = -1
+            if depth == 0 {
+                gate.release()
+                closeLease()
             }
         }
         return try body()
     }
 
-    /// Opens the lock file and takes its exclusive lock, polling (with sleeps, not a busy loop) until
-    /// `deadline`.
-    private static func acquire(_ lockPath: String, deadline: Date, timeout: TimeInterval, storePath: String) throws -> Int32 {
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let failure = errno
-            if failure == EACCES || failure == EROFS || failure == EPERM {
-                throw StoreError.cannotWrite(path: storePath, reason: "its folder or its lock file \(lockPath) is read-only (commands that only read it, such as caregate store stats, work)")
-            }
-            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(lockPath): \(String(cString: strerror(failure)))")
+    /// Runs `body`, a job that only appends outcome versions to existing tasks (an app's push), holding
+    /// the append gate: after the write job holding the lease (if any) ends or lets appends in at a safe
+    /// point, and before any other write job starts. A thread holding the lease runs `body` at once.
+    func holdForAppend<T>(as holder: String, timeout: TimeInterval, storePath: String, _ body: () throws -> T) throws -> T {
+        if threads.try() {
+            defer { threads.unlock() }
+            if depth > 0 { return try body() }
         }
-        var pause: TimeInterval = 0.005
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let failure = errno
-            guard failure == EWOULDBLOCK || failure == EINTR else {
-                close(descriptor)
-                throw StoreError.cannotWrite(path: storePath, reason: "cannot lock \(lockPath): \(String(cString: strerror(failure)))")
-            }
-            guard Date() < deadline else {
-                var holder = holderDescription(descriptor)
-                if holder == nil {
-                    // The holder has just taken the lease and not yet said who it is.
-                    Thread.sleep(forTimeInterval: 0.05)
-                    holder = holderDescription(descriptor)
-                }
-                close(descriptor)
-                throw StoreError.writerBusy(path: storePath, holder: holder ?? "another process", waitedSeconds: timeout)
-            }
-            Thread.sleep(forTimeInterval: min(pause, max(0, deadline.timeIntervalSinceNow)))
-            pause = min(pause * 2, 0.1)
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        try gate.takeForAppend(deadline: deadline, storePath: storePath) {
+            StoreError.writerBusy(path: storePath, holder: leaseHolder() ?? "another job", waitedSeconds: timeout)
         }
-        return descriptor
+        defer { gate.release() }
+        return try body()
+    }
+
+    /// Whether an append waits for the gate (cheap: for a job to ask at each of its safe points).
+    func appendsAreWaiting() -> Bool {
+        gate.appendsAreWaiting()
+    }
+
+    /// Called by the lease's holder at a safe point: lets the waiting appends run, then takes the gate
+    /// back (waiting at most `timeout` for the one running). Only the outermost job of the lease lets
+    /// appends in: a nested job cannot know its caller's plans.
+    @discardableResult
+    func yieldToAppends(timeout: TimeInterval, storePath: String) throws -> Bool {
+        threads.lock()
+        defer { threads.unlock() }
+        guard depth == 1 else { return false }
+        return try gate.letAppendsIn(until: { Date().addingTimeInterval(max(0, timeout)) }, storePath: storePath) {
+            StoreError.writerBusy(path: storePath, holder: "an app's push", waitedSeconds: timeout)
+        }
+    }
+
+    private func closeLease() {
+        if descriptor >= 0 {
+            // Closing the descriptor releases the flock.
+            close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    /// What the lease's holder wrote into the lock file, for an append that waited too long.
+    private func leaseHolder() -> String? {
+        guard let lockPath else { return nil }
+        let descriptor = open(lockPath, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return Self.holderDescription(descriptor)
+    }
+
+    /// The holder's description for a waiter that gives up, read again once when it is not written yet.
+    private static func waitedHolder(_ descriptor: Int32) -> String? {
+        if let holder = holderDescription(descriptor) { return holder }
+        // The holder has just taken the lease and not yet said who it is.
+        Thread.sleep(forTimeInterval: 0.05)
+        return holderDescription(descriptor)
     }
 
     /// Writes `holder`, this process's id and the time into the lock file (no patient data: a job name).
@@ -101,5 +140,39 @@ final class WriterLease: @unchecked Sendable {
         guard count > 0 else { return nil }
         let text = String(decoding: bytes[..<count], as: UTF8.self).filter { !$0.isNewline }
         return text.isEmpty ? nil : text
+    }
+}
+
+/// An exclusive `flock` on a file beside the store, taken by polling with growing sleeps (not a busy loop).
+enum FileLock {
+    /// Opens `path` and takes its exclusive lock by `deadline`; the descriptor holds it until closed.
+    /// `busy` makes the error of a wait that ran out (given the descriptor, to read who holds it).
+    static func acquire(
+        _ path: String, storePath: String, deadline: Date, longestPause: TimeInterval, busy: (Int32) -> StoreError
+    ) throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let failure = errno
+            if failure == EACCES || failure == EROFS || failure == EPERM {
+                throw StoreError.cannotWrite(path: storePath, reason: "its folder or its lock file \(path) is read-only (commands that only read it, such as caregate store stats, work)")
+            }
+            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(path): \(String(cString: strerror(failure)))")
+        }
+        var pause = min(0.005, longestPause)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let failure = errno
+            guard failure == EWOULDBLOCK || failure == EINTR else {
+                close(descriptor)
+                throw StoreError.cannotWrite(path: storePath, reason: "cannot lock \(path): \(String(cString: strerror(failure)))")
+            }
+            guard Date() < deadline else {
+                let error = busy(descriptor)
+                close(descriptor)
+                throw error
+            }
+            Thread.sleep(forTimeInterval: min(pause, max(0, deadline.timeIntervalSinceNow)))
+            pause = min(pause * 2, longestPause)
+        }
+        return descriptor
     }
 }

@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The second lock of a store's writer lease: what lets an app's push in while an import holds the lease.
+///
+/// An import holds the writer lease for all of its run (a sync's import for seconds to minutes). A push
+/// from a patient's app only appends outcome versions to tasks that exist, and an import plans no outcome
+/// from what it read before its last safe point (``Store/yieldToAppends()``). So
+/// a write job holds the gate with the lease, and an import opens it at its safe points while an append
+/// waits: the append runs whole between two of the import's transactions, as if it had run before the
+/// import's rest, and the import goes on from what the store then holds.
+///
+/// Across processes the gate is an exclusive `flock` on `<store>-lock-appends`; an append says it waits
+/// by a shared `flock` on `<store>-lock-appends-waiting` while it waits, which the holder probes without
+/// blocking. Within a process a condition does both. The kernel drops every `flock` with its holder.
+final class AppendGate: @unchecked Sendable {
+    /// The most time one opening of the gate lets appends in, one after another, before the holder takes
+    /// it back: a stream of pushes delays an import by at most this at each of its safe points.
+    static let longestOpening: TimeInterval = 2
+
+    private let gatePath: String?
+    private let queuePath: String?
+    private let condition = NSCondition()
+    /// Guarded by `condition`: whether a thread of this process holds the gate, and how many wait to append.
+    private var held = false
+    private var waiting = 0
+    /// The holder's `flock` on `gatePath`, while it holds the gate (only the holder touches it).
+    private var gateDescriptor: Int32 = -1
+
+    init(storePath: String) {
+        gatePath = storePath == ":memory:" ? nil : storePath + "-lock-appends"
+        queuePath = storePath == ":memory:" ? nil : storePath + "-lock-appends-waiting"
+    }
+
+    /// Takes the gate, waiting until `deadline`; `busy` makes the error that says who kept it.
+    func take(deadline: Date, storePath: String, busy: () -> StoreError) throws {
+        condition.lock()
+        while held {
+            guard condition.wait(until: deadline) else {
+                condition.unlock()
+                throw busy()
+            }
+        }
+        held = true
+        condition.unlock()
+        guard let gatePath else { return }
+        do {
+            gateDescriptor = try FileLock.acquire(gatePath, storePath: storePath, deadline: deadline, longestPause: 0.002, busy: { _ in busy() })
+        } catch {
+            condition.lock()
+            held = false
+            condition.broadcast()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    /// Releases the gate taken by ``take(deadline:storePath:busy:)``.
+    func release() {
+        if gateDescriptor >= 0 {
+            close(gateDescriptor)
+            gateDescriptor = -1
+        }
+        condition.lock()
+        held = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Takes the gate for an append: while it waits, holders see it waiting (``appendsAreWaiting()``).
+    func takeForAppend(deadline: Date, storePath: String, busy: () -> StoreError) throws {
+        condition.lock()
+        waiting += 1
+        condition.unlock()
+        // The shared lock on the queue file tells holders in other processes; closed once this one is in.
+        var queueDescriptor: Int32 = -1
+        if let queuePath {
+            queueDescriptor = open(queuePath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            if queueDescriptor >= 0 { _ = flock(queueDescriptor, LOCK_SH) }
+        }
+        defer {
+            if queueDescriptor >= 0 { close(queueDescriptor) }
+            condition.lock()
+            waiting -= 1
+            condition.unlock()
+        }
+        try take(deadline: deadline, storePath: storePath, busy: busy)
+    }
+
+    /// Whether an append, in this process or another, waits for the gate. Two system calls at most.
+    func appendsAreWaiting() -> Bool {
+        condition.lock()
+        let here = waiting > 0
+        condition.unlock()
+        if here { return true }
+        guard let queuePath else { return false }
+        let descriptor = open(queuePath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return false }
+        return errno == EWOULDBLOCK
+    }
+
+    /// Opens the gate held by the caller while appends wait (for at most ``longestOpening``), then takes
+    /// it back, waiting for the append running then until `deadline`. Returns whether any append waited.
+    func letAppendsIn(until deadline: () -> Date, storePath: String, busy: () -> StoreError) throws -> Bool {
+        guard appendsAreWaiting() else { return false }
+        release()
+        let end = Date().addingTimeInterval(Self.longestOpening)
+        repeat {
+            usleep(1_000)
+        } while appendsAreWaiting() && Date() < end
+        try take(deadline: deadline(), storePath: storePath, busy: busy)
+        return true
+    }
+}
