@@ -5,7 +5,8 @@
 # socket errors + non-2xx answers):
 #   1. pulls of a device that is up to date (the steady state of OCKStore.synchronize), no writer,
 #   2. day views (GET /carekit/v1/events?date=...), no writer,
-#   3. while `caregate sync` imports the Synthea corpus (a folder as the provider) into the same store,
+#   3. while `caregate sync` imports PROVIDER_COPIES (20) copies of the Synthea corpus under fresh ids (a
+#      folder as the provider, `caregate-bench provider`) into the same store,
 #      the pulls of 1 offered at up to PACED_RATE a second (2,800: each connection pauses
 #      CONNECTIONS/PACED_RATE s, in whole ms, between an answer and its next request, so the rate is
 #      CONNECTIONS / (pause + latency)), so that the latency is that of a server carrying that load,
@@ -23,6 +24,9 @@
 #   SYNC_NICE=10 bash Scripts/bench-app-api.sh         # the sync as a batch job: `nice -n 10 caregate sync`
 #   SYNC_BACKGROUND=1 bash Scripts/bench-app-api.sh    # `caregate sync --background` (Linux's idle policy)
 #   PACED_RATE=3000 bash Scripts/bench-app-api.sh      # run 3 offered at 3,000 pulls/s
+#   PROVIDER_COPIES=40 bash Scripts/bench-app-api.sh   # a longer import (the sync should outlast runs 3-5)
+# The generated outcomes sit in the outbox as an app's would; a first export makes them dead letters
+# before the runs (they have no FHIR origin), as a first sync would, so the measured sync is an import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 patients=${PATIENTS:-1000}
@@ -32,6 +36,8 @@ with_sync=${WITH_SYNC:-1}
 sync_nice=${SYNC_NICE:-0}
 sync_background=${SYNC_BACKGROUND:-0}
 paced_rate=${PACED_RATE:-2800}
+copies=${PROVIDER_COPIES:-20}
+[ "$copies" -ge 1 ] 2>/dev/null || { echo "PROVIDER_COPIES must be a positive number" >&2; exit 2; }
 pause_ms=$(( paced_rate > 0 ? connections * 1000 / paced_rate : 0 ))
 [ "$pause_ms" -ge 1 ] || { echo "PACED_RATE must be between 1 and $(( connections * 1000 )) a second" >&2; exit 2; }
 corpus=${CAREGATE_CORPUS:-../shared/corpus}
@@ -42,6 +48,12 @@ if [ -n "${BIN:-}" ]; then
 else
     swift build -c release --product caregate 2>&1 | grep -E "error|Compiling caregate|Build" || true
     bin="$(swift build -c release --show-bin-path)/caregate"
+fi
+if [ -n "${BENCH_BIN:-}" ]; then
+    bench_bin=$BENCH_BIN
+else
+    swift build -c release --product caregate-bench 2>&1 | grep -E "error|Build" || true
+    bench_bin="$(swift build -c release --show-bin-path)/caregate-bench"
 fi
 work=$(mktemp -d)
 chmod 700 "$work"
@@ -59,6 +71,11 @@ store="$work/care.sqlite"
 echo "== $bin: making $patients patients' data"
 "$bin" store generate --patients "$patients" --days 30 --store "$store" >"$work/generate.log" 2>&1 \
     || { cat "$work/generate.log" >&2; exit 1; }
+# Exit 1: the generated outcomes become dead letters, which is the point.
+"$bin" export --store "$store" --to "$work/first-export" >"$work/first-export.log" 2>&1 || true
+if [ "$with_sync" = 1 ]; then
+    "$bench_bin" provider --folder "$corpus/synthea-r4" --copies "$copies" --out "$work/provider" >/dev/null
+fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$bin" serve --store "$store" --key "$work/key.pem" --port "$port" --log-level warning &
 server=$!
@@ -155,11 +172,11 @@ day="/carekit/v1/events?date=2025-01-15"
 run "pulls, up to date, no writer" "$pull"
 run "day views, no writer" "$day"
 if [ "$with_sync" = 1 ]; then
-    printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$(cd "$corpus/synthea-r4" && pwd)" "$work/exports" > "$work/sync.yaml"
+    printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$work/provider" "$work/exports" > "$work/sync.yaml"
     sync_from=$(date +%s)
     background=()
     [ "$sync_background" = 1 ] && background=(--background)
-    ( nice -n "$sync_nice" "$bin" sync --once "${background[@]}" --config "$work/sync.yaml" --store "$store" >"$work/sync.out" 2>"$work/sync.err" &
+    ( nice -n "$sync_nice" "$bin" sync --once "${background[@]}" --config "$work/sync.yaml" --store "$store" --report "$work/sync-report.json" >"$work/sync.out" 2>"$work/sync.err" &
       echo $! > "$work/sync.pid"; status=0; wait $! || status=$?
       echo $status > "$work/sync.status"; date +%s > "$work/sync.end" ) &
     writer=$!
@@ -171,7 +188,8 @@ if [ "$with_sync" = 1 ]; then
     run "day views, during $label" "$day"
     wait "$writer" || true
     writer=""
-    echo "== the sync beside the load: exit $(cat "$work/sync.status"), $(( $(cat "$work/sync.end") - sync_from ))s"
+    echo "== the sync beside the load: exit $(cat "$work/sync.status"), $(( $(cat "$work/sync.end") - sync_from ))s" \
+        "$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print("(import %.1fs, push %.1fs)" % (r["importSeconds"], r["pushSeconds"]))' "$work/sync-report.json" 2>/dev/null)"
     # Exit 1 is also what a sync says when some resources wait for a later run or went to dead letters.
     [ "$(cat "$work/sync.status")" = 0 ] || { tail -n 3 "$work/sync.err"; grep -iE "dead|fail|error|busy|wait" "$work/sync.out" | head -n 8; }
 fi

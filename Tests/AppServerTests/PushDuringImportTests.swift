@@ -21,12 +21,19 @@ final class PushDuringImportTests: XCTestCase {
         let folder = try makeScratchFolder("push-during-import")
         let before = try await pushAndImport(store: folder.appendingPathComponent("before.sqlite").path, bundles, pushDuring: nil)
         XCTAssertGreaterThan(before.dump.count, 100)
-        for pass in [ImportPass.entities, .outcomes] {
-            let during = try await pushAndImport(store: folder.appendingPathComponent("during-\(pass).sqlite").path, bundles, pushDuring: pass)
-            XCTAssertTrue(during.pushedWhileImporting, "\(pass): the push was answered before the import ended")
-            XCTAssertEqual(during.dump, before.dump, "\(pass): the store as the push, then the import, leave it")
-            XCTAssertEqual(during.outcomes, before.outcomes, "\(pass)")
-            XCTAssertEqual(during.report, before.report, "\(pass): the import reports the same either way")
+        // The import on a store object of its own (as another process), with the busy timeout 0 (the
+        // import waits for the push under way all the same), and on the server's own store object.
+        let cases: [(pass: ImportPass, importStore: ImportStore)] = [
+            (.entities, .ownObject(busyTimeout: 30)), (.outcomes, .ownObject(busyTimeout: 0)), (.outcomes, .serversObject),
+        ]
+        for (number, (pass, importStore)) in cases.enumerated() {
+            let path = folder.appendingPathComponent("during-\(number).sqlite").path
+            let during = try await pushAndImport(store: path, bundles, pushDuring: pass, importStore: importStore)
+            let label = "\(pass), \(importStore)"
+            XCTAssertTrue(during.pushedWhileImporting, "\(label): the push was answered before the import ended")
+            XCTAssertEqual(during.dump, before.dump, "\(label): the store as the push, then the import, leave it")
+            XCTAssertEqual(during.outcomes, before.outcomes, label)
+            XCTAssertEqual(during.report, before.report, "\(label): the import reports the same either way")
         }
     }
 
@@ -97,13 +104,34 @@ final class PushDuringImportTests: XCTestCase {
         var description: String { rawValue }
     }
 
+    /// The store object the import runs on.
+    private enum ImportStore: CustomStringConvertible {
+        /// Its own, on the same file (another process's lease), with this busy timeout.
+        case ownObject(busyTimeout: TimeInterval)
+        /// The server's (one process: the lease's in-process locks).
+        case serversObject
+
+        var description: String {
+            switch self {
+            case .ownObject(let timeout): "own store object, busy timeout \(Int(timeout)) s"
+            case .serversObject: "the server's store object"
+            }
+        }
+    }
+
     /// Pat-1's device records an outcome and pushes it; `bundles` (other patients) are imported in small
     /// chunks and batches, for many safe points. The push is sent once the import has reached `pushDuring`
     /// and the import is held there until the push waits; or, without `pushDuring`, before the import.
-    private func pushAndImport(store path: String, _ bundles: [String], pushDuring: ImportPass?) async throws -> Run {
+    private func pushAndImport(
+        store path: String, _ bundles: [String], pushDuring: ImportPass?, importStore: ImportStore = .ownObject(busyTimeout: 30)
+    ) async throws -> Run {
         let fixture = try AppServerFixture(path: path)
         let headers = fixture.bearer(try fixture.token())
-        let importing = InterleavingStore(try SQLiteStore(path: path))
+        let importing: InterleavingStore
+        switch importStore {
+        case .ownObject(let timeout): importing = InterleavingStore(try SQLiteStore(path: path, options: SQLiteStore.Options(busyTimeout: timeout)))
+        case .serversObject: importing = InterleavingStore(fixture.store)
+        }
         let importer = try Gateway(store: importing, options: Gateway.Options(timeZone: AppServerFixture.utc)).importer {
             $0.entityChunkSize = 3
             $0.outcomeBatchSize = 50

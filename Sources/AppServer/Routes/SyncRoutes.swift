@@ -16,7 +16,7 @@ import Store
 /// pull leaves out): the tips of a conflict all reach the device, which resolves them.
 ///
 /// Push takes outcomes only (patients, care plans, contacts and tasks come from the provider's EHR),
-/// checks every one, and stores all of them in one transaction under the writer lease, each version
+/// checks every one, and stores all of them in one transaction under the append gate (``Store/withAppendLease(_:_:)``), each version
 /// under the device's uuid after the versions it names, or none of them.
 struct SyncRoutes {
     let store: any AppSyncStore

@@ -16,9 +16,13 @@ import Glibc
 /// by a shared `flock` on `<store>-lock-appends-waiting` while it waits, which the holder probes without
 /// blocking. Within a process a condition does both. The kernel drops every `flock` with its holder.
 final class AppendGate: @unchecked Sendable {
-    /// The most time one opening of the gate lets appends in, one after another, before the holder takes
-    /// it back: a stream of pushes delays an import by at most this at each of its safe points.
+    /// The most time one opening of the gate waits for appends to come in, one after another, before the
+    /// holder asks for it back (it then waits for the append under way, and competes with later ones).
     static let longestOpening: TimeInterval = 2
+    /// The least time the holder waits to take the gate back, whatever the store's busy timeout (which
+    /// may be 0): the append under way is one transaction of a bounded push, and giving up would stop
+    /// the import part-way.
+    static let shortestRetake: TimeInterval = 120
 
     private let gatePath: String?
     private let queuePath: String?
@@ -57,7 +61,7 @@ final class AppendGate: @unchecked Sendable {
         }
     }
 
-    /// Releases the gate taken by ``take(deadline:storePath:busy:)``.
+    /// Releases the gate taken by ``take(deadline:storePath:busy:)``: only its holder calls it.
     func release() {
         if gateDescriptor >= 0 {
             close(gateDescriptor)
@@ -78,7 +82,9 @@ final class AppendGate: @unchecked Sendable {
         var queueDescriptor: Int32 = -1
         if let queuePath {
             queueDescriptor = open(queuePath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            if queueDescriptor >= 0 { _ = flock(queueDescriptor, LOCK_SH) }
+            // Blocks only while a holder probes (two system calls); an append holders cannot see
+            // waits for the job's end instead, as before the gate existed.
+            while queueDescriptor >= 0, flock(queueDescriptor, LOCK_SH) != 0, errno == EINTR {}
         }
         defer {
             if queueDescriptor >= 0 { close(queueDescriptor) }
@@ -104,15 +110,16 @@ final class AppendGate: @unchecked Sendable {
     }
 
     /// Opens the gate held by the caller while appends wait (for at most ``longestOpening``), then takes
-    /// it back, waiting for the append running then until `deadline`. Returns whether any append waited.
-    func letAppendsIn(until deadline: () -> Date, storePath: String, busy: () -> StoreError) throws -> Bool {
+    /// it back, waiting for the append running then for `timeout` (at least ``shortestRetake``). Returns
+    /// whether any append waited. When it throws, the caller no longer holds the gate.
+    func letAppendsIn(timeout: TimeInterval, storePath: String, busy: () -> StoreError) throws -> Bool {
         guard appendsAreWaiting() else { return false }
         release()
         let end = Date().addingTimeInterval(Self.longestOpening)
         repeat {
             usleep(1_000)
         } while appendsAreWaiting() && Date() < end
-        try take(deadline: deadline(), storePath: storePath, busy: busy)
+        try take(deadline: Date().addingTimeInterval(max(timeout, Self.shortestRetake)), storePath: storePath, busy: busy)
         return true
     }
 }

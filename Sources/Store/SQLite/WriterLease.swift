@@ -23,6 +23,9 @@ final class WriterLease: @unchecked Sendable {
     /// Guarded by `threads`.
     private var depth = 0
     private var descriptor: Int32 = -1
+    /// Guarded by `threads`: whether the lease's holder holds the append gate (not between a failed
+    /// retake and the end of its job).
+    private var holdsGate = false
     private let gate: AppendGate
 
     init(storePath: String) {
@@ -53,12 +56,14 @@ final class WriterLease: @unchecked Sendable {
                 closeLease()
                 throw error
             }
+            holdsGate = true
         }
         depth += 1
         defer {
             depth -= 1
             if depth == 0 {
-                gate.release()
+                if holdsGate { gate.release() }
+                holdsGate = false
                 closeLease()
             }
         }
@@ -75,7 +80,7 @@ final class WriterLease: @unchecked Sendable {
         }
         let deadline = Date().addingTimeInterval(max(0, timeout))
         try gate.takeForAppend(deadline: deadline, storePath: storePath) {
-            StoreError.writerBusy(path: storePath, holder: leaseHolder() ?? "another job", waitedSeconds: timeout)
+            StoreError.writerBusy(path: storePath, holder: leaseHolder() ?? "another app's push", waitedSeconds: timeout)
         }
         defer { gate.release() }
         return try body()
@@ -93,9 +98,14 @@ final class WriterLease: @unchecked Sendable {
     func yieldToAppends(timeout: TimeInterval, storePath: String) throws -> Bool {
         threads.lock()
         defer { threads.unlock() }
-        guard depth == 1 else { return false }
-        return try gate.letAppendsIn(until: { Date().addingTimeInterval(max(0, timeout)) }, storePath: storePath) {
-            StoreError.writerBusy(path: storePath, holder: "an app's push", waitedSeconds: timeout)
+        guard depth == 1, holdsGate else { return false }
+        do {
+            return try gate.letAppendsIn(timeout: timeout, storePath: storePath) {
+                StoreError.writerBusy(path: storePath, holder: "an app's push", waitedSeconds: max(timeout, AppendGate.shortestRetake))
+            }
+        } catch {
+            holdsGate = false
+            throw error
         }
     }
 
@@ -107,12 +117,14 @@ final class WriterLease: @unchecked Sendable {
         }
     }
 
-    /// What the lease's holder wrote into the lock file, for an append that waited too long.
+    /// What the lease's holder wrote into the lock file, for an append that waited too long; nil when
+    /// no job holds the lease (another append kept it waiting), whose file still names the last holder.
     private func leaseHolder() -> String? {
         guard let lockPath else { return nil }
-        let descriptor = open(lockPath, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return nil }
         return Self.holderDescription(descriptor)
     }
 
