@@ -24,13 +24,15 @@ final class PushDuringImportTests: XCTestCase {
         // The import on a store object of its own (as another process), with the busy timeout 0 (the
         // import waits for the push under way all the same), and on the server's own store object.
         let cases: [(pass: ImportPass, importStore: ImportStore)] = [
-            (.entities, .ownObject(busyTimeout: 30)), (.outcomes, .ownObject(busyTimeout: 0)), (.outcomes, .serversObject),
+            (.input, .ownObject(busyTimeout: 30)), (.entities, .ownObject(busyTimeout: 30)), (.outcomes, .ownObject(busyTimeout: 0)),
+            (.outcomes, .serversObject),
         ]
         for (number, (pass, importStore)) in cases.enumerated() {
             let path = folder.appendingPathComponent("during-\(number).sqlite").path
             let during = try await pushAndImport(store: path, bundles, pushDuring: pass, importStore: importStore)
             let label = "\(pass), \(importStore)"
             XCTAssertTrue(during.pushedWhileImporting, "\(label): the push was answered before the import ended")
+            if pass == .input { XCTAssertEqual(during.patientsWhenPushed, 2, "\(label): answered before the import wrote any entity") }
             XCTAssertEqual(during.dump, before.dump, "\(label): the store as the push, then the import, leave it")
             XCTAssertEqual(during.outcomes, before.outcomes, label)
             XCTAssertEqual(during.report, before.report, "\(label): the import reports the same either way")
@@ -95,12 +97,15 @@ final class PushDuringImportTests: XCTestCase {
         /// The import's counts and failures (its seconds left out).
         var report: String
         var pushedWhileImporting: Bool
+        /// The patients in the store when the push was answered (the fixture's two before the import).
+        var patientsWhenPushed: Int
     }
 
-    /// Where an import meets the push: in its entity pass (held before its first entity chunk), or in
-    /// its outcome pass (held as it writes its first outcome batch).
+    /// Where an import meets the push: while it reads its input (held where it first asks whether a
+    /// push waits), in its entity pass (held before its first entity chunk), or in its outcome pass (held
+    /// as it writes its first outcome batch).
     private enum ImportPass: String, CustomStringConvertible {
-        case entities, outcomes
+        case input, entities, outcomes
         var description: String { rawValue }
     }
 
@@ -139,9 +144,11 @@ final class PushDuringImportTests: XCTestCase {
         let watch = ImportWatch()
         func holdUntilThePushWaits() {
             let deadline = Date().addingTimeInterval(60)
-            while !importing.appendsAreWaiting() && Date() < deadline { usleep(1_000) }
+            while !importing.base.appendsAreWaiting() && Date() < deadline { usleep(1_000) }
         }
         switch pushDuring {
+        case .input?:
+            importing.beforeAskingForAppends = { if watch.start() { holdUntilThePushWaits() } }
         case .entities?:
             importer.progress = { _ in if watch.start() { holdUntilThePushWaits() } }
         case .outcomes?:
@@ -169,6 +176,7 @@ final class PushDuringImportTests: XCTestCase {
             }
         }
         let pushedWhileImporting = UncheckedSendable(false)
+        let patientsWhenPushed = UncheckedSendable(0)
         try await fixture.test { client in
             let transport = SyncTransport(client: client, headers: headers)
             let device = SimulatedDevice(name: "phone", start: AppServerFixture.day0.addingTimeInterval(3 * 86_400))
@@ -182,6 +190,7 @@ final class PushDuringImportTests: XCTestCase {
             try await device.synchronize(transport)
             XCTAssertEqual(device.refusedPushes, 0)
             pushedWhileImporting.value = pushDuring != nil && !watch.ended
+            patientsWhenPushed.value = try fixture.store.patients(.current).count
         }
         if pushDuring == nil { startImport() }
         imported.wait()
@@ -193,7 +202,7 @@ final class PushDuringImportTests: XCTestCase {
         return Run(
             dump: try Self.normalizedDump(importing.base), outcomes: outcomes,
             report: "\(report.byType.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }) \(report.failures.map(\.message))",
-            pushedWhileImporting: pushedWhileImporting.value)
+            pushedWhileImporting: pushedWhileImporting.value, patientsWhenPushed: patientsWhenPushed.value)
     }
 
     /// The text dump's lines, version uuids taken out, sorted.

@@ -72,7 +72,8 @@ public final class Importer {
     ///
     /// The whole import holds the store's writer lease (``Store/withWriterLease(_:_:)``): it plans from
     /// what it reads, so another writer between its reads and its writes would make it plan wrong. At its
-    /// safe points (after an entity chunk, before planning an outcome batch, the batch before written) it
+    /// safe points (while it reads its input, after an entity chunk, before planning an outcome batch, the
+    /// batch before written) it
     /// lets an app's waiting push in (``Store/yieldToAppends()``): a push appends outcome versions only,
     /// and the import plans nothing after such a point from what it read before it.
     ///
@@ -91,7 +92,7 @@ public final class Importer {
         ledger.progress = progress
 
         // Pass 1: index what references can point at.
-        let input = try InputIndexing(engine: engine, options: options, ledger: ledger).run(sources)
+        let input = try InputIndexing(store: store, engine: engine, options: options, ledger: ledger).run(sources)
         let (index, origins, outcomeResources) = (input.index, input.origins, input.outcomeResources)
         let (holds, readable, firstOutcomeDays) = (input.holds, input.readable, input.firstOutcomeDays)
         var held = input.held

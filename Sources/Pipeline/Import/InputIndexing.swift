@@ -38,9 +38,12 @@ struct InputIndexing {
         let readable: [FHIRInput.Source]
     }
 
+    let store: any Store
     let engine: MappingEngine
     let options: ImportOptions
     let ledger: ImportLedger
+    /// Resources read between two asks whether an app's push waits (``Store/appendsAreWaiting()``).
+    private static let resourcesBetweenAsks = 256
 
     func run(_ sources: [FHIRInput.Source]) throws -> Indexed {
         let (engine, options, ledger) = (self.engine, self.options, self.ledger)
@@ -58,6 +61,10 @@ struct InputIndexing {
         // By patient reference as written: the index that resolves them is built at the end.
         var firstDayOfReference: [String: Int] = [:]
         var reader: InputReader
+        // Pass 1 reads nothing of the store and writes nothing before its end: anywhere in it, a waiting
+        // push may run (``Store/yieldToAppends()``).
+        var sinceAsked = 0
+        var yieldFailure: (any Error)?
         while true {
             builder = ResourceIndex.Builder()
             (outcomeResources, unread, held) = (0, 0, [])
@@ -68,6 +75,13 @@ struct InputIndexing {
             for (source, error) in unreadableBundles { ledger.failUnreadable(source, error) }
             do {
                 try reader.read(readable) { resource, fullUrl, origin in
+                    sinceAsked += 1
+                    if sinceAsked >= Self.resourcesBetweenAsks, yieldFailure == nil {
+                        sinceAsked = 0
+                        if store.appendsAreWaiting() {
+                            do { try store.yieldToAppends() } catch { yieldFailure = error }
+                        }
+                    }
                     let type = resource.resourceType ?? ""
                     if let only = options.resourceTypes, !only.contains(type) {
                         ledger.count(type) { $0.skipped += 1 }
@@ -106,6 +120,7 @@ struct InputIndexing {
                 readable.removeAll { $0 == unreadable.source }
             }
         }
+        if let yieldFailure { throw yieldFailure }
         ledger.writeDeferredDeadLetters()
         if holds {
             MappingStage.inParallel(held, { item in ResourceKey.of(item.0, fullUrl: item.1).flatMap { engine.outcomeDay(of: item.0, key: $0) } }) { found in
