@@ -12,7 +12,9 @@
 #      CONNECTIONS / (pause + latency)), so that the latency is that of a server carrying that load,
 #      not of a queue 64 connections deep,
 #   4. the pulls of 1 as fast as they are answered, while that import goes on,
-#   5. the day views of 2 while it goes on.
+#   5. the day views of 2 while it goes on;
+#   and all through 3-5 an app's push every 0.5 s (the first patient's up-to-date device): how long each
+#   waited for the store, which the sync's import holds (it lets pushes in at its safe points).
 # Runs 1 and 2 are the baselines of 4 and 5. Runs 1, 2, 4 and 5 keep every connection busy: their
 # latency is mostly the wait behind the other 63 requests (Little's law: 64 / rate), their rate the
 # most the server answers. The table says how long the sync wrote during each run (a run it did not
@@ -22,7 +24,8 @@
 #   BIN=/tmp/old/caregate bash Scripts/bench-app-api.sh   # another build (e.g. before a change), unbuilt
 #   WITH_SYNC=0 bash Scripts/bench-app-api.sh          # runs 1 and 2 only
 #   SYNC_NICE=10 bash Scripts/bench-app-api.sh         # the sync as a batch job: `nice -n 10 caregate sync`
-#   SYNC_BACKGROUND=1 bash Scripts/bench-app-api.sh    # `caregate sync --background` (Linux's idle policy)
+#   SYNC_PRIORITY=normal bash Scripts/bench-app-api.sh # `caregate sync --priority normal` (the default, auto,
+#                                                      # runs it as a background job beside the server)
 #   PACED_RATE=3000 bash Scripts/bench-app-api.sh      # run 3 offered at 3,000 pulls/s
 #   PROVIDER_COPIES=40 bash Scripts/bench-app-api.sh   # a longer import (the sync should outlast runs 3-5)
 # The generated outcomes sit in the outbox as an app's would; a first export makes them dead letters
@@ -34,7 +37,8 @@ seconds=${SECONDS_EACH:-20}
 connections=${CONNECTIONS:-64}
 with_sync=${WITH_SYNC:-1}
 sync_nice=${SYNC_NICE:-0}
-sync_background=${SYNC_BACKGROUND:-0}
+sync_priority=${SYNC_PRIORITY:-auto}
+case "$sync_priority" in auto|normal|background) ;; *) echo "SYNC_PRIORITY must be auto, normal or background" >&2; exit 2 ;; esac
 paced_rate=${PACED_RATE:-2800}
 copies=${PROVIDER_COPIES:-20}
 [ "$copies" -ge 1 ] 2>/dev/null || { echo "PROVIDER_COPIES must be a positive number" >&2; exit 2; }
@@ -59,8 +63,10 @@ work=$(mktemp -d)
 chmod 700 "$work"
 server=""
 writer=""
+pusher=""
 cleanup() {
     [ -n "$writer" ] && [ -s "$work/sync.pid" ] && kill "$(cat "$work/sync.pid")" 2>/dev/null || true
+    [ -n "$pusher" ] && kill "$pusher" 2>/dev/null || true
     [ -n "$server" ] && kill "$server" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$work"
@@ -173,21 +179,60 @@ run "pulls, up to date, no writer" "$pull"
 run "day views, no writer" "$day"
 if [ "$with_sync" = 1 ]; then
     printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$work/provider" "$work/exports" > "$work/sync.yaml"
+    # An app's pushes while the sync runs (an empty push of the first patient's up-to-date device every
+    # 0.5 s, pulling again on 409): how long each waited for the store, which the sync's import holds.
+    python3 - "http://127.0.0.1:$port" "$first" "$work/sync.end" "$work/pushes" <<'PY' &
+import json, os, re, sys, time, urllib.error, urllib.parse, urllib.request, uuid
+base, token, ended, out = sys.argv[1:5]
+device = str(uuid.uuid4()).upper()
+known = {device: 1}
+def pull():
+    url = base + "/carekit/v1/revisions?knowledgeVector=" + urllib.parse.quote(json.dumps({"processes": [{"id": i, "clock": c} for i, c in known.items()]}))
+    while url:
+        answer = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "Bearer " + token}), timeout=120)
+        for record in json.load(answer):
+            for process in record["knowledgeVector"]["processes"]:
+                known[process["id"]] = max(known.get(process["id"], 0), process["clock"])
+        link = re.search(r'<([^>]+)>;\s*rel="next"', answer.headers.get("Link") or "")
+        url = urllib.parse.urljoin(base, link.group(1)) if link else None
+waits, failed = [], 0
+pull()
+while not os.path.exists(ended) or os.path.getsize(ended) == 0:
+    known[device] += 1
+    body = json.dumps({"deviceRevisions": [], "deviceKnowledge": {"processes": [{"id": i, "clock": c} for i, c in known.items()]}}).encode()
+    start = time.time()
+    try:
+        urllib.request.urlopen(urllib.request.Request(base + "/carekit/v1/revisions", data=body, method="POST",
+            headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"}), timeout=120).read()
+        waits.append(time.time() - start)
+    except urllib.error.HTTPError as error:
+        if error.code == 409:
+            pull()
+        else:
+            failed += 1
+    except Exception:
+        failed += 1
+    time.sleep(0.5)
+waits.sort()
+with open(out, "w") as f:
+    f.write("%d pushes, median %.0f ms, max %.0f ms, %d failed" % (len(waits), 1000 * waits[len(waits) // 2] if waits else 0, 1000 * waits[-1] if waits else 0, failed))
+PY
+    pusher=$!
     sync_from=$(date +%s)
-    background=()
-    [ "$sync_background" = 1 ] && background=(--background)
-    ( nice -n "$sync_nice" "$bin" sync --once "${background[@]}" --config "$work/sync.yaml" --store "$store" --report "$work/sync-report.json" >"$work/sync.out" 2>"$work/sync.err" &
+    ( nice -n "$sync_nice" "$bin" sync --once --priority "$sync_priority" --config "$work/sync.yaml" --store "$store" --report "$work/sync-report.json" >"$work/sync.out" 2>"$work/sync.err" &
       echo $! > "$work/sync.pid"; status=0; wait $! || status=$?
       echo $status > "$work/sync.status"; date +%s > "$work/sync.end" ) &
     writer=$!
     label="caregate sync"
     [ "$sync_nice" = 0 ] || label="nice -n $sync_nice caregate sync"
-    [ "$sync_background" = 1 ] && label="$label --background"
+    label="$label --priority $sync_priority"
     run "pulls at most $(( connections * 1000 / pause_ms ))/s offered, during $label" "$pull" "$pause_ms"
     run "pulls, up to date, during $label" "$pull"
     run "day views, during $label" "$day"
     wait "$writer" || true
     writer=""
+    wait "$pusher" || true  # it ends with the sync
+    echo "== an app's pushes during the sync: $(cat "$work/pushes" 2>/dev/null || echo none measured)"
     echo "== the sync beside the load: exit $(cat "$work/sync.status"), $(( $(cat "$work/sync.end") - sync_from ))s" \
         "$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print("(import %.1fs, push %.1fs)" % (r["importSeconds"], r["pushSeconds"]))' "$work/sync-report.json" 2>/dev/null)"
     # Exit 1 is also what a sync says when some resources wait for a later run or went to dead letters.

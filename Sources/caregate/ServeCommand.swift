@@ -12,7 +12,8 @@ struct ServeCommand: ParsableCommand {
         discussion: """
             Every /carekit/v1 request needs a token of `caregate patients token`, signed by --key (made, \
             mode 0600, when missing), which binds it to one patient. GET /health and GET /openapi.json are \
-            open. Runs beside `caregate sync` on the same store. Stops on SIGINT or SIGTERM.
+            open. Runs beside `caregate sync` on the same store: while it serves, a sync of that store \
+            runs as a background job (see `caregate sync --priority`). Stops on SIGINT or SIGTERM.
 
             With --issuer URL, access tokens of that SMART/OpenID issuer are accepted too: signed by a key \
             of the JWK Set its .well-known/smart-configuration (or openid-configuration) names (RS256, RS384, \
@@ -67,6 +68,9 @@ struct ServeCommand: ParsableCommand {
         }
         // The audit trail's file, beside the store: a server that could not write it could answer nothing.
         try store.prepareAuditTrail()
+        // While it serves, `caregate sync` on this store runs as a background job (its --priority auto).
+        let serving = try ServingMarker(storePath: storeOptions.store)
+        defer { withExtendedLifetime(serving) {} }
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
         let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier)

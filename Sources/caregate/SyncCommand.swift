@@ -40,10 +40,12 @@ struct SyncCommand: ParsableCommand {
             it a configuration with `reports:` is refused (exit status 2).
 
             Without --once the job runs again every `interval` (default 5 minutes) until SIGINT or \
-            SIGTERM, which end it after the run under way. Beside `caregate serve` on one machine, \
-            --background keeps the job off the CPU whenever the server wants it (Linux's idle policy), \
-            so that apps are answered as if no job ran; the job takes longer while the server is busy. Progress goes to standard error (counts only: \
-            no patient data), the report of each run to standard output.
+            SIGTERM, which end it after the run under way. Beside `caregate serve` on the same store \
+            (--priority auto, the default, looks when the job starts), the job runs as a background job: \
+            off the CPU whenever the server wants it (Linux's idle policy), so that apps are answered as \
+            if no job ran; it takes longer while the server is busy, and an app's push waits only for \
+            the import's next safe point. Progress goes to standard error (counts only: no patient \
+            data), the report of each run to standard output.
 
             Exit status: 0 when everything was pulled and pushed, 1 when anything failed or waits for a \
             later run (the report says what), 2 when the configuration cannot be used (nothing is touched).
@@ -70,7 +72,12 @@ struct SyncCommand: ParsableCommand {
     @Flag(name: .long, help: "Run once and exit (for cron and systemd timers); without it the job repeats every `interval`.")
     var once = false
 
-    @Flag(name: .long, help: "Run as a background job: a CPU only when nothing else wants one (Linux's idle policy, as `chrt --idle 0`), for a job beside `caregate serve`.")
+    @Option(name: .long, help: ArgumentHelp(
+        "auto: a background job while `caregate serve` serves the store, else normal; normal; background: a CPU only when nothing else wants one (Linux's idle policy, as `chrt --idle 0`).",
+        valueName: "auto|normal|background"))
+    var priority: SyncPriority = .auto
+
+    @Flag(name: .long, help: "The same as --priority background.")
     var background = false
 
     func validate() throws {
@@ -79,7 +86,19 @@ struct SyncCommand: ParsableCommand {
 
     func run() throws {
         // Before anything starts a thread: threads take their creator's policy.
-        if background { try BackgroundPriority.enter() }
+        switch background ? .background : priority {
+        case .background:
+            try BackgroundPriority.enter()
+        case .auto where ServingMarker.isServed(storePath: storeOptions.store):
+            do {
+                try BackgroundPriority.enter()
+                printError("caregate serve serves this store: the job runs as a background job (--priority normal runs it as any other)")
+            } catch {
+                printError("caregate serve serves this store, but the job cannot run as a background job: \(error)")
+            }
+        case .auto, .normal:
+            break
+        }
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
             throw CommandFailure("cannot read the configuration \(config)", status: 2)
         }
@@ -181,4 +200,13 @@ enum StopSignals {
         while requested == 0, Date() < end { Thread.sleep(forTimeInterval: 0.2) }
         return requested == 0
     }
+}
+
+/// How `caregate sync` shares the CPU (`--priority`).
+enum SyncPriority: String, ExpressibleByArgument, CaseIterable {
+    /// A background job while `caregate serve` serves the store, else a normal one.
+    case auto
+    case normal
+    /// Linux's idle policy: a CPU only when nothing else wants one.
+    case background
 }

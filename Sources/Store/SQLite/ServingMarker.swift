@@ -1,0 +1,53 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Says that `caregate serve` serves a store, so that a job on the same store can make way for it
+/// (`caregate sync` then runs as a background job: its CPU goes to patients' apps first).
+///
+/// The server holds a shared `flock` on `<store>-serving` while it runs (several servers may); a job
+/// asks whether anyone holds it without taking it. The kernel drops the lock with the server, however
+/// it ends, so a crashed server never makes later jobs think it still serves.
+///
+/// ```swift
+/// let marker = try ServingMarker(storePath: "caregate.sqlite")   // in the server, kept while it serves
+/// ServingMarker.isServed(storePath: "caregate.sqlite")            // in a job: true
+/// ```
+public final class ServingMarker: Sendable {
+    private let descriptor: Int32
+
+    /// Marks the store at `storePath` as served until this marker is released.
+    /// - Throws: ``StoreError/cannotWrite(path:reason:)`` when the marker file cannot be made beside the store.
+    public init(storePath: String) throws {
+        let path = Self.path(storePath)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError.cannotWrite(path: storePath, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        while flock(descriptor, LOCK_SH) != 0 {
+            guard errno == EINTR else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw StoreError.cannotWrite(path: storePath, reason: "cannot lock \(path): \(reason)")
+            }
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Whether a server (in any process) serves the store at `storePath` now.
+    public static func isServed(storePath: String) -> Bool {
+        guard storePath != ":memory:" else { return false }
+        let descriptor = open(path(storePath), O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }  // no server has ever served it
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return false }
+        return errno == EWOULDBLOCK
+    }
+
+    private static func path(_ storePath: String) -> String { storePath + "-serving" }
+}
