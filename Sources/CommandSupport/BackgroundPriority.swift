@@ -21,10 +21,10 @@ public enum BackgroundPriority {
         var parameters = sched_param()
         parameters.sched_priority = 0
         guard sched_setscheduler(0, idlePolicy, &parameters) == 0 else {
-            throw CommandFailure("--background: the system refused the idle CPU policy (\(String(cString: strerror(errno))))", status: 2)
+            throw CommandFailure("a background job: the system refused the idle CPU policy (\(String(cString: strerror(errno))))", status: 2)
         }
         #else
-        throw CommandFailure("--background: only Linux has the idle CPU policy", status: 2)
+        throw CommandFailure("a background job: only Linux has the idle CPU policy", status: 2)
         #endif
     }
 }
