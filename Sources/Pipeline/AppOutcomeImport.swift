@@ -116,8 +116,9 @@ public enum AppOutcomeImport {
 
     /// Writes `outcomes` into `store` in one transaction.
     public static func apply(_ outcomes: [Outcome], file: String, to store: any Store, now: Date = Date()) throws -> Report {
-        // Planned against the current versions it reads: another writer in between would void the plan.
-        try store.withWriterLease("caregate outcomes import") { try applying(outcomes, file: file, to: store, now: now) }
+        // Planned against the current versions it reads: another writer in between would void the plan. It
+        // writes outcome versions only, so a running import lets it in at its next safe point, as a push.
+        try store.withAppendLease("caregate outcomes import") { try applying(outcomes, file: file, to: store, now: now) }
     }
 
     private static func applying(_ outcomes: [Outcome], file: String, to store: any Store, now: Date) throws -> Report {

@@ -76,8 +76,9 @@ struct OutcomesAdd: ParsableCommand {
 
     func run() throws {
         let store = try storeOptions.open()
-        // Planned from the current task and outcome: no other writer may come between the reads and the write.
-        try store.withWriterLease("caregate outcomes add") { try record(in: store) }
+        // Planned from the current task and outcome: no other writer may come between the reads and the
+        // write. One outcome version: a running import lets it in at its next safe point, as a push.
+        try store.withAppendLease("caregate outcomes add") { try record(in: store) }
     }
 
     private func record(in store: any Store) throws {
