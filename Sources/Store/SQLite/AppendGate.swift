@@ -79,15 +79,11 @@ final class AppendGate: @unchecked Sendable {
         waiting += 1
         condition.unlock()
         // The shared lock on the queue file tells holders in other processes; closed once this one is in.
-        var queueDescriptor: Int32 = -1
-        if let queuePath {
-            queueDescriptor = open(queuePath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            // Blocks only while a holder probes (two system calls); an append holders cannot see
-            // waits for the job's end instead, as before the gate existed.
-            while queueDescriptor >= 0, flock(queueDescriptor, LOCK_SH) != 0, errno == EINTR {}
-        }
+        // It waits only while a holder probes; an append holders cannot see (the lock failed) waits for
+        // the job's end instead, as before the gate existed.
+        let queueDescriptor = queuePath.flatMap(FileLock.shared)
         defer {
-            if queueDescriptor >= 0 { close(queueDescriptor) }
+            if let queueDescriptor { close(queueDescriptor) }
             condition.lock()
             waiting -= 1
             condition.unlock()
@@ -95,18 +91,13 @@ final class AppendGate: @unchecked Sendable {
         try take(deadline: deadline, storePath: storePath, busy: busy)
     }
 
-    /// Whether an append, in this process or another, waits for the gate. Two system calls at most.
+    /// Whether an append, in this process or another, waits for the gate. Three system calls at most.
     func appendsAreWaiting() -> Bool {
         condition.lock()
         let here = waiting > 0
         condition.unlock()
         if here { return true }
-        guard let queuePath else { return false }
-        let descriptor = open(queuePath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return false }
-        return errno == EWOULDBLOCK
+        return queuePath.map(FileLock.isHeld) ?? false
     }
 
     /// Opens the gate held by the caller while appends wait (for at most ``longestOpening``), then takes

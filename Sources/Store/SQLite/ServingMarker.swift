@@ -21,16 +21,8 @@ public final class ServingMarker: Sendable {
     /// - Throws: ``StoreError/cannotWrite(path:reason:)`` when the marker file cannot be made beside the store.
     public init(storePath: String) throws {
         let path = Self.path(storePath)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw StoreError.cannotWrite(path: storePath, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        while flock(descriptor, LOCK_SH) != 0 {
-            guard errno == EINTR else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                throw StoreError.cannotWrite(path: storePath, reason: "cannot lock \(path): \(reason)")
-            }
+        guard let descriptor = FileLock.shared(path) else {
+            throw StoreError.cannotWrite(path: storePath, reason: "cannot open and lock \(path): \(String(cString: strerror(errno)))")
         }
         self.descriptor = descriptor
     }
@@ -41,12 +33,7 @@ public final class ServingMarker: Sendable {
 
     /// Whether a server (in any process) serves the store at `storePath` now.
     public static func isServed(storePath: String) -> Bool {
-        guard storePath != ":memory:" else { return false }
-        let descriptor = open(path(storePath), O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }  // no server has ever served it
-        defer { close(descriptor) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return false }
-        return errno == EWOULDBLOCK
+        storePath != ":memory:" && FileLock.isHeld(path(storePath))
     }
 
     private static func path(_ storePath: String) -> String { storePath + "-serving" }

@@ -120,11 +120,10 @@ final class WriterLease: @unchecked Sendable {
     /// What the lease's holder wrote into the lock file, for an append that waited too long; nil when
     /// no job holds the lease (another append kept it waiting), whose file still names the last holder.
     private func leaseHolder() -> String? {
-        guard let lockPath else { return nil }
-        let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
+        guard let lockPath, FileLock.isHeld(lockPath) else { return nil }
+        let descriptor = open(lockPath, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return nil }
         return Self.holderDescription(descriptor)
     }
 
@@ -186,5 +185,31 @@ enum FileLock {
             pause = min(pause * 2, longestPause)
         }
         return descriptor
+    }
+
+    /// Opens `path` (made when missing) and takes a shared `flock` on it, waiting for an exclusive holder;
+    /// the descriptor holds it until closed. Nil when either fails, `errno` saying why.
+    static func shared(_ path: String) -> Int32? {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return nil }
+        while flock(descriptor, LOCK_SH) != 0 {
+            guard errno == EINTR else {
+                let failure = errno
+                close(descriptor)
+                errno = failure
+                return nil
+            }
+        }
+        return descriptor
+    }
+
+    /// Whether another open file holds a `flock` on `path`, shared or exclusive (false when there is no
+    /// such file): a probe that takes nothing it keeps.
+    static func isHeld(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return false }
+        return errno == EWOULDBLOCK
     }
 }
