@@ -58,7 +58,8 @@ public protocol Store: AnyObject, Sendable {
     func appendsAreWaiting() -> Bool
 
     /// Called by the job holding the writer lease at a safe point (nothing planned from an earlier read is
-    /// still to be written): runs the waiting appends, then goes on as the lease's holder. Throws
+    /// still to be written): runs the waiting appends, then goes on as the lease's holder; returns at
+    /// once when none waits (it asks as ``appendsAreWaiting()`` does). Throws
     /// ``StoreError/writerBusy(path:holder:waitedSeconds:)`` when an append outlasts the busy timeout.
     func yieldToAppends() throws
 

@@ -101,9 +101,9 @@ final class PushDuringImportTests: XCTestCase {
         var patientsWhenPushed: Int
     }
 
-    /// Where an import meets the push: while it reads its input (held where it first asks whether a
-    /// push waits), in its entity pass (held before its first entity chunk), or in its outcome pass (held
-    /// as it writes its first outcome batch).
+    /// Where an import meets the push: while it reads its input (held at its first safe point there), in
+    /// its entity pass (held before its first entity chunk), or in its outcome pass (held as it writes its
+    /// first outcome batch).
     private enum ImportPass: String, CustomStringConvertible {
         case input, entities, outcomes
         var description: String { rawValue }
@@ -148,7 +148,7 @@ final class PushDuringImportTests: XCTestCase {
         }
         switch pushDuring {
         case .input?:
-            importing.beforeAskingForAppends = { if watch.start() { holdUntilThePushWaits() } }
+            importing.beforeYieldingToAppends = { if watch.start() { holdUntilThePushWaits() } }
         case .entities?:
             importer.progress = { _ in if watch.start() { holdUntilThePushWaits() } }
         case .outcomes?:

@@ -7,8 +7,8 @@ import Store
 public final class InterleavingStore: Store, @unchecked Sendable {
     public let base: SQLiteStore
     /// Called with each batch before it is applied; called once, then cleared, when it returns true.
-    /// Called each time a job asks whether an app's push waits (at its safe points, and in its input).
-    public var beforeAskingForAppends: (() -> Void)?
+    /// Called each time a job reaches a safe point where a waiting push may run (``yieldToAppends()``).
+    public var beforeYieldingToAppends: (() -> Void)?
     public var beforeApply: ((StoreBatch) throws -> Bool)?
     private let lock = NSLock()
 
@@ -24,11 +24,11 @@ public final class InterleavingStore: Store, @unchecked Sendable {
 
     public func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T { try base.withWriterLease(job, body) }
     public func withAppendLease<T>(_ job: String, _ body: () throws -> T) throws -> T { try base.withAppendLease(job, body) }
-    public func appendsAreWaiting() -> Bool {
-        lock.withLock { beforeAskingForAppends }?()
-        return base.appendsAreWaiting()
+    public func appendsAreWaiting() -> Bool { base.appendsAreWaiting() }
+    public func yieldToAppends() throws {
+        lock.withLock { beforeYieldingToAppends }?()
+        try base.yieldToAppends()
     }
-    public func yieldToAppends() throws { try base.yieldToAppends() }
     public func patients(_ query: EntityQuery) throws -> [Patient] { try base.patients(query) }
     public func carePlans(_ query: EntityQuery) throws -> [CarePlan] { try base.carePlans(query) }
     public func contacts(_ query: EntityQuery) throws -> [Contact] { try base.contacts(query) }

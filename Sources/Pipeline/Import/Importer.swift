@@ -73,9 +73,8 @@ public final class Importer {
     /// The whole import holds the store's writer lease (``Store/withWriterLease(_:_:)``): it plans from
     /// what it reads, so another writer between its reads and its writes would make it plan wrong. At its
     /// safe points (while it reads its input, after an entity chunk, before planning an outcome batch, the
-    /// batch before written) it
-    /// lets an app's waiting push in (``Store/yieldToAppends()``): a push appends outcome versions only,
-    /// and the import plans nothing after such a point from what it read before it.
+    /// batch before written) it lets an app's waiting push in (``Store/yieldToAppends()``): a push appends
+    /// outcome versions only, and the import plans nothing after such a point from what it read before it.
     ///
     /// - Throws: only what stops the whole import (the store failing); bad input is reported per resource.
     public func run(_ sources: [FHIRInput.Source]) throws -> ImportReport {
@@ -176,7 +175,7 @@ public final class Importer {
                 mapped, records: records, origins: origins, index: index, last: false, deletions: &pendingDeletions)
             if !groups.isEmpty { try writer.write(groups, index: index) }
             // A safe point: an app's push appends outcomes only, which no later chunk plans from.
-            if store.appendsAreWaiting() { try store.yieldToAppends() }
+            try store.yieldToAppends()
             waitingRecords = [:]
             for resource in waiting { waitingRecords[resource.key] = records[resource.key] }
             releaseElsewhere((mapped, records))

@@ -42,7 +42,7 @@ struct InputIndexing {
     let engine: MappingEngine
     let options: ImportOptions
     let ledger: ImportLedger
-    /// Resources read between two asks whether an app's push waits (``Store/appendsAreWaiting()``).
+    /// Resources read between two safe points (``Store/yieldToAppends()``, which asks whether a push waits).
     private static let resourcesBetweenAsks = 256
 
     func run(_ sources: [FHIRInput.Source]) throws -> Indexed {
@@ -78,9 +78,7 @@ struct InputIndexing {
                     sinceAsked += 1
                     if sinceAsked >= Self.resourcesBetweenAsks, yieldFailure == nil {
                         sinceAsked = 0
-                        if store.appendsAreWaiting() {
-                            do { try store.yieldToAppends() } catch { yieldFailure = error }
-                        }
+                        do { try store.yieldToAppends() } catch { yieldFailure = error }
                     }
                     let type = resource.resourceType ?? ""
                     if let only = options.resourceTypes, !only.contains(type) {
