@@ -81,6 +81,7 @@ struct SyncCommand: ParsableCommand {
     var background = false
 
     func validate() throws {
+        if background, priority == .normal { throw ValidationError("--background and --priority normal disagree: give one") }
         try CommandInputs.requireInputs([config])
     }
 

@@ -76,5 +76,8 @@ final class BackgroundSyncCLITests: XCTestCase {
         let bad = try CLIRunner.run(["sync", "--once", "--priority", "high", "--config", "x.yaml"])
         XCTAssertEqual(bad.status, 2)
         XCTAssertTrue(bad.stderr.contains("auto|normal|background") || bad.stderr.contains("'high'"), bad.stderr)
+        let both = try CLIRunner.run(["sync", "--once", "--background", "--priority", "normal", "--config", "x.yaml"])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("disagree"), both.stderr)
     }
 }
