@@ -28,14 +28,17 @@ final class ReportedRightCLITests: XCTestCase {
         XCTAssertEqual(dry.status, 0, dry.stderr)
         XCTAssertEqual(bytes(of: store), before, "a dry run writes nothing, not even a checkpoint")
 
-        // Read-only on disk, for a user who may not write it (root may write anything).
+        // Read-only on disk, for a user who may not write it (root may write anything). That user reads
+        // a copy of the fixtures: the project may sit where only its owner can go (a `mktemp -d` clone).
+        let readableFixtures = folder.appendingPathComponent("provider").path
+        try FileManager.default.copyItem(atPath: fixtures, toPath: readableFixtures)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store + suffix) {
             try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: store + suffix)
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }
-        let readOnly = try CLIRunner.runAsUnprivilegedUser(["import", fixtures, "--store", store, "--time-zone", "America/Chicago", "--dry-run"])
+        let readOnly = try CLIRunner.runAsUnprivilegedUser(["import", readableFixtures, "--store", store, "--time-zone", "America/Chicago", "--dry-run"])
         XCTAssertEqual(readOnly.status, 0, readOnly.stderr)
         let write = try CLIRunner.runAsUnprivilegedUser(["outcomes", "add", "--store", store, "--task", "MedicationRequest/medreq-1", "--occurrence", "1", "--value", "true", "--time", "2026-11-02T07:40:00"])
         if getuid() == 0 {
