@@ -37,16 +37,43 @@ public struct OutcomeContribution: Sendable, Hashable {
     /// `Observation/id`: whose values these are.
     public let source: ResourceKey
     /// The log task to create first, when the Observation belongs to no planned task.
-    public let logTask: CareTask?
+    public var logTask: CareTask? { sharedLogTask?.task }
+    /// Whether it goes to a log task (``logTask``), without copying the task.
+    public var isLogged: Bool { sharedLogTask != nil }
+    /// The id of ``logTask``, without copying the task.
+    public var logTaskID: String? { sharedLogTask?.task.id }
     public let provenance: Provenance
+    /// The log task, held by reference: most Observations of a record go to a log, every contribution
+    /// is copied several times on its way to the store, and a task copied by value is some thirty
+    /// reference counts.
+    private let sharedLogTask: SharedTask?
 
     public init(taskID: String, occurrence: Int, values: [OutcomeValue], source: ResourceKey, logTask: CareTask?, provenance: Provenance) {
         self.taskID = taskID
         self.occurrence = occurrence
         self.values = values
         self.source = source
-        self.logTask = logTask
+        sharedLogTask = logTask.map(SharedTask.init)
         self.provenance = provenance
+    }
+
+    public static func == (left: OutcomeContribution, right: OutcomeContribution) -> Bool {
+        left.taskID == right.taskID && left.occurrence == right.occurrence && left.values == right.values
+            && left.source == right.source && left.logTask == right.logTask && left.provenance == right.provenance
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(taskID)
+        hasher.combine(occurrence)
+        hasher.combine(values)
+        hasher.combine(source)
+        hasher.combine(logTask)
+        hasher.combine(provenance)
+    }
+
+    private final class SharedTask: Sendable {
+        let task: CareTask
+        init(_ task: CareTask) { self.task = task }
     }
 }
 

@@ -241,6 +241,8 @@ struct MappingRun {
     /// The entity with its provenance content hash set (``ContentJSON``): the SHA-256 of its CareKit JSON
     /// without the version header, so that the store tells "same content again" from a change.
     func hashed<Entity: StorableEntity & Encodable>(_ entity: Entity) throws(MappingFailure) -> Entity {
+        // The hash is kept in the provenance: an entity without one (a log task) has nowhere to keep it.
+        guard entity.metadata.provenance != nil else { return entity }
         var entity = entity
         do {
             let hash = try ContentJSON.hash(entity.careEntity)

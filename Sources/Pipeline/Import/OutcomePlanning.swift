@@ -173,11 +173,11 @@ final class OutcomePlanner {
         }
         // A new log starts on its patient's first day in the import (``LogTaskStart``).
         var earliestValueDay: [String: Int] = [:]
-        for contribution in contributions where contribution.logTask != nil {
+        for contribution in contributions where contribution.isLogged {
             earliestValueDay[contribution.taskID] = min(earliestValueDay[contribution.taskID] ?? contribution.occurrence, contribution.occurrence)
         }
         for contribution in contributions {
-            guard let log = contribution.logTask, logTask(log.id) == nil, catalog.task(id: log.id) == nil else { continue }
+            guard let id = contribution.logTaskID, logTask(id) == nil, catalog.task(id: id) == nil, let log = contribution.logTask else { continue }
             let started = logStart.started(log, earliestValueDay: earliestValueDay[log.id] ?? contribution.occurrence) ?? log
             plan.logBatch.upsert(started)
             plan.logTasks[log.id] = PlannedTask(started)
@@ -215,7 +215,7 @@ final class OutcomePlanner {
                 continue
             }
             var occurrenceIndex = contribution.occurrence
-            if contribution.logTask != nil {
+            if contribution.isLogged {
                 // A log value's day counts from the epoch; it goes on the version owning that day, its
                 // occurrence counted from that version's start.
                 task = try logVersions.owner(ofDay: occurrenceIndex, current: task)
