@@ -24,9 +24,12 @@ public enum OrderedParallelMap {
     ///
     /// With a `cost` (the bytes of a file, say), items in flight are also bounded by `budget`: many
     /// small ones can be ahead, few large ones (one at least).
+    ///
+    /// With `priority` ``WorkerPriority/yielding``, the workers run behind the process's other threads,
+    /// for work that feeds a slower stage elsewhere.
     public static func run<Items: IteratorProtocol, Output>(
         _ items: Items, workers: Int = defaultWorkers, window: Int? = nil,
-        cost: ((Items.Element) -> Int)? = nil, budget: Int = .max,
+        cost: ((Items.Element) -> Int)? = nil, budget: Int = .max, priority: WorkerPriority = .normal,
         transform: @escaping @Sendable (Items.Element) -> Output, consume: (Output) throws -> Void
     ) rethrows {
         var items = items
@@ -38,7 +41,11 @@ public enum OrderedParallelMap {
         let results = ResultSlots<Output>()
         let slots = DispatchSemaphore(value: workers)
         let group = DispatchGroup()
-        defer { group.wait() }  // nothing outlives the call, even when `consume` throws
+        let ownThreads = priority == .yielding ? YieldingWorkerThreads(count: workers) : nil
+        defer {
+            group.wait()  // nothing outlives the call, even when `consume` throws
+            ownThreads?.finish()
+        }
         var submitted = 0
         var consumed = 0
         var costs: [Int: Int] = [:]
@@ -54,12 +61,20 @@ public enum OrderedParallelMap {
                 let box = UncheckedBox(item)
                 submitted += 1
                 group.enter()
-                DispatchQueue.global().async {
-                    slots.wait()
-                    let output = transform(box.value)
-                    slots.signal()
-                    results.put(output, at: position)
-                    group.leave()
+                if let ownThreads {
+                    // As many threads as workers: no slot to take.
+                    ownThreads.submit {
+                        results.put(transform(box.value), at: position)
+                        group.leave()
+                    }
+                } else {
+                    DispatchQueue.global().async {
+                        slots.wait()
+                        let output = transform(box.value)
+                        slots.signal()
+                        results.put(output, at: position)
+                        group.leave()
+                    }
                 }
             }
             guard consumed < submitted else { return }

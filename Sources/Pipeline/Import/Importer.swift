@@ -208,7 +208,7 @@ public final class Importer {
             let items = held
             held = []
             var batchSize = max(1, options.outcomeBatchSize / 5)
-            MappingStage.inParallel(items, window: options.outcomeBatchSize / MappingStage.chunk + 2, mapOutcome) { mappedInput in
+            MappingStage.inParallel(items, window: options.outcomeBatchSize / MappingStage.chunk + 2, behindTheWriter: true, mapOutcome) { mappedInput in
                 if failure == nil, let storeFailure = writer.storeFailure { failure = storeFailure }
                 guard failure == nil else { return }
                 do { try writeLastEntities() } catch {
@@ -226,7 +226,7 @@ public final class Importer {
             try writeLastEntities()
             var pending: [(Element, String?, ImportOrigin)] = []
             func mapPending() {
-                MappingStage.inParallel(pending, mapOutcome) { mappedInput in
+                MappingStage.inParallel(pending, behindTheWriter: true, mapOutcome) { mappedInput in
                     if let mappedInput { batch.append(mappedInput) }
                 }
                 pending.removeAll(keepingCapacity: true)

@@ -70,11 +70,17 @@ struct MappingStage: Sendable {
     static let chunk = 64
 
     /// Runs `transform` over `items` on worker threads, a chunk per task, and hands the results to
-    /// `consume` in order, on this thread.
+    /// `consume` in order, on this thread. Workers `behindTheWriter` yield to the import's other threads
+    /// (``WorkerPriority/yielding``): while outcomes are written, the store's one writer thread is the
+    /// slowest stage, and the mapping ahead of it need not take half its core.
     static func inParallel<Item, Output>(
-        _ items: [Item], window: Int? = nil, _ transform: @escaping @Sendable (Item) -> Output, consume: (Output) -> Void
+        _ items: [Item], window: Int? = nil, behindTheWriter: Bool = false, _ transform: @escaping @Sendable (Item) -> Output,
+        consume: (Output) -> Void
     ) {
-        OrderedParallelMap.run(items.chunked(chunk).makeIterator(), window: window, transform: { slice in slice.map(transform) }) { outputs in
+        OrderedParallelMap.run(
+            items.chunked(chunk).makeIterator(), window: window, priority: behindTheWriter ? .yielding : .normal,
+            transform: { slice in slice.map(transform) }
+        ) { outputs in
             for output in outputs { consume(output) }
         }
     }
