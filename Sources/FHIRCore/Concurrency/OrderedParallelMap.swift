@@ -62,7 +62,7 @@ public enum OrderedParallelMap {
                 submitted += 1
                 group.enter()
                 if let ownThreads {
-                    // As many threads as workers: no slot to take.
+                    // At most `workers` threads: no slot to take.
                     ownThreads.submit {
                         results.put(transform(box.value), at: position)
                         group.leave()
