@@ -6,9 +6,9 @@ import Store
 /// the same store file between an import's planning and its writing would do.
 public final class InterleavingStore: Store, @unchecked Sendable {
     public let base: SQLiteStore
-    /// Called with each batch before it is applied; called once, then cleared, when it returns true.
     /// Called each time a job reaches a safe point where a waiting push may run (``yieldToAppends()``).
     public var beforeYieldingToAppends: (() -> Void)?
+    /// Called with each batch before it is applied; called once, then cleared, when it returns true.
     public var beforeApply: ((StoreBatch) throws -> Bool)?
     private let lock = NSLock()
 

@@ -57,23 +57,13 @@ public struct OutcomeContribution: Sendable, Hashable {
         self.provenance = provenance
     }
 
-    public static func == (left: OutcomeContribution, right: OutcomeContribution) -> Bool {
-        left.taskID == right.taskID && left.occurrence == right.occurrence && left.values == right.values
-            && left.source == right.source && left.logTask == right.logTask && left.provenance == right.provenance
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(taskID)
-        hasher.combine(occurrence)
-        hasher.combine(values)
-        hasher.combine(source)
-        hasher.combine(logTask)
-        hasher.combine(provenance)
-    }
-
-    private final class SharedTask: Sendable {
+    /// A task by reference that compares and hashes as its value, so that the contribution's own
+    /// conformances stay the synthesized ones.
+    private final class SharedTask: Sendable, Hashable {
         let task: CareTask
         init(_ task: CareTask) { self.task = task }
+        static func == (left: SharedTask, right: SharedTask) -> Bool { left.task == right.task }
+        func hash(into hasher: inout Hasher) { hasher.combine(task) }
     }
 }
 

@@ -178,9 +178,9 @@ final class OutcomePlanner {
         }
         for contribution in contributions {
             guard let id = contribution.logTaskID, logTask(id) == nil, catalog.task(id: id) == nil, let log = contribution.logTask else { continue }
-            let started = logStart.started(log, earliestValueDay: earliestValueDay[log.id] ?? contribution.occurrence) ?? log
+            let started = logStart.started(log, earliestValueDay: earliestValueDay[id] ?? contribution.occurrence) ?? log
             plan.logBatch.upsert(started)
-            plan.logTasks[log.id] = PlannedTask(started)
+            plan.logTasks[id] = PlannedTask(started)
         }
         // The day each log's occurrences count from, by version.
         var logStartDays: [UUID: Int] = [:]
