@@ -68,7 +68,23 @@ let package = Package(
         ),
         // Mapping files (YAML): loading, static checks, and running FHIR -> care entities. No store, no I/O
         // beyond reading mapping files.
-        .target(name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams")]),
+        // The default mapping files (Mappings/, linked in as Sources/Mapping/Defaults) compiled into the
+        // binary, so that a `caregate` copied alone has them; an edited file takes effect at the next build.
+        .target(
+            name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams")],
+            exclude: ["Defaults/README.md", "Defaults/mapping.schema.json"],
+            resources: [
+                .embedInCode("Defaults/CarePlan.yaml"),
+                .embedInCode("Defaults/MedicationRequest.yaml"),
+                .embedInCode("Defaults/Observation.yaml"),
+                .embedInCode("Defaults/ObservationExport.yaml"),
+                .embedInCode("Defaults/Patient.yaml"),
+                .embedInCode("Defaults/Practitioner.yaml"),
+                .embedInCode("Defaults/PractitionerRole.yaml"),
+                .embedInCode("Defaults/RelatedPerson.yaml"),
+                .embedInCode("Defaults/insights.yaml"),
+            ]
+        ),
         // Adherence (CareKit's rules), measurements, threshold rules and the care-team report (HTML with
         // inline SVG, PDF through headless Chromium, a FHIR DocumentReference). Pure over care-model values:
         // no store; the caller reads it.
@@ -92,7 +108,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
-        ]),
+        ],
+            // Docs/openapi.json (linked in as Resources/openapi.json), served at GET /openapi.json.
+            resources: [.embedInCode("Resources/openapi.json")]
+        ),
         // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
         // developers and the tests.
         .target(name: "AppClient", dependencies: ["CareModel"]),

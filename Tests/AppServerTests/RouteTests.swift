@@ -32,7 +32,7 @@ final class RouteTests: XCTestCase {
             }
             try await client.execute(uri: "/openapi.json", method: .get) { response in
                 XCTAssertEqual(response.status, .ok)
-                // The embedded document is Docs/openapi.json (Scripts/embed-openapi.py).
+                // The embedded document is Docs/openapi.json (a SwiftPM resource).
                 XCTAssertEqual(try Self.canonical(Data(response.text.utf8)), document)
             }
         }
