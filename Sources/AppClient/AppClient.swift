@@ -15,7 +15,7 @@ import FoundationNetworking
 /// ## Topics
 ///
 /// - ``health()``
-/// - ``patient()``, ``carePlans()``, ``tasks()``, ``contacts()``, ``events(date:timeZone:)``
+/// - ``patient()``, ``carePlans()``, ``tasks()``, ``contacts()``, ``events(date:timeZone:)``, ``insights(from:to:timeZone:)``
 /// - ``pull(knowledge:)``, ``push(revisions:knowledge:)``: CareKit's remote sync
 public struct AppClient: Sendable {
     public let base: URL
@@ -39,14 +39,20 @@ public struct AppClient: Sendable {
     public func tasks() async throws -> [CareTask] { try await get([CareTask].self, path: "carekit/v1/tasks") }
     public func contacts() async throws -> [Contact] { try await get([Contact].self, path: "carekit/v1/contacts") }
 
-    /// The events of `date` (`YYYY-MM-DD`), as JSON objects (`taskID`, `occurrence`, `start`, `end`, `outcome`).
-    public func events(date: String, timeZone: String? = nil) async throws -> [[String: Any]] {
+    /// The events of `date` (`YYYY-MM-DD`) in `timeZone` (an IANA name; the patient's by default), each
+    /// with its task version and outcome.
+    public func events(date: String, timeZone: String? = nil) async throws -> [DayEvent] {
         var query = [URLQueryItem(name: "date", value: date)]
         if let timeZone { query.append(URLQueryItem(name: "timeZone", value: timeZone)) }
-        let (data, response) = try await send(path: "carekit/v1/events", query: query)
-        try Self.check(response, data)
-        guard let events = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { throw AppClientError.unexpectedBody }
-        return events
+        return try await get([DayEvent].self, path: "carekit/v1/events", query: query)
+    }
+
+    /// The Insights series from `from` to `to` (`YYYY-MM-DD`, both included, at most 366 days) in
+    /// `timeZone` (the patient's by default): adherence per day and each measurement's daily mean.
+    public func insights(from: String, to: String, timeZone: String? = nil) async throws -> InsightsChart {
+        var query = [URLQueryItem(name: "from", value: from), URLQueryItem(name: "to", value: to)]
+        if let timeZone { query.append(URLQueryItem(name: "timeZone", value: timeZone)) }
+        return try await get(InsightsChart.self, path: "carekit/v1/insights", query: query)
     }
 
     /// CareKit's pull (`OCKRemoteSynchronizable.pullRevisions`): the revision records the device with
@@ -103,8 +109,8 @@ public struct AppClient: Sendable {
         OutcomeVersionGraph.select(records)
     }
 
-    func get<Value: Decodable>(_ type: Value.Type, path: String) async throws -> Value {
-        let (data, response) = try await send(path: path)
+    func get<Value: Decodable>(_ type: Value.Type, path: String, query: [URLQueryItem] = []) async throws -> Value {
+        let (data, response) = try await send(path: path, query: query)
         try Self.check(response, data)
         do {
             return try CareKitJSON.makeDecoder().decode(type, from: data)

@@ -50,4 +50,46 @@ final class LiveServerTests: XCTestCase {
         XCTAssertEqual(entries?.last?["action"] as? String, "GET /carekit/v1/tasks")
         XCTAssertEqual(entries?.last?["patientID"] as? String, "patient-1")
     }
+
+    /// Every route the client calls answers a typed value: the day's events with their task versions and
+    /// outcomes, and the Insights series with one value per day.
+    func testTheClientReadsTheDayAndTheInsightsAsTypedValues() async throws {
+        let folder = try makeScratchFolder("live-typed")
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let key = folder.appendingPathComponent("server.key").path
+        let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "1", "--tasks", "2", "--days", "3"])
+        XCTAssertEqual(generated.status, 0, generated.stderr)
+        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1"])
+        XCTAssertEqual(issued.status, 0, issued.stderr)
+        let server = try AppServerProcess.start(store: store, key: key)
+        defer { server.stop() }
+        let client = AppClient(base: server.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+
+        let tasks = try await client.tasks()
+        let first = try XCTUnwrap(tasks.map(\.schedule.startDate).min())
+        let day = first.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!).year().month().day())
+        let events = try await client.events(date: day, timeZone: "UTC")
+        XCTAssertFalse(events.isEmpty, "the generated tasks have events on their first day")
+        for event in events {
+            XCTAssertEqual(event.task.uuid, event.taskUUID)
+            XCTAssertEqual(event.task.id, event.taskID)
+            XCTAssertLessThanOrEqual(event.start, event.end)
+            XCTAssertTrue(Set(tasks.map(\.id)).contains(event.taskID))
+            if let outcome = event.outcome { XCTAssertEqual(outcome.taskOccurrenceIndex, event.occurrence) }
+        }
+
+        let insights = try await client.insights(from: day, to: day, timeZone: "Europe/Paris")
+        XCTAssertEqual(insights.from, day)
+        XCTAssertEqual(insights.timeZone, "Europe/Paris")
+        XCTAssertEqual(insights.days.count, insights.markers.count)
+        XCTAssertTrue(insights.series.contains { $0.id == "adherence" })
+        for series in insights.series { XCTAssertEqual(series.values.count, insights.days.count, series.id) }
+
+        do {
+            _ = try await client.events(date: "2025-02-30")
+            XCTFail("a date that does not exist was answered")
+        } catch let AppClientError.refused(status, _, _) {
+            XCTAssertEqual(status, 400)
+        }
+    }
 }
