@@ -13,21 +13,47 @@ import Foundation
 /// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64), and
 ///   errors that say so (a configuration, credentials or a server that cannot be used at all).
 public enum CommandLineRunner {
+    /// Runs a command line whose commands are all synchronous (the benchmarks).
     public static func run<Root: ParsableCommand>(_ root: Root.Type) -> Never {
         HeapTuning.apply()
         do {
             var command = try Root.parseAsRoot()
             try command.run()
             Foundation.exit(0)
-        } catch let failure as CommandFailure {
+        } catch {
+            exit(for: error, root: Root.self)
+        }
+    }
+
+    /// Runs a command line some of whose commands wait (a server): those are `AsyncParsableCommand`s and
+    /// are awaited; the others stay synchronous and run on this, the main, thread.
+    public static func run<Root: AsyncParsableCommand>(_ root: Root.Type) async -> Never {
+        HeapTuning.apply()
+        do {
+            var command = try Root.parseAsRoot()
+            if var waiting = command as? any AsyncParsableCommand {
+                try await waiting.run()
+            } else {
+                try command.run()
+            }
+            Foundation.exit(0)
+        } catch {
+            exit(for: error, root: Root.self)
+        }
+    }
+
+    /// Prints what `error` means to the user and exits with its status.
+    private static func exit<Root: ParsableCommand>(for error: any Error, root: Root.Type) -> Never {
+        switch error {
+        case let failure as CommandFailure:
             printError(failure.description)
             Foundation.exit(failure.status)
-        } catch let exitCode as ExitCode {
+        case let exitCode as ExitCode:
             Foundation.exit(exitCode.rawValue)
-        } catch let error as any UserFacingError {
+        case let error as any UserFacingError:
             printError("error: \(error.description)")
             Foundation.exit(error.exitStatus)
-        } catch {
+        default:
             switch Root.exitCode(for: error) {
             case .validationFailure:
                 printError(Root.fullMessage(for: error))

@@ -5,7 +5,7 @@ import Foundation
 import Store
 
 /// `caregate serve`: the app server (CareKit remote sync and read-only views) on one store.
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the store to CareKit patient apps (remote sync, read-only views) over HTTP.",
@@ -59,9 +59,8 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    /// Runs the server until a signal stops it; the command line's main stays synchronous, so this
-    /// thread waits for the server's task.
-    func run() throws {
+    /// Serves until SIGINT or SIGTERM stops the server.
+    func run() async throws {
         let key = try ServerKey.loadOrCreate(path: self.key)
         guard let store = try storeOptions.open(creating: true) as? any AppSyncStore else {
             throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
@@ -74,29 +73,12 @@ struct ServeCommand: ParsableCommand {
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
         let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier)
-        let (host, port, logLevel) = (host, port, logLevel)
-        let outcome = ServeOutcome()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            if let issuerVerifier {
-                // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
-                do { _ = try await issuerVerifier.refreshKeys() } catch {
-                    FileHandle.standardError.write(Data("warning: \(error); its tokens are refused until its keys can be read\n".utf8))
-                }
+        if let issuerVerifier {
+            // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
+            do { _ = try await issuerVerifier.refreshKeys() } catch {
+                FileHandle.standardError.write(Data("warning: \(error); its tokens are refused until its keys can be read\n".utf8))
             }
-            do { try await server.run(host: host, port: port, logLevel: logLevel) } catch { outcome.set(error) }
-            done.signal()
         }
-        done.wait()
-        if let error = outcome.error { throw error }
+        try await server.run(host: host, port: port, logLevel: logLevel)
     }
-}
-
-/// The error a server task ended with, handed to the waiting thread.
-private final class ServeOutcome: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: (any Error)?
-
-    var error: (any Error)? { lock.withLock { stored } }
-    func set(_ error: any Error) { lock.withLock { stored = error } }
 }
