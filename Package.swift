@@ -5,7 +5,7 @@ import PackageDescription
 // FHIR -> Mapping -> CareModel -> Store -> Pipeline -> Sync; a lower module never imports a higher one.
 let package = Package(
     name: "CareGate",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "caregate", targets: ["caregate"]),
         .executable(name: "caregate-example-app", targets: ["caregate-example-app"]),

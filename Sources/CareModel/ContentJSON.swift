@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An entity's content as JSON: its CareKit JSON without the version header (``CareEntity/content``)
 /// and without the content hash itself. Its SHA-256 is the entity's content hash, and the store keeps
@@ -38,19 +39,18 @@ public enum ContentJSON {
 
 /// Content JSON by hash, from hashing to writing; at most `limit` entries (the entities an import maps
 /// but finds unchanged are never written, and never taken).
-private final class MadeContent: @unchecked Sendable {
-    private var byHash: [String: Data] = [:]
-    private let lock = NSLock()
+private final class MadeContent: Sendable {
+    private let byHash = Mutex<[String: Data]>([:])
     private let limit = 50_000
 
     func keep(_ data: Data, for hash: String) {
-        lock.withLock {
+        byHash.withLock { byHash in
             if byHash.count >= limit { byHash.removeAll(keepingCapacity: true) }
             byHash[hash] = data
         }
     }
 
     func take(_ hash: String) -> Data? {
-        lock.withLock { byHash.removeValue(forKey: hash) }
+        byHash.withLock { $0.removeValue(forKey: hash) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Writes an `Encodable` value as compact JSON with sorted keys, byte for byte what
 /// `JSONEncoder` with `.sortedKeys` and default strategies writes, at a fraction of its cost.
@@ -352,16 +353,15 @@ final class SortedKeysJSONWriter: Encoder {
 }
 
 /// Values already encoded, shared by the writers of all threads; at most `limit` of them.
-private final class EncodedValues<Value: Hashable>: @unchecked Sendable {
-    private var known: [Value: [UInt8]] = [:]
-    private let lock = NSLock()
+private final class EncodedValues<Value: Hashable & Sendable>: Sendable {
+    private let known = Mutex<[Value: [UInt8]]>([:])
     private let limit = 10_000
 
     /// The JSON of `value`, from `encode` the first time.
     func json(of value: Value, _ encode: (Value) throws -> [UInt8]) throws -> [UInt8] {
-        if let bytes = lock.withLock({ known[value] }) { return bytes }
+        if let bytes = known.withLock({ $0[value] }) { return bytes }
         let bytes = try encode(value)
-        lock.withLock {
+        known.withLock { known in
             if known.count >= limit { known.removeAll(keepingCapacity: true) }
             known[value] = bytes
         }

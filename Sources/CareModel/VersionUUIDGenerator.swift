@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Random (version 4) uuids for the versions a batch writes, from a xoshiro256** generator seeded once
 /// per batch from the system's random source.
@@ -21,7 +22,7 @@ public struct VersionUUIDGenerator {
         shared.withLock { $0.next() }
     }
 
-    private static let shared = SharedGenerator()
+    private static let shared = Mutex(VersionUUIDGenerator())
 
     public mutating func next() -> UUID {
         let high = nextWord(), low = nextWord()
@@ -47,18 +48,6 @@ public struct VersionUUIDGenerator {
         state.2 ^= t
         state.3 = state.3.rotatedLeft(45)
         return result
-    }
-}
-
-/// ``VersionUUIDGenerator`` behind a lock, for any thread.
-private final class SharedGenerator: @unchecked Sendable {
-    private var generator = VersionUUIDGenerator()
-    private let lock = NSLock()
-
-    func withLock<Result>(_ body: (inout VersionUUIDGenerator) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&generator)
     }
 }
 

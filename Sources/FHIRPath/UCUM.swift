@@ -1,5 +1,6 @@
 import FHIRCore
 import Foundation
+import Synchronization
 
 /// A small UCUM unit reader, enough to compare and convert the units clinical data uses: SI prefixes,
 /// products and quotients with exponents (`mg/dL`, `kg.m-2`, `mm[Hg]`, `/min`, `10*3/uL`), annotations
@@ -290,17 +291,16 @@ extension UCUM.Unit {
 }
 
 /// A lock-protected memo of parsed units (codes repeat endlessly across resources).
-private final class UnitCache: @unchecked Sendable {
-    private var storage: [String: UCUM.Unit] = [:]
-    private let lock = NSLock()
+private final class UnitCache: Sendable {
+    private let storage = Mutex<[String: UCUM.Unit]>([:])
 
     func get(_ code: String) -> UCUM.Unit? {
-        lock.lock(); defer { lock.unlock() }
-        return storage[code]
+        storage.withLock { $0[code] }
     }
 
     func set(_ code: String, _ unit: UCUM.Unit) {
-        lock.lock(); defer { lock.unlock() }
-        if storage.count < 10_000 { storage[code] = unit }
+        storage.withLock { storage in
+            if storage.count < 10_000 { storage[code] = unit }
+        }
     }
 }

@@ -1,6 +1,7 @@
 import FHIRCore
 import FHIRPath
 import Foundation
+import Synchronization
 
 /// Validates every resource of a file, whatever its format (JSON, NDJSON, XML), and says where each
 /// result comes from: the file, and for NDJSON the line. A file that cannot be read (bad syntax, not
@@ -102,17 +103,14 @@ public struct DocumentValidator: Sendable {
 }
 
 /// The results of runs validated on several threads, each written once by its own thread.
-private final class ResultRuns: @unchecked Sendable {
-    private var runs: [[DocumentValidator.Result]]
-    private let lock = NSLock()
+private final class ResultRuns: Sendable {
+    private let runs: Mutex<[[DocumentValidator.Result]]>
 
-    init(count: Int) { runs = Array(repeating: [], count: count) }
+    init(count: Int) { runs = Mutex(Array(repeating: [], count: count)) }
 
     func set(_ index: Int, _ results: [DocumentValidator.Result]) {
-        lock.lock()
-        runs[index] = results
-        lock.unlock()
+        runs.withLock { $0[index] = results }
     }
 
-    var joined: [DocumentValidator.Result] { runs.flatMap { $0 } }
+    var joined: [DocumentValidator.Result] { runs.withLock { $0.flatMap { $0 } } }
 }

@@ -3,15 +3,16 @@ import FHIR
 import Foundation
 import Mapping
 import Store
+import Synchronization
 
 /// Reads what the export of a run of outbox entries needs from the store, a few queries per run rather
 /// than per outcome: the queued outcome versions, their task versions, the tasks' patients, and which
 /// earlier versions of the outcomes were sent. Task versions, plans and patients are kept across runs (an
 /// export touches few of them, many times).
 ///
-/// Runs are loaded on several threads at once: the caches are guarded by a lock, the store is read
+/// Runs are loaded on several threads at once: the caches are guarded by a mutex, the store is read
 /// outside it (two threads may read the same task once each; both get the same version).
-final class ExportInputLoader: @unchecked Sendable {
+final class ExportInputLoader: Sendable {
     /// An outbox entry whose entity cannot be found as it was queued.
     struct MissingInput: Error, CustomStringConvertible {
         let description: String
@@ -26,19 +27,22 @@ final class ExportInputLoader: @unchecked Sendable {
     private let store: any Store
     /// Whether to work out which outcomes complete their activity (the mapping's `activity-status`).
     private let checksCompletion: Bool
-    private let lock = NSLock()
-    private var tasks: [UUID: CareTask] = [:]
-    private var tasksRead: Set<String> = []
-    private var patientOfPlan: [String: String] = [:]
-    private var plansRead: Set<String> = []
-    private var patients: [String: Patient] = [:]
-    private var patientsRead: Set<String> = []
+    /// What earlier runs read, shared by the threads that load runs.
+    private struct Caches {
+        var tasks: [UUID: CareTask] = [:]
+        var tasksRead: Set<String> = []
+        var patientOfPlan: [String: String] = [:]
+        var plansRead: Set<String> = []
+        var patients: [String: Patient] = [:]
+        var patientsRead: Set<String> = []
 
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+        /// The entity id of `task`'s patient.
+        func patientID(of task: CareTask) -> String? {
+            task.metadata.linkage.patientID ?? task.carePlanID.flatMap { patientOfPlan[$0] }
+        }
     }
+
+    private let caches = Mutex(Caches())
 
     init(store: any Store, checksCompletion: Bool = false) {
         self.store = store
@@ -54,38 +58,42 @@ final class ExportInputLoader: @unchecked Sendable {
             history[outcome.id, default: []].append(outcome)
         }
         let reachedProvider = try versionsThatMayHaveReached(entries, history: history)
-        let wanted = locked { Set(versions.values.compactMap { tasks[$0.taskUUID] == nil ? $0.taskID : nil }).subtracting(tasksRead) }
+        let wanted = caches.withLock { caches in
+            Set(versions.values.compactMap { caches.tasks[$0.taskUUID] == nil ? $0.taskID : nil }).subtracting(caches.tasksRead)
+        }
         if !wanted.isEmpty {
             let read = try store.histories(.task, ids: Array(wanted))
-            locked {
-                for case .task(let task) in read { tasks[task.metadata.uuid] = task }
-                tasksRead.formUnion(wanted)
+            caches.withLock { caches in
+                for case .task(let task) in read { caches.tasks[task.metadata.uuid] = task }
+                caches.tasksRead.formUnion(wanted)
             }
         }
-        let runTasks = locked { versions.values.compactMap { tasks[$0.taskUUID] } }
-        let plans = locked { Set(runTasks.compactMap { $0.metadata.linkage.patientID == nil ? $0.carePlanID : nil }).subtracting(plansRead) }
+        let runTasks = caches.withLock { caches in versions.values.compactMap { caches.tasks[$0.taskUUID] } }
+        let plans = caches.withLock { caches in
+            Set(runTasks.compactMap { $0.metadata.linkage.patientID == nil ? $0.carePlanID : nil }).subtracting(caches.plansRead)
+        }
         if !plans.isEmpty {
             let read = try store.carePlans(EntityQuery(ids: Array(plans)))
-            locked {
-                for plan in read { patientOfPlan[plan.id] = plan.patientID }
-                plansRead.formUnion(plans)
+            caches.withLock { caches in
+                for plan in read { caches.patientOfPlan[plan.id] = plan.patientID }
+                caches.plansRead.formUnion(plans)
             }
         }
-        let patientIDs = locked { Set(runTasks.compactMap(patientID(of:))).subtracting(patientsRead) }
+        let patientIDs = caches.withLock { caches in Set(runTasks.compactMap(caches.patientID(of:))).subtracting(caches.patientsRead) }
         if !patientIDs.isEmpty {
             let read = try store.patients(EntityQuery(ids: Array(patientIDs)))
-            locked {
-                for patient in read { patients[patient.id] = patient }
-                patientsRead.formUnion(patientIDs)
+            caches.withLock { caches in
+                for patient in read { caches.patients[patient.id] = patient }
+                caches.patientsRead.formUnion(patientIDs)
             }
         }
         return try entries.map { entry in
             guard let outcome = versions[entry.entityUUID] else {
                 return (.failure(MissingInput(description: "the queued version \(entry.entityUUID) of outcome \(entry.entityID) is not in the store")), nil)
             }
-            let found = locked { () -> (CareTask, Patient?)? in
-                guard let task = tasks[outcome.taskUUID] else { return nil }
-                return (task, patientID(of: task).flatMap { patients[$0] })
+            let found = caches.withLock { caches -> (CareTask, Patient?)? in
+                guard let task = caches.tasks[outcome.taskUUID] else { return nil }
+                return (task, caches.patientID(of: task).flatMap { caches.patients[$0] })
             }
             guard let (task, patient) = found else {
                 return (.failure(MissingInput(description: "its task version \(outcome.taskUUID) is not in the store")), nil)
@@ -141,7 +149,7 @@ final class ExportInputLoader: @unchecked Sendable {
         guard input.outcome.metadata.deletedDate == nil, let provenance = task.metadata.provenance, provenance.fhirType == "CarePlan",
               let path = task.metadata.linkage.elementPath, path.hasPrefix("CarePlan.activity["),
               let count = task.schedule.occurrenceCount, count > 0, let end = task.schedule.endDate,
-              let patientID = locked({ patientID(of: task) })
+              let patientID = caches.withLock({ $0.patientID(of: task) })
         else { return nil }
         let events = try store.events(patientID: patientID, in: DateInterval(start: task.schedule.startDate, end: max(end, task.schedule.startDate.addingTimeInterval(1))))
         let done = events.filter { $0.task.id == task.id && $0.outcome != nil }.count
@@ -166,10 +174,5 @@ final class ExportInputLoader: @unchecked Sendable {
         guard let source else { return false }
         let plan = source.format == "xml" ? try FHIRXML.read(source.body) : try FHIRJSON.read(source.body)
         return MappingStage.activitiesWithDetail(of: plan).contains(path)
-    }
-
-    /// The entity id of `task`'s patient (call with the lock held).
-    private func patientID(of task: CareTask) -> String? {
-        task.metadata.linkage.patientID ?? task.carePlanID.flatMap { patientOfPlan[$0] }
     }
 }

@@ -3,6 +3,7 @@ import FHIR
 import Foundation
 import Mapping
 import Store
+import Synchronization
 
 /// CareGate's front door: a store, the mapping set and the options, and the jobs over them.
 ///
@@ -20,7 +21,7 @@ import Store
 ///
 /// Every job returns a report (``JobReport``): what it did, and whether any of it failed. The sync job
 /// (`Gateway.sync`) is added by the `Sync` module, which holds the FHIR client.
-public final class Gateway: @unchecked Sendable {
+public final class Gateway: Sendable {
     /// What every job of one gateway shares.
     public struct Options: Sendable {
         /// The provider system entity ids are made under (``MappingOptions/defaultSourceSystem``: none).
@@ -43,23 +44,22 @@ public final class Gateway: @unchecked Sendable {
 
     public let store: any Store
     public let options: Options
-    private let lock = NSLock()
-    private var loadedMappings: MappingSet?
+    private let loadedMappings: Mutex<MappingSet?>
 
     /// A gateway over an open store, with `mappings` (the default mappings, loaded when a job first
     /// needs them, when nil).
     public init(store: any Store, mappings: MappingSet? = nil, options: Options = Options()) {
         self.store = store
-        self.loadedMappings = mappings
+        self.loadedMappings = Mutex(mappings)
         self.options = options
     }
 
     /// The mapping set every job maps with.
     public func mappings() throws -> MappingSet {
-        try lock.withLock {
-            if let loadedMappings { return loadedMappings }
+        try loadedMappings.withLock { loaded in
+            if let loaded { return loaded }
             let defaults = try MappingSet.defaults()
-            loadedMappings = defaults
+            loaded = defaults
             return defaults
         }
     }

@@ -1,5 +1,6 @@
 import FHIR
 import Foundation
+import Synchronization
 
 /// Which source elements a run's mappings read, against which the input holds: what `caregate import
 /// --coverage` reports, so that an integration engineer sees what their EHR sends that no mapping uses.
@@ -7,25 +8,38 @@ import Foundation
 /// Paths are definition-style, without indices (`CarePlan.activity.detail.code`). An element counts
 /// as read when an expression selected it or something under it, or when a transform was handed it or
 /// an element above it (a Timing read whole).
-public final class CoverageCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var read: Set<String> = []
-    private var consumed: Set<String> = []
-    /// Per resource type, the paths present in the input and in how many resources.
-    private var present: [String: [String: Int]] = [:]
+public final class CoverageCollector: Sendable {
+    private struct Counts {
+        var read: Set<String> = []
+        var consumed: Set<String> = []
+        /// Per resource type, the paths present in the input and in how many resources.
+        var present: [String: [String: Int]] = [:]
+
+        func isRead(_ path: String) -> Bool {
+            if read.contains(path) || consumed.contains(path) { return true }
+            var prefix = path
+            while let dot = prefix.lastIndex(of: ".") {
+                prefix = String(prefix[..<dot])
+                if consumed.contains(prefix) { return true }
+            }
+            return false
+        }
+    }
+
+    private let counts = Mutex(Counts())
 
     public init() {}
 
     /// Records that an expression selected the element at `path` (with indices).
     func selected(_ path: String) {
         let plain = Self.plain(path)
-        lock.withLock { _ = read.insert(plain) }
+        counts.withLock { _ = $0.read.insert(plain) }
     }
 
     /// Records that a transform read the whole element at `path`.
     func consumedWhole(_ path: String) {
         let plain = Self.plain(path)
-        lock.withLock { _ = consumed.insert(plain) }
+        counts.withLock { _ = $0.consumed.insert(plain) }
     }
 
     /// Counts the element paths of `resource`, once each per resource.
@@ -33,35 +47,25 @@ public final class CoverageCollector: @unchecked Sendable {
         guard let type = resource.resourceType else { return }
         var paths: Set<String> = []
         Self.collect(resource, path: type, into: &paths)
-        lock.withLock {
-            for path in paths { present[type, default: [:]][path, default: 0] += 1 }
+        counts.withLock { counts in
+            for path in paths { counts.present[type, default: [:]][path, default: 0] += 1 }
         }
     }
 
     /// Per type, the topmost paths present in the input that no mapping read, with their counts.
     public func unread() -> [String: [String: Int]] {
-        lock.withLock {
+        counts.withLock { counts in
             var result: [String: [String: Int]] = [:]
-            for (type, paths) in present {
-                for (path, count) in paths where !isRead(path) {
+            for (type, paths) in counts.present {
+                for (path, count) in paths where !counts.isRead(path) {
                     // Report an unread element once, at its topmost unread ancestor.
                     let parent = path.split(separator: ".").dropLast().joined(separator: ".")
-                    if parent.contains("."), !isRead(parent) { continue }
+                    if parent.contains("."), !counts.isRead(parent) { continue }
                     result[type, default: [:]][path] = count
                 }
             }
             return result
         }
-    }
-
-    private func isRead(_ path: String) -> Bool {
-        if read.contains(path) || consumed.contains(path) { return true }
-        var prefix = path
-        while let dot = prefix.lastIndex(of: ".") {
-            prefix = String(prefix[..<dot])
-            if consumed.contains(prefix) { return true }
-        }
-        return false
     }
 
     /// Elements read by every mapping whatever it says: identity and provenance.

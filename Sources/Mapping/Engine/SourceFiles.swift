@@ -1,25 +1,31 @@
 import Foundation
+import Synchronization
 
 /// The files an index keeps resources of by place (NDJSON lines too many to hold), numbered, and read
 /// back from any thread: each is opened once, on first need, and read with `pread`, which has no shared
 /// position.
-final class SourceFiles: @unchecked Sendable {
-    private var paths: [String] = []
-    private var numbers: [String: Int] = [:]
-    private var descriptors: [Int: Int32] = [:]
-    private let lock = NSLock()
+final class SourceFiles: Sendable {
+    private struct Files {
+        var paths: [String] = []
+        var numbers: [String: Int] = [:]
+        var descriptors: [Int: Int32] = [:]
+    }
+
+    private let files = Mutex(Files())
 
     deinit {
-        for descriptor in descriptors.values { close(descriptor) }
+        files.withLock { files in
+            for descriptor in files.descriptors.values { close(descriptor) }
+        }
     }
 
     /// The number of `path`, given it the first time (while the index is built, on one thread).
     func number(of path: String) -> Int {
-        lock.withLock {
-            if let known = numbers[path] { return known }
-            paths.append(path)
-            numbers[path] = paths.count - 1
-            return paths.count - 1
+        files.withLock { files in
+            if let known = files.numbers[path] { return known }
+            files.paths.append(path)
+            files.numbers[path] = files.paths.count - 1
+            return files.paths.count - 1
         }
     }
 
@@ -39,15 +45,15 @@ final class SourceFiles: @unchecked Sendable {
     }
 
     private func open(_ number: Int) throws(SourceFileError) -> (String, Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard paths.indices.contains(number) else { throw SourceFileError(path: "?", "no file numbered \(number)") }
-        let path = paths[number]
-        if let descriptor = descriptors[number] { return (path, descriptor) }
-        let descriptor = Foundation.open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw SourceFileError(path: path, "cannot be opened again: \(String(cString: strerror(errno)))") }
-        descriptors[number] = descriptor
-        return (path, descriptor)
+        try files.withLock { (files) throws(SourceFileError) -> (String, Int32) in
+            guard files.paths.indices.contains(number) else { throw SourceFileError(path: "?", "no file numbered \(number)") }
+            let path = files.paths[number]
+            if let descriptor = files.descriptors[number] { return (path, descriptor) }
+            let descriptor = Foundation.open(path, O_RDONLY)
+            guard descriptor >= 0 else { throw SourceFileError(path: path, "cannot be opened again: \(String(cString: strerror(errno)))") }
+            files.descriptors[number] = descriptor
+            return (path, descriptor)
+        }
     }
 }
 

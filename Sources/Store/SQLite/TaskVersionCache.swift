@@ -1,5 +1,6 @@
 import CareModel
 import Foundation
+import Synchronization
 
 /// What outcome checks and event queries need of a task version, decoded once and shared by the
 /// batches and queries of one store.
@@ -9,9 +10,9 @@ import Foundation
 /// versions a batch changes are dropped, and everything is dropped when another connection (another
 /// process) has committed since (`PRAGMA data_version`), so the cache never shows uncommitted or stale
 /// version links.
-final class TaskVersionCache: @unchecked Sendable {
+final class TaskVersionCache: Sendable {
     /// A task version as outcome checks see it (a class: it is passed around once per outcome).
-    final class Version: @unchecked Sendable {
+    final class Version: Sendable {
         let task: CareTask
         let effectiveDate: Date
         let nextEffectiveDate: Date?
@@ -25,11 +26,14 @@ final class TaskVersionCache: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
-    private var versions: [UUID: Version] = [:]
-    /// Decoded task content by version uuid, which stays true for the life of the file.
-    private var contents: [UUID: CareTask] = [:]
-    private var dataVersion: Int64?
+    private struct Tables {
+        var versions: [UUID: Version] = [:]
+        /// Decoded task content by version uuid, which stays true for the life of the file.
+        var contents: [UUID: CareTask] = [:]
+        var dataVersion: Int64?
+    }
+
+    private let tables = Mutex(Tables())
     private let limit: Int
 
     /// `limit` bounds each of the two tables (a bulk import writes hundreds of thousands of tasks, each a
@@ -39,45 +43,41 @@ final class TaskVersionCache: @unchecked Sendable {
     }
 
     func version(_ uuid: UUID) -> Version? {
-        lock.lock()
-        defer { lock.unlock() }
-        return versions[uuid]
+        tables.withLock { $0.versions[uuid] }
     }
 
     /// The decoded content of task version `uuid` (its version fields as when it was decoded).
     func content(_ uuid: UUID) -> CareTask? {
-        lock.lock()
-        defer { lock.unlock() }
-        return contents[uuid]
+        tables.withLock { $0.contents[uuid] }
     }
 
     func insertContent(_ task: CareTask) {
-        lock.lock()
-        defer { lock.unlock() }
-        if contents.count >= limit { contents.removeAll(keepingCapacity: true) }
-        contents[task.uuid] = task
+        tables.withLock { tables in
+            if tables.contents.count >= limit { tables.contents.removeAll(keepingCapacity: true) }
+            tables.contents[task.uuid] = task
+        }
     }
 
     /// Drops everything if the database was changed by another connection since the last check.
     func validate(dataVersion current: Int64) {
-        lock.lock()
-        defer { lock.unlock() }
-        if dataVersion != current {
-            versions.removeAll(keepingCapacity: true)
-            dataVersion = current
+        tables.withLock { tables in
+            if tables.dataVersion != current {
+                tables.versions.removeAll(keepingCapacity: true)
+                tables.dataVersion = current
+            }
         }
     }
 
     /// After a commit: keeps what the batch read, drops what it changed.
     func publish(_ read: [UUID: Version], changed: Set<UUID>) {
-        lock.lock()
-        defer { lock.unlock() }
-        for uuid in changed { versions[uuid] = nil }
-        if versions.count + read.count > limit { versions.removeAll(keepingCapacity: true) }
-        if contents.count + read.count > limit { contents.removeAll(keepingCapacity: true) }
-        for (uuid, version) in read {
-            versions[uuid] = version
-            contents[uuid] = version.task
+        tables.withLock { tables in
+            for uuid in changed { tables.versions[uuid] = nil }
+            if tables.versions.count + read.count > limit { tables.versions.removeAll(keepingCapacity: true) }
+            if tables.contents.count + read.count > limit { tables.contents.removeAll(keepingCapacity: true) }
+            for (uuid, version) in read {
+                tables.versions[uuid] = version
+                tables.contents[uuid] = version.task
+            }
         }
     }
 }
