@@ -12,9 +12,9 @@ import Glibc
 /// waits: the append runs whole between two of the import's transactions, as if it had run before the
 /// import's rest, and the import goes on from what the store then holds.
 ///
-/// Across processes the gate is an exclusive `flock` on `<store>-lock-appends`; an append says it waits
-/// by a shared `flock` on `<store>-lock-appends-waiting` while it waits, which the holder probes without
-/// blocking. Within a process a condition does both. The kernel drops every `flock` with its holder.
+/// Across processes the gate is an exclusive lock (``StoreLock/appendGate``); an append says it waits by
+/// a shared lock (``StoreLock/appendsWaiting``) while it waits, which the holder probes without blocking.
+/// Within a process a condition does both. The kernel drops every such lock with its holder.
 final class AppendGate: @unchecked Sendable {
     /// The most time one opening of the gate waits for appends to come in, one after another, before the
     /// holder asks for it back (it then waits for the append under way, and competes with later ones).
@@ -24,18 +24,17 @@ final class AppendGate: @unchecked Sendable {
     /// the import part-way.
     static let shortestRetake: TimeInterval = 120
 
-    private let gatePath: String?
-    private let queuePath: String?
+    /// The store's path, or nil for a store in memory (one process: the condition is enough).
+    private let lockedStore: String?
     private let condition = NSCondition()
     /// Guarded by `condition`: whether a thread of this process holds the gate, and how many wait to append.
     private var held = false
     private var waiting = 0
-    /// The holder's `flock` on `gatePath`, while it holds the gate (only the holder touches it).
+    /// The descriptor of the holder's lock, while it holds the gate (only the holder touches it).
     private var gateDescriptor: Int32 = -1
 
     init(storePath: String) {
-        gatePath = storePath == ":memory:" ? nil : storePath + "-lock-appends"
-        queuePath = storePath == ":memory:" ? nil : storePath + "-lock-appends-waiting"
+        lockedStore = storePath == ":memory:" ? nil : storePath
     }
 
     /// Takes the gate, waiting until `deadline`; `busy` makes the error that says who kept it.
@@ -49,9 +48,9 @@ final class AppendGate: @unchecked Sendable {
         }
         held = true
         condition.unlock()
-        guard let gatePath else { return }
+        guard let lockedStore else { return }
         do {
-            gateDescriptor = try FileLock.acquire(gatePath, storePath: storePath, deadline: deadline, longestPause: 0.002, busy: { _ in busy() })
+            gateDescriptor = try FileLock.acquire(.appendGate, storePath: lockedStore, deadline: deadline, longestPause: 0.002, busy: { _ in busy() })
         } catch {
             condition.lock()
             held = false
@@ -81,7 +80,7 @@ final class AppendGate: @unchecked Sendable {
         // The shared lock on the queue file tells holders in other processes; closed once this one is in.
         // It waits only while a holder probes; an append holders cannot see (the lock failed) waits for
         // the job's end instead, as before the gate existed.
-        let queueDescriptor = queuePath.flatMap(FileLock.shared)
+        let queueDescriptor = lockedStore.flatMap { FileLock.shared(.appendsWaiting, storePath: $0) }
         defer {
             if let queueDescriptor { close(queueDescriptor) }
             condition.lock()
@@ -97,7 +96,7 @@ final class AppendGate: @unchecked Sendable {
         let here = waiting > 0
         condition.unlock()
         if here { return true }
-        return queuePath.map(FileLock.isHeld) ?? false
+        return lockedStore.map { FileLock.isHeld(.appendsWaiting, storePath: $0) } ?? false
     }
 
     /// Opens the gate held by the caller while appends wait (for at most ``longestOpening``), then takes

@@ -10,15 +10,14 @@ import Glibc
 /// is changing. Holding the lease from the first read that plans to the last write makes every end state
 /// some serial order of the jobs. Readers never take it (WAL lets them read while a job writes).
 ///
-/// Across processes the lease is an exclusive `flock` on a lock file beside the store (`<store>-lock`):
+/// Across processes the lease is an exclusive lock on the store's lock file (``StoreLock/writerLease``):
 /// the kernel releases it when the holder exits, even when it is killed, so no stale lease outlives a
 /// crash. Within a process a recursive lock serializes threads, and a thread that holds the lease may
 /// take it again (a sync's import inside the sync). The holder writes who it is into the lock file, so
-/// that a waiter that gives up can say who kept it waiting. SQLite's own locks are POSIX record locks,
-/// which `flock` does not interact with on Linux; the lease uses a file of its own all the same.
+/// that a waiter that gives up can say who kept it waiting.
 final class WriterLease: @unchecked Sendable {
-    /// The lock file, or nil for a store in memory (one process: the recursive lock is enough).
-    private let lockPath: String?
+    /// The store's path, or nil for a store in memory (one process: the recursive lock is enough).
+    private let lockedStore: String?
     private let threads = NSRecursiveLock()
     /// Guarded by `threads`.
     private var depth = 0
@@ -29,7 +28,7 @@ final class WriterLease: @unchecked Sendable {
     private let gate: AppendGate
 
     init(storePath: String) {
-        lockPath = storePath == ":memory:" ? nil : storePath + "-lock"
+        lockedStore = storePath == ":memory:" ? nil : storePath
         gate = AppendGate(storePath: storePath)
     }
 
@@ -42,8 +41,8 @@ final class WriterLease: @unchecked Sendable {
         }
         defer { threads.unlock() }
         if depth == 0 {
-            if let lockPath {
-                descriptor = try FileLock.acquire(lockPath, storePath: storePath, deadline: deadline, longestPause: 0.1) { descriptor in
+            if let lockedStore {
+                descriptor = try FileLock.acquire(.writerLease, storePath: lockedStore, deadline: deadline, longestPause: 0.1) { descriptor in
                     StoreError.writerBusy(path: storePath, holder: Self.waitedHolder(descriptor) ?? "another process", waitedSeconds: timeout)
                 }
                 Self.describe(holder, in: descriptor)
@@ -120,8 +119,8 @@ final class WriterLease: @unchecked Sendable {
     /// What the lease's holder wrote into the lock file, for an append that waited too long; nil when
     /// no job holds the lease (another append kept it waiting), whose file still names the last holder.
     private func leaseHolder() -> String? {
-        guard let lockPath, FileLock.isHeld(lockPath) else { return nil }
-        let descriptor = open(lockPath, O_RDONLY | O_CLOEXEC)
+        guard let lockedStore, FileLock.isHeld(.writerLease, storePath: lockedStore) else { return nil }
+        let descriptor = open(StoreLock.writerLease.path(storePath: lockedStore), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         return Self.holderDescription(descriptor)
@@ -151,65 +150,5 @@ final class WriterLease: @unchecked Sendable {
         guard count > 0 else { return nil }
         let text = String(decoding: bytes[..<count], as: UTF8.self).filter { !$0.isNewline }
         return text.isEmpty ? nil : text
-    }
-}
-
-/// An exclusive `flock` on a file beside the store, taken by polling with growing sleeps (not a busy loop).
-enum FileLock {
-    /// Opens `path` and takes its exclusive lock by `deadline`; the descriptor holds it until closed.
-    /// `busy` makes the error of a wait that ran out (given the descriptor, to read who holds it).
-    static func acquire(
-        _ path: String, storePath: String, deadline: Date, longestPause: TimeInterval, busy: (Int32) -> StoreError
-    ) throws -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let failure = errno
-            if failure == EACCES || failure == EROFS || failure == EPERM {
-                throw StoreError.cannotWrite(path: storePath, reason: "its folder or its lock file \(path) is read-only (commands that only read it, such as caregate store stats, work)")
-            }
-            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(path): \(String(cString: strerror(failure)))")
-        }
-        var pause = min(0.005, longestPause)
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let failure = errno
-            guard failure == EWOULDBLOCK || failure == EINTR else {
-                close(descriptor)
-                throw StoreError.cannotWrite(path: storePath, reason: "cannot lock \(path): \(String(cString: strerror(failure)))")
-            }
-            guard Date() < deadline else {
-                let error = busy(descriptor)
-                close(descriptor)
-                throw error
-            }
-            Thread.sleep(forTimeInterval: min(pause, max(0, deadline.timeIntervalSinceNow)))
-            pause = min(pause * 2, longestPause)
-        }
-        return descriptor
-    }
-
-    /// Opens `path` (made when missing) and takes a shared `flock` on it, waiting for an exclusive holder;
-    /// the descriptor holds it until closed. Nil when either fails, `errno` saying why.
-    static func shared(_ path: String) -> Int32? {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return nil }
-        while flock(descriptor, LOCK_SH) != 0 {
-            guard errno == EINTR else {
-                let failure = errno
-                close(descriptor)
-                errno = failure
-                return nil
-            }
-        }
-        return descriptor
-    }
-
-    /// Whether another open file holds a `flock` on `path`, shared or exclusive (false when there is no
-    /// such file): a probe that takes nothing it keeps.
-    static func isHeld(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return false }
-        return errno == EWOULDBLOCK
     }
 }
