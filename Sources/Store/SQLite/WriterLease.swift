@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -161,13 +162,15 @@ enum FileLock {
     static func acquire(
         _ path: String, storePath: String, deadline: Date, longestPause: TimeInterval, busy: (Int32) -> StoreError
     ) throws -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let failure = errno
-            if failure == EACCES || failure == EROFS || failure == EPERM {
+        let descriptor: Int32
+        do throws(PrivateFileError) {
+            // Made 0600 when missing (it names the job holding it), whatever the umask.
+            descriptor = try PrivateFiles.open(path)
+        } catch {
+            if error.code == EACCES || error.code == EROFS || error.code == EPERM {
                 throw StoreError.cannotWrite(path: storePath, reason: "its folder or its lock file \(path) is read-only (commands that only read it, such as caregate store stats, work)")
             }
-            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(path): \(String(cString: strerror(failure)))")
+            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(path): \(error.reason)")
         }
         var pause = min(0.005, longestPause)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -187,11 +190,16 @@ enum FileLock {
         return descriptor
     }
 
-    /// Opens `path` (made when missing) and takes a shared `flock` on it, waiting for an exclusive holder;
+    /// Opens `path` (made 0600 when missing) and takes a shared `flock` on it, waiting for an exclusive holder;
     /// the descriptor holds it until closed. Nil when either fails, `errno` saying why.
     static func shared(_ path: String) -> Int32? {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return nil }
+        let descriptor: Int32
+        do throws(PrivateFileError) {
+            descriptor = try PrivateFiles.open(path)
+        } catch {
+            errno = error.code
+            return nil
+        }
         while flock(descriptor, LOCK_SH) != 0 {
             guard errno == EINTR else {
                 let failure = errno
