@@ -101,7 +101,7 @@ public enum SecretFile {
             if status.st_uid != user && status.st_uid != 0 {
                 throw .unsafeFolder(
                     path: path, folder: current,
-                    reason: "it belongs to \(userName(status.st_uid)), not to \(userName(user)) or root, who could replace what it holds")
+                    reason: "it belongs to \(userName(status.st_uid)), not to \(SecretFileError.owners(userName(user))), and its owner could replace what it holds")
             }
             let mode = status.st_mode & 0o7777
             if mode & 0o022 != 0 && mode & S_ISVTX == 0 {
@@ -158,12 +158,17 @@ public enum SecretFileError: Error, Equatable, CustomStringConvertible {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .notAFile(let path): return "\(path) is not a regular file"
         case .ownedByOther(let path, let owner, let user):
-            return "\(path) belongs to \(owner), not to \(user) or root: another user could know or change it; make a new one as \(user) (remove it first), or chown it if it is yours"
+            return "\(path) belongs to \(owner), not to \(SecretFileError.owners(user)): another user could know or change it; make a new one as \(user) (remove it first), or chown it if it is yours"
         case .tooOpen(let path, let mode):
             return "\(path) may be read by others (mode \(mode)); make it readable by its owner only (chmod 600)"
         case .unsafeFolder(let path, let folder, let reason):
             return "\(path) is in a folder others control: \(folder): \(reason)"
         case .tooLarge(let path, let largest): return "\(path) is larger than \(largest) bytes"
         }
+    }
+
+    /// Who may own a secret file, said of `user` (as ``SecretFile`` names users): that user or root.
+    public static func owners(_ user: String) -> String {
+        user.hasPrefix("root (uid 0)") || user == "uid 0" ? user : "\(user) or root"
     }
 }

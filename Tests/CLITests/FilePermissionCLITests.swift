@@ -108,5 +108,16 @@ final class FilePermissionCLITests: XCTestCase {
         XCTAssertNotEqual(theirs.status, 0)
         XCTAssertTrue(theirs.stderr.contains("the key file \(planted) belongs to nobody (uid 65534)"), theirs.stderr)
         XCTAssertEqual(theirs.stdout, "", "no token")
+
+        // The tester's case: `serve` run as root on a key `nobody` planted stops before it listens.
+        let serve = try CLIRunner.start(["serve", "--store", store, "--key", planted, "--host", "127.0.0.1", "--port", "0"])
+        for _ in 0..<300 where serve.isRunning { usleep(100_000) }
+        if serve.isRunning {
+            serve.terminate()
+            XCTFail("serve accepted a key another user owns")
+        }
+        let served = try serve.wait()
+        XCTAssertNotEqual(served.status, 0)
+        XCTAssertTrue(served.stderr.contains("belongs to nobody (uid 65534)"), served.stderr)
     }
 }

@@ -110,7 +110,7 @@ public enum ServerKeyError: Error, Equatable, CustomStringConvertible {
         case .tooOpen(let path, let mode):
             return "the key file \(path) may be read by others (mode \(mode)); make it readable by its owner only (chmod 600)"
         case .notOwned(let path, let owner, let user):
-            return "the key file \(path) belongs to \(owner), not to \(user) or root: whoever owns it can know the key and mint tokens for every patient; make a new key as \(user) (remove the file first), or chown it if it is yours"
+            return "the key file \(path) belongs to \(owner), not to \(SecretFileError.owners(user)): whoever owns it can know the key and mint tokens for every patient; make a new key as \(user) (remove the file first), or chown it if it is yours"
         case .unsafeFolder(let path, let folder, let reason):
             return "the key file \(path) is in a folder others control, \(folder): \(reason)"
         }
