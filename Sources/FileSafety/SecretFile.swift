@@ -11,7 +11,9 @@ import Glibc
 ///   nor others may read or write it (mode 0600 or 0400);
 /// - every folder from the file's up to `/` is owned by that user or root, and no one else may write it,
 ///   unless it is sticky (as `/tmp`): there others may add names but not rename or remove this user's
-///   files, and the owner rule above refuses a file someone else put there;
+///   files, and the owner rule above refuses a file someone else put there. Group write counts as no
+///   one else's when the group is the user's private group (named as the user, with no other member);
+///   the umask 002 of distributions with such groups leaves folders group-writable;
 /// - a symbolic link is followed to its target, and both the link's folders and the target's must pass:
 ///   whoever can write either could otherwise change what is read.
 ///
@@ -104,7 +106,9 @@ public enum SecretFile {
                     reason: "it belongs to \(userName(status.st_uid)), not to \(SecretFileError.owners(userName(user))), and its owner could replace what it holds")
             }
             let mode = status.st_mode & 0o7777
-            if mode & 0o022 != 0 && mode & S_ISVTX == 0 {
+            // Group write is nobody else's in a user private group (as Debian's OpenSSH allows).
+            let othersWrite = mode & 0o002 != 0 || (mode & 0o020 != 0 && !isPrivateGroup(status.st_gid, of: user))
+            if othersWrite && mode & S_ISVTX == 0 {
                 throw .unsafeFolder(
                     path: path, folder: current,
                     reason: "others may write it (mode \(String(mode & 0o777, radix: 8)), not sticky) and so replace the file; chmod go-w \(current), or move the file")
@@ -112,6 +116,27 @@ public enum SecretFile {
             if current == "/" { return }
             current = parent(of: current)
         }
+    }
+
+    /// Whether `group` is `user`'s private group: their primary group, named as they are, listing no
+    /// other member and no other user's primary group. Such a group lets no one else write (the
+    /// umask 002 of distributions with private groups makes folders group-writable by it).
+    private static func isPrivateGroup(_ group: gid_t, of user: uid_t) -> Bool {
+        guard let account = getpwuid(user), account.pointee.pw_gid == group, let userNameText = account.pointee.pw_name else { return false }
+        let name = String(cString: userNameText)
+        guard let entry = getgrgid(group), let groupName = entry.pointee.gr_name, String(cString: groupName) == name else { return false }
+        if var member = entry.pointee.gr_mem {
+            while let text = member.pointee {
+                if String(cString: text) != name { return false }
+                member += 1
+            }
+        }
+        setpwent()
+        defer { endpwent() }
+        while let other = getpwent() {
+            if other.pointee.pw_gid == group && other.pointee.pw_uid != user { return false }
+        }
+        return true
     }
 
     private static func parent(of path: String) -> String {
