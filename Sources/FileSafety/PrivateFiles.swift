@@ -68,29 +68,44 @@ public enum PrivateFiles {
 
     /// Writes `data` to `path` whole or not at all: into a new hidden file (mode 0600) beside it, synced,
     /// then renamed over `path`. A file that was there is replaced (with its mode: the new one is 0600).
+    /// A device or pipe there (`/dev/stdout`, a FIFO) is written in place: nothing can be renamed over it.
     public static func write(_ data: Data, to path: String) throws(PrivateFileError) {
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw PrivateFileError(path: path, errno: errno) }
+            var failure = writeAll(data, to: descriptor)
+            if close(descriptor) != 0, failure == 0 { failure = errno }
+            if failure != 0 { throw PrivateFileError(path: path, errno: failure) }
+            return
+        }
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
         let descriptor = try create(temporary)
-        var failure: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
-            }
-        }
+        var failure = writeAll(data, to: descriptor)
         if failure == 0, fsync(descriptor) != 0 { failure = errno }
         if close(descriptor) != 0, failure == 0 { failure = errno }
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         if failure != 0 {
             unlink(temporary)
             throw PrivateFileError(path: path, errno: failure)
+        }
+    }
+
+    /// Writes all of `data` to `descriptor`; the `errno` of a failed write, or 0.
+    private static func writeAll(_ data: Data, to descriptor: Int32) -> Int32 {
+        data.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return 0 }
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return 0
         }
     }
 

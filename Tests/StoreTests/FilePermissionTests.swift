@@ -109,6 +109,16 @@ final class FilePermissionTests: XCTestCase {
         XCTAssertEqual(try mode(report), 0o600)
         XCTAssertEqual(try String(contentsOfFile: report, encoding: .utf8), "new")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".tmp") }, [])
+        // A pipe (as /dev/stdout may be) is written in place, not replaced by a file.
+        let pipe = folder.appendingPathComponent("pipe").path
+        XCTAssertEqual(mkfifo(pipe, 0o600), 0)
+        let reader = Glibc.open(pipe, O_RDONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        try PrivateFiles.write(Data("through".utf8), to: pipe)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(Glibc.read(reader, &bytes, bytes.count), 7)
+        close(reader)
+        XCTAssertEqual(String(decoding: bytes.prefix(7), as: UTF8.self), "through")
 
         // A link planted where a lock file goes (pointing at a file the attacker wants truncated) is refused.
         let victim = folder.appendingPathComponent("victim").path
