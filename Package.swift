@@ -46,6 +46,9 @@ let package = Package(
         // The one shape of errors a user can cause (message, location, exit status), adopted by every
         // library error and rendered one way by the command line.
         .target(name: "Diagnostics"),
+        // Files only their owner may read (0600, folders 0700, whatever the umask) and secrets read only
+        // from such files in folders no one else may write (the server's key).
+        .target(name: "FileSafety", dependencies: ["Diagnostics"]),
         // R4 metadata, the element model, JSON and XML codecs, reading input (files, folders, NDJSON).
         .target(name: "FHIRCore", dependencies: ["CLibXML2", "Diagnostics"]),
         // The FHIRPath language (N1) over the element model.
@@ -61,7 +64,7 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: [
-                "CareModel", .product(name: "GRDB", package: "GRDB.swift"),
+                "CareModel", "FileSafety", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, which GRDB vends, for the statements run once per outcome row.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -89,7 +92,7 @@ let package = Package(
         // inline SVG, PDF through headless Chromium, a FHIR DocumentReference). Pure over care-model values:
         // no store; the caller reads it.
         .target(name: "Insights", dependencies: [
-            "CareModel", "FHIR", "Mapping", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
+            "CareModel", "FHIR", "Mapping", "FileSafety", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
         .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights"]),
@@ -103,7 +106,7 @@ let package = Package(
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
         .target(name: "AppServer", dependencies: [
-            "CareModel", "Store", "Insights", "Pipeline",
+            "CareModel", "Store", "Insights", "Pipeline", "FileSafety",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).

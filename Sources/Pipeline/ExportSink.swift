@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 
 /// Where the bytes of one export go as they are made: a hidden partial file (renamed into place once
@@ -67,10 +68,12 @@ final class ExportSink {
 
     private func open() throws {
         guard case .file(let partial, let final, _) = destination else { return }
-        guard FileManager.default.createFile(atPath: partial, contents: nil), let handle = FileHandle(forWritingAtPath: partial) else {
-            throw ExportError.cannotWrite(path: final, reason: String(cString: strerror(errno)))
+        // 0600 whatever the umask (renamed into place, the export keeps it): it holds patients' data.
+        do throws(PrivateFileError) {
+            handle = FileHandle(fileDescriptor: try PrivateFiles.create(partial), closeOnDealloc: true)
+        } catch {
+            throw ExportError.cannotWrite(path: final, reason: error.reason)
         }
-        self.handle = handle
     }
 
     private func flush() throws {

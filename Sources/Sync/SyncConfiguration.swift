@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 import FHIRCore
 import Pipeline
@@ -170,13 +171,13 @@ public struct SyncConfiguration: Sendable, Equatable {
             throw SyncConfigurationError(location: place(serverNode), message: "`server:` must be an http(s) URL or a folder, not '\(serverText)'")
         }
         if let node = settings["push-to"] {
-            // The folder is made when missing; its parent must exist (a typo should not build a tree).
+            // The folder is made (0700) when missing; its parent must exist (a typo should not build a tree).
             guard let text = node.string else { throw SyncConfigurationError(location: place(node), message: "`push-to:` is a folder") }
             let folder = path(text)
             let parent = URL(fileURLWithPath: folder).deletingLastPathComponent().path
             if !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
                 guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue,
-                      (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)) != nil
+                      (try? PrivateFiles.makeFolder(folder)) != nil
                 else {
                     throw SyncConfigurationError(location: place(node), message: "`push-to:` \(folder) cannot be made (does \(parent) exist?)")
                 }

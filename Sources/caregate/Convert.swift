@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import FHIR
+import FileSafety
 import Foundation
 import Pipeline
 
@@ -105,11 +106,12 @@ struct Convert: ParsableCommand {
             FileHandle.standardOutput.write(conversion.data)
             return
         }
-        do {
-            // Written beside the target and renamed over it: a failure never leaves half a file.
-            try conversion.data.write(to: URL(fileURLWithPath: output), options: .atomic)
+        do throws(PrivateFileError) {
+            // Written beside the target (0600: patients' data) and renamed over it: a failure never leaves
+            // half a file.
+            try PrivateFiles.write(conversion.data, to: output)
         } catch {
-            throw CommandFailure("\(output): cannot write: \(error.localizedDescription)")
+            throw CommandFailure("\(output): cannot write: \(error.reason)")
         }
     }
 
@@ -118,10 +120,10 @@ struct Convert: ParsableCommand {
         let (json, report) = try CareKitConversion.careKitJSON(
             FHIRInput.sources(for: [input]), mappings: try mappings.load(), options: Gateway.Options(timeZone: timeZone.zone))
         if let output, output != "-" {
-            do {
-                try json.write(to: URL(fileURLWithPath: output), options: .atomic)
+            do throws(PrivateFileError) {
+                try PrivateFiles.write(json, to: output)
             } catch {
-                throw CommandFailure("\(output): cannot write: \(error.localizedDescription)")
+                throw CommandFailure("\(output): cannot write: \(error.reason)")
             }
         } else {
             FileHandle.standardOutput.write(json)

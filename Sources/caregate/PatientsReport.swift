@@ -2,6 +2,7 @@ import ArgumentParser
 import CommandSupport
 import CareModel
 import FHIR
+import FileSafety
 import Foundation
 import Insights
 import Mapping
@@ -101,10 +102,11 @@ struct PatientsReport: MovedCommand {
             }
         }
         if let output {
-            do {
-                try bytes.write(to: URL(fileURLWithPath: output), options: .atomic)
+            do throws(PrivateFileError) {
+                // 0600 whatever the umask: a patient's report.
+                try PrivateFiles.write(bytes, to: output)
             } catch {
-                throw CommandFailure("\(output): cannot be written: \(error.localizedDescription)")
+                throw CommandFailure("\(output): cannot be written: \(error.reason)")
             }
         } else {
             FileHandle.standardOutput.write(bytes)

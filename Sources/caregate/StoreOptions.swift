@@ -17,8 +17,10 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens the store for writing; a store that is missing (unless `creating`) or not a CareGate store
     /// is an error naming the path, and nothing in such a file changes.
+    /// A store whose files others may read is reported on standard error first (``StoreFileModes``).
     func open(creating: Bool = false, cacheMiB: Int = 64) throws -> any Store {
-        try SQLiteStore(
+        if let warning = StoreFileModes.warning(storePath: store) { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
+        return try SQLiteStore(
             path: store, mode: creating ? .createIfMissing : .existingOnly,
             options: SQLiteStore.Options(cacheMiB: cacheMiB, busyTimeout: busyTimeout))
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandSupport
+import FileSafety
 import Foundation
 import Pipeline
 import Insights
@@ -158,7 +159,7 @@ struct SyncCommand: ParsableCommand {
             if let report {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result).write(to: URL(fileURLWithPath: report))
+                try PrivateFiles.write(try encoder.encode(result), to: report)
             }
             guard repeating, StopSignals.wait(configuration.interval) else {
                 if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }

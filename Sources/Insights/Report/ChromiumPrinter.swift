@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 
 /// Prints a report's HTML to PDF with headless Chromium (Debian's `chromium`): the same layout as the
@@ -52,7 +53,8 @@ public struct ChromiumPrinter: Sendable {
     /// The PDF of `html`.
     public func pdf(html: String) throws -> Data {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("caregate-report-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // 0700: the page holds a patient's report while Chromium prints it.
+        try PrivateFiles.makeFolder(folder.path)
         defer { try? FileManager.default.removeItem(at: folder) }
         let page = folder.appendingPathComponent("report.html")
         let output = folder.appendingPathComponent("report.pdf")

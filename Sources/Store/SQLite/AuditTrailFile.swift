@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 import GRDB
 #if canImport(Glibc)
@@ -163,11 +164,10 @@ final class AuditTrailFile: @unchecked Sendable {
     /// Makes an empty file at `path` readable and writable by its owner only, unless one is there. SQLite
     /// gives the WAL and shared-memory files the database file's mode.
     private static func makeOwnerOnly(_ path: String) throws {
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor >= 0 {
-            close(descriptor)
-        } else if errno != EEXIST {
-            throw StoreError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        do throws(PrivateFileError) {
+            try PrivateFiles.makeEmpty(path)
+        } catch {
+            throw StoreError.cannotWrite(path: path, reason: error.reason)
         }
     }
 

@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ enum StoreLock: Int64, CaseIterable {
     }
 }
 
-/// Taking and probing a ``StoreLock``: exclusive by polling with growing sleeps (not a busy loop), shared
+/// Taking and probing a ``StoreLock`` (its file made 0600 when missing): exclusive by polling with growing sleeps (not a busy loop), shared
 /// by waiting, and a probe that takes nothing it keeps. Each call opens its own descriptor, which holds
 /// the lock it took until it is closed.
 enum FileLock {
@@ -48,13 +49,15 @@ enum FileLock {
         _ lock: StoreLock, storePath: String, deadline: Date, longestPause: TimeInterval, busy: (Int32) -> StoreError
     ) throws -> Int32 {
         let path = lock.path(storePath: storePath)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let failure = errno
-            if failure == EACCES || failure == EROFS || failure == EPERM {
+        let descriptor: Int32
+        do throws(PrivateFileError) {
+            // Made 0600 when missing (it names the job holding the lease), whatever the umask.
+            descriptor = try PrivateFiles.open(path)
+        } catch {
+            if error.code == EACCES || error.code == EROFS || error.code == EPERM {
                 throw StoreError.cannotWrite(path: storePath, reason: "its folder or its lock file \(path) is read-only (commands that only read it, such as caregate store stats, work)")
             }
-            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(path): \(String(cString: strerror(failure)))")
+            throw StoreError.cannotWrite(path: storePath, reason: "cannot open its lock file \(path): \(error.reason)")
         }
         var pause = min(0.005, longestPause)
         while !take(lock, on: descriptor, exclusive: true, wait: false) {
@@ -77,8 +80,13 @@ enum FileLock {
     /// Opens the lock's file (made when missing) and takes the lock shared, waiting for an exclusive
     /// holder; the descriptor holds it until closed. Nil when either fails, `errno` saying why.
     static func shared(_ lock: StoreLock, storePath: String) -> Int32? {
-        let descriptor = open(lock.path(storePath: storePath), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return nil }
+        let descriptor: Int32
+        do throws(PrivateFileError) {
+            descriptor = try PrivateFiles.open(lock.path(storePath: storePath))
+        } catch {
+            errno = error.code
+            return nil
+        }
         while !take(lock, on: descriptor, exclusive: false, wait: true) {
             guard errno == EINTR else {
                 let failure = errno

@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 import GRDB
 #if canImport(Glibc)
@@ -199,6 +200,14 @@ public final class SQLiteStore: Sendable {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: building + suffix) }
         }
         do {
+            // Made 0600 before SQLite opens it: SQLite keeps the mode of the file it finds, and gives the
+            // WAL and shared-memory files that mode too (its own default, 0644 less the umask, lets every
+            // user of the machine read patients' data).
+            do throws(PrivateFileError) {
+                try PrivateFiles.makeEmpty(building)
+            } catch {
+                throw StoreError.cannotCreate(path: path, reason: error.reason)
+            }
             let pool = try DatabasePool(path: building, configuration: configuration(options))
             try StoreSchema.migrator.migrate(pool)
             try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
