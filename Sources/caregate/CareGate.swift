@@ -19,7 +19,7 @@ struct CareGate: ParsableCommand {
             line:column or FHIRPath location), 2 for usage errors.
 
             Example:
-              caregate sync --config sync.yaml --store /var/lib/caregate/caregate.sqlite --once
+              caregate sync --config sync.yaml --store /srv/caregate/caregate.sqlite --once
 
             More: README.md, and Docs/sync-job.md, Docs/app-api.md, Docs/converting.md, Docs/store.md.
             """,

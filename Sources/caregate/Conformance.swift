@@ -32,7 +32,7 @@ struct ConformanceFHIRPath: ParsableCommand {
             when any other test fails.
 
             Example:
-              caregate conformance fhirpath ../shared/corpus/fhirpath/tests-fhir-r4.xml --failures
+              caregate conformance fhirpath tests-fhir-r4.xml --failures
 
             More: Docs/converting.md (FHIRPath).
             """

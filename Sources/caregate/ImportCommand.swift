@@ -19,7 +19,7 @@ struct ImportCommand: ParsableCommand {
 
             Examples:
               caregate import Fixtures/provider --time-zone America/Chicago
-              caregate import export.ndjson --store ehr.sqlite --mappings my-mappings/ --format json
+              caregate import export.ndjson --store ehr.sqlite --mappings mine/
 
             More: Docs/converting.md (Import), Mappings/README.md.
             """

@@ -25,7 +25,8 @@ struct OutboxCommand: ParsableCommand {
 }
 
 struct OutboxList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List outbox entries (default: all states).",
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List outbox entries (default: all states).",
         discussion: """
             Example:
               caregate outbox list --state acknowledged --limit 10
@@ -64,7 +65,8 @@ struct OutboxList: ParsableCommand {
 }
 
 struct OutboxRetry: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "retry", abstract: "Put a failed entry back in the queue: the next export sends it.",
+    static let configuration = CommandConfiguration(
+        commandName: "retry", abstract: "Put a failed entry back in the queue: the next export sends it.",
         discussion: """
             Example:
               caregate outbox retry 12

@@ -16,7 +16,7 @@ struct PatientsCommand: ParsableCommand {
 
             Examples:
               caregate patients events --patient Patient/pat-1 --from 2026-11-02
-              caregate patients token --key server-key.pem --patient Patient/pat-1 --expires-in 1h
+              caregate patients token --key server.key --patient Patient/pat-1
 
             More: Docs/store.md, Docs/app-api.md.
             """,
@@ -35,7 +35,8 @@ struct PatientsToken: ParsableCommand {
             patient's data until it expires: hand it to the patient's app only.
 
             Example:
-              caregate patients token --store caregate.sqlite --key server.key --patient Patient/pat-1 --expires-in 1h
+              caregate patients token --store caregate.sqlite --key server.key \\
+                --patient Patient/pat-1 --expires-in 1h
 
             More: Docs/app-auth.md.
             """

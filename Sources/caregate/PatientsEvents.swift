@@ -18,8 +18,10 @@ struct PatientsEvents: MovedCommand {
             --occurrence` takes.
 
             Examples:
-              caregate patients events --patient Patient/pat-1 --from 2026-11-02 --time-zone America/Chicago
-              caregate patients events --patient Patient/pat-1 --from 2026-11-02 --to 2026-11-09 --format json
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02 \\
+                --time-zone America/Chicago
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02 \\
+                --to 2026-11-09 --format json
 
             More: Docs/store.md (Looking into it).
             """)

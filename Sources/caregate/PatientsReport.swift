@@ -25,8 +25,10 @@ struct PatientsReport: MovedCommand {
             writes a DocumentReference with the PDF and its Provenance.
 
             Examples:
-              caregate patients report --patient Patient/pat-1 --from 2026-11-01 --to 2026-11-07 -o report.html
-              caregate patients report --patient Patient/pat-1 --from 2026-11-01 --to 2026-11-30 --format pdf -o r.pdf
+              caregate patients report --patient Patient/pat-1 \\
+                --from 2026-11-01 --to 2026-11-07 -o report.html
+              caregate patients report --patient Patient/pat-1 \\
+                --from 2026-11-01 --to 2026-11-30 --format pdf -o report.pdf
 
             More: Docs/app-api.md (The care-team report).
             """)

@@ -17,8 +17,8 @@ struct ServeCommand: ParsableCommand {
 
             Examples:
               caregate serve --store caregate.sqlite --key server.key --port 8080
-              caregate serve --store caregate.sqlite --key server.key --issuer https://login.example.org \\
-                --audience https://caregate.example.org
+              caregate serve --store caregate.sqlite --key server.key \\
+                --issuer https://login.example.org --audience https://caregate.example.org
 
             More: Docs/app-api.md, Docs/app-auth.md, Docs/security.md (limits).
             """

@@ -16,7 +16,7 @@ struct StoreGenerate: ParsableCommand {
 
             Examples:
               caregate store generate --patients 10 --days 30
-              caregate store generate --store big.sqlite --patients 1000 --days 365 --id-prefix b-
+              caregate store generate --store big.sqlite --patients 1000 --days 365
 
             More: Docs/store.md (Looking into it).
             """)

@@ -20,7 +20,7 @@ struct SyncCommand: ParsableCommand {
             configuration cannot be used (nothing is touched).
 
             Examples:
-              caregate sync --config sync.yaml --store /var/lib/caregate/caregate.sqlite --once
+              caregate sync --config sync.yaml --store /srv/caregate/caregate.sqlite --once
               caregate sync --config Fixtures/sync.yaml --once --dry-run
 
             More: Docs/sync-job.md (install, every sync.yaml setting, auth, cron and systemd).
