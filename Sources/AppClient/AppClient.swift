@@ -12,7 +12,7 @@ import FoundationNetworking
 /// let tasks = try await client.tasks()
 /// ```
 ///
-/// ## Topics
+/// ### Members
 ///
 /// - ``health()``
 /// - ``patient()``, ``carePlans()``, ``tasks()``, ``contacts()``, ``events(date:timeZone:)``, ``insights(from:to:timeZone:)``
@@ -104,7 +104,7 @@ public struct AppClient: Sendable {
     }
 
     /// `records` (the pages of one pull) without the outcome versions a later version of the pull
-    /// descends from (``OutcomeVersionGraph``): the tips of a conflict all stay, for the device to resolve.
+    /// descends from (`OutcomeVersionGraph`): the tips of a conflict all stay, for the device to resolve.
     public static func lastVersionsOnly(_ records: [CareKitRevisionRecord]) -> [CareKitRevisionRecord] {
         OutcomeVersionGraph.select(records)
     }

@@ -26,7 +26,7 @@ public enum CareKitJSON {
     }
 
     /// The compact JSON of `value`, exactly as ``makeEncoder(prettyPrinted:)`` writes it, written by
-    /// ``SortedKeysJSONWriter`` (`JSONEncoder` only for what that writer does not cover): entities are
+    /// `SortedKeysJSONWriter` (`JSONEncoder` only for what that writer does not cover): entities are
     /// encoded twice on every import, for their content hash and their stored payload.
     public static func encode<Value: Encodable>(_ value: Value) throws -> Data {
         if let bytes = try SortedKeysJSONWriter.encode(value) { return Data(bytes) }

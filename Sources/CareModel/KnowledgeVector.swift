@@ -14,7 +14,7 @@ import Foundation
 /// processes in the order of their UUIDs' text, so that the same vector is always the same bytes, and
 /// refuses a process listed twice (CareKit's decoder traps on it).
 ///
-/// ## Topics
+/// ### Members
 /// - ``clock(for:)``, ``uuids``
 /// - ``increment(clockFor:)``, ``merge(with:)``, ``merged(with:)``
 /// - ``<(_:_:)``, ``isConcurrent(with:)``

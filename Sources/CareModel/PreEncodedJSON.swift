@@ -1,9 +1,9 @@
 import Foundation
 
-/// A value encoded once, to be written many times: ``CareKitJSON/encode(_:)`` copies its bytes where the
+/// A value encoded once, to be written many times: ``CareKitJSON/encode(_:)-(Value)`` copies its bytes where the
 /// value would go, so an answer that names one task version on every event of a day encodes it once.
 ///
-/// The bytes are what ``CareKitJSON/encode(_:)`` writes for the value (compact, sorted keys), so the
+/// The bytes are what ``CareKitJSON/encode(_:)-(Value)`` writes for the value (compact, sorted keys), so the
 /// output is the same as encoding the value in place. Through `JSONEncoder` (which cannot take raw
 /// bytes) the value itself is encoded again.
 ///

@@ -3,7 +3,7 @@ import Foundation
 /// When a task happens (CareKit `OCKSchedule`): one or more ``ScheduleElement``s whose events are merged
 /// in time order and numbered by one occurrence index across the whole schedule.
 ///
-/// ## Topics
+/// ### Members
 /// - ``events(from:to:)``: the events of a time range, by CareKit's rule (an event ending at or after the
 ///   start counts; one starting at or after the end does not).
 /// - ``event(occurrence:)``, ``hasOccurrence(_:)``: what an outcome's occurrence index names.

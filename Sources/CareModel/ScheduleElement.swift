@@ -7,7 +7,7 @@ import Foundation
 /// a Gregorian calendar in the element's own (stored) time zone, so a daily 08:00 stays at 08:00 wall-clock
 /// time across DST changes, a monthly event from Jan 31 falls on Feb 28 and then the 28th, and a daily
 /// 02:30 moves to 03:30 on the spring-forward day and stays there. A CareKit app computing the events of
-/// the same element gets the same dates for the same occurrence indices (see ``OccurrenceRule``).
+/// the same element gets the same dates for the same occurrence indices (see `OccurrenceRule`).
 /// Creating an element checks it (``ScheduleError``) instead of trapping as CareKit's preconditions do;
 /// the fields that the checks cover can therefore only be set through the initializer.
 public struct ScheduleElement: Sendable, Hashable {

@@ -10,12 +10,12 @@ import Foundation
 /// }
 /// ```
 ///
-/// ## Topics
+/// ### Members
 /// - ``init(_:)`` compiles, throwing a ``FHIRPathError`` of kind `syntax` (with the column) or
 ///   `semantic` (an unknown function, a wrong number of arguments).
 /// - ``evaluate(on:environment:)`` evaluates against a resource; ``evaluate(context:resource:rootResource:environment:)``
 ///   against any focus (an element inside a resource, or System values).
-/// - ``check(startingType:options:)`` type-checks against the R4 metadata without data
+/// - `check(startingType:options:)` type-checks against the R4 metadata without data
 ///   (see ``FHIRPathStaticChecker``).
 public struct FHIRPathExpression: Sendable, CustomStringConvertible {
     public let text: String

@@ -18,6 +18,7 @@ extension FHIRPathExpression {
     ///   - element: the focus (`%context`), an element or a resource.
     ///   - context: its metadata context: a type name (`"Quantity"`) or a backbone path
     ///     (`"Observation.component"`); names are resolved in it as the evaluator resolves them.
+    ///   - metadata: the FHIR metadata (R4) that `context` and the names are looked up in.
     ///   - trustsSingleCardinality: as ``FHIRPathEnvironment/trustsSingleCardinality``: an element that
     ///     may occur once is taken at its first occurrence.
     public func quickTruth(on element: Element, context: String, metadata: FHIRMetadata, trustsSingleCardinality: Bool) -> Bool? {

@@ -6,10 +6,10 @@ import FHIRPath
 /// A constraint is skipped when structural validation already checks it with its own message (`ele-1`,
 /// `ext-1`, `dom-2`), when it is a best-practice recommendation (`dom-6`, `con-3`), when its expression needs what CareGate does not have (a terminology service for
 /// `memberOf()`, profiles for `conformsTo()`, `resolve()` of references, `htmlChecks()`), when the engine
-/// cannot compile it, or when it is listed in ``knownDisagreements`` (it flags official examples the
+/// cannot compile it, or when it is listed in `knownDisagreements` (it flags official examples the
 /// reference validator accepts).
 ///
-/// ## Topics
+/// ### Members
 /// - ``r4`` the catalog of the R4 metadata, built on first use.
 /// - ``evaluated`` and ``skipped`` for reports and documentation.
 /// - ``invariants(forType:)`` and ``invariants(atPath:)`` what the validator runs per element.
@@ -29,7 +29,7 @@ public struct InvariantCatalog: Sendable {
         public let reason: String
     }
 
-    /// The catalog of ``FHIRMetadata/r4``, compiled once on first use.
+    /// The catalog of `FHIRMetadata/r4`, compiled once on first use.
     public static let r4 = InvariantCatalog(metadata: .r4)
 
     /// Constraints checked by ``StructureValidator`` itself, with a message of its own.
@@ -79,9 +79,9 @@ public struct InvariantCatalog: Sendable {
     /// Every evaluated invariant, sorted by path and key.
     public let evaluated: [Invariant]
     public let skipped: [Skipped]
-    /// The invariants checked natively (``checkedNatively``), by key.
+    /// The invariants checked natively (`checkedNatively`), by key.
     public let native: [String: Invariant]
-    /// The invariants evaluated in a corrected form (``corrections``), with the expression used and why.
+    /// The invariants evaluated in a corrected form (`corrections`), with the expression used and why.
     public let corrected: [(invariant: Invariant, expression: String, reason: String)]
     private let byPath: [String: [Compiled]]
     /// Per type name: the invariants of the type and of its base types.
@@ -165,7 +165,7 @@ public struct InvariantCatalog: Sendable {
         return ofType + ofContext + ofPath
     }
 
-    /// Everything an instance of `child` must meet (``combined(_:byType:byPath:)``).
+    /// Everything an instance of `child` must meet (`combined(_:byType:byPath:)`).
     public func invariants(for child: ResolvedChild) -> [Compiled] {
         let serial = child.info.serial
         if serial >= 0, serial < byDefinition.count {

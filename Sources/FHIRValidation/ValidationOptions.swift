@@ -11,7 +11,7 @@ public struct ValidationOptions: Sendable {
     /// The source was JSON, so the token kind of each primitive (string, number, boolean) is checked
     /// against its type. XML has only text and leaves this off.
     public var checkJSONValueKinds: Bool
-    /// The tree was read by the JSON reader, so each element's ``Element/jsonArrayItem`` says whether it
+    /// The tree was read by the JSON reader, so each element's `Element/jsonArrayItem` says whether it
     /// was written in a JSON array: an element that repeats (max > 1) must be, and one that does not
     /// (max 1) must not be. Off by default, since XML input and trees built in code carry no such mark;
     /// ``DocumentValidator`` turns it on for JSON and NDJSON files.

@@ -9,7 +9,7 @@ import Store
 /// current entities written out.
 public enum CareKitConversion {
     /// The CareKit 4.0 JSON of `sources`, as `store dump --format carekit-json` writes it (one object per
-    /// patient, one per line; ``StoreDumper``), and the import's report: what
+    /// patient, one per line; `StoreDumper`), and the import's report: what
     /// `caregate convert --to carekit` writes.
     public static func careKitJSON(
         _ sources: [FHIRInput.Source], mappings: MappingSet, options: Gateway.Options
@@ -20,7 +20,7 @@ public enum CareKitConversion {
         return (json, report)
     }
 
-    /// The entities of `sources` as CareGate stores them (``StoreDumper/dumpStoredShape(to:)``: `patients`,
+    /// The entities of `sources` as CareGate stores them (`StoreDumper/dumpStoredShape(to:)`: `patients`,
     /// `carePlans`, `contacts`, `tasks`, `outcomes`, linked by stable id), and the import's report: what
     /// the mapping golden tests compare, so that expected files name entities by their stable ids and do
     /// not change with the app wire shape.
@@ -33,8 +33,8 @@ public enum CareKitConversion {
         return (json, report)
     }
 
-    /// The patient of a task without a care plan, as the mappings note it (``FHIRLinkage/patientID``): what
-    /// ``StoreDumper`` groups such tasks (log tasks) by.
+    /// The patient of a task without a care plan, as the mappings note it (`FHIRLinkage/patientID`): what
+    /// `StoreDumper` groups such tasks (log tasks) by.
     public static let taskPatient: @Sendable (CareTask) -> String? = { $0.metadata.linkage.patientID }
 
     private static func imported(_ sources: [FHIRInput.Source], mappings: MappingSet, options: Gateway.Options) throws -> (any Store, ImportReport) {

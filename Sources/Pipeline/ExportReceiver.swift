@@ -1,7 +1,7 @@
 import Foundation
 
 /// A destination that takes an export a Bundle at a time and says what became of each outcome in it: a
-/// FHIR server (``Sync``'s receiver), or anything a test stands in for one.
+/// FHIR server (`Sync`'s receiver), or anything a test stands in for one.
 public protocol ExportReceiver {
     /// Sends one transaction or batch Bundle (its bytes, in the export's format) holding the entries of
     /// several outcomes in order, `entryCounts[i]` entries for the i-th; answers one receipt per

@@ -15,7 +15,7 @@ public struct ExportOptions: Sendable {
     public var bundleType: BundleType = .transaction
     /// Build and validate, write nothing and mark nothing.
     public var dryRun = false
-    /// How Bundle entries ask the server to store each Observation (``ExportRendering``).
+    /// How Bundle entries ask the server to store each Observation (`ExportRendering`).
     public var request: Request = .put
     /// Exports per run; the rest wait for the next.
     public var limit = Int.max
@@ -61,7 +61,7 @@ public struct ExportReport: Sendable {
 ///
 /// Crash safety with a file target: the output is written to a hidden `.partial` file first; the
 /// transaction that marks its entries sent also records the export as the target's last
-/// (``ExportProgress``); only then is the file renamed into place. A run that finds a `.partial` file left by
+/// (`ExportProgress`); only then is the file renamed into place. A run that finds a `.partial` file left by
 /// a killed one renames it when its id was recorded (the entries were marked sent) and deletes it
 /// otherwise (they are still pending and go out now). So an outcome is pending or sent, never lost, and
 /// never written into two files. Each of those steps is reported to ``onPhase`` as it is done.

@@ -24,7 +24,7 @@ import Synchronization
 public final class Gateway: Sendable {
     /// What every job of one gateway shares.
     public struct Options: Sendable {
-        /// The provider system entity ids are made under (``MappingOptions/defaultSourceSystem``: none).
+        /// The provider system entity ids are made under (`MappingOptions/defaultSourceSystem`: none).
         public var sourceSystem: String
         /// The zone local times of the input are read in, and schedules are kept in.
         public var timeZone: TimeZone

@@ -12,7 +12,7 @@ public struct ReportSettings: Sendable {
     public var frequency: ReportFrequency
     /// The first day reported (a period starting before it is not made). Nil: the first run reports
     /// the last completed period only, so that it does not write years of reports, and keeps that
-    /// period's first day in the store (``Store/reportStart(frequency:)``); later runs report every
+    /// period's first day in the store (`Store/reportStart(frequency:)`); later runs report every
     /// period from it, so a job stopped over several periods catches up.
     public var since: Date?
     public var timeZone: TimeZone
@@ -46,19 +46,19 @@ public struct ReportQueueing: Sendable, Equatable {
 /// The care-team reports as outbox entries, sent by ``ReportOutbox/push(to:batchSize:bundleType:now:)``
 /// the way outcomes are: a report of a patient and period is queued once (an outbox entry whose version
 /// uuid is derived from the patient and the period: queueing it again finds it), holds its transaction
-/// Bundle entries as the entry's payload (``ReportDocumentReference/conditionalEntries(report:pdf:)``:
+/// Bundle entries as the entry's payload (`ReportDocumentReference/conditionalEntries(report:pdf:)`:
 /// a conditional create on the report's identifier, so that even a lost answer stores it once), and goes
 /// through the same states, receipts and retries as an outcome.
 ///
-/// A report's outbox entry: destination ``OutboxEntry/provider``, kind ``EntityKind/patient`` (the
+/// A report's outbox entry: destination `OutboxEntry/provider`, kind `EntityKind/patient` (the
 /// report is about the patient), id the report's identifier value (`Patient/<id>/<from>/<to>`), version
-/// uuid ``ReportDocumentReference/id(patientID:from:to:)``, and a payload (outcomes have none).
+/// uuid `ReportDocumentReference/id(patientID:from:to:)`, and a payload (outcomes have none).
 public struct ReportOutbox {
     public let store: any Store
     public let settings: ReportSettings
     /// Names the program in the report's header and Provenance (`CareGate 0.1.0`).
     public let generator: String
-    /// Prints a report to PDF (``ChromiumPrinter``).
+    /// Prints a report to PDF (`ChromiumPrinter`).
     public let printPDF: (CareTeamReport) throws -> Data
 
     public init(store: any Store, settings: ReportSettings, generator: String, printPDF: @escaping (CareTeamReport) throws -> Data) {
@@ -156,7 +156,7 @@ public struct ReportOutbox {
     }
 
     /// Sends the due report entries to `receiver` in Bundles of `batchSize` reports (their PDFs make
-    /// them large), as the outcome push does (``OutboxBundleSender``), under the store's writer lease.
+    /// them large), as the outcome push does (`OutboxBundleSender`), under the store's writer lease.
     public func push(to receiver: any ExportReceiver, batchSize: Int = 10, bundleType: ExportOptions.BundleType = .transaction, now: Date = Date()) throws -> ExportReport {
         try store.withWriterLease("caregate report push") {
             let due = try store.dueOutboxEntries(at: now, limit: .max).filter(Self.isReport)

@@ -35,6 +35,7 @@ import Yams
 ///   rules: insights.yaml                   #   optional: a rules file instead of the built-in one
 /// ```
 ///
+/// Every setting is described in Docs/sync-job.md (a test checks it against ``acceptedSettings``).
 /// Relative paths (a folder as the server, `push-to`, `token-file`, `smart-key`) are read from the
 /// configuration file's own folder, so a configuration means the same wherever the job starts.
 public struct SyncConfiguration: Sendable, Equatable {
@@ -114,6 +115,14 @@ public struct SyncConfiguration: Sendable, Equatable {
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
+
+    /// Every setting ``parse(_:file:)`` accepts, as the reference names it: the top-level keys, and the
+    /// keys of the `auth:`, `patients:` and `reports:` mappings as `section.key` (`auth.token-env`). Built
+    /// from the sets the parser checks against, so that Docs/sync-job.md can be checked against it.
+    public static var acceptedSettings: [String] {
+        let sections: [(String, Set<String>)] = [("auth", authKeys), ("patients", cohortKeys), ("reports", reportKeys)]
+        return keys.sorted() + sections.flatMap { section, nested in nested.sorted().map { "\(section).\($0)" } }
+    }
 
     /// Whether `a` becomes `b` by one inserted, removed, changed or swapped letter (a typo's distance).
     static func oneEditApart(_ a: String, _ b: String) -> Bool {

@@ -7,12 +7,23 @@ import Foundation
 /// ``AppClient``: pull the patient's plan as a new device (CareKit's `synchronize()`), record one outcome
 /// of one task's occurrence (CareKit's `addOutcome`), then synchronize again, pushing it with the
 /// device's knowledge. The README's first command runs it; an iOS app does the same through
-/// `OCKRemoteSynchronizable` (README, "The app API").
+/// `OCKRemoteSynchronizable` (Docs/app-api.md).
 @main
 struct ExampleApp: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caregate-example-app",
-        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back.")
+        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back.",
+        discussion: """
+            Pulls the patient's plan as a new CareKit device, records one outcome of one task's occurrence, \
+            and synchronizes again, pushing it with the device's knowledge, as an iOS app does through \
+            OCKRemoteSynchronizable.
+
+            Example:
+              caregate-example-app --server http://127.0.0.1:8080 --token "$token" \\
+                --task MedicationRequest/medreq-1 --occurrence 1 --value true
+
+            More: Docs/app-api.md (The client library and an iOS app).
+            """)
 
     @Option(name: .long, help: ArgumentHelp("The app API's base URL (caregate serve).", valueName: "url"))
     var server: String

@@ -9,9 +9,14 @@ struct AuditCommand: ParsableCommand {
         commandName: "audit",
         abstract: "List the app API's audit trail: who read or wrote which patient's data, when, and the result.",
         discussion: """
-            Newest first. Each line: time (UTC), status, method and path, subject, patient, detail. The trail \
-            is kept in <store>-audit.sqlite beside the store; entries an older CareGate kept in the store \
-            itself are listed with them.
+            Newest first. Each line: time (UTC), status, method and path, subject, patient, detail. The trail is \
+            kept in <store>-audit.sqlite beside the store; entries an older CareGate kept in the store itself are \
+            listed with them.
+
+            Example:
+              caregate audit --store caregate.sqlite --patient Patient/pat-1
+
+            More: Docs/app-api.md (The audit trail), Docs/store.md.
             """
     )
 

@@ -10,14 +10,18 @@ struct CareGate: AsyncParsableCommand {
         commandName: "caregate",
         abstract: "Gateway between FHIR R4 provider systems and CareKit-style care apps.",
         discussion: """
-            Reads FHIR R4 resources (JSON or XML), validates them, converts between formats, \
-            evaluates FHIRPath, and imports them through declarative mappings into care plans, tasks, \
-            outcomes and contacts, kept in a local versioned store; serves that store to patients' \
-            CareKit apps, and writes what they record back to the provider as FHIR Observations.
-            The commands are grouped below by what they act on; run `caregate help <subcommand>` for \
-            the details of each.
+            Reads, validates and converts FHIR R4, imports it through declarative mappings into care plans, tasks, \
+            outcomes and contacts in a local versioned store, serves that store to patients' CareKit apps, and \
+            writes what they record back to the provider as FHIR Observations. `caregate help <subcommand>` \
+            explains each command.
+
             Exit status: 0 on success, 1 when the input or the data is wrong (the message names the file, \
             line:column or FHIRPath location), 2 for usage errors.
+
+            Example:
+              caregate sync --config sync.yaml --store /srv/caregate/caregate.sqlite --once
+
+            More: README.md, and Docs/sync-job.md, Docs/app-api.md, Docs/converting.md, Docs/store.md.
             """,
         version: "0.1.0 (FHIR R4 4.0.1)",
         // Commands that moved keep working at their former paths, out of the help (`store events` is

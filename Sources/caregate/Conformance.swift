@@ -9,6 +9,14 @@ struct Conformance: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
         abstract: "Run an official conformance suite.",
+        discussion: """
+            Runs the official FHIRPath suite (tests-fhir-r4.xml).
+
+            Example:
+              caregate conformance fhirpath ../shared/corpus/fhirpath/tests-fhir-r4.xml
+
+            More: Docs/converting.md (FHIRPath).
+            """,
         subcommands: [ConformanceFHIRPath.self]
     )
 }
@@ -19,9 +27,14 @@ struct ConformanceFHIRPath: ParsableCommand {
         commandName: "fhirpath",
         abstract: "Run the FHIRPath test suite (tests-fhir-r4.xml); inputs are read from the suite's folder.",
         discussion: """
-            Prints one line per group (passed/total), each failing test with its reason when \
-            --failures is given, and a closing line `N passed, M failed`. Exits 0 when every failure is \
-            a known one (documented, with its reason, in FHIRPathKnownFailures.md), 1 when any other test fails.
+            Prints one line per group (passed/total), each failing test with its reason when --failures is given, \
+            and `N passed, M failed`. Exits 0 when every failure is a known one (FHIRPathKnownFailures.md), 1 \
+            when any other test fails.
+
+            Example:
+              caregate conformance fhirpath tests-fhir-r4.xml --failures
+
+            More: Docs/converting.md (FHIRPath).
             """
     )
 

@@ -11,23 +11,17 @@ struct Convert: ParsableCommand {
         commandName: "convert",
         abstract: "Convert FHIR R4 resources between JSON and XML, or to CareKit JSON.",
         discussion: """
-            The input format is detected from the content: a JSON object, NDJSON (one resource per line, \
-            as Bulk Data exports write it) or XML. Bundles convert like any other resource.
-            Without --to, the output is the other format (JSON and NDJSON become XML, XML becomes JSON), \
-            or the format named by the -o file's extension (.json, .ndjson, .xml).
-            NDJSON converted to JSON stays NDJSON (one compact resource per line). NDJSON has no XML form: \
-            converted to XML it becomes one Bundle of type `collection` whose entries hold the resources \
-            in line order.
-            A syntax error is reported as FILE:line:column: message, with exit status 1; nothing is \
-            written then (the output file is replaced only when the whole conversion succeeds).
-            A narrative div that is not well-formed XHTML (an HTML entity such as &nbsp;, unbalanced \
-            tags) cannot be written as XML: converting it to XML fails the same way, naming the div's \
-            FHIRPath location (FILE: Patient.text.div: reason).
-            --to carekit maps the input through the default mappings (--mappings DIR layered over them) \
-            and writes CareKit 4.0 JSON as `store dump --format carekit-json` does: for each patient one \
-            object with patients, carePlans, contacts, tasks and outcomes, one per line. No store is \
-            used; the input may also be a folder. \
-            Resources that cannot be mapped are listed on standard error and the exit status is 1.
+            The input format is told from the content (JSON, NDJSON, XML); without --to the output is the other \
+            one, or the -o file's extension. NDJSON has no XML form: it becomes one `collection` Bundle. --to \
+            carekit maps the input to CareKit 4.0 JSON, with no store. Nothing is written unless the whole \
+            conversion succeeds; errors name FILE:line:column (exit 1).
+
+            Examples:
+              caregate convert Fixtures/provider/CarePlan-cp-1.json --to xml --pretty
+              caregate convert export.ndjson -o bundle.xml
+              caregate convert Fixtures/provider --to carekit
+
+            More: Docs/converting.md (Convert).
             """
     )
 

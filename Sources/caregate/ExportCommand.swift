@@ -12,36 +12,17 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write the outcomes waiting in the outbox as FHIR Observations, and mark them sent.",
         discussion: """
-            Each outcome a patient recorded (caregate outcomes add, or an app through the store) was queued \
-            when it was written. This builds its Observation with the export mapping (Mappings/\
-            ObservationExport.yaml, or yours with --mappings), with a Provenance naming the patient and \
-            the app, validates both, and writes them: as a Bundle (transaction or batch: PUT by the \
-            Observation id derived from the outcome id, so the same outcome is the same Observation \
-            forever; or collection), or as NDJSON. An outcome edited several times before an export is \
-            written once, as its last version; a deleted one as entered-in-error.
-
-            An outcome that cannot be expressed (binary data, a unit the mapping refuses, no FHIR patient) \
-            or whose Observation is invalid goes to dead letters with the reason, and the rest goes on. \
-            Running again writes nothing new. A run killed at any point leaves each outcome pending or \
-            sent: the next run finishes or discards what it left (see the README).
-
-            Exit status: 0 when everything due was written, 1 when any outcome was refused or the \
-            store or target cannot be used, 2 on bad usage.
-
-            With --to a FHIR server's base URL, the Observations go to the server as transaction Bundles \
-            of --batch-size outcomes (POST [base]); each outcome the server stored is acknowledged in the \
-            outbox, one it refused fails with the server's reason, one it could not take now (429, 5xx) \
-            is sent again by a later run. Each Bundle's answers are committed before the next is sent. A \
-            Bundle that gets no answer, a 429 or a 5xx is tried again up to 5 times, after an exponential \
-            backoff with jitter or the server's Retry-After. Authorization: --token-env NAME or \
-            --token-file PATH (a bearer token; never on the command line itself), or --smart-client-id ID \
-            --smart-key PATH (SMART Backend Services: a JWT assertion signed ES384 or RS384, the token \
-            endpoint from the server's .well-known/smart-configuration, the token kept until it expires).
+            Builds each queued outcome's Observation and Provenance with the export mapping, validates them and \
+            writes them to a folder, a file, standard output or a FHIR server (transaction Bundles, retried, each \
+            acknowledged), then marks them sent. Running again writes nothing; a killed run never writes an \
+            outcome twice. Exit status: 0 when all due was written, 1 when any was refused, 2 on bad usage.
 
             Examples:
               caregate export --to exports/
               caregate export --to http://127.0.0.1:8080/fhir --batch-size 200
               caregate export --to - --format ndjson --dry-run
+
+            More: Docs/converting.md (Write outcomes back), Docs/sync-job.md (Authorization).
             """
     )
 

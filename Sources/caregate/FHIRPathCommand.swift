@@ -10,23 +10,16 @@ struct FHIRPathCommand: ParsableCommand {
         commandName: "fhirpath",
         abstract: "Evaluate or type-check a FHIRPath expression.",
         discussion: """
-            Evaluation prints the result collection, one item per line as `type<TAB>value` \
-            (`string  Peter`, `Quantity  185 '[lb_av]'`); an empty result prints nothing and says so on \
-            standard error. The file may be JSON or XML; %resource, %rootResource and %context are the \
-            file's resource, and resolve() looks in its contained resources or, for a Bundle, its entries.
-
-            With --check, no file is read: the expression is type-checked from --type (a resource or \
-            datatype name) and its result type is printed, or every problem with its column. Strict \
-            checking is the default: unknown elements and impossible type tests are errors.
-
-            Errors name their line and column in the expression: \
-            `1:14: semantic error: unknown function 'fo' (in `name.fo()`)`. Exit status: 0 on success, \
-            1 when the expression, the file or the check fails, 2 on bad usage.
+            Prints the result, one `type<TAB>value` per line, for a JSON or XML file; with --check, type-checks \
+            the expression against R4 from --type, without a file. Errors name their line and column in the \
+            expression. Exit status: 0 on success, 1 when the expression, file or check fails, 2 on bad usage.
 
             Examples:
               caregate fhirpath "Observation.value.ofType(Quantity).value" obs.json
               caregate fhirpath "name.where(use = %use).given" pt.xml --var use=official
               caregate fhirpath --check "activity.detail.scheduled" --type CarePlan
+
+            More: Docs/converting.md (FHIRPath).
             """
     )
 

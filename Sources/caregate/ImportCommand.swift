@@ -12,33 +12,16 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import FHIR resources into the store: care plans, tasks, outcomes and contacts.",
         discussion: """
-            Reads single resources, Bundles (collection, transaction, batch, searchset, document), NDJSON \
-            and folders, in JSON or XML (told from the content), and maps them with the default mappings \
-            (Mappings/) or your own layered over them (--mappings DIR). References resolve across the \
-            whole input and the store: urn:uuid:, relative, absolute, contained and conditional \
-            (Practitioner?identifier=system|value).
-
-            CarePlans become care plans and their activities tasks (Timing -> schedule); MedicationRequests \
-            medication tasks; Observations outcome values of the task occurrence they belong to, or of the \
-            patient's daily log for their code; Practitioners, PractitionerRoles and RelatedPersons \
-            contacts; Patients patients. Times of day are read in --time-zone (default: this machine's) \
-            and kept on every schedule.
-
-            The import is idempotent: the same input again changes nothing; changed content makes new \
-            versions of only what changed; entered-in-error resources, Bundle DELETE entries and \
-            activities gone from a re-imported CarePlan tombstone what they made. A resource that cannot \
-            be mapped fails alone (kept as a dead letter) and the rest imports.
-
-            The report counts, per resource type, what was created, updated, unchanged, deleted, skipped \
-            and failed, each failure with its file, entry and FHIR path, and the warnings (what was \
-            assumed or not carried over).
-
-            Exit status: 0 when every resource imported or was skipped, 1 when any failed or the store \
-            cannot be opened, 2 on bad usage.
+            Reads resources, Bundles, NDJSON and folders (JSON or XML) and maps them with the default mappings, \
+            or yours layered over them (--mappings). Idempotent: the same input again changes nothing; a \
+            resource that fails is a dead letter and the rest imports; the report counts each type's outcome. \
+            Exit status: 0 when every resource imported or was skipped, 1 when any failed, 2 on bad usage.
 
             Examples:
               caregate import Fixtures/provider --time-zone America/Chicago
-              caregate import export.ndjson --store ehr.sqlite --mappings my-mappings/ --format json
+              caregate import export.ndjson --store ehr.sqlite --mappings mine/
+
+            More: Docs/converting.md (Import), Mappings/README.md.
             """
     )
 

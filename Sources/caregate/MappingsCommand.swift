@@ -10,9 +10,11 @@ struct MappingsCommand: ParsableCommand {
         commandName: "mappings",
         abstract: "Check mapping files, or run their golden tests.",
         discussion: """
-            Mapping files (YAML) say how each FHIR resource type becomes care entities; Mappings/README.md \
-            documents the format. CareGate ships default mappings; `caregate import --mappings DIR` layers \
-            a folder of yours over them.
+            Examples:
+              caregate mappings validate my-mappings/
+              caregate mappings test my-mappings/ --cases my-cases/
+
+            More: Mappings/README.md.
             """,
         subcommands: [MappingsValidate.self, MappingsTest.self]
     )
@@ -24,20 +26,16 @@ struct MappingsValidate: ParsableCommand {
         commandName: "validate",
         abstract: "Check mapping files statically, without data.",
         discussion: """
-            Reports every problem once, with its file:line:column: YAML syntax, unknown or missing keys, \
-            FHIRPath that does not parse or names no R4 element from where it starts, unknown entities, \
-            target fields, transforms and resource types (each with the near name you may have meant), \
-            values of the wrong type (a birthday from a HumanName), conditions (`when`, `delete-when`) that \
-            give no boolean (a warning), and missing required fields. Without DIR, checks the default \
-            mappings built into caregate. A file with `extends: default` is checked merged with the default \
-            it extends; what it breaks in the default's fields is reported at its own line. The care-team \
-            report's rules (a file with `insights: 1`, such as the default insights.yaml) are checked too.
+            Reports every problem once at file:line:column, with a did-you-mean: YAML syntax, unknown keys, \
+            FHIRPath that names no R4 element, unknown fields and transforms, values of the wrong type. Without \
+            DIR, checks the built-in defaults. --format json prints {"problems": [{"file", "line", "column", \
+            "severity", "message"}]} for CI; xml an OperationOutcome. Exit 0 when no file has errors.
 
-            --format json prints {"files", "errors", "warnings", "problems": [{"file", "line", "column", \
-            "severity", "message"}]} for editors and CI; --format xml an OperationOutcome. \
-            Mappings/mapping.schema.json is the JSON Schema of the format, for the YAML language server.
+            Examples:
+              caregate mappings validate my-mappings/
+              caregate mappings validate my-mappings/ --format json
 
-            Exit status: 0 when no file has errors (warnings allowed), 1 when any has, 2 on bad usage.
+            More: Mappings/README.md (Checking a mapping as you write it).
             """
     )
 

@@ -10,14 +10,15 @@ struct MappingsTest: ParsableCommand {
         commandName: "test",
         abstract: "Run the mapping golden tests: FHIR input -> expected CareKit JSON, with a diff on failure.",
         discussion: """
-            Each sub-folder of --cases is a case: FHIR files (or an `inputs` file listing paths relative to \
-            it) and expected.json, the CareKit JSON they must map to. Times are read in UTC unless the case \
-            has a `time-zone` file. Uuids, created/updated dates, version links and content hashes are left \
-            out of the comparison. DIR, when given, is a mapping folder layered over the defaults, so that \
-            your own mappings can carry their own golden tests. --update writes each case's output as its \
-            expected.json (review it before committing it).
+            Each sub-folder of --cases holds FHIR input and expected.json, the CareKit JSON it must map to; a \
+            failure shows a line diff. DIR is a mapping folder layered over the defaults. --update writes each \
+            output as its expected.json (review it before committing). Exit 0 when every case passes.
 
-            Exit status: 0 when every case passes, 1 when any fails, 2 on bad usage.
+            Examples:
+              caregate mappings test
+              caregate mappings test my-mappings/ --cases my-cases/ --update
+
+            More: Docs/converting.md (Mapping files), Mappings/README.md.
             """
     )
 

@@ -9,14 +9,15 @@ struct OutboxCommand: ParsableCommand {
         commandName: "outbox",
         abstract: "List the export queue, or requeue an entry.",
         discussion: """
-            Every version of an outcome a patient recorded is queued once: pending until an export writes \
-            it (sent), acknowledged when the provider's server confirms it, failed with its last error \
-            (dead letters: caregate store dead-letters). retry ID puts a failed entry back in the queue.
+            Every version of an outcome a patient recorded is queued once: pending until an export writes it \
+            (sent), acknowledged when the provider's server confirms it, failed with its last error. retry ID puts \
+            a failed entry back in the queue.
 
             Examples:
-              caregate outbox
               caregate outbox --state failed
               caregate outbox retry 12
+
+            More: Docs/converting.md (Write outcomes back).
             """,
         subcommands: [OutboxList.self, OutboxRetry.self],
         defaultSubcommand: OutboxList.self
@@ -24,7 +25,14 @@ struct OutboxCommand: ParsableCommand {
 }
 
 struct OutboxList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List outbox entries (default: all states).")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List outbox entries (default: all states).",
+        discussion: """
+            Example:
+              caregate outbox list --state acknowledged --limit 10
+
+            More: Docs/converting.md (Write outcomes back).
+            """)
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -57,7 +65,14 @@ struct OutboxList: ParsableCommand {
 }
 
 struct OutboxRetry: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "retry", abstract: "Put a failed entry back in the queue: the next export sends it.")
+    static let configuration = CommandConfiguration(
+        commandName: "retry", abstract: "Put a failed entry back in the queue: the next export sends it.",
+        discussion: """
+            Example:
+              caregate outbox retry 12
+
+            More: Docs/converting.md (Write outcomes back).
+            """)
 
     @OptionGroup var storeOptions: StoreOptions
 

@@ -11,6 +11,16 @@ struct OutcomesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outcomes",
         abstract: "Record outcomes as a care app does; each is queued for export to the provider.",
+        discussion: """
+            Each outcome version is queued for export in the transaction that stores it.
+
+            Examples:
+              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9' \\
+                --occurrence 0 --value 128 --unit 'mm[Hg]'
+              caregate outcomes import app-outcomes.json
+
+            More: Docs/converting.md (Write outcomes back).
+            """,
         subcommands: [OutcomesAdd.self, OutcomesImport.self]
     )
 }
@@ -21,18 +31,16 @@ struct OutcomesAdd: ParsableCommand {
         commandName: "add",
         abstract: "Record values for one occurrence of a task (a new outcome, or a new version of its outcome).",
         discussion: """
-            The task is named by its id (caregate store dump lists them); the occurrence by its index in the \
-            task's schedule (caregate patients events shows each event's). Each --value is typed from its text: \
-            an integer (120), a decimal (98.6), true or false, a date-time (2026-11-02T08:05:00Z), else text; \
-            --type forces one. --unit and --kind give each value its unit (mm[Hg]) and kind (a code, \
-            system|code); one given once applies to every value.
-
-            The outcome has no provenance (the patient recorded it), so the store queues it for export in \
-            the same transaction; `caregate export` writes it as an Observation.
+            The task is named by its id (caregate store dump lists them), the occurrence by its index (caregate \
+            patients events shows it). Each --value is typed from its text (120, 98.6, true, a date-time, else \
+            text; --type forces one); --unit and --kind given once apply to every value.
 
             Example:
-              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9' --occurrence 0 \\
-                --value 128 --value 82 --unit 'mm[Hg]' --kind 'http://loinc.org|8480-6' --kind 'http://loinc.org|8462-4'
+              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9' \\
+                --occurrence 0 --value 128 --value 82 --unit 'mm[Hg]' \\
+                --kind 'http://loinc.org|8480-6' --kind 'http://loinc.org|8462-4'
+
+            More: Docs/converting.md (Write outcomes back).
             """
     )
 
@@ -147,20 +155,15 @@ struct OutcomesImport: ParsableCommand {
         commandName: "import",
         abstract: "Store outcomes a care app sent as CareKit JSON; each new version is queued for export.",
         discussion: """
-            FILE holds one outcome, an array of outcomes, an object with an `outcomes` array (what \
-            caregate store dump --format carekit-json writes; JSON Lines of them too), or a CareKit \
-            revision record whose entities are outcomes, each as CareKit 4.0 encodes OCKOutcome: \
-            taskUUID (the task version), taskOccurrenceIndex, values, and the usual metadata (the older \
-            shape CareGate wrote is read too); - reads standard input.
+            FILE (- for standard input) holds CareKit 4.0 OCKOutcome JSON: one outcome, an array, a dump of \
+            caregate store dump --format carekit-json, or a revision record. The whole file is stored in one \
+            transaction or, on any bad outcome, none of it (exit 1, naming its position).
 
-            Each outcome becomes a new outcome or a new version of its outcome; one whose content the store \
-            already has changes nothing; one with a deletedDate deletes it. The store gives each version \
-            its own uuid and links, and never lets a version take effect before the one it replaces. \
-            Every new version is queued for export in the same transaction (caregate export sends it).
+            Examples:
+              caregate outcomes import app-outcomes.json
+              cat outcomes.json | caregate outcomes import -
 
-            The whole file is written in one transaction or not at all: an outcome that does not decode, \
-            names a task version the store does not have, or an occurrence its schedule does not have is \
-            an error naming its position in the file, and nothing is stored (exit 1).
+            More: Docs/converting.md (Write outcomes back), Docs/carekit-json.md.
             """
     )
 

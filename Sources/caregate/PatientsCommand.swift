@@ -11,8 +11,14 @@ struct PatientsCommand: ParsableCommand {
         commandName: "patients",
         abstract: "One patient's events and care-team report, and access tokens for their app.",
         discussion: """
-            Every subcommand takes --patient ID (the patient's id in the store, such as Patient/pat-1) \
-            and --store PATH.
+            Every subcommand takes --patient ID (the patient's id in the store, such as Patient/pat-1) and \
+            --store PATH.
+
+            Examples:
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02
+              caregate patients token --key server.key --patient Patient/pat-1
+
+            More: Docs/store.md, Docs/app-api.md.
             """,
         subcommands: [PatientsEvents.self, PatientsReport.self, PatientsToken.self]
     )
@@ -29,7 +35,10 @@ struct PatientsToken: ParsableCommand {
             patient's data until it expires: hand it to the patient's app only.
 
             Example:
-              caregate patients token --store caregate.sqlite --key server.key --patient Patient/pat-1 --expires-in 1h
+              caregate patients token --store caregate.sqlite --key server.key \\
+                --patient Patient/pat-1 --expires-in 1h
+
+            More: Docs/app-auth.md.
             """
     )
 

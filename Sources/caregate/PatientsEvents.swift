@@ -13,13 +13,17 @@ struct PatientsEvents: MovedCommand {
         commandName: "events",
         abstract: "Show a patient's events (scheduled task occurrences and their outcomes) between two dates.",
         discussion: """
-            Dates are YYYY-MM-DD (midnight in --time-zone) or ISO 8601 date-times such as \
-            2025-03-01T08:00:00Z. --to is exclusive and defaults to one day after --from. Events still \
-            running at --from count. Each event shows its occurrence index, which \
-            `caregate outcomes add --occurrence` takes.
+            Dates are YYYY-MM-DD (midnight in --time-zone) or ISO 8601 date-times; --to is exclusive and \
+            defaults to one day after --from. Each event shows its occurrence index, which `caregate outcomes add \
+            --occurrence` takes.
 
-            Example:
-              caregate patients events --patient Patient/pat-1 --from 2026-11-02 --time-zone America/Chicago
+            Examples:
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02 \\
+                --time-zone America/Chicago
+              caregate patients events --patient Patient/pat-1 --from 2026-11-02 \\
+                --to 2026-11-09 --format json
+
+            More: Docs/store.md (Looking into it).
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {

@@ -20,20 +20,18 @@ struct PatientsReport: MovedCommand {
         commandName: "report",
         abstract: "Write a patient's care-team report (adherence, measurements, threshold messages, events) as HTML, PDF or FHIR.",
         discussion: """
-            The report shows the period's adherence per day as CareKit computes it (tasks that count towards \
-            adherence; each day the mean of its events' progress), CareKit's Insights chart (adherence beside a \
-            measurement, the period's last week), each measurement as a line with its target band, the \
-            threshold rules' messages with the readings behind them, and a table of the events with their \
-            outcomes. Measurements, rules and the progress strategy of each task (`progress:`, by task code or id) come from insights.yaml (the built-in default, or --rules FILE); \
-            `caregate mappings validate` checks such a file.
+            Adherence per day as CareKit computes it, CareKit's Insights chart, each measurement with its target \
+            band, the threshold rules' messages and the events, over --from to --to (both included). Measurements \
+            and rules come from insights.yaml (built in, or --rules). pdf prints with headless Chromium; fhir \
+            writes a DocumentReference with the PDF and its Provenance.
 
-            --from and --to are days (YYYY-MM-DD in --time-zone), both included. --format html writes one page \
-            with inline SVG charts and no script; pdf prints that page with headless Chromium (Debian's \
-            chromium; CAREGATE_CHROMIUM names another binary); fhir writes a transaction Bundle with a US Core \
-            DocumentReference carrying the PDF and its Provenance, validated before it is written.
+            Examples:
+              caregate patients report --patient Patient/pat-1 \\
+                --from 2026-11-01 --to 2026-11-07 -o report.html
+              caregate patients report --patient Patient/pat-1 \\
+                --from 2026-11-01 --to 2026-11-30 --format pdf -o report.pdf
 
-            Example:
-              caregate patients report --patient Patient/pat-1 --from 2026-11-01 --to 2026-11-07 --time-zone America/Chicago -o report.html
+            More: Docs/app-api.md (The care-team report).
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case html, pdf, fhir, json }

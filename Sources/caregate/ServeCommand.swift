@@ -10,20 +10,17 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the store to CareKit patient apps (remote sync, read-only views) over HTTP.",
         discussion: """
-            Every /carekit/v1 request needs a token of `caregate patients token`, signed by --key (made, \
-            mode 0600, when missing), which binds it to one patient. GET /health and GET /openapi.json are \
-            open. Runs beside `caregate sync` on the same store: while it serves, a sync of that store \
-            runs as a background job (see `caregate sync --priority`). Stops on SIGINT or SIGTERM.
+            Every /carekit/v1 request needs a token of `caregate patients token` (signed by --key, made mode 0600 \
+            when missing) or, with --issuer, of that SMART/OpenID issuer; the token binds it to one patient. \
+            GET /health and GET /openapi.json are open. Runs beside `caregate sync` on the same store (the sync \
+            then makes way); stops on SIGINT or SIGTERM.
 
-            With --issuer URL, access tokens of that SMART/OpenID issuer are accepted too: signed by a key \
-            of the JWK Set its .well-known/smart-configuration (or openid-configuration) names (RS256, RS384, \
-            RS512, ES256, ES384, ES512), `iss` the URL exactly, `aud` containing --audience, the patient from \
-            their `patient` claim (a FHIR id: the store's Patient/<id>). Reads need patient/*.read or \
-            patient/*.rs (SMART v1 or v2); pushes need patient/Observation.write or patient/Observation.cu \
-            (or the same on patient/*). See Docs/app-auth.md.
+            Examples:
+              caregate serve --store caregate.sqlite --key server.key --port 8080
+              caregate serve --store caregate.sqlite --key server.key \\
+                --issuer https://login.example.org --audience https://caregate.example.org
 
-            Example:
-              caregate serve --store caregate.sqlite --key server.key --issuer https://login.example.org --audience https://caregate.example.org
+            More: Docs/app-api.md, Docs/app-auth.md, Docs/security.md (limits).
             """
     )
 

@@ -8,10 +8,15 @@ struct StoreCommand: ParsableCommand {
         commandName: "store",
         abstract: "Inspect the local staging store.",
         discussion: """
-            The store is one SQLite file (WAL mode) holding every version of every care entity, the raw \
-            FHIR resources they came from, sync checkpoints, the export outbox and dead letters. \
-            Every subcommand takes --store PATH (default: caregate.sqlite in the working directory).
-            Exit status: 0 on success, 1 when the store is missing or unreadable, 2 on bad usage.
+            The store is one SQLite file (WAL mode) holding every version of every care entity, the raw FHIR \
+            resources, sync checkpoints, the export outbox and dead letters. Every subcommand takes --store PATH \
+            (default: caregate.sqlite in the working directory).
+
+            Examples:
+              caregate store stats --check
+              caregate store dump --patient Patient/pat-1 --format carekit-json
+
+            More: Docs/store.md (its files, backups).
             """,
         subcommands: [StoreStats.self, StoreDump.self, StoreDeadLetters.self, StoreGenerate.self, FormerPath<PatientsEvents>.self]
     )

@@ -8,8 +8,13 @@ struct StoreDeadLetters: ParsableCommand {
         commandName: "dead-letters",
         abstract: "List what could not be imported or exported, newest first, with the reason.",
         discussion: """
-            Each line gives the dead letter's number, when it was made, the resource (type/id) or outbox entry, \
-            and why. The resource's content is kept in the store but not printed (it may hold patient data).
+            Each line: number, when, the resource (type/id) or outbox entry, and why. The content is kept in the \
+            store but never printed (it may hold patient data).
+
+            Example:
+              caregate store dead-letters --limit 20
+
+            More: Docs/store.md.
             """)
 
     @OptionGroup var options: StoreOptions

@@ -10,12 +10,14 @@ struct StoreDump: ParsableCommand {
         commandName: "dump",
         abstract: "Write out the store's care entities, as text lines or as CareKit JSON.",
         discussion: """
-            carekit-json is the JSON CareKit 4.0's Codable types decode (OCKPatient, OCKCarePlan, \
-            OCKContact, OCKTask, OCKOutcome), linked by version UUID (patientUUID, carePlanUUID, taskUUID). \
-            A CareKit store holds one patient: with --patient ID it is one object with an array per kind \
-            (patients, carePlans, contacts, tasks, outcomes) holding that patient's entities; without it, \
-            one such object per patient, one per line (JSON Lines), and a last line with the entities of \
-            no patient (its patients array empty). See Docs/carekit-json.md.
+            carekit-json is CareKit 4.0's Codable JSON, linked by version UUID: with --patient one object with an \
+            array per kind (what a CareKit store holds), else one such object per patient per line.
+
+            Examples:
+              caregate store dump
+              caregate store dump --patient Patient/pat-1 --format carekit-json
+
+            More: Docs/store.md, Docs/carekit-json.md.
             """)
 
     @OptionGroup var options: StoreOptions

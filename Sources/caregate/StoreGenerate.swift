@@ -11,10 +11,14 @@ struct StoreGenerate: ParsableCommand {
         commandName: "generate",
         abstract: "Add synthetic patients, care plans, daily tasks and outcomes to a store (for trials).",
         discussion: """
-            Makes PATIENTS patients with one care plan and TASKS daily tasks each, and one outcome per task \
-            per day for DAYS days from 2025-01-01 (UTC). Outcomes are written DAYS-PER-BATCH days per batch, \
-            each batch in one transaction; progress goes to standard error. Ids start with --id-prefix, so \
-            several data sets can share one store.
+            PATIENTS patients with one care plan and TASKS daily tasks each, and one outcome per task per day for \
+            DAYS days from 2025-01-01 (UTC). Ids start with --id-prefix, so data sets can share a store.
+
+            Examples:
+              caregate store generate --patients 10 --days 30
+              caregate store generate --store big.sqlite --patients 1000 --days 365
+
+            More: Docs/store.md (Looking into it).
             """)
 
     @OptionGroup var options: StoreOptions

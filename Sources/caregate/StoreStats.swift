@@ -7,7 +7,13 @@ import Store
 /// `caregate store stats`: what the store holds, by kind.
 struct StoreStats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "stats", abstract: "Count the entities, versions, raw resources, outbox entries and dead letters in the store.")
+        commandName: "stats", abstract: "Count the entities, versions, raw resources, outbox entries and dead letters in the store.",
+        discussion: """
+            Example:
+              caregate store stats --store /var/lib/caregate/caregate.sqlite --check
+
+            More: Docs/store.md.
+            """)
 
     @OptionGroup var options: StoreOptions
 

@@ -14,46 +14,17 @@ struct SyncCommand: ParsableCommand {
         commandName: "sync",
         abstract: "Pull changes from a FHIR server into the store, and push recorded outcomes (and care-team reports) back.",
         discussion: """
-            The configuration (YAML) names the server (a FHIR base URL, or a folder of FHIR files standing \
-            for one, with push-to: the folder the outbox goes to), its authorization, the patients (ids, a \
-            Group or a Patient search; everyone by default), the resource types, search or Bulk Data \
-            ($export) pulls, the page and batch sizes, the time zone and the interval between runs (see \
-            Sources/Sync/SyncConfiguration.swift or the README). Relative paths in it are read from its \
-            own folder.
-
-            Pull: each type is searched for what changed since the last run (a _lastUpdated cursor per \
-            type kept in the store, moved only once what was pulled is imported) and imported through the \
-            mappings; a patient new to the cohort is pulled in full. Push: the outbox goes to the server as \
-            transaction Bundles (batch Bundles when the server's capability statement lists no \
-            transaction); each acknowledged entry keeps the server's id and version. Requests that get no \
-            answer, 429 or 5xx are retried with backoff. A run killed at any moment resumes where the last \
-            committed import and Bundle left it, and sends nothing twice.
-
-            Reports: with `reports:` (patients: all or a list of ids; every: weekly, monthly or a number \
-            of days; since: the first day, default the period that ended last before the first run; rules: an insights.yaml), \
-            after the outcomes the job makes the care-team report of each completed period (calendar \
-            periods in `time-zone`: weeks Monday to Sunday, months, or runs of days counted from \
-            2001-01-01; a job stopped over several periods catches up) of each patient, once: a DocumentReference with the report's PDF and its \
-            Provenance, queued in the outbox and sent as a conditional create on the identifier \
-            urn:caregate:report|Patient/<id>/<first day>/<last day>, so a second run, or a resend after a \
-            lost answer, stores nothing twice. Periods without data make no report. The PDF is printed \
-            by headless Chromium (Debian's chromium; CAREGATE_CHROMIUM names another binary): without \
-            it a configuration with `reports:` is refused (exit status 2).
-
-            Without --once the job runs again every `interval` (default 5 minutes) until SIGINT or \
-            SIGTERM, which end it after the run under way. Beside `caregate serve` on the same store \
-            (--priority auto, the default, looks when the job starts), the job runs as a background job: \
-            off the CPU whenever the server wants it (Linux's idle policy), so that apps are answered as \
-            if no job ran; it takes longer while the server is busy, and an app's push waits only for \
-            the import's next safe point. Progress goes to standard error (counts only: no patient \
-            data), the report of each run to standard output.
-
-            Exit status: 0 when everything was pulled and pushed, 1 when anything failed or waits for a \
-            later run (the report says what), 2 when the configuration cannot be used (nothing is touched).
+            Each run pulls what changed (searches or Bulk Data), imports it through the mappings, and pushes \
+            the outbox (and care-team reports); a killed run resumes and sends nothing twice. Without --once it \
+            runs every `interval` until SIGINT or SIGTERM. Give --store as an absolute path (the default is in \
+            the working directory). Exit status: 0 all done, 1 anything failed or waits for a later run, 2 the \
+            configuration cannot be used (nothing is touched).
 
             Examples:
-              caregate sync --config sync.yaml --once --report last-sync.json
+              caregate sync --config sync.yaml --store /srv/caregate/caregate.sqlite --once
               caregate sync --config Fixtures/sync.yaml --once --dry-run
+
+            More: Docs/sync-job.md (install, every sync.yaml setting, auth, cron and systemd).
             """
     )
 

@@ -10,23 +10,17 @@ struct Validate: ParsableCommand {
         commandName: "validate",
         abstract: "Validate FHIR R4 resources against the R4 structure definitions.",
         discussion: """
-            Each FILE may hold one JSON resource, NDJSON (one resource per line) or one XML resource; the \
-            format is told from the content. A folder stands for the .json, .ndjson and .xml files under it. A Bundle is validated with every entry in it. Use - to read \
-            standard input.
+            Checks structure against the R4 StructureDefinitions and the R4 invariants, Bundle, extension, UCUM \
+            and narrative rules, without a terminology server. Issues are reported at FHIRPath locations, as text \
+            or an OperationOutcome; unknown elements are errors unless --lenient.
 
-            Checks are structural and need no terminology server: unknown elements, cardinality, primitive \
-            formats (dates, ids, decimals...), JSON value kinds and array shapes (a repeating element is \
-            an array, a single one is not), choice types, required-binding codes, resource types, \
-            reference formats and narrative XHTML (well-formed, and no active content). The R4 invariants \
-            (the FHIRPath constraints of the definitions, such as pat-1 or ras-2) are evaluated too, except \
-            those listed in Docs/invariants.md. Locations are FHIRPath expressions \
-            such as CarePlan.activity[0].detail.scheduledTiming.repeat.period.
+            Exit status: 0 when no file has errors, 1 when any has (or cannot be read), 2 for usage errors.
 
-            Strict mode (the default) treats unknown elements as errors; --lenient reports them as \
-            warnings. JSON and XML are treated alike.
+            Examples:
+              caregate validate Fixtures/provider
+              caregate validate bundle.json --format json
 
-            Exit status: 0 when no file has errors, 1 when any has (including files that cannot be read \
-            or parsed, reported as file:line:column), 2 for usage errors.
+            More: Docs/converting.md (Validate).
             """
     )
 

@@ -8,7 +8,7 @@ public enum WorkerPriority: Sendable {
     /// Like any other thread of the process: Dispatch's global pool.
     case normal
     /// Behind the process's other threads: threads of the run's own, joined when it ends, each at a
-    /// nice value ``YieldingWorkerThreads/niceness`` above the caller's (Linux schedules threads, and
+    /// nice value `YieldingWorkerThreads/niceness` above the caller's (Linux schedules threads, and
     /// nice values, one by one). For workers that run ahead of a slower stage on another thread, such as
     /// an import's one store writer: with as many busy threads as cores or more, a thread at the same
     /// priority gets its share of a core, and the slowest stage then runs at half speed while the

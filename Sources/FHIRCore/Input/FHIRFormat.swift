@@ -3,7 +3,7 @@ import Foundation
 /// The serialization a FHIR document is in, detected from its content, and conversion between them:
 /// the library side of `caregate convert`.
 ///
-/// ## Topics
+/// ### Members
 /// - ``detect(_:)``: JSON (one resource), NDJSON (one resource per line) or XML, from the first bytes.
 /// - ``convert(_:to:pretty:)``: reads a document in whatever format it is and writes it in another.
 ///

@@ -3,12 +3,12 @@ import Foundation
 /// The one way CareGate reads FHIR input: files, folders and standard input, in JSON, NDJSON or XML,
 /// with the format told from the content.
 ///
-/// ## Topics
+/// ### Members
 /// - ``sources(for:)``: the command-line arguments as sources, a folder standing for the FHIR files under
 ///   it (`.json`, `.ndjson`, `.xml`, recursively, in a stable name order).
 /// - ``forEachEntry(of:chunkSize:_:)``: every resource of one source, in order. NDJSON is streamed
 ///   chunk by chunk, so a file larger than memory is read line by line with its line numbers kept.
-/// - ``forEachEntry(of:workers:chunkSize:_:)``: the same for many sources, parsed on worker threads
+/// - `forEachEntry(of:workers:chunkSize:_:)`: the same for many sources, parsed on worker threads
 ///   ahead of the caller.
 /// - ``data(of:)``: the whole content of one source, for commands that need it all (convert).
 ///

@@ -3,7 +3,7 @@ import Foundation
 /// FHIR R4 JSON: reads bytes into ``Element`` trees and writes them back, losslessly, for single
 /// resources and for NDJSON (one resource per line, as Bulk Data `$export` produces).
 ///
-/// ## Topics
+/// ### Members
 /// - ``read(_:)`` / ``write(_:pretty:)``: one resource (a Bundle is one resource).
 /// - ``readNDJSON(_:)`` / ``forEachNDJSONResource(in:_:)`` / ``writeNDJSON(_:)``: one resource per line.
 ///
@@ -14,8 +14,8 @@ import Foundation
 ///
 /// Reading keeps everything: decimals keep their written text, `_name` siblings are merged into their
 /// primitives, and anything unknown is kept. Of the metadata it uses only the names of the fields that
-/// hold resources (see ``JSONElementReader``). Writing uses ``FHIRMetadata/r4`` for field order, arrays
-/// and number/boolean primitives (see ``JSONElementWriter``).
+/// hold resources (see `JSONElementReader`). Writing uses ``FHIRMetadata/r4`` for field order, arrays
+/// and number/boolean primitives (see `JSONElementWriter`).
 public enum FHIRJSON {
     /// The deepest nesting of objects and arrays accepted.
     public static var maxDepth: Int { JSONElementReader.maxDepth }

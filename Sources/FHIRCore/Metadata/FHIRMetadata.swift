@@ -152,7 +152,7 @@ public final class FHIRMetadata: Sendable {
         return first.uppercased() + type.dropFirst()
     }
 
-    /// Whether `path` is the `url` of a canonical resource (``canonicalURLPaths``): `"ValueSet.url"`.
+    /// Whether `path` is the `url` of a canonical resource (`canonicalURLPaths`): `"ValueSet.url"`.
     public func isCanonicalResourceURL(path: String) -> Bool {
         canonicalURLPaths[path] ?? false
     }

@@ -111,7 +111,7 @@ public struct Element: Hashable, Sendable {
             && lhs.resourceType == rhs.resourceType && lhs.children == rhs.children
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(value)

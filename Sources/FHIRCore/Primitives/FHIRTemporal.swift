@@ -3,7 +3,7 @@
 ///
 /// CareGate's one grammar for temporal text: validation (``problem(with:as:)``), FHIRPath (its partial
 /// precisions, ``Grammar/fhirPath``), the mappings and the command line (``FHIRDateText``) all read
-/// through ``scan(_:as:)``, and ``text`` (with ``FHIRDateFormat`` for points in time) is the one writer.
+/// through `scan(_:as:)`, and ``text`` (with ``FHIRDateFormat`` for points in time) is the one writer.
 ///
 /// ```swift
 /// FHIRTemporal("2024-03-05T10:30:00+01:00", as: .fhir(.dateTime))?.offsetMinutes  // 60

@@ -16,8 +16,8 @@ public enum PrimitiveValidator {
 
     /// Why `value` is not a valid `type`, or `nil` when it is.
     ///
-    /// - Parameter kind: the JSON token the value came from, or `nil` when the source (XML) has no
-    ///   value kinds; a JSON string where a number or boolean belongs (and the reverse) is a problem.
+    /// `kind` is the JSON token the value came from, or `nil` when the source (XML) has no value kinds;
+    /// a JSON string where a number or boolean belongs (and the reverse) is a problem.
     public static func problem(with value: String, kind: Element.ValueKind?, as type: PrimitiveType) -> String? {
         if let kind, kind != type.jsonKind {
             return "a \(type.rawValue) must be a JSON \(describe(type.jsonKind)), not a \(describe(kind))"

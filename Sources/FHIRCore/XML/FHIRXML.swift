@@ -4,7 +4,7 @@ import Foundation
 /// back as XML, following the FHIR XML rules (namespace `http://hl7.org/fhir`, `value` attributes,
 /// `id`/`url` attributes, the XHTML narrative `div`, resources wrapped in their holding element).
 ///
-/// ## Topics
+/// ### Members
 /// - ``read(_:)``: bytes to a root resource element; throws ``FHIRSyntaxError`` with line and column.
 /// - ``write(_:pretty:)``: a resource element to bytes, children in definition order.
 ///

@@ -32,18 +32,18 @@ public struct ImportOptions: Sendable {
 ///
 /// The import runs as stages, each a type of its own in this folder, in this order:
 ///
-/// 1. ``InputReader`` reads the input (Bundles unpacked, DELETE entries taken as deletions), and
-///    ``InputIndexing`` (pass 1) indexes every resource a mapping can read (``MappingSet/readableTypes``)
+/// 1. `InputReader` reads the input (Bundles unpacked, DELETE entries taken as deletions), and
+///    `InputIndexing` (pass 1) indexes every resource a mapping can read (`MappingSet/readableTypes`)
 ///    except the outcome-making ones (Observations, the bulk of any export), which are counted.
-/// 2. ``MappingStage`` maps the indexed resources into patients, plans, contacts and tasks on worker
-///    threads, a chunk (``ImportOptions/entityChunkSize``) at a time; ``Reconciliation`` compares them
-///    with the store (created, updated, unchanged, no longer made) and ``EntityWriter`` writes each chunk
+/// 2. `MappingStage` maps the indexed resources into patients, plans, contacts and tasks on worker
+///    threads, a chunk (``ImportOptions/entityChunkSize``) at a time; `Reconciliation` compares them
+///    with the store (created, updated, unchanged, no longer made) and `EntityWriter` writes each chunk
 ///    in one transaction (resource by resource when that fails, so that a bad resource fails alone, kept
 ///    as a dead letter), then the deletions.
 /// 3. Pass 2 maps the Observations, each to an outcome value of the task occurrence it belongs to:
-///    ``OutcomePlanner`` plans a batch while ``PipelinedOutcomeWriter`` writes the one before. Before it,
-///    ``StoredLogUpgrade`` moves the logs of the input's patients still stored with a 1900-01-01 start.
-/// 4. ``ImportLedger`` keeps the ``ImportReport`` and the dead letters all along.
+///    `OutcomePlanner` plans a batch while `PipelinedOutcomeWriter` writes the one before. Before it,
+///    `StoredLogUpgrade` moves the logs of the input's patients still stored with a 1900-01-01 start.
+/// 4. `ImportLedger` keeps the ``ImportReport`` and the dead letters all along.
 ///
 /// Input up to ``ImportOptions/holdInputUpTo`` is read once and its Observations held; larger input is
 /// read again and its Observations streamed, and the resources it indexes are kept as the place of their
@@ -70,10 +70,10 @@ public final class Importer {
 
     /// Imports `sources` and returns the report.
     ///
-    /// The whole import holds the store's writer lease (``Store/withWriterLease(_:_:)``): it plans from
+    /// The whole import holds the store's writer lease (`Store/withWriterLease(_:_:)`): it plans from
     /// what it reads, so another writer between its reads and its writes would make it plan wrong. At its
     /// safe points (while it reads its input, after an entity chunk, before planning an outcome batch, the
-    /// batch before written) it lets an app's waiting push in (``Store/yieldToAppends()``): a push appends
+    /// batch before written) it lets an app's waiting push in (`Store/yieldToAppends()`): a push appends
     /// outcome versions only, and the import plans nothing after such a point from what it read before it.
     ///
     /// - Throws: only what stops the whole import (the store failing); bad input is reported per resource.
