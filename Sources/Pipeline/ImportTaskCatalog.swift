@@ -4,6 +4,8 @@ import Store
 
 /// The tasks an import's Observations can belong to: those the input makes, and those earlier imports
 /// left in the store, indexed by the resource they came from and by patient.
+// Unchecked: filled and read by one thread at a time (the import's planner, between its passes); it
+// crosses to a worker thread only when that thread alone owns it for a pass.
 final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     private var byID: [String: CareTask] = [:]
     private var bySource: [ResourceKey: [String]] = [:]

@@ -87,6 +87,8 @@ public enum OrderedParallelMap {
 }
 
 /// Results by position, each taken once by the consuming thread.
+// Unchecked: `ready` is touched only while `condition` is locked; a condition variable (waiting for a
+// slot to fill) is what Mutex cannot do.
 private final class ResultSlots<Output>: @unchecked Sendable {
     private let condition = NSCondition()
     private var ready: [Int: Output] = [:]

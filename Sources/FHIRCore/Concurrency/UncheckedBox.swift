@@ -1,6 +1,7 @@
 import Dispatch
 
-/// A value handed to another thread that its sender no longer touches.
+/// A value handed to another thread that its sender no longer touches (unchecked: the hand-over, not the
+/// type, makes it safe; the compiler cannot see that the sender lets go).
 package struct UncheckedBox<Value>: @unchecked Sendable {
     package let value: Value
     package init(_ value: Value) { self.value = value }

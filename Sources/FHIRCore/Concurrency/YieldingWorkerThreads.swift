@@ -23,6 +23,8 @@ public enum WorkerPriority: Sendable {
 /// ``finish()``, which joins them. Threads of their own rather than Dispatch's pool, because a process
 /// may raise a thread's nice value but, unprivileged (with the default `RLIMIT_NICE` of 0), never lower
 /// it again: a pool thread would stay behind after the run, whatever it ran next.
+// Unchecked: its queue and counters are touched only while `condition` is locked (workers sleep on it
+// until a job or the end comes, which Mutex cannot do); the thread handles only by the owner.
 final class YieldingWorkerThreads: @unchecked Sendable {
     /// How far behind the caller the workers run: at nice +5 a thread weighs about a third of one at +0
     /// when both want a core (Linux's fair scheduler), so that the stage they feed runs nearly

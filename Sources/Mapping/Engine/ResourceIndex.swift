@@ -46,6 +46,8 @@ extension ResourceKey {
 /// Lookups are dictionary reads: resolving is linear in the number of references, never a scan.
 ///
 /// Build it with ``Builder``, then share it (read-only) with every mapping of the run.
+// Unchecked: built by one thread (`Builder.build()`), then only read; its stored properties are never
+// mutated after `init` (the compiler cannot see that a frozen dictionary of element trees is safe to share).
 public final class ResourceIndex: @unchecked Sendable {
     /// Collects resources; `build()` freezes them into an index.
     public struct Builder {

@@ -128,6 +128,8 @@ final class PipelinedOutcomeWriter {
     }
 
     /// A plan's write, finished on the writer thread and waited for on this one.
+    // Unchecked: `result` is written once before `signal()` and read after `wait()` returns; the
+    // semaphore orders the two, which the compiler cannot see.
     private final class PendingWrite: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)
         private var result = PlanResult()

@@ -15,6 +15,8 @@ import Glibc
 /// Across processes the gate is an exclusive lock (``StoreLock/appendGate``); an append says it waits by
 /// a shared lock (``StoreLock/appendsWaiting``) while it waits, which the holder probes without blocking.
 /// Within a process a condition does both. The kernel drops every such lock with its holder.
+// Unchecked: `held` and `waiting` are touched only while `condition` is locked (threads sleep on it until
+// the gate is free, which Mutex cannot do); `gateDescriptor` only by the gate's holder.
 final class AppendGate: @unchecked Sendable {
     /// The most time one opening of the gate waits for appends to come in, one after another, before the
     /// holder asks for it back (it then waits for the append under way, and competes with later ones).

@@ -16,6 +16,9 @@ import Glibc
 /// crash. Within a process a recursive lock serializes threads, and a thread that holds the lease may
 /// take it again (a sync's import inside the sync). The holder writes who it is into the lock file, so
 /// that a waiter that gives up can say who kept it waiting.
+// Unchecked: `depth`, `descriptor` and `holdsGate` are touched only by the thread holding `threads`, a
+// recursive lock held for the whole job (a thread that holds the lease takes it again, and waiters give
+// up at a deadline): neither of which Mutex does.
 final class WriterLease: @unchecked Sendable {
     /// The store's path, or nil for a store in memory (one process: the recursive lock is enough).
     private let lockedStore: String?
