@@ -3,6 +3,7 @@ import CareModel
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Insights
 import Store
 import XCTest
 
@@ -88,5 +89,30 @@ final class OverflowTests: XCTestCase {
                 XCTAssertEqual(values[1] as? Double, 1e308, "the mean of 1e308 and 1e308")
             }
         }
+    }
+
+    /// A series that cannot be written (here a rules file's target band that is not finite, which the
+    /// rules parser refuses but code can build): 500 `internal` with nothing more, never `200 {}`.
+    func testASeriesThatCannotBeWrittenIsA500ThatRevealsNothing() async throws {
+        let fixture = try AppServerFixture()
+        let task = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        var batch = StoreBatch()
+        batch.add(Outcome(
+            taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: 1, values: [OutcomeValue(.double(120), kind: Self.kind)],
+            metadata: EntityMetadata(effectiveDate: AppServerFixture.day0.addingTimeInterval(86_400), timezone: .gmt)))
+        try fixture.store.apply(batch)
+        let rules = InsightsRules(
+            file: "test", measurements: [MeasurementDefinition(kind: Self.kind, title: "Systolic", unit: nil, target: TargetBand(low: nil, high: .infinity))],
+            chart: nil, rules: [])
+        let server = AppServer(store: fixture.store, key: fixture.key, insightsRules: rules)
+        let headers = fixture.bearer(try fixture.token())
+        try await Application(router: server.router()).test(.router) { client in
+            try await client.execute(uri: "/carekit/v1/insights?from=2025-03-01&to=2025-03-07&timeZone=UTC", method: .get, headers: headers) { response in
+                XCTAssertEqual(response.status, .internalServerError, response.text)
+                XCTAssertEqual((response.json as? [String: String])?["error"], "internal")
+                XCTAssertFalse(response.text.contains("pat-") || response.text.contains("Systolic") || response.text.contains("inf"), response.text)
+            }
+        }
+        XCTAssertEqual(try fixture.store.auditEntries(patientID: "Patient/pat-1", limit: 10).map(\.status), [500])
     }
 }
