@@ -25,7 +25,7 @@ final class AuditDurabilityTests: XCTestCase {
             tokens[patient] = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         let counter = PushCounter()
-        let rounds = 8
+        let rounds = 12
         for round in 0..<rounds {
             let server = try AppServerProcess.start(store: store, key: key)
             let base = server.base
