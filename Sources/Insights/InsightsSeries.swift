@@ -38,7 +38,7 @@ public struct InsightsSeries: Sendable, Hashable, Codable {
 
     /// The first day, `YYYY-MM-DD`.
     public let from: String
-    /// The day after the last, `YYYY-MM-DD` (exclusive).
+    /// The last day, `YYYY-MM-DD` (included): the `to` of the request.
     public let to: String
     public let timeZone: String
     public let days: [String]
@@ -75,16 +75,56 @@ public struct InsightsSeries: Sendable, Hashable, Codable {
             let parts = calendar.dateComponents([.year, .month, .day], from: date)
             return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
         }
+        // `end` is exclusive (the start of the day after the period): the period's last day is the one before.
+        let lastDay = adherence.last?.date ?? dayText(calendar.date(byAdding: .day, value: -1, to: end) ?? end)
         return InsightsSeries(
-            from: adherence.first?.date ?? dayText(end), to: dayText(end), timeZone: calendar.timeZone.identifier,
+            from: adherence.first?.date ?? lastDay, to: lastDay, timeZone: calendar.timeZone.identifier,
             days: adherence.map(\.date), markers: markers, series: series)
     }
 
     /// The JSON an app reads (sorted keys; `null` for a day without a value).
-    public func json() -> Data {
+    ///
+    /// Throws ``InsightsEncodingError`` when a number is not finite (JSON has no infinity): never a
+    /// partial or empty document in its place. The means are computed so that finite readings give
+    /// finite means (``MeasurementSeries/mean(_:)``), so this is a guard, not an expected path.
+    public func json() throws -> Data {
+        for item in series {
+            for (index, value) in item.values.enumerated() where value.map({ !$0.isFinite }) == true {
+                throw InsightsEncodingError(seriesID: item.id, day: days.indices.contains(index) ? days[index] : nil)
+            }
+            for band in [item.targetLow, item.targetHigh] where band.map({ !$0.isFinite }) == true {
+                throw InsightsEncodingError(seriesID: item.id, day: nil)
+            }
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Strings, finite numbers and nulls only: encoding cannot fail.
-        return (try? encoder.encode(self)) ?? Data("{}".utf8)
+        do {
+            return try encoder.encode(self)
+        } catch {
+            throw InsightsEncodingError(seriesID: nil, day: nil)
+        }
+    }
+}
+
+/// The Insights series could not be written as JSON: a number in it is not finite. Names the series (a
+/// measurement's kind, a code) and the day, never the value; the app server answers a 500 that reveals
+/// nothing, `caregate patients report --format json` fails with exit status 1.
+public struct InsightsEncodingError: Error, CustomStringConvertible, Equatable {
+    public let seriesID: String?
+    public let day: String?
+
+    public init(seriesID: String?, day: String?) {
+        self.seriesID = seriesID
+        self.day = day
+    }
+
+    public var description: String {
+        var text = "the Insights series cannot be written as JSON: "
+        if let seriesID {
+            text += "a number of series '\(seriesID)'" + (day.map { " on \($0)" } ?? " (its target band)") + " is not finite"
+        } else {
+            text += "a number is not finite"
+        }
+        return text
     }
 }

@@ -83,17 +83,31 @@ public struct MeasurementSeries: Sendable, Hashable, Codable {
     }
 
     /// The mean reading of each day of `dayStarts` (a reading belongs to the last day start at or before
-    /// it; the day after the last start ends one day later), nil for a day without readings.
+    /// it; the day after the last start ends one day later), nil for a day without readings. Finite
+    /// readings give finite means (``mean(_:)``).
     public func dailyMeans(dayStarts: [Date], calendar: Calendar) -> [Double?] {
         guard let first = dayStarts.first, let lastStart = dayStarts.last else { return [] }
         let end = calendar.date(byAdding: .day, value: 1, to: lastStart) ?? lastStart
-        var sums = Array(repeating: 0.0, count: dayStarts.count)
-        var counts = Array(repeating: 0, count: dayStarts.count)
+        var days = Array(repeating: [Double](), count: dayStarts.count)
         for reading in readings where reading.time >= first && reading.time < end {
             guard let index = dayStarts.lastIndex(where: { $0 <= reading.time }) else { continue }
-            sums[index] += reading.value
-            counts[index] += 1
+            days[index].append(reading.value)
         }
-        return zip(sums, counts).map { $1 == 0 ? nil : $0 / Double($1) }
+        return days.map(Self.mean)
+    }
+
+    /// The mean of `values` (nil for none), finite whenever every value is.
+    ///
+    /// The plain sum over the count when that sum is finite (the usual case, exact as before); otherwise
+    /// (values near the largest double: 1e308 + 1e308 is infinity) the sum of each value divided by the
+    /// count twice over, doubled: each term is at most half the largest double over the count, so the sum
+    /// stays within half the largest double. The mean of values lies between the least and the greatest of
+    /// them, so the result is clamped there (rounding cannot carry it past them, nor to infinity).
+    public static func mean(_ values: [Double]) -> Double? {
+        guard let least = values.min(), let greatest = values.max() else { return nil }
+        let count = Double(values.count)
+        let sum = values.reduce(0, +)
+        let mean = sum.isFinite ? sum / count : values.reduce(0) { $0 + $1 / count / 2 } * 2
+        return min(max(mean, least), greatest)
     }
 }

@@ -66,15 +66,16 @@ public enum AppOutcomeImport {
         do {
             switch shape {
             case let array as [Any] where array.first.map(isEntity) == true:
-                return try outcomes(of: decoder.decode([CareKitEntity].self, from: data), file: file, path: "")
+                return try checked(outcomes(of: decoder.decode([CareKitEntity].self, from: data), file: file, path: ""), file: file) { "[\($0)].object." }
             case is [Any]:
-                return try decoder.decode([Outcome].self, from: data)
+                return try checked(decoder.decode([Outcome].self, from: data), file: file) { "[\($0)]." }
             case let object as [String: Any] where object["entities"] != nil && object["taskUUID"] == nil:
-                return try outcomes(of: decoder.decode(CareKitRevisionRecord.self, from: data).entities, file: file, path: "entities")
+                let entities = try decoder.decode(CareKitRevisionRecord.self, from: data).entities
+                return try checked(outcomes(of: entities, file: file, path: "entities"), file: file) { "entities[\($0)].object." }
             case let object as [String: Any] where object["outcomes"] != nil && object["taskUUID"] == nil:
-                return try decoder.decode(OutcomeList.self, from: data).outcomes
+                return try checked(decoder.decode(OutcomeList.self, from: data).outcomes, file: file) { "outcomes[\($0)]." }
             case is [String: Any]:
-                return [try decoder.decode(Outcome.self, from: data)]
+                return try checked([decoder.decode(Outcome.self, from: data)], file: file) { _ in "" }
             default:
                 throw AppOutcomeImportError.unreadable(
                     file: file, reason: "expected an outcome, an array of outcomes, an object with an `outcomes` array, or a revision record")
@@ -82,6 +83,17 @@ public enum AppOutcomeImport {
         } catch let error as DecodingError {
             throw AppOutcomeImportError.invalid(file: file, path: Self.path(of: error), reason: Self.reason(error))
         }
+    }
+
+    /// `outcomes`, when every number in them can be stored (``OutcomeNumberBounds``); otherwise an error
+    /// naming the first value that cannot, at its path in the file (`prefix(position)` + `values[i].value`).
+    private static func checked(_ outcomes: [Outcome], file: String, prefix: (Int) -> String) throws -> [Outcome] {
+        for (position, outcome) in outcomes.enumerated() {
+            if let problem = OutcomeNumberBounds.firstProblem(in: outcome) {
+                throw AppOutcomeImportError.invalid(file: file, path: prefix(position) + problem.path, reason: problem.reason)
+            }
+        }
+        return outcomes
     }
 
     /// Whether `value` is shaped like an `OCKEntity` (`{"type": ..., "object": ...}`).

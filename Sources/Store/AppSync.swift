@@ -13,7 +13,8 @@ import Foundation
 /// - ``serverClock()``
 /// - ``revisions(patientID:afterClock:maxEntities:knownBy:including:)``
 /// - ``patientExists(_:)``, ``currentCarePlans(patientID:)``
-/// - ``recordAudit(_:)-([AuditEntry])``, ``prepareAuditTrail()``, ``auditEntries(patientID:limit:)``
+/// - ``recordAudit(_:)-([AuditEntry])``, ``prepareAuditTrail(retentionDays:)``, ``auditEntries(patientID:limit:)``
+/// - ``recordRefusals(_:)``, ``auditRefusals(limit:)``, ``pruneAuditTrail(now:)``, ``auditStatistics()``
 public protocol AppSyncStore: Store {
     /// The store's process uuid and its clock now.
     func serverClock() throws -> ServerClock
@@ -43,10 +44,25 @@ public protocol AppSyncStore: Store {
     func currentTasksOfNoCarePlan(patientID: String) throws -> [CareTask]
     /// Appends `entries` to the audit trail, in order, in one transaction: all of them are durable when it
     /// returns, or none is. The trail has a write lock of its own: it never waits for the store's writer.
-    func recordAudit(_ entries: [AuditEntry]) throws
+    /// An entry with an `id` completes the entry of that id (a write's ``AuditEntry/unanswered`` entry)
+    /// instead of adding one. Returns each entry's id.
+    @discardableResult
+    func recordAudit(_ entries: [AuditEntry]) throws -> [Int64]
     /// Opens (making it when missing) the audit trail for writing, so that a server finds out when it
-    /// starts, not at its first request, that it cannot write it.
-    func prepareAuditTrail() throws
+    /// starts, not at its first request, that it cannot write it; keeps entries `retentionDays` days
+    /// (``pruneAuditTrail(now:)``) and prunes older ones now.
+    func prepareAuditTrail(retentionDays: Int) throws
+    /// Adds `counts` to the trail's refusal counts (one row per minute, route, status and reason), in one
+    /// transaction.
+    func recordRefusals(_ counts: [AuditRefusalCount]) throws
+    /// The latest `limit` refusal counts, newest minute first.
+    func auditRefusals(limit: Int) throws -> [AuditRefusalCount]
+    /// Deletes the trail's entries and refusal counts older than its retention before `now`, a bounded
+    /// batch per transaction; returns how many rows went.
+    @discardableResult
+    func pruneAuditTrail(now: Date) throws -> Int
+    /// The trail's size: rows, refusal counts, oldest and newest, bytes on disk.
+    func auditStatistics() throws -> AuditTrailStatistics
     /// The latest audit entries, newest first (of one patient when `patientID` is given).
     func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry]
 }
@@ -59,9 +75,15 @@ extension AppSyncStore {
         try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: nil, including: including)
     }
 
-    /// Appends one entry to the audit trail (its own transaction).
-    public func recordAudit(_ entry: AuditEntry) throws {
-        try recordAudit([entry])
+    /// Appends one entry to the audit trail (its own transaction); returns its id.
+    @discardableResult
+    public func recordAudit(_ entry: AuditEntry) throws -> Int64 {
+        try recordAudit([entry]).first ?? 0
+    }
+
+    /// ``prepareAuditTrail(retentionDays:)`` with the default retention (``AuditRetention/defaultDays``).
+    public func prepareAuditTrail() throws {
+        try prepareAuditTrail(retentionDays: AuditRetention.defaultDays)
     }
 }
 
@@ -123,7 +145,7 @@ public struct AuditEntry: Sendable, Equatable, Codable {
     public var patientID: String?
     /// What was asked: the method and path (`GET /carekit/v1/tasks`).
     public var action: String
-    /// The HTTP status of the answer.
+    /// The HTTP status of the answer (0: a write not answered, ``AuditEntry/unansweredStatus``).
     public var status: Int
     /// What came of it (counts, or the reason of a refusal); never patient data.
     public var detail: String?

@@ -9,14 +9,17 @@ struct AuditCommand: ParsableCommand {
         commandName: "audit",
         abstract: "List the app API's audit trail: who read or wrote which patient's data, when, and the result.",
         discussion: """
-            Newest first. Each line: time (UTC), status, method and path, subject, patient, detail. The trail is \
-            kept in <store>-audit.sqlite beside the store; entries an older CareGate kept in the store itself are \
-            listed with them.
+            Newest first. Each line: time (UTC), status, method and path, subject, patient, detail. The trail \
+            is kept in <store>-audit.sqlite beside the store (entries an older CareGate kept in the store itself \
+            are listed with them). Status 0: a write whose answer was never given (the server stopped between). \
+            Requests refused without a valid token are counted per minute, route, status and reason, not \
+            listed: --refusals lists the counts, --stats the trail's size.
 
-            Example:
+            Examples:
               caregate audit --store caregate.sqlite --patient Patient/pat-1
+              caregate audit --store caregate.sqlite --stats
 
-            More: Docs/app-api.md (The audit trail), Docs/store.md.
+            More: Docs/app-api.md (The audit trail), Docs/security.md, Docs/store.md.
             """
     )
 
@@ -31,23 +34,32 @@ struct AuditCommand: ParsableCommand {
     @Option(name: .long, help: "Output: text or json.")
     var format: Format = .text
 
+    @Flag(name: .long, help: "List the counts of requests refused without a valid token instead of the entries.")
+    var refusals = false
+
+    @Flag(name: .long, help: "Show the trail's size (entries, counted refusals, oldest and newest, bytes on disk) instead of its entries.")
+    var stats = false
+
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
     func validate() throws {
         guard (1...1_000_000).contains(limit) else { throw ValidationError("--limit must be 1...1000000") }
+        guard !(refusals && stats) else { throw ValidationError("give --refusals or --stats, not both") }
+        guard !(stats && patient != nil), !(refusals && patient != nil) else {
+            throw ValidationError("--patient lists entries: counted refusals name no patient")
+        }
     }
 
     func run() throws {
         guard let store = try storeOptions.openForReading() as? any AppSyncStore else {
             throw CommandFailure("the store \(storeOptions.store) has no audit trail")
         }
+        if stats { return try show(try store.auditStatistics()) }
+        if refusals { return try show(try store.auditRefusals(limit: limit)) }
         let entries = try store.auditEntries(patientID: patient, limit: limit)
         switch format {
         case .json:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            FileHandle.standardOutput.write(try encoder.encode(entries) + Data("\n".utf8))
+            FileHandle.standardOutput.write(try Self.encoder.encode(entries) + Data("\n".utf8))
         case .text:
             let formatter = ISO8601DateFormatter()
             for entry in entries {
@@ -57,6 +69,42 @@ struct AuditCommand: ParsableCommand {
                 ]
                 print(fields.joined(separator: "\t"))
             }
+        }
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    private func show(_ counts: [AuditRefusalCount]) throws {
+        switch format {
+        case .json:
+            FileHandle.standardOutput.write(try Self.encoder.encode(counts) + Data("\n".utf8))
+        case .text:
+            let formatter = ISO8601DateFormatter()
+            for count in counts {
+                print([formatter.string(from: count.minute), String(count.status), count.action, count.reason, String(count.count)].joined(separator: "\t"))
+            }
+        }
+    }
+
+    private func show(_ statistics: AuditTrailStatistics) throws {
+        switch format {
+        case .json:
+            FileHandle.standardOutput.write(try Self.encoder.encode(statistics) + Data("\n".utf8))
+        case .text:
+            let formatter = ISO8601DateFormatter()
+            let day: (Date?) -> String = { $0.map(formatter.string(from:)) ?? "-" }
+            print("""
+                file: \(statistics.path)
+                bytes on disk: \(statistics.bytes)
+                entries: \(statistics.entries) (unanswered writes: \(statistics.unanswered)), oldest \(day(statistics.oldest)), newest \(day(statistics.newest))
+                refusals counted: \(statistics.refusedRequests) request(s) in \(statistics.refusalRows) row(s), oldest \(day(statistics.oldestRefusal)), newest \(day(statistics.newestRefusal))
+                entries kept in the store by an older CareGate: \(statistics.entriesInStore)
+                """)
         }
     }
 }

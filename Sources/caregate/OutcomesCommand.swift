@@ -101,6 +101,8 @@ struct OutcomesAdd: ParsableCommand {
         var values: [OutcomeValue] = []
         for (position, text) in value.enumerated() {
             let typed = try Self.value(text, as: type, in: zone)
+            // A number Insights could not add up is refused here as at a push (OutcomeNumberBounds).
+            if let reason = OutcomeNumberBounds.problem(typed) { throw CommandFailure("--value '\(text.prefix(40))': \(reason)") }
             values.append(OutcomeValue(
                 typed, units: Self.pick(unit, position), kind: Self.pick(kind, position), createdDate: recorded, timezone: zone))
         }

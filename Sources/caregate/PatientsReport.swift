@@ -87,7 +87,7 @@ struct PatientsReport: MovedCommand {
         case .html:
             bytes = Data(ReportHTML.render(report).utf8)
         case .json:
-            bytes = report.insights.json() + Data("\n".utf8)
+            bytes = try Self.json(report.insights) + Data("\n".utf8)
         case .pdf:
             bytes = try Self.pdf(report)
         case .fhir:
@@ -108,6 +108,15 @@ struct PatientsReport: MovedCommand {
             }
         } else {
             FileHandle.standardOutput.write(bytes)
+        }
+    }
+
+    /// The Insights series as JSON; one that cannot be written fails the command (exit 1), never `{}`.
+    static func json(_ series: InsightsSeries) throws -> Data {
+        do {
+            return try series.json()
+        } catch let error as InsightsEncodingError {
+            throw CommandFailure(error.description)
         }
     }
 

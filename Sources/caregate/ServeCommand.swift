@@ -46,8 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (debug and below may show patient ids).", valueName: "level"))
     var logLevel: String = "info"
 
+    @Option(name: .long, help: ArgumentHelp("Days the audit trail keeps entries and refusal counts; older ones are pruned at start and hourly.", valueName: "days"))
+    var auditRetentionDays: Int = AuditRetention.defaultDays
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard (1...AuditRetention.maximumDays).contains(auditRetentionDays) else { throw ValidationError("--audit-retention-days must be 1...\(AuditRetention.maximumDays)") }
         guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let issuer {
             // The default audience names no server: an issuer's tokens must be bound to this one.
@@ -63,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
         }
         // The audit trail's file, beside the store: a server that could not write it could answer nothing.
-        try store.prepareAuditTrail()
+        try store.prepareAuditTrail(retentionDays: auditRetentionDays)
         // While it serves, `caregate sync` on this store runs as a background job (its --priority auto).
         let serving = try ServingMarker(storePath: storeOptions.store)
         defer { withExtendedLifetime(serving) {} }

@@ -46,7 +46,14 @@ final class LiveServerTests: XCTestCase {
         let audit = try CLIRunner.run(["audit", "--store", store, "--format", "json"])
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let entries = try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]
-        XCTAssertEqual(entries?.map { $0["status"] as? Int }, [401, 200, 200])
+        XCTAssertEqual(entries?.map { $0["status"] as? Int }, [200, 200])
+        // The forged token's refusal is counted, not an entry of its own (written by the time the server stopped).
+        let refusals = try CLIRunner.run(["audit", "--store", store, "--refusals", "--format", "json"])
+        XCTAssertEqual(refusals.status, 0, refusals.stderr)
+        let counted = try JSONSerialization.jsonObject(with: Data(refusals.stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(counted?.map { $0["status"] as? Int }, [401])
+        XCTAssertEqual(counted?.first?["action"] as? String, "GET /carekit/v1/tasks")
+        XCTAssertEqual(counted?.first?["count"] as? Int, 1)
         XCTAssertEqual(entries?.last?["action"] as? String, "GET /carekit/v1/tasks")
         XCTAssertEqual(entries?.last?["patientID"] as? String, "patient-1")
     }

@@ -86,7 +86,7 @@ final class ReportRenderingTests: XCTestCase {
 
     func testInsightsSeriesJSON() throws {
         let report = try makeReport()
-        let json = report.insights.json()
+        let json = try report.insights.json()
         let decoded = try JSONDecoder().decode(InsightsSeries.self, from: json)
         XCTAssertEqual(decoded, report.insights)
         XCTAssertEqual(decoded.markers.prefix(2), ["M", "T"])

@@ -34,6 +34,13 @@ public final class AppServerProcess: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Ends the server with SIGKILL (no shutdown: what a crash or the OOM killer does) and waits for it.
+    public func kill() {
+        guard running.isRunning else { return }
+        running.kill()
+        _ = try? running.wait()
+    }
+
     /// Stops the server and returns what it printed.
     @discardableResult
     public func stop() -> CLIRunner.Result? {

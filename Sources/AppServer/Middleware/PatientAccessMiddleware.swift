@@ -7,10 +7,19 @@ import Store
 /// ``TokenVerifier`` accepts, and the patient the token is bound to must be in the store; the handler then
 /// reads and writes that patient's data only (the patient comes from the token, never from the request).
 ///
-/// Every request that reaches it is written to the audit trail, answered or refused: who (the token's
+/// Every request with a valid token is written to the audit trail, answered or refused: who (the token's
 /// subject and patient), what (method and path), when, and the status, with the handler's note. The
 /// answer waits for its entry's commit (``AuditTrailWriter``, group commit): an answer that cannot be
-/// audited is not given.
+/// audited is not given. A write (a push) has its entry written before it is carried out, as
+/// ``AuditEntry/unanswered``, and completed with its answer: a server killed in between leaves a stored
+/// push with its entry, never without one.
+///
+/// Requests refused without a valid token are counted per minute, route pattern, status and reason
+/// (``AuditTrailWriter/countRefusal(action:status:reason:at:)``), not written one entry each: anyone can
+/// send them, and one row each would let anyone fill the disk (issue 41, item 8).
+///
+/// A client that hangs up before its request is read (``ClientHangUp``) is audited as 499 `client
+/// closed` and logged at debug level: nothing failed on the server's side.
 ///
 /// Tokens already verified are taken from ``VerifiedTokenCache``; the patient check is one indexed read,
 /// run on the request's task (``StoreWork``).
@@ -24,31 +33,49 @@ struct PatientAccessMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let action = "\(request.method.rawValue) \(request.uri.path)"
+        do {
+            context.token = try await verify(request)
+        } catch {
+            // No valid token: counted, not written (the route's pattern, never the path the client sent).
+            let answer = APIError.from(error)
+            let route = "\(request.method.rawValue) \(context.endpointPath ?? "(unmatched)")"
+            trail.countRefusal(action: route, status: Int(answer.status.code), reason: (error as? TokenError)?.description ?? answer.code)
+            return try answer.response(from: request, context: context)
+        }
         var response: Response
         var detail: String?
+        var intent: Int64?
         do {
-            let token = try await verify(request)
-            context.token = token
-            let (store, patientID) = (store, token.patientID)
+            let (store, patientID) = (store, context.token?.patientID ?? "")
             guard try StoreWork.read({ try store.patientExists(patientID) }) else {
                 // A token for a patient the store no longer (or never) had: refused like another's data.
                 throw APIError.forbidden
             }
+            if request.method != .get, request.method != .head {
+                // Durable before the write is: a server killed after the write's commit leaves this entry.
+                intent = try await audited(request, context, status: AuditEntry.unansweredStatus, detail: AuditEntry.unansweredDetail, action: action)
+            }
             response = try await next(request, context)
             detail = context.auditNote.value
+        } catch AuditTrailFailure.notWritten {
+            return try APIError.unavailable.response(from: request, context: context)
         } catch {
-            let answer = APIError.from(error)
-            detail = answer.code + (context.auditNote.value.map { ": " + $0 } ?? "")
-            if answer.status == .internalServerError {
+            var answer = APIError.from(error)
+            if ClientHangUp.matches(error) {
+                answer = ClientHangUp.answer
+                context.logger.debug("client closed the connection mid-request", metadata: ["error.type": "\(type(of: error))"])
+            } else if answer.status == .internalServerError {
                 context.logger.error("request failed", metadata: ["error.type": "\(type(of: error))"])
                 context.logger.debug("request failed", metadata: ["error": "\(error)"])
             }
+            detail = answer.code + (context.auditNote.value.map { ": " + $0 } ?? "")
             response = try answer.response(from: request, context: context)
         }
-        let entry = AuditEntry(
-            date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action,
-            status: Int(response.status.code), detail: detail)
         do {
+            var entry = AuditEntry(
+                date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action,
+                status: Int(response.status.code), detail: detail)
+            entry.id = intent
             try await trail.record(entry)
         } catch {
             // An answer that cannot be audited is not given.
@@ -56,6 +83,18 @@ struct PatientAccessMiddleware: RouterMiddleware {
             return try APIError.unavailable.response(from: request, context: context)
         }
         return response
+    }
+
+    /// Writes an entry of the request (status and detail given) and returns its id; throws
+    /// ``AuditTrailFailure/notWritten`` when it cannot be written.
+    private func audited(_ request: Request, _ context: Context, status: Int, detail: String, action: String) async throws -> Int64 {
+        do {
+            return try await trail.record(AuditEntry(
+                date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action, status: status, detail: detail))
+        } catch {
+            context.logger.error("audit trail not written", metadata: ["error.type": "\(type(of: error))"])
+            throw AuditTrailFailure.notWritten
+        }
     }
 
     /// The request's token, verified (or taken from the tokens verified before).
@@ -72,6 +111,11 @@ struct PatientAccessMiddleware: RouterMiddleware {
         tokens.remember(verified, for: text, access: access)
         return verified
     }
+}
+
+/// The audit trail could not be written before a write: the write is not carried out (503).
+enum AuditTrailFailure: Error {
+    case notWritten
 }
 
 extension Substring {

@@ -38,6 +38,7 @@ struct InsightsRoutes {
             strategy: .checkingOutcomeExists)
         let series = CareTeamReport.make(input).insights
         context.auditNote.set("\(series.days.count) days, \(series.series.count) series")
-        return JSONResponse.make(series.json())
+        // A series that cannot be written (a number not finite) is a 500 that reveals nothing, never `{}`.
+        return JSONResponse.make(try series.json())
     }
 }

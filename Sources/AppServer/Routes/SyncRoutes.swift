@@ -303,6 +303,7 @@ struct PushBody: Sendable, Decodable {
         for (index, record) in push.deviceRevisions.enumerated() {
             try WireDecoding.check(record.knowledgeVector, path: "deviceRevisions[\(index)].knowledgeVector")
         }
+        try push.checkOutcomeNumbers()
         return push
     }
 }

@@ -29,6 +29,14 @@ final class AuditTrailFile: @unchecked Sendable {
     private let lock = NSLock()
     /// Guarded by `lock`: the open database, once opened.
     private var database: (any DatabaseWriter)?
+    /// Guarded by `lock`: how long entries are kept, in days (``AuditRetention``).
+    private var retention = AuditRetention.defaultDays
+
+    /// How long entries are kept, in days.
+    var retentionDays: Int {
+        get { lock.withLock { retention } }
+        set { lock.withLock { retention = newValue } }
+    }
 
     init(storePath: String, readOnly: Bool, busyTimeout: TimeInterval) {
         path = storePath == ":memory:" ? storePath : Self.path(ofStore: storePath)
@@ -67,18 +75,28 @@ final class AuditTrailFile: @unchecked Sendable {
         }
     }
 
-    /// Appends `entries` in one transaction.
-    func record(_ entries: [AuditEntry], lastStoreID: () throws -> Int64) throws {
+    /// Appends `entries` in one transaction (an entry with an id completes that entry: its date, status and
+    /// detail); returns their ids.
+    func record(_ entries: [AuditEntry], lastStoreID: () throws -> Int64) throws -> [Int64] {
         let database = try writer(lastStoreID: lastStoreID)
         do {
-            try database.write { db in
+            return try database.write { db in
                 let insert = try db.cachedStatement(
                     sql: "INSERT INTO audit (date, subject, patientID, action, status, detail) VALUES (?, ?, ?, ?, ?, ?)")
+                let complete = try db.cachedStatement(sql: "UPDATE audit SET date = ?, status = ?, detail = ? WHERE id = ?")
+                var ids: [Int64] = []
                 for entry in entries {
-                    try insert.execute(arguments: [
-                        entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail,
-                    ])
+                    if let id = entry.id {
+                        try complete.execute(arguments: [entry.date.timeIntervalSince1970, entry.status, entry.detail, id])
+                        ids.append(id)
+                    } else {
+                        try insert.execute(arguments: [
+                            entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail,
+                        ])
+                        ids.append(db.lastInsertedRowID)
+                    }
                 }
+                return ids
             }
         } catch {
             throw failure(error)
@@ -158,6 +176,21 @@ final class AuditTrailFile: @unchecked Sendable {
                 try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('audit', ?)", arguments: [last])
             }
         }
+        // Refusals without a valid token, counted per minute, route, status and reason (issue 41, item 8);
+        // entries by date, for pruning past the retention.
+        migrator.registerMigration("v2 refusal counts and retention") { db in
+            try db.execute(sql: """
+                CREATE TABLE audit_refusals (
+                    minute INTEGER NOT NULL,
+                    action TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    reason TEXT NOT NULL,
+                    count INTEGER NOT NULL,
+                    PRIMARY KEY (minute, action, status, reason)
+                ) WITHOUT ROWID;
+                CREATE INDEX audit_by_date ON audit (date);
+                """)
+        }
         return migrator
     }
 
@@ -186,7 +219,7 @@ final class AuditTrailFile: @unchecked Sendable {
     }
 
     /// A database error as the user reads it, naming this file.
-    private func failure(_ error: any Error) -> any Error {
+    func failure(_ error: any Error) -> any Error {
         guard let databaseError = error as? DatabaseError else { return error }
         if [.SQLITE_BUSY, .SQLITE_LOCKED].contains(databaseError.resultCode) {
             return StoreError.busy(path: path, waitedSeconds: busyTimeout)

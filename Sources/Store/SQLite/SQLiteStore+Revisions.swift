@@ -146,13 +146,10 @@ extension SQLiteStore: AppSyncStore {
         }
     }
 
-    public func recordAudit(_ entries: [AuditEntry]) throws {
-        guard !entries.isEmpty else { return }
-        try auditTrail.record(entries, lastStoreID: lastAuditIDInStore)
-    }
-
-    public func prepareAuditTrail() throws {
-        _ = try auditTrail.writer(lastStoreID: lastAuditIDInStore)
+    @discardableResult
+    public func recordAudit(_ entries: [AuditEntry]) throws -> [Int64] {
+        guard !entries.isEmpty else { return [] }
+        return try auditTrail.record(entries, lastStoreID: lastAuditIDInStore)
     }
 
     /// The entries of the trail's own file and those an older CareGate wrote into the store's `audit`
@@ -168,7 +165,7 @@ extension SQLiteStore: AppSyncStore {
 
     /// The largest id of the store's own `audit` table (0 when it has none), after which the trail's file
     /// numbers its entries.
-    private func lastAuditIDInStore() throws -> Int64 {
+    func lastAuditIDInStore() throws -> Int64 {
         try readSnapshot { db in
             guard try db.tableExists(StoreSchema.Table.audit) else { return 0 }
             return try Int64.fetchOne(db, sql: "SELECT max(id) FROM audit") ?? 0
