@@ -30,8 +30,10 @@ let package = Package(
         // swift-crypto 4: jwt-kit 5.7 and later need it.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         // JWT, JWS and JWK (issue 42): CareGate's tokens, SMART issuer tokens and the SMART Backend Services
-        // client assertion, behind CareGate's own rules (AppServer/Auth/TokenRules.swift).
+        // client assertion, behind CareGate's own rules (AppServer/Auth/SignedToken.swift).
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // jwt-kit's base64url, for the one base64url CareGate writes itself (the server key's id).
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         // The app server (issue 29): HTTP/1.1 on SwiftNIO, with in-memory and live route tests.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // Hummingbird logs through swift-log; the app server sets its level.
@@ -97,7 +99,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "JWTKit", package: "jwt-kit"), .product(name: "ExtrasBase64", package: "swift-extras-base64"),
         ]),
         // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
         // developers and the tests.
