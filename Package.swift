@@ -97,8 +97,8 @@ let package = Package(
             "CareModel", "Store", "Insights", "Pipeline",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
-            // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"), .product(name: "ExtrasBase64", package: "swift-extras-base64"),
         ]),
         // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
