@@ -69,8 +69,10 @@ public enum IssuerError: Error, Equatable, CustomStringConvertible {
 /// `.well-known/smart-configuration`, else of `.well-known/openid-configuration`), fetched on first use
 /// and again, at most once a minute, when a token names a key (`kid`) the cache lacks.
 ///
-/// A token is accepted when: its algorithm is one of ``JWSAlgorithm`` (`none` and `HS*` refused unread);
-/// its `kid` (or, without one, the set's only key fitting the algorithm) verifies its signature; `iss` is
+/// A token is accepted when: its algorithm is one of ``JWSAlgorithm`` (`none` and `HS*` refused unread)
+/// and its header has no `crit` (`SignedToken`'s rules); the key its `kid` names (or, without one, the
+/// set's only key fitting the algorithm) fits that algorithm and, alone, verifies its signature through
+/// jwt-kit (a `kid` the cache lacks refetches the set, never falls back to another key); `iss` is
 /// the issuer; `aud` contains the audience; `exp` is present and not past, `nbf` not ahead (60 s leeway);
 /// `patient` is a FHIR id (the store's patient `Patient/<id>`); and its `scope` grants the request's
 /// access (``SMARTScopes``). Anything else is a ``TokenError``; an issuer that cannot be read is

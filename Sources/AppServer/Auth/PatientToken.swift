@@ -138,7 +138,7 @@ public enum TokenError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Checks tokens signed by the server's key: ES256 only (`none`, HS256 and the rest are refused before
-/// anything else is read; ``SignedToken`` says the order), a signature that verifies with that key, not
+/// anything else is read; `SignedToken` says the order), a signature that verifies with that key, not
 /// expired (60 s of clock skew allowed), the expected audience and issuer, and a patient.
 public struct TokenVerifier: Sendable {
     public let key: P256.Signing.PublicKey
