@@ -153,6 +153,7 @@ let package = Package(
         .testTarget(name: "SyncTests", dependencies: [
             "Sync", "Pipeline", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "AppServerTests", dependencies: [

@@ -69,7 +69,8 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
         /// A private key from PEM: P-384 (ES384) or RSA (RS384).
         public static func pem(_ text: String, source: String) throws -> Key {
             if let key = try? P384.Signing.PrivateKey(pemRepresentation: text) { return .es384(key) }
-            if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: text) {
+            // Read without swift-crypto's own size floor, so that a weak key is named as such.
+            if let key = try? _RSA.Signing.PrivateKey(unsafePEMRepresentation: text) {
                 // RFC 7518 §3.3 and jwt-kit: RSA keys of fewer than 2048 bits are not used for signing.
                 guard key.keySizeInBits >= 2048 else {
                     throw AuthorizationError.unreadable(source: source, reason: "the RSA key has \(key.keySizeInBits) bits; RS384 needs at least 2048")
