@@ -79,13 +79,6 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
             }
             throw AuthorizationError.unreadable(source: source, reason: "not a PEM P-384 (ES384) or RSA (RS384) private key")
         }
-
-        var algorithm: String {
-            switch self {
-            case .es384: return "ES384"
-            case .rs384: return "RS384"
-            }
-        }
     }
 
     public let base: URL
