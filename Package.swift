@@ -27,7 +27,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // swift-crypto 4: jwt-kit 5.7 and later need it.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        // JWT, JWS and JWK (issue 42): CareGate's tokens, SMART issuer tokens and the SMART Backend Services
+        // client assertion, behind CareGate's own rules (AppServer/Auth/SignedToken.swift).
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // jwt-kit's base64url, for the one base64url CareGate writes itself (the server key's id).
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         // The app server (issue 29): HTTP/1.1 on SwiftNIO, with in-memory and live route tests.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // Hummingbird logs through swift-log; the app server sets its level.
@@ -103,6 +109,7 @@ let package = Package(
             "FHIR", "CareModel", "Store", "Mapping", "Pipeline", "Insights",
             // JWT client assertions for SMART Backend Services: ES384 (P-384) and RS384 (RSA).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Yams", package: "Yams"),
         ]),
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
@@ -111,8 +118,9 @@ let package = Package(
             "CareModel", "Store", "Insights", "Pipeline", "FileSafety",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
-            // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "JWTKit", package: "jwt-kit"), .product(name: "ExtrasBase64", package: "swift-extras-base64"),
         ],
             // Docs/openapi.json (linked in as Resources/openapi.json), served at GET /openapi.json.
             resources: [.embedInCode("Resources/openapi.json")]
@@ -169,6 +177,7 @@ let package = Package(
         .testTarget(name: "SyncTests", dependencies: [
             "Sync", "Pipeline", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "AppServerTests", dependencies: [

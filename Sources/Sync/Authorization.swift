@@ -69,23 +69,23 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
         /// A private key from PEM: P-384 (ES384) or RSA (RS384).
         public static func pem(_ text: String, source: String) throws -> Key {
             if let key = try? P384.Signing.PrivateKey(pemRepresentation: text) { return .es384(key) }
-            if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: text) { return .rs384(key) }
-            throw AuthorizationError.unreadable(source: source, reason: "not a PEM P-384 (ES384) or RSA (RS384) private key")
-        }
-
-        var algorithm: String {
-            switch self {
-            case .es384: return "ES384"
-            case .rs384: return "RS384"
+            // Read without swift-crypto's own size floor, so that a weak key is named as such.
+            if let key = try? _RSA.Signing.PrivateKey(unsafePEMRepresentation: text) {
+                // RFC 7518 §3.3 and jwt-kit: RSA keys of fewer than 2048 bits are not used for signing.
+                guard key.keySizeInBits >= 2048 else {
+                    throw AuthorizationError.unreadable(source: source, reason: "the RSA key has \(key.keySizeInBits) bits; RS384 needs at least 2048")
+                }
+                return .rs384(key)
             }
+            throw AuthorizationError.unreadable(source: source, reason: "not a PEM P-384 (ES384) or RSA (RS384) private key")
         }
     }
 
     public let base: URL
     public let clientID: String
     public let scope: String
-    private let key: Key
-    private let keyID: String?
+    let key: Key
+    let keyID: String?
     private let timeout: TimeInterval
     private let lock = NSLock()
     private var cached: (token: String, expires: Date)?
@@ -150,32 +150,6 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 300
         return (token, lifetime)
-    }
-
-    /// The signed JWT client assertion (RFC 7523): iss and sub the client, aud the token endpoint, a
-    /// unique jti, and five minutes of life.
-    func assertion(audience: String, now: Date = Date()) throws -> String {
-        var header: [String: Any] = ["alg": key.algorithm, "typ": "JWT"]
-        if let keyID { header["kid"] = keyID }
-        let claims: [String: Any] = [
-            "iss": clientID, "sub": clientID, "aud": audience, "jti": UUID().uuidString.lowercased(),
-            "exp": Int(now.timeIntervalSince1970) + 300,
-        ]
-        let signingInput = try Self.base64URL(JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
-            + "." + Self.base64URL(JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
-        let signature: Data
-        switch key {
-        case .es384(let key):
-            signature = try key.signature(for: Data(signingInput.utf8)).rawRepresentation
-        case .rs384(let key):
-            signature = try key.signature(for: SHA384.hash(data: Data(signingInput.utf8)), padding: .insecurePKCS1v1_5).rawRepresentation
-        }
-        return signingInput + "." + Self.base64URL(signature)
-    }
-
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 
     /// The token endpoint's answers: a token is small, and the exchange is bounded in time.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JWTKit
 
 /// Checks the bearer token of one request of the app API and says which patient's data it opens.
 ///
@@ -36,13 +37,20 @@ public enum TokenAccess: Sendable, Hashable {
 /// narrowed further.
 extension TokenVerifier: AccessTokenVerifier {
     public func verify(_ token: String, access: TokenAccess, now: Date) async throws(TokenError) -> VerifiedToken {
-        try verify(token, now: now)
+        try await verifyAsync(token, now: now)
     }
 }
 
 /// CareGate's own verifier, and a SMART issuer's when `serve --issuer` names one. A token goes to the
-/// issuer's verifier when its (still unverified) `iss` is that issuer, and to CareGate's otherwise; each
-/// then checks everything itself, so the routing gives a forger nothing.
+/// issuer's verifier when its (still unverified) `iss` is that issuer, and to CareGate's when it is
+/// CareGate's own (`caregate`) or there is no issuer; each then checks everything itself, so the routing
+/// gives a forger nothing.
+///
+/// A token naming any other `iss` while an issuer is configured is refused at once with
+/// ``TokenError/issuerMismatch(expected:)``, which names the issuer accepted: issuers are compared as
+/// exact strings (OpenID Connect Core §3.1.3.7 item 2, RFC 8414 §3.3), so `https://issuer.example/` with
+/// a trailing slash is another issuer than `https://issuer.example`, and saying so beats sending it to
+/// CareGate's own verifier to be refused for its algorithm.
 public struct CompositeTokenVerifier: AccessTokenVerifier {
     public let own: TokenVerifier
     public let issuer: IssuerTokenVerifier?
@@ -53,38 +61,20 @@ public struct CompositeTokenVerifier: AccessTokenVerifier {
     }
 
     public func verify(_ token: String, access: TokenAccess, now: Date) async throws(TokenError) -> VerifiedToken {
-        if let issuer, JWTParts.unverifiedIssuer(of: token) == issuer.configuration.issuer {
-            return try await issuer.verify(token, access: access, now: now)
+        if let issuer {
+            let claimed = Self.unverifiedIssuer(of: token)
+            if claimed == issuer.configuration.issuer { return try await issuer.verify(token, access: access, now: now) }
+            if let claimed, claimed != PatientToken.issuer { throw .issuerMismatch(expected: issuer.configuration.issuer) }
         }
-        return try own.verify(token, now: now)
-    }
-}
-
-/// The three parts of a compact JWS, split and decoded, nothing verified.
-struct JWTParts {
-    var header: Data
-    var claims: Data
-    var signature: Data
-    /// The bytes the signature covers: `header.claims` as sent.
-    var signingInput: Data
-
-    /// Splits `token`, or throws ``TokenError/malformed``; tokens over ``TokenVerifier/maximumLength`` are not read.
-    init(_ token: String) throws(TokenError) {
-        guard token.utf8.count <= TokenVerifier.maximumLength else { throw .malformed }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2])
-        else { throw .malformed }
-        self.header = header
-        self.claims = claims
-        self.signature = signature
-        signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        return try await own.verifyAsync(token, now: now)
     }
 
     /// The `iss` claim of `token`, unverified: only to choose which verifier checks it.
     static func unverifiedIssuer(of token: String) -> String? {
-        guard let parts = try? JWTParts(token) else { return nil }
-        struct IssuerOnly: Decodable { var iss: String? }
-        return (try? JSONDecoder().decode(IssuerOnly.self, from: parts.claims))?.iss
+        struct IssuerOnly: JWTPayload {
+            var iss: String?
+            func verify(using algorithm: some JWTAlgorithm) async throws {}
+        }
+        return SignedToken.unverifiedClaims(of: token, as: IssuerOnly.self)?.iss
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JWTKit
 import Logging
 
 /// Where a SMART/OpenID issuer is, and the bounds on reading it (`caregate serve --issuer URL`).
@@ -68,8 +69,10 @@ public enum IssuerError: Error, Equatable, CustomStringConvertible {
 /// `.well-known/smart-configuration`, else of `.well-known/openid-configuration`), fetched on first use
 /// and again, at most once a minute, when a token names a key (`kid`) the cache lacks.
 ///
-/// A token is accepted when: its algorithm is one of ``JWSAlgorithm`` (`none` and `HS*` refused unread);
-/// its `kid` (or, without one, the set's only key fitting the algorithm) verifies its signature; `iss` is
+/// A token is accepted when: its algorithm is one of ``JWSAlgorithm`` (`none` and `HS*` refused unread)
+/// and its header has no `crit` (`SignedToken`'s rules); the key its `kid` names (or, without one, the
+/// set's only key fitting the algorithm) fits that algorithm and, alone, verifies its signature through
+/// jwt-kit (a `kid` the cache lacks refetches the set, never falls back to another key); `iss` is
 /// the issuer; `aud` contains the audience; `exp` is present and not past, `nbf` not ahead (60 s leeway);
 /// `patient` is a FHIR id (the store's patient `Patient/<id>`); and its `scope` grants the request's
 /// access (``SMARTScopes``). Anything else is a ``TokenError``; an issuer that cannot be read is
@@ -95,13 +98,9 @@ public final class IssuerTokenVerifier: AccessTokenVerifier {
         try await keys.refresh(now: now)
     }
 
-    struct Header: Decodable {
-        var alg: String?
-        var kid: String?
-        var crit: [String]?
-    }
-
-    struct Claims: Decodable {
+    /// The claims CareGate reads; jwt-kit decodes them once the signature verifies, and ``verify(_:access:now:)``
+    /// checks each, so that the error says which is wrong.
+    struct Claims: JWTPayload {
         var iss: String?
         var sub: String?
         var aud: PatientToken.Audience?
@@ -109,19 +108,16 @@ public final class IssuerTokenVerifier: AccessTokenVerifier {
         var nbf: Double?
         var exp: Double?
         var scope: String?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
     public func verify(_ token: String, access: TokenAccess, now: Date) async throws(TokenError) -> VerifiedToken {
-        let parts = try JWTParts(token)
-        let decoder = JSONDecoder()
-        guard let header = try? decoder.decode(Header.self, from: parts.header) else { throw .malformed }
-        guard let algorithm = header.alg.flatMap(JWSAlgorithm.init(rawValue:)) else { throw .unsupportedAlgorithm }
-        // RFC 7515 §4.1.11: extensions a verifier does not know must not be ignored.
-        guard header.crit == nil else { throw .unsupportedAlgorithm }
-        if let kid = header.kid, kid.isEmpty || kid.utf8.count > 256 { throw .malformed }
-        let key = try await keys.key(id: header.kid, for: algorithm, now: now)
-        guard key.isValidSignature(parts.signature, for: parts.signingInput, algorithm: algorithm) else { throw .badSignature }
-        guard let claims = try? decoder.decode(Claims.self, from: parts.claims) else { throw .malformed }
+        // The algorithm, crit and kid first (``SignedToken``), then the one key they name, then jwt-kit.
+        let header = try SignedToken.header(of: token, accepting: JWSAlgorithm.names)
+        guard let algorithm = JWSAlgorithm(rawValue: header.algorithm) else { throw .unsupportedAlgorithm }
+        let key = try await keys.key(id: header.keyID, for: algorithm, now: now)
+        let claims = try await SignedToken.verify(token, as: Claims.self, with: await key.collection(for: algorithm))
         guard claims.iss == configuration.issuer else { throw .wrongIssuer }
         let time = now.timeIntervalSince1970
         guard let exp = claims.exp, exp.isFinite, time < exp + configuration.clockSkew else { throw .expired }
@@ -151,7 +147,7 @@ actor IssuerKeys {
     let configuration: IssuerConfiguration
     let logger: Logger
     let fetch: @Sendable (URL, Int, TimeInterval) async throws(IssuerError) -> Data
-    private var keys: [JSONWebKey] = []
+    private var keys: [IssuerSigningKey] = []
     private var jwksURL: URL?
     /// No fetch before this date, unless none was ever made.
     private var nextFetch: Date?
@@ -164,8 +160,9 @@ actor IssuerKeys {
         self.fetch = fetch
     }
 
-    /// The key `id` names for `algorithm`; without an id, the one key that fits it.
-    func key(id: String?, for algorithm: JWSAlgorithm, now: Date) async throws(TokenError) -> JSONWebKey {
+    /// The key `id` names for `algorithm`; without an id, the one key that fits it. An id the cache lacks
+    /// refetches the set (never falls back to another key, as jwt-kit's default key would).
+    func key(id: String?, for algorithm: JWSAlgorithm, now: Date) async throws(TokenError) -> IssuerSigningKey {
         if let found = lookup(id, algorithm) { return found }
         if let inFlight {
             _ = await inFlight.value
@@ -176,7 +173,7 @@ actor IssuerKeys {
         throw lastFetchFailed && keys.isEmpty ? .issuerUnavailable : .unknownKey
     }
 
-    private func lookup(_ id: String?, _ algorithm: JWSAlgorithm) -> JSONWebKey? {
+    private func lookup(_ id: String?, _ algorithm: JWSAlgorithm) -> IssuerSigningKey? {
         let fitting = keys.filter { $0.fits(algorithm) }
         guard let id else { return fitting.count == 1 ? fitting[0] : nil }
         return fitting.first { $0.keyID == id }
@@ -210,13 +207,13 @@ actor IssuerKeys {
             let url: URL
             if let jwksURL { url = jwksURL } else { url = try await discover() }
             let data = try await fetch(url, configuration.maximumDocumentBytes, configuration.fetchTimeout)
-            guard let set = try? JSONDecoder().decode(JSONWebKeySet.self, from: data) else {
+            guard let set = try? JSONDecoder().decode(JWKSetDocument.self, from: data) else {
                 throw .badDocument(url: url.absoluteString, reason: "not a JWK Set")
             }
             guard set.keys.count <= configuration.maximumKeys else {
                 throw .badDocument(url: url.absoluteString, reason: "more than \(configuration.maximumKeys) keys")
             }
-            let usable = set.keys.compactMap(JSONWebKey.init)
+            let usable = set.keys.compactMap(IssuerSigningKey.init)
             guard !usable.isEmpty else { throw .badDocument(url: url.absoluteString, reason: "no usable signing key") }
             jwksURL = url
             keys = usable

@@ -1,5 +1,6 @@
 @preconcurrency import Crypto
 import Foundation
+import JWTKit
 
 /// An access token of the app API: a JWT signed with ES256 by the server's key, bound to one patient of
 /// the store and to the API's audience.
@@ -18,13 +19,9 @@ public enum PatientToken {
     /// The longest lifetime `patients token` issues (one year).
     public static let maximumLifetime: TimeInterval = 366 * 86_400
 
-    struct Header: Codable {
-        var alg: String
-        var typ: String?
-        var kid: String?
-    }
-
-    struct Claims: Codable {
+    /// The claims, encoded and decoded by jwt-kit; ``TokenVerifier`` checks each itself, so that the
+    /// error says which is wrong.
+    struct Claims: JWTPayload {
         var iss: String?
         var sub: String?
         var aud: Audience?
@@ -33,6 +30,8 @@ public enum PatientToken {
         var nbf: Double?
         var exp: Double?
         var jti: String?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
     /// `aud` is a string or an array of strings (RFC 7519 §4.1.3).
@@ -61,20 +60,26 @@ public enum PatientToken {
         }
     }
 
-    /// A signed token for `patientID`, valid from `now` for `lifetime` seconds.
+    /// A signed token for `patientID`, valid from `now` for `lifetime` seconds (from synchronous code:
+    /// `caregate patients token`; async code calls ``issueAsync(patientID:key:audience:lifetime:now:)``).
     public static func issue(
         patientID: String, key: ServerKey, audience: String = defaultAudience, lifetime: TimeInterval, now: Date = Date()
     ) throws -> String {
-        let header = Header(alg: "ES256", typ: "JWT", kid: key.keyID)
+        try waitForTask { try await issueAsync(patientID: patientID, key: key, audience: audience, lifetime: lifetime, now: now) }
+    }
+
+    /// A signed token for `patientID`, valid from `now` for `lifetime` seconds: signed by jwt-kit as ES256
+    /// with the server's key.
+    public static func issueAsync(
+        patientID: String, key: ServerKey, audience: String = defaultAudience, lifetime: TimeInterval, now: Date = Date()
+    ) async throws -> String {
         let issued = now.timeIntervalSince1970.rounded(.down)
         let claims = Claims(
             iss: issuer, sub: patientID, aud: .one(audience), patient: patientID, iat: issued, nbf: nil,
             exp: issued + lifetime.rounded(.down), jti: UUID().uuidString)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
-        let signature = try key.privateKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
+        return try await SignedToken.sign(claims, with: keys, keyID: key.keyID)
     }
 }
 
@@ -99,6 +104,10 @@ public enum TokenError: Error, Equatable, CustomStringConvertible {
     case notYetValid
     case wrongAudience
     case wrongIssuer
+    /// The token names an issuer (`iss`) other than the one `serve --issuer` accepts, which it names.
+    case issuerMismatch(expected: String)
+    /// The token's header carries `crit`: extensions CareGate does not understand (RFC 7515 §4.1.11).
+    case unsupportedHeader
     case noPatient
     /// The token names a key (`kid`) that its issuer does not publish.
     case unknownKey
@@ -117,6 +126,9 @@ public enum TokenError: Error, Equatable, CustomStringConvertible {
         case .notYetValid: return "the token is not valid yet"
         case .wrongAudience: return "the token is for another audience"
         case .wrongIssuer: return "the token is from another issuer"
+        case .issuerMismatch(let expected):
+            return "the token's issuer (iss) is not \(expected), the issuer this server accepts; issuers are compared exactly, so a trailing slash or another case makes another issuer"
+        case .unsupportedHeader: return "the token's header names critical extensions (crit), which are not accepted"
         case .noPatient: return "the token names no patient"
         case .unknownKey: return "the token's signing key is not known"
         case .insufficientScope: return "the token's scopes do not grant this request"
@@ -126,13 +138,13 @@ public enum TokenError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Checks tokens signed by the server's key: ES256 only (`none`, HS256 and the rest are refused before
-/// anything else is read), a signature that verifies, not expired (60 s of clock skew allowed), the
-/// expected audience and issuer, and a patient.
+/// anything else is read; `SignedToken` says the order), a signature that verifies with that key, not
+/// expired (60 s of clock skew allowed), the expected audience and issuer, and a patient.
 public struct TokenVerifier: Sendable {
     public let key: P256.Signing.PublicKey
     public let audience: String
     /// Tokens longer than this are refused unread.
-    public static let maximumLength = 8_192
+    public static let maximumLength = SignedToken.maximumLength
     static let clockSkew: TimeInterval = 60
 
     public init(key: P256.Signing.PublicKey, audience: String = PatientToken.defaultAudience) {
@@ -140,21 +152,24 @@ public struct TokenVerifier: Sendable {
         self.audience = audience
     }
 
+    /// The verified token, from synchronous code; async code calls ``verifyAsync(_:now:)``.
     public func verify(_ token: String, now: Date = Date()) throws(TokenError) -> VerifiedToken {
-        guard token.utf8.count <= Self.maximumLength else { throw .malformed }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]) else {
-            throw .malformed
+        do {
+            return try waitForTask { try await verifyAsync(token, now: now) }
+        } catch let error as TokenError {
+            throw error
+        } catch {
+            throw .badSignature
         }
-        let decoder = JSONDecoder()
-        guard let header = try? decoder.decode(PatientToken.Header.self, from: headerData) else { throw .malformed }
-        guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
-        guard let signatureData = Base64URL.decode(parts[2]), signatureData.count == 64,
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData)
-        else { throw .badSignature }
-        let signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard key.isValidSignature(signature, for: signingInput) else { throw .badSignature }
-        guard let claims = try? decoder.decode(PatientToken.Claims.self, from: claimsData) else { throw .malformed }
+    }
+
+    public func verifyAsync(_ token: String, now: Date = Date()) async throws(TokenError) -> VerifiedToken {
+        // One key: the collection holds it alone, so whatever `kid` says, no other key is tried.
+        _ = try SignedToken.header(of: token, accepting: ["ES256"])
+        let keys = JWTKeyCollection()
+        guard let verifying = try? ES256PublicKey(backing: key) else { throw .badSignature }
+        await keys.add(ecdsa: verifying)
+        let claims = try await SignedToken.verify(token, as: PatientToken.Claims.self, with: keys)
         let time = now.timeIntervalSince1970
         guard let exp = claims.exp, exp.isFinite else { throw .expired }
         guard time < exp + Self.clockSkew else { throw .expired }
