@@ -25,7 +25,7 @@ struct PatientsCommand: ParsableCommand {
 }
 
 /// `caregate patients token --patient ID --key FILE [--expires-in 1h]`
-struct PatientsToken: ParsableCommand {
+struct PatientsToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Issue an access token of the app API for one patient of the store.",
@@ -63,13 +63,13 @@ struct PatientsToken: ParsableCommand {
         guard !patient.id.isEmpty, patient.id.utf8.count <= 256 else { throw ValidationError("--patient must be 1 to 256 bytes") }
     }
 
-    func run() throws {
+    func run() async throws {
         let store = try storeOptions.openForReading()
         guard try !store.patients(EntityQuery(ids: [patient.id])).isEmpty else {
             throw CommandFailure("no patient '\(patient.id)' in \(storeOptions.store)")
         }
         let key = try ServerKey.loadOrCreate(path: self.key)
-        let token = try PatientToken.issue(patientID: patient.id, key: key, audience: audience, lifetime: Self.seconds(expiresIn) ?? 3600)
+        let token = try await PatientToken.issueAsync(patientID: patient.id, key: key, audience: audience, lifetime: Self.seconds(expiresIn) ?? 3600)
         print(token)
     }
 
