@@ -13,6 +13,6 @@ struct StoreCommand: ParsableCommand {
             Every subcommand takes --store PATH (default: caregate.sqlite in the working directory).
             Exit status: 0 on success, 1 when the store is missing or unreadable, 2 on bad usage.
             """,
-        subcommands: [StoreStats.self, StoreDump.self, StoreDeadLetters.self, StoreGenerate.self, FormerPath<PatientsEvents>.self]
+        subcommands: [StoreStats.self, StoreDump.self, StoreDeadLetters.self, StoreGenerate.self, StoreRepairVectors.self, FormerPath<PatientsEvents>.self]
     )
 }

@@ -66,8 +66,7 @@ struct SyncRoutes {
                 throw APIError.badRequest("knowledgeVector (the device's OCKKnowledgeVector as JSON) is required")
             }
             guard text.utf8.count <= 65_536 else { throw APIError.badRequest("knowledgeVector: longer than 65536 bytes") }
-            self.text = text
-            vector = try WireDecoding.vector(Data(text.utf8), path: "knowledgeVector")
+            (self.text, vector) = try Self.vector(text)
             after = 0
             if let page = parameters.get("page") {
                 guard page.utf8.count <= 20, let clock = Int(page), clock >= 0 else {
@@ -79,6 +78,21 @@ struct SyncRoutes {
             if let text = parameters.get("limit") {
                 guard text.utf8.count <= 20, let value = Int(text), value >= 1 else { throw APIError.badRequest("limit: expected a positive integer") }
                 limit = min(value, AppServerLimits.pullPageEntities)
+            }
+        }
+
+        /// The device's vector and its text: as sent, or, when that is no vector and has a `+`, with each `+`
+        /// read as a space, as application/x-www-form-urlencoded writes one (HTML forms, Python's
+        /// `requests`). A vector's JSON has no `+` outside strings and exponents, neither of which a vector
+        /// needs (its ids are UUIDs, its clocks integers), so no vector that reads as sent reads otherwise.
+        static func vector(_ text: String) throws -> (String, KnowledgeVector) {
+            do {
+                return (text, try WireDecoding.vector(Data(text.utf8), path: "knowledgeVector"))
+            } catch {
+                guard text.utf8.contains(UInt8(ascii: "+")) else { throw error }
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                guard let vector = try? WireDecoding.vector(Data(spaced.utf8), path: "knowledgeVector") else { throw error }
+                return (spaced, vector)
             }
         }
     }
@@ -123,18 +137,23 @@ struct SyncRoutes {
         return (body, next, "\(records.count) records, \(count) entities" + (next == nil ? "" : ", more"))
     }
 
-    /// The vector of a pull's final record: the server's clock, every device clock the patient's devices
-    /// taught the server, and each other process of the device's vector (its own, when the server has not
-    /// learnt it yet) at 0.
+    /// The vector of a pull's final record: the server's clock, every device clock the patient's vector
+    /// serves, and each other process of the device's vector at the clock the server learnt before a
+    /// repair retired it (never above the device's own), else at 0 (its own, when the server has not
+    /// learnt it yet).
     ///
     /// Not the device's own clocks: CareKit pushes the entities whose vector is ahead of what the pull
     /// taught it the server knows. Were the device's current clock in the final record, an outcome the
     /// device recorded since its last successful push would be ahead of nothing and never be pushed;
-    /// were the device's process missing, CareKit would compare no clock of it at all.
+    /// were the device's process missing, CareKit would compare no clock of it at all. A retired process
+    /// keeps its learnt clock so that what the device pulled under it is not pushed back. The processes
+    /// beyond the served ones are the device's own: the final record teaches it none it did not send.
     static func finalVector(_ read: RevisionLogRead, device: KnowledgeVector) -> KnowledgeVector {
         var vector = KnowledgeVector(read.deviceClocks)
         vector.processes[read.server.processUUID] = read.server.clock
-        for process in device.processes.keys where vector.processes[process] == nil { vector.processes[process] = 0 }
+        for (process, clock) in device.processes where vector.processes[process] == nil {
+            vector.processes[process] = min(read.retiredClocks[process] ?? 0, clock)
+        }
         return vector
     }
 
@@ -174,9 +193,11 @@ struct SyncRoutes {
         }
         let tasks = try taskVersions(patientID: patientID)
         var batch = StoreBatch()
-        var clocks = push.deviceKnowledge.processes
-        clocks[server.processUUID] = nil
-        batch.mergeKnowledge(patientID: patientID, clocks: clocks)
+        // Only the processes the patient's vector serves or the push's records carry (Docs/security.md,
+        // "Knowledge vectors"): a made-up process in deviceKnowledge is ignored, never served.
+        let knowledge = DeviceKnowledgePush(
+            patientID: patientID, deviceKnowledge: push.deviceKnowledge, records: push.deviceRevisions, server: server.processUUID)
+        batch.admitKnowledge(knowledge)
         var received = 0
         for (path, item) in Self.namedFirst(push.deviceRevisions) {
             guard case .outcome(var outcome) = item.entity else {
@@ -208,6 +229,8 @@ struct SyncRoutes {
         let summary: BatchSummary
         do {
             summary = try store.apply(batch)
+        } catch let StoreError.deviceProcessLimit(process, limit, scope) {
+            throw Self.processLimitRefusal(process: process, limit: limit, scope: scope, push.deviceRevisions)
         } catch let error as StoreError {
             throw Self.refusal(error)
         }
@@ -249,6 +272,16 @@ struct SyncRoutes {
             }
         }
         return ordered
+    }
+
+    /// The refusal of a push past ``DeviceKnowledgeLimits``, at the first record whose vector carries the
+    /// process past the bound.
+    static func processLimitRefusal(process: UUID, limit: Int, scope: DeviceProcessLimitScope, _ records: [CareKitRevisionRecord]) -> APIError {
+        let index = records.firstIndex { !$0.entities.isEmpty && $0.knowledgeVector.clock(for: process) > 0 } ?? 0
+        let reason = scope == .push
+            ? "the records of one push may add at most \(limit) processes to the patient's knowledge vector"
+            : "the patient's knowledge vector holds at most \(limit) device processes; the provider can retire them (caregate store repair-vectors)"
+        return APIError(.unprocessableContent, code: "too-many-processes", message: "deviceRevisions[\(index)].knowledgeVector.processes: \(reason)")
     }
 
     /// What a refusal of the store says to the device (nothing of the store's own text, which names ids).

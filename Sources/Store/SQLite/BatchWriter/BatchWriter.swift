@@ -109,6 +109,7 @@ struct BatchWriter {
         case .deadLetter(let letter):
             summary.deadLetterIDs.append(try SQLiteStore.add(letter, in: db))
         case .appendVersion(let outcome): try appendKeepingUUID(outcome)
+        case .admitKnowledge(let push): try admitKnowledge(push)
         case .mergeKnowledge(let patientID, let clocks):
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO patientKnowledge (patientID, processID, clock) VALUES (?, ?, ?)
