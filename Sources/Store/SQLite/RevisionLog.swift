@@ -76,6 +76,11 @@ struct RevisionLog {
         return next
     }
 
+    /// The patient a version of task `uuid` is filed under (nil: none, or no such version).
+    mutating func patient(ofTaskVersion uuid: UUID) throws -> String? {
+        try patient(of: .taskVersion(uuid))
+    }
+
     private mutating func patient(of owner: Owner) throws -> String? {
         switch owner {
         case .patient(let id): return id
