@@ -44,6 +44,15 @@ final class VectorPoisoningTests: XCTestCase {
         return grown
     }
 
+    /// A phone that synced, recorded an outcome of occurrence 0 of `task`, and synced again.
+    private static func phoneThatRecorded(_ task: CareTask, over transport: SyncTransport) async throws -> SimulatedDevice {
+        let phone = SimulatedDevice(name: "phone", start: AppServerFixture.day0)
+        try await phone.synchronize(transport)
+        phone.record(task, occurrence: 0, value: 1)
+        try await phone.synchronize(transport)
+        return phone
+    }
+
     private static func outcomeCount(_ store: SQLiteStore) throws -> Int {
         var count = 0
         try store.forEachVersion(.outcome) { _ in count += 1 }
@@ -60,10 +69,7 @@ final class VectorPoisoningTests: XCTestCase {
         let store = fixture.store
         try await fixture.test { client in
             let transport = SyncTransport(client: client, headers: headers)
-            let phone = SimulatedDevice(name: "phone", start: AppServerFixture.day0)
-            try await phone.synchronize(transport)
-            phone.record(task, occurrence: 0, value: 1)
-            try await phone.synchronize(transport)
+            let phone = try await Self.phoneThatRecorded(task, over: transport)
 
             for round in 0..<2 {
                 let forged = Self.madeUp(998, into: try await Self.caughtUp(transport, KnowledgeVector()))
@@ -199,10 +205,7 @@ final class VectorPoisoningTests: XCTestCase {
         let store = fixture.store
         try await fixture.test { client in
             let transport = SyncTransport(client: client, headers: headers)
-            let phone = SimulatedDevice(name: "phone", start: AppServerFixture.day0)
-            try await phone.synchronize(transport)
-            phone.record(task, occurrence: 0, value: 1)
-            try await phone.synchronize(transport)
+            let phone = try await Self.phoneThatRecorded(task, over: transport)
 
             // As an older CareGate let it in: 600 made-up processes, stamped into the next revision.
             var batch = StoreBatch()

@@ -111,15 +111,9 @@ public final class SimulatedDevice {
         knowledge.increment(clockFor: process)
         resolveConflicts()
         let local = knowledge
-        var grouped: [KnowledgeVector: [CareKitEntity]] = [:]
-        var vectors: [KnowledgeVector] = []
-        for uuid in insertionOrder {
-            guard let version = versions[uuid], Self.isAhead(version.knowledge, of: remote) else { continue }
-            if grouped[version.knowledge] == nil { vectors.append(version.knowledge) }
-            grouped[version.knowledge, default: []].append(CareKitEntity(version.entity))
-        }
+        let revisions = revisions(since: remote)
         knowledge.increment(clockFor: process)
-        pending = (vectors.map { CareKitRevisionRecord(entities: grouped[$0] ?? [], knowledgeVector: $0) }, local)
+        pending = (revisions, local)
     }
 
     /// Step 4's send.

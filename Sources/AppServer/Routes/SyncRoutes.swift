@@ -17,7 +17,8 @@ import Store
 ///
 /// Push takes outcomes only (patients, care plans, contacts and tasks come from the provider's EHR),
 /// checks every one, and stores all of them in one transaction under the append gate (``Store/withAppendLease(_:_:)``), each version
-/// under the device's uuid after the versions it names, or none of them.
+/// under the device's uuid after the versions it names, or none of them. It teaches the patient's vector
+/// only the device processes its records carry (``DeviceKnowledgePush``): what a pull serves stays bounded.
 struct SyncRoutes {
     let store: any AppSyncStore
 
