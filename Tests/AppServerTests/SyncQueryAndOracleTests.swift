@@ -133,6 +133,13 @@ final class SyncQueryAndOracleTests: XCTestCase {
             // The same push again stores nothing twice, either way.
             let again = try await Self.answer(client, pat1, store, task: own, occurrence: 1, uuid: foreign)
             XCTAssertEqual(again, Answer(status: 200, stored: 0, unchanged: 1, clockMoved: false, error: nil))
+            // A later version naming the sent uuid follows the version stored for it: one tip.
+            let next = try await Self.answer(client, pat1, store, task: own, occurrence: 1, uuid: UUID(), named: [foreign])
+            XCTAssertEqual(next.stored, 1)
+            let versions = try store.history(.outcome, id: Outcome.id(taskUUID: own.uuid, occurrence: 1))
+            XCTAssertEqual(versions.count, 2)
+            XCTAssertNotEqual(versions.first?.metadata.uuid, foreign, "pat-2's uuid stays pat-2's")
+            XCTAssertEqual(versions.last?.metadata.previousVersionUUIDs, versions.first.map { [$0.metadata.uuid] })
             // Named as the previous version: left out either way.
             let namedExisting = try await Self.answer(client, pat1, store, task: own, occurrence: 3, uuid: UUID(), named: [foreign])
             let namedUnknown = try await Self.answer(client, pat1, store, task: own, occurrence: 4, uuid: UUID(), named: [UUID()])

@@ -35,11 +35,4 @@ extension BatchWriter {
         guard let task = try UUID.fetchOne(statement, arguments: [uuid]) else { return nil }
         return .some(try revisions.patient(ofTaskVersion: task))
     }
-
-    /// Whether `named` is a version of another outcome of `outcome`'s own patient (refused: the patient's
-    /// own data, so the refusal reveals nothing of anyone else).
-    mutating func namesOwnOtherOutcome(_ named: UUID, _ outcome: Outcome) throws -> Bool {
-        guard case .some(.some(let owner)) = try patientOfOutcomeVersion(named) else { return false }
-        return try owner == revisions.patient(ofTaskVersion: outcome.taskUUID)
-    }
 }

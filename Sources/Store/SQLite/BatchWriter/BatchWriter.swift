@@ -163,14 +163,17 @@ struct BatchWriter {
         let stored = try outcomeVersions(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
         var previous: [Tip] = []
         for named in outcome.metadata.previousVersionUUIDs {
-            // A version this one named under a uuid another patient's version had (``ownUUID(_:)``).
-            let substitute = try patientOfOutcomeVersion(named).map { _ in try substituteUUID(named, for: outcome) } ?? nil
-            if let found = stored.first(where: { $0.version.uuid == named || $0.version.uuid == substitute }) {
-                if !previous.contains(where: { $0.uuid == found.version.uuid }) { previous.append(found.version) }
-            } else if try namesOwnOtherOutcome(named, outcome) {
-                throw StoreError.invalidEntity(
-                    kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(named.uuidString), a version of another outcome")
+            var found = stored.first { $0.version.uuid == named }
+            if found == nil, let owner = try patientOfOutcomeVersion(named) {
+                if let owner, try owner == revisions.patient(ofTaskVersion: outcome.taskUUID) {
+                    throw StoreError.invalidEntity(
+                        kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(named.uuidString), a version of another outcome")
+                }
+                // Another patient's uuid: the version sent under it was stored under a uuid of its own.
+                let substitute = try substituteUUID(named, for: outcome)
+                found = stored.first { $0.version.uuid == substitute }
             }
+            if let found, !previous.contains(where: { $0.uuid == found.version.uuid }) { previous.append(found.version) }
         }
         let deleted = outcome.metadata.deletedDate
         if deleted != nil, stored.isEmpty {
