@@ -51,6 +51,11 @@ public enum DeviceKnowledgeLimits {
     /// The most device processes a patient's vector serves (every install of the app on each of the
     /// patient's devices is one).
     public static let processesPerPatient = 64
+    /// The largest clock the store keeps (and so serves) for a device process: 2^53 - 1, the largest
+    /// integer every JSON reader holds exactly. A larger clock is kept as this one. CareKit moves a clock
+    /// on with `time + 1` (OCKRevisionRecord.swift:95-96), which traps at `Int.max`: a device served
+    /// `Int.max` for its own process would crash at its next sync.
+    public static let maximumClock = (1 << 53) - 1
 }
 
 /// Which bound a push would pass (``StoreError/deviceProcessLimit(process:limit:scope:)``).

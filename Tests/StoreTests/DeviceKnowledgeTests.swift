@@ -39,6 +39,12 @@ final class DeviceKnowledgeTests: XCTestCase {
         try store.apply(later)
         XCTAssertEqual(try read(), [phone: 9, watch: 2])
 
+        // A clock past the largest kept is kept as it: never Int.max, on which CareKit's increment traps.
+        var huge = StoreBatch()
+        huge.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: [phone: .max], carried: [phone: .max]))
+        try store.apply(huge)
+        XCTAssertEqual(try read(), [phone: DeviceKnowledgeLimits.maximumClock, watch: 2])
+
         // Past the bound of one push: refused, nothing kept.
         let many = clocks(DeviceKnowledgeLimits.newProcessesPerPush + 1)
         var refused = StoreBatch()
@@ -47,7 +53,7 @@ final class DeviceKnowledgeTests: XCTestCase {
             guard case StoreError.deviceProcessLimit(_, let limit, .push) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(limit, DeviceKnowledgeLimits.newProcessesPerPush)
         }
-        XCTAssertEqual(try read(), [phone: 9, watch: 2])
+        XCTAssertEqual(try read(), [phone: DeviceKnowledgeLimits.maximumClock, watch: 2])
     }
 
     /// A store whose vectors were bloated before the rule: upgrading retires the device processes of

@@ -18,13 +18,14 @@ extension BatchWriter {
         var added: [UUID] = []
         // In the order of the uuids' text, so that the process named past a bound is always the same one.
         for process in push.clocks.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
-            guard let clock = push.clocks[process], clock > 0 else { continue }
+            guard let sent = push.clocks[process], sent > 0 else { continue }
+            let clock = min(sent, DeviceKnowledgeLimits.maximumClock)
             let id = process.uuidString
             let row = try Row.fetchOne(find, arguments: [push.patientID, id])
             let served: Bool = row?["served"] ?? false
             if !served {
                 let known: Int = row?["clock"] ?? 0
-                guard let carried = push.carried[process], carried > known else { continue }
+                guard let carried = push.carried[process], min(carried, DeviceKnowledgeLimits.maximumClock) > known else { continue }
                 added.append(process)
                 if added.count > DeviceKnowledgeLimits.newProcessesPerPush {
                     throw StoreError.deviceProcessLimit(process: process, limit: DeviceKnowledgeLimits.newProcessesPerPush, scope: .push)
