@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Store
 import Synchronization
 
 /// The context of one request of the app API: the verified token (set by ``PatientAccessMiddleware``),
@@ -44,6 +45,10 @@ public enum AppServerLimits {
     public static let maximumPushRecords = 10_000
     /// The most processes a knowledge vector may name.
     public static let maximumVectorProcesses = 1_000
+    /// The most device processes one push may add to a patient's vector, and the most that vector serves
+    /// (the store enforces both: ``DeviceKnowledgeLimits``; Docs/security.md, "Knowledge vectors").
+    public static let maximumNewProcessesPerPush = DeviceKnowledgeLimits.newProcessesPerPush
+    public static let maximumPatientProcesses = DeviceKnowledgeLimits.processesPerPatient
     /// Entities per page of a pull.
     public static let pullPageEntities = 1_000
 }

@@ -34,6 +34,11 @@ public protocol AppSyncStore: Store {
     /// ``revisions(patientID:afterClock:maxEntities:knownBy:including:)`` reads them: the store's own
     /// process taken from the same snapshot, so a pull is one read.
     func revisions(patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector) throws -> RevisionLogRead
+    /// Retires the device processes of patient `patientID` (nil: of every patient whose vector serves more
+    /// than ``DeviceKnowledgeLimits/processesPerPatient``): the vector serves none of them any more. A
+    /// device that knows one is still answered with its clock; its next push that carries it serves it
+    /// again.
+    func retireDeviceProcesses(patientID: String?) throws -> [RetiredKnowledge]
     /// Whether the store has a current (not deleted) version of patient `id`: an indexed read, no decoding.
     func patientExists(_ id: String) throws -> Bool
     /// The current care plans of patient `patientID` (an indexed read: the store's other care plans are
@@ -131,8 +136,11 @@ public struct RevisionLogRead: Sendable {
     /// Whether revisions beyond those read are accepted too (the next read starts after the last one's clock).
     public var hasMore: Bool
     public var server: ServerClock
-    /// The device clocks the patient's devices taught the store.
+    /// The device clocks the patient's devices taught the store, that its vector serves.
     public var deviceClocks: [UUID: Int]
+    /// Of the processes of the asking device's vector that `deviceClocks` lacks, those a repair retired,
+    /// with the clock the store had learnt (``AppSyncStore/retireDeviceProcesses(patientID:)``).
+    public var retiredClocks: [UUID: Int] = [:]
 }
 
 /// One request of the app API that touched, or tried to touch, patient data.

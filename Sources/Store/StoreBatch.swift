@@ -86,6 +86,12 @@ public struct StoreBatch: Sendable {
     public mutating func mergeKnowledge(patientID: String, clocks: [UUID: Int]) {
         changes.append(.mergeKnowledge(patientID: patientID, clocks: clocks))
     }
+    /// Takes in what a device's push teaches of its patient's device processes, by the rule of
+    /// ``DeviceKnowledgePush`` (only the processes the patient's vector serves or the push carries, within
+    /// ``DeviceKnowledgeLimits``), before the versions of the batch are stamped with them.
+    public mutating func admitKnowledge(_ push: DeviceKnowledgePush) {
+        changes.append(.admitKnowledge(push))
+    }
     /// Appends any change.
     public mutating func append(_ change: StoreChange) { changes.append(change) }
 }
@@ -113,6 +119,8 @@ public enum StoreChange: Sendable {
     case appendVersion(Outcome)
     /// Device clocks of one patient (``StoreBatch/mergeKnowledge(patientID:clocks:)``).
     case mergeKnowledge(patientID: String, clocks: [UUID: Int])
+    /// What a push teaches of a patient's device processes (``StoreBatch/admitKnowledge(_:)``).
+    case admitKnowledge(DeviceKnowledgePush)
 }
 
 /// What a new version (or tombstone) dated before the version it follows comes to.

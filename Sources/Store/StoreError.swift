@@ -51,6 +51,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidInterval(start: Date, end: Date)
     /// A database failure; `message` is SQLite's, with the statement.
     case database(message: String)
+    /// A push would add more device processes to a patient's vector than ``DeviceKnowledgeLimits`` allow
+    /// (`process` is the first one past the bound).
+    case deviceProcessLimit(process: UUID, limit: Int, scope: DeviceProcessLimitScope)
     /// The store itself failed, whatever was being written: the disk is full, an I/O error, the file
     /// was damaged or became read-only. Every later write would fail the same way, so a job stops.
     case failed(path: String, reason: String)
@@ -100,6 +103,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "date interval ends (\(Self.format(end))) before it starts (\(Self.format(start)))"
         case .database(let message):
             return "store database error: \(message)"
+        case .deviceProcessLimit(_, let limit, let scope):
+            return scope == .push
+                ? "a push may add at most \(limit) device processes to a patient's knowledge vector"
+                : "a patient's knowledge vector holds at most \(limit) device processes"
         case .failed(let path, let reason):
             return "the store \(path) cannot be written: \(reason); nothing of the failed step was kept, and a rerun once it is fixed goes on from there"
         }

@@ -34,7 +34,7 @@ public final class SimulatedDevice {
     public let process = UUID()
     public var knowledge: KnowledgeVector
     public private(set) var versions: [UUID: Version] = [:]
-    private var insertionOrder: [UUID] = []
+    private(set) var insertionOrder: [UUID] = []
     /// The device's wall clock, moved on by each change (dates order conflicts).
     private var now: Date
     /// Between the two halves of a sync: what to push, and the knowledge to push it with.
@@ -89,7 +89,7 @@ public final class SimulatedDevice {
     }
 
     /// Inserts a version the store does not have, linked after the versions it names that the store has.
-    private func insert(_ entity: CareEntity, knowledge vector: KnowledgeVector) {
+    func insert(_ entity: CareEntity, knowledge vector: KnowledgeVector) {
         let uuid = entity.metadata.uuid
         guard versions[uuid] == nil else { return }
         versions[uuid] = Version(entity: entity, knowledge: vector)
@@ -111,15 +111,9 @@ public final class SimulatedDevice {
         knowledge.increment(clockFor: process)
         resolveConflicts()
         let local = knowledge
-        var grouped: [KnowledgeVector: [CareKitEntity]] = [:]
-        var vectors: [KnowledgeVector] = []
-        for uuid in insertionOrder {
-            guard let version = versions[uuid], Self.isAhead(version.knowledge, of: remote) else { continue }
-            if grouped[version.knowledge] == nil { vectors.append(version.knowledge) }
-            grouped[version.knowledge, default: []].append(CareKitEntity(version.entity))
-        }
+        let revisions = revisions(since: remote)
         knowledge.increment(clockFor: process)
-        pending = (vectors.map { CareKitRevisionRecord(entities: grouped[$0] ?? [], knowledgeVector: $0) }, local)
+        pending = (revisions, local)
     }
 
     /// Step 4's send.
@@ -144,7 +138,7 @@ public final class SimulatedDevice {
         return !vector.processes.keys.contains { remote.processes[$0] != nil }
     }
 
-    private func resolveConflicts() {
+    func resolveConflicts() {
         while let (_, tips) = outcomeTips.sorted(by: { $0.key < $1.key }).first(where: { $0.value.count > 1 }) {
             let candidates = tips.compactMap { versions[$0]?.entity }
             guard let keeper = candidates.max(by: { a, b in

@@ -17,7 +17,8 @@ import Store
 ///
 /// Push takes outcomes only (patients, care plans, contacts and tasks come from the provider's EHR),
 /// checks every one, and stores all of them in one transaction under the append gate (``Store/withAppendLease(_:_:)``), each version
-/// under the device's uuid after the versions it names, or none of them.
+/// under the device's uuid after the versions it names, or none of them. It teaches the patient's vector
+/// only the device processes its records carry (``DeviceKnowledgePush``): what a pull serves stays bounded.
 struct SyncRoutes {
     let store: any AppSyncStore
 
@@ -66,8 +67,7 @@ struct SyncRoutes {
                 throw APIError.badRequest("knowledgeVector (the device's OCKKnowledgeVector as JSON) is required")
             }
             guard text.utf8.count <= 65_536 else { throw APIError.badRequest("knowledgeVector: longer than 65536 bytes") }
-            self.text = text
-            vector = try WireDecoding.vector(Data(text.utf8), path: "knowledgeVector")
+            (self.text, vector) = try Self.vector(text)
             after = 0
             if let page = parameters.get("page") {
                 guard page.utf8.count <= 20, let clock = Int(page), clock >= 0 else {
@@ -123,21 +123,6 @@ struct SyncRoutes {
         return (body, next, "\(records.count) records, \(count) entities" + (next == nil ? "" : ", more"))
     }
 
-    /// The vector of a pull's final record: the server's clock, every device clock the patient's devices
-    /// taught the server, and each other process of the device's vector (its own, when the server has not
-    /// learnt it yet) at 0.
-    ///
-    /// Not the device's own clocks: CareKit pushes the entities whose vector is ahead of what the pull
-    /// taught it the server knows. Were the device's current clock in the final record, an outcome the
-    /// device recorded since its last successful push would be ahead of nothing and never be pushed;
-    /// were the device's process missing, CareKit would compare no clock of it at all.
-    static func finalVector(_ read: RevisionLogRead, device: KnowledgeVector) -> KnowledgeVector {
-        var vector = KnowledgeVector(read.deviceClocks)
-        vector.processes[read.server.processUUID] = read.server.clock
-        for process in device.processes.keys where vector.processes[process] == nil { vector.processes[process] = 0 }
-        return vector
-    }
-
     /// The outcome versions of a page as ``OutcomeVersionGraph`` picks them, over the store's whole graph
     /// of those outcomes: none with a later version of itself, each naming its own previous versions.
     static func outcomeVersionsOfOnePull(_ records: [CareKitRevisionRecord], store: any AppSyncStore) throws -> [CareKitRevisionRecord] {
@@ -174,9 +159,11 @@ struct SyncRoutes {
         }
         let tasks = try taskVersions(patientID: patientID)
         var batch = StoreBatch()
-        var clocks = push.deviceKnowledge.processes
-        clocks[server.processUUID] = nil
-        batch.mergeKnowledge(patientID: patientID, clocks: clocks)
+        // Only the processes the patient's vector serves or the push's records carry (Docs/security.md,
+        // "Knowledge vectors"): a made-up process in deviceKnowledge is ignored, never served.
+        let knowledge = DeviceKnowledgePush(
+            patientID: patientID, deviceKnowledge: push.deviceKnowledge, records: push.deviceRevisions, server: server.processUUID)
+        batch.admitKnowledge(knowledge)
         var received = 0
         for (path, item) in Self.namedFirst(push.deviceRevisions) {
             guard case .outcome(var outcome) = item.entity else {
@@ -208,6 +195,8 @@ struct SyncRoutes {
         let summary: BatchSummary
         do {
             summary = try store.apply(batch)
+        } catch let StoreError.deviceProcessLimit(process, limit, scope) {
+            throw Self.processLimitRefusal(process: process, limit: limit, scope: scope, push.deviceRevisions)
         } catch let error as StoreError {
             throw Self.refusal(error)
         }

@@ -7,7 +7,8 @@ import GRDB
 /// The store is one process of CareKit's knowledge-vector sync: it has a process uuid and a logical clock
 /// (`syncClock`). A transaction that writes entity versions ticks the clock once, on its first version,
 /// and files each version under its patient (`revision`); each patient it touched gets one stamp
-/// (`revisionStamp`): the clock, with the device clocks that patient's devices have taught the store,
+/// (`revisionStamp`): the clock, with the device clocks that patient's devices have taught the store (those
+/// its vector serves: ``DeviceKnowledgePush``),
 /// which together are the knowledge vector of the revision record the transaction makes for that patient.
 ///
 /// A version is filed under the patient it belongs to: a patient under itself, a care plan under its
@@ -46,7 +47,7 @@ struct RevisionLog {
             try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO revisionStamp (patientID, serverClock, processes)
                 SELECT ?, ?, (SELECT json_group_array(json_object('id', processID, 'clock', clock))
-                              FROM patientKnowledge WHERE patientID = ?)
+                              FROM patientKnowledge WHERE patientID = ? AND served = 1)
                 """).execute(arguments: [patientID, clock, patientID])
         }
         // Bound directly: this runs once per version written (every outcome of an import).
@@ -73,6 +74,11 @@ struct RevisionLog {
         let next = try Int64.fetchOne(db, sql: "UPDATE syncClock SET clock = clock + 1 RETURNING clock") ?? 0
         clock = next
         return next
+    }
+
+    /// The patient a version of task `uuid` is filed under (nil: none, or no such version).
+    mutating func patient(ofTaskVersion uuid: UUID) throws -> String? {
+        try patient(of: .taskVersion(uuid))
     }
 
     private mutating func patient(of owner: Owner) throws -> String? {

@@ -17,7 +17,7 @@ extension SQLiteStore: AppSyncStore {
 
     static func deviceClocks(patientID: String, _ db: Database) throws -> [UUID: Int] {
         var clocks: [UUID: Int] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT processID, clock FROM patientKnowledge WHERE patientID = ?"), arguments: [patientID]) {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT processID, clock FROM patientKnowledge WHERE patientID = ? AND served = 1"), arguments: [patientID]) {
             if let text: String = row["processID"], let uuid = UUID(uuidString: text), let clock: Int = row["clock"] { clocks[uuid] = clock }
         }
         return clocks
@@ -61,7 +61,12 @@ extension SQLiteStore: AppSyncStore {
                 entityCount += entities.count
                 revisions.append(StoredRevision(stamp: stamp, entities: entities))
             }
-            return RevisionLogRead(revisions: revisions, hasMore: hasMore, server: server, deviceClocks: deviceClocks)
+            var read = RevisionLogRead(revisions: revisions, hasMore: hasMore, server: server, deviceClocks: deviceClocks)
+            if let device {
+                let unserved = device.keys.filter { $0 != server.processUUID && deviceClocks[$0] == nil }
+                read.retiredClocks = try Self.retiredClocks(patientID: patientID, processes: unserved, db)
+            }
+            return read
         }
     }
 

@@ -74,6 +74,7 @@ enum StoreSchema {
         // Nothing changes in the file: the version tells builds before the append gate (which would run
         // an import while this build's server lets a push in) to refuse the store.
         migrator.registerMigration("v18 pushes between an import's steps (append gate)") { _ in }
+        migrator.registerMigration("v19 served device processes (bounded knowledge vectors)", migrate: SQLiteStore.addServedDeviceProcesses)
 
         return migrator
     }

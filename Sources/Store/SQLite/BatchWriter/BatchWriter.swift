@@ -109,6 +109,7 @@ struct BatchWriter {
         case .deadLetter(let letter):
             summary.deadLetterIDs.append(try SQLiteStore.add(letter, in: db))
         case .appendVersion(let outcome): try appendKeepingUUID(outcome)
+        case .admitKnowledge(let push): try admitKnowledge(push)
         case .mergeKnowledge(let patientID, let clocks):
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO patientKnowledge (patientID, processID, clock) VALUES (?, ?, ?)
@@ -144,27 +145,35 @@ struct BatchWriter {
     /// version naming them all. Nothing when that uuid is stored.
     ///
     /// - A named version the store never had is left out (CareKit's store drops a link to a version it
-    ///   lacks); one of another outcome is refused.
+    ///   lacks), and so is one of another patient (nothing tells whether it exists); one of another
+    ///   outcome of the same patient is refused.
+    /// - A uuid another patient's version has is no refusal either: the version is stored under a uuid
+    ///   of its own (``ownUUID(_:)``), so that the answer is the same whether the uuid exists or not.
     /// - The version's effective date is no earlier than those it names; its `deletedDate` (a tombstone)
     ///   and its dates are kept as sent. A tombstone of an outcome the store has no version of stores nothing.
     /// - The outcome is filed in `outcomeConflict` while it has several tips (its export waits), and out
     ///   of it once it has one.
-    mutating func appendKeepingUUID(_ outcome: Outcome) throws {
-        if try uuidExists(.outcome, outcome.metadata.uuid) {
-            summary.file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
-            summary.versionUUIDs.append(outcome.metadata.uuid)
+    mutating func appendKeepingUUID(_ sent: Outcome) throws {
+        guard let outcome = try ownUUID(sent) else {
+            summary.file(.unchanged, EntityKey(outcomeOf: sent.taskUUID, occurrence: sent.taskOccurrenceIndex))
+            summary.versionUUIDs.append(sent.metadata.uuid)
             return
         }
         let (task, start) = try ownedOccurrence(of: outcome)
         let stored = try outcomeVersions(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex)
         var previous: [Tip] = []
-        for uuid in outcome.metadata.previousVersionUUIDs where !previous.contains(where: { $0.uuid == uuid }) {
-            if let found = stored.first(where: { $0.version.uuid == uuid }) {
-                previous.append(found.version)
-            } else if try uuidExists(.outcome, uuid) {
-                throw StoreError.invalidEntity(
-                    kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(uuid.uuidString), a version of another outcome")
+        for named in outcome.metadata.previousVersionUUIDs {
+            var found = stored.first { $0.version.uuid == named }
+            if found == nil, let owner = try patientOfOutcomeVersion(named) {
+                if let owner, try owner == revisions.patient(ofTaskVersion: outcome.taskUUID) {
+                    throw StoreError.invalidEntity(
+                        kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(named.uuidString), a version of another outcome")
+                }
+                // Another patient's uuid: the version sent under it was stored under a uuid of its own.
+                let substitute = try substituteUUID(named, for: outcome)
+                found = stored.first { $0.version.uuid == substitute }
             }
+            if let found, !previous.contains(where: { $0.uuid == found.version.uuid }) { previous.append(found.version) }
         }
         let deleted = outcome.metadata.deletedDate
         if deleted != nil, stored.isEmpty {
