@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // Hummingbird logs through swift-log; the app server sets its level.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Reading FHIR servers and issuers with every answer bounded in memory, for real (issue 41):
+        // its collectors close the connection at the limit, where URLSession on Linux read on.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -83,6 +86,7 @@ let package = Package(
             // JWT client assertions for SMART Backend Services: ES384 (P-384) and RS384 (RSA).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
@@ -92,6 +96,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             // RS256/RS384/RS512 in the access tokens of a SMART issuer (`serve --issuer`).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            // The issuer's discovery document and key set, read within their limits (BoundedFetch).
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // A platform-neutral client of the app server (URLSession, CareKit-shaped Codable types), for app
         // developers and the tests.

@@ -1,0 +1,199 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+
+/// The sync job's HTTP exchanges, on AsyncHTTPClient, each bounded in what a server cannot stretch:
+///
+/// - the size of the answer: a `Content-Length` over the limit is refused before its body is read, a
+///   body that grows past it (chunked, or longer than it said) is refused at the byte that crosses it, a
+///   compressed body is counted as it inflates (and the inflater has the same limit), and a refused
+///   answer closes its connection and drops what it held, so nothing the server sends after that is
+///   read or kept (URLSession on Linux could not promise this: libcurl read on after a cancel);
+/// - the time: an idle timeout (connect, and between two reads) and a deadline for the whole exchange,
+///   which a server trickling a byte a second still meets.
+///
+/// No redirect is followed here (``FHIRRedirects`` decides, hop by hop).
+///
+/// The sync job is a batch process of synchronous calls on threads of its own (never a Swift
+/// concurrency thread), so the caller's thread waits on a semaphore for the exchange, which runs on
+/// AsyncHTTPClient's event loops through its delegate API: no task of the concurrency pool is involved,
+/// so a blocked caller cannot starve the work it waits for. One client per ``BoundedTransfers``, on the
+/// process's shared event loops (no threads of its own), shut down when it goes.
+final class BoundedTransfers: Sendable {
+    /// One request to send.
+    struct Request: Sendable {
+        var method: String
+        var url: URL
+        var headers: [(String, String)]
+        var body: Data?
+    }
+
+    /// A complete answer.
+    struct Answer: Sendable {
+        var status: Int
+        /// Header fields, names in lower case (repeated fields joined with ", ").
+        var headers: [String: String]
+        var body: Data
+    }
+
+    /// Why an exchange ended without an answer.
+    enum Failure: Error, Equatable {
+        /// The answer is over the limit: its declared size, or the bytes received when it crossed it.
+        case tooLarge(bytes: Int64)
+        /// No connection or no byte for the idle timeout (`idle`), or the whole deadline passed.
+        case timedOut(idle: Bool)
+        /// No answer: refused, reset, DNS, TLS, a malformed answer.
+        case transport(String)
+    }
+
+    /// Seconds a connection or a read may stay silent.
+    let idleTimeout: TimeInterval
+    private let client: HTTPClient
+
+    /// `idleTimeout` for connecting and between reads; a compressed answer inflates to at most
+    /// `inflatedLimit` bytes (the callers' largest answer).
+    init(idleTimeout: TimeInterval, inflatedLimit: Int64) {
+        self.idleTimeout = idleTimeout
+        let idle = TimeAmount.nanoseconds(Int64(min(max(idleTimeout, 0.001), 1e9) * 1e9))
+        var configuration = HTTPClient.Configuration(
+            // Never followed by the client: the callers check every hop against their rule.
+            redirectConfiguration: .disallow,
+            timeout: HTTPClient.Configuration.Timeout(connect: idle, read: idle),
+            // Asks for gzip and deflate (as libcurl did) and inflates within the limit: a zip bomb fails
+            // at the limit, never past it.
+            decompression: .enabled(limit: .size(Int(clamping: inflatedLimit)))
+        )
+        configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(30))
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    deinit {
+        // Non-blocking: the owner may go away on any thread, an event loop's included.
+        client.shutdown { _ in }
+    }
+
+    /// Sends `request` and waits for its whole answer, at most until `deadline`, keeping at most `limit`
+    /// bytes of its body (after decoding its content encoding).
+    func send(_ request: Request, limit: Int64, deadline: Date) throws(Failure) -> Answer {
+        let prepared: HTTPClient.Request
+        do {
+            var headers = HTTPHeaders()
+            for (name, value) in request.headers { headers.add(name: name, value: value) }
+            prepared = try HTTPClient.Request(
+                url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: request.body.map { .bytes($0) })
+        } catch {
+            throw .transport("\(error)")
+        }
+        let collector = BoundedCollector(limit: limit)
+        let task = client.execute(request: prepared, delegate: collector)
+        let done = DispatchSemaphore(value: 0)
+        let outcome = NIOLockedValueBox<Result<HTTPClient.Response, any Error>?>(nil)
+        task.futureResult.whenComplete { result in
+            outcome.withLockedValue { $0 = result }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .timedOut {
+            task.cancel()
+            // The cancel closes the connection at once; wait for it, boundedly, so nothing of it runs on.
+            _ = done.wait(timeout: .now() + 5)
+            throw .timedOut(idle: false)
+        }
+        switch outcome.withLockedValue({ $0 }) {
+        case .success(let response)?:
+            var headers: [String: String] = [:]
+            for (name, value) in response.headers {
+                let key = name.lowercased()
+                headers[key] = headers[key].map { $0 + ", " + value } ?? value
+            }
+            let body = response.body.map { Data($0.readableBytesView) } ?? Data()
+            return Answer(status: Int(response.status.code), headers: headers, body: body)
+        case .failure(let error)?:
+            throw Self.failure(error, collector: collector)
+        case nil:
+            throw .timedOut(idle: false)
+        }
+    }
+
+    private static func failure(_ error: any Error, collector: BoundedCollector) -> Failure {
+        if let oversize = collector.oversize { return .tooLarge(bytes: oversize) }
+        if let error = error as? NIOHTTPDecompression.DecompressionError, error == .limit {
+            return .tooLarge(bytes: collector.limit + 1)
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout: return .timedOut(idle: true)
+            case .deadlineExceeded: return .timedOut(idle: false)
+            default: return .transport("\(error)")
+            }
+        }
+        if let error = error as? ChannelError, error == .connectTimeout(.zero) { return .timedOut(idle: true) }
+        return .transport("\(error)")
+    }
+}
+
+/// Collects one answer's body up to a limit; past it, fails the request, which closes its connection,
+/// and drops what it held.
+private final class BoundedCollector: HTTPClientResponseDelegate {
+    typealias Response = HTTPClient.Response
+
+    private struct State {
+        var head: HTTPResponseHead?
+        var body = ByteBuffer()
+        var oversize: Int64?
+    }
+
+    struct TooLarge: Error {}
+
+    let limit: Int64
+    private let state = NIOLockedValueBox(State())
+
+    init(limit: Int64) {
+        self.limit = limit
+    }
+
+    /// The declared or received size that crossed the limit, if one did.
+    var oversize: Int64? { state.withLockedValue { $0.oversize } }
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let declared = head.headers.first(name: "content-length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        return state.withLockedValue { state in
+            state.head = head
+            if let declared, declared > limit {
+                state.oversize = declared
+                return task.eventLoop.makeFailedFuture(TooLarge())
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        state.withLockedValue { state in
+            guard state.oversize == nil else { return task.eventLoop.makeFailedFuture(TooLarge()) }
+            let total = Int64(state.body.readableBytes) + Int64(buffer.readableBytes)
+            if total > limit {
+                state.oversize = total
+                state.body = ByteBuffer()
+                return task.eventLoop.makeFailedFuture(TooLarge())
+            }
+            var buffer = buffer
+            state.body.writeBuffer(&buffer)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {
+        state.withLockedValue { $0.body = ByteBuffer() }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+        try state.withLockedValue { state in
+            guard let head = state.head, state.oversize == nil else { throw TooLarge() }
+            let body = state.body
+            state.body = ByteBuffer()
+            return HTTPClient.Response(host: "", status: head.status, version: head.version, headers: head.headers, body: body)
+        }
+    }
+}
