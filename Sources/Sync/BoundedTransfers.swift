@@ -21,7 +21,8 @@ import NIOHTTPCompression
 /// concurrency thread), so the caller's thread waits on a semaphore for the exchange, which runs on
 /// AsyncHTTPClient's event loops through its delegate API: no task of the concurrency pool is involved,
 /// so a blocked caller cannot starve the work it waits for. One client per ``BoundedTransfers``, on the
-/// process's shared event loops (no threads of its own), shut down when it goes.
+/// process's shared event loops (no threads of its own) and per proxy the environment names
+/// (``EnvironmentProxy``), shut down when it goes.
 final class BoundedTransfers: Sendable {
     /// One request to send.
     struct Request: Sendable {
@@ -51,7 +52,9 @@ final class BoundedTransfers: Sendable {
 
     /// Seconds a connection or a read may stay silent.
     let idleTimeout: TimeInterval
-    private let client: HTTPClient
+    private let configuration: HTTPClient.Configuration
+    /// A client per proxy (nil: direct), made on first use; rarely more than one.
+    private let clients = NIOLockedValueBox<[HTTPClient.Configuration.Proxy?: HTTPClient]>([:])
 
     /// `idleTimeout` for connecting and between reads; a compressed answer inflates to at most
     /// `inflatedLimit` bytes (the callers' largest answer).
@@ -67,12 +70,25 @@ final class BoundedTransfers: Sendable {
             decompression: .enabled(limit: .size(Int(clamping: inflatedLimit)))
         )
         configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(30))
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.configuration = configuration
     }
 
     deinit {
         // Non-blocking: the owner may go away on any thread, an event loop's included.
-        client.shutdown { _ in }
+        for client in clients.withLockedValue({ $0.values }) { client.shutdown { _ in } }
+    }
+
+    /// The client for `url`: through the proxy the environment names for it, or direct.
+    private func client(for url: URL) -> HTTPClient {
+        let proxy = EnvironmentProxy.proxy(for: url)
+        return clients.withLockedValue { clients in
+            if let client = clients[proxy] { return client }
+            var configuration = configuration
+            configuration.proxy = proxy
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            clients[proxy] = client
+            return client
+        }
     }
 
     /// Sends `request` and waits for its whole answer, at most until `deadline`, keeping at most `limit`
@@ -87,8 +103,9 @@ final class BoundedTransfers: Sendable {
         } catch {
             throw .transport("\(error)")
         }
-        let collector = BoundedCollector(limit: limit)
-        let task = client.execute(request: prepared, delegate: collector)
+        // A ByteBuffer holds less than 4 GiB: a larger limit (max-response-mb goes to 10000) is cut there.
+        let collector = BoundedCollector(limit: min(limit, Int64(UInt32.max) - 1))
+        let task = client(for: request.url).execute(request: prepared, delegate: collector)
         let done = DispatchSemaphore(value: 0)
         let outcome = NIOLockedValueBox<Result<HTTPClient.Response, any Error>?>(nil)
         task.futureResult.whenComplete { result in
@@ -129,7 +146,7 @@ final class BoundedTransfers: Sendable {
             default: return .transport("\(error)")
             }
         }
-        if let error = error as? ChannelError, error == .connectTimeout(.zero) { return .timedOut(idle: true) }
+        if case ChannelError.connectTimeout = error { return .timedOut(idle: true) }
         return .transport("\(error)")
     }
 }
