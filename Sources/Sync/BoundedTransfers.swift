@@ -103,11 +103,10 @@ final class BoundedTransfers: Sendable {
         } catch {
             throw .transport("\(error)")
         }
-        // A ByteBuffer holds less than 4 GiB: a larger limit (max-response-mb goes to 10000) is cut there.
-        let collector = BoundedCollector(limit: min(limit, Int64(UInt32.max) - 1))
+        let collector = BoundedCollector(limit: limit)
         let task = client(for: request.url).execute(request: prepared, delegate: collector)
         let done = DispatchSemaphore(value: 0)
-        let outcome = NIOLockedValueBox<Result<HTTPClient.Response, any Error>?>(nil)
+        let outcome = NIOLockedValueBox<Result<BoundedCollector.Collected, any Error>?>(nil)
         task.futureResult.whenComplete { result in
             outcome.withLockedValue { $0 = result }
             done.signal()
@@ -119,14 +118,13 @@ final class BoundedTransfers: Sendable {
             throw .timedOut(idle: false)
         }
         switch outcome.withLockedValue({ $0 }) {
-        case .success(let response)?:
+        case .success(let collected)?:
             var headers: [String: String] = [:]
-            for (name, value) in response.headers {
+            for (name, value) in collected.head.headers {
                 let key = name.lowercased()
                 headers[key] = headers[key].map { $0 + ", " + value } ?? value
             }
-            let body = response.body.map { Data($0.readableBytesView) } ?? Data()
-            return Answer(status: Int(response.status.code), headers: headers, body: body)
+            return Answer(status: Int(collected.head.status.code), headers: headers, body: collected.body)
         case .failure(let error)?:
             throw Self.failure(error, collector: collector)
         case nil:
@@ -151,14 +149,21 @@ final class BoundedTransfers: Sendable {
     }
 }
 
-/// Collects one answer's body up to a limit; past it, fails the request, which closes its connection,
-/// and drops what it held.
+/// Collects one answer's body up to a limit, straight into `Data` (no copy at the end: a page near the
+/// limit is held once); past the limit, fails the request, which closes its connection, and drops what
+/// it held.
 private final class BoundedCollector: HTTPClientResponseDelegate {
-    typealias Response = HTTPClient.Response
+    /// A complete answer: its head and body.
+    struct Collected: Sendable {
+        var head: HTTPResponseHead
+        var body: Data
+    }
+
+    typealias Response = Collected
 
     private struct State {
         var head: HTTPResponseHead?
-        var body = ByteBuffer()
+        var body = Data()
         var oversize: Int64?
     }
 
@@ -182,6 +187,8 @@ private final class BoundedCollector: HTTPClientResponseDelegate {
                 state.oversize = declared
                 return task.eventLoop.makeFailedFuture(TooLarge())
             }
+            // The size it declares (within the limit), at once: no doubling of the buffer as it comes.
+            if let declared, declared > 0 { state.body.reserveCapacity(Int(declared)) }
             return task.eventLoop.makeSucceededVoidFuture()
         }
     }
@@ -189,28 +196,27 @@ private final class BoundedCollector: HTTPClientResponseDelegate {
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         state.withLockedValue { state in
             guard state.oversize == nil else { return task.eventLoop.makeFailedFuture(TooLarge()) }
-            let total = Int64(state.body.readableBytes) + Int64(buffer.readableBytes)
+            let total = Int64(state.body.count) + Int64(buffer.readableBytes)
             if total > limit {
                 state.oversize = total
-                state.body = ByteBuffer()
+                state.body = Data()
                 return task.eventLoop.makeFailedFuture(TooLarge())
             }
-            var buffer = buffer
-            state.body.writeBuffer(&buffer)
+            state.body.append(contentsOf: buffer.readableBytesView)
             return task.eventLoop.makeSucceededVoidFuture()
         }
     }
 
     func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {
-        state.withLockedValue { $0.body = ByteBuffer() }
+        state.withLockedValue { $0.body = Data() }
     }
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
         try state.withLockedValue { state in
             guard let head = state.head, state.oversize == nil else { throw TooLarge() }
             let body = state.body
-            state.body = ByteBuffer()
-            return HTTPClient.Response(host: "", status: head.status, version: head.version, headers: head.headers, body: body)
+            state.body = Data()
+            return Collected(head: head, body: body)
         }
     }
 }
