@@ -81,4 +81,18 @@ final class HostileServerMemoryTests: XCTestCase {
         defer { server.stop() }
         try assertRefusedWithinTheLimit("gzip-bomb", by: server)
     }
+
+    /// Every client shuts its HTTP client down when it goes, on the process's shared event loops: twenty
+    /// clients, each refused an endless answer, leave no thread behind.
+    func testClientsLeaveNoThreadsBehind() throws {
+        let server = try hostile()
+        defer { server.stop() }
+        guard let before = PeakMemory.threadCount else { throw XCTSkip("no /proc/self/status here") }
+        for _ in 0..<20 {
+            XCTAssertThrowsError(try client(server.url("/endless/fhir")).capabilities())
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let after = try XCTUnwrap(PeakMemory.threadCount)
+        XCTAssertLessThanOrEqual(after, before + 2, "threads: \(before) before, \(after) after twenty clients")
+    }
 }

@@ -10,6 +10,10 @@ public enum PeakMemory {
     /// The highest resident set since the process started or since ``resetPeak()`` (VmHWM), in bytes.
     public static var peakBytes: Int64? { field("VmHWM") }
 
+    /// The threads of this process now (Threads, from the same file), for tests that check a client
+    /// leaves none behind.
+    public static var threadCount: Int? { field("Threads", unit: 1).map { Int($0) } }
+
     /// Sets the high-water mark back to the resident set now (writing 5 to /proc/self/clear_refs,
     /// Linux 4.0 and later); returns false when the kernel did not allow it.
     @discardableResult
@@ -20,14 +24,14 @@ public enum PeakMemory {
         return write(descriptor, "5", 1) == 1
     }
 
-    private static func field(_ name: String) -> Int64? {
+    private static func field(_ name: String, unit: Int64 = 1024) -> Int64? {
         // /proc files have no size: read them to the end, not by their length.
         guard let handle = FileHandle(forReadingAtPath: "/proc/self/status"), let data = try? handle.readToEnd() else { return nil }
         try? handle.close()
         let text = String(decoding: data, as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
             let number = line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int64($0) }
-            return number.map { $0 * 1024 }
+            return number.map { $0 * unit }
         }
         return nil
     }
