@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
+import NIOPosix
 
 /// The sync job's HTTP exchanges, on AsyncHTTPClient, each bounded in what a server cannot stretch:
 ///
@@ -141,11 +142,23 @@ final class BoundedTransfers: Sendable {
             switch error {
             case .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout: return .timedOut(idle: true)
             case .deadlineExceeded: return .timedOut(idle: false)
+            case .remoteConnectionClosed: return .transport("the server closed the connection before its answer was complete")
             default: return .transport("\(error)")
             }
         }
         if case ChannelError.connectTimeout = error { return .timedOut(idle: true) }
-        return .transport("\(error)")
+        return .transport(reason(error))
+    }
+
+    /// What a report says of a failed connection: the system's words for it ("Connection refused"), or
+    /// that the host name does not resolve, rather than NIO's descriptions.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        if let error = error as? NIOConnectionError {
+            if let first = error.connectionErrors.first { return reason(first.error) }
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return "the host name \(error.host) does not resolve" }
+        }
+        return "\(error)"
     }
 }
 
