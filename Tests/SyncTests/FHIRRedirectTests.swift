@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 @testable import Sync
 import TestSupport
@@ -93,5 +94,23 @@ final class FHIRRedirectTests: XCTestCase {
 
         XCTAssertThrowsError(try FHIRRedirects.next(after: request, answer: answer(302, "http://ehr.test/fhir"), origin: origin))
         XCTAssertNil(try FHIRRedirects.next(after: request, answer: BoundedTransfers.Answer(status: 200, headers: [:], body: Data()), origin: origin))
+    }
+
+    /// The SMART token POST follows no redirect: its client assertion is made for that one endpoint.
+    func testTheTokenRequestFollowsNoRedirect() throws {
+        let folder = try makeScratchFolder("token-redirect")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent(".well-known"), withIntermediateDirectories: true)
+        let server = try HostileServerProcess.start(root: folder)
+        defer { server.stop() }
+        let endpoint = "http://127.0.0.1:\(server.port)/redirect/307/http/127.0.0.1/\(server.port)/files/token"
+        try Data(#"{"token_endpoint": "\#(endpoint)"}"#.utf8).write(to: folder.appendingPathComponent(".well-known/smart-configuration"))
+        let key = P384.Signing.PrivateKey()
+        let auth = SMARTBackendServices(base: server.url("/files"), clientID: "caregate-test", key: try .pem(key.pemRepresentation, source: "test key"))
+        XCTAssertThrowsError(try auth.authorization()) { error in
+            guard case AuthorizationError.refused(let refused, let reason)? = error as? AuthorizationError else { return XCTFail("\(error)") }
+            XCTAssertEqual(refused, endpoint)
+            XCTAssertTrue(reason.contains("307"), reason)
+        }
+        XCTAssertFalse(try server.records().contains { $0.path == "/files/token" }, "the assertion was sent on to the redirect's target")
     }
 }
