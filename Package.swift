@@ -40,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` for the DocC catalogs (Scripts/build-docs.sh).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // Reading FHIR servers and issuers with every answer bounded in memory, for real (issue 41):
+        // its collectors close the connection at the limit, where URLSession on Linux read on.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -111,6 +114,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Yams", package: "Yams"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
@@ -121,6 +125,8 @@ let package = Package(
             // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"), .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+            // The issuer's discovery document and key set, read within their limits (BoundedFetch).
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ],
             // Docs/openapi.json (linked in as Resources/openapi.json), served at GET /openapi.json.
             resources: [.embedInCode("Resources/openapi.json")]

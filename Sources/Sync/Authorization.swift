@@ -152,19 +152,46 @@ public final class SMARTBackendServices: AuthorizationProvider, @unchecked Senda
         return (token, lifetime)
     }
 
-    /// The token endpoint's answers: a token is small, and the exchange is bounded in time.
-    private static let transfers = BoundedTransfers()
-    private static let session = URLSession(configuration: .ephemeral, delegate: transfers, delegateQueue: nil)
+    /// The token endpoint's answers: a token is small (1 MiB at most, inflated or not), and the exchange
+    /// is bounded in time. One client for the process, on the shared event loops: it lives as long as
+    /// the process, as a token may be renewed at any time of a long run.
+    private static let transfers = BoundedTransfers(idleTimeout: 30, inflatedLimit: 1 << 20)
 
+    /// Sends `request` and returns the status and body of its answer. A GET (the SMART configuration)
+    /// follows redirects as the FHIR client does (``FHIRRedirects``); the token POST follows none: its
+    /// body is a credential made for that one endpoint.
     private func exchange(_ request: URLRequest) throws -> (Int, Data) {
-        let endpoint = request.url.map(FHIRClient.withoutCredentials) ?? ""
-        let outcome = Self.transfers.send(request, through: Self.session, limit: 1 << 20, deadline: 120)
-        if outcome.oversize != nil { throw AuthorizationError.refused(endpoint: endpoint, reason: "the answer is over 1 MiB, which no token answer is") }
-        if outcome.timedOut { throw AuthorizationError.refused(endpoint: endpoint, reason: "no complete answer within 120 s") }
-        if let error = outcome.error {
-            throw AuthorizationError.refused(endpoint: endpoint, reason: "no answer: \(error.localizedDescription)")
+        guard let url = request.url else { throw AuthorizationError.refused(endpoint: "", reason: "no URL") }
+        let endpoint = FHIRClient.withoutCredentials(url)
+        let method = request.httpMethod ?? "GET"
+        var next: BoundedTransfers.Request? = BoundedTransfers.Request(
+            method: method, url: url, headers: (request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }, body: request.httpBody)
+        let deadline = Date().addingTimeInterval(120)
+        var hops = 0
+        while let current = next {
+            let answer: BoundedTransfers.Answer
+            do {
+                answer = try Self.transfers.send(current, limit: 1 << 20, deadline: deadline)
+            } catch .tooLarge {
+                throw AuthorizationError.refused(endpoint: endpoint, reason: "the answer is over 1 MiB, which no token answer is")
+            } catch .timedOut(let idle) {
+                throw AuthorizationError.refused(endpoint: endpoint, reason: idle ? "no answer for 30 s" : "no complete answer within 120 s")
+            } catch .transport(let reason) {
+                throw AuthorizationError.refused(endpoint: endpoint, reason: "no answer: \(reason)")
+            }
+            guard method == "GET", FHIRRedirects.isRedirect(answer.status) else { return (answer.status, answer.body) }
+            do {
+                next = try FHIRRedirects.next(after: current, answer: answer, origin: url)
+            } catch {
+                throw AuthorizationError.refused(endpoint: endpoint, reason: "its redirect to \(error.location) is not followed: \(error.reason)")
+            }
+            hops += 1
+            if hops > FHIRRedirects.maximumHops {
+                throw AuthorizationError.refused(endpoint: endpoint, reason: "more than \(FHIRRedirects.maximumHops) redirects")
+            }
+            if next == nil { return (answer.status, answer.body) }
         }
-        return ((outcome.response as? HTTPURLResponse)?.statusCode ?? 0, outcome.data)
+        throw AuthorizationError.refused(endpoint: endpoint, reason: "no answer")
     }
 }
 

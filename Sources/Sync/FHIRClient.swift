@@ -1,13 +1,15 @@
 import FHIR
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// A FHIR R4 REST client over Foundation's URLSession (libcurl on Linux): read, vread, search (GET or
+/// A FHIR R4 REST client over AsyncHTTPClient (``BoundedTransfers``): read, vread, search (GET or
 /// POST `_search`) following `next` links, transaction and batch Bundles, create (conditional too),
-/// update (conditional too), and the capability statement; JSON or XML on the wire. Compression is
-/// libcurl's: it asks for gzip and deflate and decodes what comes back.
+/// update (conditional too), and the capability statement; JSON or XML on the wire. It asks for gzip
+/// and deflate and decodes what comes back, within ``maxResponseBytes`` of decoded bytes.
+///
+/// No answer holds more than ``maxResponseBytes`` of memory, whatever the server does: a larger
+/// `Content-Length` is refused before the body, a body that grows past it is cut off with its
+/// connection closed, and nothing sent after that is read. Redirects are followed by ``FHIRRedirects``:
+/// to the same scheme or a stronger one only, and without credentials once they leave the origin.
 ///
 /// Calls are synchronous: the sync job is a batch process that does one request at a time per
 /// stream. Every failure is a ``FHIRClientError`` naming the request: no answer (with the transport's
@@ -42,8 +44,7 @@ public final class FHIRClient: @unchecked Sendable {
     /// Seconds all requests of a job may take together (from ``resetRetries()``); past it a request
     /// fails at once with ``FHIRClientError/runTimeout(request:seconds:)``.
     public let runTimeout: TimeInterval
-    private let session: URLSession
-    private let transfers = BoundedTransfers()
+    private let transfers: BoundedTransfers
     private let counter = RetryCounter()
 
     /// Requests sent again so far, for the job's report.
@@ -65,14 +66,7 @@ public final class FHIRClient: @unchecked Sendable {
         self.authorization = authorization
         self.maxResponseBytes = maxResponseBytes
         self.runTimeout = runTimeout
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout * 4
-        session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
-    }
-
-    deinit {
-        session.finishTasksAndInvalidate()
+        transfers = BoundedTransfers(idleTimeout: timeout, inflatedLimit: maxResponseBytes)
     }
 
     // MARK: - Interactions
@@ -188,45 +182,72 @@ public final class FHIRClient: @unchecked Sendable {
     }
 
     private func sendOnce(_ method: String, url: URL, body: Data?, contentType: String?, extraHeaders: [String: String]) throws -> FHIRResponse {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = method
-        request.setValue(format.mediaType, forHTTPHeaderField: "Accept")
-        // A fresh connection per request: libcurl waits out the whole timeout when a server closes a
-        // kept-alive connection under a POST whose body it streams (a 20 s stall, seen in the fault
-        // tests), and a sync job's requests are few and large, so reuse gains little.
-        request.setValue("close", forHTTPHeaderField: "Connection")
-        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        for (name, value) in headers.merging(extraHeaders, uniquingKeysWith: { _, new in new }) {
-            request.setValue(value, forHTTPHeaderField: name)
+        var fields = HeaderFields()
+        fields.set("Accept", format.mediaType)
+        // A fresh connection per request: a sync job's requests are few and large, so reuse gains little,
+        // and a server closing a kept-alive connection under a request cannot fail it.
+        fields.set("Connection", "close")
+        if let contentType { fields.set("Content-Type", contentType) }
+        for (name, value) in headers.merging(extraHeaders, uniquingKeysWith: { _, new in new }) { fields.set(name, value) }
+        if let value = try authorization?.authorization() {
+            fields.set("Authorization", value)
+        } else if let basic = Self.basicCredentials(url), !fields.contains("Authorization") {
+            // A user name and password written into the server's URL, sent as libcurl sent them.
+            fields.set("Authorization", basic)
         }
-        if let value = try authorization?.authorization() { request.setValue(value, forHTTPHeaderField: "Authorization") }
-        request.httpBody = body
         let label = "\(method) \(Self.withoutCredentials(url))"
         let left = runTimeout - counter.runSeconds
         guard left > 0 else { throw FHIRClientError.runTimeout(request: label, seconds: runTimeout) }
-        let outcome = transfers.send(request, through: session, limit: maxResponseBytes, deadline: min(timeout * 4, left))
-        if let size = outcome.oversize { throw FHIRClientError.tooLarge(request: label, bytes: size, limit: maxResponseBytes) }
-        if outcome.timedOut { throw FHIRClientError.timeout(request: label, seconds: min(timeout * 4, left)) }
-        let (data, response, error) = (outcome.data, outcome.response, outcome.error)
-        if let error {
-            let nsError = error as NSError
-            if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorTimedOut {
-                throw FHIRClientError.timeout(request: label, seconds: timeout)
+        // The whole exchange, its redirects included, ends by this deadline, however slowly it trickles.
+        let seconds = min(timeout * 4, left)
+        let deadline = Date().addingTimeInterval(seconds)
+        var request = BoundedTransfers.Request(method: method, url: Self.strippingCredentials(url), headers: fields.list, body: body)
+        var hops = 0
+        while true {
+            let answer: BoundedTransfers.Answer
+            do {
+                answer = try transfers.send(request, limit: maxResponseBytes, deadline: deadline)
+            } catch .tooLarge(let bytes) {
+                throw FHIRClientError.tooLarge(request: label, bytes: bytes, limit: maxResponseBytes)
+            } catch .timedOut(let idle) {
+                throw FHIRClientError.timeout(request: label, seconds: idle ? timeout : seconds)
+            } catch .transport(let reason) {
+                throw FHIRClientError.transport(request: label, reason: reason)
             }
-            throw FHIRClientError.transport(request: label, reason: nsError.localizedDescription)
+            let next: BoundedTransfers.Request?
+            do {
+                next = try FHIRRedirects.next(after: request, answer: answer, origin: url)
+            } catch {
+                throw FHIRClientError.redirectRefused(request: label, location: error.location, reason: error.reason)
+            }
+            guard let next else {
+                let response = FHIRResponse(request: label, status: answer.status, headers: answer.headers, body: answer.body)
+                guard (200..<300).contains(answer.status) else {
+                    throw FHIRClientError.status(request: label, code: answer.status, retryAfter: response.retryAfter, detail: response.errorDetail)
+                }
+                return response
+            }
+            hops += 1
+            guard hops <= FHIRRedirects.maximumHops else {
+                throw FHIRClientError.redirectRefused(
+                    request: label, location: Self.withoutCredentials(next.url), reason: "more than \(FHIRRedirects.maximumHops) redirects")
+            }
+            request = next
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw FHIRClientError.transport(request: label, reason: "no HTTP response")
-        }
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
-        }
-        let answer = FHIRResponse(request: label, status: http.statusCode, headers: fields, body: data)
-        guard (200..<300).contains(http.statusCode) else {
-            throw FHIRClientError.status(request: label, code: http.statusCode, retryAfter: answer.retryAfter, detail: answer.errorDetail)
-        }
-        return answer
+    }
+
+    /// `Basic ...` for a user name and password written into `url`, or nil.
+    static func basicCredentials(_ url: URL) -> String? {
+        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: true), let user = parts.user else { return nil }
+        return "Basic " + Data("\(user):\(parts.password ?? "")".utf8).base64EncodedString()
+    }
+
+    /// `url` without its user name and password (they travel as `Authorization`, never in the URL).
+    static func strippingCredentials(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        parts.user = nil
+        parts.password = nil
+        return parts.url ?? url
     }
 
     /// `url` as reports show it: a password or user name written into it (`http://user:pw@host/`) is
@@ -255,6 +276,20 @@ public final class FHIRClient: @unchecked Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~:|,")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+/// Header fields to send, in order, a name set once whatever its case (a later value replaces it).
+private struct HeaderFields {
+    private(set) var list: [(String, String)] = []
+
+    mutating func set(_ name: String, _ value: String) {
+        list.removeAll { $0.0.caseInsensitiveCompare(name) == .orderedSame }
+        list.append((name, value))
+    }
+
+    func contains(_ name: String) -> Bool {
+        list.contains { $0.0.caseInsensitiveCompare(name) == .orderedSame }
     }
 }
 
@@ -352,6 +387,9 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
     /// An answer that is not the FHIR asked for.
     case notFHIR(request: String, reason: String)
     case invalidRequest(String)
+    /// A redirect ``FHIRRedirects`` does not follow (to a weaker scheme, too many hops), with where it
+    /// led (without credentials) and why.
+    case redirectRefused(request: String, location: String, reason: String)
 
     public var description: String {
         switch self {
@@ -365,6 +403,8 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
             return "\(request): the server answered \(code)" + (detail.map { ": \($0)" } ?? "")
         case .notFHIR(let request, let reason): return "\(request): not a FHIR answer: \(reason)"
         case .invalidRequest(let reason): return "invalid request: \(reason)"
+        case .redirectRefused(let request, let location, let reason):
+            return "\(request): the redirect to \(location) is not followed: \(reason)"
         }
     }
 
@@ -379,7 +419,7 @@ public enum FHIRClientError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .transport, .timeout: return true
         case .status(_, let code, _, _): return code == 429 || (500..<600).contains(code)
-        case .notFHIR, .invalidRequest, .tooLarge, .runTimeout: return false
+        case .notFHIR, .invalidRequest, .tooLarge, .runTimeout, .redirectRefused: return false
         }
     }
 }

@@ -1,104 +1,135 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 
-/// One `GET` of a small JSON document (an issuer's configuration or JWK Set) with two bounds the server
-/// cannot stretch: its size (a `Content-Length` over the limit is refused before the body is read, a body
-/// that grows past it is cut off) and a deadline for the whole exchange, however slowly it trickles.
-enum BoundedFetch {
-    /// The body of `url` when it answers 200 within `deadline` seconds and `limit` bytes.
-    static func get(_ url: URL, limit: Int, deadline: TimeInterval) async throws(IssuerError) -> Data {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: deadline)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let transfer = Transfer(limit: limit)
-        let session = URLSession(configuration: .ephemeral, delegate: transfer, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Transfer.Outcome, Never>) in
-            let task = session.dataTask(with: request)
-            transfer.start(task, continuation: continuation)
-            DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { transfer.expire() }
-        }
-        if outcome.oversize { throw .tooLarge(url: url.absoluteString, limit: limit) }
-        if outcome.timedOut { throw .unreachable(url: url.absoluteString, reason: "no complete answer within \(Int(deadline)) s") }
-        if let error = outcome.error { throw .unreachable(url: url.absoluteString, reason: error.localizedDescription) }
-        guard let status = (outcome.response as? HTTPURLResponse)?.statusCode else {
-            throw .unreachable(url: url.absoluteString, reason: "no HTTP answer")
-        }
-        guard status == 200 else { throw .unreachable(url: url.absoluteString, reason: "HTTP \(status)") }
-        return outcome.data
+/// `GET`s of small JSON documents (an issuer's discovery document and JWK Set) on AsyncHTTPClient,
+/// with bounds the server cannot stretch:
+///
+/// - size: a `Content-Length` over the limit is refused before the body is read, a body that grows past
+///   it is refused at the limit (`collect(upTo:)`), and its connection is closed, so nothing the server
+///   sends after that is read or kept (URLSession on Linux could not promise this);
+/// - time: a deadline for the whole exchange, redirects and body included, however slowly it trickles;
+/// - redirects: the client follows none by itself; each hop is checked against the issuer's rule
+///   (``refusal(_:)``: https, plain http only on the loopback, no user info), at most
+///   ``maximumRedirects`` of them, so that a redirect cannot lead where naming the URL could not.
+///
+/// One client per instance, on the process's shared event loops, shut down when the instance goes.
+final class BoundedFetch: Sendable {
+    /// Redirects followed per fetch at most.
+    static let maximumRedirects = 3
+
+    private let client: HTTPClient
+
+    init() {
+        let configuration = HTTPClient.Configuration(
+            // Never followed by the client: `get` checks every hop against the issuer's rule.
+            redirectConfiguration: .disallow,
+            timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(10)),
+            // Asks for no compression, so takes none: the limit is on the bytes as sent.
+            decompression: .disabled
+        )
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    /// The delegate of one request: collects the body within its limit and resumes the waiter once.
-    private final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-        struct Outcome {
-            var data = Data()
-            var response: URLResponse?
-            var error: (any Error)?
-            var oversize = false
-            var timedOut = false
+    deinit {
+        // Non-blocking: the owner may go away on any thread.
+        client.shutdown { _ in }
+    }
+
+    /// The fetch an ``IssuerTokenVerifier`` reads the network with: one client, kept as long as the
+    /// verifier keeps the closure.
+    static func network() -> @Sendable (URL, Int, TimeInterval) async throws(IssuerError) -> Data {
+        let fetcher = BoundedFetch()
+        return { url, limit, deadline throws(IssuerError) in try await fetcher.get(url, limit: limit, deadline: deadline) }
+    }
+
+    /// ``get(_:limit:deadline:)`` on a client of its own, for a single fetch.
+    static func get(_ url: URL, limit: Int, deadline: TimeInterval) async throws(IssuerError) -> Data {
+        try await BoundedFetch().get(url, limit: limit, deadline: deadline)
+    }
+
+    /// Why `url` may not be read for an issuer, or nil when it may: https, or plain http on 127.0.0.1,
+    /// ::1 or localhost (for tests and local issuers), with no user name or password. The same rule as
+    /// the issuer's own URL and its `jwks_uri`.
+    static func refusal(_ url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return "not an absolute URL" }
+        guard url.user == nil, url.password == nil else { return "a URL with a user name or password" }
+        guard scheme == "https" || (scheme == "http" && IssuerConfiguration.isLoopback(host)) else {
+            return "must be https (http only on 127.0.0.1, ::1 or localhost)"
         }
+        return nil
+    }
 
-        private let limit: Int
-        private let lock = NSLock()
-        private var outcome = Outcome()
-        private var continuation: CheckedContinuation<Outcome, Never>?
-        private var task: URLSessionTask?
-
-        init(limit: Int) {
-            self.limit = limit
-        }
-
-        func start(_ task: URLSessionDataTask, continuation: CheckedContinuation<Outcome, Never>) {
-            lock.withLock {
-                self.continuation = continuation
-                self.task = task
+    /// The body of `url` when it answers 200 within `deadline` seconds and `limit` bytes, following at
+    /// most ``maximumRedirects`` redirects that each keep to ``refusal(_:)``'s rule.
+    func get(_ url: URL, limit: Int, deadline: TimeInterval) async throws(IssuerError) -> Data {
+        let name = url.absoluteString
+        // At most a day, so that the nanoseconds cannot overflow.
+        let deadline = min(max(0, deadline), 86_400)
+        let result: Result<Data, IssuerError> = await withTaskGroup(of: Result<Data, IssuerError>?.self) { group in
+            group.addTask { await self.follow(url, limit: limit, deadline: .now() + .nanoseconds(Int64(deadline * 1e9))) }
+            group.addTask {
+                // The whole exchange's deadline: the body has none of its own in AsyncHTTPClient.
+                try? await Task.sleep(nanoseconds: UInt64(deadline * 1e9))
+                return Task.isCancelled ? nil : .failure(.unreachable(url: name, reason: "no complete answer within \(Int(deadline)) s"))
             }
-            task.resume()
+            var first: Result<Data, IssuerError>?
+            while first == nil, let next = await group.next() { first = next }
+            // Cancelling the fetch closes its connection: nothing it read is kept.
+            group.cancelAll()
+            return first ?? .failure(.unreachable(url: name, reason: "no answer"))
         }
+        return try result.get()
+    }
 
-        /// Ends the request with what it has, marked as `change` says, cancelling it unless it completed;
-        /// the first end wins.
-        private func finish(cancelling: Bool, _ change: (inout Outcome) -> Void) {
-            let resume: (CheckedContinuation<Outcome, Never>, Outcome, URLSessionTask?)? = lock.withLock {
-                guard let continuation else { return nil }
-                change(&outcome)
-                self.continuation = nil
-                return (continuation, outcome, task)
+    /// The fetch and its redirects, each hop checked before it is sent.
+    private func follow(_ url: URL, limit: Int, deadline: NIODeadline) async -> Result<Data, IssuerError> {
+        let name = url.absoluteString
+        var current = url
+        for hop in 0...Self.maximumRedirects {
+            if let reason = Self.refusal(current) {
+                return .failure(.unreachable(url: name, reason: hop == 0 ? reason : "its redirect to \(Self.withoutCredentials(current)) is not followed: \(reason)"))
             }
-            guard let resume else { return }
-            if cancelling { resume.2?.cancel() }
-            resume.0.resume(returning: resume.1)
-        }
-
-        func expire() {
-            finish(cancelling: true) { $0.timedOut = true }
-        }
-
-        func urlSession(
-            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-        ) {
-            let tooLarge = response.expectedContentLength > Int64(limit)
-            lock.withLock { outcome.response = response }
-            completionHandler(tooLarge ? .cancel : .allow)
-            if tooLarge { finish(cancelling: true) { $0.oversize = true } }
-        }
-
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-            let tooLarge: Bool = lock.withLock {
-                guard outcome.data.count + data.count <= limit else { return true }
-                outcome.data.append(data)
-                return false
-            }
-            if tooLarge { finish(cancelling: true) { $0.oversize = true; $0.data = Data() } }
-        }
-
-        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            finish(cancelling: false) { outcome in
-                outcome.error = error
-                if outcome.response == nil { outcome.response = task.response }
+            var request = HTTPClientRequest(url: current.absoluteString)
+            request.headers.add(name: "Accept", value: "application/json")
+            do {
+                let response = try await client.execute(request, deadline: deadline)
+                if [301, 302, 303, 307, 308].contains(Int(response.status.code)) {
+                    guard let location = response.headers.first(name: "location"),
+                          let target = URL(string: location, relativeTo: current)?.absoluteURL
+                    else { return .failure(.unreachable(url: name, reason: "HTTP \(response.status.code) without a usable Location")) }
+                    current = target
+                    continue
+                }
+                guard response.status == .ok else { return .failure(.unreachable(url: name, reason: "HTTP \(response.status.code)")) }
+                let body = try await response.body.collect(upTo: limit)
+                return .success(Data(body.readableBytesView))
+            } catch is NIOTooManyBytesError {
+                return .failure(.tooLarge(url: name, limit: limit))
+            } catch {
+                return .failure(.unreachable(url: name, reason: Self.describe(error)))
             }
         }
+        return .failure(.unreachable(url: name, reason: "more than \(Self.maximumRedirects) redirects"))
+    }
+
+    /// `url` without a user name or password, for messages.
+    static func withoutCredentials(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? url.absoluteString
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .readTimeout, .connectTimeout: return "no answer within 10 s"
+            case .deadlineExceeded: return "no complete answer in time"
+            default: return "\(error)"
+            }
+        }
+        return "\(error)"
     }
 }

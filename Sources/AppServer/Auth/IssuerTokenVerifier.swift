@@ -87,10 +87,8 @@ public final class IssuerTokenVerifier: AccessTokenVerifier {
         fetch: (@Sendable (URL, Int, TimeInterval) async throws(IssuerError) -> Data)? = nil
     ) {
         self.configuration = configuration
-        let network: @Sendable (URL, Int, TimeInterval) async throws(IssuerError) -> Data = { url, limit, deadline throws(IssuerError) in
-            try await BoundedFetch.get(url, limit: limit, deadline: deadline)
-        }
-        keys = IssuerKeys(configuration: configuration, logger: logger, fetch: fetch ?? network)
+        // The network: one bounded client (AsyncHTTPClient), kept while the verifier lives.
+        keys = IssuerKeys(configuration: configuration, logger: logger, fetch: fetch ?? BoundedFetch.network())
     }
 
     /// Fetches the issuer's keys now (at start-up), so that the first token does not wait for them.
