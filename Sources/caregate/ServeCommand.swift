@@ -22,6 +22,11 @@ struct ServeCommand: ParsableCommand {
             patient/*.rs (SMART v1 or v2); pushes need patient/Observation.write or patient/Observation.cu \
             (or the same on patient/*). See Docs/app-auth.md.
 
+            What it accepts at once is bounded (see Docs/security.md): idle connections close after \
+            --idle-timeout, a request's body must end within --request-timeout of its head, past \
+            --max-connections new connections wait in the listen backlog, past --max-uploads a push is \
+            answered 503 with Retry-After, and pushes run on --push-workers threads.
+
             Example:
               caregate serve --store caregate.sqlite --key server.key --issuer https://login.example.org --audience https://caregate.example.org
             """
@@ -49,8 +54,50 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (debug and below may show patient ids).", valueName: "level"))
     var logLevel: String = "info"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds a connection may stay open with no request under way, or take to send a request's head (default \(Int(ServerLimits.defaultIdleTimeout))).",
+        valueName: "seconds"))
+    var idleTimeout: Double = ServerLimits.defaultIdleTimeout
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds from a request's head to the end of its body; a slower body closes the connection (default \(Int(ServerLimits.defaultRequestTimeout))).",
+        valueName: "seconds"))
+    var requestTimeout: Double = ServerLimits.defaultRequestTimeout
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Connections open at once (default \(ServerLimits.defaultMaxConnections)); past it new ones wait in the listen backlog and idle ones are closed.",
+        valueName: "count"))
+    var maxConnections: Int = ServerLimits.defaultMaxConnections
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Pushes (request bodies) read and stored at once (default \(ServerLimits.defaultMaxUploads)); past it a push is answered 503 with Retry-After.",
+        valueName: "count"))
+    var maxUploads: Int = ServerLimits.defaultMaxUploads
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Threads that store pushes, each possibly waiting for the store's writer (default \(ServerLimits.defaultPushWorkers)); more pushes queue.",
+        valueName: "count"))
+    var pushWorkers: Int = ServerLimits.defaultPushWorkers
+
+    /// What the server accepts at once, from the options.
+    var limits: ServerLimits {
+        ServerLimits(
+            idleTimeout: idleTimeout, requestTimeout: requestTimeout, maxConnections: maxConnections, maxUploads: maxUploads, pushWorkers: pushWorkers)
+    }
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        let seconds = ServerLimits.timeoutRange
+        guard seconds.contains(idleTimeout) else { throw ValidationError("--idle-timeout must be \(seconds.lowerBound)...\(Int(seconds.upperBound)) seconds") }
+        guard seconds.contains(requestTimeout) else {
+            throw ValidationError("--request-timeout must be \(seconds.lowerBound)...\(Int(seconds.upperBound)) seconds")
+        }
+        let connections = ServerLimits.connectionsRange, uploads = ServerLimits.uploadsRange, workers = ServerLimits.pushWorkersRange
+        guard connections.contains(maxConnections) else {
+            throw ValidationError("--max-connections must be \(connections.lowerBound)...\(connections.upperBound)")
+        }
+        guard uploads.contains(maxUploads) else { throw ValidationError("--max-uploads must be \(uploads.lowerBound)...\(uploads.upperBound)") }
+        guard workers.contains(pushWorkers) else { throw ValidationError("--push-workers must be \(workers.lowerBound)...\(workers.upperBound)") }
         guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let issuer {
             // The default audience names no server: an issuer's tokens must be bound to this one.
@@ -73,7 +120,7 @@ struct ServeCommand: ParsableCommand {
         defer { withExtendedLifetime(serving) {} }
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
-        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier)
+        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits)
         let (host, port, logLevel) = (host, port, logLevel)
         let outcome = ServeOutcome()
         let done = DispatchSemaphore(value: 0)
