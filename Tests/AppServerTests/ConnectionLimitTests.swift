@@ -162,6 +162,23 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertTrue(answers.all.allSatisfy { $0.hasPrefix("HTTP/1.1 4") || $0.hasPrefix("HTTP/1.1 2") }, "\(Set(answers.all))")
     }
 
+    func testLimitsOutsideTheirBoundsAreUsageErrors() throws {
+        let folder = try makeScratchFolder("limits-usage")
+        let store = folder.appendingPathComponent("store.sqlite").path, key = folder.appendingPathComponent("server.key").path
+        for (option, value) in [
+            ("--idle-timeout", "0"), ("--idle-timeout", "nan"), ("--request-timeout", "-1"), ("--request-timeout", "inf"),
+            ("--max-connections", "0"), ("--max-uploads", "0"), ("--push-workers", "0"), ("--push-workers", "100000"),
+        ] {
+            let run = try CLIRunner.run(["serve", "--store", store, "--key", key, option, value])
+            XCTAssertEqual(run.status, 2, "\(option) \(value): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains(option), "\(option) \(value): \(run.stderr)")
+        }
+        let help = try CLIRunner.run(["serve", "--help"])
+        for option in ["--idle-timeout", "--request-timeout", "--max-connections", "--max-uploads", "--push-workers"] {
+            XCTAssertTrue(help.stdout.contains(option), "serve --help does not name \(option)")
+        }
+    }
+
     /// The thread count of the server's process, from /proc.
     private func threads(of server: AppServerProcess) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(server.processIdentifier)/status", encoding: .utf8)
