@@ -107,9 +107,12 @@ public struct AppServer: Sendable {
         self.limits = limits
     }
 
-    /// Seconds as NIO's time amount.
+    /// Seconds as NIO's time amount, within ``ServerLimits/timeoutRange`` (a value from a library caller
+    /// outside it, or not a number, never traps).
     private static func amount(_ seconds: Double) -> TimeAmount {
-        .nanoseconds(Int64((seconds * 1_000_000_000).rounded()))
+        let range = ServerLimits.timeoutRange
+        let bounded = seconds.isNaN ? range.upperBound : min(max(seconds, range.lowerBound), range.upperBound)
+        return .nanoseconds(Int64((bounded * 1_000_000_000).rounded()))
     }
 
     /// Whether `name` is a log level ``run(host:port:logLevel:)`` knows.
