@@ -125,6 +125,47 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertTrue(taken, "pushes stayed refused after the stalled uploads left")
     }
 
+    func testStalledLargePushesHoldNoMoreMemoryThanTheUploadCapAllows() throws {
+        let (server, token, _) = try serve("stalled-memory", ["--max-uploads", "4", "--request-timeout", "300", "--idle-timeout", "300"])
+        defer { server.stop() }
+        let before = try peakMemoryMB(of: server)
+        // Forty pushes of just under 8 MiB each, every byte but the last few sent, then left hanging:
+        // unbounded, the server held them all (about 300 MB); four are read, the rest refused unread.
+        let length = 8_300_000
+        // Kept alive: a refused push's body is read and dropped, as a client that sends it anyway expects.
+        let head = push(token: token, contentLength: length).replacingOccurrences(of: "Connection: close\r\n\r\n{", with: "\r\n")
+        let body = String(repeating: " ", count: length - 16)
+        let serverPort = port(server)
+        let stalled = Answers()
+        let connections = ConnectionsKept()
+        let group = DispatchGroup()
+        for _ in 0..<40 {
+            group.enter()
+            // A thread each: forty blocking sends at once.
+            Thread {
+                if let connection = try? RawConnection(port: serverPort) {
+                    connections.keep(connection)
+                    if connection.send(head), connection.send(body) { stalled.add("sent") }
+                }
+                group.leave()
+            }.start()
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 600), .success)
+        let after = try peakMemoryMB(of: server)
+        print("peak memory of caregate serve: \(before) MB, \(after) MB after 40 stalled pushes of 8.3 MB (\(stalled.all.count) fully sent)")
+        XCTAssertLessThan(after - before, 4 * 2 * 9 + 48, "stalled pushes past the upload cap were held in memory")
+        withExtendedLifetime(connections) {}
+    }
+
+    /// The server's peak resident memory (VmHWM), in MB.
+    private func peakMemoryMB(of server: AppServerProcess) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(server.processIdentifier)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        else { throw RawConnection.Failure("no VmHWM in /proc") }
+        return kilobytes / 1024
+    }
+
     func testBurstOfPushesKeepsTheServersThreadsBounded() throws {
         let workers = 2
         let (server, token, store) = try serve("push-burst", ["--push-workers", "\(workers)", "--max-uploads", "200"])
@@ -187,6 +228,13 @@ final class ConnectionLimitTests: XCTestCase {
         else { throw RawConnection.Failure("no thread count in /proc") }
         return count
     }
+}
+
+/// Connections opened on several threads, kept open until the test ends.
+private final class ConnectionsKept: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connections: [RawConnection] = []
+    func keep(_ connection: RawConnection) { lock.withLock { connections.append(connection) } }
 }
 
 /// The status lines of concurrent pushes.

@@ -14,6 +14,9 @@ final class RawConnection {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure("socket: errno \(errno)") }
         if !waiting { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
+        // A send the server stops reading gives up (``send(_:)`` answers false) rather than block the test.
+        var patience = timeval(tv_sec: 20, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -34,7 +37,7 @@ final class RawConnection {
         init(_ description: String) { self.description = description }
     }
 
-    /// Sends `text`; false when the server has closed the connection.
+    /// Sends `text`; false when the server has closed the connection, or read nothing for 20 s.
     @discardableResult
     func send(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
