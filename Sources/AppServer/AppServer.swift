@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import NIOCore
 import Insights
 import Logging
 import Store
@@ -18,6 +20,7 @@ import Store
 /// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
 /// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
+/// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
     /// Checks CareGate's own tokens.
@@ -26,12 +29,16 @@ public struct AppServer: Sendable {
     public let issuer: IssuerTokenVerifier?
     /// The measurements and rules the Insights series reads (Mappings/insights.yaml by default).
     public let insightsRules: InsightsRules
+    /// Idle and request timeouts, caps on connections and uploads, push threads.
+    public let limits: ServerLimits
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
-        insightsRules: InsightsRules = (try? InsightsRules.defaults()) ?? InsightsRules(file: "", measurements: [], chart: nil, rules: [])
+        insightsRules: InsightsRules = (try? InsightsRules.defaults()) ?? InsightsRules(file: "", measurements: [], chart: nil, rules: []),
+        limits: ServerLimits = ServerLimits()
     ) {
         self.store = store
+        self.limits = limits
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
         self.issuer = issuer
         self.insightsRules = insightsRules
@@ -52,24 +59,60 @@ public struct AppServer: Sendable {
         let access = PatientAccessMiddleware(
             verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store, tokens: VerifiedTokenCache(),
             trail: AuditTrailWriter(store: store))
-        let api = router.group("carekit/v1").add(middleware: access)
+        // After the token check: only a client with a valid token takes an upload place.
+        let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
         return router
     }
 
-    /// The application listening on `host:port`.
+    /// The application listening on `host:port`, holding what ``limits`` allow: connections idle or slow
+    /// past their timeouts are closed, past the connection cap new ones wait in the listen backlog, and
+    /// pushes run on ``ServerLimits/pushWorkers`` threads.
     public func application(host: String, port: Int, logLevel: Logger.Level = .info) -> some ApplicationProtocol {
         var logger = Logger(label: "caregate.serve")
         logger.logLevel = logLevel
+        StoreWork.writerThreads = limits.pushWorkers
+        let registry = ConnectionRegistry(maximum: limits.maxConnections, graceAtCapacity: Self.amount(ServerLimits.idleGraceAtCapacity))
+        let requestTimeout = Self.amount(limits.requestTimeout)
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGuard(registry: registry, requestTimeout: requestTimeout)],
+            idleTimeout: Self.amount(limits.idleTimeout))
         return Application(
-            router: router(), configuration: .init(address: .hostname(host, port: port), serverName: "CareGate"), logger: logger)
+            router: router(), server: .http1(configuration: http1),
+            configuration: .init(address: .hostname(host, port: port), serverName: "CareGate", availableConnectionsDelegate: ConnectionCap(registry: registry)),
+            logger: logger)
     }
 
     /// Serves on `host:port` until SIGINT or SIGTERM. `logLevel` is a swift-log level name (`info`...).
+    /// The connection cap is lowered, with a warning, when the open-file limit cannot hold it.
     public func run(host: String, port: Int, logLevel: String) async throws {
-        try await application(host: host, port: port, logLevel: Logger.Level(rawValue: logLevel) ?? .info).runService()
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let (fitted, warning) = DescriptorLimit.fitted(limits)
+        let server = AppServer(store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted)
+        if let warning {
+            var logger = Logger(label: "caregate.serve")
+            logger.logLevel = level
+            logger.warning("\(warning)")
+        }
+        try await server.application(host: host, port: port, logLevel: level).runService()
+    }
+
+    private init(store: any AppSyncStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits) {
+        self.store = store
+        self.verifier = verifier
+        self.issuer = issuer
+        self.insightsRules = insightsRules
+        self.limits = limits
+    }
+
+    /// Seconds as NIO's time amount, within ``ServerLimits/timeoutRange`` (a value from a library caller
+    /// outside it, or not a number, never traps).
+    private static func amount(_ seconds: Double) -> TimeAmount {
+        let range = ServerLimits.timeoutRange
+        let bounded = seconds.isNaN ? range.upperBound : min(max(seconds, range.lowerBound), range.upperBound)
+        return .nanoseconds(Int64((bounded * 1_000_000_000).rounded()))
     }
 
     /// Whether `name` is a log level ``run(host:port:logLevel:)`` knows.

@@ -20,7 +20,8 @@ struct ServeCommand: AsyncParsableCommand {
               caregate serve --store caregate.sqlite --key server.key \\
                 --issuer https://login.example.org --audience https://caregate.example.org
 
-            More: Docs/app-api.md, Docs/app-auth.md, Docs/security.md (limits).
+            More: Docs/app-api.md, Docs/app-auth.md, Docs/security.md (the limits below: connections, \
+            uploads, timeouts, push workers).
             """
     )
 
@@ -49,9 +50,51 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Days the audit trail keeps entries and refusal counts; older ones are pruned at start and hourly.", valueName: "days"))
     var auditRetentionDays: Int = AuditRetention.defaultDays
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds a connection may stay open with no request under way, or take to send a request's head (default \(Int(ServerLimits.defaultIdleTimeout))).",
+        valueName: "seconds"))
+    var idleTimeout: Double = ServerLimits.defaultIdleTimeout
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds from a request's head to the end of its body; a slower body closes the connection (default \(Int(ServerLimits.defaultRequestTimeout))).",
+        valueName: "seconds"))
+    var requestTimeout: Double = ServerLimits.defaultRequestTimeout
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Connections open at once (default \(ServerLimits.defaultMaxConnections)); past it new ones wait in the listen backlog and idle ones are closed.",
+        valueName: "count"))
+    var maxConnections: Int = ServerLimits.defaultMaxConnections
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Pushes (request bodies) read and stored at once (default \(ServerLimits.defaultMaxUploads)); past it a push is answered 503 with Retry-After.",
+        valueName: "count"))
+    var maxUploads: Int = ServerLimits.defaultMaxUploads
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Threads that store pushes, each possibly waiting for the store's writer (default \(ServerLimits.defaultPushWorkers)); more pushes queue.",
+        valueName: "count"))
+    var pushWorkers: Int = ServerLimits.defaultPushWorkers
+
+    /// What the server accepts at once, from the options.
+    var limits: ServerLimits {
+        ServerLimits(
+            idleTimeout: idleTimeout, requestTimeout: requestTimeout, maxConnections: maxConnections, maxUploads: maxUploads, pushWorkers: pushWorkers)
+    }
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard (1...AuditRetention.maximumDays).contains(auditRetentionDays) else { throw ValidationError("--audit-retention-days must be 1...\(AuditRetention.maximumDays)") }
+        let seconds = ServerLimits.timeoutRange
+        guard seconds.contains(idleTimeout) else { throw ValidationError("--idle-timeout must be \(seconds.lowerBound)...\(Int(seconds.upperBound)) seconds") }
+        guard seconds.contains(requestTimeout) else {
+            throw ValidationError("--request-timeout must be \(seconds.lowerBound)...\(Int(seconds.upperBound)) seconds")
+        }
+        let connections = ServerLimits.connectionsRange, uploads = ServerLimits.uploadsRange, workers = ServerLimits.pushWorkersRange
+        guard connections.contains(maxConnections) else {
+            throw ValidationError("--max-connections must be \(connections.lowerBound)...\(connections.upperBound)")
+        }
+        guard uploads.contains(maxUploads) else { throw ValidationError("--max-uploads must be \(uploads.lowerBound)...\(uploads.upperBound)") }
+        guard workers.contains(pushWorkers) else { throw ValidationError("--push-workers must be \(workers.lowerBound)...\(workers.upperBound)") }
         guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let issuer {
             // The default audience names no server: an issuer's tokens must be bound to this one.
@@ -73,7 +116,7 @@ struct ServeCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(serving) {} }
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
-        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier)
+        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits)
         if let issuerVerifier {
             // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
             do { _ = try await issuerVerifier.refreshKeys() } catch {

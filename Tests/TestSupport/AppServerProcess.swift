@@ -41,6 +41,9 @@ public final class AppServerProcess: @unchecked Sendable {
         _ = try? running.wait()
     }
 
+    /// The server's process id (to read its /proc entry: threads, descriptors).
+    public var processIdentifier: Int32 { running.processIdentifier }
+
     /// Stops the server and returns what it printed.
     @discardableResult
     public func stop() -> CLIRunner.Result? {

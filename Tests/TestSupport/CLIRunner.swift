@@ -85,6 +85,9 @@ public struct CLIRunner {
 
         public var isRunning: Bool { process.isRunning }
 
+        /// Its process id (to read its /proc entry).
+        public var processIdentifier: Int32 { process.processIdentifier }
+
         /// What it has written on standard error so far.
         public var standardErrorSoFar: String {
             String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
