@@ -25,8 +25,10 @@ extension MappingRun {
         let candidates = try matching.candidates(for: key, patientID: patientID, codes: codes, basedOn: basedOn) { () throws(MappingFailure) -> String? in
             try string(entity.field("logTitle"), item: item)
         }
-        if let (task, occurrence) = OutcomeTaskMatching.firstOccurrence(among: candidates, at: time) {
-            return OutcomeContribution(taskID: task.id, occurrence: occurrence, values: values, source: key, logTask: nil, provenance: provenance)
+        if let (task, occurrence, isCurrent) = matching.firstOccurrence(among: candidates, at: time) {
+            return OutcomeContribution(
+                taskID: task.id, taskUUID: isCurrent ? nil : task.uuid, occurrence: occurrence, values: values, source: key, logTask: nil,
+                provenance: provenance)
         }
         // 4. A log: one all-day task per patient and code, each measurement a value of that day's outcome.
         // One log per code; an Observation coded by text only is logged under its text.

@@ -139,6 +139,8 @@ public final class Importer {
                 ledger: ledger, writeLastEntities: writeLastEntities)
         }
         try writeLastEntities()
+        // Long-running plan and order tasks: a current version starting recently, once all is placed.
+        try RecentTaskStart(store: store, options: options, ledger: ledger).run(taskIDs: catalog.plannedTaskIDs)
         releaseElsewhere(consume index)
         return ledger.finish(coverage: engine.coverage?.unread(), seconds: Date().timeIntervalSince(started))
     }

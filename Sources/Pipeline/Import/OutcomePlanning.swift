@@ -83,6 +83,17 @@ final class OutcomePlanner {
     private var logStart: LogTaskStart
     /// The version of a log that owns a value's day.
     private lazy var logVersions = LogVersionPlacement(reads: reads, options: options.mapping)
+    /// Earlier versions of tasks asked for, by version uuid: read once per task and import.
+    private var earlierVersions: [UUID: PlannedTask] = [:]
+    private var earlierVersionsRead: Set<String> = []
+
+    /// Version `uuid` of task `id`, read from the store's history of it once per import.
+    private func earlierVersion(_ uuid: UUID, of id: String) throws -> PlannedTask? {
+        if earlierVersionsRead.insert(id).inserted {
+            for version in try reads.versions(ofTask: id) { earlierVersions[version.uuid] = PlannedTask(version) }
+        }
+        return earlierVersions[uuid]
+    }
     /// How the occurrences of each log version count, by version uuid: worked out once per import.
     private var logVersionDays: [UUID: LogTaskStart.Days] = [:]
 
@@ -215,6 +226,18 @@ final class OutcomePlanner {
                 continue
             }
             var occurrenceIndex = contribution.occurrence
+            // An earlier version the mapping matched (its time is before the current version takes effect).
+            if let uuid = contribution.taskUUID, uuid != task.task.uuid {
+                guard let earlier = try earlierVersion(uuid, of: taskID) else {
+                    let source = contribution.source
+                    let (origin, raw) = plan.byKey[source] ?? (ImportOrigin(file: "?"), nil)
+                    plan.reporting.append {
+                        $0.fail(type: source.type, origin: origin, key: source, path: nil, "its task \(taskID)'s version \(uuid) is not in the store", payload: raw)
+                    }
+                    continue
+                }
+                task = earlier
+            }
             if contribution.isLogged {
                 // A log value's day counts from the epoch; it goes on the version owning that day, its
                 // occurrence that of its day among the version's (``LogTaskStart/Days``).

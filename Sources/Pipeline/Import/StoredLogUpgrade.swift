@@ -37,7 +37,7 @@ struct StoredLogUpgrade {
         guard !options.dryRun, !patientIDs.isEmpty else { return [] }
         let logs = catalog.observationLogs(ofPatients: patientIDs).sorted { $0.id < $1.id }
         guard !logs.isEmpty else { return [] }
-        let lastEventStarts = try lastOutcomeEventStarts(of: logs.filter { !LogTaskStart.isReadingDays($0.schedule) })
+        let lastEventStarts = try store.lastOutcomeEventStarts(ofTasks: logs.filter { !LogTaskStart.isReadingDays($0.schedule) }.map(\.id))
         var logStart = LogTaskStart(options: options.mapping, logDays: [:])
         let todayNumber = options.mapping.dayNumber(of: today) ?? 0
         var versions: [CareTask] = []
@@ -85,19 +85,6 @@ struct StoredLogUpgrade {
     static func startsOnEpoch(_ log: CareTask) -> Bool {
         guard let element = log.schedule.elements.first else { return false }
         return MappingOptions(timeZone: element.timeZone).dayNumber(of: element.start) == 0
-    }
-
-    /// The latest outcome event start of each of `logs`, over every version of it, by log id.
-    private func lastOutcomeEventStarts(of logs: [CareTask]) throws -> [String: Date] {
-        // Both reads bind their ids a statement's worth at a time themselves.
-        var logOfVersion: [UUID: String] = [:]
-        for case .task(let version) in try store.histories(.task, ids: logs.map(\.id)) { logOfVersion[version.uuid] = version.id }
-        var last: [String: Date] = [:]
-        for (uuid, start) in try store.lastOutcomeEventStarts(taskUUIDs: Array(logOfVersion.keys)) {
-            guard let id = logOfVersion[uuid] else { continue }
-            last[id] = max(last[id] ?? start, start)
-        }
-        return last
     }
 
     /// Writes the new versions in one transaction, or one by one when the store refuses it, so that a
