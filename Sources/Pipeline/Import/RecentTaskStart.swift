@@ -8,11 +8,14 @@ import Store
 /// the task began (`OCKScheduleElement.events(from:to:)` steps from the element's start: a daily
 /// medication ordered in 1928 costs some 35,800 steps a day).
 ///
-/// A task whose current version's elements have more than ``maximumSteps`` events before today gets one
-/// new version taking effect at the start of the *cut* day: today for a task with events to come, the day
-/// after its schedule's end for one that has ended, and never before the day after its last outcome (of
-/// any version, tombstones included: no outcome ever made falls in the new version's span) nor before
-/// the current version takes effect. Each element continues from its first event on or after the cut
+/// A task whose current version starts more than two years (2 × ``recentDays``) before today and has more
+/// than ``maximumSteps`` events before today gets one new version taking effect at the start of the *cut*
+/// day: a year (``recentDays``) before today for a task with events to come, so that a chart of the last
+/// year and today's events both walk only the new version; the day after its schedule's end for one that
+/// has ended; and never before the day after its last outcome (of any version, tombstones included: no
+/// outcome ever made falls in the new version's span) nor before the current version takes effect. A
+/// version is so at most about two years of events when an import makes it; it gets a new one when it
+/// is older (about once a year for a task still running). Each element continues from its first event on or after the cut
 /// (``ScheduleElement/continued(from:)``: the same events, numbered from 0); an element that has ended
 /// is left out, and a version left with none gets one all-day element on the day before it takes effect,
 /// which CareKit never shows (it computes a version's events from its effective date).
@@ -27,8 +30,11 @@ struct RecentTaskStart {
     let store: any Store
     let options: ImportOptions
     let ledger: ImportLedger
-    /// More events than this before today (a year of a daily task) make a task long-running.
+    /// More events than this before today (a year of a daily task) make a task long-running...
     static let maximumSteps = 400
+    /// ... when its schedule also starts more than twice this many days ago; the new version starts this
+    /// many days before today.
+    static let recentDays = 365
 
     /// Gives the long-running tasks among `taskIDs` their recent version. Returns the new versions.
     /// Writes nothing in a dry run.
@@ -38,10 +44,12 @@ struct RecentTaskStart {
     func run(taskIDs: [String], today: Date = Date()) throws -> [CareTask] {
         guard !options.dryRun, !taskIDs.isEmpty else { return [] }
         let mapping = options.mapping
-        guard let todayNumber = mapping.dayNumber(of: today), let todayStart = mapping.startOfDay(number: todayNumber) else { return [] }
+        guard let todayNumber = mapping.dayNumber(of: today), let todayStart = mapping.startOfDay(number: todayNumber),
+              let longAgo = mapping.startOfDay(number: todayNumber - 2 * Self.recentDays) else { return [] }
         var longRunning: [CareTask] = []
         for chunk in taskIDs.sorted().chunked(500) {
-            for task in try store.tasks(EntityQuery(ids: chunk)) where !task.isObservationLog && task.metadata.deletedDate == nil {
+            for task in try store.tasks(EntityQuery(ids: chunk))
+            where !task.isObservationLog && task.metadata.deletedDate == nil && task.schedule.startDate < longAgo {
                 let steps = task.schedule.elements.reduce(0) { $0 + $1.stepsBefore(todayStart) }
                 if steps > Self.maximumSteps { longRunning.append(task) }
             }
@@ -50,7 +58,7 @@ struct RecentTaskStart {
         let lastOutcomes = try store.lastOutcomeEventStarts(ofTasks: longRunning.map(\.id))
         var versions: [CareTask] = []
         for task in longRunning {
-            var day = todayNumber
+            var day = todayNumber - Self.recentDays
             if let end = task.schedule.endDate, end <= todayStart { day = mapping.firstDayStarting(atOrAfter: end) }
             if let last = lastOutcomes[task.id].flatMap(mapping.dayNumber(of:)) { day = max(day, last + 1) }
             day = max(day, mapping.firstDayStarting(atOrAfter: task.metadata.effectiveDate))
