@@ -70,6 +70,32 @@ final class RecentTaskStartTests: XCTestCase {
         XCTAssertEqual(try store.outcomes(.current).first { $0.metadata.provenance?.fhirID == "o1" }?.id, placed.id)
     }
 
+    func testAStoredLongRunningVersionOfUnchangedContentGetsItsRecentSchedule() throws {
+        // A store in the old shape: its current version of m1 runs from 2020, with the content hash the
+        // mapping makes again (here: a copy of the first version written over the recent one).
+        let store = try makeStore()
+        let folder = try input()
+        // No Observation of m1 (the version written here takes effect after its schedule starts, which no
+        // import makes); a weight, so that the import has outcomes to place and tasks to look at.
+        _ = try folder.writeFile("o1.json", #"{"resourceType":"Observation","id":"o1","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"29463-7"}]},"subject":{"reference":"Patient/p"},"effectiveDateTime":"2020-06-01T23:00:00Z","valueQuantity":{"value":70,"unit":"kg","system":"http://unitsofmeasure.org","code":"kg"}}"#)
+        _ = try importFiles([folder.path], into: store)
+        let chain = try versions(taskID, in: store)
+        var old = chain[0]
+        old.metadata.effectiveDate = chain[1].metadata.effectiveDate
+        var batch = StoreBatch()
+        batch.append(.update(.task(old)))
+        _ = try store.apply(batch)
+        XCTAssertEqual(try versions(taskID, in: store).last?.schedule, chain[0].schedule)
+        // The next import finds the content unchanged and gives that version a recent one: its schedule
+        // is the recent one, not the mapped content's (which the import hashed and did not write).
+        let report = try importFiles([folder.path], into: store)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        let recent = try XCTUnwrap(versions(taskID, in: store).last)
+        let start = try XCTUnwrap(recent.schedule.elements.first?.start)
+        XCTAssertGreaterThanOrEqual(start, recent.metadata.effectiveDate, "\(start)")
+        XCTAssertEqual(try importFiles([folder.path], into: store).entitiesUpdated, 0, "and the import after changes nothing")
+    }
+
     func testAnEndedOrderGetsAVersionWithNoEventFromTheDayAfterItsEnd() throws {
         let store = try makeStore()
         let report = try importFiles([try input().path], into: store)

@@ -70,6 +70,10 @@ struct RecentTaskStart {
         }
         var written: [CareTask] = []
         for version in versions {
+            // The mapping kept the content JSON of each task it hashed, by hash, for the write of that
+            // task; one found unchanged was never written, and its JSON (with the schedule from the start)
+            // would be taken for this version, which keeps that hash: taking it here leaves it unused.
+            _ = try? ContentJSON.payload(of: .task(version))
             var batch = StoreBatch()
             batch.append(.update(.task(version)))
             do {
