@@ -13,29 +13,35 @@ import Foundation
 /// - 2: usage errors (bad options, failed `validate()`), rather than ArgumentParser's EX_USAGE (64), and
 ///   errors that say so (a configuration, credentials or a server that cannot be used at all).
 public enum CommandLineRunner {
-    /// Runs a command line whose commands are all synchronous (the benchmarks).
+    /// Runs a command line: parses it, runs the command, and exits with its status.
+    ///
+    /// A synchronous command runs on the main thread, as a plain `main` would run it (the import's threads
+    /// and their priorities are set relative to it). A command that waits (a server: an
+    /// `AsyncParsableCommand`) gets its task, and the main thread is handed to Dispatch (`dispatchMain`),
+    /// which is what an async `main` does; nothing blocks on a semaphore.
     public static func run<Root: ParsableCommand>(_ root: Root.Type) -> Never {
         HeapTuning.apply()
+        var command: any ParsableCommand
         do {
-            var command = try Root.parseAsRoot()
-            try command.run()
-            Foundation.exit(0)
+            command = try Root.parseAsRoot()
         } catch {
             exit(for: error, root: Root.self)
         }
-    }
-
-    /// Runs a command line some of whose commands wait (a server): those are `AsyncParsableCommand`s and
-    /// are awaited; the others stay synchronous and run on this, the main, thread.
-    public static func run<Root: AsyncParsableCommand>(_ root: Root.Type) async -> Never {
-        HeapTuning.apply()
-        do {
-            var command = try Root.parseAsRoot()
-            if var waiting = command as? any AsyncParsableCommand {
-                try await waiting.run()
-            } else {
-                try command.run()
+        if let waiting = command as? any AsyncParsableCommand {
+            let parsed = UncheckedBox(waiting)
+            Task {
+                var waiting = parsed.value
+                do {
+                    try await waiting.run()
+                    Foundation.exit(0)
+                } catch {
+                    exit(for: error, root: Root.self)
+                }
             }
+            dispatchMain()
+        }
+        do {
+            try command.run()
             Foundation.exit(0)
         } catch {
             exit(for: error, root: Root.self)

@@ -5,7 +5,7 @@ import Foundation
 
 /// The `caregate` command line: a thin shell over the library modules, one file per subcommand.
 @main
-struct CareGate: AsyncParsableCommand {
+struct CareGate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caregate",
         abstract: "Gateway between FHIR R4 provider systems and CareKit-style care apps.",
@@ -36,7 +36,7 @@ struct CareGate: AsyncParsableCommand {
     )
 
     /// Runs the command line (``CommandLineRunner`` turns errors into messages and exit statuses).
-    static func main() async {
-        await CommandLineRunner.run(CareGate.self)
+    static func main() {
+        CommandLineRunner.run(CareGate.self)
     }
 }
