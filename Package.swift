@@ -43,6 +43,10 @@ let package = Package(
         // Reading FHIR servers and issuers with every answer bounded in memory, for real (issue 41):
         // its collectors close the connection at the limit, where URLSession on Linux read on.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // SwiftNIO's own modules, which the server's connection limits and the bounded client use directly
+        // (Hummingbird and AsyncHTTPClient are built on them).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -115,11 +119,14 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
         ]),
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
         .target(name: "AppServer", dependencies: [
-            "CareModel", "Store", "Insights", "Pipeline", "FileSafety",
+            "CareModel", "Store", "Insights", "Pipeline", "FileSafety", "FHIRCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.
@@ -127,6 +134,9 @@ let package = Package(
             .product(name: "JWTKit", package: "jwt-kit"), .product(name: "ExtrasBase64", package: "swift-extras-base64"),
             // The issuer's discovery document and key set, read within their limits (BoundedFetch).
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         ],
             // Docs/openapi.json (linked in as Resources/openapi.json), served at GET /openapi.json.
             resources: [.embedInCode("Resources/openapi.json")]

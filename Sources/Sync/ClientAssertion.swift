@@ -1,4 +1,5 @@
 import Crypto
+import FHIRCore
 import Foundation
 import JWTKit
 
@@ -19,7 +20,7 @@ extension SMARTBackendServices {
 
     /// The signed assertion for the token endpoint `audience`, from synchronous code (the token exchange).
     func assertion(audience: String, now: Date = Date()) throws -> String {
-        try waitForSigning { try await self.signedAssertion(audience: audience, now: now) }
+        try waitForTask { try await self.signedAssertion(audience: audience, now: now) }
     }
 
     /// The signed assertion for the token endpoint `audience`: ES384 with a P-384 key, RS384 with an RSA
@@ -36,24 +37,4 @@ extension SMARTBackendServices {
             iss: clientID, sub: clientID, aud: audience, jti: UUID().uuidString.lowercased(), exp: Int(now.timeIntervalSince1970) + 300)
         return try await keys.sign(claims, header: header)
     }
-}
-
-/// Runs `operation` from synchronous code and waits for it on this thread: jwt-kit signs only through
-/// its `JWTKeyCollection` actor, and the sync job's token exchange is synchronous. Never called from
-/// async code (a thread of Swift's cooperative pool waiting here could wait for a task that needs it).
-/// The app server has the same helper (AppServer's `waitForTask`): neither module depends on the other.
-private func waitForSigning<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = SigningOutcome<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do { outcome.result = .success(try await operation()) } catch { outcome.result = .failure(error) }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.result.get()
-}
-
-/// Written once by the task before it signals, read once after the wait: the semaphore orders the two.
-private final class SigningOutcome<T: Sendable>: @unchecked Sendable {
-    var result: Result<T, any Error> = .failure(CancellationError())
 }

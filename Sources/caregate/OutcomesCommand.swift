@@ -90,12 +90,15 @@ struct OutcomesAdd: ParsableCommand {
     }
 
     private func record(in store: any Store) throws {
-        guard let current = try store.tasks(EntityQuery(ids: [task])).first else {
+        guard let latest = try store.tasks(EntityQuery(ids: [task])).first else {
             throw CommandFailure("no task '\(task)' in \(storeOptions.store) (caregate store dump --kind task lists them)")
         }
-        guard current.schedule.hasOccurrence(occurrence) else {
+        guard latest.schedule.hasOccurrence(occurrence) else {
             throw CommandFailure("task '\(task)' has no occurrence \(occurrence) in its schedule")
         }
+        // The occurrence the current schedule names belongs to the version in effect at its start (an
+        // import may have given a long-running task a later version): the outcome goes on that one.
+        let (current, occurrence) = try Self.owner(of: occurrence, latest: latest, in: store)
         let zone = current.schedule.elements.first?.timeZone ?? .current
         let recorded = try time.map { try DateArgument.parse($0, option: "--time", timeZone: zone) } ?? Date()
         var values: [OutcomeValue] = []
@@ -124,6 +127,20 @@ struct OutcomesAdd: ParsableCommand {
         let summary = try store.apply(batch)
         let queued = summary.outboxEntryIDs.map { "#\($0)" }.joined(separator: ", ")
         print("outcome \(id): \(all.count) value(s)\(summary.unchanged > 0 ? ", unchanged" : ", queued for export as outbox entry \(queued)")")
+    }
+
+    /// The task version that owns occurrence `occurrence` of `latest`'s schedule, and the index of that
+    /// event in the owner's schedule: `latest` itself when the event starts in its time, else the version in
+    /// effect at the event's start, when its schedule has that event.
+    static func owner(of occurrence: Int, latest: CareTask, in store: any Store) throws -> (CareTask, Int) {
+        guard let start = latest.schedule.eventStart(occurrence: occurrence), start < latest.effectiveDate else { return (latest, occurrence) }
+        let versions = try store.histories(.task, ids: [latest.id]).compactMap { entity -> CareTask? in
+            if case .task(let task) = entity { return task } else { return nil }
+        }
+        guard let owner = versions.last(where: { $0.effectiveDate <= start && $0.deletedDate == nil }),
+              let event = owner.schedule.events(from: start, to: start.addingTimeInterval(1)).first(where: { $0.start == start })
+        else { return (latest, occurrence) }
+        return (owner, event.occurrence)
     }
 
     private static func pick(_ list: [String], _ position: Int) -> String? {

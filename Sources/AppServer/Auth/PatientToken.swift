@@ -1,4 +1,5 @@
 @preconcurrency import Crypto
+import FHIRCore
 import Foundation
 import JWTKit
 

@@ -1,13 +1,12 @@
-import Foundation
+import Dispatch
 
 /// Runs `operation` from synchronous code and waits for it on this thread.
 ///
-/// jwt-kit signs and verifies only through its `JWTKeyCollection` actor; the synchronous entry points
-/// that remain (``PatientToken/issue(patientID:key:audience:lifetime:now:)`` for `caregate patients
-/// token`, ``TokenVerifier/verify(_:now:)`` for callers without a task) wait here. Never call it from
-/// async code, which has the async variants: a thread of Swift's cooperative pool waiting here could
-/// wait for a task that needs it.
-func waitForTask<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
+/// For the synchronous entry points over async-only libraries (jwt-kit signs and verifies only through
+/// its `JWTKeyCollection` actor): `caregate patients token`'s callers without a task, the sync job's
+/// SMART client assertion. Never call it from async code, which has the async variants: a thread of
+/// Swift's cooperative pool waiting here could wait for a task that needs it.
+package func waitForTask<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
     let outcome = TaskOutcome<T>()
     let done = DispatchSemaphore(value: 0)
     Task.detached {
