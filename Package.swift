@@ -89,9 +89,11 @@ let package = Package(
         // The default mapping files (Mappings/, linked in as Sources/Mapping/Defaults) compiled into the
         // binary, so that a `caregate` copied alone has them; an edited file takes effect at the next build.
         .target(
-            name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams")],
+            // Crypto: the SHA-1 of a file result's attachment (R4 Attachment.hash).
+            name: "Mapping", dependencies: ["FHIR", "CareModel", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Defaults/README.md", "Defaults/mapping.schema.json"],
             resources: [
+                .embedInCode("Defaults/ActiveTaskExport.yaml"),
                 .embedInCode("Defaults/CarePlan.yaml"),
                 .embedInCode("Defaults/MedicationRequest.yaml"),
                 .embedInCode("Defaults/Observation.yaml"),

@@ -74,32 +74,54 @@ struct ExportRendering: Sendable {
         guard let stream else {
             var bytes = FHIRJSON.write(exported.observation)
             bytes.append(0x0A)
+            for companion in exported.companions {
+                bytes.append(FHIRJSON.write(companion.resource))
+                bytes.append(0x0A)
+            }
             if let provenance = exported.provenance {
                 bytes.append(FHIRJSON.write(provenance))
                 bytes.append(0x0A)
             }
-            return Rendered(bytes: bytes, entries: exported.provenance == nil ? 1 : 2)
+            return Rendered(bytes: bytes, entries: 1 + exported.companions.count + (exported.provenance == nil ? 0 : 1))
         }
         var entries = 1
         let conditional = options.request == .conditional && options.bundleType != .collection
-        let observationURL = "urn:uuid:\(Self.nameBasedUUID("Observation/\(exported.id)"))"
+        // The first resource is an Observation, or an active task's DocumentReference; companions follow it.
+        let type = exported.observation.resourceType ?? "Observation"
+        let observationURL = "urn:uuid:\(Self.nameBasedUUID("\(type)/\(exported.id)"))"
+        let companionURLs = exported.companions.map { "urn:uuid:\(Self.nameBasedUUID("\($0.resourceType)/\($0.id)"))" }
         var observation = exported.observation
         var provenance = exported.provenance
         if conditional {
             observation.children.removeAll { $0.name == "id" }
             provenance?.children.removeAll { $0.name == "id" }
             if var pointing = provenance {
+                var urls = ["\(type)/\(exported.id)": observationURL]
+                for (companion, url) in zip(exported.companions, companionURLs) { urls["\(companion.resourceType)/\(companion.id)"] = url }
                 pointing.children = pointing.children.map {
-                    $0.name == "target" ? Element(name: "target", children: [Element(name: "reference", value: observationURL)]) : $0
+                    guard $0.name == "target" else { return $0 }
+                    let url = $0.childValue("reference").flatMap { urls[$0] } ?? observationURL
+                    return Element(name: "target", children: [Element(name: "reference", value: url)])
                 }
                 provenance = pointing
             }
         }
         let condition = "identifier=\(identifierSystem)|\(outcomeID)"
         var bytes = stream.entry(entry(observation, fullURL: observationURL, request: {
-            guard conditional else { return ("PUT", "Observation/\(exported.id)", nil) }
-            return exported.isFirstVersion ? ("POST", "Observation", condition) : ("PUT", "Observation?\(condition)", nil)
+            guard conditional else { return ("PUT", "\(type)/\(exported.id)", nil) }
+            return exported.isFirstVersion ? ("POST", type, condition) : ("PUT", "\(type)?\(condition)", nil)
         }()), first: true)
+        for (companion, url) in zip(exported.companions, companionURLs) {
+            var resource = companion.resource
+            let companionCondition = "identifier=\(identifierSystem)|\(companion.identifierValue)"
+            if conditional { resource.children.removeAll { $0.name == "id" } }
+            bytes.append(stream.entry(entry(resource, fullURL: url, request: {
+                guard conditional else { return ("PUT", "\(companion.resourceType)/\(companion.id)", nil) }
+                return exported.isFirstVersion
+                    ? ("POST", companion.resourceType, companionCondition) : ("PUT", "\(companion.resourceType)?\(companionCondition)", nil)
+            }()), first: false))
+            entries += 1
+        }
         if let provenance, let id = exported.provenance?.childValue("id") {
             // Its id is the outcome version's uuid: a Provenance per version, and a urn:uuid as it is.
             let url = "urn:uuid:\(id)"

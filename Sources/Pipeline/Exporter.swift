@@ -91,9 +91,11 @@ public final class Exporter {
     /// export); the command line shows them with `--verbose`.
     public var onPhase: ((Phase) -> Void)?
 
-    public init(store: any Store, mapping: ExportMapping, options: ExportOptions) {
+    /// `activeTasks`: what active tasks' outcomes become (``ActiveTaskMapping``); without it, every
+    /// outcome is a generic Observation.
+    public init(store: any Store, mapping: ExportMapping, activeTasks: ActiveTaskMapping? = nil, options: ExportOptions) {
         self.store = store
-        self.exporter = OutcomeExporter(mapping: mapping)
+        self.exporter = OutcomeExporter(mapping: mapping, activeTasks: activeTasks)
         self.options = options
     }
 
@@ -246,9 +248,11 @@ public final class Exporter {
         do {
             let exported = try exporter.export(try input.get())
             let problems = validator.validate(exported.observation).errors + (exported.provenance.map { validator.validate($0).errors } ?? [])
+                + exported.companions.flatMap { validator.validate($0.resource).errors }
             guard problems.isEmpty else {
-                let outcome = ValidationReport(issues: problems).operationOutcome(source: "Observation/\(exported.id)")
-                return .failure(Refusal(reason: "the exported Observation is invalid: \(problems[0].diagnostics)", payload: FHIRJSON.write(outcome)))
+                let type = exported.observation.resourceType ?? "Observation"
+                let outcome = ValidationReport(issues: problems).operationOutcome(source: "\(type)/\(exported.id)")
+                return .failure(Refusal(reason: "the exported \(type) is invalid: \(problems[0].diagnostics)", payload: FHIRJSON.write(outcome)))
             }
             return .success(exported)
         } catch let refusal as ExportRefusal {

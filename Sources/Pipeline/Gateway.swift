@@ -112,10 +112,11 @@ public final class Gateway: Sendable {
 
     /// The export job over the mapping set's export mapping.
     public func exporter(configure: (inout ExportOptions) -> Void = { _ in }) throws -> Exporter {
-        guard let mapping = try mappings().export else { throw ExportError.noExportMapping }
+        let set = try mappings()
+        guard let mapping = set.export else { throw ExportError.noExportMapping }
         var exportOptions = options.export
         configure(&exportOptions)
-        return Exporter(store: store, mapping: mapping, options: exportOptions)
+        return Exporter(store: store, mapping: mapping, activeTasks: set.activeTasks, options: exportOptions)
     }
 
     /// Writes the outbox's pending outcomes as FHIR Observations (with Provenance) to a file, a folder

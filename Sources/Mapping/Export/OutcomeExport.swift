@@ -40,6 +40,9 @@ public struct ExportedObservation: Sendable {
     /// picks the request, not the status: a later version edited before any was sent is `final`, and
     /// still goes as an update.
     public var isFirstVersion: Bool
+    /// Further resources of the outcome (an active task's other Observations and file results), written
+    /// after the first and named by its Provenance too (``ActiveTaskResultExporter``).
+    public var companions: [ExportedCompanion] = []
 }
 
 /// Why an outcome cannot be exported; it goes to dead letters with this reason.
@@ -75,9 +78,12 @@ public struct ExportRefusal: Error, Sendable, CustomStringConvertible {
 /// - basedOn: the CarePlan or MedicationRequest the task was made from.
 public struct OutcomeExporter: Sendable {
     public let mapping: ExportMapping
+    /// The active tasks: an outcome of a task whose codes one names becomes what it maps its results to.
+    public let activeTasks: ActiveTaskMapping?
 
-    public init(mapping: ExportMapping) {
+    public init(mapping: ExportMapping, activeTasks: ActiveTaskMapping? = nil) {
         self.mapping = mapping
+        self.activeTasks = activeTasks
     }
 
     /// The Observation id of outcome `outcomeID`.
@@ -86,6 +92,14 @@ public struct OutcomeExporter: Sendable {
     }
 
     public func export(_ input: OutcomeExportInput) throws -> ExportedObservation {
+        if let task = activeTasks?.task(forCodes: input.task.metadata.linkage.codes) {
+            return try ActiveTaskResultExporter(generic: self, task: task).export(input)
+        }
+        return try exportGeneric(input)
+    }
+
+    /// The generic Observation of an outcome (no active task's mapping).
+    func exportGeneric(_ input: OutcomeExportInput) throws -> ExportedObservation {
         let outcome = input.outcome
         let refuse = { (reason: String) in ExportRefusal(outcomeID: outcome.id, reason: reason) }
         guard let patientReference = Self.reference(of: input.patient?.metadata.provenance, types: ["Patient"]) else {
@@ -154,7 +168,7 @@ public struct OutcomeExporter: Sendable {
     }
 
     /// When the outcome version was written: the Observation's `issued` and the Provenance's `recorded`.
-    private static func recorded(_ outcome: Outcome) -> Date {
+    static func recorded(_ outcome: Outcome) -> Date {
         outcome.metadata.updatedDate ?? outcome.metadata.createdDate ?? outcome.metadata.effectiveDate
     }
 
@@ -177,7 +191,7 @@ public struct OutcomeExporter: Sendable {
         return Element(name: "code", children: children)
     }
 
-    private static func coding(_ coding: ExportMapping.Coding) -> Element {
+    static func coding(_ coding: ExportMapping.Coding) -> Element {
         var children: [Element] = []
         if let system = coding.system { children.append(Element(name: "system", value: system)) }
         children.append(Element(name: "code", value: coding.code))
@@ -201,7 +215,7 @@ public struct OutcomeExporter: Sendable {
         return key.isEmpty ? nil : Element(name: "code", children: [Element(name: "text", value: key)])
     }
 
-    private func effective(of outcome: Outcome, task: CareTask, zone: TimeZone) -> Element {
+    func effective(of outcome: Outcome, task: CareTask, zone: TimeZone) -> Element {
         // The values' own time when they share one that still places the Observation in this occurrence
         // (import places an Observation by its time), else the occurrence's window.
         let times = Set(outcome.values.compactMap(\.createdDate))

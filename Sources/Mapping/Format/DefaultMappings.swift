@@ -4,6 +4,7 @@
 /// that every `.yaml` of the folder is).
 enum DefaultMappings {
     static let files: [(name: String, text: String)] = [
+        ("ActiveTaskExport.yaml", PackageResources.ActiveTaskExport_yaml),
         ("CarePlan.yaml", PackageResources.CarePlan_yaml),
         ("MedicationRequest.yaml", PackageResources.MedicationRequest_yaml),
         ("Observation.yaml", PackageResources.Observation_yaml),

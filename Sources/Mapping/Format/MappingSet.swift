@@ -13,10 +13,14 @@ public struct MappingSet: Sendable {
     public private(set) var byType: [String: ResourceMapping]
     /// How outcomes become Observations (the file with `export: outcome`); a user's replaces the default.
     public private(set) var export: ExportMapping?
+    /// What ResearchKit active tasks' results become (the file with `export: active-task`); a user's
+    /// replaces the default.
+    public private(set) var activeTasks: ActiveTaskMapping?
 
-    public init(_ mappings: [ResourceMapping], export: ExportMapping? = nil) {
+    public init(_ mappings: [ResourceMapping], export: ExportMapping? = nil, activeTasks: ActiveTaskMapping? = nil) {
         byType = Dictionary(mappings.map { ($0.resourceType, $0) }, uniquingKeysWith: { _, last in last })
         self.export = export
+        self.activeTasks = activeTasks
     }
 
     /// The mapping of `resourceType`, if any.
@@ -135,11 +139,22 @@ public struct MappingSet: Sendable {
         var problems: [MappingProblem] = []
         var seen: [String: String] = [:]
         var export: ExportMapping?
+        var activeTasks: ActiveTaskMapping?
         for file in files {
             let root = try? Yams.compose(yaml: file.text)
             // The care-team report's rules (insights.yaml, marked by `insights:`) are no resource mapping:
             // the Insights module reads and checks them.
             if let root, root.mapping?.keys.contains(where: { $0.string == "insights" }) == true { continue }
+            if let root, ActiveTaskMappingParser.isActiveTaskMapping(root) {
+                var parser = ActiveTaskMappingParser(file: file.name)
+                let parsed = parser.parse(root)
+                problems += parser.problems
+                if let earlier = activeTasks, parsed != nil {
+                    problems.append(MappingProblem(at: MappingLocation(file: file.name, line: 1, column: 1), "active tasks are already mapped by \(earlier.file)"))
+                }
+                activeTasks = parsed ?? activeTasks
+                continue
+            }
             if let root, ExportMappingParser.isExportMapping(root) {
                 var parser = ExportMappingParser(file: file.name)
                 let parsed = parser.parse(root)
@@ -167,7 +182,7 @@ public struct MappingSet: Sendable {
             seen[mapping.resourceType] = file.name
             if !parser.hasErrors, !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
         }
-        return (MappingSet(mappings, export: export), problems, extending, unusableExtending)
+        return (MappingSet(mappings, export: export, activeTasks: activeTasks), problems, extending, unusableExtending)
     }
 
     /// Layers `extensions` (files with `extends: default`) over this set.
@@ -181,6 +196,7 @@ public struct MappingSet: Sendable {
     mutating func layer(_ user: MappingSet) {
         for (type, mapping) in user.byType { byType[type] = mapping }
         if let export = user.export { self.export = export }
+        if let activeTasks = user.activeTasks { self.activeTasks = activeTasks }
     }
 }
 
