@@ -1,6 +1,7 @@
 import CareModel
 import FHIR
 import Foundation
+import TestSupport
 import XCTest
 import Yams
 @testable import Mapping
@@ -174,5 +175,28 @@ final class ActiveTaskMappingTests: XCTestCase {
 
     func testNoTasks() throws {
         try assertIssue("export: active-task\n", .missingKey, at: 1, 1)
+    }
+}
+
+/// Mappings/mapping.schema.json knows the active-task mapping's keys (the shipped file is checked against
+/// the schema by ``MappingSchemaTests``).
+final class ActiveTaskMappingSchemaTests: XCTestCase {
+    func testTheSchemaNamesTheParsersKeys() throws {
+        let url = Corpus.projectRoot.appendingPathComponent("Mappings/mapping.schema.json")
+        let schema = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let definitions = try XCTUnwrap(schema["definitions"] as? [String: Any])
+        func keys(_ path: [String]) -> Set<String> {
+            let node = path.reduce(definitions as Any?) { node, key in
+                if let array = node as? [String: Any], key == "items" { return array["items"] }
+                return (node as? [String: Any])?[key]
+            }
+            return Set(((node as? [String: Any])?["properties"] as? [String: Any] ?? [:]).keys)
+        }
+        XCTAssertEqual(keys(["activeTaskMapping"]), ActiveTaskMappingParser.keys)
+        XCTAssertEqual(keys(["activeTaskMapping", "properties", "tasks", "items"]), ActiveTaskMappingParser.taskKeys)
+        XCTAssertEqual(keys(["activeTaskMapping", "properties", "tasks", "items", "properties", "observations", "items"]), ActiveTaskMappingParser.observationKeys)
+        XCTAssertEqual(keys(["activeTaskMapping", "properties", "tasks", "items", "properties", "documents", "items"]), ActiveTaskMappingParser.documentKeys)
+        XCTAssertEqual(keys(["activeTaskResult"]), ActiveTaskMappingParser.resultKeys)
+        XCTAssertEqual(keys(["activeTaskComponent"]), ActiveTaskMappingParser.resultKeys)
     }
 }

@@ -166,19 +166,20 @@ struct ActiveTaskMappingParser {
             return nil
         }
         let keys = checkedKeys(mapping, allowed: Self.resultKeys, in: "a result")
-        guard let kind = self.kind(keys["kind"], in: node) else { return nil }
-        var result = ActiveTaskMapping.Result(kind: kind)
+        // Every part is checked, also when the kind is broken: one run names every mistake.
+        let kind = self.kind(keys["kind"], in: node)
+        var result = ActiveTaskMapping.Result(kind: kind ?? "")
         if let code = keys["code"] {
             result.code = coding(code, defaultSystem: codeSystem)
         } else if needsCode {
-            report(.missingCode, at: node, "the component '\(kind)' needs `code:` (LOINC where one exists, else a code of `code-system:`)")
+            report(.missingCode, at: node, "the component '\(kind ?? "")' needs `code:` (LOINC where one exists, else a code of `code-system:`)")
         }
         if let unit = keys["unit"] {
             if let text = unit.string, !text.isEmpty, Self.isUCUM(text) { result.unit = text } else {
                 report(.nonUCUMUnit, at: unit, "'\(unit.string ?? "")' is not a UCUM unit (`m`, `s`, `dB`, `{taps}`, `%`)")
             }
         }
-        return result
+        return kind == nil ? nil : result
     }
 
     private mutating func parseDocument(_ node: Node, codeSystem: String) -> ActiveTaskMapping.Document? {
