@@ -9,7 +9,7 @@ import TestSupport
 import XCTest
 
 /// Active-task results end to end (issue 43 item 3): a care plan whose activities are a six-minute walk
-/// (LOINC 64098-7), a tone audiometry (LOINC 89015-2) and a voice recording, synced from a real FHIR
+/// (LOINC 64098-7), a timed walk, a tone audiometry (LOINC 89015-2) and a voice recording, synced from a real FHIR
 /// server (sekmet-fhir); a device records the results through `caregate serve` as CareKit would (outcome
 /// values whose `kind` names each result, the recording a `Data` value); `caregate sync --once` writes
 /// them back as the mapped Observations and a DocumentReference, each valid R4 (`caregate validate` on
@@ -34,7 +34,8 @@ final class ActiveTaskLiveTests: XCTestCase {
                 "activity": [
                   \(activity("http://loinc.org", "64098-7", "Six minute walk test")),
                   \(activity("http://loinc.org", "89015-2", "Hearing test")),
-                  \(activity("urn:caregate:active-task", "voice-recording", "Voice recording"))
+                  \(activity("urn:caregate:active-task", "voice-recording", "Voice recording")),
+                  \(activity("urn:caregate:active-task", "timed-walk", "Timed 25-foot walk"))
                 ]}}
             ]}
             """
@@ -43,7 +44,7 @@ final class ActiveTaskLiveTests: XCTestCase {
         return file
     }
 
-    func testToneAudiometryASixMinuteWalkAndARecordingReachTheFHIRServer() throws {
+    func testToneAudiometryTimedWalksAndARecordingReachTheFHIRServer() throws {
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
         let folder = try makeScratchFolder("active-task-live")
@@ -66,7 +67,7 @@ final class ActiveTaskLiveTests: XCTestCase {
 
         let written = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
         XCTAssertEqual(written.status, 0, written.stdout + written.stderr)
-        XCTAssertTrue(written.stdout.contains("3 acknowledged"), written.stdout)
+        XCTAssertTrue(written.stdout.contains("4 acknowledged"), written.stdout)
 
         let server = FHIRClient(base: fhir.base)
         let walk = try XCTUnwrap(try search(server, "Observation", code: "http://loinc.org|64098-7").first, "the six-minute walk")
@@ -74,6 +75,10 @@ final class ActiveTaskLiveTests: XCTestCase {
         XCTAssertEqual(walk.child(named: "component")?.child(named: "valueQuantity").map(Self.quantity), ["360", "s", "http://unitsofmeasure.org", "s"])
         XCTAssertEqual(walk.child(named: "subject")?.childValue("reference"), "Patient/at-pat")
         XCTAssertEqual(walk.child(named: "basedOn")?.childValue("reference"), "CarePlan/at-plan")
+
+        let timed = try XCTUnwrap(try search(server, "Observation", code: "urn:caregate:active-task|timed-walk").first, "the timed walk")
+        XCTAssertEqual(timed.child(named: "valueQuantity").map(Self.quantity), ["7.4", "s", "http://unitsofmeasure.org", "s"])
+        XCTAssertEqual(timed.children(named: "component").compactMap { $0.child(named: "valueQuantity")?.childValue("value") }, ["7.62"])
 
         let audiogram = try XCTUnwrap(try search(server, "Observation", code: "http://loinc.org|89015-2").first, "the audiogram")
         let thresholds = audiogram.children(named: "component").map { component in
@@ -95,7 +100,15 @@ final class ActiveTaskLiveTests: XCTestCase {
         XCTAssertEqual(document.child(named: "context")?.child(named: "related")?.childValue("reference"), "CarePlan/at-plan")
 
         // What the server holds is valid R4, by the project's validator.
-        for (name, resource) in [("walk", walk), ("audiogram", audiogram), ("recording", document)] {
+        // One Provenance per outcome, naming what it became.
+        let provenances = try search(server, "Provenance", code: nil)
+        XCTAssertEqual(provenances.count, 4)
+        let targets = Set(provenances.flatMap { $0.children(named: "target").compactMap { $0.childValue("reference") } })
+        for resource in [walk, timed, audiogram, document] {
+            XCTAssertTrue(targets.contains("\(resource.resourceType ?? "")/\(resource.childValue("id") ?? "")"), "\(targets)")
+        }
+
+        for (name, resource) in [("walk", walk), ("timed", timed), ("audiogram", audiogram), ("recording", document)] {
             let path = folder.appendingPathComponent("\(name).json")
             try FHIRJSON.write(resource).write(to: path)
             let validated = try CLIRunner.run(["validate", path.path])
@@ -142,9 +155,22 @@ final class ActiveTaskLiveTests: XCTestCase {
         let recording = outcome(try task("urn:caregate:active-task|voice-recording"), [
             OutcomeValue(.binary(recording), units: "audio/mp4", kind: "recording"),
         ])
+        let timed = outcome(try task("urn:caregate:active-task|timed-walk"), [
+            OutcomeValue(.double(7.4), units: "s", kind: "duration"), OutcomeValue(.double(7.62), units: "m", kind: "distance"),
+        ])
+        // A recording past the push limit (8 MiB a push, base64 in JSON) is refused whole, nothing stored.
+        let tooLong = outcome(try task("urn:caregate:active-task|voice-recording"), [
+            OutcomeValue(.binary(Data(count: 6_400_000)), units: "audio/mp4", kind: "recording"),
+        ])
+        do {
+            try await client.push(revisions: [CareKitRevisionRecord(entities: [tooLong], knowledgeVector: knowledge)], knowledge: knowledge)
+            XCTFail("a recording past the push limit was taken")
+        } catch let AppClientError.refused(status, code, _) {
+            XCTAssertEqual([String(status), code], ["413", "too-large"])
+        }
         let pushed = try await client.push(
-            revisions: [CareKitRevisionRecord(entities: [walk, audiogram, recording], knowledgeVector: knowledge)], knowledge: knowledge)
-        XCTAssertEqual(pushed.stored, 3)
+            revisions: [CareKitRevisionRecord(entities: [walk, audiogram, recording, timed], knowledgeVector: knowledge)], knowledge: knowledge)
+        XCTAssertEqual(pushed.stored, 4)
     }
 
     /// Every `type` on the server, those coded `code` (`system|code`) when given (filtered here: a token
