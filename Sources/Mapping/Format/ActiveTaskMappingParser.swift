@@ -283,10 +283,7 @@ struct ActiveTaskMappingParser {
             && !text.contains("\n") && text.utf8.count <= 255
     }
 
-    static func isAbsoluteURI(_ text: String) -> Bool {
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, !text.contains(" ") else { return false }
-        return text[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) } && text[text.index(after: colon)...].count > 0
-    }
+    static func isAbsoluteURI(_ text: String) -> Bool { ExportMappingParser.isAbsoluteURI(text) }
 
     private mutating func report(_ issue: ActiveTaskMappingIssue, at node: Node?, _ message: String) {
         let problem = MappingProblem(at: MappingParser.location(of: node, file: file), message)

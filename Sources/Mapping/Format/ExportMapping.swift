@@ -171,7 +171,7 @@ struct ExportMappingParser {
         return nil
     }
 
-    private static func isAbsoluteURI(_ text: String) -> Bool {
+    static func isAbsoluteURI(_ text: String) -> Bool {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, !text.contains(" ") else { return false }
         return text[..<colon].allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) } && text[text.index(after: colon)...].count > 0
     }

@@ -147,22 +147,14 @@ public struct MappingSet: Sendable {
             if let root, root.mapping?.keys.contains(where: { $0.string == "insights" }) == true { continue }
             if let root, ActiveTaskMappingParser.isActiveTaskMapping(root) {
                 var parser = ActiveTaskMappingParser(file: file.name)
-                let parsed = parser.parse(root)
+                keep(parser.parse(root), in: &activeTasks, from: file.name, file: \.file, twice: "active tasks are already mapped by")
                 problems += parser.problems
-                if let earlier = activeTasks, parsed != nil {
-                    problems.append(MappingProblem(at: MappingLocation(file: file.name, line: 1, column: 1), "active tasks are already mapped by \(earlier.file)"))
-                }
-                activeTasks = parsed ?? activeTasks
                 continue
             }
             if let root, ExportMappingParser.isExportMapping(root) {
                 var parser = ExportMappingParser(file: file.name)
-                let parsed = parser.parse(root)
+                keep(parser.parse(root), in: &export, from: file.name, file: \.file, twice: "outcomes are already exported by")
                 problems += parser.problems
-                if let earlier = export, parsed != nil {
-                    problems.append(MappingProblem(at: MappingLocation(file: file.name, line: 1, column: 1), "outcomes are already exported by \(earlier.file)"))
-                }
-                export = parsed ?? export
                 continue
             }
             var parser = MappingParser(file: file.name)
@@ -183,6 +175,16 @@ public struct MappingSet: Sendable {
             if !parser.hasErrors, !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
         }
         return (MappingSet(mappings, export: export, activeTasks: activeTasks), problems, extending, unusableExtending)
+
+        /// A mapping a set holds one of (the export mapping, the active-task mapping): the parsed one
+        /// replaces the earlier, and a second one among the files is reported.
+        func keep<Parsed>(_ parsed: Parsed?, in kept: inout Parsed?, from name: String, file: KeyPath<Parsed, String>, twice: String) {
+            guard let parsed else { return }
+            if let earlier = kept {
+                problems.append(MappingProblem(at: MappingLocation(file: name, line: 1, column: 1), "\(twice) \(earlier[keyPath: file])"))
+            }
+            kept = parsed
+        }
     }
 
     /// Layers `extensions` (files with `extends: default`) over this set.
