@@ -167,6 +167,16 @@ final class ActiveTaskResultExportTests: XCTestCase {
         XCTAssertEqual(exported.observation.childValue("status"), "entered-in-error")
     }
 
+    /// An outcome recorded without values (the test was not finished): the task's first Observation code,
+    /// data absent.
+    func testAnEmptyResultSaysTheDataIsAbsent() throws {
+        let exported = try exporter().export(try input(codes: ["http://loinc.org|89015-2"], values: []))
+        assertValid(exported)
+        XCTAssertEqual(codings(exported.observation), ["http://loinc.org|89015-2"])
+        XCTAssertEqual(exported.observation.child(named: "dataAbsentReason")?.child(named: "coding")?.childValue("code"), "unknown")
+        XCTAssertTrue(exported.observation.children(named: "component").isEmpty)
+    }
+
     func testWhatTheTaskDoesNotTakeIsRefusedWithTheReason() throws {
         let walk = ["http://loinc.org|64098-7"]
         let cases: [([OutcomeValue], String)] = [
