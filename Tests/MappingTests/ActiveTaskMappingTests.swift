@@ -151,6 +151,14 @@ final class ActiveTaskMappingTests: XCTestCase {
         try assertIssue(Self.sound.replacingOccurrences(of: "{kind: duration,", with: "{kind: distance,"), .repeatedKind, at: 3, 5)
     }
 
+    func testTwoObservationsOfOneName() throws {
+        let twice = Self.sound.replacingOccurrences(of: "    documents:", with: """
+                  - {code: "http://loinc.org|64098-7", value: {kind: pace, unit: m/s}}
+                documents:
+            """)
+        try assertIssue(twice, .repeatedKind, at: 3, 5)
+    }
+
     func testACodeTwoTasksClaim() throws {
         let twice = Self.sound + "\n" + """
               - name: other

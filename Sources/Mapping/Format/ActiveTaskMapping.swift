@@ -34,7 +34,8 @@ public struct ActiveTaskMapping: Sendable, Equatable {
 
     /// One Observation an active task's outcome becomes, when the outcome has any of its kinds.
     public struct Observation: Sendable, Equatable {
-        /// Names the Observation among the task's: part of its id and identifier (`<outcome id>/<name>`).
+        /// Names the Observation among the task's (its `name:`, else its code): part of its id and
+        /// identifier (`<outcome id>/<name>`) when it is not the outcome's first resource.
         public var name: String
         public var code: ExportMapping.Coding
         public var categories: [ExportMapping.Coding]

@@ -115,7 +115,7 @@ struct ActiveTaskMappingParser {
         }
         if let observations = keys["observations"] {
             for item in observations.sequence ?? [] {
-                if let observation = parseObservation(item, position: task.observations.count, codeSystem: codeSystem) { task.observations.append(observation) }
+                if let observation = parseObservation(item, codeSystem: codeSystem) { task.observations.append(observation) }
             }
             if observations.sequence == nil { report(.badStructure, at: observations, "`observations:` is a list") }
         }
@@ -132,10 +132,15 @@ struct ActiveTaskMappingParser {
         for kind in task.kinds where !seen.insert(kind).inserted {
             report(.repeatedKind, at: node, "task '\(name)' takes the kind '\(kind)' twice: a value must name one result")
         }
+        // An Observation's name (else its code) and a document's kind make the ids of what an outcome becomes.
+        var names: Set<String> = []
+        for resource in task.observations.map(\.name) + task.documents.map(\.kind) where !names.insert(resource).inserted {
+            report(.repeatedKind, at: node, "task '\(name)' makes two resources named '\(resource)': give each Observation its own `name:`")
+        }
         return task
     }
 
-    private mutating func parseObservation(_ node: Node, position: Int, codeSystem: String) -> ActiveTaskMapping.Observation? {
+    private mutating func parseObservation(_ node: Node, codeSystem: String) -> ActiveTaskMapping.Observation? {
         guard let mapping = node.mapping else {
             report(.badStructure, at: node, "an Observation is a mapping with `code:` and `value:` or `components:`")
             return nil
