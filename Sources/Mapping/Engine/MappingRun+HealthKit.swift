@@ -36,7 +36,9 @@ extension MappingRun {
     }
 
     /// `task` linked to `link`'s HealthKit type, under its own id. One of several (a panel's components):
-    /// titled and coded by its component, the panel's codes after it.
+    /// titled by its component, and coded with the activity's codes first (what it exports as and is
+    /// matched by, as before it linked) and its component's code after them (an Observation of the
+    /// component alone finds it).
     static func linking(_ task: CareTask, to link: HealthKitMatch, oneOf count: Int) -> CareTask {
         var linked = CareTask(
             id: task.id + healthKitIDSuffix + link.type.shortName, title: task.title, instructions: task.instructions,
@@ -48,7 +50,7 @@ extension MappingRun {
             let component = link.code.display ?? link.code.code
             linked.title = task.title.map { "\($0): \(component)" } ?? component
             let own = HealthKitTable.loincSystem + "|" + link.code.code
-            linked.metadata.linkage.codes = [own] + task.metadata.linkage.codes.filter { $0 != own }
+            linked.metadata.linkage.codes = task.metadata.linkage.codes.filter { $0 != own } + [own]
         }
         return linked
     }
