@@ -36,9 +36,8 @@ extension MappingRun {
     }
 
     /// `task` linked to `link`'s HealthKit type, under its own id. One of several (a panel's components):
-    /// titled by its component, and coded with the activity's codes first (what it exports as and is
-    /// matched by, as before it linked) and its component's code after them (an Observation of the
-    /// component alone finds it).
+    /// titled by its component. Its codes stay the activity's (what was ordered: what its outcomes export
+    /// as and Observations are matched by, as before it linked); its linkage names the component.
     static func linking(_ task: CareTask, to link: HealthKitMatch, oneOf count: Int) -> CareTask {
         var linked = CareTask(
             id: task.id + healthKitIDSuffix + link.type.shortName, title: task.title, instructions: task.instructions,
@@ -49,8 +48,6 @@ extension MappingRun {
         if count > 1 {
             let component = link.code.display ?? link.code.code
             linked.title = task.title.map { "\($0): \(component)" } ?? component
-            let own = HealthKitTable.loincSystem + "|" + link.code.code
-            linked.metadata.linkage.codes = task.metadata.linkage.codes.filter { $0 != own } + [own]
         }
         return linked
     }
