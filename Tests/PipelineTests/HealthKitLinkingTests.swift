@@ -102,10 +102,35 @@ final class HealthKitLinkingTests: XCTestCase {
         XCTAssertEqual(linked["ServiceRequest/bp.healthkit-BloodPressureDiastolic"]?.unitString, "mmHg")
     }
 
+    /// A plan activity that references an active order with an occurrence leaves the task to the order's
+    /// mapping, which links it to the plan (as for MedicationRequests): one task per component, no twin.
+    func testAPlanActivityReferencingAnOrderLeavesTheTaskToTheOrder() throws {
+        let folder = try makeScratchFolder("plan-order")
+        let bundle = """
+            {"resourceType": "Bundle", "type": "collection", "entry": [
+              {"fullUrl": "http://example.org/fhir/CarePlan/cp", "resource": {"resourceType": "CarePlan", "id": "cp", "status": "active",
+                "intent": "plan", "subject": {"reference": "Patient/p1"}, "period": {"start": "2026-01-01"},
+                "activity": [{"reference": {"reference": "ServiceRequest/bp"}}]}},
+              {"fullUrl": "http://example.org/fhir/ServiceRequest/bp", "resource": {"resourceType": "ServiceRequest", "id": "bp",
+                "status": "active", "intent": "order", "subject": {"reference": "Patient/p1"},
+                "code": {"coding": [{"system": "http://loinc.org", "code": "85354-9"}], "text": "Blood pressure"},
+                "occurrenceTiming": {"repeat": {"boundsPeriod": {"start": "2026-01-01"}, "frequency": 1, "period": 1, "periodUnit": "d", "timeOfDay": ["08:00:00"]}}}}
+            ]}
+            """
+        let store = try makeStore()
+        let report = try importFiles([try folder.writeFile("bundle.json", bundle)], into: store)
+        XCTAssertEqual(report.failures.count, 0, describe(report.failures))
+        var tasks: [CareTask] = []
+        try store.forEachVersion(.task) { if case .task(let task) = $0 { tasks.append(task) } }
+        XCTAssertEqual(tasks.map(\.id).sorted(), ["ServiceRequest/bp.healthkit-BloodPressureDiastolic", "ServiceRequest/bp.healthkit-BloodPressureSystolic"])
+        XCTAssertEqual(Set(tasks.map(\.carePlanID)), ["CarePlan/cp"])
+        XCTAssertEqual(Set(tasks.map(\.title)), ["Blood pressure: Systolic blood pressure", "Blood pressure: Diastolic blood pressure"])
+    }
+
     /// Synthea's care plan activities are SNOMED procedures and regimes (exercise, diet, education):
     /// none is a quantity HealthKit records, so none links, and every task served decodes as OCKTask.
     func testSyntheaCarePlansLinkNothing() throws {
-        let files = try Corpus.files(in: "synthea-r4", suffix: ".json").prefix(6)
+        let files = try Corpus.files(in: "synthea-r4", suffix: ".json")
         let store = try makeStore()
         let report = try importFiles(files.map(\.path), into: store)
         XCTAssertEqual(report.failures.count, 0, describe(report.failures))
