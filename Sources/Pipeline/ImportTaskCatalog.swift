@@ -12,17 +12,50 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     /// Task ids by patient and code.
     private var byPatientCode: [String: [String]] = [:]
     private var outcomes: [ResourceKey: String] = [:]
+    /// The stored tasks the input has not made again (yet).
+    private var storedOnly: Set<String> = []
+    /// The resources the input has made tasks of.
+    private var remade: Set<ResourceKey> = []
 
     /// An empty catalog.
     init() {}
 
     /// Loads the current tasks of `store` that carry a patient (tasks made by imports).
     init(store: any Store) throws {
-        for task in try store.tasks(.current) { add(task) }
+        for task in try store.tasks(.current) {
+            insert(task)
+            storedOnly.insert(task.id)
+        }
     }
 
-    /// Adds (or replaces) a task.
+    /// Adds (or replaces) a task the input makes. The first task of a resource the input makes again
+    /// takes the stored tasks of that resource it does not make out of the catalog: the import tombstones
+    /// them (a plain task whose activity is now HealthKit-linked, an activity removed from its plan), so
+    /// no Observation may be matched to them.
     func add(_ task: CareTask) {
+        if let source = task.metadata.provenance?.resource, remade.insert(source).inserted {
+            forgetStoredTasks(madeFrom: source)
+        }
+        storedOnly.remove(task.id)
+        insert(task)
+    }
+
+    /// Takes the stored tasks of `source` out of the catalog (those the input makes again come back as it adds them).
+    private func forgetStoredTasks(madeFrom source: ResourceKey) {
+        let dropped = Set((bySource[source] ?? []).filter(storedOnly.contains))
+        guard !dropped.isEmpty else { return }
+        bySource[source]?.removeAll(where: dropped.contains)
+        for id in dropped {
+            guard let task = byID.removeValue(forKey: id) else { continue }
+            storedOnly.remove(id)
+            if let patient = task.metadata.linkage.patientID {
+                for code in task.metadata.linkage.codes { byPatientCode["\(patient) \(code)"]?.removeAll { $0 == id } }
+            }
+            for key in task.metadata.linkage.outcomeReferences where outcomes[key] == id { outcomes[key] = nil }
+        }
+    }
+
+    private func insert(_ task: CareTask) {
         // The Observations its activity names as outcomes: the version added last says (the input's
         // over the store's).
         let linkage = task.metadata.linkage

@@ -15,7 +15,7 @@ struct OutcomesCommand: ParsableCommand {
             Each outcome version is queued for export in the transaction that stores it.
 
             Examples:
-              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9' \\
+              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic' \\
                 --occurrence 0 --value 128 --unit 'mm[Hg]'
               caregate outcomes import app-outcomes.json
 
@@ -36,7 +36,7 @@ struct OutcomesAdd: ParsableCommand {
             text; --type forces one); --unit and --kind given once apply to every value.
 
             Example:
-              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9' \\
+              caregate outcomes add --task 'CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic' \\
                 --occurrence 0 --value 128 --value 82 --unit 'mm[Hg]' \\
                 --kind 'http://loinc.org|8480-6' --kind 'http://loinc.org|8462-4'
 

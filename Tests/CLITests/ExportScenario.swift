@@ -4,7 +4,7 @@ import TestSupport
 /// A scratch store with Fixtures/provider imported and blood-pressure outcomes recorded through the CLI,
 /// with an empty `out` folder to export into, and what an export left there.
 struct ExportScenario {
-    static let bloodPressure = "CarePlan/cp-1#activity-85354-9"
+    static let bloodPressure = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
 
     /// A `caregate` run that did not exit 0.
     struct Failure: Error, CustomStringConvertible {

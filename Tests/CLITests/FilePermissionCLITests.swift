@@ -48,7 +48,7 @@ final class FilePermissionCLITests: XCTestCase {
         try withUmask022 {
             try succeed(["sync", "--config", config, "--store", store, "--once", "--report", folder.appendingPathComponent("run.json").path])
             try succeed([
-                "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-85354-9", "--occurrence", "10",
+                "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic", "--occurrence", "10",
                 "--value", "120", "--value", "80", "--unit", "mm[Hg]", "--kind", "http://loinc.org|8480-6", "--kind", "http://loinc.org|8462-4",
             ])
             try succeed(["export", "--store", store, "--to", out.path])

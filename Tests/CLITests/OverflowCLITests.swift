@@ -8,7 +8,7 @@ import XCTest
 /// whose sums cannot be represented, naming it (`import`: its JSON path), and store nothing; values
 /// already stored near the largest double give a valid Insights series with exit status 0.
 final class OverflowCLITests: XCTestCase {
-    private let bloodPressure = "CarePlan/cp-1#activity-85354-9"
+    private let bloodPressure = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
     private let systolic = "http://loinc.org|8480-6"
 
     private func fixtureStore() throws -> (store: String, folder: URL) {

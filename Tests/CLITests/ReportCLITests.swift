@@ -6,7 +6,7 @@ import XCTest
 /// the CLI, then the page, the PDF (Debian's Chromium; pdftotext reads it back) and the FHIR Bundle,
 /// which `caregate validate` accepts.
 final class ReportCLITests: XCTestCase {
-    private let bloodPressure = "CarePlan/cp-1#activity-85354-9"
+    private let bloodPressure = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
     private let medication = "MedicationRequest/medreq-1"
 
     /// Fixtures/provider imported; the pill taken on occurrences 1-4 and 6; blood pressure readings of

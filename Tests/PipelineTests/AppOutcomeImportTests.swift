@@ -8,7 +8,7 @@ import XCTest
 /// `caregate outcomes import`: outcomes in CareKit JSON, as an app sends them, into the store and its outbox.
 final class AppOutcomeImportTests: XCTestCase {
     private let walk = "CarePlan/cp-1#activity-Walk-for-30-minutes"
-    private let bloodPressure = "CarePlan/cp-1#activity-85354-9"
+    private let bloodPressure = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
 
     private func importedStore() throws -> SQLiteStore {
         let store = try makeStore()

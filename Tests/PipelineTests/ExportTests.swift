@@ -84,7 +84,7 @@ final class ExportTests: XCTestCase {
     func testEachValueTypeBecomesItsObservationValueAndValidates() throws {
         let store = try importedStore()
         let recorded = Date(timeIntervalSince1970: 1_793_000_000)
-        let bp = "CarePlan/cp-1#activity-85354-9"
+        let bp = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
         let cases: [(OutcomeValue, String, (Element) -> Void)] = [
             (OutcomeValue(.integer(7)), "valueInteger", { XCTAssertEqual($0.value, "7") }),
             (OutcomeValue(.double(72.5), units: "kg"), "valueQuantity", {
@@ -141,7 +141,7 @@ final class ExportTests: XCTestCase {
 
     func testSeveralValuesAreComponentsAndADeletionIsEnteredInError() throws {
         let store = try importedStore()
-        let bp = "CarePlan/cp-1#activity-85354-9"
+        let bp = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
         try record([
             OutcomeValue(.integer(128), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
             OutcomeValue(.integer(82), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
@@ -163,7 +163,7 @@ final class ExportTests: XCTestCase {
 
     func testValuesWithNoFHIRFormGoToDeadLettersAndTheRestExports() throws {
         let store = try importedStore()
-        let bp = "CarePlan/cp-1#activity-85354-9"
+        let bp = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
         try record([OutcomeValue(.binary(Data([1, 2, 3])))], task: bp, occurrence: 1, in: store)
         try record([OutcomeValue(.double(2), units: "scoops")], task: bp, occurrence: 2, in: store)
         try record([OutcomeValue(.integer(120), units: "mm[Hg]")], task: bp, occurrence: 3, in: store)
@@ -184,7 +184,7 @@ final class ExportTests: XCTestCase {
         try record([
             OutcomeValue(.integer(128), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
             OutcomeValue(.integer(82), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
-        ], task: "CarePlan/cp-1#activity-85354-9", occurrence: 3, in: store)
+        ], task: "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic", occurrence: 3, in: store)
         try record([OutcomeValue(.boolean(true))], task: "CarePlan/cp-1#activity-Walk-for-30-minutes", occurrence: 1, in: store)
         try record([OutcomeValue(.double(10.5), units: "mg")], task: "MedicationRequest/medreq-1", occurrence: 2, in: store)
         let folder = try makeScratchFolder("export")
@@ -208,7 +208,7 @@ final class ExportTests: XCTestCase {
     /// Observation by its fullUrl; the Bundle validates as a whole.
     func testXMLExportWithConditionalRequestsValidates() throws {
         let store = try importedStore()
-        let bp = "CarePlan/cp-1#activity-85354-9"
+        let bp = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
         try record([OutcomeValue(.integer(120), units: "mm[Hg]")], task: bp, occurrence: 20, in: store)
         let folder = try makeScratchFolder("export-xml")
         var options = Gateway.Options()

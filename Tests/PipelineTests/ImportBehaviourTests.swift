@@ -19,7 +19,8 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(report.byType["CarePlan"]?.created, 1)
         XCTAssertEqual(report.byType["Observation"]?.created, 2)
         let tasks = try store.tasks(.current).map(\.id).sorted()
-        XCTAssertTrue(tasks.contains("CarePlan/cp-1#activity-85354-9"), "\(tasks)")
+        // Blood pressure is two HealthKit tasks (Mappings/healthkit.yaml); the panel's values go to the first.
+        XCTAssertTrue(tasks.contains("CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"), "\(tasks)")
         XCTAssertTrue(tasks.contains("MedicationRequest/medreq-1"), "\(tasks)")
         XCTAssertEqual(try store.tasks(EntityQuery(ids: ["MedicationRequest/medreq-1"])).first?.carePlanID, "CarePlan/cp-1",
                        "the medication task is on the plan whose activity references it")
@@ -27,7 +28,7 @@ final class ImportBehaviourTests: XCTestCase {
         calendar.timeZone = TimeZone(identifier: "America/Chicago")!
         let day = calendar.date(from: DateComponents(year: 2026, month: 11, day: 2))!
         let events = try store.events(patientID: "Patient/pat-1", in: DateInterval(start: day, duration: 86_400))
-        let bloodPressure = events.filter { $0.task.id == "CarePlan/cp-1#activity-85354-9" }
+        let bloodPressure = events.filter { $0.task.id == "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic" }
         XCTAssertEqual(bloodPressure.count, 2)
         XCTAssertEqual(bloodPressure.first?.outcome?.values.count, 2, "the 08:04 panel fills the 08:00 occurrence")
         // The same input again changes nothing.

@@ -46,7 +46,7 @@ final class PushTests: XCTestCase {
         defer { server.stop() }
         let client = FHIRClient(base: server.base)
         let store = try importedStore()
-        let bp = "CarePlan/cp-1#activity-85354-9"
+        let bp = "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic"
         let first = try record([
             OutcomeValue(.integer(128), units: "mm[Hg]", kind: "http://loinc.org|8480-6", index: 0),
             OutcomeValue(.integer(82), units: "mm[Hg]", kind: "http://loinc.org|8462-4", index: 1),
@@ -109,7 +109,7 @@ final class PushTests: XCTestCase {
         defer { proxy.stop() }
         let store = try importedStore()
         for occurrence in 10..<40 {
-            try record([OutcomeValue(.integer(100 + occurrence), units: "mm[Hg]")], task: "CarePlan/cp-1#activity-85354-9", occurrence: occurrence, in: store)
+            try record([OutcomeValue(.integer(100 + occurrence), units: "mm[Hg]")], task: "CarePlan/cp-1#activity-85354-9.healthkit-BloodPressureSystolic", occurrence: occurrence, in: store)
         }
         let client = FHIRClient(base: proxy.base, timeout: 20, retry: RetryPolicy(maxAttempts: 8, baseDelay: 0.01, maxDelay: 0.05))
         let exporter = try Gateway(store: store).exporter()

@@ -16,11 +16,18 @@ public struct MappingSet: Sendable {
     /// What ResearchKit active tasks' results become (the file with `export: active-task`); a user's
     /// replaces the default.
     public private(set) var activeTasks: ActiveTaskMapping?
+    /// The LOINC <-> HealthKit table (the file with `healthkit:`, Mappings/healthkit.yaml by default); a
+    /// user's replaces the default. Empty when no file gives one: then no task links.
+    public private(set) var healthKit: HealthKitTable
 
-    public init(_ mappings: [ResourceMapping], export: ExportMapping? = nil, activeTasks: ActiveTaskMapping? = nil) {
+    public init(
+        _ mappings: [ResourceMapping], export: ExportMapping? = nil, activeTasks: ActiveTaskMapping? = nil,
+        healthKit: HealthKitTable = .empty
+    ) {
         byType = Dictionary(mappings.map { ($0.resourceType, $0) }, uniquingKeysWith: { _, last in last })
         self.export = export
         self.activeTasks = activeTasks
+        self.healthKit = healthKit
     }
 
     /// The mapping of `resourceType`, if any.
@@ -140,6 +147,7 @@ public struct MappingSet: Sendable {
         var seen: [String: String] = [:]
         var export: ExportMapping?
         var activeTasks: ActiveTaskMapping?
+        var healthKit: HealthKitTable?
         for file in files {
             let root = try? Yams.compose(yaml: file.text)
             // The care-team report's rules (insights.yaml, marked by `insights:`) are no resource mapping:
@@ -149,6 +157,17 @@ public struct MappingSet: Sendable {
                 var parser = ActiveTaskMappingParser(file: file.name)
                 keep(parser.parse(root), in: &activeTasks, from: file.name, file: \.file, twice: "active tasks are already mapped by")
                 problems += parser.problems
+                continue
+            }
+            // The LOINC <-> HealthKit table (healthkit.yaml, marked by `healthkit:`).
+            if let root, HealthKitTableParser.isTable(root) {
+                var parser = HealthKitTableParser(file: file.name)
+                let parsed = parser.parse(root)
+                problems += parser.problems
+                if let earlier = healthKit, parsed != nil {
+                    problems.append(MappingProblem(at: MappingLocation(file: file.name, line: 1, column: 1), "the HealthKit table is already given by \(earlier.file)"))
+                }
+                healthKit = parsed ?? healthKit
                 continue
             }
             if let root, ExportMappingParser.isExportMapping(root) {
@@ -174,7 +193,7 @@ public struct MappingSet: Sendable {
             seen[mapping.resourceType] = file.name
             if !parser.hasErrors, !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
         }
-        return (MappingSet(mappings, export: export, activeTasks: activeTasks), problems, extending, unusableExtending)
+        return (MappingSet(mappings, export: export, activeTasks: activeTasks, healthKit: healthKit ?? .empty), problems, extending, unusableExtending)
 
         /// A mapping a set holds one of (the export mapping, the active-task mapping): the parsed one
         /// replaces the earlier, and a second one among the files is reported.
@@ -199,6 +218,7 @@ public struct MappingSet: Sendable {
         for (type, mapping) in user.byType { byType[type] = mapping }
         if let export = user.export { self.export = export }
         if let activeTasks = user.activeTasks { self.activeTasks = activeTasks }
+        if !user.healthKit.file.isEmpty { healthKit = user.healthKit }
     }
 }
 
