@@ -126,7 +126,7 @@ let package = Package(
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
         .target(name: "AppServer", dependencies: [
-            "CareModel", "Store", "Insights", "Pipeline", "FileSafety", "FHIRCore",
+            "CareModel", "Store", "Insights", "Pipeline", "Mapping", "FileSafety", "FHIRCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.

@@ -1,0 +1,203 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Store
+
+/// Readings a patient's phone took (``ReadingSample``s) written into the store as outcome values, for one
+/// patient, in one transaction or not at all.
+///
+/// Each measure of a reading (its value, or each component of a blood-pressure correlation) is looked
+/// up in the LOINC <-> HealthKit table (``ReadingKinds``), converted to the row's UCUM unit and checked
+/// against its plausible range, then placed (``ReadingPlacement``) on the occurrence of the patient's
+/// task or log it falls in. It becomes one outcome value there: `kind` the row's LOINC code
+/// (`http://loinc.org|29463-7`), `units` its UCUM unit, `createdDate` the reading's time, the zone its
+/// offset. The outcome of that occurrence gets a new version holding its earlier values and the new ones,
+/// its `userInfo["healthKitSampleUUIDs"]` listing the samples it holds (space-separated): a sample already
+/// there is "known" and stores nothing. Every new version goes to the outbox in the same transaction (an
+/// outcome without provenance is the patient's), and into the patient's revision log, so the patient's
+/// other devices pull it.
+///
+/// A batch with any refusal (a subject that is not the patient, a code no row knows, a unit that does
+/// not convert, a value outside the range, no occurrence to put it on) stores nothing.
+public struct ReadingImport: Sendable {
+    /// Where an outcome lists the HealthKit samples it holds.
+    public static let sampleKey = "healthKitSampleUUIDs"
+
+    public let store: any AppSyncStore
+    public let kinds: ReadingKinds
+
+    public init(store: any AppSyncStore, kinds: ReadingKinds) {
+        self.store = store
+        self.kinds = kinds
+    }
+
+    /// Where one measure went.
+    public struct Placed: Sendable, Codable, Equatable {
+        public var outcome: String
+        public var task: String
+        public var occurrence: Int
+    }
+
+    /// What became of one reading: `stored`, or `known` when its sample was already there.
+    public struct Result: Sendable, Codable, Equatable {
+        public var index: Int
+        public var sample: String
+        public var status: String
+        public var outcomes: [Placed]
+    }
+
+    /// What a batch did: one result per reading, in batch order, and the outbox entries queued.
+    public struct Report: Sendable {
+        public var readings: [Result] = []
+        public var queued: [Int64] = []
+        public var stored: Int { readings.filter { $0.status == "stored" }.count }
+        public var known: Int { readings.filter { $0.status == "known" }.count }
+    }
+
+    /// A refused batch: every reading at fault, nothing stored.
+    public struct Refused: Error, Sendable {
+        public var refusals: [ReadingRefusal]
+    }
+
+    /// Stores `samples` for patient `patientID` (its entity id), or refuses them all; `refusals` are the
+    /// decoding's, which refuse the batch too. Runs under the store's append lease.
+    public func apply(_ samples: [ReadingSample], refusals decoded: [ReadingRefusal] = [], patientID: String, now: Date = Date()) throws -> Report {
+        try store.withAppendLease("caregate serve readings") { try applying(samples, refusals: decoded, patientID: patientID, now: now) }
+    }
+
+    private struct Pending {
+        var sample: ReadingSample
+        var values: [(kind: ReadingKind, value: OutcomeValue, target: (task: CareTask, occurrence: Int))]
+    }
+
+    private func applying(_ samples: [ReadingSample], refusals decoded: [ReadingRefusal], patientID: String, now: Date) throws -> Report {
+        var refusals = decoded
+        let names = try subjectNames(patientID: patientID)
+        let tasks = try store.currentCarePlans(patientID: patientID).flatMap { try store.tasks(carePlanID: $0.id, .current) }
+            + store.currentTasksOfNoCarePlan(patientID: patientID)
+        let placement = ReadingPlacement(tasks: tasks, versions: try store.histories(.task, ids: tasks.map(\.id)))
+        var pending: [Pending] = []
+        for sample in samples {
+            if let subject = sample.subject, !names.contains(where: { subject == $0 || subject.hasSuffix("/" + $0) }) {
+                refusals.append(ReadingRefusal(index: sample.index, path: "Observation.subject", reason: "names a patient other than the token's"))
+                continue
+            }
+            var values: [(kind: ReadingKind, value: OutcomeValue, target: (task: CareTask, occurrence: Int))] = []
+            var refused = false
+            for measure in sample.measures {
+                switch self.value(of: measure, in: sample) {
+                case .failure(let refusal):
+                    refusals.append(refusal)
+                    refused = true
+                case .success(let (kind, value)):
+                    guard let target = placement.target(for: ReadingKindCodes(kind), at: sample.start) else {
+                        refusals.append(ReadingRefusal(
+                            index: sample.index, path: "Observation." + measure.path,
+                            reason: "no task or log of this patient records \(kind.valueKind) at \(FHIRDateFormat.dateTime(sample.start, in: sample.timeZone))"))
+                        refused = true
+                        continue
+                    }
+                    values.append((kind, value, target))
+                }
+            }
+            if !refused { pending.append(Pending(sample: sample, values: values)) }
+        }
+        guard refusals.isEmpty else { throw Refused(refusals: refusals.sorted { ($0.index, $0.path ?? "") < ($1.index, $1.path ?? "") }) }
+        return try store(pending, now: now)
+    }
+
+    /// The measure's row and its outcome value, or why it has none.
+    private func value(of measure: ReadingSample.Measure, in sample: ReadingSample) -> Swift.Result<(ReadingKind, OutcomeValue), ReadingRefusal> {
+        guard let kind = kinds.kind(forCodings: measure.codings) else {
+            let codes = measure.codings.prefix(4).map { "\($0.system.prefix(60))|\($0.code.prefix(40))" }.joined(separator: ", ")
+            return .failure(ReadingRefusal(index: sample.index, path: "Observation." + measure.path.replacingOccurrences(of: "valueQuantity", with: "code"), reason: "no row of the LOINC <-> HealthKit table knows \(codes)"))
+        }
+        var problem = ReadingUnitProblem.unknownUnit(measure.units.first ?? "")
+        for unit in measure.units.isEmpty ? [""] : measure.units {
+            switch kind.converted(measure.value, unit: unit) {
+            case .success(let number):
+                let value = OutcomeValue(.double(number), units: kind.ucumUnit, kind: kind.valueKind, createdDate: sample.start, timezone: sample.timeZone)
+                if let reason = OutcomeNumberBounds.problem(value.value) { return .failure(ReadingRefusal(index: sample.index, path: "Observation." + measure.path + ".value", reason: reason)) }
+                return .success((kind, value))
+            case .failure(let found):
+                // The first unit that is known decides; an unknown one gives way to the next spelling.
+                if case .unknownUnit = found { continue }
+                problem = found
+                return .failure(ReadingRefusal(index: sample.index, path: "Observation." + measure.path, reason: problem.description))
+            }
+        }
+        return .failure(ReadingRefusal(index: sample.index, path: "Observation." + measure.path, reason: problem.description))
+    }
+
+    /// The references a reading's subject may use for patient `patientID`: its entity id and the FHIR
+    /// Patient it was made from.
+    private func subjectNames(patientID: String) throws -> [String] {
+        var names = [patientID]
+        if let patient = try store.patients(EntityQuery(ids: [patientID])).first, let source = patient.metadata.provenance,
+           source.fhirType == "Patient", !source.fhirID.isEmpty {
+            names.append("Patient/\(source.fhirID)")
+        }
+        return names
+    }
+
+    /// Writes the new values of `pending` on their occurrences' outcomes, in one batch.
+    private func store(_ pending: [Pending], now: Date) throws -> Report {
+        var targets: [String: (task: CareTask, occurrence: Int)] = [:]
+        for item in pending {
+            for value in item.values { targets[Outcome.id(taskUUID: value.target.task.uuid, occurrence: value.target.occurrence)] = value.target }
+        }
+        var outcomes: [String: Outcome] = [:]
+        for outcome in try store.outcomes(EntityQuery(ids: Array(targets.keys))) { outcomes[outcome.id] = outcome }
+        var seen = Set(outcomes.values.flatMap(Self.samples(of:)))
+        var changed: [String] = []
+        var report = Report()
+        for item in pending {
+            var placed: [Placed] = []
+            let known = seen.contains(item.sample.sampleID)
+            for (_, value, target) in item.values {
+                let id = Outcome.id(taskUUID: target.task.uuid, occurrence: target.occurrence)
+                placed.append(Placed(outcome: id, task: target.task.id, occurrence: target.occurrence))
+                guard !known else { continue }
+                var outcome = outcomes[id] ?? Self.newOutcome(on: target, at: value.createdDate ?? now)
+                outcome.values.append(value)
+                var samples = Self.samples(of: outcome)
+                if !samples.contains(item.sample.sampleID) { samples.append(item.sample.sampleID) }
+                outcome.metadata.userInfo = (outcome.metadata.userInfo ?? [:]).merging([Self.sampleKey: samples.joined(separator: " ")]) { $1 }
+                if let device = item.sample.device { outcome.metadata.source = device }
+                outcomes[id] = outcome
+                if !changed.contains(id) { changed.append(id) }
+            }
+            seen.insert(item.sample.sampleID)
+            report.readings.append(Result(index: item.sample.index, sample: item.sample.sampleID, status: known ? "known" : "stored", outcomes: placed))
+        }
+        guard !changed.isEmpty else { return report }
+        var batch = StoreBatch(date: now)
+        for id in changed {
+            guard var outcome = outcomes[id] else { continue }
+            outcome.values.sort { ($0.createdDate ?? .distantPast) < ($1.createdDate ?? .distantPast) }
+            for index in outcome.values.indices { outcome.values[index].index = outcome.values.count > 1 ? index : nil }
+            outcome.metadata.uuid = VersionUUIDGenerator.random()
+            outcome.metadata.previousVersionUUIDs = []
+            outcome.metadata.nextVersionUUIDs = []
+            outcome.metadata.provenance = nil
+            outcome.metadata.updatedDate = now
+            batch.upsert(outcome, effective: .noEarlierThanPrevious)
+        }
+        report.queued = try store.apply(batch).outboxEntryIDs
+        return report
+    }
+
+    /// A first outcome for `target`, in effect from its event's start.
+    private static func newOutcome(on target: (task: CareTask, occurrence: Int), at time: Date) -> Outcome {
+        let start = target.task.schedule.eventStart(occurrence: target.occurrence) ?? time
+        var metadata = EntityMetadata(effectiveDate: start, timezone: target.task.schedule.elements.first?.timeZone ?? .gmt)
+        metadata.createdDate = time
+        return Outcome(taskUUID: target.task.uuid, taskID: target.task.id, taskOccurrenceIndex: target.occurrence, values: [], metadata: metadata)
+    }
+
+    /// The samples an outcome holds, from its `userInfo`.
+    static func samples(of outcome: Outcome) -> [String] {
+        (outcome.metadata.userInfo?[sampleKey] ?? "").split(separator: " ").map(String.init)
+    }
+}

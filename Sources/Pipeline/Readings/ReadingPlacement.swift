@@ -1,0 +1,61 @@
+import CareModel
+import Foundation
+import Mapping
+
+/// Where a reading goes: the occurrence of a task version it falls in.
+///
+/// The candidates are the patient's tasks coded with one of the reading type's LOINC codes (or the code
+/// of the panel it is part of: a blood-pressure log keeps systolic and diastolic together), plans' and
+/// orders' tasks (and HealthKit-linked ones) before logs. For each, the version in effect at the
+/// reading's time owns it, and the reading belongs to that version's occurrence at the time
+/// (``Schedule/occurrence(at:)``: the last event starting at or before it, unless it ended more than a day
+/// before), provided the event starts while that version is in effect. The first candidate with such an
+/// occurrence takes the reading.
+struct ReadingPlacement {
+    /// A task's versions, oldest first.
+    let versions: [String: [CareTask]]
+    /// The current versions of the patient's tasks, in the order they are tried.
+    let tasks: [CareTask]
+
+    init(tasks: [CareTask], versions: [CareEntity]) {
+        var byID: [String: [CareTask]] = [:]
+        for entity in versions {
+            if case .task(let task) = entity { byID[task.id, default: []].append(task) }
+        }
+        self.versions = byID
+        // Plans' and orders' tasks before logs: a reading the plan asked for fills its occurrence.
+        self.tasks = tasks.filter { !$0.isObservationLog } + tasks.filter(\.isObservationLog)
+    }
+
+    /// The task version and occurrence that reading type `kind` taken at `time` belongs to, or nil.
+    func target(for kind: ReadingKindCodes, at time: Date) -> (task: CareTask, occurrence: Int)? {
+        for task in tasks where !Set(task.metadata.linkage.codes).isDisjoint(with: kind.keys) {
+            if let found = occurrence(of: task, at: time) { return found }
+        }
+        return nil
+    }
+
+    /// The occurrence at `time` of the version of `task` in effect then.
+    private func occurrence(of task: CareTask, at time: Date) -> (task: CareTask, occurrence: Int)? {
+        let chain = versions[task.id] ?? [task]
+        for (position, version) in chain.enumerated().reversed() where version.effectiveDate <= time {
+            guard version.deletedDate == nil, let occurrence = version.schedule.occurrence(at: time),
+                  let start = version.schedule.eventStart(occurrence: occurrence) else { return nil }
+            let next = chain.indices.contains(position + 1) ? chain[position + 1].effectiveDate : nil
+            if start >= version.effectiveDate, next.map({ start < $0 }) ?? true { return (version, occurrence) }
+            // The event started before this version: it is the earlier version's.
+        }
+        return nil
+    }
+}
+
+/// The `system|code` keys a task carrying a reading type has (its own LOINC codes, and its panel's).
+struct ReadingKindCodes {
+    let keys: Set<String>
+
+    init(_ kind: ReadingKind) {
+        var keys = Set(kind.loincCodes.map { "\(ReadingKind.loinc)|\($0)" })
+        if let panel = kind.panelCode { keys.insert("\(ReadingKind.loinc)|\(panel)") }
+        self.keys = keys
+    }
+}
