@@ -174,7 +174,7 @@ let package = Package(
             ]
         ),
         // Test-only helpers shared by the test targets (corpus location, CLI runner).
-        .target(name: "TestSupport", dependencies: ["Store", "CareModel"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Store", "CareModel", "Mapping"], path: "Tests/TestSupport"),
         // A CareKit device's store and its `synchronize()`, step by step, for the app sync tests in memory
         // (AppServerTests) and against `caregate serve` and a FHIR server (SyncTests).
         .target(name: "DeviceSimulation", dependencies: ["CareModel"], path: "Tests/DeviceSimulation"),

@@ -19,6 +19,9 @@ public struct ExportOptions: Sendable {
     public var request: Request = .put
     /// Exports per run; the rest wait for the next.
     public var limit = Int.max
+    /// The LOINC <-> HealthKit rows that shape outcomes of readings as vital-sign Observations
+    /// (``VitalSignExport``).
+    public var readingKinds = ReadingKinds([])
 
     public init() {}
 }
@@ -93,7 +96,9 @@ public final class Exporter {
 
     public init(store: any Store, mapping: ExportMapping, options: ExportOptions) {
         self.store = store
-        self.exporter = OutcomeExporter(mapping: mapping)
+        var exporter = OutcomeExporter(mapping: mapping)
+        exporter.vitalSigns = VitalSignExport(kinds: options.readingKinds)
+        self.exporter = exporter
         self.options = options
     }
 

@@ -75,6 +75,8 @@ public struct ExportRefusal: Error, Sendable, CustomStringConvertible {
 /// - basedOn: the CarePlan or MedicationRequest the task was made from.
 public struct OutcomeExporter: Sendable {
     public let mapping: ExportMapping
+    /// The shape of outcomes of readings (``VitalSignExport``): none until a table is given.
+    public var vitalSigns = VitalSignExport(kinds: ReadingKinds([]))
 
     public init(mapping: ExportMapping) {
         self.mapping = mapping
@@ -145,7 +147,8 @@ public struct OutcomeExporter: Sendable {
                 children.append(Element(name: "component", children: [componentCode, try valueElement(value, outcomeID: outcome.id)]))
             }
         }
-        let observation = Element.resource("Observation", children: children)
+        var observation = Element.resource("Observation", children: children)
+        if let reading = vitalSigns.reshape(observation, input: input) { observation = reading }
         let provenance = mapping.provenance
             ? provenanceResource(target: "Observation/\(id)", outcome: outcome, patient: patientReference, derivedFrom: input.derivedFrom) : nil
         return ExportedObservation(

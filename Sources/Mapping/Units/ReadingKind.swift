@@ -118,6 +118,18 @@ public struct ReadingKinds: Sendable {
         return nil
     }
 
+    /// Every row a reading coded `codings` may be: the rows of its LOINC codes, in order, then the other
+    /// rows of its HealthKit type (blood glucose has a mass row and a molar one; the task decides).
+    public func kinds(forCodings codings: [(system: String, code: String)]) -> [ReadingKind] {
+        var found: [ReadingKind] = []
+        for coding in codings where coding.system == ReadingKind.loinc {
+            if let position = byLOINC[coding.code], !found.contains(kinds[position]) { found.append(kinds[position]) }
+        }
+        let identifiers = Set(codings.filter { $0.system == ReadingKind.healthKitSystem }.map(\.code))
+        for kind in kinds where identifiers.contains(kind.healthKitIdentifier) && !found.contains(kind) { found.append(kind) }
+        return found
+    }
+
     /// The row with LOINC code `code`.
     public func kind(loinc code: String) -> ReadingKind? { byLOINC[code].map { kinds[$0] } }
 

@@ -86,19 +86,28 @@ public struct ReadingImport: Sendable {
             var values: [(kind: ReadingKind, value: OutcomeValue, target: (task: CareTask, occurrence: Int))] = []
             var refused = false
             for measure in sample.measures {
-                switch self.value(of: measure, in: sample) {
+                let candidates = kinds.kinds(forCodings: measure.codings)
+                guard !candidates.isEmpty else {
+                    let codes = measure.codings.prefix(4).map { "\($0.system.prefix(60))|\($0.code.prefix(40))" }.joined(separator: ", ")
+                    refusals.append(ReadingRefusal(
+                        index: sample.index, path: "Observation." + measure.path.replacingOccurrences(of: "valueQuantity", with: "code"),
+                        reason: "no row of the LOINC <-> HealthKit table knows \(codes)"))
+                    refused = true
+                    continue
+                }
+                guard let target = placement.target(for: candidates, at: sample.start) else {
+                    refusals.append(ReadingRefusal(
+                        index: sample.index, path: "Observation." + measure.path,
+                        reason: "no task or log of this patient records \(candidates[0].valueKind) at \(FHIRDateFormat.dateTime(sample.start, in: sample.timeZone))"))
+                    refused = true
+                    continue
+                }
+                switch self.value(of: measure, kind: target.kind, in: sample) {
                 case .failure(let refusal):
                     refusals.append(refusal)
                     refused = true
-                case .success(let (kind, value)):
-                    guard let target = placement.target(for: ReadingKindCodes(kind), at: sample.start) else {
-                        refusals.append(ReadingRefusal(
-                            index: sample.index, path: "Observation." + measure.path,
-                            reason: "no task or log of this patient records \(kind.valueKind) at \(FHIRDateFormat.dateTime(sample.start, in: sample.timeZone))"))
-                        refused = true
-                        continue
-                    }
-                    values.append((kind, value, target))
+                case .success(let value):
+                    values.append((target.kind, value, (target.task, target.occurrence)))
                 }
             }
             if !refused { pending.append(Pending(sample: sample, values: values)) }
@@ -107,19 +116,15 @@ public struct ReadingImport: Sendable {
         return try store(pending, now: now)
     }
 
-    /// The measure's row and its outcome value, or why it has none.
-    private func value(of measure: ReadingSample.Measure, in sample: ReadingSample) -> Swift.Result<(ReadingKind, OutcomeValue), ReadingRefusal> {
-        guard let kind = kinds.kind(forCodings: measure.codings) else {
-            let codes = measure.codings.prefix(4).map { "\($0.system.prefix(60))|\($0.code.prefix(40))" }.joined(separator: ", ")
-            return .failure(ReadingRefusal(index: sample.index, path: "Observation." + measure.path.replacingOccurrences(of: "valueQuantity", with: "code"), reason: "no row of the LOINC <-> HealthKit table knows \(codes)"))
-        }
+    /// The measure as an outcome value of row `kind` (in its UCUM unit), or why it cannot be one.
+    private func value(of measure: ReadingSample.Measure, kind: ReadingKind, in sample: ReadingSample) -> Swift.Result<OutcomeValue, ReadingRefusal> {
         var problem = ReadingUnitProblem.unknownUnit(measure.units.first ?? "")
         for unit in measure.units.isEmpty ? [""] : measure.units {
             switch kind.converted(measure.value, unit: unit) {
             case .success(let number):
                 let value = OutcomeValue(.double(number), units: kind.ucumUnit, kind: kind.valueKind, createdDate: sample.start, timezone: sample.timeZone)
                 if let reason = OutcomeNumberBounds.problem(value.value) { return .failure(ReadingRefusal(index: sample.index, path: "Observation." + measure.path + ".value", reason: reason)) }
-                return .success((kind, value))
+                return .success(value)
             case .failure(let found):
                 // The first unit that is known decides; an unknown one gives way to the next spelling.
                 if case .unknownUnit = found { continue }

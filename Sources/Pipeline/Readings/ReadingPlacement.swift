@@ -27,10 +27,14 @@ struct ReadingPlacement {
         self.tasks = tasks.filter { !$0.isObservationLog } + tasks.filter(\.isObservationLog)
     }
 
-    /// The task version and occurrence that reading type `kind` taken at `time` belongs to, or nil.
-    func target(for kind: ReadingKindCodes, at time: Date) -> (task: CareTask, occurrence: Int)? {
-        for task in tasks where !Set(task.metadata.linkage.codes).isDisjoint(with: kind.keys) {
-            if let found = occurrence(of: task, at: time) { return found }
+    /// The task version and occurrence a reading that may be any of `kinds` (``ReadingKinds/kinds(forCodings:)``)
+    /// taken at `time` belongs to, with the row the task records (which fixes the unit), or nil.
+    func target(for kinds: [ReadingKind], at time: Date) -> (task: CareTask, occurrence: Int, kind: ReadingKind)? {
+        let keyed = kinds.map { (ReadingKindCodes($0).keys, $0) }
+        for task in tasks {
+            let codes = Set(task.metadata.linkage.codes)
+            guard let kind = keyed.first(where: { !$0.0.isDisjoint(with: codes) })?.1 else { continue }
+            if let found = occurrence(of: task, at: time) { return (found.task, found.occurrence, kind) }
         }
         return nil
     }

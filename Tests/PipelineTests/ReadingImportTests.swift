@@ -1,0 +1,152 @@
+import CareModel
+import Foundation
+import Mapping
+import Pipeline
+import Store
+import TestSupport
+import XCTest
+
+/// Readings as HealthKitOnFHIR writes them, stored by ``ReadingImport`` as outcome values on the
+/// occurrences they fall in: a week of them, the same week again, another patient's, and refusals.
+final class ReadingImportTests: XCTestCase {
+    private let zone = ReadingFixture.zone
+    private let day0 = ReadingFixture.day0
+
+    private func run(_ readings: [[String: Any]], bundle: Bool = false, in fixture: ReadingFixture, patient: String = "Patient/p1") throws -> ReadingImport.Report {
+        let decoded = try ReadingDecoding.decode(HealthKitReadings.body(readings, bundle: bundle))
+        return try ReadingImport(store: fixture.store, kinds: ReadingFixture.kinds).apply(decoded.samples, refusals: decoded.refusals, patientID: patient)
+    }
+
+    private func outcomes(of task: CareTask, in store: SQLiteStore) throws -> [Int: Outcome] {
+        var found: [Int: Outcome] = [:]
+        for outcome in try store.outcomes(.current) where outcome.taskID == task.id { found[outcome.taskOccurrenceIndex] = outcome }
+        return found
+    }
+
+    private func numbers(_ outcome: Outcome?, kind: String) -> [Double] {
+        (outcome?.values ?? []).filter { $0.kind == kind }.compactMap { if case .double(let number) = $0.value { return number } else { return nil } }
+    }
+
+    func testAWeekOfReadingsBecomesTheExpectedOutcomesOnTheExpectedOccurrences() throws {
+        let fixture = try ReadingFixture()
+        let week = HealthKitReadings.week(from: day0, zone: zone)
+        let report = try run(week, bundle: true, in: fixture)
+        XCTAssertEqual(report.stored, week.count)
+        XCTAssertEqual(report.known, 0)
+        // Each task's schedule starts 30 days before day0: day d is occurrence 30 + d.
+        let weights = try outcomes(of: XCTUnwrap(fixture.tasks["weight"]), in: fixture.store)
+        let pressures = try outcomes(of: XCTUnwrap(fixture.tasks["bp"]), in: fixture.store)
+        let saturations = try outcomes(of: XCTUnwrap(fixture.tasks["spo2"]), in: fixture.store)
+        let steps = try outcomes(of: XCTUnwrap(fixture.tasks["steps"]), in: fixture.store)
+        let glucose = try outcomes(of: XCTUnwrap(fixture.tasks["glucose"]), in: fixture.store)
+        XCTAssertEqual(Set(weights.keys), Set(30..<37))
+        XCTAssertEqual(Set(pressures.keys), Set(30..<37))
+        XCTAssertEqual(Set(saturations.keys), Set(30..<37))
+        XCTAssertEqual(Set(steps.keys), Set(30..<37))
+        XCTAssertEqual(Set(glucose.keys), [32])
+        for day in 0..<7 {
+            let weight = try XCTUnwrap(numbers(weights[30 + day], kind: "http://loinc.org|29463-7").first)
+            XCTAssertEqual(weight, (176.0 + Double(day) * 0.2) * 0.45359237, accuracy: 1e-9, "pounds to kilograms")
+            XCTAssertEqual(weights[30 + day]?.values.first?.units, "kg")
+            XCTAssertEqual(weights[30 + day]?.values.first?.createdDate, day0.addingTimeInterval(Double(day) * 86_400 + 7.5 * 3600))
+            XCTAssertEqual(numbers(pressures[30 + day], kind: "http://loinc.org|8480-6"), [120 + Double(day)])
+            XCTAssertEqual(numbers(pressures[30 + day], kind: "http://loinc.org|8462-4"), [80])
+            XCTAssertEqual(pressures[30 + day]?.values.map(\.units), ["mm[Hg]", "mm[Hg]"])
+            let saturation = try XCTUnwrap(numbers(saturations[30 + day], kind: "http://loinc.org|2708-6").first)
+            XCTAssertEqual(saturation, day.isMultiple(of: 2) ? 97 : 98, accuracy: 1e-9, "HealthKit's fraction and a percent both as %")
+            XCTAssertEqual(numbers(steps[30 + day], kind: "http://loinc.org|55423-8"), [1200, 3400, 500].map { $0 + Double(day) })
+            XCTAssertEqual(steps[30 + day]?.values.first?.units, "{steps}")
+        }
+        let sugar = try XCTUnwrap(numbers(glucose[32], kind: "http://loinc.org|2339-0").first)
+        XCTAssertEqual(sugar, 5.5 * 18.0156, accuracy: 1e-9, "mmol/L to mg/dL with glucose's molar mass")
+        XCTAssertEqual(weights[30]?.metadata.source, "Withings Body+", "the device that took it")
+        XCTAssertEqual(report.queued.count, 29, "each outcome queued for the provider once")
+        XCTAssertEqual(try fixture.store.outboxEntries(in: .pending, limit: 100).count, 29)
+    }
+
+    func testTheSameBatchAgainStoresNothingTwice() throws {
+        let fixture = try ReadingFixture()
+        let week = HealthKitReadings.week(from: day0, zone: zone)
+        _ = try run(week, in: fixture)
+        let before = try fixture.store.outcomes(.current).map(\.metadata.uuid)
+        let again = try run(week, in: fixture)
+        XCTAssertEqual(again.known, week.count)
+        XCTAssertEqual(again.stored, 0)
+        XCTAssertEqual(again.queued, [])
+        XCTAssertEqual(try fixture.store.outcomes(.current).map(\.metadata.uuid), before, "no new version")
+        // One sample twice in one batch: stored once.
+        let reading = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierBodyMass", loinc: "29463-7", value: 80, unit: "kg", ucum: "kg",
+            start: day0.addingTimeInterval(8 * 86_400 + 7.5 * 3600), zone: zone)
+        let twice = try run([reading, reading], in: fixture)
+        XCTAssertEqual(twice.readings.map(\.status), ["stored", "known"])
+        XCTAssertEqual(try outcomes(of: XCTUnwrap(fixture.tasks["weight"]), in: fixture.store)[38]?.values.count, 1)
+    }
+
+    func testAReadingForAnotherPatientRefusesTheWholeBatch() throws {
+        let fixture = try ReadingFixture()
+        var week = HealthKitReadings.week(from: day0, zone: zone)
+        week[3]["subject"] = ["reference": "Patient/p2"]
+        week[5]["subject"] = ["reference": "Patient/p1"]
+        XCTAssertThrowsError(try run(week, in: fixture)) { error in
+            let refusals = (error as? ReadingImport.Refused)?.refusals ?? []
+            XCTAssertEqual(refusals.map(\.index), [3])
+            XCTAssertEqual(refusals.first?.path, "Observation.subject")
+        }
+        XCTAssertEqual(try fixture.store.outcomes(.current), [], "nothing of the batch is stored")
+        XCTAssertEqual(try fixture.store.outboxEntries(in: .pending, limit: 10).count, 0)
+        // The patient's own FHIR reference, and an absolute one, are the patient.
+        week[3]["subject"] = ["reference": "https://ehr.example.org/fhir/Patient/p1"]
+        XCTAssertEqual(try run(week, in: fixture).stored, week.count)
+    }
+
+    func testUnitsCodesAndRangesAreRefusedWithTheirIndexAndReason() throws {
+        let fixture = try ReadingFixture()
+        let morning = day0.addingTimeInterval(7.5 * 3600)
+        func weight(_ value: Double, _ unit: String, _ ucum: String?) -> [String: Any] {
+            HealthKitReadings.quantity(type: "HKQuantityTypeIdentifierBodyMass", loinc: "29463-7", value: value, unit: unit, ucum: ucum, start: morning, zone: zone)
+        }
+        var unknown = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierDietaryWater", loinc: "00000-0", value: 1, unit: "L", ucum: "L", start: morning, zone: zone)
+        unknown["code"] = ["coding": [["system": "http://loinc.org", "code": "00000-0"]]]
+        var noID = weight(80, "kg", "kg")
+        noID.removeValue(forKey: "id")
+        let batch: [[String: Any]] = [
+            weight(80, "kg", "kg"),  // fine
+            weight(80, "mmHg", "mm[Hg]"),  // does not convert
+            unknown,  // no row
+            weight(2000, "lbs", "[lb_av]"),  // 907 kg: outside the range
+            weight(80, "furlongs", nil),  // not a unit
+            noID,  // no sample id
+            HealthKitReadings.quantity(
+                type: "HKQuantityTypeIdentifierOxygenSaturation", loinc: "59408-5", value: 150, unit: "%", ucum: "%", start: morning, zone: zone),
+        ]
+        XCTAssertThrowsError(try run(batch, in: fixture)) { error in
+            let refusals = (error as? ReadingImport.Refused)?.refusals ?? []
+            XCTAssertEqual(refusals.map(\.index), [1, 2, 3, 4, 5, 6])
+            XCTAssertEqual(refusals.map(\.path), [
+                "Observation.valueQuantity", "Observation.code", "Observation.valueQuantity", "Observation.valueQuantity", "Observation.id",
+                "Observation.valueQuantity",
+            ])
+            XCTAssertTrue(refusals[0].reason.contains("does not convert to kg"), refusals[0].reason)
+            XCTAssertTrue(refusals[1].reason.contains("no row of the LOINC <-> HealthKit table"), refusals[1].reason)
+            XCTAssertTrue(refusals[2].reason.contains("outside the plausible range"), refusals[2].reason)
+            XCTAssertTrue(refusals[3].reason.contains("is not one CareGate reads"), refusals[3].reason)
+            XCTAssertTrue(refusals[5].reason.contains("outside the plausible range 50–100 %"), refusals[5].reason)
+        }
+        XCTAssertEqual(try fixture.store.outcomes(.current), [])
+    }
+
+    func testABodyThatIsNotReadingsIsUnreadable() throws {
+        for body in ["{", "42", #"{"resourceType": "Patient"}"#, #"{"resourceType": "Bundle", "entry": 3}"#] {
+            XCTAssertThrowsError(try ReadingDecoding.decode(Data(body.utf8)), body)
+        }
+        let one = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierBodyMass", loinc: "29463-7", value: 80, unit: "kg", ucum: "kg", start: day0, zone: zone)
+        let single = try ReadingDecoding.decode(JSONSerialization.data(withJSONObject: one))
+        XCTAssertEqual(single.samples.count, 1, "one Observation, its identifier with only an element id accepted")
+        XCTAssertEqual(single.refusals, [])
+        let notObservation = try ReadingDecoding.decode(Data(#"[{"resourceType": "Patient"}, true]"#.utf8))
+        XCTAssertEqual(notObservation.refusals.map(\.index), [0, 1])
+    }
+}
