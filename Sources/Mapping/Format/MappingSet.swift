@@ -13,10 +13,14 @@ public struct MappingSet: Sendable {
     public private(set) var byType: [String: ResourceMapping]
     /// How outcomes become Observations (the file with `export: outcome`); a user's replaces the default.
     public private(set) var export: ExportMapping?
+    /// The LOINC <-> HealthKit table (the file with `healthkit:`, Mappings/healthkit.yaml by default); a
+    /// user's replaces the default. Empty when no file gives one: then no task links.
+    public private(set) var healthKit: HealthKitTable
 
-    public init(_ mappings: [ResourceMapping], export: ExportMapping? = nil) {
+    public init(_ mappings: [ResourceMapping], export: ExportMapping? = nil, healthKit: HealthKitTable = .empty) {
         byType = Dictionary(mappings.map { ($0.resourceType, $0) }, uniquingKeysWith: { _, last in last })
         self.export = export
+        self.healthKit = healthKit
     }
 
     /// The mapping of `resourceType`, if any.
@@ -135,11 +139,23 @@ public struct MappingSet: Sendable {
         var problems: [MappingProblem] = []
         var seen: [String: String] = [:]
         var export: ExportMapping?
+        var healthKit: HealthKitTable?
         for file in files {
             let root = try? Yams.compose(yaml: file.text)
             // The care-team report's rules (insights.yaml, marked by `insights:`) are no resource mapping:
             // the Insights module reads and checks them.
             if let root, root.mapping?.keys.contains(where: { $0.string == "insights" }) == true { continue }
+            // The LOINC <-> HealthKit table (healthkit.yaml, marked by `healthkit:`).
+            if let root, HealthKitTableParser.isTable(root) {
+                var parser = HealthKitTableParser(file: file.name)
+                let parsed = parser.parse(root)
+                problems += parser.problems
+                if let earlier = healthKit, parsed != nil {
+                    problems.append(MappingProblem(at: MappingLocation(file: file.name, line: 1, column: 1), "the HealthKit table is already given by \(earlier.file)"))
+                }
+                healthKit = parsed ?? healthKit
+                continue
+            }
             if let root, ExportMappingParser.isExportMapping(root) {
                 var parser = ExportMappingParser(file: file.name)
                 let parsed = parser.parse(root)
@@ -167,7 +183,7 @@ public struct MappingSet: Sendable {
             seen[mapping.resourceType] = file.name
             if !parser.hasErrors, !checks.contains(where: { $0.severity == .error }) { mappings.append(mapping) }
         }
-        return (MappingSet(mappings, export: export), problems, extending, unusableExtending)
+        return (MappingSet(mappings, export: export, healthKit: healthKit ?? .empty), problems, extending, unusableExtending)
     }
 
     /// Layers `extensions` (files with `extends: default`) over this set.
@@ -181,6 +197,7 @@ public struct MappingSet: Sendable {
     mutating func layer(_ user: MappingSet) {
         for (type, mapping) in user.byType { byType[type] = mapping }
         if let export = user.export { self.export = export }
+        if !user.healthKit.file.isEmpty { healthKit = user.healthKit }
     }
 }
 
