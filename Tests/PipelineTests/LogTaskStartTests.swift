@@ -116,14 +116,14 @@ final class LogTaskStartTests: XCTestCase {
         }
         XCTAssertEqual(report.byType["Observation"]?.created, 2)
         XCTAssertEqual(try store.deadLetters(limit: 10).compactMap(\.resourceID).sorted(), ["w0", "w3"])
-        // One new version, from the day after the first one's last day, holding the new days.
+        // One new version, from its first new day, holding the new days.
         let versions = try store.history(.task, id: weightLog).compactMap { if case .task(let task) = $0 { task } else { nil } }
         XCTAssertEqual(versions.count, 2)
         XCTAssertEqual(versions[0].uuid, first.uuid, "the first version keeps its uuid and days")
         XCTAssertEqual(versions[0].schedule, first.schedule)
         let new = versions[1]
         XCTAssertEqual(new.metadata.previousVersionUUIDs, [first.uuid])
-        XCTAssertEqual(new.metadata.effectiveDate, try chicagoDay("2025-03-06"))
+        XCTAssertEqual(new.metadata.effectiveDate, try chicagoDay("2025-03-09"))
         XCTAssertEqual(new.schedule.elements.map(\.start), try ["2025-03-09", "2025-03-11"].map(chicagoDay))
         let placed = try occurrences(in: store)
         XCTAssertEqual(placed["w1"], 0)

@@ -163,7 +163,7 @@ final class StoredLogUpgradeTests: XCTestCase {
         XCTAssertEqual(report.failures, [], describe(report.failures))
         let versions = try versions(in: store)
         XCTAssertEqual(versions.count, 3, "the reading-day version's days are fixed: a later day is a new version")
-        XCTAssertEqual(versions[2].metadata.effectiveDate, try chicagoDay("2025-03-10"), "the day after the last reading day")
+        XCTAssertEqual(versions[2].metadata.effectiveDate, try chicagoDay("2025-03-12"), "its first new day")
         XCTAssertEqual(versions[2].schedule.elements.map(\.start), [try chicagoDay("2025-03-12")])
         XCTAssertEqual(try outcomes(in: store)["w12"], "\(versions[2].uuid) #0 73.0")
     }

@@ -42,6 +42,22 @@ extension MappingEngine {
         "\(patientID)#log-\(ResourceKey.safe(logKey))"
     }
 
+    /// Patient `patientID`'s log task for key `logKey` (``logKey(codes:logTitle:)``), titled `title`, with
+    /// `schedule` and taking effect at `effectiveDate`: an all-day task that does not count for adherence,
+    /// tagged ``CareTask/observationLogTag``, whose linkage names its patient and its key. The mapping makes
+    /// one for a reading no plan or order asked for; ``LogReadingDays`` gives it its days.
+    public static func logTask(patientID: String, logKey: String, title: String, schedule: Schedule, effectiveDate: Date, timeZone: TimeZone) -> CareTask {
+        var made = CareTask(
+            id: logTaskID(patientID: patientID, logKey: logKey), title: title, impactsAdherence: false, schedule: schedule,
+            metadata: EntityMetadata(effectiveDate: effectiveDate, timezone: timeZone))
+        var linkage = FHIRLinkage()
+        linkage.patientID = patientID
+        linkage.codes = [logKey]
+        made.metadata.linkage = linkage
+        made.metadata.tags = [CareTask.observationLogTag]
+        return made
+    }
+
     /// The entity id of the patient `reference` names, resolved in `index` as the mapping resolves an
     /// outcome's patient; nil when it names no Patient.
     public func patientID(ofReference reference: String, in index: ResourceIndex) -> String? {

@@ -55,13 +55,8 @@ extension MappingRun {
             } catch {
                 throw MappingFailure(at: key.type, "cannot make the log schedule: \(error)")
             }
-            var made = CareTask(id: logID, title: title, impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: options.epoch, timezone: zone))
-            var linkage = FHIRLinkage()
-            linkage.patientID = patientID
-            linkage.codes = [codeKey]
-            made.metadata.linkage = linkage
-            made.metadata.tags = [CareTask.observationLogTag]
-            log = try hashed(made)
+            log = try hashed(MappingEngine.logTask(
+                patientID: patientID, logKey: codeKey, title: title, schedule: schedule, effectiveDate: options.epoch, timeZone: zone))
             engine.logTasks["\(logID)\n\(title)"] = log
         }
         guard time < Schedule.horizon else {

@@ -40,31 +40,10 @@ struct LogTaskStart {
         return started
     }
 
-    /// A version of `log` taking effect at the start of day `effectiveDay`, with reading days `days` (all on
-    /// or after it). When there are none, its one element is the day before it takes effect: CareKit
-    /// refuses an empty schedule, and computes a version's events only from its effective date, so that
-    /// one is never shown.
-    mutating func version(of log: CareTask, effectiveDay: Int, days: [Int]) -> CareTask? {
-        guard let start = dayStart(effectiveDay), let schedule = schedule(days: days.isEmpty ? [effectiveDay - 1] : days, like: log)
-        else { return nil }
-        var version = log
-        version.schedule = schedule
-        version.metadata.effectiveDate = start
-        return version
-    }
-
-    /// The reading-day schedule of `days` (sorted day numbers), in the zone of `log`'s first element.
+    /// The reading-day schedule of `days` (sorted day numbers), in the zone of `log`'s first element
+    /// (``LogReadingDays/readingDaysSchedule(_:zone:options:)``).
     private mutating func schedule(days: [Int], like log: CareTask) -> Schedule? {
-        let zone = log.schedule.elements.first?.timeZone ?? options.timeZone
-        var elements: [ScheduleElement] = []
-        elements.reserveCapacity(days.count)
-        for day in days {
-            guard let start = dayStart(day), let end = dayStart(day + 1),
-                  let element = try? ScheduleElement(start: start, end: end, interval: DateComponents(day: 1), duration: .allDay, timeZone: zone)
-            else { return nil }
-            elements.append(element)
-        }
-        return try? Schedule(composing: elements)
+        LogReadingDays.readingDaysSchedule(days, zone: log.schedule.elements.first?.timeZone ?? options.timeZone, options: options)
     }
 
     private mutating func dayStart(_ day: Int) -> Date? {
@@ -74,52 +53,19 @@ struct LogTaskStart {
         return start
     }
 
-    /// Whether `schedule` is a log's reading days rather than the daily shape of logs stored before it:
-    /// every element ends.
-    static func isReadingDays(_ schedule: Schedule) -> Bool {
-        schedule.elements.allSatisfy { $0.end != nil }
-    }
+    /// Whether `schedule` is a log's reading days (``LogReadingDays/isReadingDays(_:)``).
+    static func isReadingDays(_ schedule: Schedule) -> Bool { LogReadingDays.isReadingDays(schedule) }
 
-    /// How a version's occurrences count: its reading days (sorted day numbers), or, for a daily log, the
-    /// day its occurrences count from.
-    enum Days {
-        case readings([Int])
-        case daily(start: Int)
-    }
+    typealias Days = LogReadingDays.Days
 
-    func days(of log: CareTask) -> Days {
-        if Self.isReadingDays(log.schedule) {
-            return .readings(log.schedule.elements.compactMap { options.dayNumber(of: $0.start) })
-        }
-        return .daily(start: log.schedule.elements.first.flatMap { options.dayNumber(of: $0.start) } ?? 0)
-    }
+    func days(of log: CareTask) -> Days { LogReadingDays.days(of: log, options: options) }
 
-    /// The occurrence of day `day` on a version counting as `days`; nil when the version has no event that day.
-    static func occurrence(ofDay day: Int, in days: Days) -> Int? {
-        switch days {
-        case .daily(let start):
-            return day >= start ? day - start : nil
-        case .readings(let list):
-            var (low, high) = (0, list.count)
-            while low < high {
-                let middle = (low + high) / 2
-                if list[middle] < day { low = middle + 1 } else { high = middle }
-            }
-            return low < list.count && list[low] == day ? low : nil
-        }
-    }
+    /// The occurrence of day `day` on a version counting as `days` (``LogReadingDays/occurrence(ofDay:in:)``).
+    static func occurrence(ofDay day: Int, in days: Days) -> Int? { LogReadingDays.occurrence(ofDay: day, in: days) }
 
-    /// Why a value of day `day` cannot go on `log`; nil when it can.
+    /// Why a value of day `day` cannot go on `log`; nil when it can (``LogReadingDays``' refusal).
     func refusal(day: Int, log: CareTask, days: Days) -> String? {
         guard Self.occurrence(ofDay: day, in: days) == nil else { return nil }
-        switch days {
-        case .daily(let start):
-            return "its day \(options.isoDay(number: day)) is before the start of log task \(log.id) (\(options.isoDay(number: start))): "
-                + "a log's outcomes count from its start, which cannot move earlier"
-        case .readings(let list):
-            let span = list.first.map { first in "\(options.isoDay(number: first)) to \(options.isoDay(number: list.last ?? first))" } ?? "none"
-            return "its day \(options.isoDay(number: day)) is not a reading day of the version of log task \(log.id) that owns it (days \(span)): "
-                + "a log version's days are fixed when it is written, since its outcomes' indexes count them, and a new version cannot take effect earlier"
-        }
+        return LogReadingDays(options: options).refusal(day: day, log: log, days: days).description
     }
 }

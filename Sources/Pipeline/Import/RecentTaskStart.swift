@@ -120,7 +120,7 @@ struct RecentTaskStart {
 
 extension Store {
     /// The latest outcome event start of each of tasks `ids`, over every version of each, by task id.
-    func lastOutcomeEventStarts(ofTasks ids: [String]) throws -> [String: Date] {
+    public func lastOutcomeEventStarts(ofTasks ids: [String]) throws -> [String: Date] {
         // Both reads bind their ids a statement's worth at a time themselves.
         var taskOfVersion: [UUID: String] = [:]
         for case .task(let version) in try histories(.task, ids: ids) { taskOfVersion[version.uuid] = version.id }

@@ -37,35 +37,32 @@ struct StoredLogUpgrade {
         guard !options.dryRun, !patientIDs.isEmpty else { return [] }
         let logs = catalog.observationLogs(ofPatients: patientIDs).sorted { $0.id < $1.id }
         guard !logs.isEmpty else { return [] }
-        let lastEventStarts = try store.lastOutcomeEventStarts(ofTasks: logs.filter { !LogTaskStart.isReadingDays($0.schedule) }.map(\.id))
-        var logStart = LogTaskStart(options: options.mapping, logDays: [:])
+        let lastEventStarts = try store.lastOutcomeEventStarts(ofTasks: logs.filter { !LogReadingDays.isReadingDays($0.schedule) }.map(\.id))
+        let planner = LogReadingDays(options: options.mapping)
         let todayNumber = options.mapping.dayNumber(of: today) ?? 0
         var versions: [CareTask] = []
         // What the report says of each new version.
         var notes: [String: String] = [:]
         for log in logs {
+            // One rule with the app's readings and `outcomes add` (``LogReadingDays``): only the tip and
+            // the new days decide the new version (days the tip's earlier versions own are placed later,
+            // by the outcome planner).
             let imported = logDays[log.id] ?? []
-            // A version takes effect no earlier than the one it follows.
-            let firstOwned = options.mapping.firstDayStarting(atOrAfter: log.metadata.effectiveDate)
-            let from: Int
-            let why: String
-            switch logStart.days(of: log) {
-            case .readings(let days):
-                guard let last = days.last, let firstNew = imported.first(where: { $0 > last }) else { continue }
-                from = max(last + 1, firstOwned)
-                why = "new reading days from \(options.mapping.isoDay(number: firstNew))"
-            case .daily:
-                let afterLastReading = lastEventStarts[log.id].flatMap(options.mapping.dayNumber(of:)).map { $0 + 1 }
-                from = max(afterLastReading ?? imported.first ?? todayNumber, firstOwned)
-                why = "stored as a daily log: its outcomes keep their version and index"
-            }
-            let days = imported.filter { $0 >= from }
-            guard let version = logStart.version(of: log, effectiveDay: from, days: days) else {
-                ledger.note(log.id, MappingNote(.warning, at: "Task", "its reading-day schedule cannot be made: it keeps its schedule"))
+            let daily = !LogReadingDays.isReadingDays(log.schedule)
+            let plan = planner.plan(
+                stored: [log], newLog: nil, days: imported,
+                lastOutcomeDay: lastEventStarts[log.id].flatMap(options.mapping.dayNumber(of:)), today: todayNumber)
+            guard let version = plan.versions.first else {
+                if daily || plan.refusals.values.contains(where: { if case .outOfRange = $0 { true } else { false } }) {
+                    ledger.note(log.id, MappingNote(.warning, at: "Task", "its reading-day schedule cannot be made: it keeps its schedule"))
+                }
                 continue
             }
+            let from = options.mapping.dayNumber(of: version.metadata.effectiveDate) ?? 0
+            let days = plan.placements.values.filter { $0.taskUUID == version.uuid }.count
+            let why = daily ? "stored as a daily log: its outcomes keep their version and index" : "new reading days from \(options.mapping.isoDay(number: from))"
             versions.append(version)
-            notes[log.id] = "a new version of the log takes effect on \(options.mapping.isoDay(number: from)) with \(days.count) reading days (\(why))"
+            notes[log.id] = "a new version of the log takes effect on \(options.mapping.isoDay(number: from)) with \(days) reading days (\(why))"
         }
         let written = try write(versions)
         for log in written {
