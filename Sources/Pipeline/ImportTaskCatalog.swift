@@ -12,17 +12,38 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     /// Task ids by patient and code.
     private var byPatientCode: [String: [String]] = [:]
     private var outcomes: [ResourceKey: String] = [:]
+    /// The versions before the current one of tasks that have some, oldest first, tombstones left out.
+    private var earlier: [String: [CareTask]] = [:]
 
     /// An empty catalog.
     init() {}
 
     /// Loads the current tasks of `store` that carry a patient (tasks made by imports).
     init(store: any Store) throws {
-        for task in try store.tasks(.current) { add(task) }
+        var versioned: [String] = []
+        for task in try store.tasks(.current) {
+            add(task)
+            if !task.isObservationLog, !task.metadata.previousVersionUUIDs.isEmpty { versioned.append(task.id) }
+        }
+        // An Observation dated before a plan or order task's current version takes effect belongs to the
+        // version in effect then (a long-running task's recent version, ``RecentTaskStart``).
+        for chunk in versioned.chunked(500) {
+            for case .task(let version) in try store.histories(.task, ids: chunk) where version.metadata.deletedDate == nil {
+                guard let current = byID[version.id], version.uuid != current.uuid else { continue }
+                earlier[version.id, default: []].append(version)
+            }
+        }
+        for id in earlier.keys { earlier[id]?.sort { $0.metadata.effectiveDate < $1.metadata.effectiveDate } }
     }
+
+    func earlierVersions(of id: String) -> [CareTask] { earlier[id] ?? [] }
 
     /// Adds (or replaces) a task.
     func add(_ task: CareTask) {
+        // The same source content as the version held (the store's): that one stays, as the store keeps
+        // it; it may be a long-running task's version starting recently (``RecentTaskStart``), whose
+        // occurrences count from its own start.
+        if let held = byID[task.id], let hash = task.metadata.provenance?.contentHash, hash == held.metadata.provenance?.contentHash { return }
         // The Observations its activity names as outcomes: the version added last says (the input's
         // over the store's).
         let linkage = task.metadata.linkage
@@ -47,6 +68,9 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     }
 
     func taskForOutcome(_ key: ResourceKey) -> String? { outcomes[key] }
+
+    /// The ids of the tasks it holds that are not Observation logs.
+    var plannedTaskIDs: [String] { byID.values.filter { !$0.isObservationLog }.map(\.id) }
 
     /// The Observation logs of the patients `patientIDs` (entity ids), not deleted.
     func observationLogs(ofPatients patientIDs: Set<String>) -> [CareTask] {
