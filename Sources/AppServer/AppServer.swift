@@ -33,13 +33,14 @@ public struct AppServer: Sendable {
     public let insightsRules: InsightsRules
     /// Idle and request timeouts, caps on connections and uploads, push threads.
     public let limits: ServerLimits
-    /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`).
+    /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`): the shipped
+    /// Mappings/healthkit.yaml unless the caller gives others.
     public let readingKinds: ReadingKinds
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
         insightsRules: InsightsRules = (try? InsightsRules.defaults()) ?? InsightsRules(file: "", measurements: [], chart: nil, rules: []),
-        limits: ServerLimits = ServerLimits(), readingKinds: ReadingKinds = ReadingKinds([])
+        limits: ServerLimits = ServerLimits(), readingKinds: ReadingKinds = ReadingKinds(table: (try? HealthKitTable.defaults()) ?? .empty)
     ) {
         self.store = store
         self.readingKinds = readingKinds

@@ -112,8 +112,11 @@ public final class Gateway: Sendable {
 
     /// The export job over the mapping set's export mapping.
     public func exporter(configure: (inout ExportOptions) -> Void = { _ in }) throws -> Exporter {
-        guard let mapping = try mappings().export else { throw ExportError.noExportMapping }
+        let set = try mappings()
+        guard let mapping = set.export else { throw ExportError.noExportMapping }
         var exportOptions = options.export
+        // Outcomes of readings leave in the shape the set's LOINC <-> HealthKit table gives them.
+        exportOptions.readingKinds = ReadingKinds(table: set.healthKit)
         configure(&exportOptions)
         return Exporter(store: store, mapping: mapping, options: exportOptions)
     }

@@ -6,7 +6,7 @@ import Store
 /// A store for the readings tests: patients `Patient/p1` (made from FHIR Patient `p1`) and `Patient/p2`;
 /// for p1 a care plan with a daily weight task (07:00 for two hours) and logs (all-day, daily, from
 /// ``day0``) for blood pressure 85354-9, oxygen saturation 2708-6, steps 55423-8 and glucose 2339-0;
-/// and a table of reading types written for the tests (the shipped one is Mappings/healthkit.yaml).
+/// the logs are in the daily shape stored before reading days (LogReadingDays cuts them).
 public struct ReadingFixture {
     /// 2025-03-03 00:00 in America/Chicago.
     public static let zone = TimeZone(identifier: "America/Chicago")!
@@ -15,31 +15,10 @@ public struct ReadingFixture {
     public let store: SQLiteStore
     public var tasks: [String: CareTask] = [:]
 
-    /// The rows the tests read readings by.
-    public static let kinds = ReadingKinds([
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierBodyMass", loincCodes: ["29463-7"], ucumUnit: "kg", healthKitUnit: "kg",
-                    category: "vital-signs", plausible: 0.2...650),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierBloodPressureSystolic", loincCodes: ["8480-6"], ucumUnit: "mm[Hg]",
-                    healthKitUnit: "mmHg", category: "vital-signs", plausible: 20...300, panelCode: "85354-9"),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierBloodPressureDiastolic", loincCodes: ["8462-4"], ucumUnit: "mm[Hg]",
-                    healthKitUnit: "mmHg", category: "vital-signs", plausible: 10...250, panelCode: "85354-9"),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierOxygenSaturation", loincCodes: ["2708-6", "59408-5"], ucumUnit: "%",
-                    healthKitUnit: "%", category: "vital-signs", plausible: 50...100),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierHeartRate", loincCodes: ["8867-4"], ucumUnit: "/min", healthKitUnit: "count/min",
-                    category: "vital-signs", plausible: 20...300),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierRestingHeartRate", loincCodes: ["40443-4", "8867-4"], ucumUnit: "/min",
-                    healthKitUnit: "count/min", category: "vital-signs", plausible: 20...250),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierBodyTemperature", loincCodes: ["8310-5"], ucumUnit: "Cel", healthKitUnit: "degC",
-                    category: "vital-signs", plausible: 25...45),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierHeight", loincCodes: ["8302-2"], ucumUnit: "cm", healthKitUnit: "cm",
-                    category: "vital-signs", plausible: 20...275),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierStepCount", loincCodes: ["55423-8", "41950-7"], ucumUnit: "{steps}",
-                    healthKitUnit: "count", isCumulative: true, category: "activity", plausible: 0...100_000),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierBloodGlucose", loincCodes: ["2339-0", "41653-7"], ucumUnit: "mg/dL",
-                    healthKitUnit: "mg/dL", category: "laboratory", plausible: 10...1500, molarMass: ReadingUnits.glucoseMolarMass),
-        ReadingKind(healthKitIdentifier: "HKQuantityTypeIdentifierBloodGlucose", loincCodes: ["15074-8"], ucumUnit: "mmol/L",
-                    healthKitUnit: "mg/dL", category: "laboratory", plausible: 0.5...85, molarMass: ReadingUnits.glucoseMolarMass),
-    ])
+    /// The rows the tests read readings by: the shipped table (Mappings/healthkit.yaml).
+    public static func kinds() throws -> ReadingKinds {
+        ReadingKinds(table: try HealthKitTable.defaults())
+    }
 
     /// In memory, or in the SQLite file `path`.
     public init(path: String? = nil) throws {

@@ -51,9 +51,9 @@ public struct VitalSignExport: Sendable {
         let codes: [String]
         var category: String?
         if rows.count == 1, let row = rows.values.first {
-            codes = row.loincCodes
+            codes = row.loincCodes + row.besideCodes.filter { !row.loincCodes.contains($0) }
             category = row.category
-            replaced.append(codeElement(row.loincCodes, healthKit: row.healthKitIdentifier, title: input.task.title))
+            replaced.append(codeElement(codes, healthKit: row.healthKitIdentifier, title: input.task.title))
             if row.isCumulative {
                 let sum = values.reduce(0.0) { $0 + Self.number($1) }
                 replaced.append(effective)
@@ -73,15 +73,16 @@ public struct VitalSignExport: Sendable {
             guard let (_, complete) = byTime.filter({ entry in members.allSatisfy { entry.value[$0.valueKind] != nil } }).max(by: { $0.key < $1.key }),
                   let first = complete.values.first
             else { return nil }
-            let panel = kinds.kind(loinc: panelCode)
-            codes = panel?.loincCodes ?? [panelCode]
+            let panel = kinds.panels[panelCode]
+            codes = [panelCode]
             category = panel?.category ?? members.first?.category
             replaced.append(codeElement(codes, healthKit: nil, title: input.task.title))
             replaced.append(time(of: first) ?? effective)
             for member in members {
                 guard let value = complete[member.valueKind] else { continue }
                 replaced.append(Element(name: "component", children: [
-                    codeElement(member.loincCodes, healthKit: member.healthKitIdentifier, title: nil), quantity(Self.number(value), unit: member.ucumUnit),
+                    codeElement(member.loincCodes + member.besideCodes, healthKit: member.healthKitIdentifier, title: nil),
+                    quantity(Self.number(value), unit: member.ucumUnit),
                 ]))
             }
         }
@@ -90,7 +91,7 @@ public struct VitalSignExport: Sendable {
                 Element(name: "system", value: Self.categorySystem), Element(name: "code", value: category),
             ])]))
         }
-        let profile = rows.count == 1 ? rows.values.first?.profile : nil
+        let profile = rows.count == 1 ? rows.values.first?.profile : rows.values.first?.panelCode.flatMap { kinds.panels[$0]?.profile }
         if let profile = profile ?? codes.lazy.compactMap({ Self.r4Profiles[$0] }).first {
             replaced.append(Element(name: "meta", children: [Element(name: "profile", value: profile)]))
         }

@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 
 /// What the readings import and the vital-sign export need of one row of the LOINC <-> HealthKit table
@@ -6,8 +7,11 @@ import Foundation
 public struct ReadingKind: Sendable, Equatable {
     /// `HKQuantityTypeIdentifierBodyMass`...
     public var healthKitIdentifier: String
-    /// LOINC codes, the profile's own first (`2708-6` before `59408-5`).
+    /// The LOINC code (or codes) of this row: what a task or reading is coded with.
     public var loincCodes: [String]
+    /// LOINC codes its Observations carry beside it (`2708-6` beside `59408-5`, as the R4 oxygen
+    /// saturation profile requires; `8867-4` beside resting heart rate `40443-4`).
+    public var besideCodes: [String]
     /// The unit the outcome value is kept in and exported with (UCUM: `kg`, `Cel`, `%`, `/min`).
     public var ucumUnit: String
     /// HealthKit's unit string (`kg`, `degC`, `%`, `count/min`): a reading may come in it.
@@ -24,14 +28,19 @@ public struct ReadingKind: Sendable, Equatable {
     public var molarMass: Double?
     /// The LOINC code of the panel this is a component of (`85354-9` for systolic and diastolic).
     public var panelCode: String?
+    /// The code's display: the title of a log made for it.
+    public var title: String?
 
     public init(
-        healthKitIdentifier: String, loincCodes: [String], ucumUnit: String, healthKitUnit: String, isCumulative: Bool = false,
+        healthKitIdentifier: String, loincCodes: [String], besideCodes: [String] = [], ucumUnit: String, healthKitUnit: String,
+        isCumulative: Bool = false,
         category: String? = nil, profile: String? = nil, plausible: ClosedRange<Double>? = nil, molarMass: Double? = nil,
-        panelCode: String? = nil
+        panelCode: String? = nil, title: String? = nil
     ) {
+        self.title = title
         self.healthKitIdentifier = healthKitIdentifier
         self.loincCodes = loincCodes
+        self.besideCodes = besideCodes
         self.ucumUnit = ucumUnit
         self.healthKitUnit = healthKitUnit
         self.isCumulative = isCumulative
@@ -88,14 +97,52 @@ public enum ReadingUnitProblem: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// A LOINC panel whose components are rows (blood pressure 85354-9: systolic and diastolic).
+public struct ReadingPanel: Sendable, Equatable {
+    public var code: String
+    public var display: String?
+    public var category: String?
+    public var profile: String?
+
+    public init(code: String, display: String? = nil, category: String? = nil, profile: String? = nil) {
+        self.code = code
+        self.display = display
+        self.category = category
+        self.profile = profile
+    }
+}
+
 /// The table's rows as the readings import looks them up: by HealthKit identifier and by LOINC code.
 public struct ReadingKinds: Sendable {
     public let kinds: [ReadingKind]
+    public let panels: [String: ReadingPanel]
     private let byIdentifier: [String: Int]
     private let byLOINC: [String: Int]
 
-    public init(_ kinds: [ReadingKind]) {
+    /// The rows of the LOINC <-> HealthKit table: one per LOINC code of each HealthKit type, in that
+    /// code's UCUM unit and range, the type's category and cumulative kind; the molar mass of a molar
+    /// HealthKit unit (`mmol<180.15588000005408>/L`) for the type's mass and molar codes alike.
+    public init(table: HealthKitTable) {
+        var kinds: [ReadingKind] = []
+        var componentOf: [String: String] = [:]
+        for panel in table.panels { for component in panel.components { componentOf[component] = panel.code } }
+        for type in table.types {
+            let molarMass = type.codes.lazy.compactMap { ReadingUnits.molarMass(inHealthKitUnit: $0.unit) }.first
+                ?? ReadingUnits.molarMass(inHealthKitUnit: type.unit)
+            for code in type.codes {
+                kinds.append(ReadingKind(
+                    healthKitIdentifier: type.identifier, loincCodes: [code.code], besideCodes: code.beside, ucumUnit: code.ucum,
+                    healthKitUnit: code.unit, isCumulative: type.quantityType == .cumulative, category: type.category, profile: code.profile,
+                    plausible: code.range.low...code.range.high, molarMass: molarMass, panelCode: componentOf[code.code],
+                    title: code.display))
+            }
+        }
+        self.init(kinds, panels: table.panels.map { ReadingPanel(code: $0.code, display: $0.display, category: $0.category, profile: $0.profile) })
+    }
+
+    public init(_ kinds: [ReadingKind], panels: [ReadingPanel] = []) {
         self.kinds = kinds
+        self.panels = Dictionary(panels.map { ($0.code, $0) }, uniquingKeysWith: { first, _ in first })
         var identifiers: [String: Int] = [:]
         var codes: [String: Int] = [:]
         for (position, kind) in kinds.enumerated() {

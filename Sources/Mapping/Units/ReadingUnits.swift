@@ -32,10 +32,21 @@ public enum ReadingUnits {
         public var offset: Double = 0
     }
 
-    /// The unit `text` names, in any of the spellings above; nil when none.
+    /// The unit `text` names, in any of the spellings above; nil when none. HealthKit's molar unit with
+    /// its molar mass (`mmol<180.15588000005408>/L`) is read as the molar unit.
     public static func unit(_ text: String) -> Unit? {
-        let key = text.trimmingCharacters(in: .whitespaces)
+        var key = text.trimmingCharacters(in: .whitespaces)
+        if let open = key.firstIndex(of: "<"), let close = key[open...].firstIndex(of: ">"), key.hasPrefix("mol") || key.dropFirst().hasPrefix("mol") {
+            key.removeSubrange(open...close)
+        }
         return table[key] ?? table[key.lowercased()]
+    }
+
+    /// The molar mass (g/mol) a HealthKit molar unit names (`mmol<180.15588000005408>/L`), or nil.
+    public static func molarMass(inHealthKitUnit text: String) -> Double? {
+        guard let open = text.firstIndex(of: "<"), let close = text[open...].firstIndex(of: ">"),
+              let mass = Double(text[text.index(after: open)..<close]), mass.isFinite, mass > 0 else { return nil }
+        return mass
     }
 
     /// `value` in `from` expressed in `to`; nil when the units do not convert (another dimension, a

@@ -66,9 +66,10 @@ public struct ReadingImport: Sendable {
         try store.withAppendLease("caregate serve readings") { try applying(samples, refusals: decoded, patientID: patientID, now: now) }
     }
 
+    /// A reading's values, each with the occurrence it goes on.
     private struct Pending {
         var sample: ReadingSample
-        var values: [(kind: ReadingKind, value: OutcomeValue, target: (task: CareTask, occurrence: Int))]
+        var values: [(value: OutcomeValue, target: ReadingLogs.Target)] = []
     }
 
     private func applying(_ samples: [ReadingSample], refusals decoded: [ReadingRefusal], patientID: String, now: Date) throws -> Report {
@@ -76,15 +77,16 @@ public struct ReadingImport: Sendable {
         let names = try subjectNames(patientID: patientID)
         let tasks = try store.currentCarePlans(patientID: patientID).flatMap { try store.tasks(carePlanID: $0.id, .current) }
             + store.currentTasksOfNoCarePlan(patientID: patientID)
-        let placement = ReadingPlacement(tasks: tasks, versions: try store.histories(.task, ids: tasks.map(\.id)))
-        var pending: [Pending] = []
+        let planned = tasks.filter { !$0.isObservationLog }
+        let placement = ReadingPlacement(tasks: planned, versions: try store.histories(.task, ids: planned.map(\.id)))
+        var logs = ReadingLogs(store: store, patientID: patientID, logs: tasks.filter(\.isObservationLog), panels: kinds.panels)
+        var pending: [Int: Pending] = [:]
         for sample in samples {
             if let subject = sample.subject, !names.contains(where: { subject == $0 || subject.hasSuffix("/" + $0) }) {
                 refusals.append(ReadingRefusal(index: sample.index, path: "Observation.subject", reason: "names a patient other than the token's"))
                 continue
             }
-            var values: [(kind: ReadingKind, value: OutcomeValue, target: (task: CareTask, occurrence: Int))] = []
-            var refused = false
+            var item = Pending(sample: sample)
             for measure in sample.measures {
                 let candidates = kinds.kinds(forCodings: measure.codings)
                 guard !candidates.isEmpty else {
@@ -92,28 +94,37 @@ public struct ReadingImport: Sendable {
                     refusals.append(ReadingRefusal(
                         index: sample.index, path: "Observation." + measure.path.replacingOccurrences(of: "valueQuantity", with: "code"),
                         reason: "no row of the LOINC <-> HealthKit table knows \(codes)"))
-                    refused = true
                     continue
                 }
-                guard let target = placement.target(for: candidates, at: sample.start) else {
-                    refusals.append(ReadingRefusal(
-                        index: sample.index, path: "Observation." + measure.path,
-                        reason: "no task or log of this patient records \(candidates[0].valueKind) at \(FHIRDateFormat.dateTime(sample.start, in: sample.timeZone))"))
-                    refused = true
-                    continue
-                }
-                switch self.value(of: measure, kind: target.kind, in: sample) {
+                // A plan's or order's task with an occurrence at its time, else the patient's log.
+                let planTarget = placement.target(for: candidates, at: sample.start)
+                let logRow = planTarget == nil ? logs.row(for: candidates) : nil
+                guard let kind = planTarget?.kind ?? logRow?.kind else { continue }
+                switch value(of: measure, kind: kind, in: sample) {
                 case .failure(let refusal):
                     refusals.append(refusal)
-                    refused = true
                 case .success(let value):
-                    values.append((target.kind, value, (target.task, target.occurrence)))
+                    if let planTarget {
+                        let task = planTarget.task
+                        let target = ReadingLogs.Target(
+                            taskID: task.id, taskUUID: task.uuid, occurrence: planTarget.occurrence,
+                            eventStart: task.schedule.eventStart(occurrence: planTarget.occurrence) ?? sample.start,
+                            timeZone: task.schedule.elements.first?.timeZone ?? sample.timeZone)
+                        item.values.append((value, target))
+                    } else {
+                        logs.add(ReadingLogs.Waiting(
+                            index: sample.index, path: "Observation." + measure.path, time: sample.start, zone: sample.timeZone, kind: kind, value: value),
+                                 log: logRow?.log)
+                    }
                 }
             }
-            if !refused { pending.append(Pending(sample: sample, values: values)) }
+            pending[sample.index] = item
         }
+        let planned2 = try logs.plan(now: now)
+        refusals += planned2.refusals
         guard refusals.isEmpty else { throw Refused(refusals: refusals.sorted { ($0.index, $0.path ?? "") < ($1.index, $1.path ?? "") }) }
-        return try store(pending, now: now)
+        for (reading, target) in planned2.targets { pending[reading.index]?.values.append((reading.value, target)) }
+        return try store(samples.compactMap { pending[$0.index] }, logVersions: planned2.versions, now: now)
     }
 
     /// The measure as an outcome value of row `kind` (in its UCUM unit), or why it cannot be one.
@@ -146,25 +157,22 @@ public struct ReadingImport: Sendable {
         return names
     }
 
-    /// Writes the new values of `pending` on their occurrences' outcomes, in one batch.
-    private func store(_ pending: [Pending], now: Date) throws -> Report {
-        var targets: [String: (task: CareTask, occurrence: Int)] = [:]
-        for item in pending {
-            for value in item.values { targets[Outcome.id(taskUUID: value.target.task.uuid, occurrence: value.target.occurrence)] = value.target }
-        }
+    /// Writes the new values of `pending` on their occurrences' outcomes, with the log versions they
+    /// need, in one batch.
+    private func store(_ pending: [Pending], logVersions: [String: [CareTask]], now: Date) throws -> Report {
+        let targets = Set(pending.flatMap { $0.values.map(\.target) })
         var outcomes: [String: Outcome] = [:]
-        for outcome in try store.outcomes(EntityQuery(ids: Array(targets.keys))) { outcomes[outcome.id] = outcome }
+        for outcome in try store.outcomes(EntityQuery(ids: targets.map(\.outcomeID))) { outcomes[outcome.id] = outcome }
         var seen = Set(outcomes.values.flatMap(Self.samples(of:)))
         var changed: [String] = []
         var report = Report()
         for item in pending {
-            var placed: [Placed] = []
             let known = seen.contains(item.sample.sampleID)
-            for (_, value, target) in item.values {
-                let id = Outcome.id(taskUUID: target.task.uuid, occurrence: target.occurrence)
-                placed.append(Placed(outcome: id, task: target.task.id, occurrence: target.occurrence))
-                guard !known else { continue }
-                var outcome = outcomes[id] ?? Self.newOutcome(on: target, at: value.createdDate ?? now)
+            for (value, target) in item.values where !known {
+                let id = target.outcomeID
+                var outcome = outcomes[id] ?? Outcome(
+                    taskUUID: target.taskUUID, taskID: target.taskID, taskOccurrenceIndex: target.occurrence, values: [],
+                    metadata: EntityMetadata(effectiveDate: target.eventStart, timezone: target.timeZone))
                 outcome.values.append(value)
                 var samples = Self.samples(of: outcome)
                 if !samples.contains(item.sample.sampleID) { samples.append(item.sample.sampleID) }
@@ -174,10 +182,14 @@ public struct ReadingImport: Sendable {
                 if !changed.contains(id) { changed.append(id) }
             }
             seen.insert(item.sample.sampleID)
+            let placed = item.values.map { Placed(outcome: $0.target.outcomeID, task: $0.target.taskID, occurrence: $0.target.occurrence) }
             report.readings.append(Result(index: item.sample.index, sample: item.sample.sampleID, status: known ? "known" : "stored", outcomes: placed))
         }
         guard !changed.isEmpty else { return report }
         var batch = StoreBatch(date: now)
+        // A log's new version only when an outcome of this batch goes on it.
+        let used = Set(changed.compactMap { outcomes[$0]?.taskUUID })
+        for version in logVersions.values.joined() where used.contains(version.uuid) { batch.upsert(version) }
         for id in changed {
             guard var outcome = outcomes[id] else { continue }
             outcome.values.sort { ($0.createdDate ?? .distantPast) < ($1.createdDate ?? .distantPast) }
@@ -186,19 +198,12 @@ public struct ReadingImport: Sendable {
             outcome.metadata.previousVersionUUIDs = []
             outcome.metadata.nextVersionUUIDs = []
             outcome.metadata.provenance = nil
+            outcome.metadata.createdDate = outcome.metadata.createdDate ?? now
             outcome.metadata.updatedDate = now
             batch.upsert(outcome, effective: .noEarlierThanPrevious)
         }
         report.queued = try store.apply(batch).outboxEntryIDs
         return report
-    }
-
-    /// A first outcome for `target`, in effect from its event's start.
-    private static func newOutcome(on target: (task: CareTask, occurrence: Int), at time: Date) -> Outcome {
-        let start = target.task.schedule.eventStart(occurrence: target.occurrence) ?? time
-        var metadata = EntityMetadata(effectiveDate: start, timezone: target.task.schedule.elements.first?.timeZone ?? .gmt)
-        metadata.createdDate = time
-        return Outcome(taskUUID: target.task.uuid, taskID: target.task.id, taskOccurrenceIndex: target.occurrence, values: [], metadata: metadata)
     }
 
     /// The samples an outcome holds, from its `userInfo`.
