@@ -60,6 +60,9 @@ public enum ReadingDecoding {
     public static let maximumReadings = 5000
 
     public static func decode(_ data: Data) throws(ReadingBatchUnreadable) -> (samples: [ReadingSample], refusals: [ReadingRefusal]) {
+        guard nestingDepth(of: data) <= maximumDepth else {
+            throw ReadingBatchUnreadable(description: "(top level): nested deeper than \(maximumDepth) levels")
+        }
         let top: Any
         do {
             top = try JSONSerialization.jsonObject(with: data)
@@ -205,6 +208,33 @@ public enum ReadingDecoding {
         }
         return named("https://bdh.stanford.edu/fhir/defs/sourceDevice", "name")
             ?? named("https://bdh.stanford.edu/fhir/defs/sourceRevision", "name")
+    }
+
+    /// The deepest nesting a batch may have: an Observation of HealthKitOnFHIR's is 7 levels deep in a
+    /// Bundle; a parser's recursion on a deeper body is a stack a client could exhaust.
+    public static let maximumDepth = 32
+
+    /// The deepest nesting of arrays and objects in `data` (strings skipped), counted before parsing.
+    static func nestingDepth(of data: Data) -> Int {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for byte in data {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
     }
 
     /// A FHIR id: 1 to 64 of `A-Za-z0-9-.`.

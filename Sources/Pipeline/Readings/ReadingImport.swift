@@ -86,6 +86,12 @@ public struct ReadingImport: Sendable {
                 refusals.append(ReadingRefusal(index: sample.index, path: "Observation.subject", reason: "names a patient other than the token's"))
                 continue
             }
+            // A reading records what was measured: not days ahead of the server's clock (a phone's clock may
+            // run a little fast).
+            guard sample.start <= now.addingTimeInterval(86_400) else {
+                refusals.append(ReadingRefusal(index: sample.index, path: "Observation.effective", reason: "taken more than a day after the server's time"))
+                continue
+            }
             var item = Pending(sample: sample)
             for measure in sample.measures {
                 let candidates = kinds.kinds(forCodings: measure.codings)
