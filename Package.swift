@@ -100,6 +100,7 @@ let package = Package(
                 .embedInCode("Defaults/Practitioner.yaml"),
                 .embedInCode("Defaults/PractitionerRole.yaml"),
                 .embedInCode("Defaults/RelatedPerson.yaml"),
+                .embedInCode("Defaults/ServiceRequest.yaml"),
                 .embedInCode("Defaults/healthkit.yaml"),
                 .embedInCode("Defaults/insights.yaml"),
             ]

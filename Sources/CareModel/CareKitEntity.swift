@@ -4,9 +4,14 @@ import Foundation
 /// <entity>}`, the object in CareKit's wire shape (``CareKitWireObject``).
 ///
 /// `type` is `OCKEntity.EntityType`'s raw value: `patient`, `carePlan`, `contact`, `task`,
-/// `healthKitTask` or `outcome`. CareGate keeps no HealthKit-linked tasks: decoding one is a
-/// `DecodingError` naming the type, never a silent skip. Decoding reads the object with CareGate's
-/// decoders, which accept CareKit 4.0's shape (and the older ones CareGate read before).
+/// `healthKitTask` or `outcome`. A task with a ``HealthKitLinkage`` is a `healthKitTask` (CareKit's
+/// `OCKHealthKitTask`: an `OCKTask`'s fields and a required `healthKitLinkage`); one without is a `task`.
+/// Decoding a `healthKitTask` without its linkage is a `DecodingError`; a `task` keeps no linkage even
+/// when its JSON carries one (`OCKTask`'s decoder ignores the key). CareKit's sync pushes the
+/// `healthKitTask`s a device made itself (OCKStore's `supportedTypes` include `OCKHealthKitTask`): they
+/// decode here, and the app API refuses them as it refuses every task a device pushes (outcomes only).
+/// Decoding reads the object with CareGate's decoders, which accept CareKit 4.0's shape (and the older
+/// ones CareGate read before).
 public struct CareKitEntity: Sendable, Hashable {
     /// `OCKEntity.EntityType`: the kinds a revision record can carry.
     public enum EntityType: String, Sendable, Hashable, Codable, CaseIterable {
@@ -26,7 +31,7 @@ public struct CareKitEntity: Sendable, Hashable {
         case .patient: return .patient
         case .carePlan: return .carePlan
         case .contact: return .contact
-        case .task: return .task
+        case .task(let task): return task.isHealthKitTask ? .healthKitTask : .task
         case .outcome: return .outcome
         }
     }
@@ -43,11 +48,18 @@ extension CareKitEntity: Codable {
         case .patient: entity = .patient(try container.decode(Patient.self, forKey: .object))
         case .carePlan: entity = .carePlan(try container.decode(CarePlan.self, forKey: .object))
         case .contact: entity = .contact(try container.decode(Contact.self, forKey: .object))
-        case .task: entity = .task(try container.decode(CareTask.self, forKey: .object))
-        case .outcome: entity = .outcome(try container.decode(Outcome.self, forKey: .object))
+        case .task:
+            var task = try container.decode(CareTask.self, forKey: .object)
+            task.healthKitLinkage = nil
+            entity = .task(task)
         case .healthKitTask:
-            throw DecodingError.dataCorruptedError(
-                forKey: .type, in: container, debugDescription: "healthKitTask entities are not supported: CareGate keeps no HealthKit-linked tasks")
+            let task = try container.decode(CareTask.self, forKey: .object)
+            guard task.isHealthKitTask else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .object, in: container, debugDescription: "a healthKitTask needs its healthKitLinkage (quantityIdentifier, quantityType, unitString)")
+            }
+            entity = .task(task)
+        case .outcome: entity = .outcome(try container.decode(Outcome.self, forKey: .object))
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One care entity in the JSON CareKit 4.0's Codable types encode and require (`OCKPatient`,
-/// `OCKCarePlan`, `OCKContact`, `OCKTask`, `OCKOutcome`): the shape CareGate serves to apps, separate
+/// `OCKCarePlan`, `OCKContact`, `OCKTask`, `OCKHealthKitTask`, `OCKOutcome`): the shape CareGate serves to apps, separate
 /// from the shape it stores (``CareKitJSON/encode(_:)-(CareEntity)``, which content hashes are made of).
 ///
 /// What CareKit 4.0 demands, and how it is met (CareKitStore/CareKitStore/Structs at tag 4.0.0):
@@ -18,6 +18,8 @@ import Foundation
 /// - links are by version UUID: `patientUUID` on care plans, `carePlanUUID` on tasks and contacts,
 ///   `taskUUID` on outcomes. The entity's own fields are written: whoever serves it sets them to the
 ///   versions the app has (``CareKitLinks``);
+/// - a linked task is `OCKHealthKitTask` (synthesized): `OCKTask`'s fields and `healthKitLinkage`
+///   (``HealthKitLinkage``: `quantityIdentifier`, `quantityType`, `unitString`, all required);
 /// - dates are `JSONEncoder`'s default (seconds since 2001-01-01), data base64, UUIDs upper case.
 ///
 /// CareGate's own fields travel in keys CareKit's decoders ignore, under the names CareGate stores them
@@ -54,6 +56,8 @@ public struct CareKitWireObject: Encodable, Sendable {
             try container.encode(WireSchedule(schedule: task.schedule, valueDate: valueDate), forKey: "schedule")
             try container.encodeIfPresent(task.carePlanUUID, forKey: "carePlanUUID")
             try container.encodeIfPresent(task.carePlanID, forKey: "carePlanID")
+            // `OCKHealthKitTask`: the same fields and its linkage (served as entity type `healthKitTask`).
+            try container.encodeIfPresent(task.healthKitLinkage, forKey: "healthKitLinkage")
         case .outcome(let outcome):
             try container.encode(outcome.id, forKey: "id")
             try container.encode(outcome.taskUUID, forKey: "taskUUID")

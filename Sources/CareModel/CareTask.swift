@@ -16,6 +16,10 @@ public struct CareTask: VersionedEntity {
     public var schedule: Schedule
     public var carePlanUUID: UUID?
     public var carePlanID: String?
+    /// CareKit's link to a HealthKit quantity type: with one, the task is an `OCKHealthKitTask` (entity type
+    /// `healthKitTask`) whose outcomes the app reads from HealthKit. A task keeps it, or its absence, for
+    /// its whole version chain: CareKit links versions only within one entity type.
+    public var healthKitLinkage: HealthKitLinkage?
     public var metadata: EntityMetadata
 
     public init(
@@ -26,6 +30,7 @@ public struct CareTask: VersionedEntity {
         schedule: Schedule,
         carePlanUUID: UUID? = nil,
         carePlanID: String? = nil,
+        healthKitLinkage: HealthKitLinkage? = nil,
         metadata: EntityMetadata
     ) {
         self.id = id
@@ -35,13 +40,14 @@ public struct CareTask: VersionedEntity {
         self.schedule = schedule
         self.carePlanUUID = carePlanUUID
         self.carePlanID = carePlanID
+        self.healthKitLinkage = healthKitLinkage
         self.metadata = metadata
     }
 }
 
 extension CareTask: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, title, instructions, impactsAdherence, schedule, carePlanUUID, carePlanID
+        case id, title, instructions, impactsAdherence, schedule, carePlanUUID, carePlanID, healthKitLinkage
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +59,7 @@ extension CareTask: Codable {
         schedule = try container.decode(Schedule.self, forKey: .schedule)
         carePlanUUID = try container.decodeIfPresent(UUID.self, forKey: .carePlanUUID)
         carePlanID = try container.decodeIfPresent(String.self, forKey: .carePlanID)
+        healthKitLinkage = try container.decodeIfPresent(HealthKitLinkage.self, forKey: .healthKitLinkage)
         metadata = try EntityMetadata(from: decoder)
     }
 
@@ -65,6 +72,8 @@ extension CareTask: Codable {
         try container.encode(schedule, forKey: .schedule)
         try container.encodeIfPresent(carePlanUUID, forKey: .carePlanUUID)
         try container.encodeIfPresent(carePlanID, forKey: .carePlanID)
+        // Only when set: an unlinked task's stored JSON, and so its content hash, is what it always was.
+        try container.encodeIfPresent(healthKitLinkage, forKey: .healthKitLinkage)
         try metadata.encode(to: encoder)
     }
 }
@@ -76,4 +85,7 @@ extension CareTask {
 
     /// Whether this task is an Observation log (tagged ``observationLogTag``).
     public var isObservationLog: Bool { metadata.tags?.contains(Self.observationLogTag) ?? false }
+
+    /// Whether this task is linked to HealthKit (served as CareKit's `OCKHealthKitTask`).
+    public var isHealthKitTask: Bool { healthKitLinkage != nil }
 }

@@ -115,6 +115,7 @@ final class SortedKeysJSONWriter: Encoder {
         try member("schedule", of: slot, task.schedule)
         if let carePlanUUID = task.carePlanUUID { try member("carePlanUUID", of: slot, carePlanUUID) }
         if let carePlanID = task.carePlanID { try member("carePlanID", of: slot, carePlanID) }
+        if let linkage = task.healthKitLinkage { try member("healthKitLinkage", of: slot, linkage) }
         try writeMembers(of: task.metadata, in: slot)
         close(slots.removeLast())
     }

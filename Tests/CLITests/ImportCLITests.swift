@@ -45,7 +45,7 @@ final class ImportCLITests: XCTestCase {
     func testMappingsValidate() throws {
         let defaults = try CLIRunner.run(["mappings", "validate"])
         XCTAssertEqual(defaults.status, 0, defaults.stdout)
-        XCTAssertTrue(defaults.stdout.contains("8 mapping file(s) checked: 0 error(s)"), defaults.stdout)
+        XCTAssertTrue(defaults.stdout.contains("10 mapping file(s) checked: 0 error(s)"), defaults.stdout)
         let shipped = try CLIRunner.run(["mappings", "validate", "Mappings"])
         XCTAssertEqual(shipped.status, 0, shipped.stdout)
         try folder.writeFile("Patient.yaml", "resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: name\n")
@@ -98,7 +98,11 @@ final class MappingGoldenCLITests: XCTestCase {
         XCTAssertEqual(Set(patient.keys), ["patients", "carePlans", "contacts", "tasks", "outcomes"])
         XCTAssertEqual(patient["patients"]?.map { $0["id"] as? String }, ["Patient/pat-1"])
         XCTAssertEqual(patient["carePlans"]?.count, 1)
-        XCTAssertEqual(patient["tasks"]?.count, 4)
+        // The blood pressure activity is two HealthKit tasks (systolic, diastolic): Docs/healthkit.md.
+        XCTAssertEqual(patient["tasks"]?.count, 5)
+        XCTAssertEqual(
+            patient["tasks"]?.compactMap { ($0["healthKitLinkage"] as? [String: String])?["quantityIdentifier"] }.sorted(),
+            ["HKQuantityTypeIdentifierBloodPressureDiastolic", "HKQuantityTypeIdentifierBloodPressureSystolic"])
         XCTAssertEqual(patient["outcomes"]?.count, 2)
         let planUUID = try XCTUnwrap(patient["carePlans"]?.first?["uuid"] as? String)
         XCTAssertEqual(patient["contacts"]?.map { $0["carePlanUUID"] as? String }, [planUUID], "linked by version UUID")

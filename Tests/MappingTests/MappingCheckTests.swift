@@ -10,7 +10,7 @@ final class MappingCheckTests: XCTestCase {
         XCTAssertEqual(MappingSet.checkDefaults().map(\.description), [])
         XCTAssertEqual(
             Set(MappingSet.defaultFileNames),
-            ["CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "ObservationExport.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml", "healthkit.yaml"])
+            ["CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "ObservationExport.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml", "ServiceRequest.yaml", "healthkit.yaml"])
         XCTAssertNotNil(try? MappingSet.defaults().export, "the default export mapping is in force")
     }
 

@@ -139,6 +139,31 @@ public struct CareKit4TaskMirror: Decodable {
     public let tags: [String]?
 }
 
+/// OCKHealthKitLinkage (CareKitStore/Structs/OCKHealthKitLinkage.swift, synthesized): `quantityIdentifier`
+/// (HKQuantityTypeIdentifier, a RawRepresentable String: its raw value), `quantityType` (its
+/// QuantityType: `cumulative` or `discrete`) and the private `unitString` (HKUnit's unitString), all
+/// required.
+public struct CareKit4HealthKitLinkageMirror: Decodable {
+    public enum QuantityType: String, Decodable { case cumulative, discrete }
+    public let quantityIdentifier: String
+    public let quantityType: QuantityType
+    public let unitString: String
+}
+
+/// OCKHealthKitTask (CareKitStore/HealthKit/OCKHealthKitTask.swift, synthesized): OCKTask's fields and a
+/// required `healthKitLinkage`.
+public struct CareKit4HealthKitTaskMirror: Decodable {
+    public let carePlanUUID: UUID?
+    public let healthKitLinkage: CareKit4HealthKitLinkageMirror
+    public let id: String
+    public let title: String?
+    public let instructions: String?
+    public let impactsAdherence: Bool
+    public let schedule: CareKit4ScheduleMirror
+    public let groupIdentifier: String?
+    public let tags: [String]?
+}
+
 public struct CareKit4OutcomeMirror: Decodable {
     public let taskUUID: UUID
     public let id: String
@@ -163,6 +188,7 @@ public enum CareKit4EntityMirror: Decodable {
     case carePlan(CareKit4Decoded<CareKit4CarePlanMirror>)
     case contact(CareKit4Decoded<CareKit4ContactMirror>)
     case task(CareKit4Decoded<CareKit4TaskMirror>)
+    case healthKitTask(CareKit4Decoded<CareKit4HealthKitTaskMirror>)
     case outcome(CareKit4Decoded<CareKit4OutcomeMirror>)
 
     public enum EntityType: String, Decodable { case patient, carePlan, contact, task, healthKitTask, outcome }
@@ -174,7 +200,8 @@ public enum CareKit4EntityMirror: Decodable {
         case .patient: self = .patient(try container.decode(CareKit4Decoded<CareKit4PatientMirror>.self, forKey: .object))
         case .carePlan: self = .carePlan(try container.decode(CareKit4Decoded<CareKit4CarePlanMirror>.self, forKey: .object))
         case .contact: self = .contact(try container.decode(CareKit4Decoded<CareKit4ContactMirror>.self, forKey: .object))
-        case .task, .healthKitTask: self = .task(try container.decode(CareKit4Decoded<CareKit4TaskMirror>.self, forKey: .object))
+        case .task: self = .task(try container.decode(CareKit4Decoded<CareKit4TaskMirror>.self, forKey: .object))
+        case .healthKitTask: self = .healthKitTask(try container.decode(CareKit4Decoded<CareKit4HealthKitTaskMirror>.self, forKey: .object))
         case .outcome: self = .outcome(try container.decode(CareKit4Decoded<CareKit4OutcomeMirror>.self, forKey: .object))
         }
     }

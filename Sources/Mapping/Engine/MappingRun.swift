@@ -59,7 +59,7 @@ struct MappingRun {
                 case .patient: entities.append(.patient(try patient(entity, item: item, id: id)))
                 case .carePlan: entities.append(.carePlan(try carePlan(entity, item: item, id: id)))
                 case .contact: entities.append(.contact(try contact(entity, item: item, id: id)))
-                case .task: if let task = try task(entity, item: item, id: id) { entities.append(.task(task)) }
+                case .task: entities += try tasks(entity, item: item, id: id).map(CareEntity.task)
                 case .outcome: if let contribution = try outcome(entity, item: item) { outcomes.append(contribution) }
                 }
             }

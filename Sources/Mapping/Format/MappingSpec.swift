@@ -147,6 +147,10 @@ public enum TransformName: String, Sendable, CaseIterable {
     case observationValues
     /// Goal targets (detail[x]) -> target values.
     case goalTarget
+    /// A task's codes (CodeableConcept, Coding) -> CareKit's HealthKit linkage, looked up in the HealthKit
+    /// table (Mappings/healthkit.yaml): a code the table knows makes the task a `healthKitTask`; a panel's
+    /// code (blood pressure) makes one linked task per component.
+    case healthKit
 }
 
 /// The options of a transform: expressions and plain values, by name.

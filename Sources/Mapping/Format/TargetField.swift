@@ -22,6 +22,8 @@ public enum TargetField {
         case references
         /// Needs a transform (or a literal for `code`).
         case personName, address, telecom, schedule, values, code, codings
+        /// CareKit's HealthKit linkage (the `healthKit` transform).
+        case linkage
     }
 
     /// The transforms that produce each value type (an expression alone cannot).
@@ -33,6 +35,7 @@ public enum TargetField {
         case .schedule: return [.timing]
         case .values: return [.quantity, .observationValues, .goalTarget]
         case .string, .strings: return [.codeableConcept]
+        case .linkage: return [.healthKit]
         default: return []
         }
     }
@@ -48,6 +51,7 @@ public enum TargetField {
             return [
                 "title": .string, "instructions": .string, "impactsAdherence": .boolean, "schedule": .schedule,
                 "targetValues": .values, "carePlan": .reference, "patient": .reference, "codes": .codings,
+                "healthKitLinkage": .linkage,
             ]
         case .contact:
             return [
