@@ -1,4 +1,5 @@
 import CareModel
+import FHIR
 import Foundation
 import Mapping
 import Pipeline
@@ -157,5 +158,59 @@ final class ReadingImportTests: XCTestCase {
         XCTAssertEqual(single.refusals, [])
         let notObservation = try ReadingDecoding.decode(Data(#"[{"resourceType": "Patient"}, true]"#.utf8))
         XCTAssertEqual(notObservation.refusals.map(\.index), [0, 1])
+    }
+}
+
+/// Blood pressure when the plan's activity became one HealthKit-linked task per component (systolic and
+/// diastolic, each coded with its own code and the panel's): a correlation, or its two samples at one
+/// time, goes on one occurrence, and leaves as one panel Observation.
+final class ReadingPanelTests: XCTestCase {
+    func testACorrelationAndTwoSamplesBothLandTogetherOnTheSystolicTask() throws {
+        let fixture = try ReadingFixture()
+        let zone = ReadingFixture.zone
+        let day0 = ReadingFixture.day0
+        let plan = try XCTUnwrap(fixture.tasks["weight"])
+        var batch = StoreBatch()
+        var linked: [CareTask] = []
+        for (type, code) in [("BloodPressureSystolic", "8480-6"), ("BloodPressureDiastolic", "8462-4")] {
+            var task = CareTask(
+                id: "Task/bp.healthkit-\(type)", title: "Blood pressure", schedule: try Schedule.dailyAtTime(
+                    hour: 19, minutes: 0, start: day0.addingTimeInterval(-86_400), end: nil, text: nil, duration: .hours(3), timeZone: zone),
+                carePlanUUID: plan.carePlanUUID, carePlanID: plan.carePlanID,
+                healthKitLinkage: HealthKitLinkage(quantityIdentifier: "HKQuantityTypeIdentifier\(type)", quantityType: .discrete, unitString: "mmHg"),
+                metadata: EntityMetadata(effectiveDate: day0.addingTimeInterval(-86_400), timezone: zone))
+            task.metadata.linkage.codes = ["http://loinc.org|\(code)", "http://loinc.org|85354-9"]
+            batch.add(task)
+            linked.append(task)
+        }
+        try fixture.store.apply(batch)
+        let evening = day0.addingTimeInterval(20 * 3600)
+        let correlation = HealthKitReadings.bloodPressure(systolic: 131, diastolic: 84, at: evening, zone: zone)
+        let systolic = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierBloodPressureSystolic", loinc: "8480-6", value: 125, unit: "mmHg", ucum: "mm[Hg]",
+            start: evening.addingTimeInterval(86_400), zone: zone)
+        let diastolic = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierBloodPressureDiastolic", loinc: "8462-4", value: 79, unit: "mmHg", ucum: "mm[Hg]",
+            start: evening.addingTimeInterval(86_400), zone: zone)
+        let decoded = try ReadingDecoding.decode(HealthKitReadings.body([correlation, diastolic, systolic]))
+        let report = try ReadingImport(store: fixture.store, kinds: ReadingFixture.kinds()).apply(decoded.samples, patientID: "Patient/p1")
+        XCTAssertEqual(report.stored, 3)
+        let outcomes = try fixture.store.outcomes(.current)
+        XCTAssertEqual(outcomes.count, 2, "one occurrence a day, both components on it")
+        XCTAssertEqual(Set(outcomes.compactMap(\.taskID)), [linked[0].id], "on the systolic task, as import puts a provider's panel")
+        for outcome in outcomes {
+            XCTAssertEqual(Set(outcome.values.compactMap(\.kind)), ["http://loinc.org|8480-6", "http://loinc.org|8462-4"])
+        }
+        // The export: one 85354-9 panel per occurrence.
+        let folder = try makeScratchFolder("reading-panels")
+        let exported = try Gateway(store: fixture.store).export(to: .folder(folder.path))
+        XCTAssertEqual(exported.refused.map(\.reason), [])
+        let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(exported.path))))
+        let observations = bundle.children(named: "entry").compactMap { $0.child(named: "resource") }.filter { $0.resourceType == "Observation" }
+        XCTAssertEqual(observations.count, 2)
+        for observation in observations {
+            XCTAssertEqual(observation.child(named: "code")?.children(named: "coding").first?.childValue("code"), "85354-9")
+            XCTAssertEqual(observation.children(named: "component").count, 2)
+        }
     }
 }

@@ -102,8 +102,17 @@ public struct ReadingImport: Sendable {
                         reason: "no row of the LOINC <-> HealthKit table knows \(codes)"))
                     continue
                 }
-                // A plan's or order's task with an occurrence at its time, else the patient's log.
-                let planTarget = placement.target(for: candidates, at: sample.start)
+                // A plan's or order's task with an occurrence at its time, else the patient's log. A panel's
+                // component (a correlation's, or one of its two samples) goes where the panel's first
+                // component goes at that time (systolic's task, as import puts a provider's panel): the
+                // components of one reading share an occurrence and leave as one panel Observation.
+                var planTarget: (task: CareTask, occurrence: Int, kind: ReadingKind)?
+                if let panel = candidates[0].panelCode, let lead = kinds.components(ofPanel: panel).first,
+                   let found = placement.target(for: [lead], at: sample.start) {
+                    planTarget = (found.task, found.occurrence, candidates[0])
+                } else {
+                    planTarget = placement.target(for: candidates, at: sample.start)
+                }
                 let logRow = planTarget == nil ? logs.row(for: candidates) : nil
                 guard let kind = planTarget?.kind ?? logRow?.kind else { continue }
                 switch value(of: measure, kind: kind, in: sample) {

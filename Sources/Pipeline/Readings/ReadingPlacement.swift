@@ -29,12 +29,24 @@ struct ReadingPlacement {
 
     /// The task version and occurrence a reading that may be any of `kinds` (``ReadingKinds/kinds(forCodings:)``)
     /// taken at `time` belongs to, with the row the task records (which fixes the unit), or nil.
+    ///
+    /// For each row in turn, the tasks that record it best come first: one linked to its HealthKit type,
+    /// then one coded with its own code, then one coded with its panel's (a blood-pressure task takes
+    /// both components; each component's linked task is coded with its own code and the panel's).
     func target(for kinds: [ReadingKind], at time: Date) -> (task: CareTask, occurrence: Int, kind: ReadingKind)? {
-        let keyed = kinds.map { (ReadingKindCodes($0).keys, $0) }
-        for task in tasks {
-            let codes = Set(task.metadata.linkage.codes)
-            guard let kind = keyed.first(where: { !$0.0.isDisjoint(with: codes) })?.1 else { continue }
-            if let found = occurrence(of: task, at: time) { return (found.task, found.occurrence, kind) }
+        for kind in kinds {
+            let own = Set(kind.loincCodes.map { "\(ReadingKind.loinc)|\($0)" })
+            let panel = kind.panelCode.map { "\(ReadingKind.loinc)|\($0)" }
+            let ranks: [(CareTask) -> Bool] = [
+                { $0.healthKitLinkage?.quantityIdentifier == kind.healthKitIdentifier },
+                { !own.isDisjoint(with: $0.metadata.linkage.codes) },
+                { task in panel.map { task.metadata.linkage.codes.contains($0) } ?? false },
+            ]
+            for rank in ranks {
+                for task in tasks where rank(task) {
+                    if let found = occurrence(of: task, at: time) { return (found.task, found.occurrence, kind) }
+                }
+            }
         }
         return nil
     }
