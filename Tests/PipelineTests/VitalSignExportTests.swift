@@ -76,4 +76,28 @@ final class VitalSignExportTests: XCTestCase {
         let devices = Set(provenances.flatMap { $0.children(named: "agent") }.compactMap { $0.child(named: "who")?.childValue("display") })
         XCTAssertTrue(devices.isSuperset(of: ["Withings Body+", "Omron Evolv", "Apple Watch", "iPhone", "Contour Next One"]), "\(devices)")
     }
+
+    func testADeletedReadingLeavesAsEnteredInErrorWithItsCode() throws {
+        let fixture = try ReadingFixture()
+        let weigh = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierBodyMass", loinc: "29463-7", value: 170, unit: "lbs", ucum: "[lb_av]",
+            start: ReadingFixture.day0.addingTimeInterval(7.5 * 3600), zone: ReadingFixture.zone)
+        let decoded = try ReadingDecoding.decode(HealthKitReadings.body([weigh]))
+        let placed = try XCTUnwrap(try ReadingImport(store: fixture.store, kinds: ReadingFixture.kinds()).apply(decoded.samples, patientID: "Patient/p1")
+            .readings.first?.outcomes.first)
+        let folder = try makeScratchFolder("vital-sign-deletion")
+        XCTAssertEqual(try Gateway(store: fixture.store).export(to: .folder(folder.path)).observations, 1)
+        var batch = StoreBatch()
+        batch.delete(.outcome, id: placed.outcome, effective: .noEarlierThanPrevious)
+        try fixture.store.apply(batch)
+        let report = try Gateway(store: fixture.store).export(to: .folder(folder.path))
+        XCTAssertEqual(report.refused.map(\.reason), [])
+        let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(report.path))))
+        let observation = try XCTUnwrap(bundle.children(named: "entry").compactMap { $0.child(named: "resource") }.first { $0.resourceType == "Observation" })
+        XCTAssertEqual(observation.childValue("status"), "entered-in-error")
+        XCTAssertEqual(codes(observation.child(named: "code")).first, "http://loinc.org|29463-7")
+        XCTAssertNil(observation.child(named: "valueQuantity"))
+        XCTAssertNotNil(observation.child(named: "dataAbsentReason"))
+        XCTAssertEqual(StructureValidator(options: ValidationOptions(strict: true)).validate(observation).errors.map(\.diagnostics), [])
+    }
 }

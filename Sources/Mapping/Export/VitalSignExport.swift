@@ -99,6 +99,12 @@ public struct VitalSignExport: Sendable {
         let isDeletion = input.outcome.metadata.deletedDate != nil
         var children = observation.children.filter { !dropped.contains($0.name) }
         children += isDeletion ? replaced.filter { $0.name != "valueQuantity" && $0.name != "component" } : replaced
+        if isDeletion, !children.contains(where: { $0.name == "dataAbsentReason" }) {
+            // vs-2: a vital sign with no value and no component says why.
+            children.append(Element(name: "dataAbsentReason", children: [Element(name: "coding", children: [
+                Element(name: "system", value: "http://terminology.hl7.org/CodeSystem/data-absent-reason"), Element(name: "code", value: "unknown"),
+            ])]))
+        }
         return Element.resource("Observation", children: Self.ordered(children))
     }
 
