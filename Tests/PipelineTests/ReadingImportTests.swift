@@ -147,6 +147,28 @@ final class ReadingImportTests: XCTestCase {
         XCTAssertEqual(try fixture.store.outcomes(.current), [])
     }
 
+    func testGlucoseIsKeptInTheUnitItsTasksCodeSays() throws {
+        let fixture = try ReadingFixture()
+        let plan = try XCTUnwrap(fixture.tasks["weight"])
+        var task = CareTask(
+            id: "Task/glucose-molar", title: "Fasting glucose", schedule: try Schedule.dailyAtTime(
+                hour: 6, minutes: 0, start: day0, end: nil, text: nil, duration: .hours(3), timeZone: zone),
+            carePlanUUID: plan.carePlanUUID, carePlanID: plan.carePlanID, metadata: EntityMetadata(effectiveDate: day0, timezone: zone))
+        task.metadata.linkage.codes = ["http://loinc.org|15074-8"]
+        var batch = StoreBatch()
+        batch.add(task)
+        try fixture.store.apply(batch)
+        // A glucometer reading (41653-7, mass) in mg/dL on a task coded 15074-8 (molar): kept in mmol/L.
+        let reading = HealthKitReadings.quantity(
+            type: "HKQuantityTypeIdentifierBloodGlucose", loinc: "41653-7", value: 99, unit: "mg/dL", ucum: "mg/dL",
+            start: day0.addingTimeInterval(7 * 3600), zone: zone)
+        XCTAssertEqual(try run([reading], in: fixture).stored, 1)
+        let outcome = try XCTUnwrap(try fixture.store.outcomes(.current).first { $0.taskID == "Task/glucose-molar" })
+        XCTAssertEqual(outcome.values.first?.units, "mmol/L")
+        XCTAssertEqual(outcome.values.first?.kind, "http://loinc.org|15074-8")
+        XCTAssertEqual(try XCTUnwrap(numbers(outcome, kind: "http://loinc.org|15074-8").first), 99 * 10 / 180.15588000005408, accuracy: 1e-9)
+    }
+
     func testABodyThatIsNotReadingsIsUnreadable() throws {
         for body in ["{", "42", #"{"resourceType": "Patient"}"#, #"{"resourceType": "Bundle", "entry": 3}"#] {
             XCTAssertThrowsError(try ReadingDecoding.decode(Data(body.utf8)), body)
