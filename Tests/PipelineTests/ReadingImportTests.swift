@@ -93,6 +93,23 @@ final class ReadingImportTests: XCTestCase {
         XCTAssertEqual(try outcomes(of: XCTUnwrap(fixture.tasks["weight"]), in: fixture.store)[38]?.values.count, 1)
     }
 
+    func testASampleResentAfterItsTaskMovedIsStillKnown() throws {
+        let fixture = try ReadingFixture()
+        let week = HealthKitReadings.week(from: day0, zone: zone)
+        _ = try run(week, in: fixture)
+        // The provider moves the weight task to 06:00 for three hours, from the day before the week.
+        var moved = try XCTUnwrap(fixture.tasks["weight"])
+        moved.schedule = try Schedule.dailyAtTime(hour: 6, minutes: 0, start: day0, end: nil, text: nil, duration: .hours(3), timeZone: zone)
+        moved.metadata.effectiveDate = day0.addingTimeInterval(-86_400)
+        moved.metadata.uuid = VersionUUIDGenerator.random()
+        var batch = StoreBatch()
+        batch.upsert(moved)
+        try fixture.store.apply(batch)
+        let again = try run(week, in: fixture)
+        XCTAssertEqual(again.stored, 0, "\(again.readings.filter { $0.status == "stored" }.map(\.index))")
+        XCTAssertEqual(again.known, week.count)
+    }
+
     func testAReadingForAnotherPatientRefusesTheWholeBatch() throws {
         let fixture = try ReadingFixture()
         var week = HealthKitReadings.week(from: day0, zone: zone)

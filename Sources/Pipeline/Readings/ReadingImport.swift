@@ -70,6 +70,8 @@ public struct ReadingImport: Sendable {
     private struct Pending {
         var sample: ReadingSample
         var values: [(value: OutcomeValue, target: ReadingLogs.Target)] = []
+        /// The outcomes of other versions of its tasks it may sit on already.
+        var elsewhere: [String] = []
     }
 
     private func applying(_ samples: [ReadingSample], refusals decoded: [ReadingRefusal], patientID: String, now: Date) throws -> Report {
@@ -93,6 +95,7 @@ public struct ReadingImport: Sendable {
                 continue
             }
             var item = Pending(sample: sample)
+            item.elsewhere = sample.measures.flatMap { placement.possibleOutcomeIDs(for: kinds.kinds(forCodings: $0.codings), at: sample.start) }
             for measure in sample.measures {
                 let candidates = kinds.kinds(forCodings: measure.codings)
                 guard !candidates.isEmpty else {
@@ -139,7 +142,7 @@ public struct ReadingImport: Sendable {
         refusals += planned2.refusals
         guard refusals.isEmpty else { throw Refused(refusals: refusals.sorted { ($0.index, $0.path ?? "") < ($1.index, $1.path ?? "") }) }
         for (reading, target) in planned2.targets { pending[reading.index]?.values.append((reading.value, target)) }
-        return try store(samples.compactMap { pending[$0.index] }, logVersions: planned2.versions, now: now)
+        return try store(samples.compactMap { pending[$0.index] }, logVersions: planned2.versions, patientID: patientID, now: now)
     }
 
     /// The measure as an outcome value of row `kind` (in its UCUM unit), or why it cannot be one.
@@ -174,11 +177,22 @@ public struct ReadingImport: Sendable {
 
     /// Writes the new values of `pending` on their occurrences' outcomes, with the log versions they
     /// need, in one batch.
-    private func store(_ pending: [Pending], logVersions: [String: [CareTask]], now: Date) throws -> Report {
+    private func store(_ pending: [Pending], logVersions: [String: [CareTask]], patientID: String, now: Date) throws -> Report {
         let targets = Set(pending.flatMap { $0.values.map(\.target) })
         var outcomes: [String: Outcome] = [:]
         for outcome in try store.outcomes(EntityQuery(ids: targets.map(\.outcomeID))) { outcomes[outcome.id] = outcome }
         var seen = Set(outcomes.values.flatMap(Self.samples(of:)))
+        let elsewhere = Set(pending.flatMap(\.elsewhere)).subtracting(outcomes.keys)
+        if !elsewhere.isEmpty { for outcome in try store.outcomes(EntityQuery(ids: Array(elsewhere))) { seen.formUnion(Self.samples(of: outcome)) } }
+        // A sample may sit on another occurrence than the one it falls in now (its task got a new version
+        // since): the outcomes of the patient's events around a batch of up to a month are read too.
+        let times = pending.map(\.sample.start)
+        if let first = times.min(), let last = times.max(), last.timeIntervalSince(first) <= 31 * 86_400 {
+            let around = DateInterval(start: first.addingTimeInterval(-86_400), end: last.addingTimeInterval(86_400))
+            for event in try store.events(patientID: patientID, in: around) {
+                if let outcome = event.outcome { seen.formUnion(Self.samples(of: outcome)) }
+            }
+        }
         var changed: [String] = []
         var report = Report()
         for item in pending {

@@ -51,6 +51,21 @@ struct ReadingPlacement {
         return nil
     }
 
+    /// The outcomes a reading of rows `kinds` at `time` could have gone on under any version of the tasks
+    /// that record them (a task's new version moves its occurrences): where a resent sample may be.
+    func possibleOutcomeIDs(for kinds: [ReadingKind], at time: Date) -> [String] {
+        let keys = kinds.reduce(into: Set<String>()) { $0.formUnion(ReadingKindCodes($1).keys) }
+        let identifiers = Set(kinds.map(\.healthKitIdentifier))
+        var ids: [String] = []
+        for task in tasks where !keys.isDisjoint(with: task.metadata.linkage.codes)
+            || task.healthKitLinkage.map({ identifiers.contains($0.quantityIdentifier) }) == true {
+            for version in versions[task.id] ?? [task] where version.deletedDate == nil {
+                if let occurrence = version.schedule.occurrence(at: time) { ids.append(Outcome.id(taskUUID: version.uuid, occurrence: occurrence)) }
+            }
+        }
+        return ids
+    }
+
     /// The occurrence at `time` of the version of `task` in effect then.
     private func occurrence(of task: CareTask, at time: Date) -> (task: CareTask, occurrence: Int)? {
         let chain = versions[task.id] ?? [task]
