@@ -130,7 +130,7 @@ let package = Package(
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
         .target(name: "AppServer", dependencies: [
-            "CareModel", "Store", "Insights", "Pipeline", "FileSafety", "FHIRCore",
+            "CareModel", "Store", "Insights", "Pipeline", "Mapping", "FileSafety", "FHIRCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.
@@ -178,7 +178,7 @@ let package = Package(
             ]
         ),
         // Test-only helpers shared by the test targets (corpus location, CLI runner).
-        .target(name: "TestSupport", dependencies: ["Store", "CareModel"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Store", "CareModel", "Mapping"], path: "Tests/TestSupport"),
         // A CareKit device's store and its `synchronize()`, step by step, for the app sync tests in memory
         // (AppServerTests) and against `caregate serve` and a FHIR server (SyncTests).
         .target(name: "DeviceSimulation", dependencies: ["CareModel"], path: "Tests/DeviceSimulation"),

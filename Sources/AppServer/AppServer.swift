@@ -4,6 +4,7 @@ import HummingbirdCore
 import NIOCore
 import Insights
 import Logging
+import Mapping
 import Store
 
 /// The app server: CareKit's remote sync and read-only views over HTTP for patient apps, each request
@@ -20,6 +21,7 @@ import Store
 /// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
 /// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
+/// - `POST /carekit/v1/observations`: readings the phone took, as FHIR Observations (``ObservationRoutes``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
@@ -31,13 +33,17 @@ public struct AppServer: Sendable {
     public let insightsRules: InsightsRules
     /// Idle and request timeouts, caps on connections and uploads, push threads.
     public let limits: ServerLimits
+    /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`): the shipped
+    /// Mappings/healthkit.yaml unless the caller gives others.
+    public let readingKinds: ReadingKinds
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
         insightsRules: InsightsRules = (try? InsightsRules.defaults()) ?? InsightsRules(file: "", measurements: [], chart: nil, rules: []),
-        limits: ServerLimits = ServerLimits()
+        limits: ServerLimits = ServerLimits(), readingKinds: ReadingKinds = ReadingKinds(table: (try? HealthKitTable.defaults()) ?? .empty)
     ) {
         self.store = store
+        self.readingKinds = readingKinds
         self.limits = limits
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
         self.issuer = issuer
@@ -64,6 +70,7 @@ public struct AppServer: Sendable {
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
+        ObservationRoutes(store: store, kinds: readingKinds).register(on: api)
         return router
     }
 
@@ -90,7 +97,8 @@ public struct AppServer: Sendable {
     public func run(host: String, port: Int, logLevel: String) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
-        let server = AppServer(store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted)
+        let server = AppServer(
+            store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds)
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level
@@ -99,8 +107,12 @@ public struct AppServer: Sendable {
         try await server.application(host: host, port: port, logLevel: level).runService()
     }
 
-    private init(store: any AppSyncStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits) {
+    private init(
+        store: any AppSyncStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits,
+        readingKinds: ReadingKinds
+    ) {
         self.store = store
+        self.readingKinds = readingKinds
         self.verifier = verifier
         self.issuer = issuer
         self.insightsRules = insightsRules

@@ -78,3 +78,21 @@ extension ScheduleElement {
         return events
     }
 }
+
+extension ScheduleElement {
+    /// How many events CareKit computes to reach `date` (`OCKScheduleElement.events(from:to:)` steps from
+    /// the element's start): those starting before it, within the element's end.
+    public func stepsBefore(_ date: Date) -> Int {
+        countOccurrences(startingBefore: date, including: false)
+    }
+
+    /// The same element from its first event starting at or after `date` on: the same events from there
+    /// (CareKit steps from each event's start, so the sequence from any event on is the one from the
+    /// start), numbered from 0. Nil when no event starts at or after `date`.
+    public func continued(from date: Date) throws -> ScheduleElement? {
+        let n = firstOccurrence(startingAtOrAfter: date, strictlyAfter: false)
+        guard let event = event(atLocalOccurrence: n) else { return nil }
+        return try ScheduleElement(
+            start: event.start, end: end, interval: interval, text: text, targetValues: targetValues, duration: duration, timeZone: timeZone)
+    }
+}

@@ -19,6 +19,9 @@ public struct ExportOptions: Sendable {
     public var request: Request = .put
     /// Exports per run; the rest wait for the next.
     public var limit = Int.max
+    /// The LOINC <-> HealthKit rows that shape outcomes of readings as vital-sign Observations
+    /// (``VitalSignExport``).
+    public var readingKinds = ReadingKinds([])
 
     public init() {}
 }
@@ -95,7 +98,9 @@ public final class Exporter {
     /// outcome is a generic Observation.
     public init(store: any Store, mapping: ExportMapping, activeTasks: ActiveTaskMapping? = nil, options: ExportOptions) {
         self.store = store
-        self.exporter = OutcomeExporter(mapping: mapping, activeTasks: activeTasks)
+        var exporter = OutcomeExporter(mapping: mapping, activeTasks: activeTasks)
+        exporter.vitalSigns = VitalSignExport(kinds: options.readingKinds)
+        self.exporter = exporter
         self.options = options
     }
 

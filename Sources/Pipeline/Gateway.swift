@@ -115,6 +115,8 @@ public final class Gateway: Sendable {
         let set = try mappings()
         guard let mapping = set.export else { throw ExportError.noExportMapping }
         var exportOptions = options.export
+        // Outcomes of readings leave in the shape the set's LOINC <-> HealthKit table gives them.
+        exportOptions.readingKinds = ReadingKinds(table: set.healthKit)
         configure(&exportOptions)
         return Exporter(store: store, mapping: mapping, activeTasks: set.activeTasks, options: exportOptions)
     }

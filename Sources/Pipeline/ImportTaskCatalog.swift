@@ -4,29 +4,45 @@ import Store
 
 /// The tasks an import's Observations can belong to: those the input makes, and those earlier imports
 /// left in the store, indexed by the resource they came from and by patient.
-// Unchecked: filled and read by one thread at a time (the import's planner, between its passes); it
-// crosses to a worker thread only when that thread alone owns it for a pass.
 final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     private var byID: [String: CareTask] = [:]
     private var bySource: [ResourceKey: [String]] = [:]
     /// Task ids by patient and code.
     private var byPatientCode: [String: [String]] = [:]
     private var outcomes: [ResourceKey: String] = [:]
+    /// The versions before the current one of tasks that have some, oldest first, tombstones left out.
+    private var earlier: [String: [CareTask]] = [:]
     /// The stored tasks the input has not made again (yet).
     private var storedOnly: Set<String> = []
     /// The resources the input has made tasks of.
     private var remade: Set<ResourceKey> = []
+    /// Stored tasks taken out of the catalog because their resource was made again: one the input makes
+    /// again with the same content comes back as the store holds it.
+    private var forgotten: [String: CareTask] = [:]
 
     /// An empty catalog.
     init() {}
 
     /// Loads the current tasks of `store` that carry a patient (tasks made by imports).
     init(store: any Store) throws {
+        var versioned: [String] = []
         for task in try store.tasks(.current) {
             insert(task)
             storedOnly.insert(task.id)
+            if !task.isObservationLog, !task.metadata.previousVersionUUIDs.isEmpty { versioned.append(task.id) }
         }
+        // An Observation dated before a plan or order task's current version takes effect belongs to the
+        // version in effect then (a long-running task's recent version, ``RecentTaskStart``).
+        for chunk in versioned.chunked(500) {
+            for case .task(let version) in try store.histories(.task, ids: chunk) where version.metadata.deletedDate == nil {
+                guard let current = byID[version.id], version.uuid != current.uuid else { continue }
+                earlier[version.id, default: []].append(version)
+            }
+        }
+        for id in earlier.keys { earlier[id]?.sort { $0.metadata.effectiveDate < $1.metadata.effectiveDate } }
     }
+
+    func earlierVersions(of id: String) -> [CareTask] { earlier[id] ?? [] }
 
     /// Adds (or replaces) a task the input makes. The first task of a resource the input makes again
     /// takes the stored tasks of that resource it does not make out of the catalog: the import tombstones
@@ -37,6 +53,7 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
             forgetStoredTasks(madeFrom: source)
         }
         storedOnly.remove(task.id)
+        if let stored = forgotten.removeValue(forKey: task.id) { insert(stored) }
         insert(task)
     }
 
@@ -48,6 +65,7 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         for id in dropped {
             guard let task = byID.removeValue(forKey: id) else { continue }
             storedOnly.remove(id)
+            forgotten[id] = task
             if let patient = task.metadata.linkage.patientID {
                 for code in task.metadata.linkage.codes { byPatientCode["\(patient) \(code)"]?.removeAll { $0 == id } }
             }
@@ -55,7 +73,15 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         }
     }
 
+    /// Holds `task`, a version this import wrote to the store itself (a log's new reading days), without
+    /// counting its resource as made again by the input.
+    func refresh(_ task: CareTask) { insert(task) }
+
     private func insert(_ task: CareTask) {
+        // The same source content as the version held (the store's): that one stays, as the store keeps
+        // it; it may be a long-running task's version starting recently (``RecentTaskStart``), whose
+        // occurrences count from its own start.
+        if let held = byID[task.id], let hash = task.metadata.provenance?.contentHash, hash == held.metadata.provenance?.contentHash { return }
         // The Observations its activity names as outcomes: the version added last says (the input's
         // over the store's).
         let linkage = task.metadata.linkage
@@ -80,6 +106,9 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     }
 
     func taskForOutcome(_ key: ResourceKey) -> String? { outcomes[key] }
+
+    /// The ids of the tasks it holds that are not Observation logs.
+    var plannedTaskIDs: [String] { byID.values.filter { !$0.isObservationLog }.map(\.id) }
 
     /// The Observation logs of the patients `patientIDs` (entity ids), not deleted.
     func observationLogs(ofPatients patientIDs: Set<String>) -> [CareTask] {

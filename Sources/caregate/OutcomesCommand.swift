@@ -3,6 +3,7 @@ import CommandSupport
 import CareModel
 import FHIR
 import Foundation
+import Mapping
 import Pipeline
 import Store
 
@@ -32,7 +33,9 @@ struct OutcomesAdd: ParsableCommand {
         abstract: "Record values for one occurrence of a task (a new outcome, or a new version of its outcome).",
         discussion: """
             The task is named by its id (caregate store dump lists them), the occurrence by its index (caregate \
-            patients events shows it). Each --value is typed from its text (120, 98.6, true, a date-time, else \
+            patients events shows it). On a measurement log (a task tagged log) --occurrence may be left out: the \
+            value goes on the occurrence of --time's day, and a day the log has no event for gets one (a new \
+            version of the log whose days are the new days, stored with the outcome: Docs/measurement-history.md). Each --value is typed from its text (120, 98.6, true, a date-time, else \
             text; --type forces one); --unit and --kind given once apply to every value.
 
             Example:
@@ -50,8 +53,8 @@ struct OutcomesAdd: ParsableCommand {
     var task: String
 
     // Unconditional, so that `--occurrence -1` is read as a value and refused as one, not as a missing value.
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The occurrence index in the task's schedule (0 is the first).", valueName: "n"))
-    var occurrence: Int
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The occurrence index in the task's schedule (0 is the first); on a log, default: that of --time's day.", valueName: "n"))
+    var occurrence: Int?
 
     @Option(name: .long, help: ArgumentHelp("A value (repeat for several).", valueName: "value"))
     var value: [String] = []
@@ -76,7 +79,7 @@ struct OutcomesAdd: ParsableCommand {
 
     func validate() throws {
         guard !value.isEmpty else { throw ValidationError("give at least one --value") }
-        guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
+        guard (occurrence ?? 0) >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
         for (name, list) in [("--unit", unit), ("--kind", kind)] where list.count > 1 && list.count != value.count {
             throw ValidationError("give \(name) once, or once per --value (\(value.count))")
         }
@@ -93,14 +96,31 @@ struct OutcomesAdd: ParsableCommand {
         guard let latest = try store.tasks(EntityQuery(ids: [task])).first else {
             throw CommandFailure("no task '\(task)' in \(storeOptions.store) (caregate store dump --kind task lists them)")
         }
-        guard latest.schedule.hasOccurrence(occurrence) else {
-            throw CommandFailure("task '\(task)' has no occurrence \(occurrence) in its schedule")
-        }
-        // The occurrence the current schedule names belongs to the version in effect at its start (an
-        // import may have given a long-running task a later version): the outcome goes on that one.
-        let (current, occurrence) = try Self.owner(of: occurrence, latest: latest, in: store)
-        let zone = current.schedule.elements.first?.timeZone ?? .current
+        let zone = latest.schedule.elements.first?.timeZone ?? .current
         let recorded = try time.map { try DateArgument.parse($0, option: "--time", timeZone: zone) } ?? Date()
+        var batch = StoreBatch()
+        let current: CareTask
+        let occurrence: Int
+        let eventStart: Date?
+        if let asked = self.occurrence {
+            guard latest.schedule.hasOccurrence(asked) else {
+                throw CommandFailure("task '\(task)' has no occurrence \(asked) in its schedule")
+            }
+            // The occurrence the current schedule names belongs to the version in effect at its start (an
+            // import may have given a long-running task a later version): the outcome goes on that one.
+            (current, occurrence) = try Self.owner(of: asked, latest: latest, in: store)
+            eventStart = current.schedule.eventStart(occurrence: occurrence)
+        } else {
+            guard latest.isObservationLog else {
+                throw CommandFailure("give --occurrence: only a measurement log's occurrence follows from --time (task '\(task)' is not one)")
+            }
+            // The log's occurrence of the recording's day, with the version that gives a new day one; both
+            // in this batch, so that the version is stored with the outcome or not at all.
+            let placed = try Self.logOccurrence(at: recorded, log: latest, in: store)
+            for version in placed.versions { batch.upsert(version) }
+            current = placed.versions.first { $0.uuid == placed.placement.taskUUID } ?? latest
+            (occurrence, eventStart) = (placed.placement.occurrence, placed.placement.eventStart)
+        }
         var values: [OutcomeValue] = []
         for (position, text) in value.enumerated() {
             let typed = try Self.value(text, as: type, in: zone)
@@ -113,7 +133,7 @@ struct OutcomesAdd: ParsableCommand {
         let existing = try store.outcomes(EntityQuery(ids: [id])).first
         var all = (replace ? [] : existing?.values ?? []) + values
         for index in all.indices { all[index].index = all.count > 1 ? index : nil }
-        let effective = current.schedule.eventStart(occurrence: occurrence) ?? recorded
+        let effective = eventStart ?? recorded
         // An outcome records what was done: an occurrence more than a day after its recording has not come
         // yet (an open-ended schedule has every occurrence, however far).
         guard effective <= recorded.addingTimeInterval(86_400) else {
@@ -122,7 +142,6 @@ struct OutcomesAdd: ParsableCommand {
         var metadata = EntityMetadata(effectiveDate: effective, timezone: zone)
         metadata.source = source
         let outcome = Outcome(taskUUID: current.uuid, taskID: current.id, taskOccurrenceIndex: occurrence, values: all, metadata: metadata)
-        var batch = StoreBatch()
         batch.upsert(outcome, effective: .noEarlierThanPrevious)
         let summary = try store.apply(batch)
         let queued = summary.outboxEntryIDs.map { "#\($0)" }.joined(separator: ", ")
@@ -141,6 +160,22 @@ struct OutcomesAdd: ParsableCommand {
               let event = owner.schedule.events(from: start, to: start.addingTimeInterval(1)).first(where: { $0.start == start })
         else { return (latest, occurrence) }
         return (owner, event.occurrence)
+    }
+
+    /// Where a value recorded at `time` goes on measurement log `log` (``LogReadingDays``: its day's
+    /// occurrence, on a new version when the log has no event that day), and the versions to store with it.
+    static func logOccurrence(at time: Date, log: CareTask, in store: any Store) throws -> (placement: LogReadingDays.Placement, versions: [CareTask]) {
+        let versions = try store.history(.task, id: log.id).compactMap { entity -> CareTask? in
+            if case .task(let task) = entity { return task } else { return nil }
+        }
+        // The log's days are numbered in its own zone (the import's mapping zone it was made in).
+        let options = MappingOptions(timeZone: log.schedule.elements.first?.timeZone ?? .current)
+        let last = LogReadingDays.isReadingDays(log.schedule) ? nil : try store.lastOutcomeEventStarts(ofTasks: [log.id])[log.id]
+        let plan = LogReadingDays(options: options).plan(stored: versions, newLog: nil, times: [time], lastOutcomeStart: last)
+        switch plan.result(at: time) {
+        case .success(let placement): return (placement, plan.versions)
+        case .failure(let refusal): throw CommandFailure("cannot record on \(log.id): \(refusal)")
+        }
     }
 
     private static func pick(_ list: [String], _ position: Int) -> String? {

@@ -15,6 +15,7 @@ final class RouteTests: XCTestCase {
         (.get, "/carekit/v1/contacts"), (.get, "/carekit/v1/events?date=2025-03-02"),
         (.get, #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#), (.post, "/carekit/v1/revisions"),
         (.get, "/carekit/v1/insights?from=2025-03-01&to=2025-03-07"),
+        (.post, "/carekit/v1/observations"),
     ]
 
     /// JSON with sorted keys and no spaces, to compare documents by content.

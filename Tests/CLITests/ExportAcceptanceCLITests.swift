@@ -105,13 +105,17 @@ final class ExportAcceptanceCLITests: XCTestCase {
             (activity, .boolean(true), nil, false),
             (log, .double(71.5), measurement.values[0].units, true),
         ] {
-            let occurrence = try XCTUnwrap(isLog ? Self.occurrenceAfterData(of: task) : Self.firstOwnedOccurrence(of: task))
-            let start = try XCTUnwrap(task.schedule.eventStart(occurrence: occurrence))
-            let time = start.addingTimeInterval(task.schedule.event(occurrence: occurrence).map { $0.end > $0.start ? 60 : 0 } ?? 0)
+            // A log has events on its reading days only: today's reading (none from the provider) gets
+            // an occurrence on a new version of the log, which outcomes add stores with it.
+            var occurrence = isLog ? nil : try XCTUnwrap(Self.firstOwnedOccurrence(of: task))
+            let time = try occurrence.map { occurrence in
+                let start = try XCTUnwrap(task.schedule.eventStart(occurrence: occurrence))
+                return start.addingTimeInterval(task.schedule.event(occurrence: occurrence).map { $0.end > $0.start ? 60 : 0 } ?? 0)
+            } ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             var arguments = [
-                "outcomes", "add", "--store", path, "--task", task.id, "--occurrence", "\(occurrence)",
+                "outcomes", "add", "--store", path, "--task", task.id,
                 "--time", FHIRDateFormat.instant(time), "--source", "AcceptanceApp",
-            ]
+            ] + (occurrence.map { ["--occurrence", "\($0)"] } ?? [])
             switch value {
             case .boolean(let flag): arguments += ["--value", flag ? "true" : "false"]
             case .double(let number): arguments += ["--value", "\(number)", "--unit", units ?? ""]
@@ -119,12 +123,20 @@ final class ExportAcceptanceCLITests: XCTestCase {
             }
             let added = try CLIRunner.run(arguments)
             XCTAssertEqual(added.status, 0, "\(task.id): \(added.stderr)")
+            if occurrence == nil {
+                // "outcome <task uuid>_<occurrence>: ...", on the log's current version.
+                let id = try XCTUnwrap(added.stdout.split(separator: " ").dropFirst().first?.dropLast(), added.stdout)
+                occurrence = try XCTUnwrap(id.split(separator: "_").last.flatMap { Int($0) }, added.stdout)
+                let tip = try XCTUnwrap(try store.tasks(EntityQuery(ids: [task.id])).first)
+                XCTAssertTrue(id.hasPrefix(tip.uuid.canonicalString), "today's reading is on the log's current version: \(added.stdout)")
+            }
+            let occurrenceIndex = try XCTUnwrap(occurrence)
             var patientID = task.metadata.linkage.patientID
             if patientID == nil, let planID = task.carePlanID { patientID = try store.carePlans(EntityQuery(ids: [planID])).first?.patientID }
             let patient = try XCTUnwrap(try patientID.flatMap { try store.patients(EntityQuery(ids: [$0])).first }, task.id)
             let codes = Set(task.metadata.linkage.codes)
             recorded.append(Recorded(
-                taskID: task.id, occurrence: occurrence, time: time, value: value, units: units,
+                taskID: task.id, occurrence: occurrenceIndex, time: time, value: value, units: units,
                 patientReference: "Patient/\(patient.metadata.provenance?.fhirID ?? "?")", codes: codes))
         }
         return recorded
@@ -136,10 +148,5 @@ final class ExportAcceptanceCLITests: XCTestCase {
         var occurrence = task.schedule.occurrence(at: effective) ?? 0
         if let start = task.schedule.eventStart(occurrence: occurrence), start < effective { occurrence += 1 }
         return task.schedule.eventStart(occurrence: occurrence) != nil ? occurrence : nil
-    }
-
-    /// An occurrence of a log task after every measurement the provider sent (a day of 2026).
-    private static func occurrenceAfterData(of task: CareTask) -> Int? {
-        task.schedule.occurrence(at: Date(timeIntervalSince1970: 1_795_000_000))
     }
 }

@@ -18,7 +18,9 @@ final class OutcomeTaskMatchingTests: XCTestCase {
         var madeFrom: [ResourceKey: [CareTask]] = [:]
         var byPatient: [String: [CareTask]] = [:]
         var outcomeOf: [ResourceKey: CareTask] = [:]
+        var earlier: [String: [CareTask]] = [:]
 
+        func earlierVersions(of id: String) -> [CareTask] { earlier[id] ?? [] }
         func task(id: String) -> CareTask? {
             (Array(madeFrom.values.joined()) + Array(byPatient.values.joined()) + Array(outcomeOf.values)).first { $0.id == id }
         }
@@ -107,10 +109,34 @@ final class OutcomeTaskMatchingTests: XCTestCase {
         let morning = try task("morning", hour: 8)
         // Day 5, 08:10: the ended task has no occurrence then; the morning task's sixth (index 5) holds it.
         let time = day0.addingTimeInterval(5 * 86_400 + 8 * 3_600 + 600)
-        let found = OutcomeTaskMatching.firstOccurrence(among: [ended, morning], at: time)
+        let matching = OutcomeTaskMatching(catalog: nil)
+        let found = matching.firstOccurrence(among: [ended, morning], at: time)
         XCTAssertEqual(found?.task.id, "morning")
         XCTAssertEqual(found?.occurrence, 5)
-        XCTAssertNil(OutcomeTaskMatching.firstOccurrence(among: [ended], at: time))
-        XCTAssertNil(OutcomeTaskMatching.firstOccurrence(among: [morning], at: day0.addingTimeInterval(-86_400)))
+        XCTAssertEqual(found?.isCurrent, true)
+        XCTAssertNil(matching.firstOccurrence(among: [ended], at: time))
+        XCTAssertNil(matching.firstOccurrence(among: [morning], at: day0.addingTimeInterval(-86_400)))
+    }
+
+    func testATimeBeforeTheCurrentVersionTakesEffectGoesOnTheEarlierVersionInEffectThen() throws {
+        // A long-running task given a version starting on day 10 (Docs/measurement-history.md): day 5's
+        // value keeps its place on the version before, with that version's index.
+        let original = try task("med")
+        var recent = original
+        recent.uuid = UUID()
+        recent.metadata.effectiveDate = day0.addingTimeInterval(10 * 86_400)
+        recent.metadata.previousVersionUUIDs = [original.uuid]
+        recent.schedule = try Schedule(composing: [XCTUnwrap(original.schedule.elements.first?.continued(from: recent.metadata.effectiveDate))])
+        let matching = OutcomeTaskMatching(catalog: Catalog(earlier: ["med": [original]]))
+        let old = matching.firstOccurrence(among: [recent], at: day0.addingTimeInterval(5 * 86_400 + 8 * 3_600 + 600))
+        XCTAssertEqual(old?.task.uuid, original.uuid)
+        XCTAssertEqual(old?.occurrence, 5)
+        XCTAssertEqual(old?.isCurrent, false)
+        let new = matching.firstOccurrence(among: [recent], at: day0.addingTimeInterval(12 * 86_400 + 8 * 3_600 + 600))
+        XCTAssertEqual(new?.task.uuid, recent.uuid)
+        XCTAssertEqual(new?.occurrence, 2, "counted from the recent start")
+        XCTAssertEqual(new?.isCurrent, true)
+        XCTAssertNil(OutcomeTaskMatching(catalog: nil).firstOccurrence(among: [recent], at: day0.addingTimeInterval(5 * 86_400 + 8 * 3_600 + 600)),
+                     "without the earlier version, no occurrence")
     }
 }

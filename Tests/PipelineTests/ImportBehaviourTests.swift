@@ -141,7 +141,8 @@ final class ImportBehaviourTests: XCTestCase {
                 try importFiles([second], into: store, outcomeBatchSize: batch),
                 try importFiles([second], into: store, outcomeBatchSize: batch),
             ]
-            let outcomes = try store.outcomes(.current).sorted { $0.taskOccurrenceIndex < $1.taskOccurrenceIndex }
+            // By day: a later day's log value may be on a newer log version, counted from 0 (LogTaskStart).
+            let outcomes = try store.outcomes(.current).sorted { $0.metadata.effectiveDate < $1.metadata.effectiveDate }
             return (reports, outcomes.map { $0.values.map(\.value) })
         }
         let whole = try run(batch: 1000)
@@ -343,9 +344,12 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(report.byType["Observation"]?.updated, 1)
         XCTAssertEqual(report.byType["Observation"]?.unchanged, 1)
         XCTAssertEqual(report.byType["Observation"]?.created, 0)
-        let after = try store.outcomes(.current).sorted { $0.taskOccurrenceIndex < $1.taskOccurrenceIndex }
+        let after = try store.outcomes(.current).sorted { $0.metadata.effectiveDate < $1.metadata.effectiveDate }
         XCTAssertEqual(after.map { $0.values.map(\.value) }, [[.integer(80)], [.integer(70)]])
-        XCTAssertEqual(after[1].taskOccurrenceIndex - after[0].taskOccurrenceIndex, 4)
+        // The new day is after the log's last one: a new log version holds it, as its first day.
+        XCTAssertEqual(after[1].metadata.effectiveDate.timeIntervalSince(after[0].metadata.effectiveDate), 4 * 86_400)
+        XCTAssertNotEqual(after[1].taskUUID, after[0].taskUUID)
+        XCTAssertEqual(after.map(\.taskOccurrenceIndex), [0, 0])
         // Moved again, away from a day it had to itself: that outcome is deleted.
         try folder.writeFile("o1.json", heartRate("o1", at: "2025-03-01T09:00:00Z", value: 70))
         _ = try importFiles([folder.path], into: store)

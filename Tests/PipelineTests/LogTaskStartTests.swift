@@ -6,8 +6,9 @@ import Pipeline
 import Store
 import XCTest
 
-/// Where a log task starts: on the first day (in the log's zone) of its patient's earliest Observation in
-/// the import that creates it, with occurrences counted from there, in every batch of that import.
+/// A log task's schedule is its reading days (Docs/measurement-history.md): one all-day element per day
+/// (in the log's zone) with a reading of its code, in every batch of the import that makes it; its
+/// occurrences count those days, so no day without a reading has an event and indexes stay small.
 final class LogTaskStartTests: XCTestCase {
     private let chicago = TimeZone(identifier: "America/Chicago")!
     private let weightLog = "Patient/p#log-http---loinc.org-29463-7"
@@ -44,18 +45,20 @@ final class LogTaskStartTests: XCTestCase {
         return byObservation
     }
 
-    func testALogStartsOnItsPatientsFirstObservationDayAndCountsFromIt() throws {
+    func testALogsScheduleIsItsReadingDaysAndItsOccurrencesCountThem() throws {
         let store = try makeStore()
         let (_, report) = try importFirstObservations(into: store)
         XCTAssertEqual(report.failures, [], describe(report.failures))
-        let firstDay = try chicagoDay("2025-03-01")
-        for id in [weightLog, heartRateLog] {
+        let expectedDays = [weightLog: ["2025-03-01", "2025-03-05"], heartRateLog: ["2025-03-03"]]
+        for (id, days) in expectedDays {
             let log = try XCTUnwrap(store.tasks(EntityQuery(ids: [id])).first, id)
-            XCTAssertEqual(log.schedule.elements.map(\.start), [firstDay], "\(id): its patient's first day, in the log's zone")
-            XCTAssertEqual(log.metadata.effectiveDate, firstDay, id)
+            let starts = try days.map(chicagoDay)
+            XCTAssertEqual(log.schedule.elements.map(\.start), starts, "\(id): one element per reading day, in the log's zone")
+            XCTAssertEqual(log.schedule.elements.map(\.end), starts.map { Calendar.chicago.date(byAdding: .day, value: 1, to: $0) }, id)
+            XCTAssertEqual(log.metadata.effectiveDate, starts.first, id)
             XCTAssertEqual(try store.history(.task, id: id).count, 1, id)
         }
-        XCTAssertEqual(try occurrences(in: store), ["w1": 0, "h3": 2, "w5": 4], "days counted from the log's start")
+        XCTAssertEqual(try occurrences(in: store), ["w1": 0, "h3": 0, "w5": 1], "the log's reading days before each")
         // Each outcome is its day's event, and its value keeps the Observation's own time.
         for outcome in try store.outcomes(.current) {
             let log = try XCTUnwrap(store.tasks(EntityQuery(ids: [outcome.taskID ?? ""])).first)
@@ -63,6 +66,23 @@ final class LogTaskStartTests: XCTestCase {
         }
         let w1 = try XCTUnwrap(store.outcomes(.current).first { $0.metadata.provenance?.fhirID == "w1" })
         XCTAssertEqual(w1.values.first?.createdDate, FHIRDateText.date("2025-03-02T03:00:00Z", in: chicago))
+    }
+
+    func testNoLogHasAnEventOnADayWithoutItsReadingAndEveryEventHasItsOutcome() throws {
+        let store = try makeStore()
+        _ = try importFirstObservations(into: store)
+        var logEvents: [String] = []
+        for day in ["2025-02-28", "2025-03-01", "2025-03-02", "2025-03-03", "2025-03-04", "2025-03-05", "2025-03-06"] {
+            let events = try store.events(patientID: "Patient/p", in: DateInterval(start: chicagoDay(day), duration: 86_400))
+            for event in events where event.task.isObservationLog {
+                XCTAssertNotNil(event.outcome, "\(day) \(event.task.id): an event of a log has its reading")
+                logEvents.append("\(day) \(event.task.id == weightLog ? "weight" : "heart rate") #\(event.scheduleEvent.occurrence)")
+            }
+        }
+        XCTAssertEqual(logEvents, ["2025-03-01 weight #0", "2025-03-03 heart rate #0", "2025-03-05 weight #1"])
+        let today = Calendar.chicago.startOfDay(for: Date())
+        XCTAssertEqual(try store.events(patientID: "Patient/p", in: DateInterval(start: today, duration: 86_400)).filter(\.task.isObservationLog).count, 0,
+                       "today has no empty log task")
     }
 
     func testTheSameInputAgainStoresNothingNew() throws {
@@ -78,29 +98,50 @@ final class LogTaskStartTests: XCTestCase {
         XCTAssertEqual(try store.history(.task, id: weightLog).count, 1)
     }
 
-    func testAnObservationBeforeItsLogsStartIsADeadLetterAndTheRestGoesOn() throws {
+    func testAReadingAfterTheLogsLastDayGoesOnANewVersionAndAnEarlierOneIsADeadLetter() throws {
         let store = try makeStore()
         _ = try importFirstObservations(into: store)
+        let first = try XCTUnwrap(store.tasks(EntityQuery(ids: [weightLog])).first)
         let later = try makeScratchFolder("log-start-later")
         try later.writeFile("late.ndjson", [
             observation("w0", at: "2025-02-20T09:00:00-06:00", value: "69"),
+            observation("w3", at: "2025-03-03T09:00:00-06:00", value: "70.5"),
             observation("w9", at: "2025-03-09T09:00:00-05:00", value: "72"),
+            observation("w11", at: "2025-03-11T09:00:00-05:00", value: "72.5"),
         ].joined(separator: "\n"))
         let report = try importFiles([later.path], into: store, zone: chicago.identifier)
-        XCTAssertEqual(report.failures.count, 1, describe(report.failures))
-        let failure = try XCTUnwrap(report.failures.first)
-        XCTAssertEqual(failure.resource, "Observation/w0")
-        XCTAssertTrue(failure.message.contains(weightLog) && failure.message.contains("2025-03-01"), failure.message)
-        XCTAssertEqual(report.byType["Observation"]?.created, 1)
-        XCTAssertEqual(try occurrences(in: store)["w9"], 8)
-        XCTAssertEqual(try store.deadLetters(limit: 10).map(\.resourceID), ["w0"])
-        XCTAssertEqual(try store.history(.task, id: weightLog).count, 1, "the log is not moved")
+        XCTAssertEqual(report.failures.compactMap(\.resource).sorted(), ["Observation/w0", "Observation/w3"], describe(report.failures))
+        for failure in report.failures {
+            XCTAssertTrue(failure.message.contains(weightLog) && failure.message.contains("2025-03-01 to 2025-03-05"), failure.message)
+        }
+        XCTAssertEqual(report.byType["Observation"]?.created, 2)
+        XCTAssertEqual(try store.deadLetters(limit: 10).compactMap(\.resourceID).sorted(), ["w0", "w3"])
+        // One new version, from its first new day, holding the new days.
+        let versions = try store.history(.task, id: weightLog).compactMap { if case .task(let task) = $0 { task } else { nil } }
+        XCTAssertEqual(versions.count, 2)
+        XCTAssertEqual(versions[0].uuid, first.uuid, "the first version keeps its uuid and days")
+        XCTAssertEqual(versions[0].schedule, first.schedule)
+        let new = versions[1]
+        XCTAssertEqual(new.metadata.previousVersionUUIDs, [first.uuid])
+        XCTAssertEqual(new.metadata.effectiveDate, try chicagoDay("2025-03-09"))
+        XCTAssertEqual(new.schedule.elements.map(\.start), try ["2025-03-09", "2025-03-11"].map(chicagoDay))
+        let placed = try occurrences(in: store)
+        XCTAssertEqual(placed["w1"], 0)
+        XCTAssertEqual(placed["w5"], 1, "earlier outcomes keep their version and index")
+        XCTAssertEqual(placed["w9"], 0)
+        XCTAssertEqual(placed["w11"], 1)
+        let onNew = try store.outcomes(.current).filter { $0.taskUUID == new.uuid }.compactMap(\.metadata.provenance?.fhirID).sorted()
+        XCTAssertEqual(onNew, ["w11", "w9"])
+        // The same input again changes nothing and makes no version.
+        let again = try importFiles([later.path], into: store, zone: chicago.identifier)
+        XCTAssertEqual(again.byType["Observation"]?.created ?? 0, 0)
+        XCTAssertEqual(try store.history(.task, id: weightLog).count, 2)
     }
 
-    func testALogStoredBeforeThisRuleKeepsItsStartAndIndexes() throws {
-        // A log made when every log started on 1900-01-01: its outcomes count from there.
+    func testALogStoredBeforeThisRuleGetsAVersionOfItsNewDays() throws {
+        // A log made when every log started on 1900-01-01, with no reading: its new version takes effect
+        // on the import's first day of it.
         let store = try makeStore()
-        let options = MappingOptions(timeZone: chicago)
         let folder = try makeScratchFolder("log-start-old")
         try folder.writeFile("p.json", #"{"resourceType":"Patient","id":"p"}"#)
         _ = try importFiles([folder.path], into: store, zone: chicago.identifier)
@@ -108,10 +149,17 @@ final class LogTaskStartTests: XCTestCase {
         try folder.writeFile("w.ndjson", observation("w1", at: "2025-03-02T09:00:00-06:00"))
         let report = try importFiles([folder.path], into: store, zone: chicago.identifier)
         XCTAssertEqual(report.failures, [], describe(report.failures))
-        let day = try XCTUnwrap(options.dayNumber(of: chicagoDay("2025-03-02")))
-        XCTAssertEqual(try occurrences(in: store), ["w1": day])
-        // The import gave it a version starting on its own day (it had no reading): w1's day is the 1900
-        // version's (StoredLogUpgradeTests).
-        XCTAssertEqual(try store.history(.task, id: weightLog).count, 2)
+        XCTAssertEqual(try occurrences(in: store), ["w1": 0])
+        let versions = try store.history(.task, id: weightLog).compactMap { if case .task(let task) = $0 { task } else { nil } }
+        XCTAssertEqual(versions.count, 2)
+        XCTAssertEqual(versions[1].schedule.elements.map(\.start), [try chicagoDay("2025-03-02")])
+    }
+}
+
+private extension Calendar {
+    static var chicago: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "America/Chicago")!
+        return calendar
     }
 }

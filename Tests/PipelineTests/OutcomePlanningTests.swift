@@ -188,6 +188,8 @@ final class OutcomePlanningTests: XCTestCase {
     func testALogTaskIsPlannedOnceAndNotAgainOnceAdopted() throws {
         let log = try task("p1#log-code")
         let planner = planner(Reads())
+        // Its days, as the index pass noted them: the second batch's day is one of them.
+        planner.logDays = [log.id: [0, 1, 2]]
         let first = try planner.planOutcomes(
             [observation("o1", task: log, occurrence: 0, value: 1, logTask: log), observation("o2", task: log, occurrence: 1, value: 2, logTask: log)],
             removals: [], catalog: ImportTaskCatalog(), after: nil)
@@ -202,7 +204,7 @@ final class OutcomePlanningTests: XCTestCase {
         XCTAssertEqual(second.groups.count, 1)
     }
 
-    func testANewLogStartsOnItsPatientsFirstDayAndCountsItsOccurrencesFromIt() throws {
+    func testANewLogsScheduleIsItsReadingDaysAndItsOccurrencesCountThem() throws {
         // As the mapping proposes it: starting on the epoch, its values numbered by day from the epoch.
         let options = MappingOptions(timeZone: utc)
         let schedule = try Schedule(composing: [ScheduleElement(
@@ -212,26 +214,30 @@ final class OutcomePlanningTests: XCTestCase {
         log.metadata.linkage.patientID = "p1"
         let firstDay = try XCTUnwrap(options.dayNumber(of: day0))
         let planner = planner(Reads())
-        // The patient's earliest Observation is in another batch: this one's earliest is two days later.
-        planner.firstOutcomeDays = ["p1": firstDay]
+        // The log's first reading is in another batch: the index pass noted days 0, 2 and 3 of it.
+        planner.logDays = [log.id: [firstDay, firstDay + 2, firstDay + 3]]
         let plan = try planner.planOutcomes(
             [observation("o3", task: log, occurrence: firstDay + 3, value: 1, logTask: log),
              observation("o2", task: log, occurrence: firstDay + 2, value: 2, logTask: log)],
             removals: [], catalog: ImportTaskCatalog(), after: nil)
         let made = try XCTUnwrap(plan.logTasks[log.id]?.task)
-        XCTAssertEqual(made.schedule.elements.map(\.start), [day0])
+        let days = [0, 2, 3].map { day0.addingTimeInterval(Double($0) * 86_400) }
+        XCTAssertEqual(made.schedule.elements.map(\.start), days, "one element per reading day")
+        XCTAssertEqual(made.schedule.elements.map(\.end), days.map { $0.addingTimeInterval(86_400) }, "each ending at the next day's start")
+        XCTAssertEqual(made.schedule.events(from: day0, to: day0.addingTimeInterval(5 * 86_400)).map(\.start), days, "no event on a day without a reading")
         XCTAssertEqual(made.metadata.effectiveDate, day0)
         XCTAssertEqual(made.uuid, log.uuid)
         let written = plan.groups.flatMap { outcomes(of: $0.changes) }.map(\.outcome)
-        XCTAssertEqual(written.map(\.taskOccurrenceIndex), [3, 2])
-        XCTAssertEqual(written.map(\.metadata.effectiveDate), [day0.addingTimeInterval(3 * 86_400), day0.addingTimeInterval(2 * 86_400)])
-        // A value before the log's start is refused, naming the log and its first day.
+        XCTAssertEqual(written.map(\.taskOccurrenceIndex), [2, 1], "the number of the log's reading days before each")
+        XCTAssertEqual(written.map(\.metadata.effectiveDate), [days[2], days[1]])
+        // A value on a day that is not one of the log's is refused, naming the log and its days.
         planner.adopt(plan)
         let late = try planner.planOutcomes(
-            [observation("o0", task: log, occurrence: firstDay - 1, value: 3, logTask: log)], removals: [], catalog: ImportTaskCatalog(), after: plan)
+            [observation("o1", task: log, occurrence: firstDay + 1, value: 3, logTask: log)], removals: [], catalog: ImportTaskCatalog(), after: plan)
         XCTAssertTrue(late.groups.isEmpty)
         XCTAssertEqual(try report(of: late).failures.map(\.message), [
-            "its day 2025-02-28 is before the start of log task p1#log-code (2025-03-01): a log's outcomes count from its start, which cannot move earlier"])
+            "its day 2025-03-02 is not a reading day of the version of log task p1#log-code that owns it (days 2025-03-01 to 2025-03-04): "
+                + "a log version's days are fixed when it is written, since its outcomes' indexes count them, and a new version cannot take effect earlier"])
     }
 
     func testThePlanInFlightCountsAsStored() throws {

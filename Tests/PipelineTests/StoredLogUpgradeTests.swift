@@ -6,9 +6,11 @@ import Pipeline
 import Store
 import XCTest
 
-/// A log stored when every log started on 1900-01-01 (issue 29): the next import gives it one version
-/// starting the day after its last reading; the readings it has keep their version and index (and the
-/// Observation ids export wrote), old days' values go back on the 1900 version, new ones on the new one.
+/// A log stored in the daily shape (here one starting on 1900-01-01, issue 29): the next import gives it one
+/// version in the reading-day shape (Docs/measurement-history.md) taking effect the day after its last
+/// reading, holding the import's reading days from then on; the readings it has keep their version and
+/// index (and the Observation ids export wrote), old days' values go back on the 1900 version, new ones on
+/// the new one, numbered among its reading days.
 final class StoredLogUpgradeTests: XCTestCase {
     private let chicago = TimeZone(identifier: "America/Chicago")!
     private let weightLog = "Patient/p#log-http---loinc.org-29463-7"
@@ -98,14 +100,14 @@ final class StoredLogUpgradeTests: XCTestCase {
         return (store, folder, try XCTUnwrap(export.path), exported, report)
     }
 
-    func testA1900LogGetsOneVersionFromTheDayAfterItsLastReadingAndKeepsItsOutcomes() throws {
+    func testA1900LogGetsOneVersionOfItsNewReadingDaysFromTheDayAfterItsLastReadingAndKeepsItsOutcomes() throws {
         let (store, _, _, exported, report) = try upgradedStore()
         let versions = try versions(in: store)
         XCTAssertEqual(versions.count, 2, "exactly one new version")
         let (old, new) = (versions[0], versions[1])
         XCTAssertEqual(old.schedule.elements.first?.start, options.epoch)
-        XCTAssertEqual(new.schedule.elements.map(\.start), [try chicagoDay("2025-03-05")], "the day after the last reading")
-        XCTAssertEqual(new.metadata.effectiveDate, try chicagoDay("2025-03-05"))
+        XCTAssertEqual(new.schedule.elements.map(\.start), [try chicagoDay("2025-03-09")], "the new reading days")
+        XCTAssertEqual(new.metadata.effectiveDate, try chicagoDay("2025-03-05"), "the day after the last reading")
         XCTAssertEqual(new.metadata.previousVersionUUIDs, [old.uuid])
         XCTAssertNotEqual(new.uuid, old.uuid)
         XCTAssertEqual(new.title, old.title)
@@ -120,7 +122,7 @@ final class StoredLogUpgradeTests: XCTestCase {
             XCTAssertTrue(stored[id]?.hasPrefix("\(old.uuid) #") == true, "exported Observation \(id) is still an outcome of the 1900 version")
         }
         XCTAssertEqual(stored["w3"], "\(old.uuid) #\(try dayNumber("2025-03-03")) 70.5", "an old day goes on the 1900 version, its index from 1900")
-        XCTAssertEqual(stored["w9"], "\(new.uuid) #4 72.0", "a new day goes on the new version, its index from its start")
+        XCTAssertEqual(stored["w9"], "\(new.uuid) #0 72.0", "a new day goes on the new version, its index among its reading days")
     }
 
     func testTheCareKitDumpHoldsTheOldVersionItsReadingsNameBeforeTheCurrentOne() throws {
@@ -153,15 +155,17 @@ final class StoredLogUpgradeTests: XCTestCase {
         XCTAssertEqual(try versions(in: store).count, 2, "a log moved once is not moved again")
     }
 
-    func testANewReadingAfterTheUpgradeGoesOnTheNewVersionWithASmallIndex() throws {
+    func testANewReadingAfterTheUpgradeGoesOnAThirdVersionWithASmallIndex() throws {
         let (store, _, _, _, _) = try upgradedStore()
         let later = try makeScratchFolder("log-upgrade-later")
         try later.writeFile("w12.json", observation("w12", at: "2025-03-12T08:00:00-05:00", value: "73"))
         let report = try importFiles([later.path], into: store, zone: chicago.identifier)
         XCTAssertEqual(report.failures, [], describe(report.failures))
         let versions = try versions(in: store)
-        XCTAssertEqual(versions.count, 2)
-        XCTAssertEqual(try outcomes(in: store)["w12"], "\(versions[1].uuid) #7 73.0")
+        XCTAssertEqual(versions.count, 3, "the reading-day version's days are fixed: a later day is a new version")
+        XCTAssertEqual(versions[2].metadata.effectiveDate, try chicagoDay("2025-03-12"), "its first new day")
+        XCTAssertEqual(versions[2].schedule.elements.map(\.start), [try chicagoDay("2025-03-12")])
+        XCTAssertEqual(try outcomes(in: store)["w12"], "\(versions[2].uuid) #0 73.0")
     }
 
     func testEventsOfAnOldAndANewDayAgreeWithTheSource() throws {
@@ -180,21 +184,40 @@ final class StoredLogUpgradeTests: XCTestCase {
         XCTAssertEqual(try readings("2025-03-03"), ["1900 #\(try dayNumber("2025-03-03")) 70.5"], "Observation w3")
         XCTAssertEqual(try readings("2025-03-04"), ["1900 #\(try dayNumber("2025-03-04")) 71.0"], "recorded by the app")
         XCTAssertEqual(try readings("2025-03-06"), [], "no reading")
-        XCTAssertEqual(try readings("2025-03-09"), ["new #4 72.0"], "Observation w9")
+        XCTAssertEqual(try readings("2025-03-05"), [], "the new version's: no reading")
+        XCTAssertEqual(try readings("2025-03-09"), ["new #0 72.0"], "Observation w9")
+        XCTAssertEqual(try readings("2025-03-10"), [], "no reading")
     }
 
-    func testALogWithNoReadingStartsOnTheImportsDayAndItsObservationsGoOnThe1900Version() throws {
+    func testALogWithNoReadingGetsAVersionFromItsFirstImportedDay() throws {
         let (store, folder, _) = try storeWithA1900Log()
         try folder.writeFile("w.ndjson", observation("w1", at: "2025-03-02T09:00:00-06:00", value: "70"))
+        let report = try importFiles([folder.path], into: store, zone: chicago.identifier)
+        XCTAssertEqual(report.failures, [], describe(report.failures))
+        let versions = try versions(in: store)
+        XCTAssertEqual(versions.count, 2)
+        XCTAssertEqual(versions[1].metadata.effectiveDate, try chicagoDay("2025-03-02"))
+        XCTAssertEqual(versions[1].schedule.elements.map(\.start), [try chicagoDay("2025-03-02")])
+        XCTAssertEqual(try outcomes(in: store)["w1"], "\(versions[1].uuid) #0 70.0")
+    }
+
+    func testALogWithNoReadingInTheImportGetsAVersionWithNoEventFromTheImportsDay() throws {
+        // The import brings a heart rate only: the weight log moves all the same, with no day of its own.
+        let (store, folder, _) = try storeWithA1900Log()
+        try folder.writeFile("h.json", #"{"resourceType":"Observation","id":"h1","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"8867-4"}]},"subject":{"reference":"Patient/p"},"effectiveDateTime":"2025-03-02T09:00:00-06:00","valueQuantity":{"value":60,"unit":"/min","system":"http://unitsofmeasure.org","code":"/min"}}"#)
         let dayBefore = try XCTUnwrap(options.dayNumber(of: Date()))
         let report = try importFiles([folder.path], into: store, zone: chicago.identifier)
         let dayAfter = try XCTUnwrap(options.dayNumber(of: Date()))
         XCTAssertEqual(report.failures, [], describe(report.failures))
         let versions = try versions(in: store)
         XCTAssertEqual(versions.count, 2)
-        let start = try XCTUnwrap(versions[1].schedule.elements.first?.start)
-        XCTAssertTrue([dayBefore, dayAfter].compactMap(options.startOfDay(number:)).contains(start), "\(start): the import's day")
-        XCTAssertEqual(try outcomes(in: store)["w1"], "\(versions[0].uuid) #\(try dayNumber("2025-03-02")) 70.0")
+        let new = versions[1]
+        let effective = new.metadata.effectiveDate
+        XCTAssertTrue([dayBefore, dayAfter].compactMap(options.startOfDay(number:)).contains(effective), "\(effective): the import's day")
+        XCTAssertEqual(new.schedule.elements.count, 1)
+        XCTAssertLessThan(try XCTUnwrap(new.schedule.elements.first?.start), effective, "its one element is before it takes effect")
+        let events = try store.events(patientID: "Patient/p", in: DateInterval(start: effective, duration: 3 * 86_400)).filter { $0.task.id == weightLog }
+        XCTAssertEqual(events.count, 0, "no empty weight task")
     }
 
     func testADryRunMovesNothing() throws {

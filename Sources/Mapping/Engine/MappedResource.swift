@@ -32,6 +32,8 @@ public struct MappedResource: Sendable {
 /// same day's log outcome), and replaces a source's earlier values when it is imported again.
 public struct OutcomeContribution: Sendable, Hashable {
     public let taskID: String
+    /// The task version, when not the current one (an earlier version owning the Observation's time).
+    public let taskUUID: UUID?
     public let occurrence: Int
     public let values: [OutcomeValue]
     /// `Observation/id`: whose values these are.
@@ -48,8 +50,11 @@ public struct OutcomeContribution: Sendable, Hashable {
     /// reference counts.
     private let sharedLogTask: SharedTask?
 
-    public init(taskID: String, occurrence: Int, values: [OutcomeValue], source: ResourceKey, logTask: CareTask?, provenance: Provenance) {
+    public init(
+        taskID: String, taskUUID: UUID? = nil, occurrence: Int, values: [OutcomeValue], source: ResourceKey, logTask: CareTask?, provenance: Provenance
+    ) {
         self.taskID = taskID
+        self.taskUUID = taskUUID
         self.occurrence = occurrence
         self.values = values
         self.source = source
@@ -78,4 +83,11 @@ public protocol TaskCatalog: Sendable {
     func tasks(ofPatient patientID: String, withAnyCode codes: [String]) -> [CareTask]
     /// The task whose activity names Observation `key` in its `outcomeReference`.
     func taskForOutcome(_ key: ResourceKey) -> String?
+    /// The versions of task `id` before its current one, oldest first, tombstones left out: an
+    /// Observation dated before the current version takes effect belongs to the one in effect then.
+    func earlierVersions(of id: String) -> [CareTask]
+}
+
+extension TaskCatalog {
+    public func earlierVersions(of id: String) -> [CareTask] { [] }
 }

@@ -25,14 +25,16 @@ extension MappingRun {
         let candidates = try matching.candidates(for: key, patientID: patientID, codes: codes, basedOn: basedOn) { () throws(MappingFailure) -> String? in
             try string(entity.field("logTitle"), item: item)
         }
-        if let (task, occurrence) = OutcomeTaskMatching.firstOccurrence(among: candidates, at: time) {
-            return OutcomeContribution(taskID: task.id, occurrence: occurrence, values: values, source: key, logTask: nil, provenance: provenance)
+        if let (task, occurrence, isCurrent) = matching.firstOccurrence(among: candidates, at: time) {
+            return OutcomeContribution(
+                taskID: task.id, taskUUID: isCurrent ? nil : task.uuid, occurrence: occurrence, values: values, source: key, logTask: nil,
+                provenance: provenance)
         }
         // 4. A log: one all-day task per patient and code, each measurement a value of that day's outcome.
         // One log per code; an Observation coded by text only is logged under its text.
         let logTitle = try string(entity.field("logTitle"), item: item)
-        let codeKey = codes.first ?? logTitle ?? "uncoded"
-        let logID = "\(patientID)#log-\(ResourceKey.safe(codeKey))"
+        let codeKey = MappingEngine.logKey(codes: codes, logTitle: logTitle)
+        let logID = MappingEngine.logTaskID(patientID: patientID, logKey: codeKey)
         // A stored log is no candidate (rule 3 leaves logs out): the importer places the value on the
         // version of the log that owns its day, and refuses one dated before the log's start.
         if let other = candidates.first(where: { $0.id != logID }) {
@@ -53,13 +55,8 @@ extension MappingRun {
             } catch {
                 throw MappingFailure(at: key.type, "cannot make the log schedule: \(error)")
             }
-            var made = CareTask(id: logID, title: title, impactsAdherence: false, schedule: schedule, metadata: EntityMetadata(effectiveDate: options.epoch, timezone: zone))
-            var linkage = FHIRLinkage()
-            linkage.patientID = patientID
-            linkage.codes = [codeKey]
-            made.metadata.linkage = linkage
-            made.metadata.tags = [CareTask.observationLogTag]
-            log = try hashed(made)
+            log = try hashed(MappingEngine.logTask(
+                patientID: patientID, logKey: codeKey, title: title, schedule: schedule, effectiveDate: options.epoch, timeZone: zone))
             engine.logTasks["\(logID)\n\(title)"] = log
         }
         guard time < Schedule.horizon else {

@@ -46,10 +46,16 @@ struct OutcomeTaskMatching {
         return candidates
     }
 
-    /// The first of `candidates` with an occurrence at `time`, and that occurrence.
-    static func firstOccurrence(among candidates: [CareTask], at time: Date) -> (task: CareTask, occurrence: Int)? {
+    /// The first of `candidates` with an occurrence at `time`, and that occurrence: of its current
+    /// version, or, when that has none and `time` is before it takes effect, of the earlier version in
+    /// effect at `time` (a long-running task given a version starting recently keeps its earlier
+    /// outcomes on the version before, ``earlierVersions(of:)``). `isCurrent` is false for an earlier version.
+    func firstOccurrence(among candidates: [CareTask], at time: Date) -> (task: CareTask, occurrence: Int, isCurrent: Bool)? {
         for task in candidates {
-            if let occurrence = occurrence(of: task.schedule, at: time) { return (task, occurrence) }
+            if let occurrence = Self.occurrence(of: task.schedule, at: time) { return (task, occurrence, true) }
+            guard time < task.metadata.effectiveDate,
+                  let earlier = catalog?.earlierVersions(of: task.id).last(where: { $0.metadata.effectiveDate <= time }) else { continue }
+            if let occurrence = Self.occurrence(of: earlier.schedule, at: time) { return (earlier, occurrence, false) }
         }
         return nil
     }

@@ -80,6 +80,8 @@ public struct OutcomeExporter: Sendable {
     public let mapping: ExportMapping
     /// The active tasks: an outcome of a task whose codes one names becomes what it maps its results to.
     public let activeTasks: ActiveTaskMapping?
+    /// The shape of outcomes of readings (``VitalSignExport``): none until a table is given.
+    public var vitalSigns = VitalSignExport(kinds: ReadingKinds([]))
 
     public init(mapping: ExportMapping, activeTasks: ActiveTaskMapping? = nil) {
         self.mapping = mapping
@@ -159,7 +161,8 @@ public struct OutcomeExporter: Sendable {
                 children.append(Element(name: "component", children: [componentCode, try valueElement(value, outcomeID: outcome.id)]))
             }
         }
-        let observation = Element.resource("Observation", children: children)
+        var observation = Element.resource("Observation", children: children)
+        if let reading = vitalSigns.reshape(observation, input: input) { observation = reading }
         let provenance = mapping.provenance
             ? provenanceResource(target: "Observation/\(id)", outcome: outcome, patient: patientReference, derivedFrom: input.derivedFrom) : nil
         return ExportedObservation(

@@ -42,7 +42,7 @@ public struct ImportOptions: Sendable {
 ///    as a dead letter), then the deletions.
 /// 3. Pass 2 maps the Observations, each to an outcome value of the task occurrence it belongs to:
 ///    `OutcomePlanner` plans a batch while `PipelinedOutcomeWriter` writes the one before. Before it,
-///    `StoredLogUpgrade` moves the logs of the input's patients still stored with a 1900-01-01 start.
+///    `StoredLogUpgrade` gives the stored logs of the input's patients a version holding their new reading days.
 /// 4. `ImportLedger` keeps the ``ImportReport`` and the dead letters all along.
 ///
 /// Input up to ``ImportOptions/holdInputUpTo`` is read once and its Observations held; larger input is
@@ -93,7 +93,7 @@ public final class Importer {
         // Pass 1: index what references can point at.
         let input = try InputIndexing(store: store, engine: engine, options: options, ledger: ledger).run(sources)
         let (index, origins, outcomeResources) = (input.index, input.origins, input.outcomeResources)
-        let (holds, readable, firstOutcomeDays) = (input.holds, input.readable, input.firstOutcomeDays)
+        let (holds, readable, firstOutcomeDays, logDays) = (input.holds, input.readable, input.firstOutcomeDays, input.logDays)
         var held = input.held
         pendingDeletions = input.deletions
         ledger.tick("indexed \(index.count) resources (\(outcomeResources) more to map as outcomes\(input.unread > 0 ? ", \(input.unread) no mapping reads" : ""))", force: true)
@@ -105,7 +105,7 @@ public final class Importer {
         let catalog = outcomeResources > 0 ? try ImportTaskCatalog(store: store) : ImportTaskCatalog()
         // Logs stored with a 1900 start get a version starting after their last reading, before any is placed.
         if outcomeResources > 0 {
-            try StoredLogUpgrade(store: store, options: options, ledger: ledger).run(patientIDs: Set(firstOutcomeDays.keys), catalog: catalog)
+            try StoredLogUpgrade(store: store, options: options, ledger: ledger).run(patientIDs: Set(firstOutcomeDays.keys), logDays: logDays, catalog: catalog)
         }
         let mapping = MappingStage(engine: engine, index: index, catalog: catalog, sourceSystem: options.mapping.sourceSystem)
         let reconciliation = Reconciliation(store: store, sourceSystem: options.mapping.sourceSystem, ledger: ledger)
@@ -133,12 +133,14 @@ public final class Importer {
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
         if outcomeResources > 0 {
             let writer = PipelinedOutcomeWriter(store: store, engine: engine, options: options, ledger: ledger)
-            writer.planner.firstOutcomeDays = firstOutcomeDays
+            writer.planner.logDays = logDays
             try mapAndWriteOutcomes(
                 held: &held, holds: holds, readable: readable, count: outcomeResources, mapping: mapping, writer: writer,
                 ledger: ledger, writeLastEntities: writeLastEntities)
         }
         try writeLastEntities()
+        // Long-running plan and order tasks: a current version starting recently, once all is placed.
+        try RecentTaskStart(store: store, options: options, ledger: ledger).run(taskIDs: catalog.plannedTaskIDs)
         releaseElsewhere(consume index)
         return ledger.finish(coverage: engine.coverage?.unread(), seconds: Date().timeIntervalSince(started))
     }

@@ -34,6 +34,10 @@ struct InputIndexing {
         /// The earliest day number (``MappingOptions/dayNumber(of:)``) of each patient's outcome-making
         /// resources, by patient entity id: where the log tasks this import makes start (``LogTaskStart``).
         let firstOutcomeDays: [String: Int]
+        /// The days (sorted day numbers) with an outcome-making resource of each log this import may
+        /// log on, by log id (``MappingEngine/logTaskID(patientID:logKey:)``): the reading days of the logs
+        /// it makes or extends (``LogTaskStart``, ``StoredLogUpgrade``).
+        let logDays: [String: [Int]]
         /// The sources pass 2 reads again: the input less the Bundles found unreadable.
         let readable: [FHIRInput.Source]
     }
@@ -59,7 +63,7 @@ struct InputIndexing {
         var unreadableBundles: [(source: FHIRInput.Source, error: FHIRSyntaxError)] = []
         var origins: [ResourceKey: ImportOrigin] = [:]
         // By patient reference as written: the index that resolves them is built at the end.
-        var firstDayOfReference: [String: Int] = [:]
+        var daysOfReference: [String: [String: Set<Int>]] = [:]
         var reader: InputReader
         // Pass 1 reads nothing of the store and writes nothing before its end: anywhere in it, a waiting
         // push may run (``Store/yieldToAppends()``).
@@ -70,7 +74,7 @@ struct InputIndexing {
             (outcomeResources, unread, held) = (0, 0, [])
             ledger.restart()
             origins = [:]
-            firstDayOfReference = [:]
+            daysOfReference = [:]
             reader = InputReader(ledger: ledger, strict: options.strict)
             for (source, error) in unreadableBundles { ledger.failUnreadable(source, error) }
             do {
@@ -94,8 +98,8 @@ struct InputIndexing {
                             // A held input's days are read after the loop, on every core; a streamed one's here.
                             if holds {
                                 held.append((resource, fullUrl, origin))
-                            } else if let key, let found = engine.outcomeDay(of: resource, key: key) {
-                                Self.note(found, in: &firstDayOfReference)
+                            } else if let key {
+                                Self.note(engine.outcomeReadings(of: resource, key: key), in: &daysOfReference)
                             }
                             outcomeResources += 1
                         } else {
@@ -121,24 +125,32 @@ struct InputIndexing {
         if let yieldFailure { throw yieldFailure }
         ledger.writeDeferredDeadLetters()
         if holds {
-            MappingStage.inParallel(held, { item in ResourceKey.of(item.0, fullUrl: item.1).flatMap { engine.outcomeDay(of: item.0, key: $0) } }) { found in
-                if let found { Self.note(found, in: &firstDayOfReference) }
+            MappingStage.inParallel(held, { item in ResourceKey.of(item.0, fullUrl: item.1).map { engine.outcomeReadings(of: item.0, key: $0) } ?? [] }) { found in
+                Self.note(found, in: &daysOfReference)
             }
         }
         // The index alone holds the resources from here on (the builder ends with this call).
         let index = builder.build()
         var firstOutcomeDays: [String: Int] = [:]
-        for (reference, day) in firstDayOfReference {
+        var logDaySets: [String: Set<Int>] = [:]
+        for (reference, byLog) in daysOfReference {
             guard let patientID = engine.patientID(ofReference: reference, in: index) else { continue }
-            firstOutcomeDays[patientID] = min(firstOutcomeDays[patientID] ?? day, day)
+            for (logKey, days) in byLog {
+                guard let first = days.min() else { continue }
+                firstOutcomeDays[patientID] = min(firstOutcomeDays[patientID] ?? first, first)
+                logDaySets[MappingEngine.logTaskID(patientID: patientID, logKey: logKey), default: []].formUnion(days)
+            }
         }
+        let logDays = logDaySets.mapValues { $0.sorted() }
         return Indexed(
             index: index, origins: origins, deletions: reader.deletions, held: held, outcomeResources: outcomeResources,
-            unread: unread, holds: holds, firstOutcomeDays: firstOutcomeDays, readable: readable)
+            unread: unread, holds: holds, firstOutcomeDays: firstOutcomeDays, logDays: logDays, readable: readable)
     }
 
-    /// Keeps `found`'s day for each patient reference it names when it is that reference's earliest.
-    private static func note(_ found: (patientReferences: [String], day: Int), in days: inout [String: Int]) {
-        for reference in found.patientReferences { days[reference] = min(days[reference] ?? found.day, found.day) }
+    /// Notes the day of each of `readings` under each patient reference it names and its log key.
+    private static func note(_ readings: [OutcomeReading], in days: inout [String: [String: Set<Int>]]) {
+        for reading in readings {
+            for reference in reading.patientReferences { days[reference, default: [:]][reading.logKey, default: []].insert(reading.day) }
+        }
     }
 }

@@ -77,18 +77,31 @@ final class OutcomePlanner {
     private var logTasksMade: [String: PlannedTask] = [:]
     /// The task versions outcomes belong to, as read from the store, by id.
     private var taskVersions: [String: PlannedTask] = [:]
-    /// The earliest day of each patient's outcome-making resources in this import (the index pass's
-    /// ``InputIndexing/Indexed/firstOutcomeDays``): where the log tasks it makes start (`logStart`).
-    var firstOutcomeDays: [String: Int] { get { logStart.firstDays } set { logStart = LogTaskStart(options: options.mapping, firstDays: newValue) } }
+    /// The days with a reading of each log in this import, by log id (the index pass's
+    /// ``InputIndexing/Indexed/logDays``): the days of the log tasks it makes (`logStart`).
+    var logDays: [String: [Int]] { get { logStart.logDays } set { logStart = LogTaskStart(options: options.mapping, logDays: newValue) } }
     private var logStart: LogTaskStart
     /// The version of a log that owns a value's day.
     private lazy var logVersions = LogVersionPlacement(reads: reads, options: options.mapping)
+    /// Earlier versions of tasks asked for, by version uuid: read once per task and import.
+    private var earlierVersions: [UUID: PlannedTask] = [:]
+    private var earlierVersionsRead: Set<String> = []
+
+    /// Version `uuid` of task `id`, read from the store's history of it once per import.
+    private func earlierVersion(_ uuid: UUID, of id: String) throws -> PlannedTask? {
+        if earlierVersionsRead.insert(id).inserted {
+            for version in try reads.versions(ofTask: id) { earlierVersions[version.uuid] = PlannedTask(version) }
+        }
+        return earlierVersions[uuid]
+    }
+    /// How the occurrences of each log version count, by version uuid: worked out once per import.
+    private var logVersionDays: [UUID: LogTaskStart.Days] = [:]
 
     init(reads: any OutcomePlanningReads, options: ImportOptions, writeBackSystem: String?) {
         self.reads = reads
         self.options = options
         self.writeBackSystem = writeBackSystem
-        logStart = LogTaskStart(options: options.mapping, firstDays: [:])
+        logStart = LogTaskStart(options: options.mapping, logDays: [:])
     }
 
     /// Takes the log tasks of `plan`, which is being written, as made.
@@ -171,19 +184,17 @@ final class OutcomePlanner {
         func logTask(_ id: String) -> PlannedTask? {
             plan.logTasks[id] ?? logTasksMade[id] ?? previous?.logTasks[id]
         }
-        // A new log starts on its patient's first day in the import (``LogTaskStart``).
-        var earliestValueDay: [String: Int] = [:]
+        // A new log's days are its reading days in the import (``LogTaskStart``).
+        var batchDays: [String: Set<Int>] = [:]
         for contribution in contributions where contribution.isLogged {
-            earliestValueDay[contribution.taskID] = min(earliestValueDay[contribution.taskID] ?? contribution.occurrence, contribution.occurrence)
+            batchDays[contribution.taskID, default: []].insert(contribution.occurrence)
         }
         for contribution in contributions {
             guard let id = contribution.logTaskID, logTask(id) == nil, catalog.task(id: id) == nil, let log = contribution.logTask else { continue }
-            let started = logStart.started(log, earliestValueDay: earliestValueDay[id] ?? contribution.occurrence) ?? log
+            let started = logStart.started(log, batchDays: batchDays[id] ?? [contribution.occurrence]) ?? log
             plan.logBatch.upsert(started)
             plan.logTasks[id] = PlannedTask(started)
         }
-        // The day each log's occurrences count from, by version.
-        var logStartDays: [UUID: Int] = [:]
 
         // The task versions outcomes belong to, as stored (or about to be: the log tasks).
         var missingTasks: Set<String> = []
@@ -215,20 +226,34 @@ final class OutcomePlanner {
                 continue
             }
             var occurrenceIndex = contribution.occurrence
+            // An earlier version the mapping matched (its time is before the current version takes effect).
+            if let uuid = contribution.taskUUID, uuid != task.task.uuid {
+                guard let earlier = try earlierVersion(uuid, of: taskID) else {
+                    let source = contribution.source
+                    let (origin, raw) = plan.byKey[source] ?? (ImportOrigin(file: "?"), nil)
+                    plan.reporting.append {
+                        $0.fail(type: source.type, origin: origin, key: source, path: nil, "its task \(taskID)'s version \(uuid) is not in the store", payload: raw)
+                    }
+                    continue
+                }
+                task = earlier
+            }
             if contribution.isLogged {
                 // A log value's day counts from the epoch; it goes on the version owning that day, its
-                // occurrence counted from that version's start.
-                task = try logVersions.owner(ofDay: occurrenceIndex, current: task)
+                // occurrence that of its day among the version's (``LogTaskStart/Days``).
+                let day = occurrenceIndex
+                task = try logVersions.owner(ofDay: day, current: task)
                 let log = task.task
-                let startDay = logStartDays[log.uuid] ?? logStart.startDay(of: log)
-                logStartDays[log.uuid] = startDay
-                if let refusal = logStart.refusal(day: occurrenceIndex, log: log, startDay: startDay) {
+                let days = logVersionDays[log.uuid] ?? logStart.days(of: log)
+                logVersionDays[log.uuid] = days
+                guard let occurrence = LogTaskStart.occurrence(ofDay: day, in: days) else {
+                    let refusal = logStart.refusal(day: day, log: log, days: days) ?? "its day has no event of log task \(log.id)"
                     let source = contribution.source
                     let (origin, raw) = plan.byKey[source] ?? (ImportOrigin(file: "?"), nil)
                     plan.reporting.append { $0.fail(type: source.type, origin: origin, key: source, path: nil, refusal, payload: raw) }
                     continue
                 }
-                occurrenceIndex -= startDay
+                occurrenceIndex = occurrence
             }
             let occurrence = TaskOccurrence(task: task.task.uuid, occurrence: occurrenceIndex)
             if let group = groupOfOccurrence[occurrence] {
@@ -309,7 +334,10 @@ final class OutcomePlanner {
             let outcome: Outcome
             if let group {
                 let task = group.task.task
-                let effective = task.schedule.eventStart(occurrence: group.occurrence) ?? task.metadata.effectiveDate
+                // A log's reading days have one event each, in order: its element is the occurrence's.
+                let readingDay = task.isObservationLog && LogTaskStart.isReadingDays(task.schedule) && group.occurrence < task.schedule.elements.count
+                    ? task.schedule.elements[group.occurrence].start : nil
+                let effective = readingDay ?? task.schedule.eventStart(occurrence: group.occurrence) ?? task.metadata.effectiveDate
                 // The store keeps a new version from taking effect before the one it follows (`.noEarlierThanPrevious`).
                 var metadata = EntityMetadata(effectiveDate: effective, timezone: options.mapping.timeZone, provenance: provenance)
                 metadata.linkage.valueSources = sources

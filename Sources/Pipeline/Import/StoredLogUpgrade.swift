@@ -3,67 +3,77 @@ import Foundation
 import Mapping
 import Store
 
-/// The one-time step that takes Observation logs stored before ``LogTaskStart`` (issue 29) off their
-/// 1900-01-01 start, so that a CareKit app asking for a day no longer walks ~46,000 days to it.
+/// The step that gives the stored logs of an import's patients the versions their new reading days need
+/// (Docs/measurement-history.md), before any Observation is planned, so that every batch sees the same
+/// versions.
 ///
-/// Each log of the import's patients whose current version starts on 1900-01-01 gets one new version
-/// (same id; the store gives it a new uuid after the current one, as any upsert that changes a task)
-/// whose schedule starts, and which takes effect, at the start of the day after its last outcome's day
-/// (of any version, tombstones included), or of the import's day when it has none. The 1900 version
-/// keeps every outcome it has, with its index: the Observation ids export wrote
-/// (`<taskUUID>-<occurrence>`) stay those of stored outcomes, and a value re-imported for one of those
-/// days goes back on the 1900 version (``LogVersionPlacement``), so imports stay idempotent. A log
-/// moved once starts after 1900 and is not moved again.
+/// - A log in the reading-day shape (``LogTaskStart``) whose import brings days after its current
+///   version's last one gets one new version (same id; the store gives it a new uuid after the current
+///   one, as any upsert that changes a task) taking effect at the start of the day after that last day,
+///   whose days are the new ones. Its earlier versions keep their days and outcomes.
+/// - A log stored in the daily shape (starting in 1900, or on its patient's first day) gets one new
+///   version taking effect at the start of the day after its last outcome's day (of any version,
+///   tombstones included; when it has none, of its first reading day in the import, else of the import's
+///   day), whose days are the import's reading days from then on. The daily version keeps every outcome
+///   with its index: the Observation ids export wrote (`<taskUUID>-<occurrence>`) stay those of stored
+///   outcomes, and a value re-imported for one of its days goes back on it (``LogVersionPlacement``).
 ///
-/// It runs before the Observations are planned (every batch then sees the same versions), for the
-/// patients pass 1 found Observations of (``InputIndexing/Indexed/firstOutcomeDays``): all of a
-/// patient's logs at once, those of codes this input does not carry too (an incremental sync brings
-/// only new readings; their patient's other logs would otherwise stay on 1900 until one arrives). The
-/// versions are written as the entity writer writes, one transaction, so they enter the revision log
-/// and the patient's devices pull them.
+/// It runs for the patients pass 1 found Observations of (``InputIndexing/Indexed/firstOutcomeDays``),
+/// all of a patient's logs at once: those of codes this input does not carry too, so that no daily log
+/// stays behind (an incremental sync brings only new readings). The versions are written as the entity
+/// writer writes, one transaction, so they enter the revision log and the patient's devices pull them as
+/// new versions of the tasks they hold.
 struct StoredLogUpgrade {
     let store: any Store
     let options: ImportOptions
     let ledger: ImportLedger
 
-    /// Moves the 1900 logs of `patientIDs` (entity ids) that `catalog` holds, and puts their new
-    /// versions in it. Returns the logs moved (their new versions). Writes nothing in a dry run.
+    /// Gives the logs of `patientIDs` (entity ids) that `catalog` holds the versions `logDays` (the import's
+    /// reading days by log id) need, and puts them in it. Returns the new versions. Writes nothing in a dry run.
     ///
-    /// - Throws: only the store failing; a log the store refuses stays on 1900, with a warning.
+    /// - Throws: only the store failing; a log the store refuses stays as it was, with a warning.
     @discardableResult
-    func run(patientIDs: Set<String>, catalog: ImportTaskCatalog, today: Date = Date()) throws -> [CareTask] {
+    func run(patientIDs: Set<String>, logDays: [String: [Int]], catalog: ImportTaskCatalog, today: Date = Date()) throws -> [CareTask] {
         guard !options.dryRun, !patientIDs.isEmpty else { return [] }
-        let logs = catalog.observationLogs(ofPatients: patientIDs).filter(Self.startsOnEpoch).sorted { $0.id < $1.id }
+        let logs = catalog.observationLogs(ofPatients: patientIDs).sorted { $0.id < $1.id }
         guard !logs.isEmpty else { return [] }
-        let lastEventStarts = try lastOutcomeEventStarts(of: logs)
-        var logStart = LogTaskStart(options: options.mapping, firstDays: [:])
+        let lastEventStarts = try store.lastOutcomeEventStarts(ofTasks: logs.filter { !LogReadingDays.isReadingDays($0.schedule) }.map(\.id))
+        let planner = LogReadingDays(options: options.mapping)
         let todayNumber = options.mapping.dayNumber(of: today) ?? 0
-        var moved: [CareTask] = []
-        // Where each new version starts, as the report says it.
-        var starts: [String: String] = [:]
+        var versions: [CareTask] = []
+        // What the report says of each new version.
+        var notes: [String: String] = [:]
         for log in logs {
-            let afterLastReading = lastEventStarts[log.id].flatMap(options.mapping.dayNumber(of:)).map { $0 + 1 } ?? todayNumber
-            // A version takes effect no earlier than the one it follows.
-            let day = max(afterLastReading, options.mapping.firstDayStarting(atOrAfter: log.metadata.effectiveDate))
-            guard let started = logStart.started(log, earliestValueDay: day) else {
-                ledger.note(log.id, MappingNote(.warning, at: "Task", "its schedule cannot be remade: it still starts on 1900-01-01"))
+            // One rule with the app's readings and `outcomes add` (``LogReadingDays``): only the tip and
+            // the new days decide the new version (days the tip's earlier versions own are placed later,
+            // by the outcome planner).
+            let imported = logDays[log.id] ?? []
+            let daily = !LogReadingDays.isReadingDays(log.schedule)
+            let plan = planner.plan(
+                stored: [log], newLog: nil, days: imported,
+                lastOutcomeDay: lastEventStarts[log.id].flatMap(options.mapping.dayNumber(of:)), today: todayNumber)
+            guard let version = plan.versions.first else {
+                if daily || plan.refusals.values.contains(where: { if case .outOfRange = $0 { true } else { false } }) {
+                    ledger.note(log.id, MappingNote(.warning, at: "Task", "its reading-day schedule cannot be made: it keeps its schedule"))
+                }
                 continue
             }
-            moved.append(started)
-            starts[log.id] = "\(options.mapping.isoDay(number: day)), " + (lastEventStarts[log.id] == nil ? "the import's day (it has no reading)" : "the day after its last reading")
+            let from = options.mapping.dayNumber(of: version.metadata.effectiveDate) ?? 0
+            let days = plan.placements.values.filter { $0.taskUUID == version.uuid }.count
+            let why = daily ? "stored as a daily log: its outcomes keep their version and index" : "new reading days from \(options.mapping.isoDay(number: from))"
+            versions.append(version)
+            notes[log.id] = "a new version of the log takes effect on \(options.mapping.isoDay(number: from)) with \(days) reading days (\(why))"
         }
-        let written = try write(moved)
+        let written = try write(versions)
         for log in written {
-            ledger.note(log.id, MappingNote(
-                .info, at: "Task",
-                "log task stored with a 1900-01-01 start: a new version starts on \(starts[log.id] ?? "?"); its readings keep their version and index"))
+            ledger.note(log.id, MappingNote(.info, at: "Task", notes[log.id] ?? "a new version of the log"))
         }
         // The catalog holds current versions: those the store now has.
         for chunk in written.map(\.id).chunked(500) {
-            for task in try store.tasks(EntityQuery(ids: chunk)) { catalog.add(task) }
+            for task in try store.tasks(EntityQuery(ids: chunk)) { catalog.refresh(task) }
         }
         if !written.isEmpty {
-            ledger.tick("moved the start of \(written.count) log tasks stored with a 1900-01-01 start to after their last reading", force: true)
+            ledger.tick("gave \(written.count) log tasks a version with their new reading days", force: true)
         }
         return written
     }
@@ -72,19 +82,6 @@ struct StoredLogUpgrade {
     static func startsOnEpoch(_ log: CareTask) -> Bool {
         guard let element = log.schedule.elements.first else { return false }
         return MappingOptions(timeZone: element.timeZone).dayNumber(of: element.start) == 0
-    }
-
-    /// The latest outcome event start of each of `logs`, over every version of it, by log id.
-    private func lastOutcomeEventStarts(of logs: [CareTask]) throws -> [String: Date] {
-        // Both reads bind their ids a statement's worth at a time themselves.
-        var logOfVersion: [UUID: String] = [:]
-        for case .task(let version) in try store.histories(.task, ids: logs.map(\.id)) { logOfVersion[version.uuid] = version.id }
-        var last: [String: Date] = [:]
-        for (uuid, start) in try store.lastOutcomeEventStarts(taskUUIDs: Array(logOfVersion.keys)) {
-            guard let id = logOfVersion[uuid] else { continue }
-            last[id] = max(last[id] ?? start, start)
-        }
-        return last
     }
 
     /// Writes the new versions in one transaction, or one by one when the store refuses it, so that a
@@ -110,7 +107,7 @@ struct StoredLogUpgrade {
                     throw error
                 } catch {
                     ledger.note(
-                        version.id, MappingNote(.warning, at: "Task", "still starts on 1900-01-01: the store refused its new version: \(error)"))
+                        version.id, MappingNote(.warning, at: "Task", "keeps its schedule: the store refused its new version: \(error)"))
                 }
             }
             return written
