@@ -46,14 +46,8 @@ enum TaskVersionSpans {
             }
             if !versions.isEmpty { low = min(max(low, from - 1 + minimumDays), today) }
             guard let next = RecentTaskStart.version(of: base, from: low, options: options) else { return [] }
-            var fresh = next
-            // A version of its own (the store keeps a new task version's uuid), so that outcomes planned
-            // before it is written can name it.
-            fresh.metadata.uuid = VersionUUIDGenerator.random()
-            fresh.metadata.previousVersionUUIDs = [base.uuid]
-            fresh.metadata.nextVersionUUIDs = []
-            fresh.metadata.createdDate = nil
-            fresh.metadata.updatedDate = nil
+            // Under a uuid of its own, so that outcomes planned before it is written can name it.
+            let fresh = base.nextVersion(schedule: next.schedule, effectiveDate: next.metadata.effectiveDate)
             versions.append(fresh)
             base = fresh
             from = low + 1
