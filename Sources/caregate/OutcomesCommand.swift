@@ -33,9 +33,8 @@ struct OutcomesAdd: ParsableCommand {
         abstract: "Record values for one occurrence of a task (a new outcome, or a new version of its outcome).",
         discussion: """
             The task is named by its id (caregate store dump lists them), the occurrence by its index (caregate \
-            patients events shows it). On a measurement log (a task tagged log) --occurrence may be left out: the \
-            value goes on the occurrence of --time's day, and a day the log has no event for gets one (a new \
-            version of the log whose days are the new days, stored with the outcome: Docs/measurement-history.md). Each --value is typed from its text (120, 98.6, true, a date-time, else \
+            patients events shows it); on a log, without --occurrence, that of --time's day, given one by a new \
+            version of the log when it has none (Docs/measurement-history.md). Each --value is typed from its text (120, 98.6, true, a date-time, else \
             text; --type forces one); --unit and --kind given once apply to every value.
 
             Example:
