@@ -1,3 +1,4 @@
+import Foundation
 import CareModel
 import Mapping
 import Store
@@ -20,6 +21,10 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     /// again with the same content comes back as the store holds it.
     private var forgotten: [String: CareTask] = [:]
 
+    /// The ids of the tasks the store held when the catalog was loaded, and the uuids of their current versions.
+    private var storedIDs: Set<String> = []
+    private var storedUUIDs: Set<UUID> = []
+
     /// An empty catalog.
     init() {}
 
@@ -29,6 +34,8 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         for task in try store.tasks(.current) {
             insert(task)
             storedOnly.insert(task.id)
+            storedIDs.insert(task.id)
+            storedUUIDs.insert(task.uuid)
             if !task.isObservationLog, !task.metadata.previousVersionUUIDs.isEmpty { versioned.append(task.id) }
         }
         // An Observation dated before a plan or order task's current version takes effect belongs to the
@@ -43,6 +50,27 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     }
 
     func earlierVersions(of id: String) -> [CareTask] { earlier[id] ?? [] }
+
+    /// Whether the catalog's current version of task `id` is the one the store will hold once the
+    /// import's entities are written: a task new to the store, or the store's own version (its content
+    /// unchanged). Versions planned after it can then name it before anything is written.
+    func holdsWrittenVersion(of id: String) -> Bool {
+        guard let task = byID[id] else { return false }
+        return !storedIDs.contains(id) || storedUUIDs.contains(task.uuid)
+    }
+
+    /// Whether the store held task `id` when the catalog was loaded.
+    func wasStored(_ id: String) -> Bool { storedIDs.contains(id) }
+
+    /// Puts `versions` (of one task, oldest first, all taking effect after its current version) after the
+    /// current version: the last becomes current, the others earlier versions Observations of their days
+    /// go on (``RecentTaskStart``).
+    func append(versions: [CareTask]) {
+        guard let last = versions.last, let current = byID[last.id] else { return }
+        earlier[last.id, default: []].append(current)
+        earlier[last.id]?.append(contentsOf: versions.dropLast())
+        byID[last.id] = last
+    }
 
     /// Adds (or replaces) a task the input makes. The first task of a resource the input makes again
     /// takes the stored tasks of that resource it does not make out of the catalog: the import tombstones

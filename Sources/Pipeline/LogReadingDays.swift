@@ -181,14 +181,7 @@ public struct LogReadingDays: Sendable {
             let zone = tip.schedule.elements.first?.timeZone ?? options.timeZone
             if let start = options.startOfDay(number: cut),
                let schedule = Self.readingDaysSchedule(newDays.isEmpty ? [cut - 1] : newDays, zone: zone, options: options) {
-                var version = tip
-                version.metadata.uuid = VersionUUIDGenerator.random()
-                version.metadata.previousVersionUUIDs = [tip.uuid]
-                version.metadata.nextVersionUUIDs = []
-                version.metadata.createdDate = nil
-                version.metadata.updatedDate = nil
-                version.schedule = schedule
-                version.metadata.effectiveDate = start
+                let version = tip.nextVersion(schedule: schedule, effectiveDate: start)
                 plan.versions.append(version)
                 versions.append(version)
             } else {
@@ -282,5 +275,22 @@ public struct LogReadingDays: Sendable {
             if position + 1 < days.count { next = days[position + 1] == day + 1 ? end : options.startOfDay(number: days[position + 1]) }
         }
         return try? Schedule(composing: elements)
+    }
+}
+
+extension CareTask {
+    /// A new version after this one, with `schedule` and taking effect at `effectiveDate`, under a fresh
+    /// uuid: the store keeps a new task version's uuid, so the outcomes of the batch that writes it (or of
+    /// an import that planned it before writing it) can name it.
+    func nextVersion(schedule: Schedule, effectiveDate: Date) -> CareTask {
+        var version = self
+        version.metadata.uuid = VersionUUIDGenerator.random()
+        version.metadata.previousVersionUUIDs = [uuid]
+        version.metadata.nextVersionUUIDs = []
+        version.metadata.createdDate = nil
+        version.metadata.updatedDate = nil
+        version.schedule = schedule
+        version.metadata.effectiveDate = effectiveDate
+        return version
     }
 }

@@ -33,9 +33,8 @@ struct OutcomesAdd: ParsableCommand {
         abstract: "Record values for one occurrence of a task (a new outcome, or a new version of its outcome).",
         discussion: """
             The task is named by its id (caregate store dump lists them), the occurrence by its index (caregate \
-            patients events shows it). On a measurement log (a task tagged log) --occurrence may be left out: the \
-            value goes on the occurrence of --time's day, and a day the log has no event for gets one (a new \
-            version of the log whose days are the new days, stored with the outcome: Docs/measurement-history.md). Each --value is typed from its text (120, 98.6, true, a date-time, else \
+            patients events shows it); on a log, without --occurrence, that of --time's day, given one by a new \
+            version of the log when it has none (Docs/measurement-history.md). Each --value is typed from its text (120, 98.6, true, a date-time, else \
             text; --type forces one); --unit and --kind given once apply to every value.
 
             Example:
@@ -118,7 +117,7 @@ struct OutcomesAdd: ParsableCommand {
             // in this batch, so that the version is stored with the outcome or not at all.
             let placed = try Self.logOccurrence(at: recorded, log: latest, in: store)
             for version in placed.versions { batch.upsert(version) }
-            current = placed.versions.first { $0.uuid == placed.placement.taskUUID } ?? latest
+            current = placed.owner
             (occurrence, eventStart) = (placed.placement.occurrence, placed.placement.eventStart)
         }
         var values: [OutcomeValue] = []
@@ -164,7 +163,9 @@ struct OutcomesAdd: ParsableCommand {
 
     /// Where a value recorded at `time` goes on measurement log `log` (``LogReadingDays``: its day's
     /// occurrence, on a new version when the log has no event that day), and the versions to store with it.
-    static func logOccurrence(at time: Date, log: CareTask, in store: any Store) throws -> (placement: LogReadingDays.Placement, versions: [CareTask]) {
+    static func logOccurrence(
+        at time: Date, log: CareTask, in store: any Store
+    ) throws -> (placement: LogReadingDays.Placement, owner: CareTask, versions: [CareTask]) {
         let versions = try store.history(.task, id: log.id).compactMap { entity -> CareTask? in
             if case .task(let task) = entity { return task } else { return nil }
         }
@@ -173,7 +174,12 @@ struct OutcomesAdd: ParsableCommand {
         let last = LogReadingDays.isReadingDays(log.schedule) ? nil : try store.lastOutcomeEventStarts(ofTasks: [log.id])[log.id]
         let plan = LogReadingDays(options: options).plan(stored: versions, newLog: nil, times: [time], lastOutcomeStart: last)
         switch plan.result(at: time) {
-        case .success(let placement): return (placement, plan.versions)
+        case .success(let placement):
+            // The version it names: a new one, or a stored one that has the day.
+            guard let owner = (plan.versions + versions).first(where: { $0.uuid == placement.taskUUID }) else {
+                throw CommandFailure("cannot record on \(log.id): its version \(placement.taskUUID) is not in the store")
+            }
+            return (placement, owner, plan.versions)
         case .failure(let refusal): throw CommandFailure("cannot record on \(log.id): \(refusal)")
         }
     }

@@ -6,10 +6,10 @@ import Mapping
 import Store
 import XCTest
 
-/// A long-running order (Docs/measurement-history.md, "Plan and order tasks"): the import gives its task a
-/// current version starting a year before today, so CareKit walks about a year of events for today, not
-/// every one since 2020; the Observation placed on the first version stays there, with its index, through
-/// the next import; a task that has ended gets a version with no event after its end.
+/// A long-running order (Docs/measurement-history.md, "Plan and order tasks"): the import cuts its task
+/// into versions of at most ``TaskVersionSpans/maximumEvents`` events, so CareKit walks about a year of
+/// events for any day, not every one since 2020; each Observation goes on the version of its day and
+/// stays there, with its index, through the next import.
 final class RecentTaskStartTests: XCTestCase {
     private let utc = TimeZone(identifier: "UTC")!
     private let taskID = "MedicationRequest/m1"
@@ -33,41 +33,52 @@ final class RecentTaskStartTests: XCTestCase {
         return calendar.startOfDay(for: date)
     }
 
-    func testALongRunningOrderGetsAVersionStartingAYearAgoAndItsReadingKeepsItsPlace() throws {
+    func testALongRunningOrderIsCutIntoVersionsOfAboutAYearAndEachReadingGoesOnTheVersionOfItsDay() throws {
         let store = try makeStore()
         let folder = try input()
+        // A reading in 2023: on the version in effect then, planned before the Observations are placed.
+        try folder.writeFile("o2.json", #"{"resourceType":"Observation","id":"o2","status":"final","basedOn":[{"reference":"MedicationRequest/m1"}],"code":{"text":"Dose taken"},"subject":{"reference":"Patient/p"},"effectiveDateTime":"2023-06-01T23:00:00Z","valueBoolean":true}"#)
         let report = try importFiles([folder.path], into: store)
         XCTAssertEqual(report.failures, [], describe(report.failures))
         let chain = try versions(taskID, in: store)
-        XCTAssertEqual(chain.count, 2, "the mapped version, then the recent one")
-        let (first, recent) = (chain[0], chain[1])
-        let cut = startOfDay(Date()).addingTimeInterval(-Double(RecentTaskStart.recentDays) * 86_400)
-        XCTAssertEqual(recent.metadata.effectiveDate, cut, "a year before today")
-        XCTAssertEqual(recent.metadata.previousVersionUUIDs, [first.uuid], "a new version of the same task: devices converge")
-        let start = try XCTUnwrap(recent.schedule.elements.first?.start)
-        XCTAssertTrue(start >= cut && start < cut.addingTimeInterval(86_400), "its schedule continues from the cut: \(start)")
-        XCTAssertEqual(recent.metadata.provenance?.contentHash, first.metadata.provenance?.contentHash, "the same source content")
-        XCTAssertLessThanOrEqual(recent.schedule.elements.reduce(0) { $0 + $1.stepsBefore(Date()) }, RecentTaskStart.recentDays + 1)
-        // Today's event is the recent version's, with a small index.
+        XCTAssertGreaterThan(chain.count, 5, "a version per year or so from 2020")
+        let todayEnd = startOfDay(Date()).addingTimeInterval(86_400)
+        for (position, version) in chain.enumerated() {
+            let next = position + 1 < chain.count ? chain[position + 1].metadata.effectiveDate : todayEnd
+            XCTAssertLessThanOrEqual(TaskVersionSpans.steps(version, before: next), TaskVersionSpans.maximumEvents, "version \(position) holds a bounded number of events")
+            XCTAssertEqual(version.metadata.provenance?.contentHash, chain[0].metadata.provenance?.contentHash, "the same source content")
+            guard position > 0 else { continue }
+            XCTAssertEqual(version.metadata.previousVersionUUIDs, [chain[position - 1].uuid], "new versions of the same task: devices converge")
+            XCTAssertEqual(version.metadata.effectiveDate, startOfDay(version.metadata.effectiveDate), "each takes effect at a day's start")
+            let start = try XCTUnwrap(version.schedule.elements.first?.start)
+            XCTAssertTrue(start >= version.metadata.effectiveDate && start < version.metadata.effectiveDate.addingTimeInterval(86_400), "its schedule continues from its cut: \(start)")
+        }
+        // Today's event is the last version's, with a small index.
         let today = try store.events(patientID: "Patient/p", in: DateInterval(start: startOfDay(Date()), duration: 86_400)).filter { $0.task.id == taskID }
-        XCTAssertEqual(today.map(\.task.uuid), [recent.uuid])
-        XCTAssertLessThanOrEqual(today.first?.scheduleEvent.occurrence ?? .max, RecentTaskStart.recentDays)
-        // The Observation of 2020-06-01 is on the first version, at its index there.
-        let placed = try XCTUnwrap(store.outcomes(.current).first { $0.metadata.provenance?.fhirID == "o1" })
-        XCTAssertEqual(placed.taskUUID, first.uuid)
-        XCTAssertEqual(placed.taskOccurrenceIndex, first.schedule.occurrence(at: try XCTUnwrap(FHIRDateText.date("2020-06-01T23:00:00Z", in: utc))))
-        // In the patient's revision log: a device pulls it.
+        XCTAssertEqual(today.map(\.task.uuid), [try XCTUnwrap(chain.last).uuid])
+        XCTAssertLessThanOrEqual(today.first?.scheduleEvent.occurrence ?? .max, TaskVersionSpans.maximumEvents)
+        // Each Observation is on the version in effect on its day, at its index there.
+        for (id, time) in [("o1", "2020-06-01T23:00:00Z"), ("o2", "2023-06-01T23:00:00Z")] {
+            let date = try XCTUnwrap(FHIRDateText.date(time, in: utc))
+            let owner = try XCTUnwrap(chain.last { $0.metadata.effectiveDate <= date })
+            let placed = try XCTUnwrap(store.outcomes(.current).first { $0.metadata.provenance?.fhirID == id }, id)
+            XCTAssertEqual(placed.taskUUID, owner.uuid, id)
+            XCTAssertEqual(placed.taskOccurrenceIndex, owner.schedule.occurrence(at: date), id)
+        }
+        XCTAssertNotEqual(try XCTUnwrap(store.outcomes(.current).first { $0.metadata.provenance?.fhirID == "o2" }).taskUUID, chain[0].uuid)
+        // In the patient's revision log: a device pulls them.
         let pulled = try store.revisions(patientID: "Patient/p", afterClock: 0, maxEntities: .max) { _ in true }
             .revisions.flatMap(\.entities).map(\.metadata.uuid)
-        XCTAssertTrue(pulled.contains(recent.uuid))
+        XCTAssertTrue(chain.allSatisfy { pulled.contains($0.uuid) })
 
-        // The same input again: nothing changes, the Observation keeps its outcome on the first version.
+        // The same input again: nothing changes, the Observations keep their outcomes.
+        let outcomesBefore = try store.outcomes(.current).map(\.id).sorted()
         let again = try importFiles([folder.path], into: store)
         XCTAssertEqual(again.failures, [], describe(again.failures))
         XCTAssertEqual(again.entitiesAdded + again.entitiesUpdated + again.entitiesDeleted, 0)
-        XCTAssertEqual(again.byType["Observation"]?.unchanged, 1)
-        XCTAssertEqual(try versions(taskID, in: store).count, 2)
-        XCTAssertEqual(try store.outcomes(.current).first { $0.metadata.provenance?.fhirID == "o1" }?.id, placed.id)
+        XCTAssertEqual(again.byType["Observation"]?.unchanged, 2)
+        XCTAssertEqual(try versions(taskID, in: store).count, chain.count)
+        XCTAssertEqual(try store.outcomes(.current).map(\.id).sorted(), outcomesBefore)
     }
 
     func testAStoredLongRunningVersionOfUnchangedContentGetsItsRecentSchedule() throws {
@@ -81,7 +92,7 @@ final class RecentTaskStartTests: XCTestCase {
         _ = try importFiles([folder.path], into: store)
         let chain = try versions(taskID, in: store)
         var old = chain[0]
-        old.metadata.effectiveDate = chain[1].metadata.effectiveDate
+        old.metadata.effectiveDate = try XCTUnwrap(chain.last).metadata.effectiveDate
         var batch = StoreBatch()
         batch.append(.update(.task(old)))
         _ = try store.apply(batch)
@@ -96,22 +107,21 @@ final class RecentTaskStartTests: XCTestCase {
         XCTAssertEqual(try importFiles([folder.path], into: store).entitiesUpdated, 0, "and the import after changes nothing")
     }
 
-    func testAnEndedOrderGetsAVersionWithNoEventFromTheDayAfterItsEnd() throws {
+    func testAnEndedOrderIsCutLikeAnyOtherAndItsDaysKeepTheirEvents() throws {
         let store = try makeStore()
         let report = try importFiles([try input().path], into: store)
         XCTAssertEqual(report.failures, [], describe(report.failures))
+        // 2019-01-01 to 2021-01-01, daily: 731 events, two versions of at most a year of them.
         let chain = try versions("MedicationRequest/m2", in: store)
         XCTAssertEqual(chain.count, 2)
-        let ended = chain[1]
         let end = try XCTUnwrap(chain[0].schedule.endDate)
-        XCTAssertTrue(ended.metadata.effectiveDate >= end && ended.metadata.effectiveDate < end.addingTimeInterval(86_400), "the day after its end")
-        XCTAssertEqual(ended.schedule.elements.count, 1)
-        XCTAssertLessThan(try XCTUnwrap(ended.schedule.elements.first?.start), ended.metadata.effectiveDate, "its one element is before it takes effect")
-        let events = try store.events(patientID: "Patient/p", in: DateInterval(start: ended.metadata.effectiveDate, duration: 3 * 86_400))
-        XCTAssertEqual(events.filter { $0.task.id == "MedicationRequest/m2" }.count, 0)
-        // Its days before the end keep their events on the first version.
+        XCTAssertEqual(chain[1].schedule.endDate, end, "the same end")
+        XCTAssertLessThanOrEqual(TaskVersionSpans.steps(chain[1], before: Date()), TaskVersionSpans.maximumEvents)
+        // Its last day's event is the second version's; nothing after its end.
         let lastDay = try store.events(patientID: "Patient/p", in: DateInterval(start: startOfDay(end.addingTimeInterval(-86_400)), duration: 86_400))
-        XCTAssertEqual(lastDay.filter { $0.task.id == "MedicationRequest/m2" }.map(\.task.uuid), [chain[0].uuid])
+        XCTAssertEqual(lastDay.filter { $0.task.id == "MedicationRequest/m2" }.map(\.task.uuid), [chain[1].uuid])
+        let after = try store.events(patientID: "Patient/p", in: DateInterval(start: end.addingTimeInterval(86_400), duration: 3 * 86_400))
+        XCTAssertEqual(after.filter { $0.task.id == "MedicationRequest/m2" }.count, 0)
     }
 
     func testAShortOrRecentTaskIsLeftAsItIs() throws {

@@ -116,6 +116,10 @@ public final class Importer {
         var lastChunk = try mapAndWriteEntities(
             index: index, origins: origins, outcomeResources: outcomeResources, mapping: mapping, reconciliation: reconciliation,
             writer: entityWriter, ledger: ledger)
+        // Long-running plan and order tasks: versions of about a year of events each, planned before the
+        // outcomes are mapped (each Observation goes on the version in effect on its day) and written
+        // with the last entities, before the first outcome.
+        var spanVersions = outcomeResources > 0 ? try RecentTaskStart(store: store, options: options, ledger: ledger).planBeforeOutcomes(catalog: catalog) : []
         var entitiesWritten = false
         func writeLastEntities() throws {
             guard !entitiesWritten else { return }
@@ -128,6 +132,8 @@ public final class Importer {
             }
             lastChunk = nil
             try entityWriter.applyDeletions(&pendingDeletions)
+            if !spanVersions.isEmpty { try RecentTaskStart(store: store, options: options, ledger: ledger).write(spanVersions) }
+            spanVersions = []
         }
 
         // Pass 2: the outcome-making resources, held from pass 1 or streamed again.
@@ -139,7 +145,8 @@ public final class Importer {
                 ledger: ledger, writeLastEntities: writeLastEntities)
         }
         try writeLastEntities()
-        // Long-running plan and order tasks: a current version starting recently, once all is placed.
+        // Long-running plan and order tasks the catalog did not hold as written (changed, or an input
+        // without Observations): their versions from the day after their last outcome, once all is placed.
         try RecentTaskStart(store: store, options: options, ledger: ledger).run(taskIDs: catalog.plannedTaskIDs)
         releaseElsewhere(consume index)
         return ledger.finish(coverage: engine.coverage?.unread(), seconds: Date().timeIntervalSince(started))

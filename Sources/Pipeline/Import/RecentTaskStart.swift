@@ -3,92 +3,113 @@ import Foundation
 import Mapping
 import Store
 
-/// Long-running plan and order tasks get a current version whose schedule starts recently
-/// (Docs/measurement-history.md), so that a CareKit app asking for a day does not walk every event since
-/// the task began (`OCKScheduleElement.events(from:to:)` steps from the element's start: a daily
-/// medication ordered in 1928 costs some 35,800 steps a day).
+/// Long-running plan and order tasks get versions that each hold about a year of events
+/// (``TaskVersionSpans``, Docs/measurement-history.md), so that a CareKit app asking for any day does not
+/// walk every event since the task began (`OCKScheduleElement.events(from:to:)` steps from the element's
+/// start: a daily medication ordered in 1928 costs some 35,800 steps a day).
 ///
-/// A task whose current version starts more than two years (2 × ``recentDays``) before today and has more
-/// than ``maximumSteps`` events before today gets one new version taking effect at the start of the *cut*
-/// day: a year (``recentDays``) before today for a task with events to come, so that a chart of the last
-/// year and today's events both walk only the new version; the day after its schedule's end for one that
-/// has ended; and never before the day after its last outcome (of any version, tombstones included: no
-/// outcome ever made falls in the new version's span) nor before the current version takes effect. A
-/// version is so at most about two years of events when an import makes it; it gets a new one when it
-/// is older (about once a year for a task still running). Each element continues from its first event on or after the cut
-/// (``ScheduleElement/continued(from:)``: the same events, numbered from 0); an element that has ended
-/// is left out, and a version left with none gets one all-day element on the day before it takes effect,
-/// which CareKit never shows (it computes a version's events from its effective date).
+/// Twice in an import:
+/// - *before outcomes are placed* (``planBeforeOutcomes(catalog:today:)``): every task the catalog holds as
+///   the store will (new to the store, or unchanged) whose day costs more than the bound today gets its
+///   versions from its start (a new task) or from the day after its last stored outcome, put in the
+///   catalog so that each Observation goes on the version in effect on its day
+///   (``ImportTaskCatalog/earlierVersions(of:)``, `OutcomeContribution.taskUUID`), and written
+///   (``write(_:)``) once the entities are, before the first outcome;
+/// - *at the end* (``run(taskIDs:today:)``): any other (a task whose plan or order changed, so written as a
+///   new version with the mapped schedule) gets its versions from the day after its last outcome.
 ///
-/// The earlier version keeps its outcomes and indexes (exported Observation ids unchanged); an Observation
-/// dated before the cut still goes on it (``ImportTaskCatalog/earlierVersions(of:)``). The new version
-/// keeps the provenance, content hash included, of the one it follows: it is the same source content, so
-/// the next import of an unchanged plan or order leaves it; a changed one is a new version with the
-/// mapped schedule, which the same import's step cuts again. Written as an update (the store makes it a
-/// new version after the current one, in the patient's revision log), so devices pull it as a new version.
+/// No version takes effect on or before the day of a stored outcome (of any version, tombstones included)
+/// nor before the current version: earlier outcomes keep their version and index (exported Observation
+/// ids unchanged). A new version keeps the provenance, content hash included, of the one it follows: it
+/// is the same source content, so the next import of an unchanged plan or order leaves it; a changed one
+/// is a new version with the mapped schedule, which the same import cuts again. Written as updates (new
+/// versions after the current one, in the patient's revision log), so devices pull them as new versions.
 struct RecentTaskStart {
     let store: any Store
     let options: ImportOptions
     let ledger: ImportLedger
-    /// More events than this before today (a year of a daily task) make a task long-running...
-    static let maximumSteps = 400
-    /// ... when its schedule also starts more than twice this many days ago; the new version starts this
-    /// many days before today.
-    static let recentDays = 365
 
-    /// Gives the long-running tasks among `taskIDs` their recent version. Returns the new versions.
-    /// Writes nothing in a dry run.
+    /// Plans the versions of the catalog's long-running tasks it holds as the store will, and puts them in
+    /// the catalog. Returns them by task, oldest first, for ``write(_:)``. Nothing in a dry run.
+    func planBeforeOutcomes(catalog: ImportTaskCatalog, today: Date = Date()) throws -> [[CareTask]] {
+        guard !options.dryRun, let todayNumber = options.mapping.dayNumber(of: today) else { return [] }
+        let candidates = catalog.plannedTaskIDs.sorted().compactMap { id -> CareTask? in
+            guard catalog.holdsWrittenVersion(of: id), let task = catalog.task(id: id) else { return nil }
+            return task
+        }
+        let planned = try plan(candidates, today: todayNumber, storedIDs: candidates.map(\.id).filter(catalog.wasStored))
+        for versions in planned { catalog.append(versions: versions) }
+        return planned
+    }
+
+    /// Gives the long-running tasks among `taskIDs` (as the store holds them now) their versions. Returns
+    /// the new versions. Writes nothing in a dry run.
     ///
-    /// - Throws: only the store failing; a version the store refuses leaves its task as it was, with a warning.
+    /// - Throws: only the store failing; versions the store refuses leave their task as it was, with a warning.
     @discardableResult
     func run(taskIDs: [String], today: Date = Date()) throws -> [CareTask] {
-        guard !options.dryRun, !taskIDs.isEmpty else { return [] }
+        guard !options.dryRun, !taskIDs.isEmpty, let todayNumber = options.mapping.dayNumber(of: today) else { return [] }
+        var tasks: [CareTask] = []
+        for chunk in taskIDs.sorted().chunked(500) { tasks += try store.tasks(EntityQuery(ids: chunk)) }
+        return try write(plan(tasks, today: todayNumber, storedIDs: tasks.map(\.id)))
+    }
+
+    /// The versions of each long-running one of `tasks` (current versions), from the day after its last
+    /// stored outcome (read for `storedIDs`).
+    private func plan(_ tasks: [CareTask], today: Int, storedIDs: [String]) throws -> [[CareTask]] {
         let mapping = options.mapping
-        guard let todayNumber = mapping.dayNumber(of: today), let todayStart = mapping.startOfDay(number: todayNumber),
-              let longAgo = mapping.startOfDay(number: todayNumber - 2 * Self.recentDays) else { return [] }
-        var longRunning: [CareTask] = []
-        for chunk in taskIDs.sorted().chunked(500) {
-            for task in try store.tasks(EntityQuery(ids: chunk))
-            where !task.isObservationLog && task.metadata.deletedDate == nil && task.schedule.startDate < longAgo {
-                let steps = task.schedule.elements.reduce(0) { $0 + $1.stepsBefore(todayStart) }
-                if steps > Self.maximumSteps { longRunning.append(task) }
-            }
+        guard let endOfToday = mapping.startOfDay(number: today + 1) else { return [] }
+        let longRunning = tasks.filter { task in
+            !task.isObservationLog && task.metadata.deletedDate == nil
+                && TaskVersionSpans.steps(task, before: endOfToday) > TaskVersionSpans.maximumEvents
         }
         guard !longRunning.isEmpty else { return [] }
-        let lastOutcomes = try store.lastOutcomeEventStarts(ofTasks: longRunning.map(\.id))
-        var versions: [CareTask] = []
+        let stored = Set(storedIDs)
+        let lastOutcomes = try store.lastOutcomeEventStarts(ofTasks: longRunning.map(\.id).filter(stored.contains))
+        var planned: [[CareTask]] = []
         for task in longRunning {
-            var day = todayNumber - Self.recentDays
-            if let end = task.schedule.endDate, end <= todayStart { day = mapping.firstDayStarting(atOrAfter: end) }
-            if let last = lastOutcomes[task.id].flatMap(mapping.dayNumber(of:)) { day = max(day, last + 1) }
-            day = max(day, mapping.firstDayStarting(atOrAfter: task.metadata.effectiveDate))
-            guard let version = Self.version(of: task, from: day, options: mapping) else {
-                ledger.note(task.id, MappingNote(.warning, at: "Task", "its schedule cannot be continued from a recent day: it keeps its start"))
-                continue
+            let firstDay = lastOutcomes[task.id].flatMap(mapping.dayNumber(of:)).map { $0 + 1 } ?? 0
+            let versions = TaskVersionSpans.versions(after: task, notBefore: firstDay, today: today, options: mapping)
+            if versions.isEmpty {
+                ledger.note(task.id, MappingNote(.info, at: "Task", "long-running, but no version can start after its last outcome and hold fewer events: it keeps its schedule"))
+            } else {
+                planned.append(versions)
             }
-            versions.append(version)
         }
+        return planned
+    }
+
+    /// Writes each task's versions in one transaction of their own, so that a task the store refuses
+    /// (its first version failed to be written) keeps its schedule alone. Returns those written.
+    @discardableResult
+    func write(_ planned: [[CareTask]]) throws -> [CareTask] {
         var written: [CareTask] = []
-        for version in versions {
-            // The mapping kept the content JSON of each task it hashed, by hash, for the write of that
-            // task; one found unchanged was never written, and its JSON (with the schedule from the start)
-            // would be taken for this version, which keeps that hash: taking it here leaves it unused.
-            _ = try? ContentJSON.payload(of: .task(version))
+        for versions in planned where !versions.isEmpty {
             var batch = StoreBatch()
-            batch.append(.update(.task(version)))
+            for version in versions {
+                // The mapping kept the content JSON of each task it hashed, by hash, for the write of that
+                // task; these versions keep that hash, and would be written with it: taking it here leaves
+                // it unused.
+                _ = try? ContentJSON.payload(of: .task(version))
+                batch.append(.update(.task(version)))
+            }
+            let id = versions[0].id
             do {
                 ledger.count(try store.apply(batch))
-                written.append(version)
-                ledger.note(version.id, MappingNote(
+                written += versions
+                let mapping = options.mapping
+                let days = versions.compactMap { mapping.dayNumber(of: $0.metadata.effectiveDate).map(mapping.isoDay(number:)) }
+                ledger.note(id, MappingNote(
                     .info, at: "Task",
-                    "long-running: a version starting \(mapping.dayNumber(of: version.metadata.effectiveDate).map(mapping.isoDay(number:)) ?? "?") takes effect; earlier outcomes keep theirs"))
+                    "long-running: \(versions.count) version(s) of about a year of events each, from \(days.first ?? "?") to \(days.last ?? "?"); earlier outcomes keep theirs"))
             } catch let error as StoreError where error.isStoreFailure {
                 throw error
             } catch {
-                ledger.note(version.id, MappingNote(.warning, at: "Task", "keeps its start: the store refused its recent version: \(error)"))
+                ledger.note(id, MappingNote(.warning, at: "Task", "keeps its schedule: the store refused its versions: \(error)"))
             }
         }
-        if !written.isEmpty { ledger.tick("gave \(written.count) long-running tasks a version starting recently", force: true) }
+        let tasks = Set(written.map(\.id)).count
+        if tasks > 0 { ledger.tick("gave \(tasks) long-running tasks \(written.count) versions of about a year of events", force: true) }
         return written
     }
 

@@ -7,11 +7,11 @@ import Store
 /// (Docs/measurement-history.md), before any Observation is planned, so that every batch sees the same
 /// versions.
 ///
-/// - A log in the reading-day shape (``LogTaskStart``) whose import brings days after its current
-///   version's last one gets one new version (same id; the store gives it a new uuid after the current
-///   one, as any upsert that changes a task) taking effect at the start of the day after that last day,
-///   whose days are the new ones. Its earlier versions keep their days and outcomes.
-/// - A log stored in the daily shape (starting in 1900, or on its patient's first day) gets one new
+/// The rule is ``LogReadingDays``' (one with the app's readings and `caregate outcomes add`):
+/// - a log in the reading-day shape (``LogTaskStart``) whose import brings days after its current
+///   version's last one gets one new version (same id, a uuid of its own) taking effect at the start of
+///   the first of those days, whose days are the new ones. Its earlier versions keep their days and outcomes;
+/// - a log stored in the daily shape (starting in 1900, or on its patient's first day) gets one new
 ///   version taking effect at the start of the day after its last outcome's day (of any version,
 ///   tombstones included; when it has none, of its first reading day in the import, else of the import's
 ///   day), whose days are the import's reading days from then on. The daily version keeps every outcome
