@@ -21,7 +21,6 @@ struct Validate: ParsableCommand {
             Examples:
               caregate validate Fixtures/provider
               caregate validate bundle.json --format json
-              caregate validate response.json --questionnaires questionnaires/
 
             More: Docs/converting.md (Validate), Docs/surveys.md (Validation).
             """
