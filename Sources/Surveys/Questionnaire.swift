@@ -22,7 +22,9 @@ public struct Questionnaire: Sendable {
     public var version: String?
     public var status: String?
     public var title: String?
-    public var items: [QuestionnaireItem]
+    public var items: [QuestionnaireItem] {
+        didSet { positions = Self.positions(of: items) }
+    }
     /// ValueSets by the references an `answerValueSet` may use: `#id` for contained ones, `url` and
     /// `url|version` for those given in the input (and contained ones with a url).
     public var valueSets: [String: SurveyValueSet]
@@ -34,6 +36,9 @@ public struct Questionnaire: Sendable {
     public var rootSupport: ItemSupport
     /// The resource as read.
     public var element: Element
+    /// Where each linkId sits: the child positions from the root (the first item with the linkId), so
+    /// that finding an item costs its depth, not a walk of the whole tree. Rebuilt when ``items`` is set.
+    private var positions: [String: [Int]] = [:]
 
     /// `url|version`, `url`, or nil when the Questionnaire has no url.
     public var canonical: String? {
@@ -65,6 +70,24 @@ public struct Questionnaire: Sendable {
         self.observationExtractCategories = observationExtractCategories
         self.rootSupport = rootSupport
         self.element = element
+        self.positions = Self.positions(of: items)
+    }
+
+    /// The position path of every linkId's first item.
+    private static func positions(of items: [QuestionnaireItem]) -> [String: [Int]] {
+        var found: [String: [Int]] = [:]
+        var stack: [([QuestionnaireItem], [Int])] = [(items, [])]
+        while let (level, path) = stack.popLast() {
+            for (index, item) in level.enumerated().reversed() {
+                let position = path + [index]
+                if let existing = found[item.linkId], existing.lexicographicallyPrecedes(position) {
+                } else {
+                    found[item.linkId] = position
+                }
+                stack.append((item.items, position))
+            }
+        }
+        return found
     }
 
     /// Every item, depth first, in document order.
@@ -72,11 +95,21 @@ public struct Questionnaire: Sendable {
 
     /// The item with `linkId` (R4 requires linkIds unique within a Questionnaire; the first wins).
     public func item(linkId: String) -> QuestionnaireItem? {
-        allItems.first { $0.linkId == linkId }
+        ancestry(of: linkId).last
     }
 
     /// The items from the root down to the item with `linkId`, the item last; empty when there is none.
     public func ancestry(of linkId: String) -> [QuestionnaireItem] {
+        if let position = positions[linkId] {
+            var trail: [QuestionnaireItem] = []
+            var level = items
+            for index in position where index < level.count {
+                trail.append(level[index])
+                level = level[index].items
+            }
+            if trail.count == position.count, trail.last?.linkId == linkId { return trail }
+        }
+        // The items were changed since the index was made: search.
         func search(_ items: [QuestionnaireItem], _ trail: [QuestionnaireItem]) -> [QuestionnaireItem]? {
             for item in items {
                 if item.linkId == linkId { return trail + [item] }

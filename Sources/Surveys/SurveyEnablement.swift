@@ -7,7 +7,20 @@ struct SurveyEnablement {
     let questionnaire: Questionnaire
     let answers: SurveyAnswers
     /// Items whose SDC `enableWhenExpression` is false on these answers (``ExpressionEnablement``).
-    var disabledByExpression: Set<String> = []
+    let disabledByExpression: Set<String>
+    /// The answered instances of each linkId, so that a condition reads its question's answers without
+    /// scanning every answer.
+    private let keysByLinkId: [String: [SurveyAnswers.Key]]
+    /// Results already worked out, by linkId and repetitions: a condition asked by many items (or
+    /// many repetitions) is evaluated once.
+    private let memo = EnablementMemo()
+
+    init(questionnaire: Questionnaire, answers: SurveyAnswers, disabledByExpression: Set<String> = []) {
+        self.questionnaire = questionnaire
+        self.answers = answers
+        self.disabledByExpression = disabledByExpression
+        keysByLinkId = Dictionary(grouping: answers.answers.keys, by: \.linkId)
+    }
 
     /// Whether the instance `key` is enabled.
     func isEnabled(_ key: SurveyAnswers.Key) -> Bool {
@@ -28,10 +41,20 @@ struct SurveyEnablement {
     /// `context` gives the repetitions of the repeating groups above the item (and of the item itself,
     /// when it is a repeating group, as a group's instance is known by its own index too).
     func isEnabled(linkId: String, context: [Int], visiting: inout Set<String>) -> Bool {
+        let memoKey = SurveyAnswers.Key(linkId: linkId, repetitions: context)
+        if let known = memo.results[memoKey] { return known }
         let trail = questionnaire.ancestry(of: linkId)
         guard !trail.isEmpty else { return false }
         guard visiting.insert(linkId).inserted else { return false }  // a condition that depends on itself never holds
         defer { visiting.remove(linkId) }
+        let result = conditionsHoldAlong(trail, context: context, visiting: &visiting)
+        // A result reached while a cycle was cut short may differ from the whole answer: keep only
+        // results worked out from the top.
+        if visiting.count == 1 { memo.results[memoKey] = result }
+        return result
+    }
+
+    private func conditionsHoldAlong(_ trail: [QuestionnaireItem], context: [Int], visiting: inout Set<String>) -> Bool {
         var depth = 0
         for level in trail {
             if level.type == .group && level.repeats { depth += 1 }
@@ -61,12 +84,18 @@ struct SurveyEnablement {
         let shared = zip(repeatingGroupsAbove(question), repeatingGroupsAbove(linkId) + [linkId]).prefix { $0 == $1 }.count
         let prefix = Array(context.prefix(shared))
         var values: [AnswerValue] = []
-        for (key, given) in answers.answers where key.linkId == question && key.repetitions.starts(with: prefix) {
+        for key in keysByLinkId[question] ?? [] where key.repetitions.starts(with: prefix) {
+            let given = answers.answers[key] ?? []
             guard isEnabled(linkId: question, context: key.repetitions, visiting: &visiting) else { continue }
             values += given.compactMap(\.value)
         }
         return values
     }
+}
+
+/// The enablement results of one set of answers (a reference, so that lookups fill it as they go).
+final class EnablementMemo {
+    var results: [SurveyAnswers.Key: Bool] = [:]
 }
 
 /// The required items an outcome leaves unanswered, where they are enabled and their group is

@@ -68,3 +68,31 @@ final class SurveyAnswerCheckerTests: XCTestCase {
         XCTAssertEqual(result.problems, [])
     }
 }
+
+/// Input an app controls is bounded: the number of values, kind lengths, repetition indexes.
+final class SurveyAnswerBoundsTests: XCTestCase {
+    func testTheLargestOutcomeIsCheckedAndBuiltAndOneMoreIsRefused() throws {
+        let questionnaire = try SurveyTestQuestionnaires.questionnaire(SurveyTestQuestionnaires.symptoms)
+        var values = [OutcomeValue(.boolean(false), kind: "pain")]
+        for index in 0..<(SurveyAnswerChecker.maxValues - 1) / 2 {
+            values.append(OutcomeValue(.text("m\(index % 9999)"), kind: "meds[\(index % 9999)]/med"))
+            values.append(OutcomeValue(.double(1), kind: "meds[\(index % 9999)]/dose"))
+        }
+        let result = SurveyAnswerChecker(questionnaire).check(values)
+        XCTAssertEqual(result.problems, [])
+        let built = try SurveyResponseBuilder(questionnaire).build(
+            checking: result, context: SurveyResponseContext(patient: "Patient/p", authored: Date(timeIntervalSince1970: 0)))
+        XCTAssertEqual(built.response.children(named: "item").count, 1 + (SurveyAnswerChecker.maxValues - 1) / 2)
+        let tooMany = Array(repeating: OutcomeValue(.boolean(true), kind: "pain"), count: SurveyAnswerChecker.maxValues + 1)
+        XCTAssertFalse(SurveyAnswerChecker(questionnaire).check(tooMany).isAccepted)
+    }
+
+    func testKindsOutOfBoundsAreMalformed() throws {
+        let questionnaire = try SurveyTestQuestionnaires.questionnaire(SurveyTestQuestionnaires.symptoms)
+        for kind in ["meds[10000]/med", "meds[-1]/med", String(repeating: "x", count: 1025), "meds[0]/", "[0]/med"] {
+            let problems = SurveyAnswerChecker(questionnaire).check([OutcomeValue(.boolean(false), kind: "pain"), OutcomeValue(.text("a"), kind: kind)]).problems
+            XCTAssertFalse(problems.isEmpty, kind)
+            XCTAssertEqual(problems.first?.valueIndex, 1, kind)
+        }
+    }
+}

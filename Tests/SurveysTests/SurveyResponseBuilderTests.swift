@@ -30,6 +30,12 @@ final class SurveyResponseBuilderTests: XCTestCase {
         XCTAssertFalse(report.hasErrors, report.textReport(), file: file, line: line)
     }
 
+    /// What the builder writes, the response validator accepts against the same Questionnaire.
+    private func assertFits(_ built: SurveyResponse, _ questionnaire: Questionnaire, file: StaticString = #filePath, line: UInt = #line) {
+        let issues = QuestionnaireResponseValidator(catalog: QuestionnaireCatalog([questionnaire])).validate(built.response)
+        XCTAssertEqual(issues?.map(\.description), [], file: file, line: line)
+    }
+
     func testNestingTypingAndContext() throws {
         let built = try build(SurveyTestQuestionnaires.symptoms, [
             .init(.boolean(true), kind: "pain"), .init(.text("knee"), kind: "where"), .init(.integer(4), kind: "level"),
@@ -37,6 +43,7 @@ final class SurveyResponseBuilderTests: XCTestCase {
             .init(.text("ibuprofen"), kind: "meds[1]/med"), .init(.text("2024-03-01"), kind: "when"),
         ])
         assertValid(built.response)
+        assertFits(built, try SurveyTestQuestionnaires.questionnaire(SurveyTestQuestionnaires.symptoms))
         let response = try json(built.response)
         XCTAssertEqual(response["questionnaire"] as? String, "http://example.org/Questionnaire/symptoms|2")
         XCTAssertEqual(response["status"] as? String, "completed")
@@ -88,6 +95,7 @@ final class SurveyResponseBuilderTests: XCTestCase {
         let built = try SurveyResponseBuilder(questionnaire).build(checking: result, context: context())
         XCTAssertEqual(built.calculated["H1/TS"], .quantity(SurveyQuantity(value: 11)), built.notes.joined(separator: "\n"))
         assertValid(built.response)
+        assertFits(built, questionnaire)
         let total = built.observations.first { observation in
             observation.child(named: "code")?.children(named: "coding").contains { $0.childValue("code") == "44261-6" } ?? false
         }
@@ -114,6 +122,7 @@ final class SurveyResponseBuilderTests: XCTestCase {
         XCTAssertEqual(result.problems, [])
         let built = try SurveyResponseBuilder(questionnaire).build(checking: result, context: context())
         assertValid(built.response)
+        assertFits(built, questionnaire)
         let items = try XCTUnwrap(try json(built.response)["item"] as? [[String: Any]])
         func shape(_ items: [[String: Any]]) -> [String] {
             items.map { item in
