@@ -27,10 +27,7 @@ struct ExpressionEnablement {
             SurveyScores.responseItems(linkId: item.linkId, in: draft, into: &focus)
             if focus.isEmpty, let parent = questionnaire.parent(of: item.linkId) { SurveyScores.responseItems(linkId: parent.linkId, in: draft, into: &focus) }
             if focus.isEmpty { focus = [.element(FHIRPathElementNode(resource: draft))] }
-            let environment = FHIRPathEnvironment(variables: [
-                "questionnaire": [.element(FHIRPathElementNode(resource: questionnaire.element))],
-                "qitem": [.element(FHIRPathElementNode(element: item.element, typeName: "BackboneElement", context: "Questionnaire.item"))],
-            ], now: context.authored)
+            let environment = SurveyScores.environment(questionnaire, item: item, now: context.authored)
             do {
                 let result = try FHIRPathExpression(text).evaluate(context: focus, resource: draft, rootResource: draft, environment: environment)
                 if result.count != 1 || result.first?.description != "true" { disabled.insert(item.linkId) }

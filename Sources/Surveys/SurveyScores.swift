@@ -46,10 +46,7 @@ struct SurveyScores {
         var focus: [FHIRPathValue] = []
         Self.responseItems(linkId: item.linkId, in: draft, into: &focus)
         if focus.isEmpty { focus = [.element(FHIRPathElementNode(resource: draft))] }
-        let environment = FHIRPathEnvironment(variables: [
-            "questionnaire": [.element(FHIRPathElementNode(resource: questionnaire.element))],
-            "qitem": [.element(FHIRPathElementNode(element: item.element, typeName: "BackboneElement", context: "Questionnaire.item"))],
-        ], now: context.authored)
+        let environment = Self.environment(questionnaire, item: item, now: context.authored)
         let results: [FHIRPathValue]
         do {
             results = try FHIRPathExpression(text).evaluate(context: focus, resource: draft, rootResource: draft, environment: environment)
@@ -67,6 +64,15 @@ struct SurveyScores {
             return nil
         }
         return value
+    }
+
+    /// SDC's variables for an expression on `item`: `%questionnaire` and `%qitem` (`%resource` is the
+    /// evaluation's resource, the response).
+    static func environment(_ questionnaire: Questionnaire, item: QuestionnaireItem, now: Date) -> FHIRPathEnvironment {
+        FHIRPathEnvironment(variables: [
+            "questionnaire": [.element(FHIRPathElementNode(resource: questionnaire.element))],
+            "qitem": [.element(FHIRPathElementNode(element: item.element, typeName: "BackboneElement", context: "Questionnaire.item"))],
+        ], now: now)
     }
 
     /// The response items with `linkId`, typed for FHIRPath.
