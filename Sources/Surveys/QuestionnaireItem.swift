@@ -26,6 +26,10 @@ public struct QuestionnaireItem: Sendable {
     /// SDC/R4 `minValue` and `maxValue`.
     public var minValue: AnswerValue?
     public var maxValue: AnswerValue?
+    /// R4's `questionnaire-minOccurs` / `questionnaire-maxOccurs`: how many answers (or repetitions of
+    /// a group) a repeating item must and may have.
+    public var minOccurs: Int?
+    public var maxOccurs: Int?
     /// SDC `calculatedExpression` (FHIRPath text) when its language is FHIRPath.
     public var calculatedExpression: String?
     /// SDC `enableWhenExpression` (FHIRPath text).

@@ -14,6 +14,7 @@ struct QuestionnaireReader {
         SurveyExtensionURL.minValue, SurveyExtensionURL.maxValue, SurveyExtensionURL.calculatedExpression,
         SurveyExtensionURL.enableWhenExpression, SurveyExtensionURL.observationExtract,
         SurveyExtensionURL.observationExtractCategory, SurveyExtensionURL.itemControl, SurveyExtensionURL.cqfExpression,
+        SurveyExtensionURL.minOccurs, SurveyExtensionURL.maxOccurs,
     ]
 
     func read(_ element: Element) -> Questionnaire {
@@ -118,6 +119,8 @@ struct QuestionnaireReader {
             enableBehavior: element.childValue("enableBehavior").flatMap(EnableBehavior.init(rawValue:)),
             minValue: element.extension(SurveyExtensionURL.minValue).flatMap { AnswerValue.read(from: $0, prefix: "value") },
             maxValue: element.extension(SurveyExtensionURL.maxValue).flatMap { AnswerValue.read(from: $0, prefix: "value") },
+            minOccurs: element.extension(SurveyExtensionURL.minOccurs)?.choiceValue?.value.flatMap { Int($0) },
+            maxOccurs: element.extension(SurveyExtensionURL.maxOccurs)?.choiceValue?.value.flatMap { Int($0) },
             calculatedExpression: calculated, enableWhenExpression: enableExpression,
             observationExtract: element.extension(SurveyExtensionURL.observationExtract)?.choiceValue?.value.map { $0 == "true" },
             observationExtractCategories: categories(of: element), itemControl: itemControl, items: children, path: path,

@@ -59,6 +59,9 @@ struct ResponseWalk {
             }
             item(element, definition: definition, path: itemPath, context: context, inner: inner)
         }
+        for definition in expected where definition.type == .group && definition.repeats {
+            occurrences(definition, count: counts[definition.linkId, default: 0], what: "repetitions", at: path)
+        }
         if checksRequired, disabledDepth == 0 { required(expected, present: present, path: path, context: context) }
     }
 
@@ -84,6 +87,7 @@ struct ResponseWalk {
         if answerElements.count > 1, !definition.repeats {
             issue(.structure, definition.linkId, "the item does not repeat, and has \(answerElements.count) answers", at: "\(path).answer[1]")
         }
+        occurrences(definition, count: answerElements.count, what: "answers", at: path)
         for (index, answer) in answerElements.enumerated() {
             let answerPath = "\(path).answer[\(index)]"
             if let valueElement = answer.children.first(where: { $0.name.hasPrefix("value") && $0.name.count > 5 }) {
@@ -132,6 +136,16 @@ struct ResponseWalk {
         }
         if let maximum = definition.maxValue, value.compare(to: maximum) == .orderedDescending {
             issue(.value, linkId, "the answer is above the item's maxValue \(maximum)", at: path)
+        }
+    }
+
+    /// `minOccurs`/`maxOccurs` for an item present `count` times.
+    private mutating func occurrences(_ definition: QuestionnaireItem, count: Int, what: String, at path: String) {
+        guard count > 0 else { return }
+        if let maximum = definition.maxOccurs, count > maximum {
+            issue(.structure, definition.linkId, "the item has \(count) \(what), more than its maxOccurs \(maximum)", at: path)
+        } else if let minimum = definition.minOccurs, count < minimum {
+            issue(.structure, definition.linkId, "the item has \(count) \(what), fewer than its minOccurs \(minimum)", at: path)
         }
     }
 

@@ -124,6 +124,7 @@ struct SurveyRequiredItems {
                             && !(answers.answers[key] ?? []).isEmpty
                     }.map { $0.repetitions[context.count] }).sorted()
                     if instances.isEmpty, item.required { problems.append(missingProblem(item)) }
+                    if let problem = occurrenceProblem(item, count: instances.count, what: "repetitions") { problems.append(problem) }
                     for instance in instances { walk(item.items, context: context + [instance], into: &problems) }
                 } else {
                     let present = answers.hasAnswers(among: subtree, within: context)
@@ -135,9 +136,23 @@ struct SurveyRequiredItems {
             default:
                 let given = answers.answers[SurveyAnswers.Key(linkId: item.linkId, repetitions: context)] ?? []
                 if given.isEmpty, item.required, !item.isCalculatedByCareGate { problems.append(missingProblem(item)) }
+                if let problem = occurrenceProblem(item, count: given.count, what: "answers") { problems.append(problem) }
                 if !given.compactMap(\.value).isEmpty { walk(item.items, context: context, into: &problems) }
             }
         }
+    }
+
+    /// `minOccurs`/`maxOccurs` for an item present `count` times (not checked when absent: `required`
+    /// says whether it may be).
+    private func occurrenceProblem(_ item: QuestionnaireItem, count: Int, what: String) -> SurveyAnswerProblem? {
+        guard count > 0 else { return nil }
+        if let maximum = item.maxOccurs, count > maximum {
+            return SurveyAnswerProblem(.repeats, linkId: item.linkId, message: "the item has \(count) \(what), more than its maxOccurs \(maximum)")
+        }
+        if let minimum = item.minOccurs, count < minimum {
+            return SurveyAnswerProblem(.repeats, linkId: item.linkId, message: "the item has \(count) \(what), fewer than its minOccurs \(minimum)")
+        }
+        return nil
     }
 
     private func missingProblem(_ item: QuestionnaireItem) -> SurveyAnswerProblem {

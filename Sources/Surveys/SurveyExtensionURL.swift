@@ -8,6 +8,9 @@ public enum SurveyExtensionURL {
     /// `minValue` and `maxValue` (R4 core extensions, used by SDC).
     public static let minValue = "http://hl7.org/fhir/StructureDefinition/minValue"
     public static let maxValue = "http://hl7.org/fhir/StructureDefinition/maxValue"
+    /// R4 core's bounds on how often a repeating item occurs (answers, or repetitions of a group).
+    public static let minOccurs = "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs"
+    public static let maxOccurs = "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs"
     /// SDC's calculated answer (an Expression).
     public static let calculatedExpression = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression"
     /// SDC's enablement by expression (an Expression giving a boolean).

@@ -61,3 +61,34 @@ final class QuestionnaireModelTests: XCTestCase {
         XCTAssertThrowsError(try Questionnaire(Element.resource("Patient")))
     }
 }
+
+/// The model is the same whichever format the Questionnaire came in, and its report reads well.
+final class QuestionnaireFormatTests: XCTestCase {
+    func testXMLReadsAsJSONDoes() throws {
+        for name in ["gcs", "bb", "zika-virus-exposure-assessment"] {
+            let folder = try Corpus.folder("fhir-r4-examples")
+            let json = try FHIRJSON.read(Data(contentsOf: folder.appendingPathComponent("Questionnaire-\(name).json")))
+            let xml = try FHIRXML.read(FHIRXML.write(json))
+            let fromJSON = try Questionnaire(json), fromXML = try Questionnaire(xml)
+            XCTAssertEqual(fromXML.allItems.map(\.linkId), fromJSON.allItems.map(\.linkId), name)
+            XCTAssertEqual(fromXML.allItems.map(\.enableWhen), fromJSON.allItems.map(\.enableWhen), name)
+            XCTAssertEqual(fromXML.allItems.map(\.answerOptions), fromJSON.allItems.map(\.answerOptions), name)
+            XCTAssertEqual(fromXML.supportReport.map(\.description), fromJSON.supportReport.map(\.description), name)
+        }
+    }
+
+    /// Whatever is not wholly supported says why.
+    func testEveryReportedLimitHasAReason() throws {
+        for name in ["3141", "bb", "f201", "gcs", "phq-9-questionnaire", "qs1", "zika-virus-exposure-assessment"] {
+            let questionnaire = try QuestionnaireModelTests.corpusQuestionnaire(name)
+            for line in questionnaire.supportReport {
+                for note in line.support.problems { XCTAssertNotNil(note.reason, "\(name): \(line)") }
+            }
+        }
+        let zika = try QuestionnaireModelTests.corpusQuestionnaire("zika-virus-exposure-assessment")
+        XCTAssertEqual(zika.item(linkId: "1")?.support.problems.map(\.feature), ["http://example.org/additional-information"])
+        let qs1 = try QuestionnaireModelTests.corpusQuestionnaire("qs1")
+        XCTAssertEqual(qs1.item(linkId: "Account.status")?.maxOccurs, 1)
+        XCTAssertEqual(qs1.item(linkId: "Account.status")?.minOccurs, 1)
+    }
+}

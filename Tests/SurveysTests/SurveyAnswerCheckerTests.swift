@@ -47,6 +47,10 @@ final class SurveyAnswerCheckerTests: XCTestCase {
                        ["max-length where"])
         XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain"), .init(.double(1), kind: "meds[0]/dose")])), ["missing-required med"])
         XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain"), .init(.text("hi"), kind: "intro")])), ["not-a-question intro"])
+        XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain"), .init(.text("a"), kind: "symptom")])), ["repeats symptom"])
+        XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain")] + ["a", "b", "c", "d"].map { .init(.text($0), kind: "symptom") })),
+                       ["repeats symptom"])
+        XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain")] + ["a", "b"].map { .init(.text($0), kind: "symptom") })), [])
         XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain"), .init(.text("a"), kind: "when[1]/med")])), ["malformed-kind med"])
         XCTAssertEqual(kinds(try check([.init(.boolean(false), kind: "pain"), .init(.text("a"), kind: nil)])), ["malformed-kind "])
     }

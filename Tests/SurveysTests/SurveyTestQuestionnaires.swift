@@ -25,8 +25,12 @@ enum SurveyTestQuestionnaires {
         {"valueCoding": {"system": "http://example.org/mood", "code": "low", "display": "Low"},
          "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/itemWeight", "valueDecimal": 2}]}]},
       {"linkId": "meds", "type": "group", "repeats": true, "text": "Medicines taken",
+       "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs", "valueInteger": 9999}],
        "item": [{"linkId": "med", "type": "string", "required": true}, {"linkId": "dose", "type": "decimal"}]},
-      {"linkId": "when", "type": "date", "text": "Since when?"}
+      {"linkId": "when", "type": "date", "text": "Since when?"},
+      {"linkId": "symptom", "type": "string", "repeats": true,
+       "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs", "valueInteger": 2},
+                     {"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs", "valueInteger": 3}]}
      ]}
     """
 
