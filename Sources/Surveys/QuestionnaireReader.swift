@@ -44,7 +44,7 @@ struct QuestionnaireReader {
         }
         questionnaire.items = items
         questionnaire.items = items.map { annotate($0, in: questionnaire) }
-        return questionnaire
+        return notingDuplicateLinkIds(questionnaire)
     }
 
     private func register(_ valueSet: SurveyValueSet, contained: Bool, into sets: inout [String: SurveyValueSet]) {
@@ -146,6 +146,25 @@ struct QuestionnaireReader {
             return nil
         }
         return text
+    }
+
+    /// R4 (que-2) wants every linkId unique: an item whose linkId an earlier item has cannot be told
+    /// apart in answers, and is reported.
+    private func notingDuplicateLinkIds(_ questionnaire: Questionnaire) -> Questionnaire {
+        var seen = Set<String>()
+        func mark(_ items: [QuestionnaireItem]) -> [QuestionnaireItem] {
+            items.map { item in
+                var item = item
+                if !item.linkId.isEmpty, !seen.insert(item.linkId).inserted {
+                    item.support.add("linkId \(item.linkId)", .notSupported, "an earlier item has the same linkId (R4 que-2): answers with it go to the earlier item")
+                }
+                item.items = mark(item.items)
+                return item
+            }
+        }
+        var marked = questionnaire
+        marked.items = mark(questionnaire.items)
+        return marked
     }
 
     /// Notes that need the whole Questionnaire: types, answer sources, conditions, scores, extraction.

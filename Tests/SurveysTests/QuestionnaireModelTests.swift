@@ -57,6 +57,17 @@ final class QuestionnaireModelTests: XCTestCase {
         XCTAssertEqual(questionnaire.item(linkId: "sex")?.answerOptions.count, 2)
     }
 
+    func testDuplicateLinkIdsAndUnknownTypesAreReported() throws {
+        let questionnaire = try SurveyTestQuestionnaires.questionnaire("""
+        {"resourceType": "Questionnaire", "status": "active", "item": [
+          {"linkId": "a", "type": "string"}, {"linkId": "g", "type": "group", "item": [{"linkId": "a", "type": "integer"}]},
+          {"linkId": "b", "type": "slider"}, {"linkId": "c", "type": "question"}]}
+        """)
+        let levels = questionnaire.allItems.map { "\($0.linkId) \($0.support.level.rawValue)" }
+        XCTAssertEqual(levels, ["a supported", "g supported", "a not-supported", "b not-supported", "c not-supported"])
+        XCTAssertEqual(questionnaire.item(linkId: "a")?.type, .string)
+    }
+
     func testNotAQuestionnaireIsRefused() {
         XCTAssertThrowsError(try Questionnaire(Element.resource("Patient")))
     }
