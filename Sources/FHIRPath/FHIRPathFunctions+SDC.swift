@@ -24,11 +24,11 @@ extension FHIRPathEvaluator {
         case .answers:
             var output: [FHIRPathValue] = []
             var pending = input.compactMap { value -> FHIRPathElementNode? in if case .element(let node) = value { node } else { nil } }
-            var steps = 0
-            while !pending.isEmpty {
-                let current = pending.removeFirst()
-                steps += 1
-                if steps > 1_000_000 { throw fail("answers() visited too many items", node) }
+            var next = 0
+            while next < pending.count {
+                let current = pending[next]
+                next += 1
+                if next > 1_000_000 { throw fail("answers() visited too many items", node) }
                 var items: [FHIRPathValue] = []
                 navigator.children(of: current, named: "item", into: &items)
                 for case .element(let item) in items {
