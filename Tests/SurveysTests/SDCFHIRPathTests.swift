@@ -88,4 +88,20 @@ final class SDCFHIRPathTests: XCTestCase {
         XCTAssertEqual(SurveyAnswerChecker(questionnaire).check(low).problems.map(\.kind), [.notEnabled])
         XCTAssertEqual(SurveyAnswerChecker(questionnaire).check(answers + [OutcomeValue(.text("more"), kind: "7")]).problems, [])
     }
+
+    /// Without an expression, an item coded as a total score is the sum of the answers' weights in its
+    /// group (here the whole Questionnaire), and is not required of the app.
+    func testCodedTotalScoreWithoutExpression() throws {
+        let json = Self.scored(expression: "0").replacingOccurrences(of: """
+        {"linkId": "6", "type": "integer", "text": "Total Score:",
+        """, with: """
+        {"linkId": "6", "type": "integer", "text": "Total", "required": true,
+         "code": [{"system": "http://loinc.org", "code": "44261-6", "display": "Patient Health Questionnaire 9 item (PHQ-9) total score [Reported]"}],
+        """).replacingOccurrences(of: "sdc-questionnaire-calculatedExpression", with: "not-an-expression")
+        let questionnaire = try SurveyTestQuestionnaires.questionnaire(json)
+        XCTAssertNil(questionnaire.item(linkId: "6")?.calculatedExpression)
+        XCTAssertTrue(questionnaire.item(linkId: "6")?.isCalculatedByCareGate ?? false)
+        let built = try calculated(json, answers)
+        XCTAssertEqual(built.calculated["6"], .integer(10), built.notes.joined(separator: "; "))
+    }
 }
