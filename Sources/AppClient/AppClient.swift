@@ -91,6 +91,24 @@ public struct AppClient: Sendable {
         }
     }
 
+    /// Readings the phone took (`POST /carekit/v1/observations`): `body` is one FHIR Observation, an array
+    /// of them or a Bundle, as HealthKitOnFHIR writes HealthKit samples (Docs/readings.md). A batch the
+    /// server refuses throws `refused(status: 422, code: "refused", ...)`, its message naming each refused
+    /// reading's index and reason; nothing of it is stored.
+    public func sendReadings(_ body: Data) async throws -> ReadingsResult {
+        let (data, response) = try await send(path: "carekit/v1/observations", method: "POST", body: body)
+        if response.statusCode == 422, let refusal = try? JSONDecoder().decode(ReadingsRefusal.self, from: data) {
+            let reasons = refusal.refused.prefix(10).map { "reading \($0.index): \($0.reason)" }
+            throw AppClientError.refused(status: 422, code: refusal.error, message: reasons.joined(separator: "; "))
+        }
+        try Self.check(response, data)
+        do {
+            return try JSONDecoder().decode(ReadingsResult.self, from: data)
+        } catch {
+            throw AppClientError.unexpectedBody
+        }
+    }
+
     /// The query of a `Link: <...>; rel="next"` header.
     static func nextLink(_ header: String?) -> [URLQueryItem]? {
         guard let header else { return nil }
@@ -169,6 +187,23 @@ public struct PushResult: Sendable, Codable, Equatable {
     public var stored: Int
     public var unchanged: Int
     public var knowledgeVector: KnowledgeVector
+}
+
+/// What the server answers readings: how many it stored, and how many it already had (the same samples
+/// sent before).
+public struct ReadingsResult: Sendable, Codable, Equatable {
+    public var stored: Int
+    public var known: Int
+}
+
+/// A refused batch of readings: each refused reading's index in the batch and why.
+struct ReadingsRefusal: Decodable {
+    struct Refused: Decodable {
+        let index: Int
+        let reason: String
+    }
+    let error: String
+    let refused: [Refused]
 }
 
 /// Why a call of ``AppClient`` failed.

@@ -12,15 +12,18 @@ import Foundation
 struct ExampleApp: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caregate-example-app",
-        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back.",
+        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back; or send readings.",
         discussion: """
             Pulls the patient's plan as a new CareKit device, records one outcome of one task's occurrence, \
             and synchronizes again, pushing it with the device's knowledge, as an iOS app does through \
-            OCKRemoteSynchronizable.
+            OCKRemoteSynchronizable. With --readings, sends the readings of a file (FHIR Observations as \
+            HealthKitOnFHIR writes HealthKit samples) to POST /carekit/v1/observations instead.
 
-            Example:
+            Examples:
               caregate-example-app --server http://127.0.0.1:8080 --token "$token" \\
                 --task MedicationRequest/medreq-1 --occurrence 1 --value true
+              caregate-example-app --server http://127.0.0.1:8080 --token "$token" \\
+                --readings Fixtures/readings/week.json
 
             More: Docs/app-api.md (The client library and an iOS app).
             """)
@@ -32,10 +35,15 @@ struct ExampleApp: AsyncParsableCommand {
     var token: String
 
     @Option(name: .long, help: ArgumentHelp("The task's id (its FHIR source, as caregate store dump lists it).", valueName: "id"))
-    var task: String
+    var task: String?
 
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The occurrence index in the task's schedule.", valueName: "n"))
-    var occurrence: Int
+    var occurrence: Int?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Send the readings of this file (FHIR Observations: one, an array or a Bundle) instead of recording an outcome.",
+        valueName: "file"))
+    var readings: String?
 
     @Option(name: .long, help: ArgumentHelp("The value recorded: true, false or a number.", valueName: "value"))
     var value: String = "true"
@@ -45,13 +53,23 @@ struct ExampleApp: AsyncParsableCommand {
 
     func validate() throws {
         guard URL(string: server)?.scheme?.hasPrefix("http") == true else { throw ValidationError("--server must be an http(s) URL") }
-        guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
+        if readings == nil {
+            guard task != nil, let occurrence else { throw ValidationError("give --task and --occurrence (an outcome to record), or --readings FILE") }
+            guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
+        } else if task != nil || occurrence != nil {
+            throw ValidationError("--readings sends readings only: leave out --task and --occurrence")
+        }
         if let time, ISO8601DateFormatter().date(from: time) == nil { throw ValidationError("--time must be ISO 8601 with an offset, e.g. 2026-11-02T07:40:00-06:00") }
     }
 
     func run() async throws {
         guard let base = URL(string: server) else { throw ValidationError("--server must be a URL") }
         let client = AppClient(base: base, token: token)
+        if let readings {
+            try await send(readings: readings, with: client)
+            return
+        }
+        guard let task, let occurrence else { throw ValidationError("give --task and --occurrence") }
         let device = UUID()
         var knowledge = KnowledgeVector([device: 1])
 
@@ -98,5 +116,17 @@ struct ExampleApp: AsyncParsableCommand {
         let result = try await client.push(
             revisions: [CareKitRevisionRecord(entities: [CareKitEntity(.outcome(outcome))], knowledgeVector: outcomeKnowledge)], knowledge: knowledge)
         print("pushed outcome \(outcome.id) (occurrence \(occurrence) of \(current.id)): \(result.stored) stored, \(result.unchanged) unchanged")
+    }
+
+    /// Sends the readings of `file`, as an app sends what HealthKit recorded since its last upload.
+    func send(readings file: String, with client: AppClient) async throws {
+        let body: Data
+        do {
+            body = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw ValidationError("cannot read --readings \(file): \(error.localizedDescription)")
+        }
+        let result = try await client.sendReadings(body)
+        print("sent readings from \(file): \(result.stored) stored, \(result.known) already known")
     }
 }

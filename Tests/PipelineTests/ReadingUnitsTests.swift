@@ -24,6 +24,15 @@ final class ReadingUnitsTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(convert(5.5, "mmol/L", "mg/dL", molarMass: ReadingUnits.glucoseMolarMass)), 99.0858, accuracy: 1e-4)
     }
 
+    /// A converted value keeps 12 significant digits: the binary noise of a factor never reaches the
+    /// provider (5.5 mmol/L with HealthKit's molar mass is written 99.085734 mg/dL).
+    func testConvertedValuesCarryNoBinaryNoise() throws {
+        let mass = try XCTUnwrap(ReadingUnits.molarMass(inHealthKitUnit: "mmol<180.15588000005408>/L"))
+        XCTAssertEqual(convert(5.5, "mmol/L", "mg/dL", molarMass: mass).map { "\($0)" }, "99.085734")
+        XCTAssertEqual(convert(176, "[lb_av]", "kg").map { "\($0)" }, "79.83225712")
+        XCTAssertEqual(convert(0.97, "1", "%").map { "\($0)" }, "97.0")
+    }
+
     func testUnitsOfAnotherDimensionDoNotConvert() {
         XCTAssertNil(convert(80, "kg", "cm"))
         XCTAssertNil(convert(80, "mmHg", "kg"))

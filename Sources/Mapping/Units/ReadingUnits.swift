@@ -56,7 +56,24 @@ public enum ReadingUnits {
         return convert(value, from: source, to: target, molarMass: molarMass)
     }
 
+    /// The converted value rounded to 12 significant digits: what a binary factor adds past them (5.5
+    /// mmol/L is 99.085734 mg/dL, not 99.0857340000297) is noise no device measured, and it would reach
+    /// the provider's record.
     public static func convert(_ value: Double, from source: Unit, to target: Unit, molarMass: Double? = nil) -> Double? {
+        exactConversion(value, from: source, to: target, molarMass: molarMass).map { significant($0, digits: 12) }
+    }
+
+    /// `value` rounded to `digits` significant digits (finite values only; others as they are).
+    static func significant(_ value: Double, digits: Int) -> Double {
+        guard value.isFinite, value != 0 else { return value }
+        let scale = digits - 1 - Int(floor(log10(abs(value))))
+        guard (-300...300).contains(scale) else { return value }
+        let factor = pow(10, Double(scale))
+        let rounded = (value * factor).rounded() / factor
+        return rounded.isFinite ? rounded : value
+    }
+
+    private static func exactConversion(_ value: Double, from source: Unit, to target: Unit, molarMass: Double?) -> Double? {
         switch (source.dimension, target.dimension) {
         case let (a, b) where a == b:
             return (value * source.factor + source.offset - target.offset) / target.factor
