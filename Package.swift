@@ -100,6 +100,8 @@ let package = Package(
                 .embedInCode("Defaults/Practitioner.yaml"),
                 .embedInCode("Defaults/PractitionerRole.yaml"),
                 .embedInCode("Defaults/RelatedPerson.yaml"),
+                .embedInCode("Defaults/ServiceRequest.yaml"),
+                .embedInCode("Defaults/Task.yaml"),
                 .embedInCode("Defaults/insights.yaml"),
             ]
         ),
