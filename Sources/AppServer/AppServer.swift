@@ -20,6 +20,7 @@ import Store
 /// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
 /// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
+/// - `GET /carekit/v1/questionnaires?url=&version=`: a Questionnaire the patient's survey task asks (``QuestionnaireRoutes``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
@@ -64,6 +65,7 @@ public struct AppServer: Sendable {
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
+        QuestionnaireRoutes(store: store).register(on: api)
         return router
     }
 

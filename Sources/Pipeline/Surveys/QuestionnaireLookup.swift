@@ -13,12 +13,14 @@ public protocol QuestionnaireLookup: Sendable {
 /// The Questionnaires of a folder's files (JSON, XML, Bundles, NDJSON), read once and found by url.
 public final class QuestionnaireFolder: QuestionnaireLookup, @unchecked Sendable {
     private let byURL: [String: [Element]]
+    private let byID: [String: [Element]]
     /// Files of the folder that could not be read, with why (reported, never fatal).
     public let problems: [String]
 
     /// Reads every Questionnaire of `path` (a folder or one file).
     public init(path: String) {
         var byURL: [String: [Element]] = [:]
+        var byID: [String: [Element]] = [:]
         var problems: [String] = []
         for source in FHIRInput.sources(for: [path]) {
             do {
@@ -29,6 +31,7 @@ public final class QuestionnaireFolder: QuestionnaireLookup, @unchecked Sendable
                         let resources = resource.resourceType == "Bundle"
                             ? resource.children(named: "entry").compactMap { $0.child(named: "resource") } : [resource]
                         for resource in resources where resource.resourceType == "Questionnaire" {
+                            if let id = resource.childValue("id"), !id.isEmpty { byID[id, default: []].append(resource) }
                             guard let url = resource.childValue("url"), !url.isEmpty else { continue }
                             byURL[url, default: []].append(resource)
                         }
@@ -41,12 +44,20 @@ public final class QuestionnaireFolder: QuestionnaireLookup, @unchecked Sendable
             }
         }
         self.byURL = byURL
+        self.byID = byID
         self.problems = problems
     }
 
     public func questionnaires(for canonical: QuestionnaireIdentity.Canonical) throws -> [Element] {
+        if let id = canonical.referencedID { return questionnaires(id: id) }
         let all = byURL[canonical.url] ?? []
         guard let version = canonical.version else { return all }
         return all.filter { $0.childValue("version") == version }
     }
+
+    /// The Questionnaires of the folder with FHIR id `id`.
+    public func questionnaires(id: String) -> [Element] { byID[id] ?? [] }
+
+    /// How many Questionnaires the folder holds.
+    public var count: Int { byURL.values.reduce(0) { $0 + $1.count } }
 }
