@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "FHIRPath", targets: ["FHIRPath"]),
         .library(name: "FHIRValidation", targets: ["FHIRValidation"]),
         .library(name: "CareModel", targets: ["CareModel"]),
+        .library(name: "Surveys", targets: ["Surveys"]),
         .library(name: "Store", targets: ["Store"]),
         .library(name: "Mapping", targets: ["Mapping"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
@@ -76,6 +77,10 @@ let package = Package(
         .target(name: "FHIRPathConformance", dependencies: ["FHIRCore", "FHIRPath", "CLibXML2"]),
         // SHA-256 (content hashes) from swift-crypto: BoringSSL's, which uses the CPU's SHA instructions.
         .target(name: "CareModel", dependencies: ["Diagnostics", .product(name: "Crypto", package: "swift-crypto")]),
+        // Questionnaires (issue 44): the model read from FHIR, an app's answers checked against it, the
+        // QuestionnaireResponse, scores and extracted Observations built from them, and a response
+        // validated against its Questionnaire. Pure: no store, no pipeline.
+        .target(name: "Surveys", dependencies: ["FHIR", "CareModel"]),
         .target(
             name: "Store",
             dependencies: [
@@ -186,6 +191,7 @@ let package = Package(
             exclude: ["FHIRPathKnownFailures.md", "FuzzRegressions"]
         ),
         .testTarget(name: "CareModelTests", dependencies: ["CareModel", "TestSupport"]),
+        .testTarget(name: "SurveysTests", dependencies: ["Surveys", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(
             name: "StoreTests",
             dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]

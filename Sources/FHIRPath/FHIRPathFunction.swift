@@ -32,6 +32,8 @@ enum FHIRPathFunction: String, CaseIterable, Sendable {
     case aggregate, sum, min, max, avg, sort
     // FHIR additions
     case `extension`, resolve, hasValue, getValue, conformsTo, memberOf, htmlChecks
+    // SDC additions (FHIRPathFunctions+SDC.swift)
+    case weight, ordinal, answers
 
     /// Minimum and maximum number of arguments.
     var arity: ClosedRange<Int> {
@@ -43,7 +45,7 @@ enum FHIRPathFunction: String, CaseIterable, Sendable {
              .ceiling, .exp, .floor, .ln, .sqrt, .truncate, .children, .descendants, .now, .timeOfDay, .today,
              .precision, .not, .yearOf, .monthOf, .dayOf, .hourOf, .minuteOf, .secondOf, .millisecondOf,
              .timezoneOffsetOf, .dateOf, .timeOf, .type, .sum, .min, .max, .avg, .resolve, .hasValue,
-             .getValue, .htmlChecks:
+             .getValue, .htmlChecks, .weight, .ordinal, .answers:
             return 0...0
         case .exists, .toQuantity, .convertsToQuantity, .round, .join, .lowBoundary, .highBoundary:
             return 0...1

@@ -37,6 +37,8 @@ extension FHIRPathEvaluator {
              .timezoneOffsetOf, .dateOf, .timeOf, .type, .extension, .resolve, .hasValue, .getValue, .conformsTo,
              .memberOf, .htmlChecks:
             return try utility(function, node: node, input: input, arguments: arguments, scope: scope)
+        case .weight, .ordinal, .answers:
+            return try sdc(function, node: node, input: input)
         }
     }
 

@@ -338,6 +338,10 @@ public struct FHIRPathStaticChecker {
             return FHIRPathStaticType(types: ["Extension"], isSingleton: false)
         case .resolve, .aggregate, .type, .getValue:
             return .any
+        case .weight, .ordinal:
+            return FHIRPathStaticType(types: ["System.Decimal"], isSingleton: false)
+        case .answers:
+            return .any
         }
     }
 
