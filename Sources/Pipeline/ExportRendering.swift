@@ -78,11 +78,17 @@ struct ExportRendering: Sendable {
                 bytes.append(FHIRJSON.write(provenance))
                 bytes.append(0x0A)
             }
-            return Rendered(bytes: bytes, entries: exported.provenance == nil ? 1 : 2)
+            for more in exported.more {
+                bytes.append(FHIRJSON.write(more))
+                bytes.append(0x0A)
+            }
+            return Rendered(bytes: bytes, entries: (exported.provenance == nil ? 1 : 2) + exported.more.count)
         }
         var entries = 1
         let conditional = options.request == .conditional && options.bundleType != .collection
-        let observationURL = "urn:uuid:\(Self.nameBasedUUID("Observation/\(exported.id)"))"
+        // An Observation, or a survey's QuestionnaireResponse (``SurveyExport``).
+        let type = exported.observation.resourceType ?? "Observation"
+        let observationURL = "urn:uuid:\(Self.nameBasedUUID("\(type)/\(exported.id)"))"
         var observation = exported.observation
         var provenance = exported.provenance
         if conditional {
@@ -97,13 +103,31 @@ struct ExportRendering: Sendable {
         }
         let condition = "identifier=\(identifierSystem)|\(outcomeID)"
         var bytes = stream.entry(entry(observation, fullURL: observationURL, request: {
-            guard conditional else { return ("PUT", "Observation/\(exported.id)", nil) }
-            return exported.isFirstVersion ? ("POST", "Observation", condition) : ("PUT", "Observation?\(condition)", nil)
+            guard conditional else { return ("PUT", "\(type)/\(exported.id)", nil) }
+            return exported.isFirstVersion ? ("POST", type, condition) : ("PUT", "\(type)?\(condition)", nil)
         }()), first: true)
         if let provenance, let id = exported.provenance?.childValue("id") {
             // Its id is the outcome version's uuid: a Provenance per version, and a urn:uuid as it is.
             let url = "urn:uuid:\(id)"
             bytes.append(stream.entry(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)), first: false))
+            entries += 1
+        }
+        // A survey's extracted Observations: each by its own id, or (conditional) its own identifier,
+        // naming the response by its fullUrl when the response carries no id.
+        for more in exported.more {
+            let moreType = more.resourceType ?? "Observation"
+            let moreID = more.childValue("id") ?? ""
+            let moreURL = "urn:uuid:\(Self.nameBasedUUID("\(moreType)/\(moreID)"))"
+            var resource = more
+            var request = ("PUT", "\(moreType)/\(moreID)", String?.none)
+            if conditional, let identifier = more.child(named: "identifier"), let system = identifier.childValue("system"), let value = identifier.childValue("value") {
+                resource.children = resource.children.filter { $0.name != "id" }.map {
+                    $0.name == "derivedFrom" && $0.childValue("reference") == "\(type)/\(exported.id)"
+                        ? Element(name: "derivedFrom", children: [Element(name: "reference", value: observationURL)]) : $0
+                }
+                request = ("PUT", "\(moreType)?identifier=\(system)|\(value)", nil)
+            }
+            bytes.append(stream.entry(entry(resource, fullURL: moreURL, request: request), first: false))
             entries += 1
         }
         var patch: (ExportInputLoader.ActivityCompletion, Data)?

@@ -40,6 +40,16 @@ public struct ExportedObservation: Sendable {
     /// picks the request, not the status: a later version edited before any was sent is `final`, and
     /// still goes as an update.
     public var isFirstVersion: Bool
+    /// More resources sent with it (a survey's extracted Observations), each with its own `id`.
+    public var more: [Element] = []
+
+    public init(id: String, observation: Element, provenance: Element?, isFirstVersion: Bool, more: [Element] = []) {
+        self.id = id
+        self.observation = observation
+        self.provenance = provenance
+        self.isFirstVersion = isFirstVersion
+        self.more = more
+    }
 }
 
 /// Why an outcome cannot be exported; it goes to dead letters with this reason.
@@ -151,6 +161,12 @@ public struct OutcomeExporter: Sendable {
         return ExportedObservation(
             id: id, observation: observation, provenance: provenance,
             isFirstVersion: !isDeletion && outcome.metadata.previousVersionUUIDs.isEmpty)
+    }
+
+    /// The Provenance of another resource made from `input`'s outcome (a survey's QuestionnaireResponse,
+    /// `target`), as an Observation's would be; nil when the mapping asks for none.
+    public func provenance(target: String, of input: OutcomeExportInput, patient: String) -> Element? {
+        mapping.provenance ? provenanceResource(target: target, outcome: input.outcome, patient: patient, derivedFrom: input.derivedFrom) : nil
     }
 
     /// When the outcome version was written: the Observation's `issued` and the Provenance's `recorded`.

@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 import GRDB
 
@@ -41,6 +42,12 @@ extension SQLiteStore: QuestionnaireStore {
                 db, sql: "SELECT * FROM questionnaire WHERE sourceSystem = ? AND resourceID = ? ORDER BY rowid DESC LIMIT 1",
                 arguments: [sourceSystem, resourceID]
             ).map(Self.questionnaire(from:))
+        }
+    }
+
+    public func taskVersion(uuid: UUID) throws -> CareTask? {
+        try readSnapshot { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM task WHERE uuid = ?"), arguments: [uuid]).map { try EntityRowCodec().task($0, cache: taskCache) }
         }
     }
 

@@ -1,3 +1,4 @@
+import CareModel
 import Foundation
 
 /// A Questionnaire as the store keeps it: one version of it, by canonical `url` and `version`, with its
@@ -63,6 +64,9 @@ public protocol QuestionnaireStore: AnyObject, Sendable {
     /// The version kept last of the Questionnaire with FHIR id `resourceID` from `sourceSystem` (what a
     /// `Questionnaire/<id>` reference names).
     func latestQuestionnaire(sourceSystem: String, resourceID: String) throws -> StoredQuestionnaire?
+    /// The task version `uuid`, if the store has it: the survey task an outcome names, whose
+    /// Questionnaire its answers are checked against.
+    func taskVersion(uuid: UUID) throws -> CareTask?
 }
 
 extension Store {
