@@ -68,6 +68,43 @@ final class SurveyExportTests: XCTestCase {
         XCTAssertEqual(try gateway.export(to: .file(path)).observations, 0)
     }
 
+    /// SDC's PHQ-9 marked for extraction: the response carries the total score, and the extracted
+    /// Observation (LOINC 44261-6) goes in the same Bundle, by its own id, derivedFrom the response.
+    func testExtractedObservationsGoOutWithTheResponse() throws {
+        let canonical = "http://hl7.org/fhir/uv/sdc/Questionnaire/questionnaire-sdc-profile-example-PHQ9|0.0.1"
+        var questionnaire = try FHIRJSON.read(Data(contentsOf: Corpus.projectRoot.appendingPathComponent("Fixtures/surveys/questionnaire-sdc-profile-example-PHQ9.json")))
+        questionnaire.children.append(Element(name: "extension", children: [
+            Element(name: "url", value: "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-observationExtract"),
+            Element(name: "valueBoolean", value: "true", valueKind: .boolean),
+        ]))
+        let folder = try makeScratchFolder("survey-extract")
+        let path = try folder.writeFile("phq9.json", String(decoding: FHIRJSON.write(questionnaire), as: UTF8.self))
+        let (store, gateway, _) = try self.store(asking: canonical, withGCS: false)
+        XCTAssertTrue(try importFiles([path], into: store).failures.isEmpty)
+        // The task names the version it asks, which the store now keeps.
+        let task = try XCTUnwrap(try store.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
+        XCTAssertEqual(task.metadata.userInfo?["questionnaire"], canonical)
+        let answers = ["Not-at-all", "Several-days", "More than half the days", "Nearly every day", "Several-days",
+                       "Not at all", "Several days", "http://hl7.org/fhir/uv/sdc/CodeSystem/CSPHQ9|Nearly every day", "Not-at-all"]
+        try gateway.recordOutcomes([outcome(task, answers.enumerated().map { ("H1/T1/Q\($0 + 1)", $1) })], file: "app.json")
+        let out = folder.appendingPathComponent("out.json").path
+        let report = try gateway.export(to: .file(out))
+        XCTAssertEqual(report.refused.map(\.reason), [])
+        let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: out)))
+        let entries = bundle.children(named: "entry")
+        let types = entries.compactMap { $0.child(named: "resource")?.resourceType }
+        XCTAssertEqual(Array(types.prefix(2)), ["QuestionnaireResponse", "Provenance"])
+        let responseURL = entries.first?.child(named: "request")?.childValue("url") ?? ""
+        let total = try XCTUnwrap(entries.compactMap { $0.child(named: "resource") }.first { resource in
+            resource.resourceType == "Observation"
+                && (resource.child(named: "code")?.children(named: "coding").contains { $0.childValue("code") == "44261-6" } ?? false)
+        })
+        XCTAssertEqual(total.child(named: "valueQuantity")?.childValue("value"), "11")
+        XCTAssertEqual(total.child(named: "derivedFrom")?.childValue("reference"), responseURL)
+        let id = try XCTUnwrap(total.childValue("id"))
+        XCTAssertTrue(entries.contains { $0.child(named: "request")?.childValue("url") == "Observation/\(id)" })
+    }
+
     func testOutcomesThatDoNotFitTheQuestionnaireAreRefusedWithTheLinkId() throws {
         let (store, gateway, task) = try store(asking: "http://hl7.org/fhir/Questionnaire/gcs", withGCS: true)
         let cases: [([(String, String)], String)] = [
