@@ -182,5 +182,15 @@ final class SurveyImportTests: XCTestCase {
         XCTAssertNotNil(try store.questionnaire(url: "Questionnaire/phq-9-questionnaire", version: "1.0.0"))
         XCTAssertNotNil(try store.questionnaire(url: "Questionnaire/qs1", version: "4.0.1"))
         XCTAssertTrue(try XCTUnwrap(store.latestQuestionnaire(url: "http://hl7.org/fhir/Questionnaire/3141")).version.hasPrefix("sha256:"))
+        // Every item's handling is reported, what is not supported with its reason (the R4 PHQ-9's
+        // external answerValueSet among them).
+        for file in files {
+            let questionnaire = try FHIRJSON.read(Data(contentsOf: file))
+            let resource = "Questionnaire/\(questionnaire.childValue("id") ?? "")"
+            let itemNotes = report.notes.filter { $0.resource == resource && $0.path.contains("item") }
+            XCTAssertGreaterThan(itemNotes.count, 0, resource)
+        }
+        let phq9 = report.notes.filter { $0.resource == "Questionnaire/phq-9-questionnaire" && $0.severity == "warning" }
+        XCTAssertTrue(phq9.contains { $0.message.contains("answerValueSet") }, phq9.map(\.message).joined(separator: "\n"))
     }
 }

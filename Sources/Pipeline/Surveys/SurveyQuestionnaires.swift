@@ -3,6 +3,7 @@ import FHIR
 import Foundation
 import Mapping
 import Store
+import Surveys
 
 /// The Questionnaires of an import and the survey tasks that ask them.
 ///
@@ -55,6 +56,7 @@ final class SurveyQuestionnaires {
             ledger.note(name, MappingNote(.warning, at: "Questionnaire", "a Questionnaire with neither url nor id cannot be asked by a task: not kept"))
             return nil
         }
+        reportSupport(of: resource, name: name)
         guard !ledger.isDryRun, let store else {
             ledger.count("Questionnaire") { held[stored.canonical] == nil ? ($0.created += 1) : ($0.unchanged += 1) }
             held[stored.canonical] = stored
@@ -77,6 +79,16 @@ final class SurveyQuestionnaires {
             ledger.count("Questionnaire") { $0.failed += 1 }
             ledger.note(name, MappingNote(.error, at: "Questionnaire", "cannot be kept: \(error)"))
             return nil
+        }
+    }
+
+    /// Reports how every item of `resource` is handled (the Surveys module's support report): a note per
+    /// item, information when it is wholly supported, a warning saying what is not and why otherwise.
+    private func reportSupport(of resource: Element, name: String) {
+        guard let questionnaire = try? Questionnaire(resource) else { return }
+        for line in questionnaire.supportReport {
+            let severity: MappingNote.Severity = line.support.level == .supported ? .info : .warning
+            ledger.note(name, MappingNote(severity, at: line.path, line.description))
         }
     }
 
