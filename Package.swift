@@ -176,7 +176,7 @@ let package = Package(
             name: "caregate",
             dependencies: [
                 "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData",
-                "Insights", "AppServer", "CommandSupport",
+                "Insights", "AppServer", "CommandSupport", "Surveys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -173,7 +173,11 @@ struct QuestionnaireReader {
             support.add("enableWhen", .notSupported, "names the question \(condition.question), which is not in the Questionnaire")
         }
         if item.enableWhenExpression != nil {
-            support.add("enableWhenExpression", .partly, "evaluated on the response when it is built (items it disables are left out); answers to such items are not refused at push")
+            if questionnaire.ancestry(of: item.linkId).dropLast().contains(where: { $0.type == .group && $0.repeats }) {
+                support.add("enableWhenExpression", .partly, "not evaluated inside a repeating group: the item counts as enabled")
+            } else {
+                support.add("enableWhenExpression", .supported, "evaluated on the response the answers make, at push and when the response is built")
+            }
         }
         if item.calculatedExpression != nil {
             support.add("calculatedExpression", .supported, "evaluated with CareGate's FHIRPath (weight(), ordinal(), answers(), %questionnaire, %qitem, %resource) when the response is built")

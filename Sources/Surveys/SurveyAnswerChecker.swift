@@ -79,7 +79,13 @@ public struct SurveyAnswerChecker: Sendable {
                                                     message: "\"\(askedUnknownText)\" is the only answer an item may have when it is given"))
             }
         }
-        let enablement = SurveyEnablement(questionnaire: questionnaire, answers: answers)
+        // enableWhenExpression is evaluated on the response these answers make (its context is a
+        // placeholder: an expression about the answers does not depend on it).
+        var expressionNotes: [String] = []
+        let placeholder = SurveyResponseContext(patient: "Patient/unknown", authored: Date(timeIntervalSince1970: 0))
+        let disabled = ExpressionEnablement(questionnaire: questionnaire, builder: SurveyResponseBuilder(questionnaire), context: placeholder)
+            .disabled(answers, notes: &expressionNotes)
+        let enablement = SurveyEnablement(questionnaire: questionnaire, answers: answers, disabledByExpression: disabled)
         for (key, _) in answers.answers.sorted(by: { (indices[$0.key]?.first ?? 0) < (indices[$1.key]?.first ?? 0) }) {
             guard let item = questionnaire.item(linkId: key.linkId) else { continue }
             if !enablement.isEnabled(key) {

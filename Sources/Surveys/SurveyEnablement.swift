@@ -6,6 +6,8 @@
 struct SurveyEnablement {
     let questionnaire: Questionnaire
     let answers: SurveyAnswers
+    /// Items whose SDC `enableWhenExpression` is false on these answers (``ExpressionEnablement``).
+    var disabledByExpression: Set<String> = []
 
     /// Whether the instance `key` is enabled.
     func isEnabled(_ key: SurveyAnswers.Key) -> Bool {
@@ -40,6 +42,7 @@ struct SurveyEnablement {
     }
 
     private func conditionsHold(_ item: QuestionnaireItem, context: [Int], visiting: inout Set<String>) -> Bool {
+        if disabledByExpression.contains(item.linkId) { return false }
         guard !item.enableWhen.isEmpty else { return true }
         var results: [Bool] = []
         for condition in item.enableWhen {

@@ -25,14 +25,16 @@ public struct SurveyResponseBuilder: Sendable {
         var notes: [String] = []
         let scores = SurveyScores(questionnaire: questionnaire, builder: self, context: context)
         let (completed, calculated) = scores.complete(answers, notes: &notes)
-        let response = responseElement(completed, context: context)
+        let disabled = ExpressionEnablement(questionnaire: questionnaire, builder: self, context: context).disabled(completed, notes: &notes)
+        let response = responseElement(completed, context: context, disabledByExpression: disabled)
         let observations = SurveyObservationExtractor(questionnaire: questionnaire).observations(
-            of: completed, enablement: SurveyEnablement(questionnaire: questionnaire, answers: completed), context: context, notes: &notes)
+            of: completed, enablement: SurveyEnablement(questionnaire: questionnaire, answers: completed, disabledByExpression: disabled),
+            context: context, notes: &notes)
         return SurveyResponse(response: response, observations: observations, calculated: calculated, notes: notes)
     }
 
     /// The QuestionnaireResponse resource for `answers`.
-    func responseElement(_ answers: SurveyAnswers, context: SurveyResponseContext) -> Element {
+    func responseElement(_ answers: SurveyAnswers, context: SurveyResponseContext, disabledByExpression: Set<String> = []) -> Element {
         var children: [Element] = []
         if let id = context.id { children.append(Element(name: "id", value: id)) }
         for reference in context.basedOn { children.append(referenceElement("basedOn", reference)) }
@@ -43,7 +45,7 @@ public struct SurveyResponseBuilder: Sendable {
         children.append(Element(name: "authored", value: context.authoredText))
         children.append(referenceElement("author", context.patient))
         children.append(referenceElement("source", context.patient))
-        let enablement = SurveyEnablement(questionnaire: questionnaire, answers: answers)
+        let enablement = SurveyEnablement(questionnaire: questionnaire, answers: answers, disabledByExpression: disabledByExpression)
         children += items(questionnaire.items, context: [], answers: answers, enablement: enablement)
         return Element.resource("QuestionnaireResponse", children: children)
     }
