@@ -104,6 +104,7 @@ let package = Package(
                 .embedInCode("Defaults/Patient.yaml"),
                 .embedInCode("Defaults/Practitioner.yaml"),
                 .embedInCode("Defaults/PractitionerRole.yaml"),
+                .embedInCode("Defaults/QuestionnaireResponse.yaml"),
                 .embedInCode("Defaults/RelatedPerson.yaml"),
                 .embedInCode("Defaults/ServiceRequest.yaml"),
                 .embedInCode("Defaults/Task.yaml"),

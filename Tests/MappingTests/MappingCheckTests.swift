@@ -11,7 +11,7 @@ final class MappingCheckTests: XCTestCase {
         XCTAssertEqual(
             Set(MappingSet.defaultFileNames),
             ["CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "ObservationExport.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml",
-             "ServiceRequest.yaml", "Task.yaml"])
+             "QuestionnaireResponse.yaml", "ServiceRequest.yaml", "Task.yaml"])
         XCTAssertNotNil(try? MappingSet.defaults().export, "the default export mapping is in force")
     }
 

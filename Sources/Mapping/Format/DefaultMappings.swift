@@ -11,6 +11,7 @@ enum DefaultMappings {
         ("Patient.yaml", PackageResources.Patient_yaml),
         ("Practitioner.yaml", PackageResources.Practitioner_yaml),
         ("PractitionerRole.yaml", PackageResources.PractitionerRole_yaml),
+        ("QuestionnaireResponse.yaml", PackageResources.QuestionnaireResponse_yaml),
         ("RelatedPerson.yaml", PackageResources.RelatedPerson_yaml),
         ("ServiceRequest.yaml", PackageResources.ServiceRequest_yaml),
         ("Task.yaml", PackageResources.Task_yaml),

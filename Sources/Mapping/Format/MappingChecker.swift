@@ -302,6 +302,7 @@ enum TransformInputs {
         case .address: return ["Address"]
         case .codeableConcept: return stringTypes.union(["CodeableConcept", "Coding"])
         case .observationValues: return ["Observation"]
+        case .questionnaireAnswers: return ["QuestionnaireResponse"]
         }
     }
 

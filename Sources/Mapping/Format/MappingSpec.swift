@@ -147,6 +147,8 @@ public enum TransformName: String, Sendable, CaseIterable {
     case observationValues
     /// Goal targets (detail[x]) -> target values.
     case goalTarget
+    /// A QuestionnaireResponse's answers -> a survey outcome's values (kind = linkId).
+    case questionnaireAnswers
 }
 
 /// The options of a transform: expressions and plain values, by name.
