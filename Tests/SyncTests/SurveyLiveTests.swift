@@ -29,6 +29,30 @@ final class SurveyLiveTests: XCTestCase {
         """#
     }
 
+    /// A folder as the server: the Questionnaire is found in the configuration's `questionnaires:` folder.
+    func testSyncFindsTheQuestionnaireInTheConfiguredFolder() throws {
+        let folder = try makeScratchFolder("survey-folder")
+        let provider = folder.appendingPathComponent("provider")
+        let forms = folder.appendingPathComponent("forms")
+        let out = folder.appendingPathComponent("out")
+        for made in [provider, forms, out] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
+        try provider.writeFile("provider.json", Self.provider(startingOn: "2026-01-05"))
+        try forms.writeFile("mood.json", Self.questionnaire)
+        let config = folder.appendingPathComponent("sync.yaml")
+        try Data("server: provider\npush-to: out\nquestionnaires: forms\ntime-zone: UTC\n".utf8).write(to: config)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+        let reader = try SQLiteStore(path: store, mode: .readOnly)
+        let survey = try XCTUnwrap(try reader.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
+        XCTAssertEqual(survey.metadata.userInfo?["questionnaire"], "http://example.org/Questionnaire/mood|3")
+
+        try Data("server: provider\npush-to: out\nquestionnaires: nowhere\n".utf8).write(to: config)
+        let wrong = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        XCTAssertNotEqual(wrong.status, 0)
+        XCTAssertTrue(wrong.stderr.contains("questionnaires"), wrong.stderr)
+    }
+
     func testSyncFetchesTheQuestionnaireOnceAndPinsTheTask() throws {
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
