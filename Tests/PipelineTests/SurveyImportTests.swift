@@ -194,3 +194,25 @@ final class SurveyImportTests: XCTestCase {
         XCTAssertTrue(phq9.contains { $0.message.contains("answerValueSet") }, phq9.map(\.message).joined(separator: "\n"))
     }
 }
+
+extension SurveyImportTests {
+    /// A user's own CarePlan mapping, which reads no Questionnaire, still leaves the input's Questionnaires kept
+    /// (the import keeps every Questionnaire, whatever the mappings read).
+    func testQuestionnairesAreKeptWhateverTheMappingsRead() throws {
+        let folder = try makeScratchFolder("survey-own-mappings")
+        let mappings = try makeScratchFolder("survey-mappings")
+        try mappings.writeFile("CarePlan.yaml", """
+            resource: CarePlan
+            entities:
+              - entity: carePlan
+                fields:
+                  title: title
+                  patient: subject
+            """)
+        let path = try folder.writeFile("input.json", Self.bundle([Self.patient, Self.questionnaire(id: "mood", url: "http://example.org/q/mood", version: "2")]))
+        let store = try makeStore()
+        let report = try importFiles([path], into: store, mappings: mappings.path)
+        XCTAssertEqual(report.byType["Questionnaire"]?.created, 1)
+        XCTAssertNotNil(try store.questionnaire(url: "http://example.org/q/mood", version: "2"))
+    }
+}
