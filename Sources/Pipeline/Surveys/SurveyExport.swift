@@ -1,5 +1,6 @@
 import CareModel
 import FHIR
+import FHIRValidation
 import Foundation
 import Mapping
 import Surveys
@@ -16,6 +17,8 @@ import Surveys
 ///   for a deletion (which carries no answers and extracts nothing);
 /// - extracted Observations: `<response id>-o<n>` (n their position in Questionnaire order), each with
 ///   the identifier `<outcome id>/o<n>`, `derivedFrom` the response;
+/// - the response is validated against its Questionnaire (the Surveys module's validator) and, by the
+///   exporter, structurally, with its Provenance and Observations; an error refuses the outcome;
 /// - a Questionnaire the store does not keep yet: the outcome waits in the outbox (``Waiting``), retried
 ///   every ``retrySeconds``, never a dead letter.
 struct SurveyExport: Sendable {
@@ -63,6 +66,13 @@ struct SurveyExport: Sendable {
                 built = try builder.build(checking: SurveyAnswerChecker(questionnaire).check(outcome.values), context: context)
             } catch {
                 throw ExportRefusal(outcomeID: outcome.id, reason: "\(error)")
+            }
+        }
+        // Validated against its Questionnaire before it goes (the structure is validated by the exporter).
+        if !isDeletion {
+            let issues = QuestionnaireResponseValidator(catalog: QuestionnaireCatalog([questionnaire])).validate(built.response, against: questionnaire)
+            if let first = issues.first(where: \.severity.isError) {
+                throw ExportRefusal(outcomeID: outcome.id, reason: "the QuestionnaireResponse does not fit its Questionnaire: \(first.description)")
             }
         }
         let identifierSystem = exporter.mapping.identifierSystem
