@@ -103,6 +103,21 @@ final class SurveyExportTests: XCTestCase {
         XCTAssertEqual(total.child(named: "derivedFrom")?.childValue("reference"), responseURL)
         let id = try XCTUnwrap(total.childValue("id"))
         XCTAssertTrue(entries.contains { $0.child(named: "request")?.childValue("url") == "Observation/\(id)" })
+
+        // Conditional writes: the response by its identifier, the Observation by its own, naming the
+        // response by its entry's fullUrl (the server gives the ids).
+        try gateway.recordOutcomes([outcome(task, answers.enumerated().map { ("H1/T1/Q\($0 + 1)", $1 == "Not-at-all" ? "Several-days" : $1) })], file: "app.json")
+        let conditional = folder.appendingPathComponent("conditional.json").path
+        XCTAssertEqual(try gateway.exporter { $0.request = .conditional }.run(to: .file(conditional)).refused.map(\.reason), [])
+        let second = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: conditional))).children(named: "entry")
+        let responseEntry = try XCTUnwrap(second.first)
+        XCTAssertEqual(responseEntry.child(named: "request")?.childValue("method"), "PUT")
+        XCTAssertTrue(responseEntry.child(named: "request")?.childValue("url")?.hasPrefix("QuestionnaireResponse?identifier=urn:caregate:outcome|") ?? false)
+        XCTAssertEqual(responseEntry.child(named: "resource")?.childValue("status"), "amended")
+        let extracted = try XCTUnwrap(second.first { $0.child(named: "resource")?.resourceType == "Observation" })
+        XCTAssertTrue(extracted.child(named: "request")?.childValue("url")?.hasPrefix("Observation?identifier=urn:caregate:outcome|") ?? false)
+        XCTAssertNil(extracted.child(named: "resource")?.childValue("id"))
+        XCTAssertEqual(extracted.child(named: "resource")?.child(named: "derivedFrom")?.childValue("reference"), responseEntry.childValue("fullUrl"))
     }
 
     func testOutcomesThatDoNotFitTheQuestionnaireAreRefusedWithTheLinkId() throws {
