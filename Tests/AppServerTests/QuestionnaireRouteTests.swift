@@ -74,6 +74,40 @@ final class QuestionnaireRouteTests: XCTestCase {
         }
     }
 
+    /// A push of a survey outcome that does not fit the Questionnaire its task asks is 422 naming the
+    /// linkId, and nothing is stored; one that fits is stored.
+    func testAPushThatDoesNotFitTheQuestionnaireIsRefusedWithTheLinkId() async throws {
+        let fixture = try fixture()
+        let token = try fixture.token("Patient/pat-1")
+        let store = fixture.store
+        try await fixture.test { client in
+            let transport = SyncTransport(client: client, headers: fixture.bearer(token))
+            var knowledge = KnowledgeVector()
+            var task: CareTask?
+            for record in try await transport.pull(knowledge) {
+                knowledge.merge(with: record.knowledgeVector)
+                for item in record.entities { if case .task(let found) = item.entity, found.metadata.tags?.contains("survey") ?? false { task = found } }
+            }
+            let survey = try XCTUnwrap(task)
+            func push(_ values: [OutcomeValue]) throws -> Data {
+                let outcome = Outcome(taskUUID: survey.uuid, taskOccurrenceIndex: 2, values: values,
+                                      metadata: EntityMetadata(effectiveDate: AppServerFixture.day0.addingTimeInterval(2 * 86_400), timezone: .gmt))
+                return try SyncTransport.pushBody([CareKitRevisionRecord(entities: [CareKitEntity(.outcome(outcome))], knowledgeVector: knowledge)], knowledge)
+            }
+            for (values, linkId) in [([OutcomeValue(.integer(3), kind: "zz")], "zz"), ([OutcomeValue(.text("three"), kind: "q1")], "q1")] {
+                try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: fixture.bearer(token), body: ByteBuffer(bytes: try push(values))) { response in
+                    XCTAssertEqual(response.status, .unprocessableContent, response.text)
+                    XCTAssertTrue(response.text.contains(linkId), response.text)
+                }
+            }
+            XCTAssertEqual(try store.outcomes(.current).count, 0, "nothing stored")
+            try await client.execute(uri: "/carekit/v1/revisions", method: .post, headers: fixture.bearer(token),
+                                     body: ByteBuffer(bytes: try push([OutcomeValue(.integer(3), kind: "q1")]))) { response in
+                XCTAssertEqual(response.status, .ok, response.text)
+            }
+        }
+    }
+
     func testAURLIsRequiredAndBounded() async throws {
         let fixture = try fixture()
         let token = try fixture.token("Patient/pat-1")
