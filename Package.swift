@@ -106,9 +106,11 @@ let package = Package(
                 .embedInCode("Defaults/Patient.yaml"),
                 .embedInCode("Defaults/Practitioner.yaml"),
                 .embedInCode("Defaults/PractitionerRole.yaml"),
+                .embedInCode("Defaults/QuestionnaireResponse.yaml"),
                 .embedInCode("Defaults/RelatedPerson.yaml"),
                 .embedInCode("Defaults/ServiceRequest.yaml"),
                 .embedInCode("Defaults/healthkit.yaml"),
+                .embedInCode("Defaults/Task.yaml"),
                 .embedInCode("Defaults/insights.yaml"),
             ]
         ),
@@ -119,7 +121,7 @@ let package = Package(
             "CareModel", "FHIR", "Mapping", "FileSafety", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
-        .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights"]),
+        .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights", "Surveys"]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
         .target(name: "Sync", dependencies: [
             "FHIR", "CareModel", "Store", "Mapping", "Pipeline", "Insights",

@@ -140,6 +140,7 @@ public enum AppOutcomeImport {
         // tombstone) from taking effect before the one it follows.
         var present = Set(try store.outcomes(EntityQuery(ids: Array(Set(outcomes.map(\.id))))).map(\.id))
         var batch = StoreBatch(date: now)
+        try checkSurveys(outcomes, file: file, in: store)
         for outcome in outcomes {
             if let deleted = outcome.metadata.deletedDate {
                 guard present.remove(outcome.id) != nil else {
@@ -168,6 +169,19 @@ public enum AppOutcomeImport {
         report.unchanged += summary.unchanged
         report.queued = summary.outboxEntryIDs
         return report
+    }
+
+    /// Refuses the whole file when an outcome of a survey task does not fit the Questionnaire version the
+    /// task asks, as the push route does (``SurveyOutcomeCheck``).
+    private static func checkSurveys(_ outcomes: [Outcome], file: String, in store: any Store) throws {
+        guard let questionnaires = store.questionnaires else { return }
+        let check = SurveyOutcomeCheck(store: store)
+        var tasks: [UUID: CareTask?] = [:]
+        for (position, outcome) in outcomes.enumerated() where outcome.metadata.deletedDate == nil {
+            if tasks[outcome.taskUUID] == nil { tasks[outcome.taskUUID] = .some(try questionnaires.taskVersion(uuid: outcome.taskUUID)) }
+            guard let task = tasks[outcome.taskUUID] ?? nil, let refusal = try check.refusal(outcome, of: task) else { continue }
+            throw AppOutcomeImportError.refused(file: file, position: position, outcomeID: outcome.id, reason: refusal)
+        }
     }
 
     private struct OutcomeList: Decodable {

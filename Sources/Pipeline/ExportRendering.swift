@@ -86,7 +86,8 @@ struct ExportRendering: Sendable {
         }
         var entries = 1
         let conditional = options.request == .conditional && options.bundleType != .collection
-        // The first resource is an Observation, or an active task's DocumentReference; companions follow it.
+        // The first resource is an Observation, an active task's DocumentReference or a survey's
+        // QuestionnaireResponse (``SurveyExport``); companions follow it.
         let type = exported.observation.resourceType ?? "Observation"
         let observationURL = "urn:uuid:\(Self.nameBasedUUID("\(type)/\(exported.id)"))"
         let companionURLs = exported.companions.map { "urn:uuid:\(Self.nameBasedUUID("\($0.resourceType)/\($0.id)"))" }
@@ -114,7 +115,13 @@ struct ExportRendering: Sendable {
         for (companion, url) in zip(exported.companions, companionURLs) {
             var resource = companion.resource
             let companionCondition = "identifier=\(identifierSystem)|\(companion.identifierValue)"
-            if conditional { resource.children.removeAll { $0.name == "id" } }
+            if conditional {
+                // Without ids, a companion names the first resource (a survey Observation's derivedFrom) by its fullUrl.
+                resource.children = resource.children.filter { $0.name != "id" }.map {
+                    $0.childValue("reference") == "\(type)/\(exported.id)"
+                        ? Element(name: $0.name, children: [Element(name: "reference", value: observationURL)]) : $0
+                }
+            }
             bytes.append(stream.entry(entry(resource, fullURL: url, request: {
                 guard conditional else { return ("PUT", "\(companion.resourceType)/\(companion.id)", nil) }
                 return exported.isFirstVersion

@@ -36,7 +36,7 @@ extension Exporter {
                     sender.report.observations += 1
                     try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [])
                 case .failure(let refusal):
-                    refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &sender.refusals, report: &sender.report)
+                    refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
                 }
             }
             try sender.send()

@@ -73,6 +73,8 @@ public final class Exporter {
     public let exporter: OutcomeExporter
     public let options: ExportOptions
     private let validator = StructureValidator(options: ValidationOptions(strict: true))
+    /// Survey tasks' outcomes go out as QuestionnaireResponses (``SurveyExport``).
+    private let surveys: SurveyExport
 
     /// A step of an export to a file or folder, in the order a run takes them: what a run killed right
     /// after it leaves, and what the next run makes of that.
@@ -102,6 +104,7 @@ public final class Exporter {
         exporter.vitalSigns = VitalSignExport(kinds: options.readingKinds)
         self.exporter = exporter
         self.options = options
+        surveys = SurveyExport(questionnaires: SurveyQuestionnaireCache(store: store), exporter: exporter)
     }
 
     /// Outcomes read from the store and built per run of the pipeline.
@@ -150,7 +153,7 @@ public final class Exporter {
                     included.insert(entry.entityID)
                     report.observations += 1
                 case .failure(let refusal):
-                    refuse(entry, with: entriesOf[entry.entityID] ?? [], reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
+                    refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &batch, report: &report)
                 }
             }
             try sink.finish()
@@ -218,6 +221,8 @@ public final class Exporter {
     struct Refusal: Error, Sendable {
         let reason: String
         let payload: Data?
+        /// Not refused for good: tried again after this many seconds (a survey waiting for its Questionnaire).
+        var retryAfter: TimeInterval? = nil
     }
 
     /// Builds, validates and renders the outcomes of `entries` on every core, a run at a time (the store
@@ -229,14 +234,13 @@ public final class Exporter {
         let patchesActivities = exporter.mapping.activityStatus && options.format != .ndjson && options.bundleType != .collection
         let loader = ExportInputLoader(store: store, checksCompletion: patchesActivities)
         let runs = stride(from: 0, to: entries.count, by: Self.runSize).map { Array(entries[$0..<min($0 + Self.runSize, entries.count)]) }
-        let exporter = self.exporter
-        let validator = self.validator
+        let (exporter, validator, surveys) = (self.exporter, self.validator, self.surveys)
         // Each run is read from the store, built, validated and rendered on a worker; the results are
         // handed over in order here.
         try OrderedParallelMap.run(runs.makeIterator(), transform: { run -> Result<[(OutboxEntry, Result<ExportRendering.Rendered, Refusal>)], any Error> in
             Result {
                 try zip(run, loader.load(run)).map { entry, loaded in
-                    (entry, Self.build(loaded.input, exporter: exporter, validator: validator).map {
+                    (entry, Self.build(loaded.input, exporter: exporter, validator: validator, surveys: surveys).map {
                         rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
                     })
                 }
@@ -248,18 +252,22 @@ public final class Exporter {
 
     /// One outcome's Observation (and Provenance), validated; or why it is refused.
     private static func build(
-        _ input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, exporter: OutcomeExporter, validator: StructureValidator
+        _ input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, exporter: OutcomeExporter, validator: StructureValidator,
+        surveys: SurveyExport
     ) -> Result<ExportedObservation, Refusal> {
         do {
-            let exported = try exporter.export(try input.get())
-            let problems = validator.validate(exported.observation).errors + (exported.provenance.map { validator.validate($0).errors } ?? [])
-                + exported.companions.flatMap { validator.validate($0.resource).errors }
+            let loaded = try input.get()
+            let exported = try surveys.export(loaded) ?? exporter.export(loaded)
+            let type = exported.observation.resourceType ?? "Observation"
+            let problems = ([exported.observation] + exported.companions.map(\.resource) + [exported.provenance].compactMap { $0 })
+                .flatMap { validator.validate($0).errors }
             guard problems.isEmpty else {
-                let type = exported.observation.resourceType ?? "Observation"
                 let outcome = ValidationReport(issues: problems).operationOutcome(source: "\(type)/\(exported.id)")
                 return .failure(Refusal(reason: "the exported \(type) is invalid: \(problems[0].diagnostics)", payload: FHIRJSON.write(outcome)))
             }
             return .success(exported)
+        } catch let waiting as SurveyExport.Waiting {
+            return .failure(Refusal(reason: waiting.description, payload: nil, retryAfter: SurveyExport.retrySeconds))
         } catch let refusal as ExportRefusal {
             return .failure(Refusal(reason: refusal.reason, payload: nil))
         } catch {
@@ -269,6 +277,20 @@ public final class Exporter {
 
     /// Fails the outcome of `entry` for good, with every due entry queued for it (`others`: its older
     /// versions must not go out in its place), and keeps a dead letter.
+    /// A refusal with ``Refusal/retryAfter`` is not for good: the entries fail until then, and no dead
+    /// letter is kept.
+    func refuse(_ entry: OutboxEntry, with others: [OutboxEntry], _ refusal: Refusal, into batch: inout StoreBatch, report: inout ExportReport) {
+        guard let retryAfter = refusal.retryAfter else {
+            refuse(entry, with: others, reason: refusal.reason, payload: refusal.payload, into: &batch, report: &report)
+            return
+        }
+        let now = batch.date ?? Date()
+        for id in Set((others + [entry]).compactMap(\.id)).sorted() {
+            batch.transition(outboxEntry: id, .failed(error: refusal.reason, retryAt: now.addingTimeInterval(retryAfter), at: now))
+        }
+        report.notTaken.append((entry.id ?? 0, entry.entityID, refusal.reason, true))
+    }
+
     func refuse(_ entry: OutboxEntry, with others: [OutboxEntry], reason: String, payload: Data?, into batch: inout StoreBatch, report: inout ExportReport) {
         guard let id = entry.id else { return }
         let outcomeID = entry.entityID

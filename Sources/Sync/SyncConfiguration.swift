@@ -23,6 +23,7 @@ import Yams
 /// page-size: 100                           # resources per search page
 /// batch-size: 100                          # outcomes per pushed Bundle
 /// time-zone: America/Chicago               # for times without an offset
+/// questionnaires: questionnaires/          # optional: a folder of Questionnaires survey tasks ask
 /// interval: 5m                             # between runs when not --once (s, m or h; a number is seconds)
 /// max-retries: 100                         # retries per run, all requests together (each: up to 4)
 /// request-timeout: 30                      # seconds a request may wait for the server's next byte
@@ -55,6 +56,9 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// A folder the outbox is written to (as by `caregate export --to DIR`) instead of the server;
     /// required when the server is a folder.
     public var pushFolder: String?
+    /// A folder of FHIR files whose Questionnaires survey tasks may ask (`questionnaires:`), looked in
+    /// before the server when neither the pulled pages nor the store hold one.
+    public var questionnaireFolder: String?
     public var auth = AuthorizationSettings()
 
     /// Whether the provider is a folder rather than a server.
@@ -111,7 +115,7 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
-        "request-timeout", "max-response-mb", "run-timeout", "reports",
+        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -194,6 +198,12 @@ public struct SyncConfiguration: Sendable, Equatable {
                 throw SyncConfigurationError(location: place(node), message: "`push-to:` \(folder) is a file, not a folder")
             }
             configuration.pushFolder = folder
+        }
+        if let node = settings["questionnaires"] {
+            guard let text = node.string, FileManager.default.fileExists(atPath: path(text), isDirectory: &isFolder), isFolder.boolValue else {
+                throw SyncConfigurationError(location: place(node), message: "`questionnaires:` is a folder that exists (of FHIR files holding Questionnaires)")
+            }
+            configuration.questionnaireFolder = path(text)
         }
         if configuration.serverIsFolder, configuration.pushFolder == nil {
             throw SyncConfigurationError(location: place(serverNode), message: "a folder as the server needs `push-to:` (the folder the outbox is written to)")

@@ -29,6 +29,14 @@ public final class SyncJob {
     /// Names the program in the reports' header and Provenance.
     public var generator = "CareGate"
 
+    /// Where survey tasks' Questionnaires are looked for beyond the pulled pages and the store: the
+    /// `questionnaires:` folder, then the server (a folder standing for the server is read as one).
+    private lazy var questionnaireLookup: ServerQuestionnaires = {
+        let folders = [configuration.questionnaireFolder, configuration.serverIsFolder ? configuration.server.path : nil]
+            .compactMap { $0 }.map(QuestionnaireFolder.init(path:))
+        return ServerQuestionnaires(client: configuration.serverIsFolder ? nil : client, folders: folders)
+    }()
+
     init(configuration: SyncConfiguration, gateway: Gateway, client: FHIRClient) {
         self.configuration = configuration
         self.gateway = gateway
@@ -236,7 +244,8 @@ public final class SyncJob {
     /// `sources` through the gateway's import (a dry run writes nothing); the import's time goes into
     /// `report`.
     func importing(_ sources: [FHIRInput.Source], only types: Set<String>? = nil, into report: inout SyncReport) throws -> ImportReport {
-        let imported = try gateway.importer(dryRun: dryRun) { $0.resourceTypes = types }.run(sources)
+        let lookup = questionnaireLookup
+        let imported = try gateway.importer(dryRun: dryRun) { $0.resourceTypes = types; $0.questionnaireLookup = lookup }.run(sources)
         report.importSeconds += imported.seconds
         return imported
     }

@@ -16,6 +16,7 @@ final class RouteTests: XCTestCase {
         (.get, #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#), (.post, "/carekit/v1/revisions"),
         (.get, "/carekit/v1/insights?from=2025-03-01&to=2025-03-07"),
         (.post, "/carekit/v1/observations"),
+        (.get, "/carekit/v1/questionnaires?url=http://example.org/q"),
     ]
 
     /// JSON with sorted keys and no spaces, to compare documents by content.
@@ -106,7 +107,8 @@ final class RouteTests: XCTestCase {
                 let headers = fixture.bearer(token)
                 for (method, uri) in Self.patientRoutes where method == .get {
                     try await client.execute(uri: uri, method: method, headers: headers) { response in
-                        XCTAssertEqual(response.status, .ok, "\(family) \(uri)")
+                        // No task of the fixture's asks a Questionnaire: that route answers its 404.
+                        XCTAssertEqual(response.status, uri.contains("/questionnaires") ? .notFound : .ok, "\(family) \(uri)")
                         XCTAssertFalse(response.text.contains("pat-1"), "\(family) \(uri): \(response.text)")
                         for uuid in firstUUIDs { XCTAssertFalse(response.text.uppercased().contains(uuid), "\(family) \(uri)") }
                     }

@@ -2,6 +2,7 @@ import CareModel
 import Dispatch
 import Foundation
 import Hummingbird
+import Pipeline
 import Store
 
 /// CareKit's remote sync: pull (`GET /carekit/v1/revisions`) and push (`POST /carekit/v1/revisions`),
@@ -158,6 +159,7 @@ struct SyncRoutes {
             throw APIError(.conflict, code: "pull first", message: "the server has revisions this device has not pulled: pull, then push again")
         }
         let tasks = try taskVersions(patientID: patientID)
+        let surveys = SurveyOutcomeCheck(store: store)
         var batch = StoreBatch()
         // Only the processes the patient's vector serves or the push's records carry (Docs/security.md,
         // "Knowledge vectors"): a made-up process in deviceKnowledge is ignored, never served.
@@ -185,6 +187,10 @@ struct SyncRoutes {
                 throw APIError(
                     .unprocessableContent, code: "invalid",
                     message: "\(path).object.taskOccurrenceIndex: the occurrence lies outside the time this task version is in effect")
+            }
+            // A survey task's outcome must fit the Questionnaire version the task asks.
+            if let refusal = try surveys.refusal(outcome, of: task.task) {
+                throw APIError(.unprocessableContent, code: "invalid", message: "\(path).object.values: \(refusal)")
             }
             outcome.taskID = task.task.id
             // What a device sends is the patient's: never a provider's resource, always exported.

@@ -78,6 +78,7 @@ extension MappingRun {
         for node in try source(field, item: item) {
             switch transform {
             case .observationValues: result += ValueTransforms.observationValues(node, time: time, zone: zone, notes: &notes)
+            case .questionnaireAnswers: result += QuestionnaireAnswerValues.values(node, time: time, zone: zone, notes: &notes)
             default:
                 // Targets and doses: a Goal gives its targets, a quantity (or range, or number) itself.
                 if node.typeName == "Goal" || node.typeName == "Goal.target" {

@@ -4,7 +4,8 @@ import Foundation
 
 /// The rules that find the task an Observation's values belong to, in order:
 ///
-/// 1. a task made from the plan or order it is based on or part of (`basedOn`, `partOf`), with one of its
+/// 1. a task made from the plan or order it is based on or part of (`basedOn`, `partOf`) (for a
+///    QuestionnaireResponse: a survey task of it asking the response's Questionnaire), with one of its
 ///    codes; when codes decide nothing and that resource made several tasks, the one titled as the
 ///    Observation's concept text (as export writes it); when it made one task, that task;
 /// 2. the task whose activity names the Observation in its `outcomeReference`;
@@ -30,6 +31,13 @@ struct OutcomeTaskMatching {
         // 1. The plan or order it is based on or part of.
         for target in basedOn ?? [] {
             let made = catalog?.tasks(madeFrom: target) ?? []
+            // A QuestionnaireResponse belongs to a survey task asking its Questionnaire (its concept text
+            // is its `questionnaire`), never to another task of the plan.
+            if observation.type == "QuestionnaireResponse" {
+                let asked = try conceptText()
+                candidates += made.filter { task in asked.map { Self.asks(task, $0) } ?? false }
+                continue
+            }
             var matching = made.filter { !Set(Self.codes(of: $0)).isDisjoint(with: codes) }
             // Codes that decide nothing: the concept's text names the task (as export writes it).
             if matching.isEmpty, made.count > 1, let text = try conceptText() {
@@ -64,6 +72,19 @@ struct OutcomeTaskMatching {
     /// provided the event has not ended more than a day before.
     static func occurrence(of schedule: Schedule, at time: Date) -> Int? {
         schedule.occurrence(at: time)
+    }
+
+    /// Whether survey task `task` asks the Questionnaire `canonical` names (`url` or `url|version`): the
+    /// same url, and the same version when both name one.
+    static func asks(_ task: CareTask, _ canonical: String) -> Bool {
+        guard task.metadata.tags?.contains("survey") ?? false, let named = task.metadata.userInfo?["questionnaire"] else { return false }
+        func split(_ text: String) -> (String, String?) {
+            guard let bar = text.lastIndex(of: "|") else { return (text, nil) }
+            return (String(text[..<bar]), String(text[text.index(after: bar)...]))
+        }
+        let (taskURL, taskVersion) = split(named)
+        let (url, version) = split(canonical)
+        return taskURL == url && (taskVersion == nil || version == nil || taskVersion == version)
     }
 
     /// The FHIR codes a task carries (`system|code`), as the mapping kept them in its `userInfo`.

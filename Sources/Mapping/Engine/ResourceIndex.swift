@@ -54,6 +54,7 @@ public final class ResourceIndex: @unchecked Sendable {
         private var byKey: [ResourceKey: Held] = [:]
         private var byFullURL: [String: ResourceKey] = [:]
         private var byIdentifier: [String: [ResourceKey]] = [:]
+        private var byCanonical: [String: ResourceKey] = [:]
         private var order: [ResourceKey] = []
         private var files = SourceFiles()
 
@@ -89,6 +90,11 @@ public final class ResourceIndex: @unchecked Sendable {
                 byIdentifier["\(key.type)|\(system)|\(value)", default: []].append(key)
                 byIdentifier["\(key.type)||\(value)", default: []].append(key)
             }
+            // A canonical resource (a Questionnaire...) is also named by its `url` and `url|version`.
+            if key.type == "Questionnaire", let url = resource.childValue("url"), !url.isEmpty {
+                byCanonical[url] = key
+                if let version = resource.childValue("version"), !version.isEmpty { byCanonical[url + "|" + version] = key }
+            }
             return key
         }
 
@@ -100,7 +106,7 @@ public final class ResourceIndex: @unchecked Sendable {
         public var count: Int { byKey.count }
 
         public func build() -> ResourceIndex {
-            ResourceIndex(byKey: byKey, byFullURL: byFullURL, byIdentifier: byIdentifier, order: order, files: files)
+            ResourceIndex(byKey: byKey, byFullURL: byFullURL, byIdentifier: byIdentifier, byCanonical: byCanonical, order: order, files: files)
         }
     }
 
@@ -116,13 +122,17 @@ public final class ResourceIndex: @unchecked Sendable {
     private let files: SourceFiles
     private let byFullURL: [String: ResourceKey]
     private let byIdentifier: [String: [ResourceKey]]
+    /// Questionnaires of the input by `url` and by `url|version` (FHIRPath's `resolve()` of a canonical).
+    private let byCanonical: [String: ResourceKey]
     /// The keys in the order the resources were added.
     public let order: [ResourceKey]
     private let byType: [String: [ResourceKey]]
 
     private init(
-        byKey: [ResourceKey: Held], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], order: [ResourceKey], files: SourceFiles
+        byKey: [ResourceKey: Held], byFullURL: [String: ResourceKey], byIdentifier: [String: [ResourceKey]], byCanonical: [String: ResourceKey],
+        order: [ResourceKey], files: SourceFiles
     ) {
+        self.byCanonical = byCanonical
         self.byKey = byKey
         self.files = files
         self.byFullURL = byFullURL
@@ -163,9 +173,11 @@ public final class ResourceIndex: @unchecked Sendable {
         case unresolved(String)
     }
 
-    /// Resolves `reference` (a `Reference.reference` value).
+    /// Resolves `reference` (a `Reference.reference` value, or a canonical `url` or `url|version` of a
+    /// Questionnaire of the input).
     public func resolve(_ reference: String) -> Resolution {
         if let key = byFullURL[reference] { return .found(key) }
+        if let key = byCanonical[reference] { return .found(key) }
         if reference.hasPrefix("urn:") { return .unresolved("no entry has fullUrl \(reference)") }
         if let question = reference.firstIndex(of: "?") {
             return resolveConditional(type: String(reference[..<question]), query: String(reference[reference.index(after: question)...]))

@@ -13,6 +13,13 @@ public struct ExportedCompanion: Sendable {
     /// The value of its identifier under the export mapping's identifier system (`<outcome id>/<name>`).
     public var identifierValue: String
     public var resource: Element
+
+    public init(resourceType: String, id: String, identifierValue: String, resource: Element) {
+        self.resourceType = resourceType
+        self.id = id
+        self.identifierValue = identifierValue
+        self.resource = resource
+    }
 }
 
 /// Builds what the outcome of an active task becomes, following its ``ActiveTaskMapping/Task``: one

@@ -40,9 +40,18 @@ public struct ExportedObservation: Sendable {
     /// picks the request, not the status: a later version edited before any was sent is `final`, and
     /// still goes as an update.
     public var isFirstVersion: Bool
-    /// Further resources of the outcome (an active task's other Observations and file results), written
-    /// after the first and named by its Provenance too (``ActiveTaskResultExporter``).
+    /// Further resources of the outcome, written after the first and each with its own id and identifier:
+    /// an active task's other Observations and file results (``ActiveTaskResultExporter``), a survey's
+    /// extracted Observations.
     public var companions: [ExportedCompanion] = []
+
+    public init(id: String, observation: Element, provenance: Element?, isFirstVersion: Bool, companions: [ExportedCompanion] = []) {
+        self.id = id
+        self.observation = observation
+        self.provenance = provenance
+        self.isFirstVersion = isFirstVersion
+        self.companions = companions
+    }
 }
 
 /// Why an outcome cannot be exported; it goes to dead letters with this reason.
@@ -168,6 +177,12 @@ public struct OutcomeExporter: Sendable {
         return ExportedObservation(
             id: id, observation: observation, provenance: provenance,
             isFirstVersion: !isDeletion && outcome.metadata.previousVersionUUIDs.isEmpty)
+    }
+
+    /// The Provenance of another resource made from `input`'s outcome (a survey's QuestionnaireResponse,
+    /// `target`), as an Observation's would be; nil when the mapping asks for none.
+    public func provenance(target: String, of input: OutcomeExportInput, patient: String) -> Element? {
+        mapping.provenance ? provenanceResource(target: target, outcome: input.outcome, patient: patient, derivedFrom: input.derivedFrom) : nil
     }
 
     /// When the outcome version was written: the Observation's `issued` and the Provenance's `recorded`.

@@ -12,9 +12,11 @@ enum DefaultMappings {
         ("Patient.yaml", PackageResources.Patient_yaml),
         ("Practitioner.yaml", PackageResources.Practitioner_yaml),
         ("PractitionerRole.yaml", PackageResources.PractitionerRole_yaml),
+        ("QuestionnaireResponse.yaml", PackageResources.QuestionnaireResponse_yaml),
         ("RelatedPerson.yaml", PackageResources.RelatedPerson_yaml),
         ("ServiceRequest.yaml", PackageResources.ServiceRequest_yaml),
         ("healthkit.yaml", PackageResources.healthkit_yaml),
+        ("Task.yaml", PackageResources.Task_yaml),
         ("insights.yaml", PackageResources.insights_yaml),
     ].map { (name: $0.0, text: String(decoding: $0.1, as: UTF8.self)) }
 }

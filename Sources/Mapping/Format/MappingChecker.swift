@@ -303,6 +303,7 @@ enum TransformInputs {
         case .codeableConcept: return stringTypes.union(["CodeableConcept", "Coding"])
         case .observationValues: return ["Observation"]
         case .healthKit: return ["CodeableConcept", "Coding"]
+        case .questionnaireAnswers: return ["QuestionnaireResponse"]
         }
     }
 

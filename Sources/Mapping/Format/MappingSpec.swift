@@ -151,6 +151,8 @@ public enum TransformName: String, Sendable, CaseIterable {
     /// table (Mappings/healthkit.yaml): a code the table knows makes the task a `healthKitTask`; a panel's
     /// code (blood pressure) makes one linked task per component.
     case healthKit
+    /// A QuestionnaireResponse's answers -> a survey outcome's values (kind = linkId).
+    case questionnaireAnswers
 }
 
 /// The options of a transform: expressions and plain values, by name.

@@ -33,7 +33,7 @@ public enum TargetField {
         case .address: return [.address]
         case .telecom: return [.contactPoint]
         case .schedule: return [.timing]
-        case .values: return [.quantity, .observationValues, .goalTarget]
+        case .values: return [.quantity, .observationValues, .goalTarget, .questionnaireAnswers]
         case .string, .strings: return [.codeableConcept]
         case .linkage: return [.healthKit]
         default: return []

@@ -53,7 +53,10 @@ extension TimingSchedule {
             let first = calendar.date(bySettingHour: wakingHours.startMinutes / 60, minute: wakingHours.startMinutes % 60, second: 0, of: day) ?? day
             element = try self.element(start: first, end: end, interval: DateComponents(day: 1), duration: .hours(1), text: text, targets: targets, path: path)
         case .once, .none:
-            element = try self.element(start: startDate, end: startDate.addingTimeInterval(1), interval: DateComponents(day: 1), duration: .allDay, text: text, targets: targets, path: path)
+            // One occurrence: over start..end when the mapping gives an end after the start (a Task's
+            // restriction.period), else all day on the start's day.
+            let duration: ScheduleElement.Duration = end.map { $0 > startDate ? .seconds($0.timeIntervalSince(startDate)) : .allDay } ?? .allDay
+            element = try self.element(start: startDate, end: startDate.addingTimeInterval(1), interval: DateComponents(day: 1), duration: duration, text: text, targets: targets, path: path)
         }
         notes.append(MappingNote(.info, at: path, "\(reason): assumed \(rule.description)"))
         do {

@@ -21,6 +21,9 @@ public struct ImportOptions: Sendable {
     /// When set, only resources of these types are imported; the others are counted as skipped (a
     /// sync from a folder takes the configuration's `resources:` this way).
     public var resourceTypes: Set<String>?
+    /// Where a Questionnaire that survey tasks ask is looked for when neither the input nor the store
+    /// holds it (a sync's server or folder); what it finds is kept.
+    public var questionnaireLookup: (any QuestionnaireLookup)?
 
     public init(mapping: MappingOptions) {
         self.mapping = mapping
@@ -100,6 +103,9 @@ public final class Importer {
         // Its parts are held apart from here: the index and the held resources are freed off this thread
         // (`releaseElsewhere`) once their last use is over, which `input` would otherwise outlive.
         releaseElsewhere(consume input)
+        // The input's Questionnaires are kept first: the survey tasks mapped next name their versions.
+        let surveys = SurveyQuestionnaires(store: store, options: options, ledger: ledger)
+        surveys.keep(from: index)
 
         // The tasks Observations can belong to; an input without any needs none (the store may hold millions).
         let catalog = outcomeResources > 0 ? try ImportTaskCatalog(store: store) : ImportTaskCatalog()
@@ -115,7 +121,7 @@ public final class Importer {
         // the outcome-making resources (which need the catalog, complete then, and nothing written).
         var lastChunk = try mapAndWriteEntities(
             index: index, origins: origins, outcomeResources: outcomeResources, mapping: mapping, reconciliation: reconciliation,
-            writer: entityWriter, ledger: ledger)
+            writer: entityWriter, ledger: ledger, surveys: surveys)
         // Long-running plan and order tasks: versions of about a year of events each, planned before the
         // outcomes are mapped (each Observation goes on the version in effect on its day) and written
         // with the last entities, before the first outcome.
@@ -157,19 +163,22 @@ public final class Importer {
     /// reference one a later chunk may make wait for it.
     private func mapAndWriteEntities(
         index: ResourceIndex, origins: [ResourceKey: ImportOrigin], outcomeResources: Int, mapping: MappingStage,
-        reconciliation: Reconciliation, writer: EntityWriter, ledger: ImportLedger
+        reconciliation: Reconciliation, writer: EntityWriter, ledger: ImportLedger, surveys: SurveyQuestionnaires
     ) throws -> (mapped: [MappedResource], records: [ResourceKey: SourceResource])? {
         let catalog = mapping.catalog
         var waiting: [MappedResource] = []
         var waitingRecords: [ResourceKey: SourceResource] = [:]
         var done = 0
-        let chunks = index.order.chunked(options.entityChunkSize)
+        // Questionnaires make no entities: kept apart (``SurveyQuestionnaires``), not mapped.
+        let keys = index.keys(ofType: "Questionnaire").isEmpty ? index.order : index.order.filter { $0.type != "Questionnaire" }
+        let chunks = keys.chunked(options.entityChunkSize)
         for (number, chunk) in chunks.enumerated() {
             var mapped: [MappedResource] = waiting
             var records = waitingRecords
             mapped.reserveCapacity(waiting.count + chunk.count)
             MappingStage.inParallel(chunk, mapping.mapIndexed) { output in
-                guard let (result, record) = output else { return }
+                guard let (unpinned, record) = output else { return }
+                let result = surveys.pin(unpinned)
                 if outcomeResources > 0, case .mapped(let entities, _) = result.result {
                     for case .task(let task) in entities { catalog.add(task) }
                 }

@@ -90,7 +90,8 @@ struct InputIndexing {
                         return
                     }
                     let makesOutcomes = engine.makesOutcomes(type)
-                    if makesOutcomes || !(kept?.contains(type) ?? true) {
+                    // Questionnaires are always kept: survey tasks ask them, whatever the mappings read.
+                    if makesOutcomes || !(kept?.contains(type) ?? true) && type != "Questionnaire" {
                         // Not kept here, but references to it still name it.
                         let key = ResourceKey.of(resource, fullUrl: fullUrl)
                         if let key { builder.alias(fullUrl, to: key) }

@@ -394,7 +394,7 @@ final class OutcomePlanner {
     private func dropOwnWriteBacks(_ pending: [MappedInput], from contributions: inout [OutcomeContribution], plan: inout OutcomePlan) throws {
         guard let system = writeBackSystem else { return }
         var echoes: [ResourceKey: String] = [:]
-        for input in pending where input.mapped.key.type == "Observation" {
+        for input in pending where input.mapped.key.type == "Observation" || input.mapped.key.type == "QuestionnaireResponse" {
             guard case .mapped = input.mapped.result,
                   let identifier = input.raw.children(named: "identifier").first(where: { $0.childValue("system") == system }),
                   let outcomeID = identifier.childValue("value") else { continue }

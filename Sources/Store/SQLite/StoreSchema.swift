@@ -75,6 +75,7 @@ enum StoreSchema {
         // an import while this build's server lets a push in) to refuse the store.
         migrator.registerMigration("v18 pushes between an import's steps (append gate)") { _ in }
         migrator.registerMigration("v19 served device processes (bounded knowledge vectors)", migrate: SQLiteStore.addServedDeviceProcesses)
+        migrator.registerMigration("questionnaires by url and version (surveys)", migrate: SQLiteStore.createQuestionnaires)
 
         return migrator
     }

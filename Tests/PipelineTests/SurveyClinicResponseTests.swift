@@ -1,0 +1,76 @@
+import CareModel
+import FHIR
+import Foundation
+import Mapping
+import Pipeline
+import Store
+import TestSupport
+import XCTest
+
+/// Answers given in clinic (issue 44, item 5): a provider's QuestionnaireResponse imports as the outcome
+/// of its survey task's occurrence, else into the patient's log for its Questionnaire; one CareGate wrote
+/// itself changes nothing when it comes back.
+final class SurveyClinicResponseTests: XCTestCase {
+    static let request = #"""
+        {"resourceType": "ServiceRequest", "id": "sr1", "status": "active", "intent": "order", "subject": {"reference": "Patient/p1"},
+         "extension": [{"url": "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-servicerequest-questionnaire", "valueCanonical": "http://example.org/q/mood|2"}],
+         "occurrenceTiming": {"repeat": {"boundsPeriod": {"start": "2026-03-01", "end": "2026-03-08"}, "frequency": 1, "period": 1, "periodUnit": "d"}}}
+        """#
+
+    static func response(id: String, basedOn: Bool, answer: Int, identifier: String? = nil) -> String {
+        #"""
+        {"resourceType": "QuestionnaireResponse", "id": "\#(id)", "status": "completed", "questionnaire": "http://example.org/q/mood|2",
+         \#(identifier.map { #""identifier": {"system": "urn:caregate:outcome", "value": "\#($0)"},"# } ?? "")
+         \#(basedOn ? #""basedOn": [{"reference": "ServiceRequest/sr1"}],"# : "")
+         "subject": {"reference": "Patient/p1"}, "authored": "2026-03-03T10:00:00Z",
+         "item": [{"linkId": "q1", "answer": [{"valueInteger": \#(answer)}]}]}
+        """#
+    }
+
+    private func importing(_ resources: [String], into store: SQLiteStore) throws -> ImportReport {
+        let folder = try makeScratchFolder("survey-clinic")
+        let report = try importFiles([try folder.writeFile("input.json", SurveyImportTests.bundle(resources))], into: store)
+        XCTAssertTrue(report.failures.isEmpty, describe(report.failures))
+        return report
+    }
+
+    func testAClinicResponseIsTheOutcomeOfItsSurveyOccurrence() throws {
+        let store = try makeStore()
+        _ = try importing([SurveyImportTests.patient, Self.request, SurveyImportTests.questionnaire(id: "mood", url: "http://example.org/q/mood", version: "2")], into: store)
+        _ = try importing([Self.response(id: "qr1", basedOn: true, answer: 4)], into: store)
+        let task = try XCTUnwrap(try store.tasks(.current).first { $0.id == "ServiceRequest/sr1" })
+        let outcomes = try store.outcomes(.current)
+        XCTAssertEqual(outcomes.count, 1)
+        XCTAssertEqual(outcomes.first?.taskUUID, task.uuid)
+        XCTAssertEqual(outcomes.first?.taskOccurrenceIndex, 2, "2026-03-03, the third day")
+        XCTAssertEqual(outcomes.first?.values.map(\.kind), ["q1"])
+        XCTAssertEqual(outcomes.first?.values.first?.value, .integer(4))
+        XCTAssertEqual(outcomes.first?.metadata.provenance?.fhirType, "QuestionnaireResponse", "the provider's: never exported back")
+    }
+
+    func testAResponseOfNoSurveyTaskGoesToThePatientsLogForItsQuestionnaire() throws {
+        let store = try makeStore()
+        _ = try importing([SurveyImportTests.patient, Self.request, Self.response(id: "qr2", basedOn: false, answer: 6)], into: store)
+        let outcome = try XCTUnwrap(try store.outcomes(.current).first)
+        let log = try XCTUnwrap(try store.tasks(.current).first { $0.uuid == outcome.taskUUID })
+        XCTAssertTrue(log.id.hasPrefix("Patient/p1#log-"), log.id)
+        XCTAssertEqual(outcome.values.first?.value, .integer(6))
+    }
+
+    func testAResponseCareGateWroteChangesNothingWhenItComesBack() throws {
+        let store = try makeStore()
+        _ = try importing([SurveyImportTests.patient, Self.request, SurveyImportTests.questionnaire(id: "mood", url: "http://example.org/q/mood", version: "2")], into: store)
+        let task = try XCTUnwrap(try store.tasks(.current).first { $0.id == "ServiceRequest/sr1" })
+        let day = ISO8601DateFormatter().date(from: "2026-03-03T10:00:00Z")!
+        let recorded = Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: 2, values: [OutcomeValue(.integer(3), kind: "q1", createdDate: day)],
+                               metadata: EntityMetadata(effectiveDate: day, createdDate: day, updatedDate: day, timezone: .gmt))
+        let gateway = Gateway(store: store, mappings: try MappingSet.defaults(overriddenBy: nil), options: Gateway.Options(timeZone: TimeZone(identifier: "UTC")!))
+        try gateway.recordOutcomes([recorded], file: "app.json")
+        let before = try store.outcomes(.current)
+        let report = try importing([Self.response(id: "echo", basedOn: true, answer: 3, identifier: recorded.id)], into: store)
+        XCTAssertEqual(report.byType["QuestionnaireResponse"]?.unchanged, 1)
+        let after = try store.outcomes(.current)
+        XCTAssertEqual(after.map(\.metadata.uuid), before.map(\.metadata.uuid), "no new version")
+        XCTAssertEqual(after.first?.values.count, 1, "the answer is not added a second time")
+    }
+}
