@@ -45,7 +45,7 @@ final class ImportCLITests: XCTestCase {
     func testMappingsValidate() throws {
         let defaults = try CLIRunner.run(["mappings", "validate"])
         XCTAssertEqual(defaults.status, 0, defaults.stdout)
-        XCTAssertTrue(defaults.stdout.contains("11 mapping file(s) checked: 0 error(s)"), defaults.stdout)
+        XCTAssertTrue(defaults.stdout.contains("13 mapping file(s) checked: 0 error(s)"), defaults.stdout)
         let shipped = try CLIRunner.run(["mappings", "validate", "Mappings"])
         XCTAssertEqual(shipped.status, 0, shipped.stdout)
         try folder.writeFile("Patient.yaml", "resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: name\n")

@@ -93,7 +93,10 @@ final class SurveyExportTests: XCTestCase {
         let bundle = try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: out)))
         let entries = bundle.children(named: "entry")
         let types = entries.compactMap { $0.child(named: "resource")?.resourceType }
-        XCTAssertEqual(Array(types.prefix(2)), ["QuestionnaireResponse", "Provenance"])
+        // The response, its extracted Observations, then the Provenance.
+        XCTAssertEqual(types.first, "QuestionnaireResponse")
+        XCTAssertEqual(types.last, "Provenance")
+        XCTAssertEqual(Set(types.dropFirst().dropLast()), ["Observation"])
         let responseURL = entries.first?.child(named: "request")?.childValue("url") ?? ""
         let total = try XCTUnwrap(entries.compactMap { $0.child(named: "resource") }.first { resource in
             resource.resourceType == "Observation"
