@@ -2,6 +2,7 @@ import AppServer
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Mapping
 import Store
 
 /// `caregate serve`: the app server (CareKit remote sync and read-only views) on one store.
@@ -26,6 +27,9 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var storeOptions: StoreOptions
+
+    /// The LOINC <-> HealthKit table readings are read by: a user's healthkit.yaml in this folder replaces the default.
+    @OptionGroup var mappings: MappingsOption
 
     @Option(name: .long, help: ArgumentHelp("The server's ES256 key (PEM); made when missing.", valueName: "file"))
     var key: String
@@ -116,7 +120,8 @@ struct ServeCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(serving) {} }
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
-        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits)
+        let readingKinds = ReadingKinds(table: try mappings.load().healthKit)
+        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits, readingKinds: readingKinds)
         if let issuerVerifier {
             // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
             do { _ = try await issuerVerifier.refreshKeys() } catch {
