@@ -59,6 +59,16 @@ final class SurveyClinicResponseTests: XCTestCase {
         XCTAssertEqual(outcome.values.first?.value, .integer(5))
     }
 
+    func testBasedOnNarrowsTheChoiceAmongSurveyTasksAskingTheSameQuestionnaire() throws {
+        let store = try makeStore()
+        let second = Self.request.replacingOccurrences(of: #""id": "sr1""#, with: #""id": "sr2""#)
+        let basedOnSecond = Self.response(id: "qr7", basedOn: true, answer: 2).replacingOccurrences(of: "ServiceRequest/sr1", with: "ServiceRequest/sr2")
+        _ = try importing([SurveyImportTests.patient, Self.request, second], into: store)
+        _ = try importing([basedOnSecond, Self.response(id: "qr8", basedOn: false, answer: 7, authored: "2026-03-04T10:00:00Z")], into: store)
+        let outcomes = try store.outcomes(.current).sorted { $0.taskOccurrenceIndex < $1.taskOccurrenceIndex }
+        XCTAssertEqual(outcomes.map(\.taskID), ["ServiceRequest/sr2", "ServiceRequest/sr1"], "basedOn picks sr2; without it, the first by id")
+    }
+
     func testAResponseNamingTheUrlAloneMatchesTheTaskOfThatUrl() throws {
         let store = try makeStore()
         let unversioned = Self.response(id: "qr4", basedOn: false, answer: 1).replacingOccurrences(of: "mood|2", with: "mood")
