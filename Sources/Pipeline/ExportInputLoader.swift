@@ -99,10 +99,11 @@ final class ExportInputLoader: Sendable {
                 return (.failure(MissingInput(description: "its task version \(outcome.taskUUID) is not in the store")), nil)
             }
             let earlier = Self.otherVersions(of: entry, in: history)
-            let input = OutcomeExportInput(
-                outcome: outcome, task: task, patient: patient,
-                earlierVersionMayBeAtProvider: earlier.contains { reachedProvider[entry.destination]?.contains($0.metadata.uuid) == true },
+            let atProvider = earlier.filter { reachedProvider[entry.destination]?.contains($0.metadata.uuid) == true }
+            var input = OutcomeExportInput(
+                outcome: outcome, task: task, patient: patient, earlierVersionMayBeAtProvider: !atProvider.isEmpty,
                 derivedFrom: Self.providerObservations(of: earlier))
+            input.earlierVersionsAtProvider = atProvider
             return (.success(input), checksCompletion ? try completion(by: input) : nil)
         }
     }

@@ -10,6 +10,8 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     private var bySource: [ResourceKey: [String]] = [:]
     /// Task ids by patient and code.
     private var byPatientCode: [String: [String]] = [:]
+    /// Survey task ids by patient and the url of the Questionnaire they ask.
+    private var byPatientQuestionnaire: [String: [String]] = [:]
     private var outcomes: [ResourceKey: String] = [:]
     /// The versions before the current one of tasks that have some, oldest first, tombstones left out.
     private var earlier: [String: [CareTask]] = [:]
@@ -96,6 +98,7 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
             forgotten[id] = task
             if let patient = task.metadata.linkage.patientID {
                 for code in task.metadata.linkage.codes { byPatientCode["\(patient) \(code)"]?.removeAll { $0 == id } }
+                if let url = task.askedQuestionnaireURL { byPatientQuestionnaire["\(patient) \(url)"]?.removeAll { $0 == id } }
             }
             for key in task.metadata.linkage.outcomeReferences where outcomes[key] == id { outcomes[key] = nil }
         }
@@ -121,6 +124,7 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
         }
         if let patient = linkage.patientID {
             for code in linkage.codes { byPatientCode["\(patient) \(code)", default: []].append(task.id) }
+            if let url = task.askedQuestionnaireURL { byPatientQuestionnaire["\(patient) \(url)", default: []].append(task.id) }
         }
     }
 
@@ -134,6 +138,10 @@ final class ImportTaskCatalog: TaskCatalog, @unchecked Sendable {
     }
 
     func taskForOutcome(_ key: ResourceKey) -> String? { outcomes[key] }
+
+    func surveyTasks(ofPatient patientID: String, questionnaireURL url: String) -> [CareTask] {
+        (byPatientQuestionnaire["\(patientID) \(url)"] ?? []).compactMap { byID[$0] }
+    }
 
     /// The ids of the tasks it holds that are not Observation logs.
     var plannedTaskIDs: [String] { byID.values.filter { !$0.isObservationLog }.map(\.id) }

@@ -14,10 +14,11 @@ struct ExampleApp: AsyncParsableCommand {
         commandName: "caregate-example-app",
         abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back; or send readings.",
         discussion: """
-            Pulls the patient's plan as a new CareKit device, records one outcome of one task's occurrence, \
-            and synchronizes again, pushing it with the device's knowledge, as an iOS app does through \
-            OCKRemoteSynchronizable. With --readings, sends the readings of a file (FHIR Observations as \
-            HealthKitOnFHIR writes HealthKit samples) to POST /carekit/v1/observations instead.
+            Pulls the patient's plan as a new CareKit device, records one outcome of one task's occurrence \
+            and pushes it with the device's knowledge, as an iOS app does through OCKRemoteSynchronizable. \
+            With --answer (repeated), the outcome answers a survey task: one value per answer, kind = linkId \
+            (Docs/surveys.md). With --readings, sends the readings of a file (FHIR Observations as \
+            HealthKitOnFHIR writes HealthKit samples) to POST /carekit/v1/observations.
 
             Examples:
               caregate-example-app --server http://127.0.0.1:8080 --token "$token" \\
@@ -48,6 +49,11 @@ struct ExampleApp: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The value recorded: true, false or a number.", valueName: "value"))
     var value: String = "true"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "A survey answer, in place of --value: the item's linkId and its answer (a number, true/false, else text); repeat it.",
+        valueName: "linkId=value"))
+    var answer: [String] = []
+
     @Option(name: .long, help: ArgumentHelp("When it was recorded (ISO 8601 with an offset); default: now.", valueName: "time"))
     var time: String?
 
@@ -56,8 +62,11 @@ struct ExampleApp: AsyncParsableCommand {
         if readings == nil {
             guard task != nil, let occurrence else { throw ValidationError("give --task and --occurrence (an outcome to record), or --readings FILE") }
             guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
-        } else if task != nil || occurrence != nil {
-            throw ValidationError("--readings sends readings only: leave out --task and --occurrence")
+        } else if task != nil || occurrence != nil || !answer.isEmpty {
+            throw ValidationError("--readings sends readings only: leave out --task, --occurrence and --answer")
+        }
+        for given in answer where Self.parse(answer: given) == nil {
+            throw ValidationError("--answer '\(given)' is not LINKID=VALUE (a linkId, '=', then the answer)")
         }
         if let time, ISO8601DateFormatter().date(from: time) == nil { throw ValidationError("--time must be ISO 8601 with an offset, e.g. 2026-11-02T07:40:00-06:00") }
     }
@@ -96,8 +105,13 @@ struct ExampleApp: AsyncParsableCommand {
         // The patient did it already (an earlier run, another device): an app shows it done, and records nothing.
         let recorded = time.flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
         let typed: OutcomeValue.Value = value == "true" || value == "false" ? .boolean(value == "true") : Double(value).map { .double($0) } ?? .text(value)
+        // A survey's answers: one value per answer, its kind the item's linkId; else the one --value.
+        let values = answer.isEmpty
+            ? [OutcomeValue(typed, createdDate: recorded)]
+            : answer.compactMap(Self.parse(answer:)).map { OutcomeValue($0.value, kind: $0.linkId, createdDate: recorded) }
         let id = Outcome.id(taskUUID: current.uuid, occurrence: occurrence)
-        if let done = outcomes.last(where: { $0.id == id && $0.metadata.deletedDate == nil }), done.values.map(\.value) == [typed] {
+        if let done = outcomes.last(where: { $0.id == id && $0.metadata.deletedDate == nil }),
+           done.values.map(\.value) == values.map(\.value), done.values.map(\.kind) == values.map(\.kind) {
             print("occurrence \(occurrence) of \(current.id) is already recorded (\(id)): nothing to push")
             return
         }
@@ -105,7 +119,7 @@ struct ExampleApp: AsyncParsableCommand {
         // addOutcome: the outcome's version carries the device's knowledge at the time.
         var outcome = Outcome(
             taskUUID: current.uuid, taskID: current.id, taskOccurrenceIndex: occurrence,
-            values: [OutcomeValue(typed, createdDate: recorded)],
+            values: values,
             metadata: EntityMetadata(effectiveDate: recorded, createdDate: recorded, updatedDate: recorded, timezone: current.schedule.elements.first?.timeZone ?? .current))
         outcome.metadata.uuid = UUID()
         let outcomeKnowledge = knowledge
@@ -116,6 +130,19 @@ struct ExampleApp: AsyncParsableCommand {
         let result = try await client.push(
             revisions: [CareKitRevisionRecord(entities: [CareKitEntity(.outcome(outcome))], knowledgeVector: outcomeKnowledge)], knowledge: knowledge)
         print("pushed outcome \(outcome.id) (occurrence \(occurrence) of \(current.id)): \(result.stored) stored, \(result.unchanged) unchanged")
+    }
+
+    /// `LINKID=VALUE` read: the linkId (before the first `=`, not empty) and the answer typed as CareKit
+    /// types values: an integer, else a number, `true`/`false` a boolean, anything else text (a coded
+    /// answer's code, or `system|code`). Nil when there is no `=` or no linkId.
+    static func parse(answer: String) -> (linkId: String, value: OutcomeValue.Value)? {
+        guard let equals = answer.firstIndex(of: "="), equals != answer.startIndex else { return nil }
+        let linkId = String(answer[..<equals])
+        let text = String(answer[answer.index(after: equals)...])
+        if let integer = Int(text) { return (linkId, .integer(integer)) }
+        if let number = Double(text), number.isFinite { return (linkId, .double(number)) }
+        if text == "true" || text == "false" { return (linkId, .boolean(text == "true")) }
+        return (linkId, .text(text))
     }
 
     /// Sends the readings of `file`, as an app sends what HealthKit recorded since its last upload.

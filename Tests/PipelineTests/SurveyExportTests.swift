@@ -123,6 +123,67 @@ final class SurveyExportTests: XCTestCase {
         XCTAssertEqual(extracted.child(named: "resource")?.child(named: "derivedFrom")?.childValue("reference"), responseEntry.childValue("fullUrl"))
     }
 
+    /// A later version extracting fewer Observations, then a deletion: what an earlier version sent and
+    /// this one does not goes again as entered-in-error (code, subject and identifier kept), in the same
+    /// Bundle as the response.
+    func testObservationsAnEarlierVersionExtractedAreWithdrawnWhenALaterOneDoesNotGiveThem() throws {
+        let canonical = "http://example.org/Questionnaire/vitals|1"
+        let questionnaire = #"""
+            {"resourceType": "Questionnaire", "id": "vitals", "url": "http://example.org/Questionnaire/vitals", "version": "1", "status": "active",
+             "extension": [{"url": "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-observationExtract", "valueBoolean": true}],
+             "item": [
+               {"linkId": "weight", "type": "decimal", "code": [{"system": "http://loinc.org", "code": "29463-7", "display": "Body weight"}]},
+               {"linkId": "pain", "type": "integer", "code": [{"system": "http://loinc.org", "code": "72514-3", "display": "Pain severity"}]}
+             ]}
+            """#
+        let folder = try makeScratchFolder("survey-withdraw")
+        let (store, gateway, _) = try self.store(asking: canonical, withGCS: false)
+        XCTAssertTrue(try importFiles([try folder.writeFile("q.json", questionnaire)], into: store).failures.isEmpty)
+        let task = try XCTUnwrap(try store.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
+        let day = ISO8601DateFormatter().date(from: "2026-01-06T10:00:00Z")!
+        func answered(_ values: [OutcomeValue]) -> Outcome {
+            Outcome(taskUUID: task.uuid, taskID: task.id, taskOccurrenceIndex: 1, values: values,
+                    metadata: EntityMetadata(effectiveDate: day, createdDate: day, updatedDate: day, timezone: .gmt))
+        }
+        let out = folder.appendingPathComponent("out.json").path
+        func exported() throws -> [Element] {
+            let report = try gateway.export(to: .file(out))
+            XCTAssertEqual(report.refused.map(\.reason), [])
+            return try FHIRJSON.read(Data(contentsOf: URL(fileURLWithPath: out))).children(named: "entry").compactMap { $0.child(named: "resource") }
+        }
+        func observations(_ resources: [Element]) -> [String: String] {
+            Dictionary(uniqueKeysWithValues: resources.filter { $0.resourceType == "Observation" }.map { ($0.childValue("id") ?? "", $0.childValue("status") ?? "") })
+        }
+        try gateway.recordOutcomes([answered([OutcomeValue(.double(71.5), kind: "weight", createdDate: day), OutcomeValue(.integer(3), kind: "pain", createdDate: day)])], file: "app.json")
+        let first = try exported()
+        let id = try XCTUnwrap(first.first?.childValue("id"))
+        XCTAssertEqual(observations(first), ["\(id)-o0": "final", "\(id)-o1": "final"])
+
+        // The pain answer taken back: its Observation is withdrawn with the amended response.
+        try gateway.recordOutcomes([answered([OutcomeValue(.double(71.0), kind: "weight", createdDate: day)])], file: "app.json")
+        let second = try exported()
+        XCTAssertEqual(second.first?.childValue("status"), "amended")
+        XCTAssertEqual(observations(second), ["\(id)-o0": "final", "\(id)-o1": "entered-in-error"])
+        let withdrawn = try XCTUnwrap(second.first { $0.childValue("id") == "\(id)-o1" })
+        XCTAssertEqual(withdrawn.child(named: "code")?.child(named: "coding")?.childValue("code"), "72514-3")
+        XCTAssertEqual(withdrawn.child(named: "subject")?.childValue("reference"), "Patient/p1")
+        XCTAssertTrue(withdrawn.child(named: "identifier")?.childValue("value")?.hasSuffix("/o1") ?? false)
+
+        // The outcome deleted: the response and every Observation sent before are entered-in-error.
+        let current = try XCTUnwrap(try store.outcomes(.current).first { $0.taskID == task.id })
+        var metadata = EntityMetadata(effectiveDate: current.metadata.effectiveDate, timezone: .gmt)
+        metadata.uuid = UUID()
+        metadata.previousVersionUUIDs = [current.metadata.uuid]
+        metadata.deletedDate = day
+        var deletion = StoreBatch()
+        deletion.appendVersion(keepingUUIDOf: Outcome(taskUUID: current.taskUUID, taskID: current.taskID, taskOccurrenceIndex: current.taskOccurrenceIndex,
+                                                      values: current.values, metadata: metadata))
+        _ = try store.apply(deletion)
+        let third = try exported()
+        XCTAssertEqual(third.first?.childValue("status"), "entered-in-error")
+        XCTAssertEqual(observations(third), ["\(id)-o0": "entered-in-error", "\(id)-o1": "entered-in-error"])
+    }
+
     func testOutcomesThatDoNotFitTheQuestionnaireAreRefusedWithTheLinkId() throws {
         let (store, gateway, task) = try store(asking: "http://hl7.org/fhir/Questionnaire/gcs", withGCS: true)
         let cases: [([(String, String)], String)] = [

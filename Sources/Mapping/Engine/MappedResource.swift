@@ -86,8 +86,12 @@ public protocol TaskCatalog: Sendable {
     /// The versions of task `id` before its current one, oldest first, tombstones left out: an
     /// Observation dated before the current version takes effect belongs to the one in effect then.
     func earlierVersions(of id: String) -> [CareTask]
+    /// The survey tasks of patient `patientID` (its entity id) whose `userInfo.questionnaire` names the
+    /// Questionnaire url `url` (any version): where a provider's QuestionnaireResponse may belong.
+    func surveyTasks(ofPatient patientID: String, questionnaireURL url: String) -> [CareTask]
 }
 
 extension TaskCatalog {
     public func earlierVersions(of id: String) -> [CareTask] { [] }
+    public func surveyTasks(ofPatient patientID: String, questionnaireURL url: String) -> [CareTask] { [] }
 }

@@ -25,7 +25,10 @@ extension MappingRun {
         let candidates = try matching.candidates(for: key, patientID: patientID, codes: codes, basedOn: basedOn) { () throws(MappingFailure) -> String? in
             try string(entity.field("logTitle"), item: item)
         }
-        if let (task, occurrence, isCurrent) = matching.firstOccurrence(among: candidates, at: time) {
+        // A response's survey task must ask its Questionnaire in the version in effect at its time.
+        let asked = key.type == "QuestionnaireResponse" ? try string(entity.field("logTitle"), item: item) : nil
+        let accepting: (CareTask) -> Bool = { task in asked.map { OutcomeTaskMatching.asks(task, $0) } ?? true }
+        if let (task, occurrence, isCurrent) = matching.firstOccurrence(among: candidates, at: time, accepting: accepting) {
             return OutcomeContribution(
                 taskID: task.id, taskUUID: isCurrent ? nil : task.uuid, occurrence: occurrence, values: values, source: key, logTask: nil,
                 provenance: provenance)

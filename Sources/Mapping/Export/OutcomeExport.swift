@@ -17,6 +17,10 @@ public struct OutcomeExportInput: Sendable {
     /// an edit on the device revises. They stay the provider's (a patient's edit never overwrites a
     /// clinician's record); the export writes its own Observation, `derivedFrom` them.
     public var derivedFrom: [String]
+    /// The earlier versions of this outcome that were sent to the provider and may be there, oldest
+    /// first (empty when the caller does not know): a survey's export withdraws the extracted
+    /// Observations they gave that this version does not (``ExportedCompanion``, `entered-in-error`).
+    public var earlierVersionsAtProvider: [Outcome] = []
 
     /// Without `earlierVersionMayBeAtProvider`, any earlier version of the outcome counts (the store's
     /// outbox, which says what was sent, is not asked).

@@ -3,6 +3,7 @@ import FHIR
 import Foundation
 import Mapping
 import Store
+import Surveys
 
 /// What outcome planning reads of the store; it writes nothing.
 protocol OutcomePlanningReads {
@@ -73,6 +74,9 @@ final class OutcomePlanner {
     let options: ImportOptions
     /// The export mapping's identifier system: Observations carrying it were written back by this store.
     let writeBackSystem: String?
+    /// The Questionnaires survey tasks ask: a provider's QuestionnaireResponse placed on a survey task
+    /// has its kinds written against the one its task asks (``SurveyAnswerKinds``). Nil: kinds as mapped.
+    var surveys: SurveyQuestionnaireCache?
     /// The log tasks earlier plans of this import made, by id.
     private var logTasksMade: [String: PlannedTask] = [:]
     /// The task versions outcomes belong to, as read from the store, by id.
@@ -311,7 +315,8 @@ final class OutcomePlanner {
             for item in items {
                 let source = contributions[item].source
                 // Positions are given when the outcome is assembled; compare values without them.
-                let values = OutcomeValueSources.withoutPositions(contributions[item].values)
+                var values = OutcomeValueSources.withoutPositions(contributions[item].values)
+                if source.type == "QuestionnaireResponse", let task = group?.task.task { values = try surveyKinds(values, of: task) }
                 let storedBefore = storedValues[source]
                 plan.statuses[source] = storedBefore == nil ? .created : (storedBefore?.outcome == id && storedBefore?.values == values ? .unchanged : .updated)
                 plan.outcomeOfSource[source] = id
@@ -384,6 +389,13 @@ final class OutcomePlanner {
             }
         }
         return plan
+    }
+
+    /// The values of a response placed on survey task `task`, their kinds written against the
+    /// Questionnaire the task asks when the store keeps it (else as mapped).
+    private func surveyKinds(_ values: [OutcomeValue], of task: CareTask) throws -> [OutcomeValue] {
+        guard let surveys, case .found(let questionnaire, _) = try surveys.lookup(task) else { return values }
+        return SurveyAnswerKinds.canonical(values, in: questionnaire)
     }
 
     /// Observations this store wrote back itself (they carry the export mapping's identifier, whose

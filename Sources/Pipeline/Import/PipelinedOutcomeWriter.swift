@@ -3,6 +3,7 @@ import FHIR
 import Foundation
 import Mapping
 import Store
+import Surveys
 
 /// Writes the batches of outcome-making resources one after another on a thread of its own, so that
 /// the next batch is planned (``OutcomePlanner``) while the last one is written. At most one batch is in
@@ -30,6 +31,7 @@ final class PipelinedOutcomeWriter {
         self.options = options
         self.ledger = ledger
         planner = OutcomePlanner(reads: StoreReads(store: store), options: options, writeBackSystem: engine.mappings.export?.identifierSystem)
+        planner.surveys = SurveyQuestionnaireCache(store: store)
     }
 
     /// Plans `pending` (and the deletions of outcome-making resources in `deletions`, which it takes) and

@@ -16,7 +16,9 @@ import Surveys
 /// - status `completed`, `amended` for a later version the provider has or may have, `entered-in-error`
 ///   for a deletion (which carries no answers and extracts nothing);
 /// - extracted Observations: `<response id>-o<n>` (n their position in Questionnaire order), each with
-///   the identifier `<outcome id>/o<n>`, `derivedFrom` the response;
+///   the identifier `<outcome id>/o<n>`, `derivedFrom` the response; those an earlier version at the
+///   provider extracted beyond this version's (fewer answers extracted, or a deletion) go again as
+///   `entered-in-error`, in the same Bundle, so that none stays standing on the server;
 /// - the response is validated against its Questionnaire (the Surveys module's validator) and, by the
 ///   exporter, structurally, with its Provenance and Observations; an error refuses the outcome;
 /// - a Questionnaire the store does not keep yet: the outcome waits in the outbox (``Waiting``), retried
@@ -83,15 +85,44 @@ struct SurveyExport: Sendable {
         var response = built.response
         let afterID = (response.children.firstIndex { $0.name == "id" }).map { $0 + 1 } ?? 0
         response.children.insert(identifier(outcome.id), at: afterID)
-        let observations = built.observations.enumerated().map { position, observation in
+        func companion(_ position: Int, _ observation: Element) -> ExportedCompanion {
             ExportedCompanion(
                 resourceType: "Observation", id: "\(id)-o\(position)", identifierValue: "\(outcome.id)/o\(position)",
                 resource: Element.resource("Observation", children: [Element(name: "id", value: "\(id)-o\(position)"), identifier("\(outcome.id)/o\(position)")]
                     + observation.children.filter { $0.name != "id" && $0.name != "identifier" }))
         }
+        var observations = built.observations.enumerated().map(companion)
+        // What earlier versions at the provider extracted beyond this one's: withdrawn, not left standing.
+        let withdrawn = Self.earlierExtractions(of: input, questionnaire: questionnaire, context: context).dropFirst(observations.count)
+        for (position, observation) in zip(observations.count..., withdrawn) {
+            observations.append(companion(position, Self.enteredInError(observation)))
+        }
         return ExportedObservation(
             id: id, observation: response, provenance: exporter.provenance(target: reference, of: input, patient: patient),
             isFirstVersion: !isDeletion && outcome.metadata.previousVersionUUIDs.isEmpty, companions: observations)
+    }
+
+    /// The Observations the earlier versions of the outcome at the provider extracted, by position (the
+    /// latest version giving a position wins): built again from those versions, as they were sent. A
+    /// version that does not build was refused, so it sent nothing.
+    private static func earlierExtractions(of input: OutcomeExportInput, questionnaire: Questionnaire, context: SurveyResponseContext) -> [Element] {
+        var extracted: [Element] = []
+        let builder = SurveyResponseBuilder(questionnaire)
+        for earlier in input.earlierVersionsAtProvider where earlier.metadata.deletedDate == nil {
+            guard let built = try? builder.build(checking: SurveyAnswerChecker(questionnaire).check(earlier.values), context: context) else { continue }
+            for (position, observation) in built.observations.enumerated() {
+                if position < extracted.count { extracted[position] = observation } else { extracted.append(observation) }
+            }
+        }
+        return extracted
+    }
+
+    /// `observation` withdrawn: status `entered-in-error` (FHIR's status for a resource that should not
+    /// have existed), its code, subject and value kept, so that the server's copy is found and marked.
+    static func enteredInError(_ observation: Element) -> Element {
+        var withdrawn = observation
+        withdrawn.children = observation.children.map { $0.name == "status" ? Element(name: "status", value: "entered-in-error") : $0 }
+        return withdrawn
     }
 
     /// `Type/id` of the FHIR resource an entity was made from, when it is of one of `types`.
