@@ -9,6 +9,7 @@
 # Run it again: nothing changes and nothing is sent twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Scripts/serve-helpers.sh
 bash Scripts/install-system-packages.sh
 swift build 2>&1 | grep -E "error:|Build complete" || true
 bin="$(swift build --show-bin-path)"
@@ -17,24 +18,14 @@ key=caregate-server-key.pem
 
 "$bin/caregate" sync --config Fixtures/sync.yaml --once --store "$store"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin/caregate" serve --store "$store" --key "$key" --host 127.0.0.1 --port "$port" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=1)" 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { echo "caregate serve did not start" >&2; exit 1; }
-    sleep 0.1
-done
+start_serve "$bin" "$store" "$key"
 echo "caregate serve: http://127.0.0.1:$port (OpenAPI: /openapi.json)"
 
 token=$("$bin/caregate" patients token --store "$store" --key "$key" --patient Patient/pat-1 --expires-in 10m)
 "$bin/caregate-example-app" --server "http://127.0.0.1:$port" --token "$token" \
     --task MedicationRequest/medreq-1 --occurrence 1 --value true --time 2026-11-02T07:40:00-06:00
 
-kill "$server"
-wait "$server" 2>/dev/null || true
-trap - EXIT
+stop_serve
 echo "caregate serve stopped"
 
 "$bin/caregate" sync --config Fixtures/sync.yaml --once --store "$store"

@@ -11,6 +11,7 @@
 # Usage: bash Scripts/try-readings.sh [FOLDER]   (default: a new temporary folder, kept and named at the end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Scripts/serve-helpers.sh
 root=$PWD
 work=${1:-$(mktemp -d -t caregate-readings.XXXXXX)}
 mkdir -p "$work"
@@ -27,23 +28,13 @@ YAML
 
 "$bin/caregate" sync --config "$work/sync.yaml" --once --store "$store"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin/caregate" serve --store "$store" --key "$key" --host 127.0.0.1 --port "$port" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=1)" 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || { echo "caregate serve did not start" >&2; exit 1; }
-    sleep 0.1
-done
+start_serve "$bin" "$store" "$key"
 
 token=$("$bin/caregate" patients token --store "$store" --key "$key" --patient Patient/pat-1 --expires-in 10m)
 "$bin/caregate-example-app" --server "http://127.0.0.1:$port" --token "$token" --readings Fixtures/readings/week.json
 "$bin/caregate-example-app" --server "http://127.0.0.1:$port" --token "$token" --readings Fixtures/readings/week.json
 
-kill "$server"
-wait "$server" 2>/dev/null || true
-trap - EXIT
+stop_serve
 
 "$bin/caregate" sync --config "$work/sync.yaml" --once --store "$store"
 python3 - "$work/exports" <<'PY'
