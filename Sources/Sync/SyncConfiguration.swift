@@ -108,9 +108,11 @@ public struct SyncConfiguration: Sendable, Equatable {
     static let reportKeys: Set<String> = ["patients", "every", "since", "rules"]
 
     /// What the default mappings read, in an order where what is referred to comes first.
+    /// (ServiceRequests: measurement orders and survey requests; Tasks: SDC survey tasks;
+    /// QuestionnaireResponses: answers given in clinic.)
     public static let defaultResources = [
-        "Patient", "Practitioner", "PractitionerRole", "RelatedPerson", "CareTeam", "Goal", "MedicationRequest", "CarePlan",
-        "Observation",
+        "Patient", "Practitioner", "PractitionerRole", "RelatedPerson", "CareTeam", "Goal", "MedicationRequest", "ServiceRequest",
+        "CarePlan", "Task", "Observation", "QuestionnaireResponse",
     ]
 
     static let keys: Set<String> = [
