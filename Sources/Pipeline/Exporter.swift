@@ -20,7 +20,7 @@ public struct ExportOptions: Sendable {
     /// Exports per run; the rest wait for the next.
     public var limit = Int.max
     /// The LOINC <-> HealthKit rows that shape outcomes of readings as vital-sign Observations
-    /// (``VitalSignExport``).
+    /// (`VitalSignExport`).
     public var readingKinds = ReadingKinds([])
 
     public init() {}
@@ -96,7 +96,7 @@ public final class Exporter {
     /// export); the command line shows them with `--verbose`.
     public var onPhase: ((Phase) -> Void)?
 
-    /// `activeTasks`: what active tasks' outcomes become (``ActiveTaskMapping``); without it, every
+    /// `activeTasks`: what active tasks' outcomes become (`ActiveTaskMapping`); without it, every
     /// outcome is a generic Observation.
     public init(store: any Store, mapping: ExportMapping, activeTasks: ActiveTaskMapping? = nil, options: ExportOptions) {
         self.store = store

@@ -5,9 +5,9 @@ import Mapping
 /// Plans what readings on given days need of one log task (Docs/measurement-history.md): the versions to
 /// upsert, and for each day the task version and occurrence its reading goes on, or why it cannot go on
 /// the log. Pure: it reads and writes nothing. The caller reads the log's versions and writes the plan's
-/// versions with the outcomes that name them in one ``StoreBatch``, so that all of it is stored or none.
+/// versions with the outcomes that name them in one `StoreBatch`, so that all of it is stored or none.
 ///
-/// The rule (one for the importer's ``StoredLogUpgrade``, `caregate outcomes add` and the app's readings):
+/// The rule (one for the importer's `StoredLogUpgrade`, `caregate outcomes add` and the app's readings):
 /// - *a new log* (no stored version) gets one version taking effect at the start of its first day, whose
 ///   days are all the days asked for;
 /// - *a log in the reading-day shape* (every element one day long) whose tip (current version) does not
@@ -22,7 +22,7 @@ import Mapping
 ///   the daily version (its occurrence is the day less its start), whose outcomes keep their index.
 ///
 /// A new version gets a fresh uuid (the store keeps a task version's uuid when it is new), so the
-/// outcomes of the same batch can name it. Days are numbered as ``MappingOptions/dayNumber(of:)`` numbers
+/// outcomes of the same batch can name it. Days are numbered as `MappingOptions/dayNumber(of:)` numbers
 /// them in `options`' zone: the zone the log's days are written in (the import's mapping zone).
 public struct LogReadingDays: Sendable {
     public let options: MappingOptions
@@ -32,7 +32,7 @@ public struct LogReadingDays: Sendable {
     }
 
     /// What a log that does not exist yet needs: its patient, its key (the reading's first coding as
-    /// `system|code`, ``MappingEngine/logKey(codes:logTitle:)``), its title and its zone.
+    /// `system|code`, `MappingEngine/logKey(codes:logTitle:)`), its title and its zone.
     public struct NewLog: Sendable, Equatable {
         public var patientID: String
         public var logKey: String
@@ -46,7 +46,7 @@ public struct LogReadingDays: Sendable {
             self.timeZone = timeZone
         }
 
-        /// The log's task id (``MappingEngine/logTaskID(patientID:logKey:)``).
+        /// The log's task id (`MappingEngine/logTaskID(patientID:logKey:)`).
         public var taskID: String { MappingEngine.logTaskID(patientID: patientID, logKey: logKey) }
     }
 
@@ -63,7 +63,7 @@ public struct LogReadingDays: Sendable {
             (self.day, self.taskID, self.taskUUID, self.occurrence, self.eventStart) = (day, taskID, taskUUID, occurrence, eventStart)
         }
 
-        /// The id of the outcome of that occurrence (``Outcome/id(taskUUID:occurrence:)``).
+        /// The id of the outcome of that occurrence (`Outcome/id(taskUUID:occurrence:)`).
         public var outcomeID: String { Outcome.id(taskUUID: taskUUID, occurrence: occurrence) }
     }
 
@@ -132,7 +132,7 @@ public struct LogReadingDays: Sendable {
         return plan
     }
 
-    /// Plans readings of days `days` (``MappingOptions/dayNumber(of:)``) on the log whose stored versions
+    /// Plans readings of days `days` (`MappingOptions/dayNumber(of:)`) on the log whose stored versions
     /// are `stored` (oldest first; empty for a new log, made from `newLog`). `lastOutcomeDay` (the day of
     /// the log's last outcome, over every version) and `today` matter only to a log in the daily shape.
     public func plan(stored: [CareTask], newLog: NewLog?, days: [Int], lastOutcomeDay: Int? = nil, today: Int) -> Plan {
@@ -223,7 +223,7 @@ public struct LogReadingDays: Sendable {
     /// Days past this (about year 9999) are refused: a schedule's dates stop before the calendar's reach.
     static let maximumDay = 3_000_000
 
-    // MARK: The shape, shared with the importer (``LogTaskStart``, ``StoredLogUpgrade``)
+    // MARK: The shape, shared with the importer (``LogTaskStart``, `StoredLogUpgrade`)
 
     /// How a version's occurrences count: its reading days (sorted day numbers), or, for a daily log, the
     /// day its occurrences count from.

@@ -169,7 +169,7 @@ public final class Importer {
         var waiting: [MappedResource] = []
         var waitingRecords: [ResourceKey: SourceResource] = [:]
         var done = 0
-        // Questionnaires make no entities: kept apart (``SurveyQuestionnaires``), not mapped.
+        // Questionnaires make no entities: kept apart (`SurveyQuestionnaires`), not mapped.
         let keys = index.keys(ofType: "Questionnaire").isEmpty ? index.order : index.order.filter { $0.type != "Questionnaire" }
         let chunks = keys.chunked(options.entityChunkSize)
         for (number, chunk) in chunks.enumerated() {

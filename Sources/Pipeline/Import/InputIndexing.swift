@@ -31,12 +31,12 @@ struct InputIndexing {
         let unread: Int
         /// Whether the input is held (read once) rather than read again in pass 2.
         let holds: Bool
-        /// The earliest day number (``MappingOptions/dayNumber(of:)``) of each patient's outcome-making
+        /// The earliest day number (`MappingOptions/dayNumber(of:)`) of each patient's outcome-making
         /// resources, by patient entity id: where the log tasks this import makes start (``LogTaskStart``).
         let firstOutcomeDays: [String: Int]
         /// The days (sorted day numbers) with an outcome-making resource of each log this import may
-        /// log on, by log id (``MappingEngine/logTaskID(patientID:logKey:)``): the reading days of the logs
-        /// it makes or extends (``LogTaskStart``, ``StoredLogUpgrade``).
+        /// log on, by log id (`MappingEngine/logTaskID(patientID:logKey:)`): the reading days of the logs
+        /// it makes or extends (``LogTaskStart``, `StoredLogUpgrade`).
         let logDays: [String: [Int]]
         /// The sources pass 2 reads again: the input less the Bundles found unreadable.
         let readable: [FHIRInput.Source]

@@ -9,7 +9,7 @@ import Mapping
 /// event on each of those days and none on any other. CareKit numbers a union's events in time order, so
 /// a day's occurrence is the number of the version's days before it. A version's days never change once it
 /// is written (its outcomes' ids, exported as Observation ids, hold their indexes): new days go on a new
-/// version (``StoredLogUpgrade``).
+/// version (`StoredLogUpgrade`).
 ///
 /// A new log's first version takes the days the index pass noted for it (`logDays`, by log id: every
 /// outcome-making resource of its patient and code in the import, known before the first batch so every
@@ -18,7 +18,7 @@ import Mapping
 /// value's occurrence there is its day less the start's, as it always was.
 struct LogTaskStart {
     let options: MappingOptions
-    /// The day numbers (``MappingOptions/dayNumber(of:)``) with a reading of each log, by log id, sorted.
+    /// The day numbers (`MappingOptions/dayNumber(of:)`) with a reading of each log, by log id, sorted.
     let logDays: [String: [Int]]
     /// The starts of the days asked for: the logs of one patient share days, and the calendar's answer
     /// costs more than the rest of an element.

@@ -11,7 +11,7 @@ extension OutcomePlanningReads {
 /// Which version of a log a value of a given day goes on: the one whose span holds the day, as
 /// `store events` finds a day's version (from its effective date to the next version's).
 ///
-/// A log stored before its start was moved off 1900-01-01 (``StoredLogUpgrade``) has two versions: the
+/// A log stored before its start was moved off 1900-01-01 (`StoredLogUpgrade`) has two versions: the
 /// 1900 one owns the days up to its last reading, whose outcomes keep their version and index (the id
 /// they were exported under); the new one owns the days after. A value re-imported for an old day goes
 /// back where it was; a new day's value goes on the new version with a small index. A day before the
@@ -29,7 +29,7 @@ final class LogVersionPlacement {
         self.options = options
     }
 
-    /// The version of log `current` (its current version) that owns day `day` (``MappingOptions/dayNumber(of:)``).
+    /// The version of log `current` (its current version) that owns day `day` (`MappingOptions/dayNumber(of:)`).
     /// The store's history is read only for a day before `current` took effect.
     func owner(ofDay day: Int, current: PlannedTask) throws -> PlannedTask {
         guard day < firstOwnedDay(of: current.task) else { return current }

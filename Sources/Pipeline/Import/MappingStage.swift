@@ -12,7 +12,7 @@ struct MappedInput: Sendable {
     let source: SourceResource
 }
 
-/// The mapping stage of an import: resources through the ``MappingEngine`` on worker threads, with the
+/// The mapping stage of an import: resources through the `MappingEngine` on worker threads, with the
 /// record of each resource as received (serialized there rather than on the thread that writes).
 ///
 /// It reads the index of pass 1 and the task catalog, and changes nothing: what it returns goes to

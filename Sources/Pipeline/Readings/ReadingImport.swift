@@ -8,8 +8,8 @@ import Store
 /// patient, in one transaction or not at all.
 ///
 /// Each measure of a reading (its value, or each component of a blood-pressure correlation) is looked
-/// up in the LOINC <-> HealthKit table (``ReadingKinds``), converted to the row's UCUM unit and checked
-/// against its plausible range, then placed (``ReadingPlacement``) on the occurrence of the patient's
+/// up in the LOINC <-> HealthKit table (`ReadingKinds`), converted to the row's UCUM unit and checked
+/// against its plausible range, then placed (`ReadingPlacement`) on the occurrence of the patient's
 /// task or log it falls in. It becomes one outcome value there: `kind` the row's LOINC code
 /// (`http://loinc.org|29463-7`), `units` its UCUM unit, `createdDate` the reading's time, the zone its
 /// offset. The outcome of that occurrence gets a new version holding its earlier values and the new ones,

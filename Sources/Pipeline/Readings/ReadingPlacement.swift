@@ -27,7 +27,7 @@ struct ReadingPlacement {
         self.tasks = tasks.filter { !$0.isObservationLog } + tasks.filter(\.isObservationLog)
     }
 
-    /// The task version and occurrence a reading that may be any of `kinds` (``ReadingKinds/kinds(forCodings:)``)
+    /// The task version and occurrence a reading that may be any of `kinds` (`ReadingKinds/kinds(forCodings:)`)
     /// taken at `time` belongs to, with the row the task records (which fixes the unit), or nil.
     ///
     /// For each row in turn, the tasks that record it best come first: one linked to its HealthKit type,

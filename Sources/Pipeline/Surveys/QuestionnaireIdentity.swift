@@ -8,7 +8,7 @@ import Store
 /// Questionnaires that lack them (stated in Docs/surveys-sources.md).
 ///
 /// - No `url`: its source system and `Questionnaire/<id>` (the id its entities would take,
-///   ``MappingOptions/entityID(_:)``: `Questionnaire/q1` from the default system, `ehr-b:Questionnaire/q1`
+///   `MappingOptions/entityID(_:)`: `Questionnaire/q1` from the default system, `ehr-b:Questionnaire/q1`
 ///   from another).
 /// - No `version`: its `meta.versionId`, else `sha256:` and the first 16 hex digits of the SHA-256 of
 ///   its JSON (so that a changed Questionnaire without a version is a new version, never the same one).

@@ -8,7 +8,7 @@ import Surveys
 /// push route and `caregate outcomes import` check a survey outcome against, and what the export builds
 /// its QuestionnaireResponse with.
 ///
-/// A task is a survey when it carries the tag `survey` (``SurveyQuestionnaires/tag``); it asks the
+/// A task is a survey when it carries the tag `survey` (`SurveyQuestionnaires/tag`); it asks the
 /// canonical under its `userInfo` key `questionnaire`: `url|version` (that version), `url` (the version
 /// kept last), or `Questionnaire/<id>` (the version kept last of that id from the task's source system).
 public final class SurveyQuestionnaireCache: @unchecked Sendable {
