@@ -15,15 +15,6 @@ import XCTest
 final class ReadingsLiveTests: XCTestCase {
     private let zone = TimeZone(identifier: "America/Chicago")!
 
-    private func all(_ type: String, on client: FHIRClient) throws -> [Element] {
-        var found: [Element] = []
-        try client.search(type, [("_count", "200")]) { page in
-            found += page.children(named: "entry").compactMap { $0.child(named: "resource") }
-            return true
-        }
-        return found
-    }
-
     func testAWeekOfReadingsReachesTheServerOnceEachValid() throws {
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
@@ -38,7 +29,7 @@ final class ReadingsLiveTests: XCTestCase {
         }
         _ = try sync()
         let client = FHIRClient(base: fhir.base)
-        let providers = Set(try all("Observation", on: client).compactMap { $0.childValue("id") })
+        let providers = Set(try allResources("Observation", on: client).compactMap { $0.childValue("id") })
 
         // The week before yesterday, as the patient's phone sends it.
         let store = try SQLiteStore(path: storePath)
@@ -53,7 +44,7 @@ final class ReadingsLiveTests: XCTestCase {
 
         let pushed = try sync()
         XCTAssertTrue(pushed.contains("pushed: 29 outcome(s): 29 acknowledged"), pushed)
-        let observations = try all("Observation", on: client).filter { !providers.contains($0.childValue("id") ?? "") }
+        let observations = try allResources("Observation", on: client).filter { !providers.contains($0.childValue("id") ?? "") }
         XCTAssertEqual(observations.count, 29, "each reading's occurrence once")
         let validator = StructureValidator(options: ValidationOptions(strict: true))
         for observation in observations {
@@ -70,7 +61,7 @@ final class ReadingsLiveTests: XCTestCase {
         XCTAssertEqual(coded("55423-8").count, 7)
         XCTAssertEqual(coded("41653-7").count, 1, "a glucometer glucose on a new log of its own code, laboratory")
         XCTAssertEqual(coded("41653-7").first?.child(named: "valueQuantity")?.childValue("code"), "mg/dL")
-        let provenances = try all("Provenance", on: client)
+        let provenances = try allResources("Provenance", on: client)
         XCTAssertEqual(provenances.count, 29, "one Provenance per Observation")
         XCTAssertTrue(provenances.allSatisfy { $0.children(named: "agent").contains { $0.child(named: "who")?.childValue("display") != nil } },
                       "each names the device")
@@ -79,6 +70,6 @@ final class ReadingsLiveTests: XCTestCase {
         XCTAssertEqual(try importer.apply(decoded.samples, patientID: patient.id).known, week.count)
         let again = try sync()
         XCTAssertTrue(again.contains("pushed: 0 outcome(s)"), again)
-        XCTAssertEqual(try all("Observation", on: client).count, providers.count + 29)
+        XCTAssertEqual(try allResources("Observation", on: client).count, providers.count + 29)
     }
 }

@@ -10,15 +10,6 @@ import XCTest
 /// (sekmet-fhir) holds, by the table of its `--mappings` folder; `caregate sync` then writes them to that
 /// server, each once.
 final class ServeReadingsLiveTests: XCTestCase {
-    private func all(_ type: String, on client: FHIRClient) throws -> [Element] {
-        var found: [Element] = []
-        try client.search(type, [("_count", "200")]) { page in
-            found += page.children(named: "entry").compactMap { $0.child(named: "resource") }
-            return true
-        }
-        return found
-    }
-
     func testServeTakesAWeekByItsTableAndSyncSendsItOnce() async throws {
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
@@ -33,7 +24,7 @@ final class ServeReadingsLiveTests: XCTestCase {
             return run.stdout
         }
         _ = try sync()
-        let providers = Set(try all("Observation", on: FHIRClient(base: fhir.base)).compactMap { $0.childValue("id") })
+        let providers = Set(try allResources("Observation", on: FHIRClient(base: fhir.base)).compactMap { $0.childValue("id") })
         let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "Patient/pat-1", "--expires-in", "10m"])
         XCTAssertEqual(issued.status, 0, issued.stderr)
         let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -72,7 +63,7 @@ final class ServeReadingsLiveTests: XCTestCase {
 
         let pushed = try sync()
         XCTAssertTrue(pushed.contains("pushed: 29 outcome(s): 29 acknowledged"), pushed)
-        let observations = try all("Observation", on: FHIRClient(base: fhir.base)).filter { !providers.contains($0.childValue("id") ?? "") }
+        let observations = try allResources("Observation", on: FHIRClient(base: fhir.base)).filter { !providers.contains($0.childValue("id") ?? "") }
         XCTAssertEqual(observations.count, 29)
         let validator = StructureValidator(options: ValidationOptions(strict: true))
         for observation in observations {

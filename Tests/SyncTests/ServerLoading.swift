@@ -25,3 +25,13 @@ func loadKeepingIDs(_ paths: [String], into base: URL) throws {
         _ = try client.submit(Element.resource("Bundle", children: [Element(name: "type", value: "transaction")] + entries))
     }
 }
+
+/// Every `type` resource on the server at `client` (searched in pages of 200, every page followed).
+func allResources(_ type: String, on client: FHIRClient) throws -> [Element] {
+    var found: [Element] = []
+    try client.search(type, [("_count", "200")]) { page in
+        found += page.children(named: "entry").compactMap { $0.child(named: "resource") }
+        return true
+    }
+    return found
+}
