@@ -44,7 +44,10 @@ public enum SecretFile {
         var bytes = [UInt8](repeating: 0, count: max(0, Int(status.st_size)))
         var count = 0
         while count < bytes.count {
-            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            let read = bytes.withUnsafeMutableBytes { buffer in
+                // Never nil here (the buffer is not empty); no address reads nothing, which ends the loop.
+                buffer.baseAddress.map { Glibc.read(descriptor, $0 + count, buffer.count - count) } ?? 0
+            }
             if read < 0, errno == EINTR { continue }
             guard read >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
             if read == 0 { break }
