@@ -209,7 +209,7 @@ final class AuditTrailFile: @unchecked Sendable {
         configuration.label = "CareGate audit trail"
         configuration.readonly = readOnly
         // Another server on the same store writes this file too; its commits are short.
-        configuration.busyMode = .timeout(max(0, busyTimeout))
+        configuration.busyMode = .timeout(SQLiteStore.lockWait(busyTimeout))
         configuration.prepareDatabase { db in
             guard !readOnly else { return }
             // As the store: WAL with NORMAL loses nothing committed when the process dies.
@@ -222,7 +222,7 @@ final class AuditTrailFile: @unchecked Sendable {
     func failure(_ error: any Error) -> any Error {
         guard let databaseError = error as? DatabaseError else { return error }
         if [.SQLITE_BUSY, .SQLITE_LOCKED].contains(databaseError.resultCode) {
-            return StoreError.busy(path: path, waitedSeconds: busyTimeout)
+            return StoreError.busy(path: path, waitedSeconds: SQLiteStore.lockWait(busyTimeout))
         }
         return SQLiteStore.storeFailure(databaseError, path: path) ?? SQLiteStore.mapped(error)
     }

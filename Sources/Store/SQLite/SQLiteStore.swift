@@ -49,7 +49,10 @@ public final class SQLiteStore: Sendable {
         /// How many pages the WAL may hold before SQLite copies them into the database file. A bulk import
         /// gains from more: a page changed by many batches is then copied once, not once per batch.
         public var walCheckpointPages: Int
-        /// How long to wait for another process's write before failing with ``StoreError/busy(path:waitedSeconds:)``.
+        /// How long a write job waits for another one to finish before failing with
+        /// ``StoreError/writerBusy(path:holder:waitedSeconds:)``. SQLite's own locks (a commit, a
+        /// checkpoint, a process closing the store) are waited for at least ``shortestLockWait``, even
+        /// with 0 here: they last well under a second and say nothing about another job.
         public var busyTimeout: TimeInterval
 
         public init(cacheMiB: Int = 64, walCheckpointPages: Int = 1000, busyTimeout: TimeInterval = 30) {
@@ -57,6 +60,16 @@ public final class SQLiteStore: Sendable {
             self.walCheckpointPages = walCheckpointPages
             self.busyTimeout = busyTimeout
         }
+    }
+
+    /// How long any connection waits at least for SQLite's own brief locks. The writer lease, not SQLite,
+    /// keeps one job out while another writes, so a job that does not wait for others
+    /// (`--busy-timeout 0`) must still not fail on a checkpoint or on a process closing the store.
+    static let shortestLockWait: TimeInterval = 2
+
+    /// How long a connection waits for SQLite's locks, given the job's busy timeout.
+    static func lockWait(_ busyTimeout: TimeInterval) -> TimeInterval {
+        max(shortestLockWait, busyTimeout)
     }
 
     /// The file path, or `:memory:`.
@@ -120,7 +133,7 @@ public final class SQLiteStore: Sendable {
         configuration.readonly = readOnly
         // A writer waits this long for another process's write; readers of a WAL store never wait on
         // one (the pool's readers have GRDB's own timeout for SQLite's rare recovery locks).
-        configuration.busyMode = .timeout(max(0, options.busyTimeout))
+        configuration.busyMode = .timeout(lockWait(options.busyTimeout))
         let cacheKiB = max(1, options.cacheMiB) * 1024
         let checkpointPages = max(1, options.walCheckpointPages)
         configuration.prepareDatabase { db in
@@ -289,7 +302,7 @@ public final class SQLiteStore: Sendable {
             case .SQLITE_CANTOPEN:
                 return StoreError.notAStore(path: path, reason: "cannot open the file (\(databaseError.message ?? "no reason given"))")
             case .SQLITE_BUSY, .SQLITE_LOCKED:
-                return StoreError.busy(path: path, waitedSeconds: busyTimeout)
+                return StoreError.busy(path: path, waitedSeconds: lockWait(busyTimeout))
             default:
                 return storeFailure(databaseError, path: path) ?? StoreError.database(message: databaseError.message ?? "\(databaseError)")
             }
@@ -337,7 +350,7 @@ public final class SQLiteStore: Sendable {
     func mapped(_ error: any Error) -> any Error {
         if let databaseError = error as? DatabaseError {
             if [.SQLITE_BUSY, .SQLITE_LOCKED].contains(databaseError.resultCode) {
-                return StoreError.busy(path: path, waitedSeconds: busyTimeout)
+                return StoreError.busy(path: path, waitedSeconds: Self.lockWait(busyTimeout))
             }
             if let failure = Self.storeFailure(databaseError, path: path) { return failure }
         }
