@@ -68,9 +68,9 @@ public struct ReportOutbox {
         self.printPDF = printPDF
     }
 
-    /// Whether `entry` is a report's (rather than an outcome's).
+    /// Whether `entry` is a report's (rather than an outcome's or another ``PayloadOutbox`` entry's).
     public static func isReport(_ entry: OutboxEntry) -> Bool {
-        entry.entityKind == .patient && entry.payload != nil
+        PayloadOutbox.kind(of: entry) == .report
     }
 
     /// Makes and queues the report of each completed period due (``ReportSettings``) of each selected
@@ -107,15 +107,10 @@ public struct ReportOutbox {
                         continue
                     }
                     let entries = ReportDocumentReference.conditionalEntries(report: report, pdf: try printPDF(report))
-                    try Self.validate(entries)
-                    let stream = FHIRBundleStream(format: .json, fields: [])
-                    var payload = Data()
-                    for (position, entry) in entries.enumerated() { payload.append(stream.entry(entry, first: position == 0)) }
                     var batch = StoreBatch(date: now)
-                    batch.enqueue(OutboxEntry(
-                        destination: OutboxEntry.provider, entityKind: .patient,
-                        entityID: ReportDocumentReference.identifierValue(patientID: patientID, from: from, to: to), entityUUID: uuid,
-                        payload: payload, createdDate: now))
+                    batch.enqueue(try PayloadOutbox.entry(
+                        .report, id: ReportDocumentReference.identifierValue(patientID: patientID, from: from, to: to), uuid: uuid,
+                        entries: entries, now: now))
                     try store.apply(batch)
                     result.queued += 1
                 } catch let error as StoreError {
@@ -143,38 +138,9 @@ public struct ReportOutbox {
         return try kept() ?? last.start
     }
 
-    /// The report's entries in a transaction Bundle, checked as `caregate validate` checks a file.
-    static func validate(_ entries: [Element]) throws {
-        let bundle = Element.resource("Bundle", children: [Element(name: "type", value: "transaction")] + entries)
-        let errors = DocumentValidator().validate(FHIRJSON.write(bundle), source: "report").flatMap(\.report.issues).filter(\.severity.isError)
-        guard errors.isEmpty else { throw InvalidReport(problems: errors.map(\.description)) }
-    }
-
-    struct InvalidReport: Error, CustomStringConvertible {
-        let problems: [String]
-        var description: String { "its DocumentReference is not valid FHIR: " + problems.prefix(3).joined(separator: "; ") }
-    }
-
     /// Sends the due report entries to `receiver` in Bundles of `batchSize` reports (their PDFs make
     /// them large), as the outcome push does (`OutboxBundleSender`), under the store's writer lease.
     public func push(to receiver: any ExportReceiver, batchSize: Int = 10, bundleType: ExportOptions.BundleType = .transaction, now: Date = Date()) throws -> ExportReport {
-        try store.withWriterLease("caregate report push") {
-            let due = try store.dueOutboxEntries(at: now, limit: .max).filter(Self.isReport)
-            var options = ExportOptions()
-            options.bundleType = bundleType
-            let rendering = ExportRendering(options: options, identifierSystem: ReportDocumentReference.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
-            let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now)
-            do {
-                for entry in due {
-                    guard let payload = entry.payload else { continue }
-                    sender.report.observations += 1
-                    try sender.add(entry, rendered: ExportRendering.Rendered(bytes: payload, entries: 2), with: [entry])
-                }
-                try sender.send()
-            } catch is OutboxBundleSender.ReceiverDown {
-                // What was not sent stays due: the next run sends it.
-            }
-            return sender.report
-        }
+        try PayloadOutbox(store: store).push(to: receiver, batchSize: batchSize, bundleType: bundleType, now: now, selecting: Self.isReport)
     }
 }

@@ -89,6 +89,9 @@ public final class SyncJob {
                 try pushReports(reports, now: now, into: &report)
             }
         }
+        if pushes, configuration.pushFolder == nil {
+            try pushPayloads(now: now, into: &report)
+        }
         if !dryRun {
             // What failed before and is not due yet: the run is not done while it waits.
             let waiting = try store.outboxEntries(in: .failed, limit: .max).filter { ($0.nextAttemptDate ?? .distantPast) > now }
@@ -130,7 +133,9 @@ public final class SyncJob {
         do {
             let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
             // A report carries its PDF: a few to a Bundle.
-            let pushed = try outbox.push(to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now)
+            let pushed = try PayloadOutbox(store: store).push(
+                to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
+                selecting: ReportOutbox.isReport)
             counts.sent = pushed.observations
             counts.acknowledged = pushed.acknowledged
             counts.refused = pushed.notTaken.filter { !$0.retry }.count
@@ -140,6 +145,33 @@ public final class SyncJob {
             progress?("pushed \(pushed.acknowledged) of \(pushed.observations) report(s)")
         } catch let error as FHIRClientError {
             report.problems.append("pushing reports: \(error)")
+        }
+    }
+
+    /// Pushes the other entries that carry their own resources (`PayloadOutbox`: consent decisions,
+    /// shares), kind by kind, through the same outbox states, receipts and retries as outcomes. Reports
+    /// are pushed by ``pushReports(_:now:into:)``, when the configuration asks for them.
+    private func pushPayloads(now: Date, into report: inout SyncReport) throws {
+        for kind in PayloadOutbox.Kind.allCases where kind != .report {
+            do {
+                let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
+                // They may carry PDFs: a few to a Bundle.
+                let pushed = try PayloadOutbox(store: store).push(
+                    to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
+                    selecting: { PayloadOutbox.kind(of: $0) == kind })
+                guard pushed.observations > 0 else { continue }
+                var counts = SyncReport.Sent()
+                counts.sent = pushed.observations
+                counts.acknowledged = pushed.acknowledged
+                counts.refused = pushed.notTaken.filter { !$0.retry }.count
+                counts.later = pushed.notTaken.filter(\.retry).count
+                report.payloads[kind.rawValue] = counts
+                report.requests += pushed.requests
+                report.problems += pushed.unanswered.map { "pushing \(kind.rawValue) entries: \($0)" }
+                progress?("pushed \(pushed.acknowledged) of \(pushed.observations) \(kind.rawValue) entr\(pushed.observations == 1 ? "y" : "ies")")
+            } catch let error as FHIRClientError {
+                report.problems.append("pushing \(kind.rawValue) entries: \(error)")
+            }
         }
     }
 

@@ -25,6 +25,14 @@ public struct SyncReport: Sendable, Codable, Equatable {
         public init() {}
     }
 
+    /// The other entries that carry their own resources (`PayloadOutbox`: consent decisions, shares),
+    /// of one kind: sent, stored by the server, refused or left for a later run.
+    public struct Sent: Sendable, Codable, Equatable {
+        public var sent = 0, acknowledged = 0, refused = 0, later = 0
+
+        public init() {}
+    }
+
     public var server: String
     /// Per resource type.
     public var pulled: [String: Pulled] = [:]
@@ -34,6 +42,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
     /// the earliest of those attempts.
     /// Set when the configuration asks for reports.
     public var reports: Reports?
+    /// Per `PayloadOutbox.Kind` other than reports (`consent`, `share`), when the run sent any.
+    public var payloads: [String: Sent] = [:]
     public var waiting = 0
     public var nextAttempt: Date?
     public var requests = 0
@@ -55,7 +65,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var exitStatus: Int32 {
         let failedPulls = pulled.values.reduce(0) { $0 + $1.failed }
         let reportsNotTaken = (reports?.refused ?? 0) + (reports?.later ?? 0)
-        return failedPulls + refused + later + waiting + deadLetters + reportsNotTaken + problems.count == 0 ? 0 : 1
+        let payloadsNotTaken = payloads.values.reduce(0) { $0 + $1.refused + $1.later }
+        return failedPulls + refused + later + waiting + deadLetters + reportsNotTaken + payloadsNotTaken + problems.count == 0 ? 0 : 1
     }
 
     /// The report as text, a line per resource type.
@@ -68,6 +79,10 @@ public struct SyncReport: Sendable, Codable, Equatable {
         lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
         if let r = reports {
             lines.append("  reports: \(r.made) made, \(r.alreadyQueued) queued before, \(r.withoutData) without data; \(r.sent) sent: \(r.acknowledged) acknowledged, \(r.refused) refused, \(r.later) to send again")
+        }
+        for kind in payloads.keys.sorted() {
+            let p = payloads[kind] ?? Sent()
+            lines.append("  \(kind): \(p.sent) sent: \(p.acknowledged) acknowledged, \(p.refused) refused, \(p.later) to send again")
         }
         if waiting > 0 {
             lines.append("  waiting: \(waiting) outbox entr\(waiting == 1 ? "y" : "ies") failed before and wait for a later run" + (nextAttempt.map { " (the first from \($0.formatted(.iso8601)); caregate outbox --state failed lists them, caregate outbox retry ID sends one now)" } ?? ""))
