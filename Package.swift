@@ -37,6 +37,9 @@ let package = Package(
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         // The app server (issue 29): HTTP/1.1 on SwiftNIO, with in-memory and live route tests.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // `caregate serve` stops gracefully on SIGTERM in a service group of its own, telling systemd
+        // it stops (Hummingbird runs on it already).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // Hummingbird logs through swift-log; the app server sets its level.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` for the DocC catalogs (Scripts/build-docs.sh).
@@ -140,6 +143,7 @@ let package = Package(
             "CareModel", "Store", "Insights", "Pipeline", "Mapping", "FileSafety", "FHIRCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             // The server's P-256 key (Crypto); its tokens and a SMART issuer's (`serve --issuer`) through jwt-kit.
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"), .product(name: "ExtrasBase64", package: "swift-extras-base64"),

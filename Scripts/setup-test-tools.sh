@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Debian packages the report tests read PDFs with (chromium, poppler-utils), when missing.
 bash Scripts/install-report-tools.sh
+# systemd-analyze verifies the example units in Deploy/systemd (DeployUnitsTests), when missing.
+bash Scripts/install-system-packages.sh systemd
 requirements=Scripts/test-tools-requirements.txt
 # Nothing to do when pip already reports every pinned name==version.
 if [ -x .venv/bin/pip ]; then

@@ -5,6 +5,7 @@ import NIOCore
 import Insights
 import Logging
 import Mapping
+import ServiceLifecycle
 import Store
 
 /// The app server: CareKit's remote sync and read-only views over HTTP for patient apps, each request
@@ -79,7 +80,10 @@ public struct AppServer: Sendable {
     /// The application listening on `host:port`, holding what ``limits`` allow: connections idle or slow
     /// past their timeouts are closed, past the connection cap new ones wait in the listen backlog, and
     /// pushes run on ``ServerLimits/pushWorkers`` threads.
-    public func application(host: String, port: Int, logLevel: Logger.Level = .info) -> some ApplicationProtocol {
+    /// `onRunning` is called once the server listens.
+    public func application(
+        host: String, port: Int, logLevel: Logger.Level = .info, onRunning: @escaping @Sendable () -> Void = {}
+    ) -> some ApplicationProtocol {
         var logger = Logger(label: "caregate.serve")
         logger.logLevel = logLevel
         StoreWork.writerThreads = limits.pushWorkers
@@ -91,12 +95,17 @@ public struct AppServer: Sendable {
         return Application(
             router: router(), server: .http1(configuration: http1),
             configuration: .init(address: .hostname(host, port: port), serverName: "CareGate", availableConnectionsDelegate: ConnectionCap(registry: registry)),
+            onServerRunning: { _ in onRunning() },
             logger: logger)
     }
 
     /// Serves on `host:port` until SIGINT or SIGTERM. `logLevel` is a swift-log level name (`info`...).
     /// The connection cap is lowered, with a warning, when the open-file limit cannot hold it.
-    public func run(host: String, port: Int, logLevel: String) async throws {
+    /// `onRunning` is called once it listens, `onStopping` when SIGINT or SIGTERM starts the graceful
+    /// stop (requests under way are answered, then it returns): systemd's READY and STOPPING.
+    public func run(
+        host: String, port: Int, logLevel: String, onRunning: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
+    ) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
         let server = AppServer(
@@ -106,7 +115,26 @@ public struct AppServer: Sendable {
             logger.logLevel = level
             logger.warning("\(warning)")
         }
-        try await server.application(host: host, port: port, logLevel: level).runService()
+        var logger = Logger(label: "caregate.serve")
+        logger.logLevel = level
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [
+                .init(service: server.application(host: host, port: port, logLevel: level, onRunning: onRunning)),
+                .init(service: StopNotice(onStopping: onStopping), successTerminationBehavior: .ignore),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    /// Calls `onStopping` when the service group starts its graceful stop.
+    private struct StopNotice: Service {
+        let onStopping: @Sendable () -> Void
+
+        func run() async throws {
+            // Cancelled rather than shut down gracefully: nothing to say.
+            guard (try? await gracefulShutdown()) != nil else { return }
+            onStopping()
+        }
     }
 
     private init(

@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
             Every /carekit/v1 request needs a token of `caregate patients token` (signed by --key, made mode 0600 \
             when missing) or, with --issuer, of that SMART/OpenID issuer; the token binds it to one patient. \
             GET /health and GET /openapi.json are open. Runs beside `caregate sync` on the same store (the sync \
-            then makes way); stops on SIGINT or SIGTERM.
+            then makes way); stops on SIGINT or SIGTERM once requests under way are answered (systemd: Docs/deploying.md).
 
             Examples:
               caregate serve --store caregate.sqlite --key server.key --port 8080
@@ -128,6 +128,8 @@ struct ServeCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("warning: \(error); its tokens are refused until its keys can be read\n".utf8))
             }
         }
-        try await server.run(host: host, port: port, logLevel: logLevel)
+        try await server.run(
+            host: host, port: port, logLevel: logLevel,
+            onRunning: { SystemdNotifier.ready(status: "serving on \(host):\(port)") }, onStopping: { SystemdNotifier.stopping() })
     }
 }

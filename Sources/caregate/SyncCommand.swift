@@ -16,7 +16,8 @@ struct SyncCommand: ParsableCommand {
         discussion: """
             Each run pulls what changed (searches or Bulk Data), imports it through the mappings, and pushes \
             the outbox (and care-team reports); a killed run resumes and sends nothing twice. Without --once it \
-            runs every `interval` until SIGINT or SIGTERM. Give --store as an absolute path (the default is in \
+            runs every `interval` until SIGINT or SIGTERM (the run under way finishes); SIGHUP rereads the \
+            configuration before the next run. Give --store as an absolute path (the default is in \
             the working directory). Exit status: 0 all done, 1 anything failed or waits for a later run, 2 the \
             configuration cannot be used (nothing is touched).
 
@@ -24,7 +25,7 @@ struct SyncCommand: ParsableCommand {
               caregate sync --config sync.yaml --store /srv/caregate/caregate.sqlite --once
               caregate sync --config Fixtures/sync.yaml --once --dry-run
 
-            More: Docs/sync-job.md (install, every sync.yaml setting, auth, cron and systemd).
+            More: Docs/sync-job.md (every sync.yaml setting, auth, cron), Docs/deploying.md (systemd).
             """
     )
 
@@ -72,6 +73,61 @@ struct SyncCommand: ParsableCommand {
         case .auto, .normal:
             break
         }
+        let mappingSet = try mappings.load()
+        var prepared = try prepare()
+        let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
+        let gateway = try Gateway(store: store, mappings: mappingSet)
+        var job = try makeJob(prepared, gateway: gateway)
+        let repeating = !once && !dryRun
+        let watchdog = SystemdWatchdog()
+        if repeating {
+            StopSignals.install()
+            SystemdNotifier.ready(status: "running every \(Int(prepared.configuration.interval)) s")
+        }
+        while true {
+            if repeating, StopSignals.takeReload() {
+                // The configuration file as it is now, for this run and the next; a broken one keeps the last.
+                SystemdNotifier.reloading()
+                do {
+                    let reloaded = try prepare()
+                    job = try makeJob(reloaded, gateway: gateway)
+                    prepared = reloaded
+                    printError("reloaded \(config)")
+                } catch {
+                    printError("reload: \(config) was not taken, the job goes on with the configuration it had: \(error)")
+                }
+                SystemdNotifier.ready(status: "running every \(Int(prepared.configuration.interval)) s")
+            }
+            job.progress = { message in
+                watchdog.alive()
+                printError(message)
+            }
+            let result = try job.run()
+            print(result.text)
+            if let report {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try PrivateFiles.write(try encoder.encode(result), to: report)
+            }
+            guard repeating, StopSignals.wait(prepared.configuration.interval, whileWaiting: { watchdog.alive() }) else {
+                if repeating { SystemdNotifier.stopping() }
+                if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
+                return
+            }
+        }
+    }
+
+    /// What a run needs from the configuration file, checked before anything is written: the
+    /// configuration, a client the server answered and whose credentials it took, the reports' printer.
+    private struct PreparedConfiguration {
+        var configuration: SyncConfiguration
+        var client: FHIRClient
+        var printer: ChromiumPrinter?
+    }
+
+    /// Reads and checks the configuration file and asks the server whether it answers and takes the
+    /// credentials: at the start, and again at a reload (SIGHUP).
+    private func prepare() throws -> PreparedConfiguration {
         guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
             throw CommandFailure("cannot read the configuration \(config)", status: 2)
         }
@@ -89,7 +145,6 @@ struct SyncCommand: ParsableCommand {
         } catch let error as AuthorizationError {
             throw CommandFailure(error.description, status: 2)
         }
-        let mappingSet = try mappings.load()
         // Reports need their rules and Chromium: without them, say so before the server is asked anything.
         var printer: ChromiumPrinter?
         if let reports = configuration.reports {
@@ -114,29 +169,17 @@ struct SyncCommand: ParsableCommand {
             }
             try checkCredentials(client, configuration)
         }
-        let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
-        let job = try Gateway(store: store, mappings: mappingSet).syncJob(configuration: configuration, client: client)
+        return PreparedConfiguration(configuration: configuration, client: client, printer: printer)
+    }
+
+    private func makeJob(_ prepared: PreparedConfiguration, gateway: Gateway) throws -> SyncJob {
+        let job = try gateway.syncJob(configuration: prepared.configuration, client: prepared.client)
         job.generator = "CareGate \(CareGate.configuration.version)"
-        if let printer {
+        if let printer = prepared.printer {
             job.printPDF = { report in try printer.pdf(html: ReportHTML.render(report)) }
         }
-        job.progress = { printError($0) }
         job.dryRun = dryRun
-        let repeating = !once && !dryRun
-        if repeating { StopSignals.install() }
-        while true {
-            let result = try job.run()
-            print(result.text)
-            if let report {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try PrivateFiles.write(try encoder.encode(result), to: report)
-            }
-            guard repeating, StopSignals.wait(configuration.interval) else {
-                if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
-                return
-            }
-        }
+        return job
     }
 }
 
@@ -157,20 +200,34 @@ private func checkCredentials(_ client: FHIRClient, _ configuration: SyncConfigu
     }
 }
 
-/// SIGINT and SIGTERM while the sync job repeats: they end it after the run under way.
+/// SIGINT and SIGTERM while the sync job repeats: they end it after the run under way. SIGHUP asks for
+/// the configuration to be read again before the next run.
 enum StopSignals {
     nonisolated(unsafe) private static var requested: sig_atomic_t = 0
+    nonisolated(unsafe) private static var reload: sig_atomic_t = 0
 
     static func install() {
         for number in [SIGINT, SIGTERM] {
             signal(number) { _ in StopSignals.requested = 1 }
         }
+        signal(SIGHUP) { _ in StopSignals.reload = 1 }
     }
 
-    /// Waits `seconds` unless a stop is asked for; whether to go on.
-    static func wait(_ seconds: TimeInterval) -> Bool {
+    /// Whether a reload was asked for since the last call.
+    static func takeReload() -> Bool {
+        guard reload != 0 else { return false }
+        reload = 0
+        return true
+    }
+
+    /// Waits `seconds` unless a stop is asked for, calling `whileWaiting` every fraction of a second;
+    /// whether to go on.
+    static func wait(_ seconds: TimeInterval, whileWaiting: () -> Void = {}) -> Bool {
         let end = Date().addingTimeInterval(seconds)
-        while requested == 0, Date() < end { Thread.sleep(forTimeInterval: 0.2) }
+        while requested == 0, Date() < end {
+            whileWaiting()
+            Thread.sleep(forTimeInterval: 0.2)
+        }
         return requested == 0
     }
 }

@@ -96,6 +96,9 @@ public struct CLIRunner {
         /// Stops it (SIGTERM).
         public func terminate() { process.terminate() }
 
+        /// Sends it `number` (SIGHUP, SIGINT...).
+        public func signal(_ number: Int32) { _ = Foundation.kill(process.processIdentifier, number) }
+
         /// Kills it outright (SIGKILL): no handler runs, nothing is flushed or cleaned up.
         public func kill() { _ = Foundation.kill(process.processIdentifier, SIGKILL) }
 
