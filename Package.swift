@@ -40,6 +40,9 @@ let package = Package(
         // `caregate serve` stops gracefully on SIGTERM in a service group of its own, telling systemd
         // it stops (Hummingbird runs on it already).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Metrics an operator scrapes (issue 48): recorded through swift-metrics into swift-prometheus.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         // Hummingbird logs through swift-log; the app server sets its level.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` for the DocC catalogs (Scripts/build-docs.sh).
@@ -127,7 +130,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights", "Surveys"]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
         .target(name: "Sync", dependencies: [
-            "FHIR", "CareModel", "Store", "Mapping", "Pipeline", "Insights",
+            "FHIR", "CareModel", "Store", "Mapping", "Pipeline", "Insights", "Observability",
             // JWT client assertions for SMART Backend Services: ES384 (P-384) and RS384 (RSA).
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"),
@@ -140,7 +143,7 @@ let package = Package(
         // The patient-app side: CareKit's remote sync over HTTP (Hummingbird 2), per-patient ES256 tokens,
         // the audit trail. It reads and writes the store through its protocol, never the FHIR client.
         .target(name: "AppServer", dependencies: [
-            "CareModel", "Store", "Insights", "Pipeline", "Mapping", "FileSafety", "FHIRCore",
+            "Observability", "CareModel", "Store", "Insights", "Pipeline", "Mapping", "FileSafety", "FHIRCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -167,6 +170,10 @@ let package = Package(
         .target(name: "SyntheticData", dependencies: ["CareModel", "Store"]),
         // What the two command lines share: the one place errors become messages and exit statuses, and
         // the checks of inputs every command makes alike.
+        // Metrics of the server and the sync job, in a Prometheus registry of their own (`/metrics`).
+        .target(name: "Observability", dependencies: [
+            "Store", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         .target(name: "CommandSupport", dependencies: [
             "FHIRCore", "Mapping", "CGlibcMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -184,7 +191,7 @@ let package = Package(
             name: "caregate",
             dependencies: [
                 "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData",
-                "Insights", "AppServer", "CommandSupport", "Surveys",
+                "Insights", "AppServer", "CommandSupport", "Surveys", "Observability",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

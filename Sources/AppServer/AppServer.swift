@@ -5,6 +5,7 @@ import NIOCore
 import Insights
 import Logging
 import Mapping
+import Observability
 import ServiceLifecycle
 import Store
 
@@ -38,6 +39,8 @@ public struct AppServer: Sendable {
     /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`): the shipped
     /// Mappings/healthkit.yaml unless the caller gives others.
     public let readingKinds: ReadingKinds
+    /// The server's metrics (`caregate serve --metrics-port` serves them apart from the API).
+    public var metrics = CareGateMetrics()
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -55,6 +58,8 @@ public struct AppServer: Sendable {
     /// The routes, with their middleware: what the application serves, and what in-memory tests call.
     public func router() -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
+        // Outermost: it sees every answer as the client gets it, errors made into responses included.
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
         router.get("health") { _, _ in
             // A store that cannot be read is not healthy.
@@ -103,13 +108,16 @@ public struct AppServer: Sendable {
     /// The connection cap is lowered, with a warning, when the open-file limit cannot hold it.
     /// `onRunning` is called once it listens, `onStopping` when SIGINT or SIGTERM starts the graceful
     /// stop (requests under way are answered, then it returns): systemd's READY and STOPPING.
+    /// With `metricsPort`, `GET /metrics` is served on 127.0.0.1 at that port (``MetricsListener``).
     public func run(
-        host: String, port: Int, logLevel: String, onRunning: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
+        host: String, port: Int, logLevel: String, metricsPort: Int? = nil,
+        onRunning: @escaping @Sendable () -> Void = {}, onStopping: @escaping @Sendable () -> Void = {}
     ) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
-        let server = AppServer(
+        var server = AppServer(
             store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds)
+        server.metrics = metrics
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level
@@ -117,11 +125,18 @@ public struct AppServer: Sendable {
         }
         var logger = Logger(label: "caregate.serve")
         logger.logLevel = level
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server.application(host: host, port: port, logLevel: level, onRunning: onRunning)),
+            .init(service: StopNotice(onStopping: onStopping), successTerminationBehavior: .ignore),
+        ]
+        if let metricsPort {
+            let metrics = metrics
+            services.append(.init(service: MetricsListener.application(
+                port: metricsPort, metrics: metrics, store: store, logLevel: level,
+                beforeScrape: { metrics.set("caregate_api_store_writes_in_flight", to: Double(StoreWork.writesInFlight)) })))
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [
-                .init(service: server.application(host: host, port: port, logLevel: level, onRunning: onRunning)),
-                .init(service: StopNotice(onStopping: onStopping), successTerminationBehavior: .ignore),
-            ],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Where the app server runs its calls to the store.
 ///
@@ -24,6 +25,12 @@ enum StoreWork {
     /// Writes: a waiting writer blocks a thread of the pool, never one that serves requests.
     private static let writers = BlockingWorkerPool(name: "caregate.serve.store-write", limit: ServerLimits.defaultPushWorkers)
 
+    private static let underway = Atomic<Int>(0)
+
+    /// Writes submitted and not finished: waiting for a thread of the pool, for the store's writer
+    /// lease, or writing (the `caregate_api_store_writes_in_flight` gauge).
+    static var writesInFlight: Int { underway.load(ordering: .relaxed) }
+
     /// The most threads that run writes (one process serves one store: the server sets it as it starts).
     static var writerThreads: Int {
         get { writers.limit }
@@ -38,7 +45,9 @@ enum StoreWork {
     /// Runs `body`, which may wait for the store's writer, on the writers' pool; the task is suspended,
     /// holding no thread, while it waits for a place.
     static func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        underway.add(1, ordering: .relaxed)
+        defer { underway.subtract(1, ordering: .relaxed) }
+        return try await withCheckedThrowingContinuation { continuation in
             writers.submit { continuation.resume(with: Result(catching: body)) }
         }
     }

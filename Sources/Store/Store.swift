@@ -122,6 +122,8 @@ public protocol Store: AnyObject, Sendable {
     func deadLetters(limit: Int) throws -> [DeadLetter]
     /// Counts of everything kept.
     func statistics() throws -> StoreStatistics
+    /// The outbox's depth by state, its oldest waiting entry and the dead letters (for metrics).
+    func outboxSummary() throws -> OutboxSummary
 
     /// Calls `body` with each entity of `kind` that `query` picks, in the order they were stored,
     /// streaming, so that millions of outcomes never sit in memory at once.

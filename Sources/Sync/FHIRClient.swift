@@ -46,6 +46,9 @@ public final class FHIRClient: @unchecked Sendable {
     public let runTimeout: TimeInterval
     private let transfers: BoundedTransfers
     private let counter = RetryCounter()
+    /// Told of every request sent (each attempt, each redirect followed as one): its operation
+    /// (``FHIROperation``), the status answered (nil for no answer) and how long it took. For metrics.
+    public var requestObserver: (@Sendable (_ operation: FHIROperation, _ status: Int?, _ seconds: TimeInterval) -> Void)?
 
     /// Requests sent again so far, for the job's report.
     public var retries: Int { counter.value }
@@ -205,8 +208,16 @@ public final class FHIRClient: @unchecked Sendable {
         var hops = 0
         while true {
             let answer: BoundedTransfers.Answer
+            let started = Date()
+            var answered: Int?
+            defer {
+                if let requestObserver {
+                    requestObserver(FHIROperation(method: request.method, url: request.url, base: base), answered, Date().timeIntervalSince(started))
+                }
+            }
             do {
                 answer = try transfers.send(request, limit: maxResponseBytes, deadline: deadline)
+                answered = answer.status
             } catch .tooLarge(let bytes) {
                 throw FHIRClientError.tooLarge(request: label, bytes: bytes, limit: maxResponseBytes)
             } catch .timedOut(let idle) {

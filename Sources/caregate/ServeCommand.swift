@@ -41,6 +41,10 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int = 8080
 
     @Option(name: .long, help: ArgumentHelp(
+        "Also serve GET /metrics (Prometheus) on 127.0.0.1 at this port, apart from the API (Docs/operations.md).", valueName: "port"))
+    var metricsPort: Int?
+
+    @Option(name: .long, help: ArgumentHelp(
         "The audience tokens must name (default \(PatientToken.defaultAudience)); with --issuer, CareGate's base URL as apps name it to the issuer.",
         valueName: "aud"))
     var audience: String?
@@ -97,6 +101,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard connections.contains(maxConnections) else {
             throw ValidationError("--max-connections must be \(connections.lowerBound)...\(connections.upperBound)")
         }
+        if let metricsPort {
+            guard MetricsListener.ports.contains(metricsPort), metricsPort != port else {
+                throw ValidationError("--metrics-port must be 1...65535 and not --port")
+            }
+        }
         guard uploads.contains(maxUploads) else { throw ValidationError("--max-uploads must be \(uploads.lowerBound)...\(uploads.upperBound)") }
         guard workers.contains(pushWorkers) else { throw ValidationError("--push-workers must be \(workers.lowerBound)...\(workers.upperBound)") }
         guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
@@ -129,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         try await server.run(
-            host: host, port: port, logLevel: logLevel,
+            host: host, port: port, logLevel: logLevel, metricsPort: metricsPort,
             onRunning: { SystemdNotifier.ready(status: "serving on \(host):\(port)") }, onStopping: { SystemdNotifier.stopping() })
     }
 }

@@ -5,6 +5,8 @@ import Foundation
 import Pipeline
 import Insights
 import Mapping
+import Observability
+import AppServer
 import Store
 import Sync
 
@@ -53,9 +55,17 @@ struct SyncCommand: ParsableCommand {
     @Flag(name: .long, help: "The same as --priority background.")
     var background = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "A repeating job serves GET /metrics (Prometheus) on 127.0.0.1 at this port (Docs/operations.md).", valueName: "port"))
+    var metricsPort: Int?
+
     func validate() throws {
         if background, priority == .normal { throw ValidationError("--background and --priority normal disagree: give one") }
         try CommandInputs.requireInputs([config])
+        if let metricsPort {
+            guard MetricsListener.ports.contains(metricsPort) else { throw ValidationError("--metrics-port must be 1...65535") }
+            guard !once, !dryRun else { throw ValidationError("--metrics-port is for a repeating job: it cannot go with --once or --dry-run") }
+        }
     }
 
     func run() throws {
@@ -77,8 +87,16 @@ struct SyncCommand: ParsableCommand {
         var prepared = try prepare()
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
         let gateway = try Gateway(store: store, mappings: mappingSet)
-        var job = try makeJob(prepared, gateway: gateway)
+        let metrics = CareGateMetrics()
+        var job = try makeJob(prepared, gateway: gateway, metrics: metrics)
         let repeating = !once && !dryRun
+        if let metricsPort {
+            do {
+                try MetricsListener.startInBackground(port: metricsPort, metrics: metrics, store: store)
+            } catch {
+                throw CommandFailure("--metrics-port \(metricsPort): cannot listen on 127.0.0.1:\(metricsPort): \(error)", status: 2)
+            }
+        }
         let watchdog = SystemdWatchdog()
         if repeating {
             StopSignals.install()
@@ -90,7 +108,7 @@ struct SyncCommand: ParsableCommand {
                 SystemdNotifier.reloading()
                 do {
                     let reloaded = try prepare()
-                    job = try makeJob(reloaded, gateway: gateway)
+                    job = try makeJob(reloaded, gateway: gateway, metrics: metrics)
                     prepared = reloaded
                     printError("reloaded \(config)")
                 } catch {
@@ -103,6 +121,7 @@ struct SyncCommand: ParsableCommand {
                 printError(message)
             }
             let result = try job.run()
+            SyncMetrics.record(result, into: metrics)
             print(result.text)
             if let report {
                 let encoder = JSONEncoder()
@@ -172,7 +191,8 @@ struct SyncCommand: ParsableCommand {
         return PreparedConfiguration(configuration: configuration, client: client, printer: printer)
     }
 
-    private func makeJob(_ prepared: PreparedConfiguration, gateway: Gateway) throws -> SyncJob {
+    private func makeJob(_ prepared: PreparedConfiguration, gateway: Gateway, metrics: CareGateMetrics) throws -> SyncJob {
+        SyncMetrics.observe(prepared.client, into: metrics)
         let job = try gateway.syncJob(configuration: prepared.configuration, client: prepared.client)
         job.generator = "CareGate \(CareGate.configuration.version)"
         if let printer = prepared.printer {

@@ -59,6 +59,7 @@ public final class InterleavingStore: Store, @unchecked Sendable {
     public func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry] { try base.outboxEntries(in: state, limit: limit) }
     public func deadLetters(limit: Int) throws -> [DeadLetter] { try base.deadLetters(limit: limit) }
     public func statistics() throws -> StoreStatistics { try base.statistics() }
+    public func outboxSummary() throws -> OutboxSummary { try base.outboxSummary() }
     public func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws {
         try base.forEachEntity(kind, query, body)
     }
