@@ -9,6 +9,8 @@ extension MappingRun {
     private struct Member {
         /// The practitioner (or a PractitionerRole naming none).
         let key: ResourceKey
+        /// The practitioner's resource when it is contained in the resource naming it (not in the index).
+        var contained: Element?
         var roles: [ResourceKey] = []
         var reasons: [String] = []
         var lastSeen: (date: Date, text: String)?
@@ -17,6 +19,7 @@ extension MappingRun {
     /// What one rule found: the member, the role it was named through, when it saw the patient.
     private struct Match {
         let member: ResourceKey
+        var contained: Element?
         let role: ResourceKey?
         let seen: (date: Date, text: String)?
     }
@@ -35,7 +38,7 @@ extension MappingRun {
         for rule in entity.members {
             for match in try matches(of: rule) {
                 if members[match.member] == nil {
-                    members[match.member] = Member(key: match.member)
+                    members[match.member] = Member(key: match.member, contained: match.contained)
                     order.append(match.member)
                 }
                 if let role = match.role, !(members[match.member]?.roles.contains(role) ?? true) { members[match.member]?.roles.append(role) }
@@ -48,7 +51,7 @@ extension MappingRun {
         let patientID = options.entityID(key)
         var contacts: [Contact] = []
         for memberKey in order {
-            guard let member = members[memberKey], let element = index.resource(member.key) else { continue }
+            guard let member = members[memberKey], let element = member.contained ?? index.resource(member.key) else { continue }
             var roles = member.roles
             if member.key.type == "Practitioner", let on = Self.rolePractitioner {
                 for role in try reverseResources(type: "PractitionerRole", on: on, target: member.key) where !roles.contains(role.key) {
@@ -78,14 +81,14 @@ extension MappingRun {
 
     /// The members `rule` names for the resource being mapped, its window applied.
     private mutating func matches(of rule: MemberRule) throws(MappingFailure) -> [Match] {
-        var sources: [(node: FHIRPathElementNode, owner: Element)] = []
+        var sources: [(node: FHIRPathElementNode, owner: Element, ownerKey: ResourceKey)] = []
         if let type = rule.reverseType, let on = rule.on {
-            sources = try reverseResources(type: type, on: on).map { (FHIRPathElementNode(resource: $0.element, path: type), $0.element) }
+            sources = try reverseResources(type: type, on: on).map { (FHIRPathElementNode(resource: $0.element, path: type), $0.element, $0.key) }
         } else {
-            sources = [(root, resource)]
+            sources = [(root, resource, key)]
         }
         var found: [Match] = []
-        for (node, owner) in sources {
+        for (node, owner, ownerKey) in sources {
             if let filter = rule.filter, !(try holds(filter, on: node, owner: owner)) { continue }
             var seen: (date: Date, text: String)?
             if let expression = rule.seen, let value = try evaluate(expression, on: node, resource: owner, leadingOperandOnly: true).first {
@@ -102,6 +105,18 @@ extension MappingRun {
                 }
             }
             for value in try evaluate(rule.from, on: node, resource: owner) {
+                if let text = Self.referenceText(value), text.hasPrefix("#") {
+                    // A practitioner contained in the resource naming it (a contained CareTeam's members are
+                    // contained beside it, in the same resource).
+                    let id = String(text.dropFirst())
+                    if let contained = owner.children(named: "contained").first(where: {
+                        $0.resourceType == "Practitioner" && $0.childValue("id") == id
+                    }) {
+                        let memberKey = ResourceKey(type: "Practitioner", id: ResourceKey.safe("\(ownerKey.type)-\(ownerKey.id)-\(id)"))
+                        found.append(Match(member: memberKey, contained: contained, role: nil, seen: seen))
+                    }
+                    continue
+                }
                 guard let (member, role) = member(named: value, at: node.path ?? key.type) else { continue }
                 found.append(Match(member: member, role: role, seen: seen))
             }
