@@ -110,8 +110,6 @@ let package = Package(
                 .embedInCode("Defaults/Observation.yaml"),
                 .embedInCode("Defaults/ObservationExport.yaml"),
                 .embedInCode("Defaults/Patient.yaml"),
-                .embedInCode("Defaults/Practitioner.yaml"),
-                .embedInCode("Defaults/PractitionerRole.yaml"),
                 .embedInCode("Defaults/QuestionnaireResponse.yaml"),
                 .embedInCode("Defaults/RelatedPerson.yaml"),
                 .embedInCode("Defaults/ServiceRequest.yaml"),

@@ -50,6 +50,9 @@ public struct FHIRPathStaticChecker {
         public var checkOrderedFunctions: Bool
         /// Names of user-supplied `%variables` (their types are unknown).
         public var variables: Set<String>
+        /// `%variables` whose items are of a known FHIR type (a mapping's `%roles`: PractitionerRoles),
+        /// checked as a collection of that type.
+        public var typedVariables: [String: String] = [:]
 
         public init(strict: Bool = true, checkOrderedFunctions: Bool = false, variables: Set<String> = []) {
             self.strict = strict
@@ -161,6 +164,7 @@ public struct FHIRPathStaticChecker {
             case "ucum", "sct", "loinc":
                 return .system("String")
             default:
+                if let type = options.typedVariables[name] { return FHIRPathStaticType(types: [type], isSingleton: false) }
                 if options.variables.contains(name) { return .any }
                 if name.hasPrefix("vs-") || name.hasPrefix("ext-") { return .system("String") }
                 report("unknown variable '%\(name)'", node)

@@ -109,9 +109,9 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     /// What the default mappings read, in an order where what is referred to comes first.
     /// (ServiceRequests: measurement orders and survey requests; Tasks: SDC survey tasks;
-    /// QuestionnaireResponses: answers given in clinic.)
+    /// QuestionnaireResponses: answers given in clinic; Encounters: who saw the patient, for the care team.)
     public static let defaultResources = [
-        "Patient", "Practitioner", "PractitionerRole", "RelatedPerson", "CareTeam", "Goal", "MedicationRequest", "ServiceRequest",
+        "Patient", "Practitioner", "PractitionerRole", "RelatedPerson", "CareTeam", "Encounter", "Goal", "MedicationRequest", "ServiceRequest",
         "CarePlan", "Task", "Observation", "QuestionnaireResponse",
     ]
 

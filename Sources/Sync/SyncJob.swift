@@ -188,9 +188,14 @@ public final class SyncJob {
         if let members {
             progress?("cohort: \(members.current.count) patient(s), \(members.current.filter { !members.known.contains($0) }.count) new")
         }
+        // A run that pulls from cursors (not everything) completes the care-team input of the patients
+        // it touches (SyncJob+CareTeam.swift).
+        let teamTypes = try careTeamTypes()
+        var scope = CareTeamScope()
+        let incremental = try (["Patient"] + teamTypes.sorted()).contains { try store.checkpoint(server: checkpointServer, resourceType: $0) != nil }
         for type in configuration.resources {
             do {
-                let (pulled, newest, held, foreign) = try pull(type, members: members)
+                let (pulled, newest, held, foreign) = try pull(type, members: members, scope: &scope, teamTypes: teamTypes)
                 report.pulled[type] = pulled
                 pages += held
                 if !foreign.isEmpty {
@@ -201,6 +206,15 @@ public final class SyncJob {
                 }
             } catch let error as FHIRClientError {
                 report.problems.append("pulling \(type): \(error)")
+            }
+        }
+        if incremental, !scope.patients.isEmpty {
+            do {
+                let completing = try careTeamPages(scope, types: teamTypes)
+                progress?("care teams: \(scope.patients.count) patient(s) touched, \(completing.count) page(s) pulled in full")
+                pages += completing
+            } catch let error as FHIRClientError {
+                report.problems.append("pulling the care teams' resources: \(error)")
             }
         }
         if !pages.isEmpty { try importPulled(pages, into: &report) }
@@ -294,7 +308,9 @@ public final class SyncJob {
     /// as a Bundle of its `type` resources in memory; the counts, the newest `meta.lastUpdated` seen, the
     /// pages, and how many entries of other types the pages held (by type). Included resources
     /// (`search.mode` include) and OperationOutcomes are the search's own and are not counted.
-    private func pull(_ type: String, members: CohortMembers?) throws -> (SyncReport.Pulled, String?, [FHIRInput.Source], [String: Int]) {
+    private func pull(
+        _ type: String, members: CohortMembers?, scope: inout CareTeamScope, teamTypes: Set<String>
+    ) throws -> (SyncReport.Pulled, String?, [FHIRInput.Source], [String: Int]) {
         var pulled = SyncReport.Pulled()
         var newest: String?
         var pages: [FHIRInput.Source] = []
@@ -317,6 +333,7 @@ public final class SyncJob {
                     }
                 }
                 guard !resources.isEmpty else { return true }
+                for resource in resources { scope.note(resource, type: type, teamTypes: teamTypes) }
                 let bundle = FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
                     + resources.map { Element(name: "entry", children: [Element(name: "resource", resourceType: type, children: $0.children)]) }))
                 pages.append(.memory(name: "\(type) page \(pages.count + 1)", bytes: bundle))

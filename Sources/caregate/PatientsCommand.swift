@@ -9,18 +9,19 @@ import Store
 struct PatientsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "patients",
-        abstract: "One patient's events and care-team report, and access tokens for their app.",
+        abstract: "One patient's care team, events and care-team report, and access tokens for their app.",
         discussion: """
             Every subcommand takes --patient ID (the patient's id in the store, such as Patient/pat-1) and \
             --store PATH.
 
             Examples:
+              caregate patients contacts --patient Patient/pat-1
               caregate patients events --patient Patient/pat-1 --from 2026-11-02
               caregate patients token --key server.key --patient Patient/pat-1
 
             More: Docs/store.md, Docs/app-api.md.
             """,
-        subcommands: [PatientsEvents.self, PatientsReport.self, PatientsToken.self]
+        subcommands: [PatientsContacts.self, PatientsEvents.self, PatientsReport.self, PatientsToken.self]
     )
 }
 

@@ -89,9 +89,10 @@ final class SyntheaIsolationTests: XCTestCase {
             }
         }
         // Together the pulls hold every version the store links to a patient. What it links to none is in
-        // no patient's log (Store/SQLite/RevisionLog.swift): contacts of no care plan (Synthea's
-        // practitioners, whom several patients share). Those are counted and printed; every task and
-        // outcome is in its patient's pull.
+        // no patient's log (Store/SQLite/RevisionLog.swift): contacts of no care plan and no patient.
+        // Synthea's practitioners are each patient's care-team contacts (Docs/care-team.md), so there are
+        // none; should a mapping make one, it is counted and printed. Every task and outcome is in its
+        // patient's pull.
         var unlinked: [EntityKind: Int] = [:]
         for (kind, uuids) in everything {
             let missing = uuids.subtracting(pulledBox.union[kind] ?? [])

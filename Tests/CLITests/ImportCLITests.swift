@@ -45,7 +45,8 @@ final class ImportCLITests: XCTestCase {
     func testMappingsValidate() throws {
         let defaults = try CLIRunner.run(["mappings", "validate"])
         XCTAssertEqual(defaults.status, 0, defaults.stdout)
-        XCTAssertTrue(defaults.stdout.contains("13 mapping file(s) checked: 0 error(s)"), defaults.stdout)
+        // The care team is the Patient mapping's (Practitioner.yaml and PractitionerRole.yaml are no more).
+        XCTAssertTrue(defaults.stdout.contains("11 mapping file(s) checked: 0 error(s)"), defaults.stdout)
         let shipped = try CLIRunner.run(["mappings", "validate", "Mappings"])
         XCTAssertEqual(shipped.status, 0, shipped.stdout)
         try folder.writeFile("Patient.yaml", "resource: Patient\nentities:\n  - entity: patient\n    fields:\n      birthday: name\n")
@@ -88,12 +89,12 @@ final class MappingGoldenCLITests: XCTestCase {
     func testConvertToCareKit() throws {
         let result = try CLIRunner.run(["convert", "Fixtures/provider", "--to", "carekit", "--time-zone", "America/Chicago"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        // One object per patient (the log task, which has no care plan, goes with its patient), then
-        // what belongs to no patient: the PractitionerRole's contact.
+        // One object per patient (the log task, which has no care plan, goes with its patient, as does
+        // the care team's contact); nothing is left that belongs to no patient.
         let objects = try result.stdout.split(separator: "\n").map {
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: [[String: Any]]])
         }
-        XCTAssertEqual(objects.count, 2, result.stdout)
+        XCTAssertEqual(objects.count, 1, result.stdout)
         let patient = try XCTUnwrap(objects.first)
         XCTAssertEqual(Set(patient.keys), ["patients", "carePlans", "contacts", "tasks", "outcomes"])
         XCTAssertEqual(patient["patients"]?.map { $0["id"] as? String }, ["Patient/pat-1"])
@@ -104,10 +105,9 @@ final class MappingGoldenCLITests: XCTestCase {
             patient["tasks"]?.compactMap { ($0["healthKitLinkage"] as? [String: String])?["quantityIdentifier"] }.sorted(),
             ["HKQuantityTypeIdentifierBloodPressureDiastolic", "HKQuantityTypeIdentifierBloodPressureSystolic"])
         XCTAssertEqual(patient["outcomes"]?.count, 2)
-        let planUUID = try XCTUnwrap(patient["carePlans"]?.first?["uuid"] as? String)
-        XCTAssertEqual(patient["contacts"]?.map { $0["carePlanUUID"] as? String }, [planUUID], "linked by version UUID")
-        let unattached = try XCTUnwrap(objects.last)
-        XCTAssertEqual(unattached["patients"]?.count, 0)
-        XCTAssertEqual(unattached["contacts"]?.map { $0["id"] as? String }, ["PractitionerRole/role-1"])
+        // The practitioner (general practitioner, plan author, prescriber, through its PractitionerRole)
+        // is one contact of the patient, on no care plan: Docs/care-team.md.
+        XCTAssertEqual(patient["contacts"]?.map { $0["id"] as? String }, ["Patient/pat-1#careteam-Practitioner-prac-1"])
+        XCTAssertEqual(patient["contacts"]?.map { $0["carePlanUUID"] == nil }, [true])
     }
 }

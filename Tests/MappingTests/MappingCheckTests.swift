@@ -10,7 +10,7 @@ final class MappingCheckTests: XCTestCase {
         XCTAssertEqual(MappingSet.checkDefaults().map(\.description), [])
         XCTAssertEqual(
             Set(MappingSet.defaultFileNames),
-            ["ActiveTaskExport.yaml", "CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "ObservationExport.yaml", "Patient.yaml", "Practitioner.yaml", "PractitionerRole.yaml", "RelatedPerson.yaml",
+            ["ActiveTaskExport.yaml", "CarePlan.yaml", "MedicationRequest.yaml", "Observation.yaml", "ObservationExport.yaml", "Patient.yaml", "RelatedPerson.yaml",
              "QuestionnaireResponse.yaml", "ServiceRequest.yaml", "Task.yaml", "healthkit.yaml"])
         XCTAssertNotNil(try? MappingSet.defaults().export, "the default export mapping is in force")
     }

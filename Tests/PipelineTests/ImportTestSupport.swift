@@ -15,7 +15,7 @@ extension XCTestCase {
     /// Imports `paths` into `store` with the default mappings (or `mappings` layered over them).
     func importFiles(
         _ paths: [String], into store: any Store, zone: String = "UTC", mappings: String? = nil, outcomeBatchSize: Int? = nil,
-        entityChunkSize: Int? = nil, holdInputUpTo: Int? = nil
+        entityChunkSize: Int? = nil, holdInputUpTo: Int? = nil, runDate: Date? = nil
     ) throws -> ImportReport {
         let gateway = Gateway(
             store: store, mappings: try MappingSet.defaults(overriddenBy: mappings), options: Gateway.Options(timeZone: TimeZone(identifier: zone)!))
@@ -23,6 +23,7 @@ extension XCTestCase {
             if let outcomeBatchSize { options.outcomeBatchSize = outcomeBatchSize }
             if let entityChunkSize { options.entityChunkSize = entityChunkSize }
             if let holdInputUpTo { options.holdInputUpTo = holdInputUpTo }
+            if let runDate { options.mapping.runDate = runDate }
         }
         return try importer.run(FHIRInput.sources(for: paths))
     }

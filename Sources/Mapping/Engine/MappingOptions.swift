@@ -15,6 +15,10 @@ public struct MappingOptions: Sendable {
     /// Over which hours "N times a day" without times of day is spread, unless a mapping says otherwise.
     public var wakingHours: WakingHours
 
+    /// The run's date: what FHIRPath's `now()` and `today()` give in mappings, and where a care team's
+    /// `window-end: run` window ends (``MemberWindow``). Set it to replay a run of another day.
+    public var runDate = Date()
+
     public static let defaultSourceSystem = "default"
 
     public init(sourceSystem: String = MappingOptions.defaultSourceSystem, timeZone: TimeZone = .current, wakingHours: WakingHours = .standard) {

@@ -44,7 +44,7 @@ extension MappingRun {
 
     /// The resources of `type` in the input whose `on` references name this resource: a lookup in an
     /// index of those references, built on first use for the whole input (never a scan per resource).
-    func reverseResources(type: String, on: MappingExpression) throws(MappingFailure) -> [(key: ResourceKey, element: Element)] {
+    func reverseResources(type: String, on: MappingExpression, target: ResourceKey? = nil) throws(MappingFailure) -> [(key: ResourceKey, element: Element)] {
         let cacheKey = "\(type)|\(on.location)|\(on.text)"
         let referrers: [ResourceKey: [ResourceKey]]
         if let known = engine.reverseIndexes.lookup(cacheKey, in: index) {
@@ -63,7 +63,7 @@ extension MappingRun {
             engine.reverseIndexes.store(built, for: cacheKey, in: index)
             referrers = built
         }
-        return (referrers[key] ?? []).compactMap { otherKey in index.resource(otherKey).map { (otherKey, $0) } }
+        return (referrers[target ?? key] ?? []).compactMap { otherKey in index.resource(otherKey).map { (otherKey, $0) } }
     }
 
     mutating func personName(_ field: FieldMapping?, item: FHIRPathElementNode) throws(MappingFailure) -> PersonName {

@@ -10,7 +10,7 @@ struct MappingRun {
     let key: ResourceKey
     let index: ResourceIndex
     let tasks: (any TaskCatalog)?
-    let environment: FHIRPathEnvironment
+    var environment: FHIRPathEnvironment
     let root: FHIRPathElementNode
     var notes: [MappingNote] = []
 
@@ -25,7 +25,7 @@ struct MappingRun {
         self.index = index
         self.tasks = tasks
         var environment = FHIRPathEnvironment(
-            now: Date(timeIntervalSince1970: 0), resolveReference: { reference, _ in index.element(for: reference) }, tracksPaths: true)
+            now: engine.options.runDate, resolveReference: { reference, _ in index.element(for: reference) }, tracksPaths: true)
         if let coverage = engine.coverage {
             let type = key.type
             // Only elements of this resource count (not those of resources reached by resolve()).
@@ -50,6 +50,11 @@ struct MappingRun {
         var entities: [CareEntity] = []
         var outcomes: [OutcomeContribution] = []
         for entity in mapping.entities {
+            if !entity.members.isEmpty {
+                if let filter = entity.filter, !(try truth(filter, on: root)) { continue }
+                entities += try careTeam(entity).map(CareEntity.contact)
+                continue
+            }
             let items = try entity.each.map { each throws(MappingFailure) in try nodes(each, on: root) } ?? [root]
             var usedKeys: Set<String> = []
             for (position, item) in items.enumerated() {

@@ -10,8 +10,6 @@ enum DefaultMappings {
         ("Observation.yaml", PackageResources.Observation_yaml),
         ("ObservationExport.yaml", PackageResources.ObservationExport_yaml),
         ("Patient.yaml", PackageResources.Patient_yaml),
-        ("Practitioner.yaml", PackageResources.Practitioner_yaml),
-        ("PractitionerRole.yaml", PackageResources.PractitionerRole_yaml),
         ("QuestionnaireResponse.yaml", PackageResources.QuestionnaireResponse_yaml),
         ("RelatedPerson.yaml", PackageResources.RelatedPerson_yaml),
         ("ServiceRequest.yaml", PackageResources.ServiceRequest_yaml),

@@ -57,6 +57,11 @@ public enum MappingChecker {
                 itemType = ""
             }
         }
+        if !entity.members.isEmpty, !resourceType.isEmpty {
+            // Each member's fields are read from the practitioner the rules name.
+            itemType = "Practitioner"
+            for rule in entity.members { checkMember(rule, resourceType: resourceType, into: &problems) }
+        }
         if entity.kind == .outcome, let each = entity.each {
             problems.append(MappingProblem(at: isAuthored(each.location) ? each.location : entity.location, "an outcome is made from the resource itself, not from `each` items"))
         }
@@ -110,6 +115,20 @@ public enum MappingChecker {
             return MappingProblem(severity, at: each.location, "`each: \(each.text)` changes the items the default reads: \(broken); \(cause)")
         }
         return MappingProblem(severity, at: entity.location, "with this entity's changes, \(broken); \(cause)")
+    }
+
+    /// Checks a member rule: `on` and `when` on the resource it reads, `from` giving References (or
+    /// resources), `seen` a date.
+    private static func checkMember(_ rule: MemberRule, resourceType: String, into problems: inout [MappingProblem]) {
+        let type = rule.reverseType ?? resourceType
+        if let on = rule.on { _ = check(on, from: type, into: &problems) }
+        if let filter = rule.filter { checkCondition(filter, key: "when", from: type, into: &problems) }
+        if let result = check(rule.from, from: type, into: &problems), let reason = mismatch(result, for: .references) {
+            problems.append(MappingProblem(at: rule.from.location, "a member rule's `from` takes \(reason), but `\(rule.from.text)` gives \(result)"))
+        }
+        if let seen = rule.seen, let result = check(seen, from: type, into: &problems), let reason = mismatch(result, for: .date) {
+            problems.append(MappingProblem(at: seen.location, "`seen` takes \(reason), but `\(seen.text)` gives \(result)"))
+        }
     }
 
     /// Checks a `when` or `delete-when`: it must give a boolean, since FHIRPath takes any one item as
@@ -205,7 +224,9 @@ public enum MappingChecker {
     }
 
     private static func staticCheck(_ expression: FHIRPathExpression, from type: String, resource: String? = nil) -> FHIRPathStaticChecker.Report {
-        expression.check(startingType: type, resourceType: resource ?? (type.contains(".") ? String(type.prefix { $0 != "." }) : type))
+        var options = FHIRPathStaticChecker.Options()
+        options.typedVariables = typedVariables
+        return expression.check(startingType: type, resourceType: resource ?? (type.contains(".") ? String(type.prefix { $0 != "." }) : type), options: options)
     }
 
     /// The type `expression` gives with each misspelt name replaced by the one it is nearest to, when
@@ -226,7 +247,11 @@ public enum MappingChecker {
     }
 
     /// The variables a mapping expression sees (FHIRPath's and the mapping's own).
-    static let variables = ["resource", "rootResource", "context", "ucum", "sct", "loinc"]
+    static let variables = ["resource", "rootResource", "context", "ucum", "sct", "loinc", "roles"]
+
+    /// The mapping's own variables of a known type: `%roles`, a care-team member's PractitionerRoles
+    /// (``MemberRule``; empty outside a `members:` entity).
+    static let typedVariables = ["roles": "PractitionerRole"]
 
     /// For an error naming something that does not exist (an element the type does not have, an unknown
     /// `%variable`), the name one or two edits away that does, with where the wrong name is in `text`

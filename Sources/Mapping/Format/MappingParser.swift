@@ -12,7 +12,7 @@ import Yams
 /// (marking what it could not, so that no consequence of an error is reported as a problem of its own).
 struct MappingParser {
     let file: String
-    private(set) var problems: [MappingProblem] = []
+    var problems: [MappingProblem] = []
     /// The file's lines, to place expressions written as block or quoted scalars.
     private var lines: [Substring] = []
     /// The file said `extends: default`: it adds to the default mapping of its type instead of replacing it.
@@ -23,7 +23,7 @@ struct MappingParser {
     }
 
     static let resourceKeys: Set<String> = ["resource", "description", "extends", "when", "delete-when", "entities", "report"]
-    static let entityKeys: Set<String> = ["entity", "name", "each", "when", "key", "fields", "description"]
+    static let entityKeys: Set<String> = ["entity", "name", "each", "when", "key", "fields", "description", "members"]
     static let fieldKeys: Set<String> = ["from", "transform", "value", "reverse", "on", "start", "end", "default", "waking-hours", "kind"]
     static let reportKeys: Set<String> = ["when", "message"]
 
@@ -156,9 +156,13 @@ struct MappingParser {
         } else {
             problems.append(MappingProblem(at: location(of: node), "missing `fields:`"))
         }
-        return EntityMapping(
+        var entity = EntityMapping(
             kind: kind, name: name, each: each, filter: filter, key: key, fields: fields, location: location(of: node),
             unreadableEach: unreadableEach, unreadableTargets: unreadableTargets)
+        if let membersNode = keys["members"] {
+            entity.members = memberRules(membersNode, entity: entity)
+        }
+        return entity
     }
 
     private mutating func fieldSource(_ node: Node) -> FieldSource? {
@@ -226,7 +230,7 @@ struct MappingParser {
         return .transform(transform, from: from, options: options)
     }
 
-    private mutating func expression(_ node: Node, what: String) -> MappingExpression? {
+    mutating func expression(_ node: Node, what: String) -> MappingExpression? {
         guard let scalar = node.scalar else {
             problems.append(MappingProblem(at: location(of: node), "`\(what)` must be a FHIRPath expression (a string), not a list or mapping"))
             return nil
@@ -283,7 +287,7 @@ struct MappingParser {
         return nil
     }
 
-    private mutating func checkedKeys(_ mapping: Node.Mapping, allowed: Set<String>, in what: String) -> [String: Node] {
+    mutating func checkedKeys(_ mapping: Node.Mapping, allowed: Set<String>, in what: String) -> [String: Node] {
         Self.checkedKeys(mapping, allowed: allowed, in: what, file: file, problems: &problems)
     }
 
@@ -318,7 +322,7 @@ struct MappingParser {
         return result
     }
 
-    private func location(of node: Node?) -> MappingLocation {
+    func location(of node: Node?) -> MappingLocation {
         Self.location(of: node, file: file)
     }
 

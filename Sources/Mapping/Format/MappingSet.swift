@@ -240,6 +240,7 @@ extension ResourceMapping {
                 key: extra.key ?? base.key, fields: fields, location: extra.location,
                 unreadableEach: extra.each == nil ? extra.unreadableEach ?? base.unreadableEach : nil,
                 unreadableTargets: base.unreadableTargets.union(extra.unreadableTargets))
+            entities[index].members = extra.members.isEmpty ? base.members : extra.members
         }
         return ResourceMapping(
             resourceType: resourceType, file: file + " + " + other.file, filter: other.filter ?? filter,

@@ -96,6 +96,9 @@ public struct EntityMapping: Sendable {
     public let key: MappingExpression?
     public let fields: [FieldMapping]
     public let location: MappingLocation
+    /// The places a care team is recorded (``MemberRule``): when not empty, one entity per person they
+    /// name (a practitioner, through a PractitionerRole), its fields read from that person.
+    public var members: [MemberRule] = []
     /// Where the entity's `each:` was written when it did not parse: its items' type is then unknown,
     /// and the expressions read from them cannot be type-checked.
     var unreadableEach: MappingLocation?

@@ -6,6 +6,7 @@ extension ResourceMapping {
         var all = [filter, deleteWhen].compactMap { $0 } + reports.map(\.condition)
         for entity in entities {
             all += [entity.each, entity.filter, entity.key].compactMap { $0 }
+            for rule in entity.members { all += [rule.on, rule.filter, rule.from, rule.seen].compactMap { $0 } }
             for field in entity.fields {
                 switch field.source {
                 case .expression(let expression): all.append(expression)
@@ -31,6 +32,10 @@ extension MappingSet {
                 for field in entity.fields {
                     if case .reverse(let type, _, _) = field.source { types.insert(type) }
                 }
+                // A care team's members: the resources its rules read, the practitioners they name and
+                // the roles (`%roles`) those practitioners have.
+                if !entity.members.isEmpty { types.formUnion(["Practitioner", "PractitionerRole"]) }
+                for rule in entity.members { if let type = rule.reverseType { types.insert(type) } }
             }
             for expression in mapping.allExpressions {
                 guard let reached = expression.compiled.typesReachedByResolve else { return nil }
