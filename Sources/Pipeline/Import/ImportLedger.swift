@@ -117,7 +117,7 @@ final class ImportLedger {
         let message = MessageText.boundingQuotes(message)
         report.count(type) { $0.failed += 1 }
         report.failures.append(ImportReport.Failure(source: origin.source, entry: origin.entry, resource: key?.description, path: path, message: message))
-        guard !options.dryRun else { return }
+        guard !options.dryRun, options.keepsDeadLetters else { return }
         let letter = DeadLetter(
             system: options.mapping.sourceSystem, resourceType: key?.type ?? type, resourceID: key?.id,
             reason: message, detail: [origin.source, origin.entry.map { "entry[\($0)]" }, path].compactMap { $0 }.joined(separator: " "),
