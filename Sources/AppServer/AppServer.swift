@@ -17,7 +17,7 @@ import Store
 ///
 /// ## Topics
 ///
-/// - `GET /health`, `GET /openapi.json`: open to all.
+/// - `GET /health/live`, `GET /health/ready`, `GET /health` (``HealthRoutes``), `GET /openapi.json`: open to all.
 /// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
 /// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
@@ -37,6 +37,8 @@ public struct AppServer: Sendable {
     /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`): the shipped
     /// Mappings/healthkit.yaml unless the caller gives others.
     public let readingKinds: ReadingKinds
+    /// What the readiness check found of the mappings and the key as the server was made.
+    let startup: HealthRoutes.StartupChecks
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -49,17 +51,14 @@ public struct AppServer: Sendable {
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
         self.issuer = issuer
         self.insightsRules = insightsRules
+        startup = HealthRoutes.StartupChecks(key: key, readingKinds: readingKinds, insightsRules: insightsRules)
     }
 
     /// The routes, with their middleware: what the application serves, and what in-memory tests call.
     public func router() -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        router.get("health") { _, _ in
-            // A store that cannot be read is not healthy.
-            guard (try? StoreWork.read({ try store.serverClock() })) != nil else { throw APIError.unavailable }
-            return JSONResponse.make(Data(#"{"status":"ok"}"#.utf8))
-        }
+        HealthRoutes(store: store, startup: startup).register(on: router)
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
@@ -100,7 +99,8 @@ public struct AppServer: Sendable {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
         let server = AppServer(
-            store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds)
+            store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds,
+            startup: startup)
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level
@@ -111,10 +111,11 @@ public struct AppServer: Sendable {
 
     private init(
         store: any AppSyncStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits,
-        readingKinds: ReadingKinds
+        readingKinds: ReadingKinds, startup: HealthRoutes.StartupChecks
     ) {
         self.store = store
         self.readingKinds = readingKinds
+        self.startup = startup
         self.verifier = verifier
         self.issuer = issuer
         self.insightsRules = insightsRules
