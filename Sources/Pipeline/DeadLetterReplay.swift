@@ -190,7 +190,8 @@ public struct DeadLetterReplay {
         if entry.state == .failed {
             settle.requeue(entry, at: now)
         }
-        settle.settleDeadLetter(id, .resolved(resolution: "outbox entry #\(entryID) requeued"))
+        // Resolved by the requeue; here when the entry has moved on since (sent again, acknowledged).
+        settle.settleDeadLetter(id, .resolved(resolution: "outbox entry #\(entryID) is \(entry.state)"))
         return .requeued(outboxEntryID: entryID)
     }
 }

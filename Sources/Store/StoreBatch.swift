@@ -75,11 +75,13 @@ public struct StoreBatch: Sendable {
     public mutating func transition(outboxEntry id: Int64, _ transition: OutboxTransition) {
         changes.append(.transition(outboxEntryID: id, transition))
     }
-    /// Puts failed outbox entry `entry` back in the queue, due at `date` with its last error kept: what
-    /// `caregate outbox retry` and a replay of an export's dead letter do.
+    /// Puts failed outbox entry `entry` back in the queue, due at `date` with its last error kept, and
+    /// resolves the dead letters waiting for it (the entry is in the queue again; a new refusal is a new
+    /// letter): what `caregate outbox retry` and a replay of an export's dead letter do.
     public mutating func requeue(_ entry: OutboxEntry, at date: Date) {
         guard let id = entry.id else { return }
         transition(outboxEntry: id, .failed(error: entry.lastError ?? "retry requested", retryAt: date, at: date))
+        changes.append(.settleDeadLettersOfOutboxEntry(id: id, .resolved(resolution: "outbox entry #\(id) requeued")))
     }
     /// Files something given up on, with its reason.
     public mutating func deadLetter(_ letter: DeadLetter) { changes.append(.deadLetter(letter)) }
@@ -127,6 +129,8 @@ public enum StoreChange: Sendable {
     case deadLetter(DeadLetter)
     /// What a replay of a dead letter came to (``StoreBatch/settleDeadLetter(_:_:)``).
     case settleDeadLetter(id: Int64, DeadLetterSettlement)
+    /// What became of the dead letters waiting for outbox entry `id` (``StoreBatch/requeue(_:at:)``).
+    case settleDeadLettersOfOutboxEntry(id: Int64, DeadLetterSettlement)
     /// An outcome version kept under its own uuid (``StoreBatch/appendVersion(keepingUUIDOf:)``).
     case appendVersion(Outcome)
     /// Device clocks of one patient (``StoreBatch/mergeKnowledge(patientID:clocks:)``).

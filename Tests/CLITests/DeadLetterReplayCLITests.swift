@@ -167,22 +167,29 @@ final class DeadLetterReplayCLITests: XCTestCase {
             fail.transition(outboxEntry: id, .sent(at: then))
             fail.transition(outboxEntry: id, .failed(error: "HTTP 422", retryAt: nil, at: then))
         }
-        fail.deadLetter(DeadLetter(system: OutboxEntry.provider, resourceType: "Observation", resourceID: "x-1", outboxEntryID: ids[0], reason: "rejected by server"))
+        for id in ids.prefix(2) {
+            fail.deadLetter(DeadLetter(system: OutboxEntry.provider, resourceType: "Observation", resourceID: "x-\(id)", outboxEntryID: id, reason: "rejected by server"))
+        }
         try store.apply(fail)
+
+        // An export's dead letter replayed: its entry is due again, and it leaves the list.
+        let letter = try caregate(["store", "dead-letters", "retry", "1"])
+        XCTAssertEqual(letter.status, 0, letter.stdout + letter.stderr)
+        XCTAssertEqual(letter.stdout, "#1: outbox entry #\(ids[0]) requeued: resolved\n")
+        XCTAssertEqual(try store.dueOutboxEntries(at: Date(), limit: 10).compactMap(\.id).sorted(), [ids[0], ids[2]])
+        XCTAssertTrue(try caregate(["store", "dead-letters"]).stdout.hasPrefix("#2 "))
 
         for usage in [["outbox", "retry", "--all"], ["outbox", "retry", "--all", "--state", "pending"], ["outbox", "retry", "1", "--all", "--state", "failed"],
                       ["outbox", "retry", "1", "--state", "failed"]] {
             XCTAssertEqual(try caregate(usage).status, 2, "\(usage)")
         }
+        // Every failed entry put back (the one requeued above is failed until it is sent), and the dead
+        // letter still waiting for one resolved with it.
         let requeued = try caregate(["outbox", "retry", "--state", "failed", "--all"])
         XCTAssertEqual(requeued.status, 0, requeued.stderr)
         XCTAssertEqual(requeued.stdout, "2 failed outbox entries requeued\n")
-        let due = try store.dueOutboxEntries(at: Date(), limit: 10).compactMap(\.id)
-        XCTAssertEqual(Set(due), Set(ids), "both failed entries are due again, beside the pending one")
-
-        let letter = try caregate(["store", "dead-letters", "retry", "1"])
-        XCTAssertEqual(letter.status, 0, letter.stdout + letter.stderr)
-        XCTAssertEqual(letter.stdout, "#1: outbox entry #\(ids[0]) requeued: resolved\n")
+        XCTAssertEqual(Set(try store.dueOutboxEntries(at: Date(), limit: 10).compactMap(\.id)), Set(ids), "both failed entries are due again, beside the pending one")
         XCTAssertEqual(try caregate(["store", "dead-letters"]).stdout, "no dead letters waiting\n")
+        XCTAssertTrue(try caregate(["store", "dead-letters", "list", "--resolved"]).stdout.contains("[resolved "), "kept, resolved")
     }
 }
