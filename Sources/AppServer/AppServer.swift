@@ -19,7 +19,7 @@ import Store
 ///
 /// ## Topics
 ///
-/// - `GET /health`, `GET /openapi.json`: open to all.
+/// - `GET /health/live`, `GET /health/ready`, `GET /health` (``HealthRoutes``), `GET /openapi.json`: open to all.
 /// - `GET /carekit/v1/revisions`, `POST /carekit/v1/revisions`: pull and push (``SyncRoutes``).
 /// - `GET /carekit/v1/patient`, `careplans`, `tasks`, `contacts`, `events?date=`: read-only views.
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
@@ -41,6 +41,8 @@ public struct AppServer: Sendable {
     public let readingKinds: ReadingKinds
     /// The server's metrics (`caregate serve --metrics-port` serves them apart from the API).
     public var metrics = CareGateMetrics()
+    /// What the readiness check found of the mappings and the key as the server was made.
+    let startup: HealthRoutes.StartupChecks
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -53,6 +55,7 @@ public struct AppServer: Sendable {
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
         self.issuer = issuer
         self.insightsRules = insightsRules
+        startup = HealthRoutes.StartupChecks(key: key, readingKinds: readingKinds, insightsRules: insightsRules)
     }
 
     /// The routes, with their middleware: what the application serves, and what in-memory tests call.
@@ -61,11 +64,7 @@ public struct AppServer: Sendable {
         // Outermost: it sees every answer as the client gets it, errors made into responses included.
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
-        router.get("health") { _, _ in
-            // A store that cannot be read is not healthy.
-            guard (try? StoreWork.read({ try store.serverClock() })) != nil else { throw APIError.unavailable }
-            return JSONResponse.make(Data(#"{"status":"ok"}"#.utf8))
-        }
+        HealthRoutes(store: store, startup: startup).register(on: router)
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
@@ -116,7 +115,8 @@ public struct AppServer: Sendable {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
         var server = AppServer(
-            store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds)
+            store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds,
+            startup: startup)
         server.metrics = metrics
         if let warning {
             var logger = Logger(label: "caregate.serve")
@@ -154,10 +154,11 @@ public struct AppServer: Sendable {
 
     private init(
         store: any AppSyncStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits,
-        readingKinds: ReadingKinds
+        readingKinds: ReadingKinds, startup: HealthRoutes.StartupChecks
     ) {
         self.store = store
         self.readingKinds = readingKinds
+        self.startup = startup
         self.verifier = verifier
         self.issuer = issuer
         self.insightsRules = insightsRules

@@ -70,6 +70,8 @@ public protocol AppSyncStore: Store {
     func auditStatistics() throws -> AuditTrailStatistics
     /// The latest audit entries, newest first (of one patient when `patientID` is given).
     func auditEntries(patientID: String?, limit: Int) throws -> [AuditEntry]
+    /// The store's file, for a server's readiness check (``StoreFileWatch``); nil for a store in memory.
+    var storeFilePath: String? { get }
 }
 
 extension AppSyncStore {

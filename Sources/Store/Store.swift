@@ -31,7 +31,7 @@ import Foundation
 /// - ``checkpoint(server:resourceType:)``, ``exportProgress(target:)``, ``reportStart(frequency:)``
 /// - ``dueOutboxEntries(at:limit:)``, ``outboxEntries(in:limit:)``, ``outboxEntry(id:)``, ``outboxEntry(destination:entityUUID:)``,
 ///   ``outboxEntries(destination:entityUUIDs:)``
-/// - ``deadLetters(limit:)``
+/// - ``deadLetters(limit:includingResolved:since:)``, ``deadLetter(id:)``, ``deadLetters(limit:)``, ``waitingDeadLetterCount()``
 /// - ``statistics()``, ``integrityCheck()``
 /// - ``forEachEntity(_:_:_:)``, ``forEachVersion(_:_:)``: streaming reads for dumps
 public protocol Store: AnyObject, Sendable {
@@ -119,7 +119,13 @@ public protocol Store: AnyObject, Sendable {
     func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry]
     /// Entries in `state`, oldest first (what `caregate outbox` lists).
     func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry]
-    func deadLetters(limit: Int) throws -> [DeadLetter]
+    /// Dead letters, newest first: those waiting for a person (not resolved by a replay), or all of them
+    /// when `includingResolved`; only those kept from `since` on when it is given.
+    func deadLetters(limit: Int, includingResolved: Bool, since: Date?) throws -> [DeadLetter]
+    /// Dead letter `id`, waiting or resolved, with its payload.
+    func deadLetter(id: Int64) throws -> DeadLetter?
+    /// How many dead letters wait for a person (cheap: what a sync run's report says at its end).
+    func waitingDeadLetterCount() throws -> Int
     /// Counts of everything kept.
     func statistics() throws -> StoreStatistics
     /// The outbox's depth by state, its oldest waiting entry and the dead letters (for metrics).
@@ -143,4 +149,9 @@ extension Store {
     public func appendsAreWaiting() -> Bool { false }
 
     public func yieldToAppends() throws {}
+
+    /// The dead letters waiting for a person, newest first.
+    public func deadLetters(limit: Int) throws -> [DeadLetter] {
+        try deadLetters(limit: limit, includingResolved: false, since: nil)
+    }
 }

@@ -75,8 +75,20 @@ public struct StoreBatch: Sendable {
     public mutating func transition(outboxEntry id: Int64, _ transition: OutboxTransition) {
         changes.append(.transition(outboxEntryID: id, transition))
     }
+    /// Puts failed outbox entry `entry` back in the queue, due at `date` with its last error kept, and
+    /// resolves the dead letters waiting for it (the entry is in the queue again; a new refusal is a new
+    /// letter): what `caregate outbox retry` and a replay of an export's dead letter do.
+    public mutating func requeue(_ entry: OutboxEntry, at date: Date) {
+        guard let id = entry.id else { return }
+        transition(outboxEntry: id, .failed(error: entry.lastError ?? "retry requested", retryAt: date, at: date))
+        changes.append(.settleDeadLettersOfOutboxEntry(id: id, .resolved(resolution: "outbox entry #\(id) requeued")))
+    }
     /// Files something given up on, with its reason.
     public mutating func deadLetter(_ letter: DeadLetter) { changes.append(.deadLetter(letter)) }
+    /// Records what a replay of dead letter `id` came to, dated by the batch (a resolved letter is left as it is).
+    public mutating func settleDeadLetter(_ id: Int64, _ settlement: DeadLetterSettlement) {
+        changes.append(.settleDeadLetter(id: id, settlement))
+    }
     /// Stores a version of an outcome made elsewhere (a CareKit device) under its own `uuid`, after the
     /// current version of its outcome; a tombstone when it has `deletedDate`. Nothing when the store has
     /// that uuid already (the same push twice stores nothing twice).
@@ -115,6 +127,10 @@ public enum StoreChange: Sendable {
     case enqueue(OutboxEntry)
     case transition(outboxEntryID: Int64, OutboxTransition)
     case deadLetter(DeadLetter)
+    /// What a replay of a dead letter came to (``StoreBatch/settleDeadLetter(_:_:)``).
+    case settleDeadLetter(id: Int64, DeadLetterSettlement)
+    /// What became of the dead letters waiting for outbox entry `id` (``StoreBatch/requeue(_:at:)``).
+    case settleDeadLettersOfOutboxEntry(id: Int64, DeadLetterSettlement)
     /// An outcome version kept under its own uuid (``StoreBatch/appendVersion(keepingUUIDOf:)``).
     case appendVersion(Outcome)
     /// Device clocks of one patient (``StoreBatch/mergeKnowledge(patientID:clocks:)``).
@@ -164,6 +180,8 @@ public struct BatchSummary: Equatable, Sendable {
     public var outboxTransitions = 0
     /// The ids of the dead letters filed, in batch order.
     public var deadLetterIDs: [Int64] = []
+    /// Dead letters a replay settled (``StoreBatch/settleDeadLetter(_:_:)``) that were still waiting.
+    public var deadLettersSettled = 0
     /// For each entity change in batch order, the uuid of the version now current (the new version, or
     /// the unchanged one for an upsert that changed nothing).
     public var versionUUIDs: [UUID] = []

@@ -21,11 +21,14 @@ public struct StoreStatistics: Equatable, Sendable {
     public var checkpoints: Int
     /// Outbox entries per state (every state present, zero when empty).
     public var outbox: [OutboxState: Int]
+    /// Dead letters waiting for a person (not resolved by a replay).
     public var deadLetters: Int
+    /// Dead letters a replay resolved (kept, no longer waiting).
+    public var resolvedDeadLetters: Int
 
     public init(
         entities: [EntityKind: EntityCounts], outcomeValues: Int, sourceResources: Int, resourceLinks: Int,
-        checkpoints: Int, outbox: [OutboxState: Int], deadLetters: Int
+        checkpoints: Int, outbox: [OutboxState: Int], deadLetters: Int, resolvedDeadLetters: Int = 0
     ) {
         self.entities = entities
         self.outcomeValues = outcomeValues
@@ -34,5 +37,6 @@ public struct StoreStatistics: Equatable, Sendable {
         self.checkpoints = checkpoints
         self.outbox = outbox
         self.deadLetters = deadLetters
+        self.resolvedDeadLetters = resolvedDeadLetters
     }
 }

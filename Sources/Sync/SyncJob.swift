@@ -98,6 +98,8 @@ public final class SyncJob {
             report.waiting = waiting.count
             report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()
         }
+        // What needs a person: the dead letters of this run and earlier ones, until a replay resolves them.
+        report.deadLettersWaiting = try store.waitingDeadLetterCount()
         report.pushSeconds = Date().timeIntervalSince(pushStarted)
         report.retries = client.retries
         report.seconds = Date().timeIntervalSince(started)

@@ -46,6 +46,9 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var payloads: [String: Sent] = [:]
     public var waiting = 0
     public var nextAttempt: Date?
+    /// The dead letters in the store waiting for a person after the run (this run's and earlier ones'),
+    /// until a replay resolves them. Not a failure of the run: it is said, not counted in the exit status.
+    public var deadLettersWaiting = 0
     public var requests = 0
     public var retries = 0
     public var seconds = 0.0
@@ -86,6 +89,9 @@ public struct SyncReport: Sendable, Codable, Equatable {
         }
         if waiting > 0 {
             lines.append("  waiting: \(waiting) outbox entr\(waiting == 1 ? "y" : "ies") failed before and wait for a later run" + (nextAttempt.map { " (the first from \($0.formatted(.iso8601)); caregate outbox --state failed lists them, caregate outbox retry ID sends one now)" } ?? ""))
+        }
+        if deadLettersWaiting > 0 {
+            lines.append("  needs a person: \(deadLettersWaiting) dead letter(s) waiting (caregate store dead-letters lists them; fix the cause, then caregate store dead-letters retry ID... or --all)")
         }
         lines += notes.map { "  note: \($0)" }
         lines += problems.map { "  problem: \($0)" }

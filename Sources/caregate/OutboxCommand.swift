@@ -11,13 +11,14 @@ struct OutboxCommand: ParsableCommand {
         discussion: """
             Every version of an outcome a patient recorded is queued once: pending until an export writes it \
             (sent), acknowledged when the provider's server confirms it, failed with its last error. retry ID puts \
-            a failed entry back in the queue.
+            a failed entry back in the queue; retry --state failed --all puts every failed one back.
 
             Examples:
               caregate outbox --state failed
               caregate outbox retry 12
+              caregate outbox retry --state failed --all
 
-            More: Docs/converting.md (Write outcomes back).
+            More: Docs/converting.md (Write outcomes back), Docs/operations.md.
             """,
         subcommands: [OutboxList.self, OutboxRetry.self],
         defaultSubcommand: OutboxList.self
@@ -66,28 +67,63 @@ struct OutboxList: ParsableCommand {
 
 struct OutboxRetry: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "retry", abstract: "Put a failed entry back in the queue: the next export sends it.",
+        commandName: "retry", abstract: "Put failed entries back in the queue: the next export or push sends them.",
         discussion: """
-            Example:
-              caregate outbox retry 12
+            Give an entry's id, or --state failed --all for every failed entry (at most --limit, oldest first). \
+            An entry put back is due at once; one that fails again is failed again, with its new error. Running \
+            it twice requeues the same entries again, which changes nothing the next export does.
 
-            More: Docs/converting.md (Write outcomes back).
+            Examples:
+              caregate outbox retry 12
+              caregate outbox retry --state failed --all
+
+            More: Docs/operations.md (Dead letters and replay), Docs/converting.md (Write outcomes back).
             """)
 
     @OptionGroup var storeOptions: StoreOptions
 
     @Argument(help: ArgumentHelp("The outbox entry id (caregate outbox lists them).", valueName: "id"))
-    var id: Int64
+    var id: Int64?
+
+    @Flag(name: .long, help: "Every entry in --state (failed).")
+    var all = false
+
+    @Option(name: .long, help: ArgumentHelp("With --all: the state of the entries to put back; only failed entries can be.", valueName: "state"))
+    var state: OutboxState?
+
+    @Option(name: .long, help: ArgumentHelp("With --all: at most this many entries in one run.", valueName: "n"))
+    var limit = 100_000
+
+    func validate() throws {
+        guard (id != nil) != all else { throw ValidationError("give an outbox entry id or --state failed --all (not both)") }
+        if all {
+            guard let state else { throw ValidationError("--all needs --state failed") }
+            guard state == .failed else { throw ValidationError("only failed entries can be put back (--state failed), not \(state)") }
+        } else if state != nil {
+            throw ValidationError("--state goes with --all")
+        }
+        guard (1...1_000_000).contains(limit) else { throw ValidationError("--limit must be from 1 to 1000000") }
+    }
 
     func run() throws {
         let store = try storeOptions.open()
-        guard let entry = try store.outboxEntry(id: id) else { throw CommandFailure("no outbox entry #\(id)") }
-        guard entry.state == .failed else { throw CommandFailure("outbox entry #\(id) is \(entry.state), not failed: there is nothing to retry") }
-        var batch = StoreBatch()
         let now = Date()
-        batch.transition(outboxEntry: id, .failed(error: entry.lastError ?? "retry requested", retryAt: now, at: now))
-        try store.apply(batch)
-        print("outbox entry #\(id) requeued")
+        var batch = StoreBatch()
+        if let id {
+            guard let entry = try store.outboxEntry(id: id) else { throw CommandFailure("no outbox entry #\(id)") }
+            guard entry.state == .failed else { throw CommandFailure("outbox entry #\(id) is \(entry.state), not failed: there is nothing to retry") }
+            batch.requeue(entry, at: now)
+            try store.apply(batch)
+            print("outbox entry #\(id) requeued")
+            return
+        }
+        let requeued = try store.withWriterLease("caregate outbox retry") {
+            let entries = try store.outboxEntries(in: .failed, limit: limit)
+            for entry in entries { batch.requeue(entry, at: now) }
+            if !batch.isEmpty { try store.apply(batch) }
+            return entries.count
+        }
+        print("\(requeued) failed outbox entr\(requeued == 1 ? "y" : "ies") requeued" + (requeued == limit ? " (--limit \(limit): run again for more)" : ""))
     }
 }
 

@@ -13,15 +13,16 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Every /carekit/v1 request needs a token of `caregate patients token` (signed by --key, made mode 0600 \
             when missing) or, with --issuer, of that SMART/OpenID issuer; the token binds it to one patient. \
-            GET /health and GET /openapi.json are open. Runs beside `caregate sync` on the same store (the sync \
-            then makes way); stops on SIGINT or SIGTERM once requests under way are answered (systemd: Docs/deploying.md).
+            GET /health/live, /health/ready, /health and /openapi.json are open. Runs beside `caregate sync` on \
+            the same store (the sync then makes way); stops on SIGINT or SIGTERM once requests under way are \
+            answered (systemd: Docs/deploying.md).
 
             Examples:
               caregate serve --store caregate.sqlite --key server.key --port 8080
               caregate serve --store caregate.sqlite --key server.key \\
                 --issuer https://login.example.org --audience https://caregate.example.org
 
-            More: Docs/app-api.md, Docs/app-auth.md, Docs/security.md (the limits below: connections, \
+            More: Docs/app-api.md, Docs/app-auth.md, Docs/operations.md, Docs/security.md (the limits below: connections, \
             uploads, timeouts, push workers).
             """
     )

@@ -35,7 +35,7 @@ struct StoreStats: ParsableCommand {
         lines.append("raw resources: \(stats.sourceResources), resource links: \(stats.resourceLinks), sync checkpoints: \(stats.checkpoints)")
         let outbox = OutboxState.allCases.map { "\($0.rawValue) \(stats.outbox[$0] ?? 0)" }.joined(separator: ", ")
         lines.append("outbox: \(outbox)")
-        lines.append("dead letters: \(stats.deadLetters)")
+        lines.append("dead letters: \(stats.deadLetters)" + (stats.resolvedDeadLetters > 0 ? " waiting, \(stats.resolvedDeadLetters) resolved by a replay" : ""))
         guard check else {
             print(lines.joined(separator: "\n"))
             return

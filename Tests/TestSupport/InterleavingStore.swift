@@ -57,7 +57,11 @@ public final class InterleavingStore: Store, @unchecked Sendable {
     }
     public func dueOutboxEntries(at now: Date, limit: Int) throws -> [OutboxEntry] { try base.dueOutboxEntries(at: now, limit: limit) }
     public func outboxEntries(in state: OutboxState, limit: Int) throws -> [OutboxEntry] { try base.outboxEntries(in: state, limit: limit) }
-    public func deadLetters(limit: Int) throws -> [DeadLetter] { try base.deadLetters(limit: limit) }
+    public func deadLetters(limit: Int, includingResolved: Bool, since: Date?) throws -> [DeadLetter] {
+        try base.deadLetters(limit: limit, includingResolved: includingResolved, since: since)
+    }
+    public func deadLetter(id: Int64) throws -> DeadLetter? { try base.deadLetter(id: id) }
+    public func waitingDeadLetterCount() throws -> Int { try base.waitingDeadLetterCount() }
     public func statistics() throws -> StoreStatistics { try base.statistics() }
     public func outboxSummary() throws -> OutboxSummary { try base.outboxSummary() }
     public func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws {

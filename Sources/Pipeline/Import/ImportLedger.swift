@@ -112,16 +112,26 @@ final class ImportLedger {
         report.entitiesDeleted += summary.deleted
     }
 
-    /// Reports a resource (or file) that failed, and keeps it as a dead letter with `payload`.
+    /// The largest resource (as FHIR JSON) a dead letter keeps for a replay (`DeadLetterReplay`): a bound
+    /// on what one failure adds to the store; a larger one is kept without it, its file to be imported again.
+    static let largestKeptResource = 8 << 20
+
+    /// Reports a resource (or file) that failed, and keeps it as a dead letter with `payload` (up to
+    /// ``largestKeptResource``).
     func fail(type: String, origin: ImportOrigin, key: ResourceKey?, path: String?, _ message: String, payload: Element? = nil) {
         let message = MessageText.boundingQuotes(message)
         report.count(type) { $0.failed += 1 }
         report.failures.append(ImportReport.Failure(source: origin.source, entry: origin.entry, resource: key?.description, path: path, message: message))
-        guard !options.dryRun else { return }
+        guard !options.dryRun, options.keepsDeadLetters else { return }
+        var kept = payload.map { FHIRJSON.write($0) }
+        var detail = [origin.source, origin.entry.map { "entry[\($0)]" }, path].compactMap { $0 }.joined(separator: " ")
+        if let bytes = kept?.count, bytes > Self.largestKeptResource {
+            kept = nil
+            detail += " (the resource, \(bytes) bytes, is larger than the \(Self.largestKeptResource >> 20) MiB a dead letter keeps: import its file again)"
+        }
         let letter = DeadLetter(
             system: options.mapping.sourceSystem, resourceType: key?.type ?? type, resourceID: key?.id,
-            reason: message, detail: [origin.source, origin.entry.map { "entry[\($0)]" }, path].compactMap { $0 }.joined(separator: " "),
-            payload: payload.map { FHIRJSON.write($0) })
+            reason: message, detail: detail, payload: kept)
         guard deferredDeadLetters == nil else {
             deferredDeadLetters?.append(letter)
             return

@@ -24,6 +24,9 @@ public struct ImportOptions: Sendable {
     /// Where a Questionnaire that survey tasks ask is looked for when neither the input nor the store
     /// holds it (a sync's server or folder); what it finds is kept.
     public var questionnaireLookup: (any QuestionnaireLookup)?
+    /// Whether a resource that fails is kept as a new dead letter (it is counted in the report either
+    /// way). A replay of dead letters (``DeadLetterReplay``) sets it off: it settles the letters it replays.
+    public var keepsDeadLetters = true
 
     public init(mapping: MappingOptions) {
         self.mapping = mapping

@@ -292,13 +292,14 @@ extension SQLiteStore: Store {
             for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM outbox GROUP BY state") {
                 if let state = OutboxState(rawValue: row["state"]) { outbox[state] = row["n"] }
             }
+            let deadLetters = try Self.deadLetterCounts(in: db)
             return StoreStatistics(
                 entities: entities,
                 outcomeValues: try count(StoreSchema.Table.outcomeValue)
                     + (Int.fetchOne(db, sql: "SELECT count(*) FROM outcome WHERE firstValueType IS NOT NULL") ?? 0),
                 sourceResources: try count(StoreSchema.Table.sourceResource), resourceLinks: try count(StoreSchema.Table.resourceLink),
                 checkpoints: try count(StoreSchema.Table.syncCheckpoint), outbox: outbox,
-                deadLetters: try count(StoreSchema.Table.deadLetter))
+                deadLetters: deadLetters.waiting, resolvedDeadLetters: deadLetters.resolved)
         }
     }
 }

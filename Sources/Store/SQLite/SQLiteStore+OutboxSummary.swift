@@ -14,7 +14,8 @@ extension SQLiteStore {
                 SELECT min(createdDate) FROM outbox
                 WHERE state = 'pending' OR (state = 'failed' AND nextAttemptDate IS NOT NULL)
                 """)
-            let deadLetters = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(StoreSchema.Table.deadLetter)") ?? 0
+            // Those waiting for a person: a replay resolves a letter without deleting it.
+            let deadLetters = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(StoreSchema.Table.deadLetter) WHERE resolvedDate IS NULL") ?? 0
             return OutboxSummary(entries: entries, oldestWaiting: oldest.map(Date.init(timeIntervalSince1970:)), deadLetters: deadLetters)
         }
     }

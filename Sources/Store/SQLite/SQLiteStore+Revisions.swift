@@ -4,6 +4,8 @@ import GRDB
 
 // The revision log of CareKit sync, and the audit trail of the app API.
 extension SQLiteStore: AppSyncStore {
+    public var storeFilePath: String? { path == ":memory:" ? nil : path }
+
     public func serverClock() throws -> ServerClock {
         try readSnapshot { db in try Self.serverClock(db) }
     }

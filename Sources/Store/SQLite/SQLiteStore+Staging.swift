@@ -371,16 +371,4 @@ extension SQLiteStore {
         }
         return entries
     }
-
-    /// Dead letters, newest first.
-    public func deadLetters(limit: Int = .max) throws -> [DeadLetter] {
-        try readSnapshot { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM deadLetter ORDER BY id DESC LIMIT ?", arguments: [limit]).map { row in
-                DeadLetter(
-                    id: row["id"], system: row["system"], resourceType: row["resourceType"], resourceID: row["resourceID"],
-                    outboxEntryID: row["outboxEntryID"], reason: row["reason"], detail: row["detail"],
-                    payload: row["payload"], createdDate: row.date("createdDate") ?? Date(timeIntervalSince1970: 0))
-            }
-        }
-    }
 }

@@ -108,6 +108,12 @@ struct BatchWriter {
             summary.outboxTransitions += 1
         case .deadLetter(let letter):
             summary.deadLetterIDs.append(try SQLiteStore.add(letter, in: db))
+        case .settleDeadLetter(let id, let settlement):
+            if try SQLiteStore.settleDeadLetter(id, settlement, at: now, in: db) { summary.deadLettersSettled += 1 }
+        case .settleDeadLettersOfOutboxEntry(let id, let settlement):
+            for letter in try Int64.fetchAll(db, sql: "SELECT id FROM deadLetter WHERE outboxEntryID = ? AND resolvedDate IS NULL", arguments: [id]) {
+                if try SQLiteStore.settleDeadLetter(letter, settlement, at: now, in: db) { summary.deadLettersSettled += 1 }
+            }
         case .appendVersion(let outcome): try appendKeepingUUID(outcome)
         case .admitKnowledge(let push): try admitKnowledge(push)
         case .mergeKnowledge(let patientID, let clocks):
