@@ -23,6 +23,7 @@ import Store
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
 /// - `POST /carekit/v1/observations`: readings the phone took, as FHIR Observations (``ObservationRoutes``).
 /// - `GET /carekit/v1/questionnaires?url=&version=`: a Questionnaire the patient's survey task asks (``QuestionnaireRoutes``).
+/// - `POST /carekit/v1/shares`: a report or PDF shared with the care team, as a Communication (``ShareRoutes``, ``sharing``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
@@ -37,6 +38,8 @@ public struct AppServer: Sendable {
     /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`): the shipped
     /// Mappings/healthkit.yaml unless the caller gives others.
     public let readingKinds: ReadingKinds
+    /// How a shared report is made and printed (`POST /carekit/v1/shares`).
+    public var sharing = ShareSettings()
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -73,6 +76,7 @@ public struct AppServer: Sendable {
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
         ObservationRoutes(store: store, kinds: readingKinds).register(on: api)
         QuestionnaireRoutes(store: store).register(on: api)
+        ShareRoutes(store: store, rules: insightsRules, settings: sharing).register(on: api)
         return router
     }
 
@@ -99,8 +103,9 @@ public struct AppServer: Sendable {
     public func run(host: String, port: Int, logLevel: String) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
-        let server = AppServer(
+        var server = AppServer(
             store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds)
+        server.sharing = sharing
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level
