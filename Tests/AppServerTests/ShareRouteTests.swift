@@ -42,6 +42,18 @@ final class ShareRouteTests: XCTestCase {
                 batch.add(contact)
                 contacts[contactID] = contact.uuid
             }
+            // A care-team contact as Patient.yaml's `members:` makes it: made from the Patient, linked to
+            // them, naming the practitioner in userInfo.
+            var member = Contact(
+                id: "Patient/pat-1#careteam-Practitioner-prac-9", name: PersonName(givenName: "Member", familyName: "Nine"), category: .careProvider,
+                metadata: EntityMetadata(
+                    effectiveDate: AppServerFixture.day0, userInfo: [ShareRoutes.careTeamMemberKey: "Practitioner/prac-9"], timezone: AppServerFixture.utc,
+                    provenance: Provenance(sourceSystem: "http://fhir.example.org", fhirType: "Patient", fhirID: "pat-1")))
+            var linkage = member.metadata.linkage
+            linkage.patientID = "Patient/pat-1"
+            member.metadata.linkage = linkage
+            batch.add(member)
+            contacts[member.id] = member.uuid
             try fixture.store.apply(batch)
             app = AppServer(store: fixture.store, key: fixture.key)
             if printing { app.sharing = ShareSettings(generator: "CareGate test", printPDF: { _ in ShareRouteTests.pdf }) }
@@ -133,6 +145,23 @@ final class ShareRouteTests: XCTestCase {
         XCTAssertEqual(((provenance["agent"] as? [[String: Any]])?.first?["who"] as? [String: Any])?["reference"] as? String, "Patient/pat-1")
         // What the outbox sends is valid FHIR as `caregate validate` checks it (PayloadOutbox checked it when queued; again here).
         XCTAssertNoThrow(try PayloadOutbox.entry(.share, id: entry.entityID, uuid: entry.entityUUID, entries: Self.elements(entry), now: Date()))
+    }
+
+    func testACareTeamMemberOfThePatientsRecordIsSharedWithThePractitionerItNames() async throws {
+        let server = try Server()
+        let headers = try server.headers()
+        let share = try Self.body([
+            "contact": try XCTUnwrap(server.contacts["Patient/pat-1#careteam-Practitioner-prac-9"]).uuidString, "document": Self.pdf.base64EncodedString(),
+        ])
+        try await server.test { client in
+            try await client.execute(uri: "/carekit/v1/shares", method: .post, headers: headers, body: share) { response in
+                XCTAssertEqual(response.status, .created, response.text)
+                XCTAssertEqual((response.json as? [String: Any])?["recipient"] as? String, "Practitioner/prac-9")
+            }
+        }
+        let communication = try XCTUnwrap(try Self.resources(try XCTUnwrap(try server.shares().first))["Communication"])
+        XCTAssertEqual((communication["recipient"] as? [[String: Any]])?.first?["reference"] as? String, "Practitioner/prac-9")
+        XCTAssertEqual((communication["recipient"] as? [[String: Any]])?.first?["display"] as? String, "Member Nine")
     }
 
     func testADocumentShareCarriesTheAppsPDFAndAnotherMessageIsAnotherShare() async throws {

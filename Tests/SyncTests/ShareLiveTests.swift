@@ -39,7 +39,11 @@ import TestSupport
         // The app: its care team from the contacts view, a week's report shared with the doctor, twice.
         let app = try AppServerProcess.start(store: store, key: key)
         let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        let doctor = try #require(try await client.contacts().first { $0.id == "Practitioner/prac-1" })
+        // The care plan's author: a contact of the plan (Practitioner.yaml) or of the patient's care team
+        // (Patient.yaml's `members:`, which names the practitioner in userInfo).
+        let doctor = try #require(try await client.contacts().first {
+            $0.category == .careProvider && ($0.id == "Practitioner/prac-1" || $0.metadata.userInfo?["careTeam.member"] == "Practitioner/prac-1")
+        })
         #expect(doctor.category == .careProvider)
         let share = AppClient.ShareContent.report(from: "2026-11-01", to: "2026-11-07")
         let first = try await client.share(contact: doctor.uuid, share, message: "My first week of the plan.")

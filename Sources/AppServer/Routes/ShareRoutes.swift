@@ -104,15 +104,26 @@ struct ShareRoutes {
             recipient: recipient, recipientName: name.isEmpty ? nil : name, contactID: contact.id, period: period, timeZone: zone)
     }
 
-    /// `Practitioner/<id>` or `PractitionerRole/<id>`: the resource the contact was made from (its
-    /// provenance), else its id when that names one; nil for any other contact.
+    /// The `userInfo` key under which a care-team contact made from a Patient's care-team rules
+    /// (Mappings/Patient.yaml `members:`) names the practitioner it stands for (`Practitioner/<id>`).
+    static let careTeamMemberKey = "careTeam.member"
+
+    /// `Practitioner/<id>` or `PractitionerRole/<id>`: the practitioner a care-team contact stands for
+    /// (``careTeamMemberKey``), else the resource the contact was made from (its provenance), else the
+    /// reference its id starts with (`Practitioner/<id>`, `Practitioner/<id>#...`); nil for any other
+    /// contact (one the app made, a RelatedPerson's).
     static func recipient(of contact: Contact) -> String? {
-        let types = ["Practitioner", "PractitionerRole"]
-        let candidates = [contact.metadata.provenance.map { "\($0.fhirType)/\($0.fhirID)" }, contact.id].compactMap { $0 }
-        return candidates.first { reference in
-            let parts = reference.split(separator: "/", omittingEmptySubsequences: false)
-            return parts.count == 2 && types.contains(String(parts[0])) && isFHIRID(parts[1])
-        }
+        let candidates = [
+            contact.metadata.userInfo?[careTeamMemberKey], contact.metadata.provenance.map { "\($0.fhirType)/\($0.fhirID)" },
+            String(contact.id.prefix { $0 != "#" }),
+        ]
+        return candidates.compactMap { $0 }.first(where: isPractitionerReference)
+    }
+
+    /// `Practitioner/<id>` or `PractitionerRole/<id>`, with a FHIR id.
+    static func isPractitionerReference(_ reference: String) -> Bool {
+        let parts = reference.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 2 && ["Practitioner", "PractitionerRole"].contains(String(parts[0])) && isFHIRID(parts[1])
     }
 
     /// FHIR's id: 1 to 64 of `A-Z a-z 0-9 - .`.
