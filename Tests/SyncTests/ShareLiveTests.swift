@@ -52,6 +52,12 @@ import TestSupport
         let again = try await client.share(contact: doctor.uuid, share, message: "My first week of the plan.")
         #expect(!again.created)
         #expect(again.id == first.id)
+        // The example app's share button: the same share, found.
+        let example = try Self.exampleApp([
+            "--server", app.base.absoluteString, "--token", issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+            "--share", doctor.id, "--from", "2026-11-01", "--to", "2026-11-07", "--message", "My first week of the plan.",
+        ])
+        #expect(example.contains("shared with Practitioner/prac-1 (share \(first.id)): already queued"), "\(example)")
         _ = app.stop()
 
         // The push, killed right after the server stored it, before its receipt was committed.
@@ -91,6 +97,20 @@ import TestSupport
         let shareUUID = try #require(UUID(uuidString: first.id))
         let entry = try #require(try SQLiteStore(path: store, mode: .readOnly).outboxEntry(destination: OutboxEntry.provider, entityUUID: shareUUID))
         #expect(entry.state == .acknowledged)
+    }
+
+    /// What `caregate-example-app arguments` prints.
+    static func exampleApp(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = CLIRunner.executable.deletingLastPathComponent().appendingPathComponent("caregate-example-app")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text
     }
 
     /// The Communications CareGate wrote (by their `urn:caregate:share` identifier).
