@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Pipeline
 import Store
+import TestSupport
 import XCTest
 
 /// `POST /carekit/v1/shares`: a report or PDF the patient shares with a member of their care team is
@@ -98,7 +99,7 @@ final class ShareRouteTests: XCTestCase {
             "contact": try XCTUnwrap(server.contacts["Practitioner/prac-1"]).uuidString,
             "report": ["from": "2025-03-01", "to": "2025-03-07"], "message": "My first week, as we said.",
         ])
-        let ids = IDs()
+        let ids = Collected()
         try await server.test { client in
             try await client.execute(uri: "/carekit/v1/shares", method: .post, headers: headers, body: share) { response in
                 XCTAssertEqual(response.status, .created, response.text)
@@ -162,6 +163,48 @@ final class ShareRouteTests: XCTestCase {
         let communication = try XCTUnwrap(try Self.resources(try XCTUnwrap(try server.shares().first))["Communication"])
         XCTAssertEqual((communication["recipient"] as? [[String: Any]])?.first?["reference"] as? String, "Practitioner/prac-9")
         XCTAssertEqual((communication["recipient"] as? [[String: Any]])?.first?["display"] as? String, "Member Nine")
+    }
+
+    func testTheSameShareSubmittedByFourRequestsAtOnceIsQueuedOnce() async throws {
+        let server = try Server()
+        let headers = try server.headers()
+        let share = try Self.body(["contact": try XCTUnwrap(server.contacts["Practitioner/prac-1"]).uuidString, "document": Self.pdf.base64EncodedString()])
+        let statuses = Collected()
+        try await server.test { client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await client.execute(uri: "/carekit/v1/shares", method: .post, headers: headers, body: share) { response in
+                            statuses.append(String(response.status.code))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        XCTAssertEqual(statuses.values.compactMap { $0 }.sorted(), ["200", "200", "200", "201"])
+        XCTAssertEqual(try server.shares().count, 1)
+    }
+
+    /// The largest PDF a share takes is held a bounded number of times while it is read, checked,
+    /// validated as FHIR and queued (its base64 body, the bytes, the Communication, the payload).
+    func testAShareOfTheLargestPDFHoldsABoundedAmountOfMemory() async throws {
+        let server = try Server()
+        let headers = try server.headers()
+        var pdf = Self.pdf
+        pdf.append(Data(repeating: UInt8(ascii: "x"), count: ShareRequest.maximumDocumentBytes - pdf.count))
+        let share = try Self.body(["contact": try XCTUnwrap(server.contacts["Practitioner/prac-1"]).uuidString, "document": pdf.base64EncodedString()])
+        pdf = Data()
+        guard PeakMemory.resetPeak(), let before = PeakMemory.residentBytes else { throw XCTSkip("no /proc/self/clear_refs here") }
+        try await server.test { client in
+            try await client.execute(uri: "/carekit/v1/shares", method: .post, headers: headers, body: share) { response in
+                XCTAssertEqual(response.status, .created, response.text)
+            }
+        }
+        let peak = try XCTUnwrap(PeakMemory.peakBytes) - before
+        print("a \(ShareRequest.maximumDocumentBytes)-byte PDF share: peak resident memory +\(peak >> 20) MiB")
+        XCTAssertLessThan(peak, 120 << 20, "the share of a 4 MiB PDF held \(peak >> 20) MiB")
+        XCTAssertEqual(try server.shares().count, 1)
     }
 
     func testADocumentShareCarriesTheAppsPDFAndAnotherMessageIsAnotherShare() async throws {
@@ -263,8 +306,8 @@ final class ShareRouteTests: XCTestCase {
     }
 }
 
-/// Ids an async test closure collects.
-private final class IDs: @unchecked Sendable {
+/// Texts an async test closure collects (ids, statuses).
+private final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [String?] = []
     var values: [String?] { lock.withLock { stored } }
