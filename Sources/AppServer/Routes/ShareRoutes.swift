@@ -10,8 +10,8 @@ import Store
 /// their app made, with a member of their care team, with a message (``ShareRequest``, Docs/sharing.md).
 ///
 /// The share becomes a FHIR Communication from the patient to the Practitioner or PractitionerRole the
-/// contact came from, with its Provenance (``ShareCommunication``), validated and queued in the outbox
-/// (``PayloadOutbox``, kind `share`) in one transaction under the store's append lease; `caregate sync`
+/// contact came from, with its Provenance (`ShareCommunication`), validated and queued in the outbox
+/// (`PayloadOutbox`, kind `share`) in one transaction under the store's append lease; `caregate sync`
 /// writes it to the FHIR server. The outbox entry is the share's record: its version uuid is derived from
 /// the patient, the contact, what is shared and the message, so the same share submitted again is found,
 /// not queued twice (201 the first time, 200 after, with the same id).

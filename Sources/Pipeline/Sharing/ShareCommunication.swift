@@ -15,7 +15,7 @@ import Insights
 /// `sent`, `topic` the document's title, `payload` the message (`contentString`) and the document
 /// (`contentAttachment`: `contentType`, `data`, `size`, SHA-1 `hash`, `title`, `creation`).
 ///
-/// Its transaction entries (``entries(_:)``) store it once however often they are sent: a conditional
+/// Its transaction entries (``entries()``) store it once however often they are sent: a conditional
 /// create on the identifier (`ifNoneExist`), then `PUT Provenance/<id derived from the share's>`.
 public struct ShareCommunication: Sendable, Equatable {
     /// The system of every share's identifier: what the conditional create finds an earlier copy by.
