@@ -48,8 +48,10 @@ struct ShareRoutes {
                 document: document, sent: now, generator: settings.generator)
             let entry: OutboxEntry
             do {
-                entry = try PayloadOutbox.entry(
-                    .share, id: ShareCommunication.entityID(target.id), uuid: target.id, entries: communication.entries(), now: now)
+                // Validating a Communication that carries megabytes is CPU work: off the request's thread.
+                entry = try await Self.offThread {
+                    try PayloadOutbox.entry(.share, id: ShareCommunication.entityID(target.id), uuid: target.id, entries: communication.entries(), now: now)
+                }
             } catch is PayloadOutbox.InvalidPayload {
                 // A defect of ours or a contact's data the validator refuses: nothing is queued, nothing echoed.
                 throw APIError(.unprocessableContent, code: "cannot-share", message: "this share cannot be written as valid FHIR; nothing was stored")
@@ -160,7 +162,8 @@ struct ShareRoutes {
         }
     }
 
-    /// Runs `body`, which may block for seconds (a report printed), on a thread of its own.
+    /// Runs `body`, which may block for seconds (a report printed) or work long (a large Communication
+    /// validated), on a thread of its own.
     private static func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result(catching: body)) }
