@@ -68,10 +68,13 @@ import TestSupport
             _ = try PayloadOutbox(store: gateway.store).push(to: receiver, selecting: { PayloadOutbox.kind(of: $0) == .share })
         }
         #expect(try Self.communications(fhir).count == 1, "the killed push stored it")
-        for _ in 0..<2 {
-            let rerun = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-            #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
-        }
+        // The rerun sends it again (its receipt was lost) and the server finds it; the next sends nothing.
+        let rerun = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
+        #expect(rerun.stdout.contains("share: 1 sent: 1 acknowledged"), "\(rerun.stdout)")
+        let quiet = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        #expect(quiet.status == 0, "\(quiet.stdout)\(quiet.stderr)")
+        #expect(!quiet.stdout.contains("share:"), "\(quiet.stdout)")
         let communications = try Self.communications(fhir)
         #expect(communications.count == 1, "one Communication for the share")
         let communication = try #require(communications.first)
