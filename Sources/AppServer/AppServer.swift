@@ -25,6 +25,7 @@ import Store
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
 /// - `POST /carekit/v1/observations`: readings the phone took, as FHIR Observations (``ObservationRoutes``).
 /// - `GET /carekit/v1/questionnaires?url=&version=`: a Questionnaire the patient's survey task asks (``QuestionnaireRoutes``).
+/// - `POST /carekit/v1/shares`: a report or PDF shared with the care team, as a Communication (``ShareRoutes``, ``sharing``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
@@ -43,6 +44,8 @@ public struct AppServer: Sendable {
     public var metrics = CareGateMetrics()
     /// What the readiness check found of the mappings and the key as the server was made.
     let startup: HealthRoutes.StartupChecks
+    /// How a shared report is made and printed (`POST /carekit/v1/shares`).
+    public var sharing = ShareSettings()
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -78,6 +81,7 @@ public struct AppServer: Sendable {
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
         ObservationRoutes(store: store, kinds: readingKinds).register(on: api)
         QuestionnaireRoutes(store: store).register(on: api)
+        ShareRoutes(store: store, rules: insightsRules, settings: sharing).register(on: api)
         return router
     }
 
@@ -118,6 +122,7 @@ public struct AppServer: Sendable {
             store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds,
             startup: startup)
         server.metrics = metrics
+        server.sharing = sharing
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level

@@ -12,7 +12,7 @@ import Foundation
 struct ExampleApp: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caregate-example-app",
-        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back; or send readings.",
+        abstract: "Act as a patient's CareKit app: pull the plan, record one outcome, push it back; or send readings, or share.",
         discussion: """
             Pulls the patient's plan as a new CareKit device, records one outcome of one task's occurrence \
             and pushes it with the device's knowledge, as an iOS app does through OCKRemoteSynchronizable. \
@@ -46,6 +46,8 @@ struct ExampleApp: AsyncParsableCommand {
         valueName: "file"))
     var readings: String?
 
+    @OptionGroup var sharing: ShareOptions
+
     @Option(name: .long, help: ArgumentHelp("The value recorded: true, false or a number.", valueName: "value"))
     var value: String = "true"
 
@@ -59,7 +61,12 @@ struct ExampleApp: AsyncParsableCommand {
 
     func validate() throws {
         guard URL(string: server)?.scheme?.hasPrefix("http") == true else { throw ValidationError("--server must be an http(s) URL") }
-        if readings == nil {
+        if sharing.share != nil {
+            guard readings == nil, task == nil, occurrence == nil, answer.isEmpty else {
+                throw ValidationError("--share shares only: leave out --readings, --task, --occurrence and --answer")
+            }
+            try sharing.validate()
+        } else if readings == nil {
             guard task != nil, let occurrence else { throw ValidationError("give --task and --occurrence (an outcome to record), or --readings FILE") }
             guard occurrence >= 0 else { throw ValidationError("--occurrence must be 0 or more") }
         } else if task != nil || occurrence != nil || !answer.isEmpty {
@@ -76,6 +83,10 @@ struct ExampleApp: AsyncParsableCommand {
         let client = AppClient(base: base, token: token)
         if let readings {
             try await send(readings: readings, with: client)
+            return
+        }
+        if sharing.share != nil {
+            try await sharing.send(with: client)
             return
         }
         guard let task, let occurrence else { throw ValidationError("give --task and --occurrence") }

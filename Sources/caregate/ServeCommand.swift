@@ -2,6 +2,7 @@ import AppServer
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Insights
 import Mapping
 import Store
 
@@ -131,7 +132,8 @@ struct ServeCommand: AsyncParsableCommand {
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
         let readingKinds = ReadingKinds(table: try mappings.load().healthKit)
-        let server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits, readingKinds: readingKinds)
+        var server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits, readingKinds: readingKinds)
+        server.sharing = Self.sharing()
         if let issuerVerifier {
             // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
             do { _ = try await issuerVerifier.refreshKeys() } catch {
@@ -141,5 +143,17 @@ struct ServeCommand: AsyncParsableCommand {
         try await server.run(
             host: host, port: port, logLevel: logLevel, metricsPort: metricsPort,
             onRunning: { SystemdNotifier.ready(status: "serving on \(host):\(port)") }, onStopping: { SystemdNotifier.stopping() })
+    }
+
+    /// Shared reports are printed with headless Chromium when it is found (CAREGATE_CHROMIUM or PATH),
+    /// else shared as HTML (Docs/sharing.md).
+    static func sharing() -> ShareSettings {
+        var settings = ShareSettings(generator: "CareGate \(CareGate.configuration.version)")
+        if let printer = ChromiumPrinter.find() {
+            settings.printPDF = { report in try printer.pdf(html: ReportHTML.render(report)) }
+        } else {
+            FileHandle.standardError.write(Data("notice: headless Chromium not found: shared reports are sent as HTML, not PDF\n".utf8))
+        }
+        return settings
     }
 }

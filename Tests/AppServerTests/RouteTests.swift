@@ -17,6 +17,7 @@ final class RouteTests: XCTestCase {
         (.get, "/carekit/v1/insights?from=2025-03-01&to=2025-03-07"),
         (.post, "/carekit/v1/observations"),
         (.get, "/carekit/v1/questionnaires?url=http://example.org/q"),
+        (.post, "/carekit/v1/shares"),
     ]
 
     /// JSON with sorted keys and no spaces, to compare documents by content.
