@@ -121,7 +121,11 @@ let package = Package(
             "CareModel", "FHIR", "Mapping", "FileSafety", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
-        .target(name: "Pipeline", dependencies: ["FHIR", "CareModel", "Mapping", "Store", "Insights", "Surveys"]),
+        // Yams: the consent terms file; Crypto: the SHA-1 of a signed consent's PDF (R4 Attachment.hash).
+        .target(name: "Pipeline", dependencies: [
+            "FHIR", "CareModel", "Mapping", "Store", "Insights", "Surveys",
+            .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
         .target(name: "Sync", dependencies: [
             "FHIR", "CareModel", "Store", "Mapping", "Pipeline", "Insights",

@@ -5,6 +5,7 @@ import NIOCore
 import Insights
 import Logging
 import Mapping
+import Pipeline
 import Store
 
 /// The app server: CareKit's remote sync and read-only views over HTTP for patient apps, each request
@@ -23,6 +24,8 @@ import Store
 /// - `GET /carekit/v1/insights?from=&to=`: the Insights series an app draws (``InsightsRoutes``).
 /// - `POST /carekit/v1/observations`: readings the phone took, as FHIR Observations (``ObservationRoutes``).
 /// - `GET /carekit/v1/questionnaires?url=&version=`: a Questionnaire the patient's survey task asks (``QuestionnaireRoutes``).
+/// - `GET /carekit/v1/consent-terms`, `GET`/`POST /carekit/v1/consents`: consent (``ConsentRoutes``); with
+///   terms that say `required: true`, every other route waits for it (``ConsentGateMiddleware``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
@@ -37,6 +40,8 @@ public struct AppServer: Sendable {
     /// The LOINC <-> HealthKit rows readings are read by (`POST /carekit/v1/observations`): the shipped
     /// Mappings/healthkit.yaml unless the caller gives others.
     public let readingKinds: ReadingKinds
+    /// The consent terms the server publishes (`serve --consent-terms`), if any.
+    public var consentTerms: ConsentTerms?
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -68,11 +73,13 @@ public struct AppServer: Sendable {
             trail: AuditTrailWriter(store: store))
         // After the token check: only a client with a valid token takes an upload place.
         let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
+            .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: store))
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
         ObservationRoutes(store: store, kinds: readingKinds).register(on: api)
         QuestionnaireRoutes(store: store).register(on: api)
+        ConsentRoutes(store: store, terms: consentTerms).register(on: api)
         return router
     }
 
@@ -99,8 +106,9 @@ public struct AppServer: Sendable {
     public func run(host: String, port: Int, logLevel: String) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
-        let server = AppServer(
+        var server = AppServer(
             store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds)
+        server.consentTerms = consentTerms
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level

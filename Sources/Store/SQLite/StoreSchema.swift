@@ -76,6 +76,7 @@ enum StoreSchema {
         migrator.registerMigration("v18 pushes between an import's steps (append gate)") { _ in }
         migrator.registerMigration("v19 served device processes (bounded knowledge vectors)", migrate: SQLiteStore.addServedDeviceProcesses)
         migrator.registerMigration("questionnaires by url and version (surveys)", migrate: SQLiteStore.createQuestionnaires)
+        migrator.registerMigration("consent decisions", migrate: SQLiteStore.createConsentDecisions)
 
         return migrator
     }
