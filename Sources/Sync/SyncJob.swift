@@ -56,6 +56,14 @@ public final class SyncJob {
             try pullAll(into: &report)
         }
         report.pullSeconds = Date().timeIntervalSince(started) - report.importSeconds
+        if let terms = configuration.consentTerms, !dryRun, !configuration.serverIsFolder {
+            do {
+                let consents = try importProviderConsents(terms, now: now)
+                report.notes.append("consents: \(consents.read) on the server name terms \(terms.id), \(consents.recorded) recorded as decisions")
+            } catch let error as FHIRClientError {
+                report.problems.append("reading Consents: \(error)")
+            }
+        }
         let pushStarted = Date()
         let pushes = try !dryRun && gateway.mappings().export != nil
         if pushes, let folder = configuration.pushFolder {
@@ -68,8 +76,9 @@ public final class SyncJob {
             // A server without transactions takes batch Bundles (each entry on its own).
             let transactions = try supportsTransactions()
             do {
-                let pushed = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
-                    .push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
+                let exporter = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
+                exporter.consentHold = consentHold
+                let pushed = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
                 report.refused = pushed.notTaken.filter { !$0.retry }.count
@@ -135,7 +144,7 @@ public final class SyncJob {
             // A report carries its PDF: a few to a Bundle.
             let pushed = try PayloadOutbox(store: store).push(
                 to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                selecting: ReportOutbox.isReport)
+                selecting: { ReportOutbox.isReport($0) && !self.isHeld($0) })
             counts.sent = pushed.observations
             counts.acknowledged = pushed.acknowledged
             counts.refused = pushed.notTaken.filter { !$0.retry }.count
@@ -158,7 +167,7 @@ public final class SyncJob {
                 // They may carry PDFs: a few to a Bundle.
                 let pushed = try PayloadOutbox(store: store).push(
                     to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                    selecting: { PayloadOutbox.kind(of: $0) == kind })
+                    selecting: { PayloadOutbox.kind(of: $0) == kind && !self.isHeld($0) })
                 guard pushed.observations > 0 else { continue }
                 var counts = SyncReport.Sent()
                 counts.sent = pushed.observations
@@ -173,6 +182,27 @@ public final class SyncJob {
                 report.problems.append("pushing \(kind.rawValue) entries: \(error)")
             }
         }
+    }
+
+    /// Why the entries of a patient wait, under consent terms that say `required: true` (``ConsentGate``):
+    /// nil for a patient who agreed (in the app, or by a Consent the server holds), and without such terms.
+    private var consentHold: (@Sendable (String) -> String?)? {
+        let gate = ConsentGate(terms: configuration.consentTerms)
+        guard gate.isActive else { return nil }
+        let store = self.store
+        return { patientID in
+            let ids = patientID.hasPrefix("Patient/") ? [patientID, String(patientID.dropFirst(8))] : [patientID, "Patient/\(patientID)"]
+            return ids.contains { (try? gate.allows($0, in: store)) == true } ? nil : gate.holdReason
+        }
+    }
+
+    /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`) of a
+    /// patient without it does; consent decisions never wait, nor entries that name no patient.
+    private func isHeld(_ entry: OutboxEntry) -> Bool {
+        guard let hold = consentHold, PayloadOutbox.kind(of: entry) == .report else { return false }
+        let parts = entry.entityID.split(separator: "/")
+        guard parts.count >= 2 else { return false }
+        return hold("Patient/\(parts[1])") != nil
     }
 
     /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, held in memory:
