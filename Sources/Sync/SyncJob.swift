@@ -82,7 +82,10 @@ public final class SyncJob {
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
                 report.refused = pushed.notTaken.filter { !$0.retry }.count
-                report.later = pushed.notTaken.filter(\.retry).count
+                // Outcomes held for consent wait on purpose: counted apart, not as failures.
+                let holdReason = ConsentGate(terms: configuration.consentTerms).holdReason
+                report.held = pushed.notTaken.filter { $0.retry && $0.reason == holdReason }.count
+                report.later = pushed.notTaken.filter(\.retry).count - report.held
                 report.deadLetters = pushed.refused.count
                 report.requests = pushed.requests
                 report.problems += pushed.unanswered.map { "pushing: \($0)" }
@@ -103,7 +106,9 @@ public final class SyncJob {
         }
         if !dryRun {
             // What failed before and is not due yet: the run is not done while it waits.
-            let waiting = try store.outboxEntries(in: .failed, limit: .max).filter { ($0.nextAttemptDate ?? .distantPast) > now }
+            let waiting = try store.outboxEntries(in: .failed, limit: .max).filter {
+                ($0.nextAttemptDate ?? .distantPast) > now && !($0.lastError?.hasPrefix(ConsentGate.holdPrefix) ?? false)
+            }
             report.waiting = waiting.count
             report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()
         }

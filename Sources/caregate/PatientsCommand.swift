@@ -20,7 +20,7 @@ struct PatientsCommand: ParsableCommand {
 
             More: Docs/store.md, Docs/app-api.md.
             """,
-        subcommands: [PatientsEvents.self, PatientsReport.self, PatientsToken.self]
+        subcommands: [PatientsEvents.self, PatientsReport.self, PatientsToken.self, PatientsConsent.self]
     )
 }
 

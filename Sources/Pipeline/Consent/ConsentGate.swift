@@ -22,8 +22,11 @@ public struct ConsentGate: Sendable {
         return latest.choice == .agree && latest.termsVersion == terms.version
     }
 
+    /// How the reason of a held entry starts.
+    public static let holdPrefix = "held:"
+
     /// Why the entries of a patient without consent wait (for `caregate outbox` and the sync report).
     public var holdReason: String {
-        "held: the patient has not agreed to consent terms \(terms?.id ?? "") version \(terms?.version ?? "") (required: true)"
+        Self.holdPrefix + " the patient has not agreed to consent terms \(terms?.id ?? "") version \(terms?.version ?? "") (required: true)"
     }
 }
