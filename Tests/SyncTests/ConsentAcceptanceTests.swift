@@ -16,7 +16,8 @@ import TestSupport
 /// agrees; it agrees, records an outcome, withdraws; `caregate sync` (and a push killed by SIGKILL once
 /// the server stored it) writes back one Consent, inactive, with the signed PDF's hash and the signature
 /// Provenance, valid under `caregate validate`, and holds the outcome back (listed with the reason) until
-/// the patient agrees again, when it is written back once.
+/// the patient agrees again, when it is written back once; a withdrawal made on the server's Consent
+/// refuses the device again after the next run.
 @Suite struct ConsentAcceptanceTests {
     static let provider = #"""
         {"resourceType": "Bundle", "type": "collection", "entry": [
@@ -133,6 +134,25 @@ import TestSupport
         let lines = listed.stdout.split(separator: "\n")
         #expect(lines.count == 3, "agree, withdraw, agree: \(listed.stdout)")
         #expect(lines.last?.contains("app-sharing version 1  agree") == true && lines.last?.contains("written back") == true, "\(listed.stdout)")
+
+        // A withdrawal on the provider's side takes effect at the next run: the device is refused again.
+        var withdrawn = try #require(after.first)
+        withdrawn.children = withdrawn.children.map { $0.name == "status" ? Element(name: "status", value: "inactive") : $0 }
+        _ = try server.update(withdrawn)
+        let imported = try sync()
+        #expect(imported.stdout.contains("1 recorded as decisions"), "\(imported.stdout)")
+        let third = try AppServerProcess.start(store: store, key: key, extra: ["--consent-terms", terms])
+        defer { third.stop() }
+        do {
+            _ = try await AppClient(base: third.base, token: token).pull(knowledge: knowledge)
+            Issue.record("a pull after the provider's withdrawal was answered")
+        } catch let AppClientError.refused(status, code, _) {
+            #expect(status == 403)
+            #expect(code == "consent-required")
+        }
+        let relisted = try CLIRunner.run(["patients", "consent", "--patient", "Patient/cp1", "--store", store])
+        #expect(relisted.stdout.split(separator: "\n").last?.contains("withdraw") == true, "\(relisted.stdout)")
+        #expect(relisted.stdout.split(separator: "\n").last?.contains("source provider") == true, "\(relisted.stdout)")
     }
 
     /// Posts a consent body; the answer's status.
