@@ -160,3 +160,26 @@ final class ConsentTests: XCTestCase {
         XCTAssertTrue(try ConsentGate(terms: nil).allows("pat-1", in: store))
     }
 }
+
+/// `caregate serve --consent-terms` and `consent-terms:` in the sync configuration refuse a broken terms
+/// file with its line and column, before anything is served or pulled.
+final class ConsentTermsCommandTests: XCTestCase {
+    func testServeAndSyncRefuseABrokenTermsFileWithItsLineAndColumn() throws {
+        let folder = try makeScratchFolder("consent-terms-cli")
+        try ConsentFixture.writeTerms(in: folder)
+        let broken = try folder.writeFile("broken.yaml", "id: app-sharing\nversion: \"1\"\ntitle: T\ndocument: consent.md\npermits: [read-care-plan]\nrequired: yes please\n")
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let served = try CLIRunner.run([
+            "serve", "--store", store, "--key", folder.appendingPathComponent("server.key").path, "--host", "127.0.0.1", "--port", "0",
+            "--consent-terms", broken,
+        ])
+        XCTAssertNotEqual(served.status, 0)
+        XCTAssertTrue(served.stderr.contains("\(broken):6:11"), served.stderr)
+        XCTAssertTrue(served.stderr.contains("true or false"), served.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store), "nothing opened before the terms were read")
+        let config = try folder.writeFile("sync.yaml", "server: http://127.0.0.1:9/fhir\nconsent-terms: broken.yaml\n")
+        let synced = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+        XCTAssertEqual(synced.status, 2, synced.stderr)
+        XCTAssertTrue(synced.stderr.contains("broken.yaml:6:11"), synced.stderr)
+    }
+}
