@@ -67,7 +67,10 @@ public final class SyncJob {
         let pushStarted = Date()
         let pushes = try !dryRun && gateway.mappings().export != nil
         if pushes, let folder = configuration.pushFolder {
-            let written = try gateway.export(to: .folder(folder), now: now)
+            let exporter = try gateway.exporter()
+            exporter.consentHold = consentHold
+            let written = try exporter.run(to: .folder(folder), now: now)
+            report.held = written.notTaken.filter { $0.retry && $0.reason.hasPrefix(ConsentGate.holdPrefix) }.count
             report.pushed = written.observations
             report.acknowledged = written.sent
             report.deadLetters = written.refused.count
