@@ -125,10 +125,11 @@ let package = Package(
             "CareModel", "FHIR", "Mapping", "FileSafety", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The import job: FHIR input -> Mapping -> Store (through its protocol), with reports and dead letters.
+        // Yams: the consent terms file; Crypto: the SHA-1 of a signed consent's PDF or a shared document
+        // (R4 Attachment.hash).
         .target(name: "Pipeline", dependencies: [
             "FHIR", "CareModel", "Mapping", "Store", "Insights", "Surveys",
-            // SHA-1 of a shared document (FHIR Attachment.hash).
-            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The FHIR REST client and the sync job: pull from and push to a server (or a folder).
         .target(name: "Sync", dependencies: [

@@ -170,8 +170,9 @@ public struct AppClient: Sendable {
 
     static func check(_ response: HTTPURLResponse, _ data: Data) throws {
         guard (200..<300).contains(response.statusCode) else {
-            let body = try? JSONDecoder().decode([String: String].self, from: data)
-            throw AppClientError.refused(status: response.statusCode, code: body?["error"] ?? "", message: body?["message"] ?? "")
+            // Read as any JSON object: an error body may carry more than texts (consent-required names the terms).
+            let body = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            throw AppClientError.refused(status: response.statusCode, code: body?["error"] as? String ?? "", message: body?["message"] as? String ?? "")
         }
     }
 }

@@ -7,6 +7,7 @@ import Logging
 import Mapping
 import Observability
 import ServiceLifecycle
+import Pipeline
 import Store
 
 /// The app server: CareKit's remote sync and read-only views over HTTP for patient apps, each request
@@ -26,6 +27,8 @@ import Store
 /// - `POST /carekit/v1/observations`: readings the phone took, as FHIR Observations (``ObservationRoutes``).
 /// - `GET /carekit/v1/questionnaires?url=&version=`: a Questionnaire the patient's survey task asks (``QuestionnaireRoutes``).
 /// - `POST /carekit/v1/shares`: a report or PDF shared with the care team, as a Communication (``ShareRoutes``, ``sharing``).
+/// - `GET /carekit/v1/consent-terms`, `GET`/`POST /carekit/v1/consents`: consent (``ConsentRoutes``); with
+///   terms that say `required: true`, every other route waits for it (``ConsentGateMiddleware``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
@@ -46,6 +49,8 @@ public struct AppServer: Sendable {
     let startup: HealthRoutes.StartupChecks
     /// How a shared report is made and printed (`POST /carekit/v1/shares`).
     public var sharing = ShareSettings()
+    /// The consent terms the server publishes (`serve --consent-terms`), if any.
+    public var consentTerms: ConsentTerms?
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -76,12 +81,14 @@ public struct AppServer: Sendable {
             trail: AuditTrailWriter(store: store))
         // After the token check: only a client with a valid token takes an upload place.
         let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
+            .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: store))
         ViewRoutes(store: store).register(on: api)
         SyncRoutes(store: store).register(on: api)
         InsightsRoutes(store: store, rules: insightsRules).register(on: api)
         ObservationRoutes(store: store, kinds: readingKinds).register(on: api)
         QuestionnaireRoutes(store: store).register(on: api)
         ShareRoutes(store: store, rules: insightsRules, settings: sharing).register(on: api)
+        ConsentRoutes(store: store, terms: consentTerms).register(on: api)
         return router
     }
 
@@ -123,6 +130,7 @@ public struct AppServer: Sendable {
             startup: startup)
         server.metrics = metrics
         server.sharing = sharing
+        server.consentTerms = consentTerms
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level

@@ -96,6 +96,12 @@ public final class Exporter {
     /// export); the command line shows them with `--verbose`.
     public var onPhase: ((Phase) -> Void)?
 
+    /// Why the outcomes of a patient wait, when they do (consent required and not given: the sync job
+    /// sets it from ``ConsentGate``); nil: nothing waits. A held outcome fails with this reason and a
+    /// retry due at once, so `caregate outbox` lists it with the reason and the next run tries again;
+    /// no dead letter is kept.
+    public var consentHold: (@Sendable (_ patientID: String) -> String?)?
+
     /// `activeTasks`: what active tasks' outcomes become (`ActiveTaskMapping`); without it, every
     /// outcome is a generic Observation.
     public init(store: any Store, mapping: ExportMapping, activeTasks: ActiveTaskMapping? = nil, options: ExportOptions) {
@@ -234,13 +240,13 @@ public final class Exporter {
         let patchesActivities = exporter.mapping.activityStatus && options.format != .ndjson && options.bundleType != .collection
         let loader = ExportInputLoader(store: store, checksCompletion: patchesActivities)
         let runs = stride(from: 0, to: entries.count, by: Self.runSize).map { Array(entries[$0..<min($0 + Self.runSize, entries.count)]) }
-        let (exporter, validator, surveys) = (self.exporter, self.validator, self.surveys)
+        let (exporter, validator, surveys, hold) = (self.exporter, self.validator, self.surveys, self.consentHold)
         // Each run is read from the store, built, validated and rendered on a worker; the results are
         // handed over in order here.
         try OrderedParallelMap.run(runs.makeIterator(), transform: { run -> Result<[(OutboxEntry, Result<ExportRendering.Rendered, Refusal>)], any Error> in
             Result {
                 try zip(run, loader.load(run)).map { entry, loaded in
-                    (entry, Self.build(loaded.input, exporter: exporter, validator: validator, surveys: surveys).map {
+                    (entry, Self.held(loaded.input, by: hold) ?? Self.build(loaded.input, exporter: exporter, validator: validator, surveys: surveys).map {
                         rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
                     })
                 }
@@ -248,6 +254,14 @@ public final class Exporter {
         }, consume: { built in
             for (entry, result) in try built.get() { try consume(entry, result) }
         })
+    }
+
+    /// The refusal of an outcome whose patient's data waits for consent (``consentHold``), else nil.
+    private static func held<T>(_ input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, by hold: (@Sendable (String) -> String?)?) -> Result<T, Refusal>? {
+        guard let hold, case .success(let loaded) = input,
+              let patientID = loaded.patient?.id ?? loaded.task.metadata.linkage.patientID, let reason = hold(patientID)
+        else { return nil }
+        return .failure(Refusal(reason: reason, payload: nil, retryAfter: 0))
     }
 
     /// One outcome's Observation (and Provenance), validated; or why it is refused.

@@ -69,6 +69,8 @@ public struct StoreBatch: Sendable {
     public mutating func recordExportProgress(_ progress: ExportProgress) { changes.append(.recordExportProgress(progress)) }
     /// Records the first day the reports of a frequency cover, unless one is kept already.
     public mutating func recordReportStart(_ start: ReportStart) { changes.append(.recordReportStart(start)) }
+    /// Records a patient's consent decision (once per decision uuid; ``ConsentStore``).
+    public mutating func recordConsent(_ decision: ConsentDecision) { changes.append(.recordConsent(decision)) }
     /// Queues an export (once per entity version and destination).
     public mutating func enqueue(_ entry: OutboxEntry) { changes.append(.enqueue(entry)) }
     /// Moves outbox entry `id` one step.
@@ -124,6 +126,8 @@ public enum StoreChange: Sendable {
     case recordExportProgress(ExportProgress)
     /// The first day the reports of a frequency cover (``StoreBatch/recordReportStart(_:)``).
     case recordReportStart(ReportStart)
+    /// A patient's consent decision (``StoreBatch/recordConsent(_:)``).
+    case recordConsent(ConsentDecision)
     case enqueue(OutboxEntry)
     case transition(outboxEntryID: Int64, OutboxTransition)
     case deadLetter(DeadLetter)

@@ -24,6 +24,7 @@ import Yams
 /// batch-size: 100                          # outcomes per pushed Bundle
 /// time-zone: America/Chicago               # for times without an offset
 /// questionnaires: questionnaires/          # optional: a folder of Questionnaires survey tasks ask
+/// consent-terms: terms.yaml                # optional: the consent terms (Docs/consent.md): required: true holds back writes
 /// interval: 5m                             # between runs when not --once (s, m or h; a number is seconds)
 /// max-retries: 100                         # retries per run, all requests together (each: up to 4)
 /// request-timeout: 30                      # seconds a request may wait for the server's next byte
@@ -59,6 +60,9 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// A folder of FHIR files whose Questionnaires survey tasks may ask (`questionnaires:`), looked in
     /// before the server when neither the pulled pages nor the store hold one.
     public var questionnaireFolder: String?
+    /// The consent terms (`consent-terms:`, Docs/consent.md): with `required: true`, nothing of a patient
+    /// without consent is written back but their consent decisions.
+    public var consentTerms: ConsentTerms?
     public var auth = AuthorizationSettings()
 
     /// Whether the provider is a folder rather than a server.
@@ -117,7 +121,7 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
-        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires",
+        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -206,6 +210,14 @@ public struct SyncConfiguration: Sendable, Equatable {
                 throw SyncConfigurationError(location: place(node), message: "`questionnaires:` is a folder that exists (of FHIR files holding Questionnaires)")
             }
             configuration.questionnaireFolder = path(text)
+        }
+        if let node = settings["consent-terms"] {
+            guard let text = node.string else { throw SyncConfigurationError(location: place(node), message: "`consent-terms:` is a terms file (YAML)") }
+            do {
+                configuration.consentTerms = try ConsentTermsFile.load(path: path(text))
+            } catch let error as ConsentTermsError {
+                throw SyncConfigurationError(location: error.location, message: error.message)
+            }
         }
         if configuration.serverIsFolder, configuration.pushFolder == nil {
             throw SyncConfigurationError(location: place(serverNode), message: "a folder as the server needs `push-to:` (the folder the outbox is written to)")

@@ -56,10 +56,21 @@ public final class SyncJob {
             try pullAll(into: &report)
         }
         report.pullSeconds = Date().timeIntervalSince(started) - report.importSeconds
+        if let terms = configuration.consentTerms, !dryRun, !configuration.serverIsFolder {
+            do {
+                let consents = try importProviderConsents(terms, now: now)
+                report.notes.append("consents: \(consents.read) on the server name terms \(terms.id), \(consents.recorded) recorded as decisions")
+            } catch let error as FHIRClientError {
+                report.problems.append("reading Consents: \(error)")
+            }
+        }
         let pushStarted = Date()
         let pushes = try !dryRun && gateway.mappings().export != nil
         if pushes, let folder = configuration.pushFolder {
-            let written = try gateway.export(to: .folder(folder), now: now)
+            let exporter = try gateway.exporter()
+            exporter.consentHold = consentHold
+            let written = try exporter.run(to: .folder(folder), now: now)
+            report.held = written.notTaken.filter { $0.retry && $0.reason.hasPrefix(ConsentGate.holdPrefix) }.count
             report.pushed = written.observations
             report.acknowledged = written.sent
             report.deadLetters = written.refused.count
@@ -68,12 +79,16 @@ public final class SyncJob {
             // A server without transactions takes batch Bundles (each entry on its own).
             let transactions = try supportsTransactions()
             do {
-                let pushed = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
-                    .push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
+                let exporter = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
+                exporter.consentHold = consentHold
+                let pushed = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
                 report.refused = pushed.notTaken.filter { !$0.retry }.count
-                report.later = pushed.notTaken.filter(\.retry).count
+                // Outcomes held for consent wait on purpose: counted apart, not as failures.
+                let holdReason = ConsentGate(terms: configuration.consentTerms).holdReason
+                report.held = pushed.notTaken.filter { $0.retry && $0.reason == holdReason }.count
+                report.later = pushed.notTaken.filter(\.retry).count - report.held
                 report.deadLetters = pushed.refused.count
                 report.requests = pushed.requests
                 report.problems += pushed.unanswered.map { "pushing: \($0)" }
@@ -94,7 +109,9 @@ public final class SyncJob {
         }
         if !dryRun {
             // What failed before and is not due yet: the run is not done while it waits.
-            let waiting = try store.outboxEntries(in: .failed, limit: .max).filter { ($0.nextAttemptDate ?? .distantPast) > now }
+            let waiting = try store.outboxEntries(in: .failed, limit: .max).filter {
+                ($0.nextAttemptDate ?? .distantPast) > now && !($0.lastError?.hasPrefix(ConsentGate.holdPrefix) ?? false)
+            }
             report.waiting = waiting.count
             report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()
         }
@@ -137,7 +154,7 @@ public final class SyncJob {
             // A report carries its PDF: a few to a Bundle.
             let pushed = try PayloadOutbox(store: store).push(
                 to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                selecting: ReportOutbox.isReport)
+                selecting: { ReportOutbox.isReport($0) && !self.isHeld($0) })
             counts.sent = pushed.observations
             counts.acknowledged = pushed.acknowledged
             counts.refused = pushed.notTaken.filter { !$0.retry }.count
@@ -160,7 +177,7 @@ public final class SyncJob {
                 // They may carry PDFs: a few to a Bundle.
                 let pushed = try PayloadOutbox(store: store).push(
                     to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                    selecting: { PayloadOutbox.kind(of: $0) == kind })
+                    selecting: { PayloadOutbox.kind(of: $0) == kind && !self.isHeld($0) })
                 guard pushed.observations > 0 else { continue }
                 var counts = SyncReport.Sent()
                 counts.sent = pushed.observations
@@ -175,6 +192,27 @@ public final class SyncJob {
                 report.problems.append("pushing \(kind.rawValue) entries: \(error)")
             }
         }
+    }
+
+    /// Why the entries of a patient wait, under consent terms that say `required: true` (``ConsentGate``):
+    /// nil for a patient who agreed (in the app, or by a Consent the server holds), and without such terms.
+    private var consentHold: (@Sendable (String) -> String?)? {
+        let gate = ConsentGate(terms: configuration.consentTerms)
+        guard gate.isActive else { return nil }
+        let store = self.store
+        return { patientID in
+            let ids = patientID.hasPrefix("Patient/") ? [patientID, String(patientID.dropFirst(8))] : [patientID, "Patient/\(patientID)"]
+            return ids.contains { (try? gate.allows($0, in: store)) == true } ? nil : gate.holdReason
+        }
+    }
+
+    /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`) of a
+    /// patient without it does; consent decisions never wait, nor entries that name no patient.
+    private func isHeld(_ entry: OutboxEntry) -> Bool {
+        guard let hold = consentHold, PayloadOutbox.kind(of: entry) == .report else { return false }
+        let parts = entry.entityID.split(separator: "/")
+        guard parts.count >= 2 else { return false }
+        return hold("Patient/\(parts[1])") != nil
     }
 
     /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, held in memory:

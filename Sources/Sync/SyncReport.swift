@@ -58,6 +58,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
     public var problems: [String] = []
     /// What the run left out on purpose, and why (not failures).
     public var notes: [String] = []
+    /// Outcomes that wait for their patient's consent (terms with `required: true`): not failures.
+    public var held = 0
 
     /// An empty report of a run against `server`.
     public init(server: String) {
@@ -80,6 +82,7 @@ public struct SyncReport: Sendable, Codable, Equatable {
             lines.append("  pulled \(type): \(p.resources)\(p.pages > 0 ? " in \(p.pages) page(s)" : " read"): \(p.created) created, \(p.updated) updated, \(p.unchanged) unchanged, \(p.deleted) deleted, \(p.skipped) skipped, \(p.failed) failed")
         }
         lines.append("  pushed: \(pushed) outcome(s): \(acknowledged) acknowledged, \(refused) refused, \(later) to send again, \(deadLetters) dead letter(s)")
+        if held > 0 { lines.append("  held: \(held) outcome(s) wait for their patient's consent (caregate outbox lists them)") }
         if let r = reports {
             lines.append("  reports: \(r.made) made, \(r.alreadyQueued) queued before, \(r.withoutData) without data; \(r.sent) sent: \(r.acknowledged) acknowledged, \(r.refused) refused, \(r.later) to send again")
         }

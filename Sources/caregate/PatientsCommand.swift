@@ -21,7 +21,7 @@ struct PatientsCommand: ParsableCommand {
 
             More: Docs/store.md, Docs/app-api.md.
             """,
-        subcommands: [PatientsContacts.self, PatientsEvents.self, PatientsReport.self, PatientsToken.self]
+        subcommands: [PatientsConsent.self, PatientsContacts.self, PatientsEvents.self, PatientsReport.self, PatientsToken.self]
     )
 }
 

@@ -4,6 +4,7 @@ import CommandSupport
 import Foundation
 import Insights
 import Mapping
+import Pipeline
 import Store
 
 /// `caregate serve`: the app server (CareKit remote sync and read-only views) on one store.
@@ -85,6 +86,11 @@ struct ServeCommand: AsyncParsableCommand {
         valueName: "count"))
     var pushWorkers: Int = ServerLimits.defaultPushWorkers
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The consent terms apps show and patients agree to (YAML; Docs/consent.md); with required: true, no data flows without consent.",
+        valueName: "file"))
+    var consentTerms: String?
+
     /// What the server accepts at once, from the options.
     var limits: ServerLimits {
         ServerLimits(
@@ -120,6 +126,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Serves until SIGINT or SIGTERM stops the server.
     func run() async throws {
+        // A broken terms file is refused with its line and column before anything is opened or served.
+        let terms: ConsentTerms?
+        do { terms = try consentTerms.map(ConsentTermsFile.load(path:)) } catch let error as ConsentTermsError { throw CommandFailure("consent terms: \(error)") }
         let key = try ServerKey.loadOrCreate(path: self.key)
         guard let store = try storeOptions.open(creating: true) as? any AppSyncStore else {
             throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
@@ -134,6 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
         let readingKinds = ReadingKinds(table: try mappings.load().healthKit)
         var server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits, readingKinds: readingKinds)
         server.sharing = Self.sharing()
+        server.consentTerms = terms
         if let issuerVerifier {
             // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
             do { _ = try await issuerVerifier.refreshKeys() } catch {

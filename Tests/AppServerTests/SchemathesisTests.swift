@@ -21,7 +21,9 @@ final class SchemathesisTests: XCTestCase {
         let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", "30m"])
         XCTAssertEqual(issued.status, 0, issued.stderr)
         let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let server = try AppServerProcess.start(store: store, key: key)
+        // Consent terms (not required: every route stays open) put the consent routes under test too.
+        let terms = try ConsentFixture.writeTerms(in: folder)
+        let server = try AppServerProcess.start(store: store, key: key, extra: ["--consent-terms", terms])
         defer { server.stop() }
         // Valid requests: no 5xx and every answer in its schema. Any request (invalid ones too): no 5xx.
         // (An invalid request longer than the HTTP parser takes, about 80 KB, is refused by SwiftNIO with a

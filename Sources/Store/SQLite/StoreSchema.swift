@@ -77,6 +77,7 @@ enum StoreSchema {
         migrator.registerMigration("v19 served device processes (bounded knowledge vectors)", migrate: SQLiteStore.addServedDeviceProcesses)
         migrator.registerMigration("questionnaires by url and version (surveys)", migrate: SQLiteStore.createQuestionnaires)
         migrator.registerMigration("dead letter replays", migrate: SQLiteStore.addDeadLetterReplays)
+        migrator.registerMigration("consent decisions", migrate: SQLiteStore.createConsentDecisions)
 
         return migrator
     }

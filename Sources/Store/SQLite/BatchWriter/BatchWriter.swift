@@ -101,6 +101,7 @@ struct BatchWriter {
             summary.checkpointsSet += 1
         case .recordExportProgress(let progress): try SQLiteStore.recordExportProgress(progress, in: db)
         case .recordReportStart(let start): try SQLiteStore.recordReportStart(start, in: db)
+        case .recordConsent(let decision): try SQLiteStore.recordConsent(decision, in: db)
         case .enqueue(let entry):
             summary.outboxEntryIDs.append(try SQLiteStore.enqueue(entry, in: db))
         case .transition(let id, let transition):
