@@ -106,8 +106,27 @@ public struct PayloadOutbox {
         }
     }
 
+    /// The patient (`Patient/<id>`) a payload entry's first resource is about (its `subject` or
+    /// `patient`), read from the payload; nil when none names one. What a consent hold asks of a share.
+    public static func patientReference(of entry: OutboxEntry) -> String? {
+        guard let payload = entry.payload else { return nil }
+        var wrapped = Data("[".utf8)
+        wrapped.append(payload)
+        wrapped.append(contentsOf: Array("]".utf8))
+        guard let entries = (try? JSONSerialization.jsonObject(with: wrapped)) as? [[String: Any]] else { return nil }
+        for item in entries {
+            guard let resource = item["resource"] as? [String: Any] else { continue }
+            for field in ["subject", "patient"] {
+                if let reference = (resource[field] as? [String: Any])?["reference"] as? String, reference.hasPrefix("Patient/") {
+                    return reference
+                }
+            }
+        }
+        return nil
+    }
+
     /// How many Bundle entries a payload holds (each answered by one entry of the server's response).
-    static func entryCount(_ payload: Data) -> Int {
+    public static func entryCount(_ payload: Data) -> Int {
         var wrapped = Data("[".utf8)
         wrapped.append(payload)
         wrapped.append(contentsOf: Array("]".utf8))

@@ -206,13 +206,21 @@ public final class SyncJob {
         }
     }
 
-    /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`) of a
-    /// patient without it does; consent decisions never wait, nor entries that name no patient.
+    /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`) or
+    /// a share (its Communication's subject) of a patient without it does (a share made before a
+    /// withdrawal waits for a new agreement); consent decisions never wait, nor entries that name no patient.
     private func isHeld(_ entry: OutboxEntry) -> Bool {
-        guard let hold = consentHold, PayloadOutbox.kind(of: entry) == .report else { return false }
-        let parts = entry.entityID.split(separator: "/")
-        guard parts.count >= 2 else { return false }
-        return hold("Patient/\(parts[1])") != nil
+        guard let hold = consentHold else { return false }
+        switch PayloadOutbox.kind(of: entry) {
+        case .report:
+            let parts = entry.entityID.split(separator: "/")
+            guard parts.count >= 2 else { return false }
+            return hold("Patient/\(parts[1])") != nil
+        case .share:
+            return PayloadOutbox.patientReference(of: entry).map { hold($0) != nil } ?? false
+        default:
+            return false
+        }
     }
 
     /// Pulls every configured type (each page of `_lastUpdated >= cursor`, oldest first, held in memory:
