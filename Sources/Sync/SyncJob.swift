@@ -198,12 +198,7 @@ public final class SyncJob {
     /// nil for a patient who agreed (in the app, or by a Consent the server holds), and without such terms.
     private var consentHold: (@Sendable (String) -> String?)? {
         let gate = ConsentGate(terms: configuration.consentTerms)
-        guard gate.isActive else { return nil }
-        let store = self.store
-        return { patientID in
-            let ids = patientID.hasPrefix("Patient/") ? [patientID, String(patientID.dropFirst(8))] : [patientID, "Patient/\(patientID)"]
-            return ids.contains { (try? gate.allows($0, in: store)) == true } ? nil : gate.holdReason
-        }
+        return gate.isActive ? gate.hold(in: store) : nil
     }
 
     /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`) or

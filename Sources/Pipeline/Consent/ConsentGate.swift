@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import Synchronization
 
 /// Whether a patient's data may flow, under the operator's consent terms: with terms that say
 /// `required: true`, only for a patient whose latest decision on them (recorded by the app, or read from
@@ -22,6 +23,21 @@ public struct ConsentGate: Sendable {
         return latest.choice == .agree && latest.termsVersion == terms.version
     }
 
+    /// Why the data of a patient waits (``holdReason``), or nil when it flows: the function an export
+    /// holds outcomes by (`Exporter.consentHold`). A patient id names the patient with or without
+    /// `Patient/`; each patient's standing is read once per function (an export asks per outcome).
+    public func hold(in store: any Store) -> @Sendable (_ patientID: String) -> String? {
+        let known = PatientStandings()
+        let reason = holdReason
+        return { [self] patientID in
+            if let allowed = known.standings.withLock({ $0[patientID] }) { return allowed ? nil : reason }
+            let ids = patientID.hasPrefix("Patient/") ? [patientID, String(patientID.dropFirst(8))] : [patientID, "Patient/\(patientID)"]
+            let allowed = ids.contains { (try? allows($0, in: store)) == true }
+            known.standings.withLock { $0[patientID] = allowed }
+            return allowed ? nil : reason
+        }
+    }
+
     /// How the reason of a held entry starts.
     public static let holdPrefix = "held:"
 
@@ -29,4 +45,9 @@ public struct ConsentGate: Sendable {
     public var holdReason: String {
         Self.holdPrefix + " the patient has not agreed to consent terms \(terms?.id ?? "") version \(terms?.version ?? "") (required: true)"
     }
+}
+
+/// The standings a ``ConsentGate/hold(in:)`` function has read, by patient id.
+private final class PatientStandings: Sendable {
+    let standings = Mutex<[String: Bool]>([:])
 }
