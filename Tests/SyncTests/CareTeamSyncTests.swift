@@ -22,8 +22,8 @@ final class CareTeamSyncTests: XCTestCase {
         try loadKeepingIDs([file.path], into: server.base)
     }
 
-    private func encounter(_ id: String, by practitioner: String, on day: String) -> String {
-        #"{"resourceType": "Encounter", "id": "\#(id)", "status": "finished", "class": {"code": "AMB"}, "subject": {"reference": "Patient/p1"}, "participant": [{"individual": {"reference": "Practitioner/\#(practitioner)"}}], "period": {"start": "\#(day)T09:00:00Z", "end": "\#(day)T09:30:00Z"}}"#
+    private func encounter(_ id: String, by practitioner: String, on day: String, of patient: String = "p1") -> String {
+        #"{"resourceType": "Encounter", "id": "\#(id)", "status": "finished", "class": {"code": "AMB"}, "subject": {"reference": "Patient/\#(patient)"}, "participant": [{"individual": {"reference": "Practitioner/\#(practitioner)"}}], "period": {"start": "\#(day)T09:00:00Z", "end": "\#(day)T09:30:00Z"}}"#
     }
 
     func testIncrementalRunsKeepEachPatientsCareTeamWhole() throws {
@@ -35,6 +35,13 @@ final class CareTeamSyncTests: XCTestCase {
             #"{"resourceType": "Practitioner", "id": "a", "name": [{"family": "Alpha"}], "telecom": [{"system": "email", "value": "alpha@example.org"}]}"#,
             #"{"resourceType": "Practitioner", "id": "b", "name": [{"family": "Beta"}]}"#,
             encounter("e1", by: "a", on: "2024-01-10"),
+        ], in: folder, on: server)
+        // Put later, so that the cursors (`_lastUpdated ge`, which pulls the latest of each type again)
+        // stand on another patient's Encounter and another Practitioner.
+        try put([
+            #"{"resourceType": "Patient", "id": "p2", "name": [{"family": "Other"}]}"#,
+            #"{"resourceType": "Practitioner", "id": "c", "name": [{"family": "Gamma"}]}"#,
+            encounter("e9", by: "c", on: "2024-02-01", of: "p2"),
         ], in: folder, on: server)
         let config = folder.appendingPathComponent("sync.yaml")
         try Data("server: \(server.base.absoluteString)\ntime-zone: UTC\n".utf8).write(to: config)
