@@ -82,10 +82,7 @@ final class CareTeamPullTests: XCTestCase {
                     // Decoded as CareKit 4.0 decodes OCKRevisionRecord.
                     let records = try CareKitJSON.makeDecoder().decode([CareKit4RevisionRecordMirror].self, from: Data(buffer: response.body))
                     for case .contact(let contact) in records.flatMap(\.entities) { contacts.append(contact) }
-                    uri = response.headers[HTTPFields.Element.Name("Link")!].flatMap { link in
-                        guard link.hasSuffix(#"rel="next""#), let open = link.firstIndex(of: "<"), let close = link.firstIndex(of: ">") else { return nil }
-                        return String(link[link.index(after: open)..<close])
-                    }
+                    uri = nextPageURI(response.headers)
                 }
                 var members: [String: CareKit4Decoded<CareKit4ContactMirror>] = [:]
                 for contact in contacts {

@@ -76,10 +76,7 @@ final class SyntheaIsolationTests: XCTestCase {
                         XCTAssertEqual(owner[uuid], patient, "\(patient)'s pull holds a \(entity.kind) of \(owner[uuid] ?? "no patient")")
                         pulled[entity.kind, default: []].insert(uuid)
                     }
-                    uri = response.headers[HTTPFields.Element.Name("Link")!].flatMap { link in
-                        guard link.hasSuffix(#"rel="next""#), let open = link.firstIndex(of: "<"), let close = link.firstIndex(of: ">") else { return nil }
-                        return String(link[link.index(after: open)..<close])
-                    }
+                    uri = nextPageURI(response.headers)
                 }
                 // Nothing of the patient's own is missing.
                 for (kind, uuids) in everything {

@@ -1,0 +1,68 @@
+import CareModel
+import FHIR
+import Foundation
+import Store
+import Sync
+import TestSupport
+import XCTest
+
+/// `caregate sync` keeps each patient's care team whole across incremental runs (Docs/care-team.md): a
+/// Patient pulled again without its Encounters keeps the practitioners who saw them, and a new Encounter
+/// adds its practitioner though neither the Patient nor the Practitioner changed.
+final class CareTeamSyncTests: XCTestCase {
+    private func team(_ path: String) throws -> Set<String> {
+        Set(try SQLiteStore(path: path, mode: .readOnly).contacts(.current)
+            .filter { $0.metadata.linkage.patientID == "Patient/p1" }.compactMap { $0.metadata.userInfo?["careTeam.member"] })
+    }
+
+    private func put(_ resources: [String], in folder: URL, on server: FHIRServerProcess) throws {
+        let file = folder.appendingPathComponent("put-\(UUID().uuidString).json")
+        let entries = resources.map { #"{"resource": \#($0)}"# }.joined(separator: ",\n")
+        try Data(#"{"resourceType": "Bundle", "type": "collection", "entry": [\#(entries)]}"#.utf8).write(to: file)
+        try loadKeepingIDs([file.path], into: server.base)
+    }
+
+    private func encounter(_ id: String, by practitioner: String, on day: String, of patient: String = "p1") -> String {
+        #"{"resourceType": "Encounter", "id": "\#(id)", "status": "finished", "class": {"code": "AMB"}, "subject": {"reference": "Patient/\#(patient)"}, "participant": [{"individual": {"reference": "Practitioner/\#(practitioner)"}}], "period": {"start": "\#(day)T09:00:00Z", "end": "\#(day)T09:30:00Z"}}"#
+    }
+
+    func testIncrementalRunsKeepEachPatientsCareTeamWhole() throws {
+        let server = try FHIRServerProcess.start()
+        defer { server.stop() }
+        let folder = try makeScratchFolder("care-team-sync")
+        try put([
+            #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae"}]}"#,
+            #"{"resourceType": "Practitioner", "id": "a", "name": [{"family": "Alpha"}], "telecom": [{"system": "email", "value": "alpha@example.org"}]}"#,
+            #"{"resourceType": "Practitioner", "id": "b", "name": [{"family": "Beta"}]}"#,
+            encounter("e1", by: "a", on: "2024-01-10"),
+        ], in: folder, on: server)
+        // Put later, so that the cursors (`_lastUpdated ge`, which pulls the latest of each type again)
+        // stand on another patient's Encounter and another Practitioner.
+        try put([
+            #"{"resourceType": "Patient", "id": "p2", "name": [{"family": "Other"}]}"#,
+            #"{"resourceType": "Practitioner", "id": "c", "name": [{"family": "Gamma"}]}"#,
+            encounter("e9", by: "c", on: "2024-02-01", of: "p2"),
+        ], in: folder, on: server)
+        let config = folder.appendingPathComponent("sync.yaml")
+        try Data("server: \(server.base.absoluteString)\ntime-zone: UTC\n".utf8).write(to: config)
+        let store = folder.appendingPathComponent("synced.sqlite").path
+        func sync() throws {
+            let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+        }
+        try sync()
+        XCTAssertEqual(try team(store), ["Practitioner/a"])
+
+        // The Patient changes alone: the run pulls it, and with it the patient's Encounter and Alpha.
+        try put([#"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae", "given": ["Pat"]}]}"#], in: folder, on: server)
+        try sync()
+        XCTAssertEqual(try team(store), ["Practitioner/a"], "Alpha is still on the team")
+
+        // A new Encounter with Beta, who was pulled at the first run and has not changed since.
+        try put([encounter("e2", by: "b", on: "2024-06-01")], in: folder, on: server)
+        try sync()
+        XCTAssertEqual(try team(store), ["Practitioner/a", "Practitioner/b"])
+        let alpha = try SQLiteStore(path: store, mode: .readOnly).contacts(.current).first { $0.metadata.userInfo?["careTeam.member"] == "Practitioner/a" }
+        XCTAssertEqual(alpha?.emailAddresses?.map(\.value), ["alpha@example.org"])
+    }
+}
