@@ -4,7 +4,7 @@ import Foundation
 import Store
 
 /// Records a patient's consent decision (``ConsentSubmission``) and queues it for the provider, in one
-/// transaction under the store's append lease: the decision (``StoreBatch/recordConsent(_:)``) and its
+/// transaction under the store's append lease: the decision (`StoreBatch.recordConsent(_:)`) and its
 /// outbox entry (``PayloadOutbox``, kind `consent`: `PUT Consent/<id>` and `PUT Provenance/<id>`,
 /// validated), or neither.
 ///
