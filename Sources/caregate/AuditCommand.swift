@@ -1,6 +1,8 @@
 import ArgumentParser
 import CommandSupport
+import FHIR
 import Foundation
+import Pipeline
 import Store
 
 /// `caregate audit`: the audit trail of the app API.
@@ -15,11 +17,16 @@ struct AuditCommand: ParsableCommand {
             Requests refused without a valid token are counted per minute, route, status and reason, not \
             listed: --refusals lists the counts, --stats the trail's size.
 
+            --format fhir writes the entries as FHIR R4 AuditEvents after IHE's Basic Audit Log Patterns \
+            (BALP) in a collection Bundle, --format ndjson one AuditEvent a line; each entry's event has an id \
+            derived from the entry, so a second export gives the same ids (Docs/audit-events.md).
+
             Examples:
               caregate audit --store caregate.sqlite --patient Patient/pat-1
               caregate audit --store caregate.sqlite --stats
+              caregate audit --store caregate.sqlite --format fhir > audit-events.json
 
-            More: Docs/app-api.md (The audit trail), Docs/security.md, Docs/store.md.
+            More: Docs/app-api.md (The audit trail), Docs/audit-events.md, Docs/security.md, Docs/store.md.
             """
     )
 
@@ -31,7 +38,7 @@ struct AuditCommand: ParsableCommand {
     @Option(name: .long, help: "At most this many entries.")
     var limit: Int = 100
 
-    @Option(name: .long, help: "Output: text or json.")
+    @Option(name: .long, help: "Output: text, json, or FHIR AuditEvents: fhir (a Bundle) or ndjson.")
     var format: Format = .text
 
     @Flag(name: .long, help: "List the counts of requests refused without a valid token instead of the entries.")
@@ -40,11 +47,14 @@ struct AuditCommand: ParsableCommand {
     @Flag(name: .long, help: "Show the trail's size (entries, counted refusals, oldest and newest, bytes on disk) instead of its entries.")
     var stats = false
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json, fhir, ndjson }
 
     func validate() throws {
         guard (1...1_000_000).contains(limit) else { throw ValidationError("--limit must be 1...1000000") }
         guard !(refusals && stats) else { throw ValidationError("give --refusals or --stats, not both") }
+        guard !(refusals || stats) || format == .text || format == .json else {
+            throw ValidationError("--format fhir and ndjson write the entries: counted refusals and --stats have no AuditEvent")
+        }
         guard !(stats && patient != nil), !(refusals && patient != nil) else {
             throw ValidationError("--patient lists entries: counted refusals name no patient")
         }
@@ -58,6 +68,10 @@ struct AuditCommand: ParsableCommand {
         if refusals { return try show(try store.auditRefusals(limit: limit)) }
         let entries = try store.auditEntries(patientID: patient, limit: limit)
         switch format {
+        case .fhir:
+            FileHandle.standardOutput.write(FHIRJSON.write(BALPAuditEvent.bundle(entries), pretty: true) + Data("\n".utf8))
+        case .ndjson:
+            FileHandle.standardOutput.write(FHIRJSON.writeNDJSON(entries.compactMap(BALPAuditEvent.resource)))
         case .json:
             FileHandle.standardOutput.write(try Self.encoder.encode(entries) + Data("\n".utf8))
         case .text:
@@ -81,7 +95,7 @@ struct AuditCommand: ParsableCommand {
 
     private func show(_ counts: [AuditRefusalCount]) throws {
         switch format {
-        case .json:
+        case .json, .fhir, .ndjson:
             FileHandle.standardOutput.write(try Self.encoder.encode(counts) + Data("\n".utf8))
         case .text:
             let formatter = ISO8601DateFormatter()
@@ -93,7 +107,7 @@ struct AuditCommand: ParsableCommand {
 
     private func show(_ statistics: AuditTrailStatistics) throws {
         switch format {
-        case .json:
+        case .json, .fhir, .ndjson:
             FileHandle.standardOutput.write(try Self.encoder.encode(statistics) + Data("\n".utf8))
         case .text:
             let formatter = ISO8601DateFormatter()
