@@ -17,16 +17,12 @@ struct AuditCommand: ParsableCommand {
             Requests refused without a valid token are counted per minute, route, status and reason, not \
             listed: --refusals lists the counts, --stats the trail's size.
 
-            --format fhir writes the entries as FHIR R4 AuditEvents after IHE's Basic Audit Log Patterns \
-            (BALP) in a collection Bundle, --format ndjson one AuditEvent a line; each entry's event has an id \
-            derived from the entry, so a second export gives the same ids (Docs/audit-events.md).
-
             Examples:
               caregate audit --store caregate.sqlite --patient Patient/pat-1
               caregate audit --store caregate.sqlite --stats
               caregate audit --store caregate.sqlite --format fhir > audit-events.json
 
-            More: Docs/app-api.md (The audit trail), Docs/audit-events.md, Docs/security.md, Docs/store.md.
+            More: Docs/app-api.md (The audit trail), Docs/audit-events.md (--format fhir), Docs/security.md, Docs/store.md.
             """
     )
 
@@ -38,7 +34,7 @@ struct AuditCommand: ParsableCommand {
     @Option(name: .long, help: "At most this many entries.")
     var limit: Int = 100
 
-    @Option(name: .long, help: "Output: text, json, or FHIR AuditEvents: fhir (a Bundle) or ndjson.")
+    @Option(name: .long, help: "Output: text, json, or the entries as FHIR R4 AuditEvents after IHE BALP: fhir (a collection Bundle) or ndjson (one a line).")
     var format: Format = .text
 
     @Flag(name: .long, help: "List the counts of requests refused without a valid token instead of the entries.")
