@@ -67,7 +67,7 @@ struct AuditCommand: ParsableCommand {
         case .fhir:
             FileHandle.standardOutput.write(FHIRJSON.write(BALPAuditEvent.bundle(entries), pretty: true) + Data("\n".utf8))
         case .ndjson:
-            FileHandle.standardOutput.write(FHIRJSON.writeNDJSON(entries.compactMap(BALPAuditEvent.resource)))
+            FileHandle.standardOutput.write(FHIRJSON.writeNDJSON(entries.compactMap { [host = BALPAuditEvent.hostName] in BALPAuditEvent.resource($0, host: host) }))
         case .json:
             FileHandle.standardOutput.write(try Self.encoder.encode(entries) + Data("\n".utf8))
         case .text:

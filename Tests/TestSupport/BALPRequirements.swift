@@ -29,13 +29,27 @@ public enum BALPRequirements {
         try require(expectedAction != nil && event["action"] as? String == expectedAction, "the action of the subtype", event)
         try require(event["recorded"] is String, "recorded", event)
         try require(["0", "4", "8", "12"].contains(event["outcome"] as? String ?? ""), "outcome", event)
+        // BALP fixes outcome 0: only a successful event may claim its profile.
+        try require(profile(event) == nil || event["outcome"] as? String == "0", "a BALP profile claimed by a failure", event)
         let agents = event["agent"] as? [[String: Any]] ?? []
         let agentCode: ([String: Any]) -> String? = { (($0["type"] as? [String: Any])?["coding"] as? [[String: Any]])?.first?["code"] as? String }
         try require(agents.filter { agentCode($0) == "110153" }.count == 1, "one client agent (DCM 110153)", event)
         try require(agents.filter { agentCode($0) == "110152" }.count == 1, "one server agent (DCM 110152)", event)
         for agent in agents { try require(agent["requestor"] is Bool, "agent.requestor", event) }
+        // agent[client].who and agent[server].who 1..1; agent[server].network 1..1. (agent[client].network,
+        // 1..1 in BALP, is left out: the trail keeps no client address; Docs/audit-events.md says so.)
+        for code in ["110153", "110152"] {
+            try require(agents.first { agentCode($0) == code }?["who"] is [String: Any], "agent \(code).who", event)
+        }
+        let serverNetwork = agents.first { agentCode($0) == "110152" }?["network"] as? [String: Any]
+        try require(serverNetwork?["address"] is String, "agent[server].network", event)
         let users = agents.filter { $0["requestor"] as? Bool == true }
         try require(users.count == 1, "one user agent (requestor true)", event)
+        let userType = ((users.first?["type"] as? [String: Any])?["coding"] as? [[String: Any]])?.first
+        let expectedUserType = ["search-type": "IRCP", "read": "IRCP", "create": "AUT", "update": "AUT", "delete": "CST"][subtype(event) ?? ""]
+        try require(
+            userType?["system"] as? String == "http://terminology.hl7.org/CodeSystem/v3-ParticipationType" && userType?["code"] as? String == expectedUserType,
+            "the user agent's type (IRCP for a read or query, AUT for a create or update)", event)
         let userWho = users.first?["who"] as? [String: Any]
         try require((userWho?["identifier"] as? [String: Any])?["value"] is String && userWho?["display"] == nil, "the user as an identifier, no name", event)
         try require(((event["source"] as? [String: Any])?["observer"] as? [String: Any]) != nil, "source.observer", event)
@@ -49,7 +63,7 @@ public enum BALPRequirements {
         try require((((patients.first?["what"] as? [String: Any])?["reference"]) as? String)?.hasPrefix("Patient/") == true, "patient entity what Patient/", event)
         if subtype(event) == "search-type" {
             let queries = entities.filter { slice($0) == ("2", "24") }
-            try require(queries.count == 1, "one query entity (type 2, role 24)", event)
+            try require(queries.count == 1 && queries.first?["what"] == nil, "one query entity (type 2, role 24) without what", event)
             let query = queries.first?["query"] as? String ?? ""
             try require(Data(base64Encoded: query) != nil && !query.isEmpty, "query entity's query in base64", event)
         } else {

@@ -40,6 +40,7 @@ public struct AuditEventOutbox {
     public func enqueueNew(now: Date = Date()) throws -> Queueing {
         var result = Queueing()
         let entries = try store.auditEntries(patientID: nil, limit: Self.scanLimit)
+        let host = BALPAuditEvent.hostName
         var start = 0
         while start < entries.count {
             let chunk = Array(entries[start..<min(start + Self.lookupChunk, entries.count)])
@@ -57,7 +58,7 @@ public struct AuditEventOutbox {
                     result.waiting += 1
                     continue
                 }
-                let entries = BALPAuditEvent.transactionEntries([entry])
+                let entries = BALPAuditEvent.transactionEntries([entry], host: host)
                 guard !entries.isEmpty else { continue }
                 batch.enqueue(try PayloadOutbox.entry(.audit, id: "AuditEvent/\(uuid.canonicalString.lowercased())", uuid: uuid, entries: entries, now: now))
                 result.queued += 1

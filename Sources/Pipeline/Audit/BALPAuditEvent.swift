@@ -67,6 +67,17 @@ public enum BALPAuditEvent {
             }
         }
 
+        /// The user agent's `type` (v3-ParticipationType), the code BALP's pattern fixes or binds: the
+        /// information recipient of a read or query, the author of a create or update, the custodian
+        /// (of BALP's data sources) of a delete.
+        public var userType: (code: String, display: String) {
+            switch self {
+            case .patientQuery, .patientRead: return ("IRCP", "information recipient")
+            case .patientCreate, .patientUpdate: return ("AUT", "author")
+            case .patientDelete: return ("CST", "custodian")
+            }
+        }
+
         /// The AuditEvent `action` (audit-event-action): Execute, Read, Create, Update, Delete.
         public var action: String {
             switch self {
@@ -102,8 +113,17 @@ public enum BALPAuditEvent {
         }
     }
 
+    /// The host name of the machine the events are made on, the server agent's network address (the
+    /// store, and so its trail, is on the machine that serves it).
+    public static var hostName: String { ProcessInfo.processInfo.hostName }
+
     /// The AuditEvent of `entry`; nil when its action is no RESTful interaction (``Pattern/of(action:)``).
+    /// `host` is the server agent's network address (a machine name).
     public static func resource(_ entry: AuditEntry) -> Element? {
+        resource(entry, host: hostName)
+    }
+
+    public static func resource(_ entry: AuditEntry, host: String) -> Element? {
         guard let pattern = Pattern.of(action: entry.action) else { return nil }
         let outcome = outcome(status: entry.status)
         let patient = entry.patientID.flatMap { $0.isEmpty ? nil : ReportDocumentReference.patientReference($0) }
@@ -120,10 +140,13 @@ public enum BALPAuditEvent {
         ]
         let detail = entry.detail.map { String($0.prefix(1_000)) }
         if let detail, !detail.isEmpty { children.append(Element(name: "outcomeDesc", value: detail)) }
-        children.append(agent(code: "110153", display: "Source Role ID", who: Element(name: "who", children: [Element(name: "display", value: "CareKit app")])))
-        children.append(agent(code: "110152", display: "Destination Role ID", who: Element(name: "who", children: [Element(name: "display", value: observer)])))
+        // The trail keeps no client address: the client agent has no network (Docs/audit-events.md).
+        children.append(agent(code: "110153", display: "Source Role ID", who: "CareKit app", network: nil))
+        children.append(agent(code: "110152", display: "Destination Role ID", who: observer, network: host.isEmpty ? nil : host))
         if let subject = entry.subject, !subject.isEmpty {
+            let type = pattern.userType
             children.append(Element(name: "agent", children: [
+                Element(name: "type", children: [codingElement("http://terminology.hl7.org/CodeSystem/v3-ParticipationType", type.code, type.display)]),
                 Element(name: "who", children: [Element(name: "identifier", children: [
                     Element(name: "system", value: subjectSystem), Element(name: "value", value: subject),
                 ])]),
@@ -166,12 +189,17 @@ public enum BALPAuditEvent {
         }
     }
 
-    private static func agent(code: String, display: String, who: Element) -> Element {
-        Element(name: "agent", children: [
+    private static func agent(code: String, display: String, who: String, network: String?) -> Element {
+        var children = [
             Element(name: "type", children: [codingElement(dicomSystem, code, display)]),
-            who,
+            Element(name: "who", children: [Element(name: "display", value: who)]),
             Element(name: "requestor", value: "false", valueKind: .boolean),
-        ])
+        ]
+        if let network {
+            // network-type 1: a machine name.
+            children.append(Element(name: "network", children: [Element(name: "address", value: network), Element(name: "type", value: "1")]))
+        }
+        return Element(name: "agent", children: children)
     }
 
     private static func entity(type: (String, String), role: (String, String), extra: [Element]) -> Element {
@@ -194,8 +222,8 @@ public enum BALPAuditEvent {
     }
 
     /// The events of `entries` (those of no RESTful interaction left out) as a `collection` Bundle.
-    public static func bundle(_ entries: [AuditEntry], now: Date = Date()) -> Element {
-        let events = entries.compactMap(resource)
+    public static func bundle(_ entries: [AuditEntry], now: Date = Date(), host: String = hostName) -> Element {
+        let events = entries.compactMap { resource($0, host: host) }
         return Element.resource("Bundle", children: [
             Element(name: "type", value: "collection"),
             Element(name: "timestamp", value: FHIRDateFormat.instant(now)),
@@ -208,8 +236,8 @@ public enum BALPAuditEvent {
     }
 
     /// `PUT AuditEvent/<id>` transaction entries of `entries`: what the sync job pushes, idempotently.
-    public static func transactionEntries(_ entries: [AuditEntry]) -> [Element] {
-        entries.compactMap(resource).map { event in
+    public static func transactionEntries(_ entries: [AuditEntry], host: String = hostName) -> [Element] {
+        entries.compactMap { resource($0, host: host) }.map { event in
             let id = event.childValue("id") ?? ""
             return Element(name: "entry", children: [
                 Element(name: "fullUrl", value: "urn:uuid:\(id)"),
