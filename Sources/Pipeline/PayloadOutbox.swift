@@ -24,6 +24,8 @@ public struct PayloadOutbox {
         case consent
         /// A share with a member of the care team (id `Communication/...`).
         case share
+        /// An entry of the audit trail as a BALP AuditEvent (id `AuditEvent/<id>`; ``AuditEventOutbox``).
+        case audit
 
         /// The first segment of the id of an entry of this kind.
         public var idPrefix: String {
@@ -31,6 +33,7 @@ public struct PayloadOutbox {
             case .report: return "Patient/"
             case .consent: return "Consent/"
             case .share: return "Communication/"
+            case .audit: return "AuditEvent/"
             }
         }
     }

@@ -85,6 +85,10 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// Seconds all of a run's requests may take together: past it, the next request fails at once.
     public var runTimeout = 3600
 
+    /// Whether the job queues each new entry of the app API's audit trail as a BALP AuditEvent and pushes
+    /// it through the outbox (`audit-events: true`; a server, not a folder). Docs/audit-events.md.
+    public var auditEvents = false
+
     /// The care-team reports the job pushes after the outcomes (`reports:`); nil: none.
     public var reports: Reports?
 
@@ -121,7 +125,7 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
-        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms",
+        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms", "audit-events",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -284,6 +288,13 @@ public struct SyncConfiguration: Sendable, Equatable {
                 }
                 configuration.cohort = .search(query)
             }
+        }
+        if let node = settings["audit-events"] {
+            guard let enabled = node.bool else { throw SyncConfigurationError(location: place(node), message: "`audit-events:` is true or false") }
+            if enabled, configuration.serverIsFolder {
+                throw SyncConfigurationError(location: place(node), message: "`audit-events:` needs a server, not a folder")
+            }
+            configuration.auditEvents = enabled
         }
         if let node = settings["bulk"] {
             guard let bulk = node.bool else { throw SyncConfigurationError(location: place(node), message: "`bulk:` is true or false") }

@@ -104,6 +104,13 @@ public final class SyncJob {
                 try pushReports(reports, now: now, into: &report)
             }
         }
+        if configuration.auditEvents {
+            if dryRun {
+                report.notes.append("audit-events: none queued or sent in a dry run")
+            } else {
+                try queueAuditEvents(now: now, into: &report)
+            }
+        }
         if pushes, configuration.pushFolder == nil {
             try pushPayloads(now: now, into: &report)
         }
@@ -164,6 +171,20 @@ public final class SyncJob {
             progress?("pushed \(pushed.acknowledged) of \(pushed.observations) report(s)")
         } catch let error as FHIRClientError {
             report.problems.append("pushing reports: \(error)")
+        }
+    }
+
+    /// Queues the audit trail's entries not queued before as AuditEvents (``AuditEventOutbox``);
+    /// ``pushPayloads(now:into:)`` sends them with the other payload entries.
+    private func queueAuditEvents(now: Date, into report: inout SyncReport) throws {
+        guard let trail = store as? any AppSyncStore else {
+            report.problems.append("audit-events: the store has no audit trail")
+            return
+        }
+        let queued = try AuditEventOutbox(store: trail).enqueueNew(now: now)
+        progress?("audit-events: \(queued.queued) queued, \(queued.alreadyQueued) queued before")
+        if queued.truncated {
+            report.problems.append("audit-events: more than \(AuditEventOutbox.scanLimit) new audit entries; older ones are queued at no run")
         }
     }
 

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CommandSupport
+import FHIR
 import Foundation
+import Pipeline
 import Store
 
 /// `caregate audit`: the audit trail of the app API.
@@ -18,8 +20,9 @@ struct AuditCommand: ParsableCommand {
             Examples:
               caregate audit --store caregate.sqlite --patient Patient/pat-1
               caregate audit --store caregate.sqlite --stats
+              caregate audit --store caregate.sqlite --format fhir > audit-events.json
 
-            More: Docs/app-api.md (The audit trail), Docs/security.md, Docs/store.md.
+            More: Docs/app-api.md (The audit trail), Docs/audit-events.md (--format fhir), Docs/security.md, Docs/store.md.
             """
     )
 
@@ -31,7 +34,7 @@ struct AuditCommand: ParsableCommand {
     @Option(name: .long, help: "At most this many entries.")
     var limit: Int = 100
 
-    @Option(name: .long, help: "Output: text or json.")
+    @Option(name: .long, help: "Output: text, json, or the entries as FHIR R4 AuditEvents after IHE BALP: fhir (a collection Bundle) or ndjson (one a line).")
     var format: Format = .text
 
     @Flag(name: .long, help: "List the counts of requests refused without a valid token instead of the entries.")
@@ -40,11 +43,14 @@ struct AuditCommand: ParsableCommand {
     @Flag(name: .long, help: "Show the trail's size (entries, counted refusals, oldest and newest, bytes on disk) instead of its entries.")
     var stats = false
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json, fhir, ndjson }
 
     func validate() throws {
         guard (1...1_000_000).contains(limit) else { throw ValidationError("--limit must be 1...1000000") }
         guard !(refusals && stats) else { throw ValidationError("give --refusals or --stats, not both") }
+        guard !(refusals || stats) || format == .text || format == .json else {
+            throw ValidationError("--format fhir and ndjson write the entries: counted refusals and --stats have no AuditEvent")
+        }
         guard !(stats && patient != nil), !(refusals && patient != nil) else {
             throw ValidationError("--patient lists entries: counted refusals name no patient")
         }
@@ -58,6 +64,10 @@ struct AuditCommand: ParsableCommand {
         if refusals { return try show(try store.auditRefusals(limit: limit)) }
         let entries = try store.auditEntries(patientID: patient, limit: limit)
         switch format {
+        case .fhir:
+            FileHandle.standardOutput.write(FHIRJSON.write(BALPAuditEvent.bundle(entries), pretty: true) + Data("\n".utf8))
+        case .ndjson:
+            FileHandle.standardOutput.write(FHIRJSON.writeNDJSON(entries.compactMap { [host = BALPAuditEvent.hostName] in BALPAuditEvent.resource($0, host: host) }))
         case .json:
             FileHandle.standardOutput.write(try Self.encoder.encode(entries) + Data("\n".utf8))
         case .text:
@@ -81,7 +91,7 @@ struct AuditCommand: ParsableCommand {
 
     private func show(_ counts: [AuditRefusalCount]) throws {
         switch format {
-        case .json:
+        case .json, .fhir, .ndjson:
             FileHandle.standardOutput.write(try Self.encoder.encode(counts) + Data("\n".utf8))
         case .text:
             let formatter = ISO8601DateFormatter()
@@ -93,7 +103,7 @@ struct AuditCommand: ParsableCommand {
 
     private func show(_ statistics: AuditTrailStatistics) throws {
         switch format {
-        case .json:
+        case .json, .fhir, .ndjson:
             FileHandle.standardOutput.write(try Self.encoder.encode(statistics) + Data("\n".utf8))
         case .text:
             let formatter = ISO8601DateFormatter()
