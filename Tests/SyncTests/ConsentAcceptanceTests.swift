@@ -30,16 +30,10 @@ import TestSupport
         """#
 
     @Test func agreeRecordWithdrawWritesOneConsentAndHoldsTheOutcome() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Corpus.projectRoot.appendingPathComponent(".venv/bin/sekmet").path) else {
-            let notice = "sekmet-fhir is not installed: run bash Scripts/setup-test-tools.sh"
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("\(notice) (CI must run the server tests)") }
-            print("notice: skipping, \(notice)")
-            return
-        }
+        guard LiveTestSetup.sekmetIsInstalled() else { return }
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("consent-acceptance-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try LiveTestSetup.scratchFolder("consent-acceptance")
         defer { try? FileManager.default.removeItem(at: folder) }
         try loadKeepingIDs([try folder.writeFile("provider.json", Self.provider)], into: fhir.base)
         let terms = try ConsentFixture.writeTerms(in: folder, required: true)

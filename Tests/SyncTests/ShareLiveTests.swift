@@ -15,17 +15,11 @@ import TestSupport
 /// SIGKILL right after the server stored the push (before the receipt was committed) and the reruns after.
 @Suite struct ShareLiveTests {
     @Test func aShareFromTheAppReachesTheServerAsOneCommunicationAcrossAKill() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Corpus.projectRoot.appendingPathComponent(".venv/bin/sekmet").path) else {
-            let notice = "sekmet-fhir is not installed: run bash Scripts/setup-test-tools.sh"
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("\(notice) (CI must run the server tests)") }
-            print("notice: skipping, \(notice)")
-            return
-        }
+        guard LiveTestSetup.sekmetIsInstalled() else { return }
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
         try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: fhir.base)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("share-live-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try LiveTestSetup.scratchFolder("share-live")
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("sync.yaml")
         try Data("server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n".utf8).write(to: config)

@@ -14,16 +14,10 @@ import TestSupport
 /// after the server stored the push (before the receipt was committed) and the reruns after it.
 @Suite struct SurveyPushAcceptanceTests {
     @Test func aSurveyAnsweredThroughServeReachesTheServerOnceAcrossAKill() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Corpus.projectRoot.appendingPathComponent(".venv/bin/sekmet").path) else {
-            let notice = "sekmet-fhir is not installed: run bash Scripts/setup-test-tools.sh"
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("\(notice) (CI must run the server tests)") }
-            print("notice: skipping, \(notice)")
-            return
-        }
+        guard LiveTestSetup.sekmetIsInstalled() else { return }
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("survey-acceptance-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try LiveTestSetup.scratchFolder("survey-acceptance")
         defer { try? FileManager.default.removeItem(at: folder) }
         let yesterday = ISO8601DateFormatter.string(from: Date().addingTimeInterval(-86_400), timeZone: .gmt, formatOptions: [.withFullDate])
         try loadKeepingIDs([
