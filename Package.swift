@@ -179,6 +179,7 @@ let package = Package(
         ]),
         .target(name: "CommandSupport", dependencies: [
             "FHIRCore", "Mapping", "CGlibcMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The benchmarks' measurements (parse, FHIRPath, store, import, export, validation), for the
         // `caregate-bench` executable and the tests of their helpers.

@@ -2,6 +2,7 @@ import AppServer
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Logging
 import Insights
 import Mapping
 import Pipeline
@@ -55,8 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A SMART/OpenID issuer whose access tokens are accepted too (https; http only on the loopback).", valueName: "url"))
     var issuer: String?
 
-    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error (debug and below may show patient ids).", valueName: "level"))
-    var logLevel: String = "info"
+    @OptionGroup var logging: LogOptions
 
     @Option(name: .long, help: ArgumentHelp("Days the audit trail keeps entries and refusal counts; older ones are pruned at start and hourly.", valueName: "days"))
     var auditRetentionDays: Int = AuditRetention.defaultDays
@@ -116,7 +116,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard uploads.contains(maxUploads) else { throw ValidationError("--max-uploads must be \(uploads.lowerBound)...\(uploads.upperBound)") }
         guard workers.contains(pushWorkers) else { throw ValidationError("--push-workers must be \(workers.lowerBound)...\(workers.upperBound)") }
-        guard AppServer.isLogLevel(logLevel) else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let issuer {
             // The default audience names no server: an issuer's tokens must be bound to this one.
             guard let audience else { throw ValidationError("--issuer needs --audience: CareGate's base URL, as apps name it to the issuer") }
@@ -126,6 +125,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Serves until SIGINT or SIGTERM stops the server.
     func run() async throws {
+        logging.bootstrap()
+        let logger = Logger(label: "caregate.serve")
         // A broken terms file is refused with its line and column before anything is opened or served.
         let terms: ConsentTerms?
         do { terms = try consentTerms.map(ConsentTermsFile.load(path:)) } catch let error as ConsentTermsError { throw CommandFailure("consent terms: \(error)") }
@@ -147,12 +148,13 @@ struct ServeCommand: AsyncParsableCommand {
         if let issuerVerifier {
             // Its keys now, so the first token does not wait; an issuer down now is tried again on use.
             do { _ = try await issuerVerifier.refreshKeys() } catch {
-                FileHandle.standardError.write(Data("warning: \(error); its tokens are refused until its keys can be read\n".utf8))
+                logger.warning("\(error); its tokens are refused until its keys can be read")
             }
         }
+        let status = "serving on \(host):\(port)"
         try await server.run(
-            host: host, port: port, logLevel: logLevel, metricsPort: metricsPort,
-            onRunning: { SystemdNotifier.ready(status: "serving on \(host):\(port)") }, onStopping: { SystemdNotifier.stopping() })
+            host: host, port: port, logLevel: logging.logLevel, metricsPort: metricsPort,
+            onRunning: { SystemdNotifier.ready(status: status) }, onStopping: { SystemdNotifier.stopping() })
     }
 
     /// Shared reports are printed with headless Chromium when it is found (CAREGATE_CHROMIUM or PATH),
@@ -162,7 +164,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let printer = ChromiumPrinter.find() {
             settings.printPDF = { report in try printer.pdf(html: ReportHTML.render(report)) }
         } else {
-            FileHandle.standardError.write(Data("notice: headless Chromium not found: shared reports are sent as HTML, not PDF\n".utf8))
+            Logger(label: "caregate.serve").notice("headless Chromium not found: shared reports are sent as HTML, not PDF")
         }
         return settings
     }

@@ -4,6 +4,7 @@ import FileSafety
 import Foundation
 import Pipeline
 import Insights
+import Logging
 import Mapping
 import Observability
 import AppServer
@@ -55,6 +56,8 @@ struct SyncCommand: ParsableCommand {
     @Flag(name: .long, help: "The same as --priority background.")
     var background = false
 
+    @OptionGroup var logging: LogOptions
+
     @Option(name: .long, help: ArgumentHelp(
         "A repeating job serves GET /metrics (Prometheus) on 127.0.0.1 at this port (Docs/operations.md).", valueName: "port"))
     var metricsPort: Int?
@@ -69,6 +72,8 @@ struct SyncCommand: ParsableCommand {
     }
 
     func run() throws {
+        logging.bootstrap()
+        var logger = Logger(label: "caregate.sync")
         // Before anything starts a thread: threads take their creator's policy.
         switch background ? .background : priority {
         case .background:
@@ -76,9 +81,9 @@ struct SyncCommand: ParsableCommand {
         case .auto where ServingMarker.isServed(storePath: storeOptions.store):
             do {
                 try BackgroundPriority.enter()
-                printError("caregate serve serves this store: the job runs as a background job (--priority normal runs it as any other)")
+                logger.notice("caregate serve serves this store: the job runs as a background job (--priority normal runs it as any other)")
             } catch {
-                printError("caregate serve serves this store, but the job cannot run as a background job: \(error)")
+                logger.warning("caregate serve serves this store, but the job cannot run as a background job: \(error)")
             }
         case .auto, .normal:
             break
@@ -110,15 +115,18 @@ struct SyncCommand: ParsableCommand {
                     let reloaded = try prepare()
                     job = try makeJob(reloaded, gateway: gateway, metrics: metrics)
                     prepared = reloaded
-                    printError("reloaded \(config)")
+                    logger.notice("reloaded \(config)")
                 } catch {
-                    printError("reload: \(config) was not taken, the job goes on with the configuration it had: \(error)")
+                    logger.error("reload: \(config) was not taken, the job goes on with the configuration it had: \(error)")
                 }
                 SystemdNotifier.ready(status: "running every \(Int(prepared.configuration.interval)) s")
             }
+            // Every line of one run carries its id, so that a run's lines can be told apart in the journal.
+            logger[metadataKey: "run"] = "\(UUID().uuidString.prefix(8).lowercased())"
+            let runLogger = logger
             job.progress = { message in
                 watchdog.alive()
-                printError(message)
+                runLogger.info("\(message)")
             }
             let result = try job.run()
             SyncMetrics.record(result, into: metrics)
