@@ -110,7 +110,8 @@ public struct PayloadOutbox {
     }
 
     /// The patient (`Patient/<id>`) a payload entry's first resource is about (its `subject` or
-    /// `patient`), read from the payload; nil when none names one. What a consent hold asks of a share.
+    /// `patient`, or an AuditEvent's entity), read from the payload; nil when none names one. What a
+    /// consent hold asks of a share or an AuditEvent.
     public static func patientReference(of entry: OutboxEntry) -> String? {
         guard let payload = entry.payload else { return nil }
         var wrapped = Data("[".utf8)
@@ -121,6 +122,12 @@ public struct PayloadOutbox {
             guard let resource = item["resource"] as? [String: Any] else { continue }
             for field in ["subject", "patient"] {
                 if let reference = (resource[field] as? [String: Any])?["reference"] as? String, reference.hasPrefix("Patient/") {
+                    return reference
+                }
+            }
+            // An AuditEvent names its patient as an entity.
+            for entity in resource["entity"] as? [[String: Any]] ?? [] {
+                if let reference = (entity["what"] as? [String: Any])?["reference"] as? String, reference.hasPrefix("Patient/") {
                     return reference
                 }
             }

@@ -26,8 +26,19 @@ extension SyncJob {
             }
             return found.count < Self.maximumConsentsRead
         }
-        var recorded = 0
+        // One Consent per patient: the newest (by meta.lastUpdated, else dateTime). Two of them (the
+        // provider's own and CareGate's, or one per terms version) would otherwise be recorded one after
+        // the other at every run, and the search's order would decide the patient's standing.
+        var newest: [String: (consent: Element, date: Date)] = [:]
         for consent in found {
+            guard let reference = consent.child(named: "patient")?.childValue("reference") else { continue }
+            let stamp = consent.child(named: "meta")?.childValue("lastUpdated") ?? consent.childValue("dateTime")
+            let date = stamp.flatMap { FHIRDateText.date($0, in: TimeZone(secondsFromGMT: 0) ?? .gmt) } ?? .distantPast
+            if let kept = newest[reference], kept.date >= date { continue }
+            newest[reference] = (consent, date)
+        }
+        var recorded = 0
+        for consent in newest.values.map(\.consent) {
             guard let reference = consent.child(named: "patient")?.childValue("reference"), reference.hasPrefix("Patient/"),
                   let version = consent.children(named: "policy").compactMap({ $0.childValue("uri") }).compactMap(ConsentTerms.termsOf(policyURI:))
                     .first(where: { $0.id == terms.id })?.version,
@@ -35,19 +46,24 @@ extension SyncJob {
             else { continue }
             let bare = String(reference.dropFirst(8))
             guard let patientID = try store.patients(EntityQuery(ids: [reference, bare])).first?.id else { continue }
-            let latest = try consents.latestConsentDecision(patientID: patientID, termsID: terms.id)
-            if let latest, latest.choice == choice, latest.termsVersion == version { continue }
-            if try hasUnsentDecision(patientID: patientID, termsID: terms.id, consents: consents) { continue }
-            let stamp = consent.child(named: "meta")?.childValue("versionId") ?? consent.child(named: "meta")?.childValue("lastUpdated") ?? ""
-            let key = "provider|\(consent.childValue("id") ?? "")|\(stamp)|\(choice.rawValue)|\(version)"
-            if latest?.submissionHash == key { continue }
-            let date = consent.childValue("dateTime").flatMap { FHIRDateText.date($0, in: TimeZone(secondsFromGMT: 0) ?? .gmt) } ?? now
-            var batch = StoreBatch(date: now)
-            batch.recordConsent(ConsentDecision(
-                uuid: ContentHash.uuid(named: "caregate-consent-decision|\(patientID)|\(terms.id)|\(key)"), patientID: patientID, termsID: terms.id,
-                termsVersion: version, choice: choice, date: date, submissionHash: key, source: ConsentDecision.providerSource, recordedDate: now))
-            try store.apply(batch)
-            recorded += 1
+            // Read, compare and record under the writer lease: an app's decision recorded meanwhile (an
+            // append, which waits for the lease) is never overwritten by the server's older copy.
+            let made = try store.withWriterLease("caregate sync consents") { () -> Bool in
+                let latest = try consents.latestConsentDecision(patientID: patientID, termsID: terms.id)
+                if let latest, latest.choice == choice, latest.termsVersion == version { return false }
+                if try hasUnsentDecision(patientID: patientID, termsID: terms.id, consents: consents) { return false }
+                let stamp = consent.child(named: "meta")?.childValue("versionId") ?? consent.child(named: "meta")?.childValue("lastUpdated") ?? ""
+                let key = "provider|\(consent.childValue("id") ?? "")|\(stamp)|\(choice.rawValue)|\(version)"
+                if latest?.submissionHash == key { return false }
+                let date = consent.childValue("dateTime").flatMap { FHIRDateText.date($0, in: TimeZone(secondsFromGMT: 0) ?? .gmt) } ?? now
+                var batch = StoreBatch(date: now)
+                batch.recordConsent(ConsentDecision(
+                    uuid: ContentHash.uuid(named: "caregate-consent-decision|\(patientID)|\(terms.id)|\(key)"), patientID: patientID, termsID: terms.id,
+                    termsVersion: version, choice: choice, date: date, submissionHash: key, source: ConsentDecision.providerSource, recordedDate: now))
+                try store.apply(batch)
+                return true
+            }
+            if made { recorded += 1 }
         }
         return (found.count, recorded)
     }

@@ -111,7 +111,8 @@ public final class SyncJob {
                 try queueAuditEvents(now: now, into: &report)
             }
         }
-        if pushes, configuration.pushFolder == nil {
+        // Consent decisions, shares and AuditEvents carry their own resources: no export mapping needed.
+        if !dryRun, configuration.pushFolder == nil {
             try pushPayloads(now: now, into: &report)
         }
         if !dryRun {
@@ -222,9 +223,10 @@ public final class SyncJob {
         return gate.isActive ? gate.hold(in: store) : nil
     }
 
-    /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`) or
-    /// a share (its Communication's subject) of a patient without it does (a share made before a
-    /// withdrawal waits for a new agreement); consent decisions never wait, nor entries that name no patient.
+    /// Whether a payload entry waits for its patient's consent: a report (`Patient/<id>/<from>/<to>`), a
+    /// share (its Communication's subject) or an AuditEvent (its patient entity) of a patient without it
+    /// does (a share made before a withdrawal waits for a new agreement); consent decisions never wait,
+    /// nor entries that name no patient.
     private func isHeld(_ entry: OutboxEntry) -> Bool {
         guard let hold = consentHold else { return false }
         switch PayloadOutbox.kind(of: entry) {
@@ -232,7 +234,7 @@ public final class SyncJob {
             let parts = entry.entityID.split(separator: "/")
             guard parts.count >= 2 else { return false }
             return hold("Patient/\(parts[1])") != nil
-        case .share:
+        case .share, .audit:
             return PayloadOutbox.patientReference(of: entry).map { hold($0) != nil } ?? false
         default:
             return false

@@ -36,4 +36,24 @@ final class PayloadOutboxTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("not valid FHIR"), "\(error)")
         }
     }
+
+    func testAnAuditEventNamesItsPatientByItsEntity() throws {
+        let event = Element.resource("AuditEvent", children: [
+            Element(name: "id", value: "ae-1"),
+            Element(name: "type", children: [
+                Element(name: "system", value: "http://terminology.hl7.org/CodeSystem/audit-event-type"), Element(name: "code", value: "rest"),
+            ]),
+            Element(name: "recorded", value: "2026-11-29T12:00:00Z"),
+            Element(name: "agent", children: [Element(name: "requestor", value: "true")]),
+            Element(name: "source", children: [Element(name: "observer", children: [Element(name: "display", value: "CareGate")])]),
+            Element(name: "entity", children: [Element(name: "what", children: [Element(name: "reference", value: "Patient/p-9")])]),
+        ])
+        let entries = [Element(name: "entry", children: [
+            Element(name: "resource", resourceType: "AuditEvent", children: event.children),
+            Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "AuditEvent/ae-1")]),
+        ])]
+        let entry = try PayloadOutbox.entry(.audit, id: "AuditEvent/ae-1", uuid: UUID(), entries: entries, now: Date())
+        XCTAssertEqual(PayloadOutbox.kind(of: entry), .audit)
+        XCTAssertEqual(PayloadOutbox.patientReference(of: entry), "Patient/p-9", "held with the patient's other data until consent")
+    }
 }

@@ -55,6 +55,10 @@ struct ConsentRoutes {
                 throw Self.apiError(refusal)
             } catch let error as StoreError {
                 throw SyncRoutes.refusal(error)
+            } catch is PayloadOutbox.InvalidPayload {
+                // What the submission carried would not make a valid Consent (a character FHIR refuses):
+                // nothing was stored.
+                throw APIError(.unprocessableContent, code: "invalid-consent", message: "the decision cannot be written as a valid FHIR Consent; nothing was stored")
             }
             let decision = recorded.decision
             context.auditNote.set(

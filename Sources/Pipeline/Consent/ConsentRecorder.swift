@@ -81,7 +81,10 @@ public struct ConsentRecorder: Sendable {
             decision: decision, terms: terms, document: document, signatureImage: decision.signatureImage, recorded: now))
         let consentID = ConsentResources.consentID(patientID: decision.patientID, termsID: terms.id)
         let queued = try store.outboxEntries(destination: OutboxEntry.provider, entityUUIDs: earlier.map(\.uuid))
-        for entry in queued where entry.entityID == "Consent/\(consentID)" && (entry.state == .pending || entry.state == .failed) {
+        // Only entries that would still be sent: pending, or failed with a retry planned (not one already
+        // superseded, nor one the server refused for good), so that each signature travels once.
+        for entry in queued where entry.entityID == "Consent/\(consentID)"
+            && (entry.state == .pending || (entry.state == .failed && entry.nextAttemptDate != nil)) {
             guard let id = entry.id, let older = earlier.first(where: { $0.uuid == entry.entityUUID }) else { continue }
             let image = try consents.consentAttachments(uuid: older.uuid).signatureImage
             let provenance = ConsentResources.entries(ConsentResources.Input(decision: older, terms: terms, document: nil, signatureImage: image, recorded: now))[1]

@@ -83,8 +83,10 @@ public struct ConsentSubmission: Sendable {
             if let unknown = signature.keys.filter({ !signatureKeys.contains($0) }).sorted().first {
                 throw Refusal.malformed("unknown field 'signature.\(unknown.prefix(64))' (known: name, date, image)")
             }
-            guard let name = signature["name"] as? String, !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= maximumNameLength else {
-                throw Refusal.malformed("signature.name is the signer's name, 1 to \(maximumNameLength) characters")
+            guard let name = signature["name"] as? String, !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= maximumNameLength,
+                  !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+            else {
+                throw Refusal.malformed("signature.name is the signer's name, 1 to \(maximumNameLength) characters, no control characters")
             }
             guard let signed = signature["date"] else { throw Refusal.malformed("signature.date (ISO 8601) is required") }
             submission.signerName = name
