@@ -34,9 +34,7 @@ public enum OperatorToken {
         let claims = PatientToken.Claims(
             iss: PatientToken.issuer, sub: "operator:\(name)", aud: .one(audience), patient: nil, iat: issued, nbf: nil,
             exp: issued + lifetime.rounded(.down), jti: UUID().uuidString, role: role)
-        let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
-        return try await SignedToken.sign(claims, with: keys, keyID: key.keyID)
+        return try await PatientToken.sign(claims, key: key)
     }
 }
 

@@ -80,6 +80,11 @@ public enum PatientToken {
         let claims = Claims(
             iss: issuer, sub: patientID, aud: .one(audience), patient: patientID, iat: issued, nbf: nil,
             exp: issued + lifetime.rounded(.down), jti: UUID().uuidString, role: nil)
+        return try await sign(claims, key: key)
+    }
+
+    /// `claims` signed as ES256 by the server's key, its `kid` in the header (a patient's or an operator's).
+    static func sign(_ claims: Claims, key: ServerKey) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
         return try await SignedToken.sign(claims, with: keys, keyID: key.keyID)

@@ -1,24 +1,12 @@
 import Foundation
+import Insights
 
 /// The little HTML the operator page is made of: every value that comes from the store goes through
 /// ``escape(_:)``, in text and in attributes alike.
 enum OperatorHTML {
-    /// `&`, `<`, `>`, `"` and `'` as character references: safe in element text and in quoted attributes.
-    static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    /// `&`, `<`, `>`, `"` and `'` as character references: safe in element text and in quoted attributes
+    /// (the shared report's escaping).
+    static func escape(_ text: String) -> String { SVGCharts.escape(text) }
 
     /// A whole page: `body` is HTML already escaped. No script: the page is read-only but for its forms.
     static func document(title: String, body: String) -> String {
