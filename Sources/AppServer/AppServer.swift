@@ -29,11 +29,14 @@ import Store
 /// - `POST /carekit/v1/shares`: a report or PDF shared with the care team, as a Communication (``ShareRoutes``, ``sharing``).
 /// - `GET /carekit/v1/consent-terms`, `GET`/`POST /carekit/v1/consents`: consent (``ConsentRoutes``); with
 ///   terms that say `required: true`, every other route waits for it (``ConsentGateMiddleware``).
+/// - `GET /operator`, `GET /operator/login`, `POST /operator/...`: the operator page, for an operator's token only (``OperatorRoutes``).
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
     /// Checks CareGate's own tokens.
     public let verifier: TokenVerifier
+    /// Checks operator tokens (the operator page).
+    let operatorVerifier: OperatorTokenVerifier
     /// Checks a SMART/OpenID issuer's access tokens, when `serve --issuer` names one.
     public let issuer: IssuerTokenVerifier?
     /// The measurements and rules the Insights series reads (Mappings/insights.yaml by default).
@@ -51,6 +54,8 @@ public struct AppServer: Sendable {
     public var sharing = ShareSettings()
     /// The consent terms the server publishes (`serve --consent-terms`), if any.
     public var consentTerms: ConsentTerms?
+    /// The mappings `serve` loaded: the operator page replays dead letters with them (none: no replay).
+    public var operatorMappings: MappingSet?
 
     public init(
         store: any AppSyncStore, key: ServerKey, audience: String = PatientToken.defaultAudience, issuer: IssuerTokenVerifier? = nil,
@@ -61,6 +66,7 @@ public struct AppServer: Sendable {
         self.readingKinds = readingKinds
         self.limits = limits
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
+        operatorVerifier = OperatorTokenVerifier(key: key.publicKey)
         self.issuer = issuer
         self.insightsRules = insightsRules
         startup = HealthRoutes.StartupChecks(key: key, readingKinds: readingKinds, insightsRules: insightsRules)
@@ -76,6 +82,7 @@ public struct AppServer: Sendable {
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
+        OperatorRoutes(store: store, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings).register(on: router)
         let access = PatientAccessMiddleware(
             verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store, tokens: VerifiedTokenCache(),
             trail: AuditTrailWriter(store: store))
@@ -131,6 +138,7 @@ public struct AppServer: Sendable {
         server.metrics = metrics
         server.sharing = sharing
         server.consentTerms = consentTerms
+        server.operatorMappings = operatorMappings
         if let warning {
             var logger = Logger(label: "caregate.serve")
             logger.logLevel = level
@@ -173,6 +181,7 @@ public struct AppServer: Sendable {
         self.readingKinds = readingKinds
         self.startup = startup
         self.verifier = verifier
+        operatorVerifier = OperatorTokenVerifier(key: verifier.key)
         self.issuer = issuer
         self.insightsRules = insightsRules
         self.limits = limits

@@ -30,7 +30,7 @@ struct CareGate: ParsableCommand {
         groupedSubcommands: [
             CommandGroup(name: "FHIR files", subcommands: [Convert.self, Validate.self, FHIRPathCommand.self, Conformance.self]),
             CommandGroup(name: "Provider", subcommands: [ImportCommand.self, ExportCommand.self, OutboxCommand.self, SyncCommand.self]),
-            CommandGroup(name: "Patients and apps", subcommands: [PatientsCommand.self, OutcomesCommand.self, ServeCommand.self, AuditCommand.self]),
+            CommandGroup(name: "Patients and apps", subcommands: [PatientsCommand.self, OutcomesCommand.self, ServeCommand.self, AuditCommand.self, OperatorsCommand.self]),
             CommandGroup(name: "Set-up", subcommands: [MappingsCommand.self, StoreCommand.self]),
         ]
     )

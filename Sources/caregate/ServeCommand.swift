@@ -141,8 +141,10 @@ struct ServeCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(serving) {} }
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }
-        let readingKinds = ReadingKinds(table: try mappings.load().healthKit)
+        let loadedMappings = try mappings.load()
+        let readingKinds = ReadingKinds(table: loadedMappings.healthKit)
         var server = AppServer(store: store, key: key, audience: audience, issuer: issuerVerifier, limits: limits, readingKinds: readingKinds)
+        server.operatorMappings = loadedMappings
         server.sharing = Self.sharing()
         server.consentTerms = terms
         if let issuerVerifier {

@@ -16,7 +16,7 @@ final class CommandPathsCLITests: XCTestCase {
         let grouped = [
             "FHIR FILES": ["convert", "validate", "fhirpath", "conformance"],
             "PROVIDER": ["import", "export", "outbox", "sync"],
-            "PATIENTS AND APPS": ["patients", "outcomes", "serve", "audit"],
+            "PATIENTS AND APPS": ["patients", "outcomes", "serve", "audit", "operators"],
             "SET-UP": ["mappings", "store"],
         ]
         let lines = help.stdout.split(separator: "\n").map(String.init)

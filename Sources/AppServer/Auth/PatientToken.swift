@@ -31,6 +31,8 @@ public enum PatientToken {
         var nbf: Double?
         var exp: Double?
         var jti: String?
+        /// `operator` on an operator's token (``OperatorToken``); absent on a patient's.
+        var role: String?
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
@@ -77,7 +79,12 @@ public enum PatientToken {
         let issued = now.timeIntervalSince1970.rounded(.down)
         let claims = Claims(
             iss: issuer, sub: patientID, aud: .one(audience), patient: patientID, iat: issued, nbf: nil,
-            exp: issued + lifetime.rounded(.down), jti: UUID().uuidString)
+            exp: issued + lifetime.rounded(.down), jti: UUID().uuidString, role: nil)
+        return try await sign(claims, key: key)
+    }
+
+    /// `claims` signed as ES256 by the server's key, its `kid` in the header (a patient's or an operator's).
+    static func sign(_ claims: Claims, key: ServerKey) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PrivateKey(backing: key.privateKey))
         return try await SignedToken.sign(claims, with: keys, keyID: key.keyID)
@@ -177,6 +184,8 @@ public struct TokenVerifier: Sendable {
         if let nbf = claims.nbf, time + Self.clockSkew < nbf { throw .notYetValid }
         guard claims.aud?.contains(audience) == true else { throw .wrongAudience }
         guard claims.iss == PatientToken.issuer else { throw .wrongIssuer }
+        // An operator's token opens the operator page only, never a patient's data.
+        guard claims.role == nil else { throw .wrongAudience }
         guard let patient = claims.patient, !patient.isEmpty, patient.utf8.count <= 256 else { throw .noPatient }
         return VerifiedToken(subject: claims.sub ?? patient, patientID: patient, expires: Date(timeIntervalSince1970: exp))
     }

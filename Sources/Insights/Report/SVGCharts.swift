@@ -1,7 +1,7 @@
 import Foundation
 
 /// The report's charts as inline SVG: no script, vectors that print and scale, text that stays text.
-enum SVGCharts {
+public enum SVGCharts {
     static let width = 700.0
     static let adherenceColor = "#d9413b"
     static let measurementColor = "#2f6fd6"
@@ -164,8 +164,8 @@ enum SVGCharts {
         return 10 * magnitude
     }
 
-    /// Text for HTML and SVG: `&`, `<`, `>`, `"` and `'` escaped.
-    static func escape(_ text: String) -> String {
+    /// Text for HTML and SVG: `&`, `<`, `>`, `"` and `'` escaped (the operator page's HTML uses it too).
+    public static func escape(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for character in text {
