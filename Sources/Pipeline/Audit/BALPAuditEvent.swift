@@ -4,7 +4,7 @@ import Insights
 import Foundation
 import Store
 
-/// An entry of CareGate's audit trail (``AuditEntry``) as a FHIR R4 AuditEvent after IHE's Basic Audit
+/// An entry of CareGate's audit trail (`AuditEntry`) as a FHIR R4 AuditEvent after IHE's Basic Audit
 /// Log Patterns (BALP, https://profiles.ihe.net/ITI/BALP/).
 ///
 /// The app API is not FHIR REST, but each of its requests is one RESTful interaction on the patient's
