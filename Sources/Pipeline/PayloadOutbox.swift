@@ -113,11 +113,7 @@ public struct PayloadOutbox {
     /// `patient`, or an AuditEvent's entity), read from the payload; nil when none names one. What a
     /// consent hold asks of a share or an AuditEvent.
     public static func patientReference(of entry: OutboxEntry) -> String? {
-        guard let payload = entry.payload else { return nil }
-        var wrapped = Data("[".utf8)
-        wrapped.append(payload)
-        wrapped.append(contentsOf: Array("]".utf8))
-        guard let entries = (try? JSONSerialization.jsonObject(with: wrapped)) as? [[String: Any]] else { return nil }
+        guard let payload = entry.payload, let entries = bundleEntries(payload) as? [[String: Any]] else { return nil }
         for item in entries {
             guard let resource = item["resource"] as? [String: Any] else { continue }
             for field in ["subject", "patient"] {
@@ -137,10 +133,15 @@ public struct PayloadOutbox {
 
     /// How many Bundle entries a payload holds (each answered by one entry of the server's response).
     public static func entryCount(_ payload: Data) -> Int {
+        max(1, bundleEntries(payload)?.count ?? 1)
+    }
+
+    /// A payload's Bundle entries as JSON values: the payload is the entries of a Bundle's `entry`
+    /// array, comma-separated, so it reads as that array once bracketed. Nil for one that does not parse.
+    private static func bundleEntries(_ payload: Data) -> [Any]? {
         var wrapped = Data("[".utf8)
         wrapped.append(payload)
         wrapped.append(contentsOf: Array("]".utf8))
-        let entries = (try? JSONSerialization.jsonObject(with: wrapped)) as? [Any]
-        return max(1, entries?.count ?? 1)
+        return (try? JSONSerialization.jsonObject(with: wrapped)) as? [Any]
     }
 }

@@ -157,21 +157,8 @@ public final class SyncJob {
         (counts.made, counts.alreadyQueued, counts.withoutData) = (queued.queued, queued.alreadyQueued, queued.empty)
         report.problems += queued.problems
         progress?("reports: \(queued.queued) made, \(queued.alreadyQueued) queued before")
-        do {
-            let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
-            // A report carries its PDF: a few to a Bundle.
-            let pushed = try PayloadOutbox(store: store).push(
-                to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                selecting: { ReportOutbox.isReport($0) && !self.isHeld($0) })
-            counts.sent = pushed.observations
-            counts.acknowledged = pushed.acknowledged
-            counts.refused = pushed.notTaken.filter { !$0.retry }.count
-            counts.later = pushed.notTaken.filter(\.retry).count
-            report.requests += pushed.requests
-            report.problems += pushed.unanswered.map { "pushing reports: \($0)" }
-            progress?("pushed \(pushed.acknowledged) of \(pushed.observations) report(s)")
-        } catch let error as FHIRClientError {
-            report.problems.append("pushing reports: \(error)")
+        if let sent = try pushPayloads(of: .report, now: now, into: &report) {
+            (counts.sent, counts.acknowledged, counts.refused, counts.later) = (sent.sent, sent.acknowledged, sent.refused, sent.later)
         }
     }
 
@@ -194,25 +181,38 @@ public final class SyncJob {
     /// are pushed by ``pushReports(_:now:into:)``, when the configuration asks for them.
     private func pushPayloads(now: Date, into report: inout SyncReport) throws {
         for kind in PayloadOutbox.Kind.allCases where kind != .report {
-            do {
-                let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
-                // They may carry PDFs: a few to a Bundle.
-                let pushed = try PayloadOutbox(store: store).push(
-                    to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                    selecting: { PayloadOutbox.kind(of: $0) == kind && !self.isHeld($0) })
-                guard pushed.observations > 0 else { continue }
-                var counts = SyncReport.Sent()
-                counts.sent = pushed.observations
-                counts.acknowledged = pushed.acknowledged
-                counts.refused = pushed.notTaken.filter { !$0.retry }.count
-                counts.later = pushed.notTaken.filter(\.retry).count
-                report.payloads[kind.rawValue] = counts
-                report.requests += pushed.requests
-                report.problems += pushed.unanswered.map { "pushing \(kind.rawValue) entries: \($0)" }
-                progress?("pushed \(pushed.acknowledged) of \(pushed.observations) \(kind.rawValue) entr\(pushed.observations == 1 ? "y" : "ies")")
-            } catch let error as FHIRClientError {
-                report.problems.append("pushing \(kind.rawValue) entries: \(error)")
+            if let sent = try pushPayloads(of: kind, now: now, into: &report), sent.sent > 0 {
+                report.payloads[kind.rawValue] = sent
             }
+        }
+    }
+
+    /// Pushes the due entries of `kind` whose patient's data does not wait for consent, a few to a Bundle
+    /// (they may carry PDFs); adds the requests, problems and progress to `report`, and returns what was
+    /// sent, or nil when the server could not be asked.
+    private func pushPayloads(of kind: PayloadOutbox.Kind, now: Date, into report: inout SyncReport) throws -> SyncReport.Sent? {
+        let what = kind == .report ? "reports" : "\(kind.rawValue) entries"
+        do {
+            let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
+            let pushed = try PayloadOutbox(store: store).push(
+                to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
+                selecting: { PayloadOutbox.kind(of: $0) == kind && !self.isHeld($0) })
+            var sent = SyncReport.Sent()
+            sent.sent = pushed.observations
+            sent.acknowledged = pushed.acknowledged
+            sent.refused = pushed.notTaken.filter { !$0.retry }.count
+            sent.later = pushed.notTaken.filter(\.retry).count
+            report.requests += pushed.requests
+            report.problems += pushed.unanswered.map { "pushing \(what): \($0)" }
+            if kind == .report {
+                progress?("pushed \(pushed.acknowledged) of \(pushed.observations) report(s)")
+            } else if pushed.observations > 0 {
+                progress?("pushed \(pushed.acknowledged) of \(pushed.observations) \(kind.rawValue) entr\(pushed.observations == 1 ? "y" : "ies")")
+            }
+            return sent
+        } catch let error as FHIRClientError {
+            report.problems.append("pushing \(what): \(error)")
+            return nil
         }
     }
 
