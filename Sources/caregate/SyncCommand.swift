@@ -92,10 +92,11 @@ struct SyncCommand: ParsableCommand {
         var prepared = try prepare()
         let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
         let gateway = try Gateway(store: store, mappings: mappingSet)
-        let metrics = CareGateMetrics()
+        // Recorded only where they are served: no job pays for metrics nobody scrapes.
+        let metrics = metricsPort.map { _ in CareGateMetrics() }
         var job = try makeJob(prepared, gateway: gateway, metrics: metrics)
         let repeating = !once && !dryRun
-        if let metricsPort {
+        if let metricsPort, let metrics {
             do {
                 try MetricsListener.startInBackground(port: metricsPort, metrics: metrics, store: store)
             } catch {
@@ -129,7 +130,7 @@ struct SyncCommand: ParsableCommand {
                 runLogger.info("\(message)")
             }
             let result = try job.run()
-            SyncMetrics.record(result, into: metrics)
+            if let metrics { SyncMetrics.record(result, into: metrics) }
             print(result.text)
             if let report {
                 let encoder = JSONEncoder()
@@ -199,8 +200,8 @@ struct SyncCommand: ParsableCommand {
         return PreparedConfiguration(configuration: configuration, client: client, printer: printer)
     }
 
-    private func makeJob(_ prepared: PreparedConfiguration, gateway: Gateway, metrics: CareGateMetrics) throws -> SyncJob {
-        SyncMetrics.observe(prepared.client, into: metrics)
+    private func makeJob(_ prepared: PreparedConfiguration, gateway: Gateway, metrics: CareGateMetrics?) throws -> SyncJob {
+        if let metrics { SyncMetrics.observe(prepared.client, into: metrics) }
         let job = try gateway.syncJob(configuration: prepared.configuration, client: prepared.client)
         job.generator = "CareGate \(CareGate.configuration.version)"
         if let printer = prepared.printer {
