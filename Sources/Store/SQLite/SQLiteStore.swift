@@ -113,18 +113,19 @@ public final class SQLiteStore: Sendable {
         try migrate()
     }
 
-    private init(path: String, writer: any DatabaseWriter) throws {
+    private init(path: String, writer: any DatabaseWriter, busyTimeout: TimeInterval) throws {
         self.path = path
         self.writer = writer
-        busyTimeout = 0
+        // Jobs of one process still take turns at the lease: one waits for another as in a file store.
+        self.busyTimeout = busyTimeout
         lease = WriterLease(storePath: path)
-        auditTrail = AuditTrailFile(storePath: path, readOnly: false, busyTimeout: 0)
+        auditTrail = AuditTrailFile(storePath: path, readOnly: false, busyTimeout: busyTimeout)
         try migrate()
     }
 
     /// A store held in memory only, for tests and dry runs.
     public static func inMemory(options: Options = Options()) throws -> SQLiteStore {
-        try SQLiteStore(path: ":memory:", writer: DatabaseQueue(configuration: configuration(options)))
+        try SQLiteStore(path: ":memory:", writer: DatabaseQueue(configuration: configuration(options)), busyTimeout: options.busyTimeout)
     }
 
     private static func configuration(_ options: Options, readOnly: Bool = false) -> Configuration {
