@@ -71,6 +71,11 @@ final class BoundedTransfers: Sendable {
             decompression: .enabled(limit: .size(Int(clamping: inflatedLimit)))
         )
         configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(30))
+        // A connection that cannot be made fails its request at once; the callers' retry policy, which
+        // logs and reports each attempt, tries again. Left on, the client itself kept retrying a refused
+        // connection until the connect timeout of each attempt: 2.5 minutes of silence before a
+        // `sync --once` could say that the server refused it.
+        configuration.connectionPool.retryConnectionEstablishment = false
         self.configuration = configuration
     }
 

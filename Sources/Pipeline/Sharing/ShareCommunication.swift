@@ -15,10 +15,10 @@ import Insights
 /// `sent`, `topic` the document's title, `payload` the message (`contentString`) and the document
 /// (`contentAttachment`: `contentType`, `data`, `size`, SHA-1 `hash`, `title`, `creation`).
 ///
-/// Its transaction entries (``entries()``) store it once however often they are sent: a conditional
-/// create on the identifier (`ifNoneExist`), then `PUT Provenance/<id derived from the share's>`.
+/// Its Bundle entries (``entries()``) store it once however often they are sent: `PUT Communication/<id>`
+/// (the share's id), then `PUT Provenance/<id derived from the share's>`.
 public struct ShareCommunication: Sendable, Equatable {
-    /// The system of every share's identifier: what the conditional create finds an earlier copy by.
+    /// The system of every share's identifier: how the care team's systems find a share again.
     public static let identifierSystem = "urn:caregate:share"
     public static let categorySystem = "http://terminology.hl7.org/CodeSystem/communication-category"
 
@@ -130,35 +130,28 @@ public struct ShareCommunication: Sendable, Equatable {
         return (communication, provenance)
     }
 
-    /// The transaction entries the outbox sends: `POST Communication` with `ifNoneExist:
-    /// identifier=urn:caregate:share|<id>` (stored only when no Communication has that identifier; the
-    /// server gives its id), then `PUT Provenance/<id>`, whose target names the Communication by its
-    /// entry's `fullUrl`, which the server replaces with the id it stored or found.
+    /// The Bundle entries the outbox sends: `PUT Communication/<id>` (the share's id), then `PUT
+    /// Provenance/<id derived from the share's>` whose target names `Communication/<id>`. Both are
+    /// updates by id, so the same share sent again (its answer lost to a kill or a dropped connection)
+    /// stores nothing twice, and the Provenance's reference resolves in a batch Bundle as in a
+    /// transaction: a batch does not resolve one entry's `urn:uuid` in another.
     public func entries() -> [Element] {
-        var (communication, provenance) = resources()
+        let (communication, provenance) = resources()
         let id = id.canonicalString.lowercased()
-        communication.children.removeAll { $0.name == "id" }
-        let fullURL = "urn:uuid:\(id)"
-        provenance.children = provenance.children.map {
-            $0.name == "target" ? Element(name: "target", children: [Element(name: "reference", value: fullURL)]) : $0
-        }
         let provenanceID = Self.provenanceID(shareID: id)
         return [
-            Element(name: "entry", children: [
-                Element(name: "fullUrl", value: fullURL),
-                Element(name: "resource", resourceType: "Communication", children: communication.children),
-                Element(name: "request", children: [
-                    Element(name: "method", value: "POST"), Element(name: "url", value: "Communication"),
-                    // The id is a UUID: nothing in it needs escaping in a query.
-                    Element(name: "ifNoneExist", value: "identifier=\(Self.identifierSystem)%7C\(id)"),
-                ]),
-            ]),
-            Element(name: "entry", children: [
-                Element(name: "fullUrl", value: "urn:uuid:\(provenanceID)"),
-                Element(name: "resource", resourceType: "Provenance", children: provenance.children),
-                Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "Provenance/\(provenanceID)")]),
-            ]),
+            Self.update(communication, type: "Communication", id: id),
+            Self.update(provenance, type: "Provenance", id: provenanceID),
         ]
+    }
+
+    /// A Bundle entry that puts `resource` at `type/id`.
+    private static func update(_ resource: Element, type: String, id: String) -> Element {
+        Element(name: "entry", children: [
+            Element(name: "fullUrl", value: "urn:uuid:\(id)"),
+            Element(name: "resource", resourceType: type, children: resource.children),
+            Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "\(type)/\(id)")]),
+        ])
     }
 
     public static func provenanceID(shareID: String) -> String {
