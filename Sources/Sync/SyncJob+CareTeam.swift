@@ -12,7 +12,8 @@ import Store
 /// the cursors: a Patient pulled again without its Encounters would lose the practitioners who saw them.
 /// So, for each patient an incremental run touches (its Patient, or a resource of those types naming it,
 /// was pulled), the run also pulls that patient's Patient, their resources of those types and the
-/// Practitioners and PractitionerRoles these name, in full, leaving out what the pages hold already.
+/// Practitioners and PractitionerRoles these name and the roles of those practitioners, in full, leaving
+/// out what the pages hold already.
 struct CareTeamScope {
     /// `Type/id` of every resource the pages hold.
     var held: Set<String> = []
@@ -61,7 +62,8 @@ extension SyncJob {
     }
 
     /// The pages that complete `scope` for its patients' care teams: their Patient, their resources of
-    /// `types`, then the practitioners all of these name, each pulled in full, less what the scope holds.
+    /// `types`, then the practitioners all of these name and their roles, each pulled in full, less what
+    /// the scope holds.
     /// Only types the configuration pulls are pulled.
     func careTeamPages(_ scope: CareTeamScope, types: Set<String>) throws -> [FHIRInput.Source] {
         var scope = scope
@@ -90,6 +92,14 @@ extension SyncJob {
             if !missing.isEmpty, configured.contains("Patient") { try add("Patient", [("_id", missing.joined(separator: ","))]) }
             for type in types.sorted() where configured.contains(type) {
                 try add(type, [("patient", chunk.map { "Patient/\($0)" }.joined(separator: ","))])
+            }
+        }
+        // A practitioner's roles count though nothing references them (the rules' `%roles`): searched by
+        // `practitioner`, then what is still missing by id.
+        if configured.contains("PractitionerRole") {
+            let named = scope.practitioners.filter { $0.hasPrefix("Practitioner/") }.sorted()
+            for start in stride(from: 0, to: named.count, by: CohortMembers.idsPerSearch) {
+                try add("PractitionerRole", [("practitioner", named[start..<min(start + CohortMembers.idsPerSearch, named.count)].joined(separator: ","))])
             }
         }
         for type in ["PractitionerRole", "Practitioner"] where configured.contains(type) {

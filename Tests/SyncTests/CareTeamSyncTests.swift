@@ -8,11 +8,16 @@ import XCTest
 
 /// `caregate sync` keeps each patient's care team whole across incremental runs (Docs/care-team.md): a
 /// Patient pulled again without its Encounters keeps the practitioners who saw them, and a new Encounter
-/// adds its practitioner though neither the Patient nor the Practitioner changed.
+/// adds its practitioner though neither the Patient nor the Practitioner changed; a practitioner's roles
+/// come along though nothing references them.
 final class CareTeamSyncTests: XCTestCase {
     private func team(_ path: String) throws -> Set<String> {
         Set(try SQLiteStore(path: path, mode: .readOnly).contacts(.current)
             .filter { $0.metadata.linkage.patientID == "Patient/p1" }.compactMap { $0.metadata.userInfo?["careTeam.member"] })
+    }
+
+    private func contact(_ member: String, in path: String) throws -> Contact? {
+        try SQLiteStore(path: path, mode: .readOnly).contacts(.current).first { $0.metadata.userInfo?["careTeam.member"] == member }
     }
 
     private func put(_ resources: [String], in folder: URL, on server: FHIRServerProcess) throws {
@@ -34,13 +39,16 @@ final class CareTeamSyncTests: XCTestCase {
             #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae"}]}"#,
             #"{"resourceType": "Practitioner", "id": "a", "name": [{"family": "Alpha"}], "telecom": [{"system": "email", "value": "alpha@example.org"}]}"#,
             #"{"resourceType": "Practitioner", "id": "b", "name": [{"family": "Beta"}]}"#,
+            // Alpha's role, which nothing references: the rules find it by its `practitioner`.
+            #"{"resourceType": "PractitionerRole", "id": "ra", "practitioner": {"reference": "Practitioner/a"}, "code": [{"text": "Cardiologist"}]}"#,
             encounter("e1", by: "a", on: "2024-01-10"),
         ], in: folder, on: server)
         // Put later, so that the cursors (`_lastUpdated ge`, which pulls the latest of each type again)
-        // stand on another patient's Encounter and another Practitioner.
+        // stand on another patient's Encounter, another Practitioner and another's role.
         try put([
             #"{"resourceType": "Patient", "id": "p2", "name": [{"family": "Other"}]}"#,
             #"{"resourceType": "Practitioner", "id": "c", "name": [{"family": "Gamma"}]}"#,
+            #"{"resourceType": "PractitionerRole", "id": "rc", "practitioner": {"reference": "Practitioner/c"}, "code": [{"text": "Nurse"}]}"#,
             encounter("e9", by: "c", on: "2024-02-01", of: "p2"),
         ], in: folder, on: server)
         let config = folder.appendingPathComponent("sync.yaml")
@@ -57,12 +65,12 @@ final class CareTeamSyncTests: XCTestCase {
         try put([#"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae", "given": ["Pat"]}]}"#], in: folder, on: server)
         try sync()
         XCTAssertEqual(try team(store), ["Practitioner/a"], "Alpha is still on the team")
+        XCTAssertEqual(try contact("Practitioner/a", in: store)?.role, "Cardiologist", "with the role no resource references")
 
         // A new Encounter with Beta, who was pulled at the first run and has not changed since.
         try put([encounter("e2", by: "b", on: "2024-06-01")], in: folder, on: server)
         try sync()
         XCTAssertEqual(try team(store), ["Practitioner/a", "Practitioner/b"])
-        let alpha = try SQLiteStore(path: store, mode: .readOnly).contacts(.current).first { $0.metadata.userInfo?["careTeam.member"] == "Practitioner/a" }
-        XCTAssertEqual(alpha?.emailAddresses?.map(\.value), ["alpha@example.org"])
+        XCTAssertEqual(try contact("Practitioner/a", in: store)?.emailAddresses?.map(\.value), ["alpha@example.org"])
     }
 }
