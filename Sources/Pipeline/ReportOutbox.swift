@@ -46,7 +46,7 @@ public struct ReportQueueing: Sendable, Equatable {
 /// The care-team reports as outbox entries, sent by ``ReportOutbox/push(to:batchSize:bundleType:now:)``
 /// the way outcomes are: a report of a patient and period is queued once (an outbox entry whose version
 /// uuid is derived from the patient and the period: queueing it again finds it), holds its transaction
-/// Bundle entries as the entry's payload (`ReportDocumentReference/conditionalEntries(report:pdf:)`:
+/// Bundle entries as the entry's payload (`ReportDocumentReference/entries(report:pdf:)`:
 /// a conditional create on the report's identifier, so that even a lost answer stores it once), and goes
 /// through the same states, receipts and retries as an outcome.
 ///
@@ -106,7 +106,7 @@ public struct ReportOutbox {
                         result.empty += 1
                         continue
                     }
-                    let entries = ReportDocumentReference.conditionalEntries(report: report, pdf: try printPDF(report))
+                    let entries = ReportDocumentReference.entries(report: report, pdf: try printPDF(report))
                     var batch = StoreBatch(date: now)
                     batch.enqueue(try PayloadOutbox.entry(
                         .report, id: ReportDocumentReference.identifierValue(patientID: patientID, from: from, to: to), uuid: uuid,

@@ -59,12 +59,14 @@ final class ReportOutboxTests: XCTestCase {
 
         let sent = try bundle(of: [try XCTUnwrap(entries[0].payload)])
         let (document, provenance) = (sent.children(named: "entry")[0], sent.children(named: "entry")[1])
-        XCTAssertEqual(document.child(named: "request")?.childValue("method"), "POST")
-        XCTAssertEqual(document.child(named: "request")?.childValue("ifNoneExist"), "identifier=urn:caregate:report|Patient/pat-1/2026-11-02/2026-11-08")
-        XCTAssertNil(document.child(named: "resource")?.childValue("id"), "the server gives the id")
-        XCTAssertEqual(document.childValue("fullUrl"), "urn:uuid:\(entries[0].entityUUID.canonicalString.lowercased())")
+        let id = entries[0].entityUUID.canonicalString.lowercased()
+        XCTAssertEqual(document.child(named: "request")?.childValue("method"), "PUT")
+        XCTAssertEqual(document.child(named: "request")?.childValue("url"), "DocumentReference/\(id)", "an id derived from the patient and period")
+        XCTAssertEqual(document.child(named: "resource")?.childValue("id"), id)
         XCTAssertEqual(provenance.child(named: "request")?.childValue("method"), "PUT")
-        XCTAssertEqual(provenance.child(named: "resource")?.child(named: "target")?.childValue("reference"), document.childValue("fullUrl"))
+        XCTAssertEqual(
+            provenance.child(named: "resource")?.child(named: "target")?.childValue("reference"), "DocumentReference/\(id)",
+            "a reference that resolves in a batch Bundle too")
         // What `caregate validate` would say of the Bundle sent.
         let errors = DocumentValidator().validate(FHIRJSON.write(sent), source: "sent").flatMap(\.report.issues).filter(\.severity.isError)
         XCTAssertEqual(errors.map(\.description), [])

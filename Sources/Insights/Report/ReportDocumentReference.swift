@@ -17,8 +17,8 @@ public enum ReportDocumentReference {
     public static let profile = "http://hl7.org/fhir/us/core/StructureDefinition/us-core-documentreference"
     public static let typeCode = (system: "http://loinc.org", code: "11506-3", display: "Progress note")
 
-    /// The system of the identifier every report carries (``identifierValue(patientID:from:to:)``): what
-    /// a conditional create (`ifNoneExist`) finds the report of a patient and period by.
+    /// The system of the identifier every report carries (``identifierValue(patientID:from:to:)``): how
+    /// the care team's systems find the report of a patient and period.
     public static let identifierSystem = "urn:caregate:report"
 
     /// `Patient/<id>/<from>/<to>`: one value per patient and period (the days, `YYYY-MM-DD`, inclusive).
@@ -104,59 +104,23 @@ public enum ReportDocumentReference {
         ContentHash.uuid(named: "caregate-report-provenance|\(documentID)").canonicalString.lowercased()
     }
 
-    /// The Bundle entries the sync job sends, so that neither a second run nor a lost answer stores a
-    /// report twice: `POST DocumentReference` with `ifNoneExist: identifier=urn:caregate:report|<value>`
-    /// (the server stores it only when no DocumentReference has that identifier; the resource has no id,
-    /// the server gives one), then `PUT Provenance/<id>` (an id derived from the report's), whose target
-    /// names the DocumentReference by its entry's `fullUrl`, which the server replaces with the id it
-    /// stored or found.
-    public static func conditionalEntries(report: CareTeamReport, pdf: Data) -> [Element] {
-        var (document, provenance) = resources(report: report, pdf: pdf)
-        let id = document.childValue("id") ?? ""
-        let value = document.children(named: "identifier").first { $0.childValue("system") == identifierSystem }?.childValue("value") ?? ""
-        document.children.removeAll { $0.name == "id" }
-        let fullURL = "urn:uuid:\(id)"
-        provenance.children = provenance.children.map {
-            $0.name == "target" ? Element(name: "target", children: [Element(name: "reference", value: fullURL)]) : $0
-        }
-        // Reserved characters of a query (`&`, `=`, `+`, `#`, `|`) in the value are escaped.
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+#|,;")
-        let condition = "identifier=\(identifierSystem)|\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
-        let provenanceID = provenance.childValue("id") ?? ""
-        return [
-            Element(name: "entry", children: [
-                Element(name: "fullUrl", value: fullURL),
-                Element(name: "resource", resourceType: "DocumentReference", children: document.children),
-                Element(name: "request", children: [
-                    Element(name: "method", value: "POST"), Element(name: "url", value: "DocumentReference"), Element(name: "ifNoneExist", value: condition),
-                ]),
-            ]),
-            Element(name: "entry", children: [
-                Element(name: "fullUrl", value: "urn:uuid:\(provenanceID)"),
-                Element(name: "resource", resourceType: "Provenance", children: provenance.children),
-                Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "Provenance/\(provenanceID)")]),
-            ]),
-        ]
+    /// The Bundle entries the sync job sends: `PUT DocumentReference/<id>` (an id derived from the
+    /// patient and the period), then `PUT Provenance/<id>` (derived from the report's), whose target names
+    /// `DocumentReference/<id>`. Updates by id: neither a second run nor a lost answer stores a report
+    /// twice, and the Provenance's reference resolves in a batch Bundle as in a transaction.
+    public static func entries(report: CareTeamReport, pdf: Data) -> [Element] {
+        let (document, provenance) = resources(report: report, pdf: pdf)
+        return [Element.updateEntry(document), Element.updateEntry(provenance)]
     }
 
     /// Both as a transaction Bundle: `PUT DocumentReference/<id>`, `PUT Provenance/<id>`.
     public static func bundle(report: CareTeamReport, pdf: Data) -> Element {
         let (document, provenance) = resources(report: report, pdf: pdf)
-        let entry: (Element) -> Element = { resource in
-            let type = resource.resourceType ?? "DocumentReference"
-            let id = resource.childValue("id") ?? ""
-            return Element(name: "entry", children: [
-                Element(name: "fullUrl", value: "urn:uuid:\(id)"),
-                Element(name: "resource", resourceType: type, children: resource.children),
-                Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "\(type)/\(id)")]),
-            ])
-        }
         return Element.resource("Bundle", children: [
             Element(name: "id", value: ContentHash.uuid(named: "caregate-report-bundle|\(document.childValue("id") ?? "")").canonicalString.lowercased()),
             Element(name: "type", value: "transaction"),
             Element(name: "timestamp", value: FHIRDateFormat.instant(report.generated)),
-            entry(document), entry(provenance),
+            Element.updateEntry(document), Element.updateEntry(provenance),
         ])
     }
 }

@@ -117,15 +117,7 @@ public enum ConsentResources {
     /// The transaction entries of the decision: `PUT Consent/<id>`, `PUT Provenance/<id>`.
     public static func entries(_ input: Input) -> [Element] {
         let (consent, provenance) = resources(input)
-        return [consent, provenance].map { resource in
-            let type = resource.resourceType ?? "Consent"
-            let id = resource.childValue("id") ?? ""
-            return Element(name: "entry", children: [
-                Element(name: "fullUrl", value: "urn:uuid:\(id)"),
-                Element(name: "resource", resourceType: type, children: resource.children),
-                Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "\(type)/\(id)")]),
-            ])
-        }
+        return [Element.updateEntry(consent), Element.updateEntry(provenance)]
     }
 
     /// The signed PDF as an R4 Attachment: `contentType`, `data`, `size`, `hash` (the SHA-1 of the data,

@@ -137,21 +137,7 @@ public struct ShareCommunication: Sendable, Equatable {
     /// transaction: a batch does not resolve one entry's `urn:uuid` in another.
     public func entries() -> [Element] {
         let (communication, provenance) = resources()
-        let id = id.canonicalString.lowercased()
-        let provenanceID = Self.provenanceID(shareID: id)
-        return [
-            Self.update(communication, type: "Communication", id: id),
-            Self.update(provenance, type: "Provenance", id: provenanceID),
-        ]
-    }
-
-    /// A Bundle entry that puts `resource` at `type/id`.
-    private static func update(_ resource: Element, type: String, id: String) -> Element {
-        Element(name: "entry", children: [
-            Element(name: "fullUrl", value: "urn:uuid:\(id)"),
-            Element(name: "resource", resourceType: type, children: resource.children),
-            Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "\(type)/\(id)")]),
-        ])
+        return [Element.updateEntry(communication), Element.updateEntry(provenance)]
     }
 
     public static func provenanceID(shareID: String) -> String {
