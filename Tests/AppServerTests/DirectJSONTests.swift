@@ -59,4 +59,25 @@ final class DirectJSONTests: XCTestCase {
             XCTAssertFalse(records.isEmpty)
         }
     }
+
+    /// The day view's task cache gives the bytes of the task it is asked for: the same as encoding it now,
+    /// for a version seen before, for the same version changed (another link, another title), and past
+    /// its capacity, which it never exceeds.
+    func testTheTaskCacheGivesTheBytesOfTheTaskServed() throws {
+        let fixture = try AppServerFixture()
+        let cache = EncodedTaskCache(capacity: 2)
+        let original = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        var relinked = original
+        relinked.carePlanUUID = UUID()
+        var retitled = original
+        retitled.title = "Another title"
+        let other = try XCTUnwrap(fixture.tasks["Patient/pat-2"])
+        var third = other
+        third.uuid = UUID()
+        for task in [original, original, relinked, retitled, original, other, third, original, other] {
+            let cached = try CareKitJSON.encode(cache.json(of: task))
+            XCTAssertEqual(cached, try CareKitJSON.encode(CareKitWireObject(.task(task))), task.title ?? "")
+            XCTAssertLessThanOrEqual(cache.count, 2)
+        }
+    }
 }
