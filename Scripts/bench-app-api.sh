@@ -5,6 +5,8 @@
 # socket errors + non-2xx answers):
 #   1. pulls of a device that is up to date (the steady state of OCKStore.synchronize), no writer,
 #   2. day views (GET /carekit/v1/events?date=...), no writer,
+#   H. the same server's GET /health, no writer: the server's own limit, the baseline of 1 (between 1
+#      and 2, so that the three share the sitting),
 #   3. while `caregate sync` imports PROVIDER_COPIES (20) copies of the Synthea corpus under fresh ids (a
 #      folder as the provider, `caregate-bench provider`) into the same store,
 #      the pulls of 1 offered at up to PACED_RATE a second (2,800: each connection pauses
@@ -15,7 +17,8 @@
 #   5. the day views of 2 while it goes on;
 #   and all through 3-5 an app's push every 0.5 s (the first patient's up-to-date device): how long each
 #   waited for the store, which the sync's import holds (it lets pushes in at its safe points).
-# Runs 1 and 2 are the baselines of 4 and 5. Runs 1, 2, 4 and 5 keep every connection busy: their
+# Runs 1 and 2 are the baselines of 4 and 5. At the end it prints the ratios issue 49 asks for, beside
+# their baselines and goals: pulls / health (run 1 / run H) and day views / pulls (run 2 / run 1). Runs 1, 2, 4 and 5 keep every connection busy: their
 # latency is mostly the wait behind the other 63 requests (Little's law: 64 / rate), their rate the
 # most the server answers. The table says how long the sync wrote during each run (a run it did not
 # overlap whole measured less than what it says). It is a benchmark, run on demand, never a test.
@@ -164,10 +167,11 @@ run() {  # run LABEL PATH [PAUSE_MS]
         writing="$(( to > from ? to - from : 0 ))/$(( ended - started ))s"
     fi
     IFS=$'\t' read -r rps p50 p99 failed socket status requests < "$work/result"
+    last_rps=$rps
     # The server's CPU time (user + system) per request: what bounds it once the cores are its own.
     local cpu_per_request
     cpu_per_request=$(awk -v t=$(( cpu_after - cpu_before )) -v hz="$(getconf CLK_TCK)" -v n="$requests" \
-        'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1000 / n : 0) }')
+        'BEGIN { printf "%.3f", (n > 0 ? t / hz * 1000 / n : 0) }')
     printf '%-52s %9s %9s %9s %8s %13s %9s %12s\n' "$1" "$rps" "$p50" "$p99" "$failed" "$socket/$status" "$writing" \
         "$cpu_per_request" | tee -a "$table"
 }
@@ -176,7 +180,12 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 pull="/carekit/v1/revisions?knowledgeVector=$vector"
 day="/carekit/v1/events?date=2025-01-15"
 run "pulls, up to date, no writer" "$pull"
+pull_rps=$last_rps
+# Open to all (the tokens are sent and ignored): what the server answers with no token check, audit or store work.
+run "health (GET /health), no writer" "/health"
+health_rps=$last_rps
 run "day views, no writer" "$day"
+day_rps=$last_rps
 if [ "$with_sync" = 1 ]; then
     printf 'server: %s\npush-to: %s\ntime-zone: UTC\n' "$work/provider" "$work/exports" > "$work/sync.yaml"
     # An app's pushes while the sync runs (an empty push of the first patient's up-to-date device every
@@ -242,3 +251,8 @@ echo
 echo "== $bin, $patients patients, $connections connections, ${seconds}s a run; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   (sync: seconds it wrote during the run; server CPU: ms of the server's CPU time per request)"
 cat "$table"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+echo
+echo "   ratios of this sitting (issue 49, item 4):"
+echo "   pulls / health:    $(ratio "$pull_rps" "$health_rps")x  (issue 49 found 0.38x; goal 0.50x or more)"
+echo "   day views / pulls: $(ratio "$day_rps" "$pull_rps")x  (issue 49 found 0.29x; goal 0.50x or more)"

@@ -11,6 +11,9 @@ public struct AppRequestContext: RequestContext {
     public var token: VerifiedToken?
     /// A line for the audit trail, written by the handler (counts, never patient data).
     public let auditNote = AuditNote()
+    /// Whether the access middleware left the check that the token's patient is in the store to the route,
+    /// which makes it in the read it makes anyway (an up-to-date pull: ``PatientAccessMiddleware``).
+    var patientCheckLeftToRoute = false
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -85,7 +85,7 @@ public struct AppServer: Sendable {
         OperatorRoutes(store: store, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings).register(on: router)
         let access = PatientAccessMiddleware(
             verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store, tokens: VerifiedTokenCache(),
-            trail: AuditTrailWriter(store: store))
+            trail: AuditTrailWriter(store: store), pullChecksPatient: !ConsentGate(terms: consentTerms).isActive)
         // After the token check: only a client with a valid token takes an upload place.
         let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
             .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: store))

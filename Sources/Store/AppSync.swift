@@ -34,6 +34,10 @@ public protocol AppSyncStore: Store {
     /// ``revisions(patientID:afterClock:maxEntities:knownBy:including:)`` reads them: the store's own
     /// process taken from the same snapshot, so a pull is one read.
     func revisions(patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector) throws -> RevisionLogRead
+    /// ``revisions(patientID:afterClock:maxEntities:unseenBy:)`` when the store has a current version of
+    /// patient `patientID` (``patientExists(_:)``), nil when it has none: both from one snapshot, so that a
+    /// pull that checks its patient is one read, not two.
+    func revisionsOfExistingPatient(patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector) throws -> RevisionLogRead?
     /// Retires the device processes of patient `patientID` (nil: of every patient whose vector serves more
     /// than ``DeviceKnowledgeLimits/processesPerPatient``): the vector serves none of them any more. A
     /// device that knows one is still answered with its clock; its next push that carries it serves it

@@ -25,6 +25,20 @@ extension SyncRoutes {
         return vector
     }
 
+    /// `[{"entities":[],"knowledgeVector":<vector>}]`: a page that is the final record alone, as
+    /// ``CareKitJSON/encode(_:)-(Value)`` writes it (keys sorted, processes in the order of their UUIDs'
+    /// text, each `{"clock":<Int>,"id":"<UUID>"}`), without the generic encoder.
+    static func finalRecordJSON(_ vector: KnowledgeVector) -> Data {
+        var text = #"[{"entities":[],"knowledgeVector":{"processes":["#
+        text.reserveCapacity(64 + vector.processes.count * 60)
+        for (index, uuid) in vector.uuids.enumerated() {
+            if index > 0 { text += "," }
+            text += #"{"clock":"# + String(vector.clock(for: uuid)) + #","id":""# + uuid.uuidString + #""}"#
+        }
+        text += "]}}]"
+        return Data(text.utf8)
+    }
+
     /// The refusal of a push past ``DeviceKnowledgeLimits``, at the first record whose vector carries the
     /// process past the bound.
     static func processLimitRefusal(process: UUID, limit: Int, scope: DeviceProcessLimitScope, _ records: [CareKitRevisionRecord]) -> APIError {

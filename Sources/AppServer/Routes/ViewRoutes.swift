@@ -10,6 +10,8 @@ import Store
 /// `OCKTask`, `OCKContact` and `OCKOutcome` decode them.
 struct ViewRoutes {
     let store: any AppSyncStore
+    /// The task versions of day views, encoded once per server (one cache per router: per server).
+    let encodedTasks = EncodedTaskCache()
 
     /// Every view reads the store off the request's thread (``StoreWork``).
     func register(on group: RouterGroup<AppRequestContext>) {
@@ -58,10 +60,11 @@ struct ViewRoutes {
         let events = try store.events(patientID: patientID, in: day)
         context.auditNote.set("\(events.count) events")
         let links = try PatientData(store: store, patientID: patientID).links(patient: patient)
-        // A task version is on every event of it that day: encoded once (a task is most of an event).
+        // A task version is on every event of it that day, and on the same days asked again: encoded once
+        // per server (a task is most of an event), taken from the cache when the served version is equal.
         var tasks: [UUID: PreEncodedJSON] = [:]
         let views = try events.map { event in
-            let task = try tasks[event.task.uuid] ?? EventView.task(of: event, links: links)
+            let task = try tasks[event.task.uuid] ?? encodedTasks.json(of: EventView.served(event.task, links: links))
             tasks[event.task.uuid] = task
             return EventView(event, task: task)
         }
@@ -140,11 +143,11 @@ struct EventView: Encodable {
         outcome = event.outcome.map { CareKitWireObject(.outcome($0)) }
     }
 
-    /// The task version of `event` as an `OCKTask`, linked by `links`.
-    static func task(of event: Event, links: CareKitLinks) throws -> PreEncodedJSON {
-        var task = links.resolving(.task(event.task))
-        task.metadata.nextVersionUUIDs = []
-        return try PreEncodedJSON(CareKitWireObject(task))
+    /// Task version `task` as an event serves it (an `OCKTask`): linked by `links`, naming no next version.
+    static func served(_ task: CareTask, links: CareKitLinks) -> CareTask {
+        guard case .task(var served) = links.resolving(.task(task)) else { return task }
+        served.metadata.nextVersionUUIDs = []
+        return served
     }
 }
 

@@ -37,39 +37,57 @@ extension SQLiteStore: AppSyncStore {
         }
     }
 
+    public func revisionsOfExistingPatient(
+        patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector
+    ) throws -> RevisionLogRead? {
+        try readSnapshot { db in
+            guard try Self.patientExists(patientID, db) else { return nil }
+            return try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device.processes, db) { stamp, server in
+                !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device)
+            }
+        }
+    }
+
     private func revisions(
         patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp, ServerClock) -> Bool
     ) throws -> RevisionLogRead {
         try readSnapshot { db in
-            let server = try Self.serverClock(db)
-            let deviceClocks = try Self.deviceClocks(patientID: patientID, db)
-            let start = device.map { Self.firstUnknownClock(afterClock: afterClock, device: $0, server: server, deviceClocks: deviceClocks) } ?? afterClock
-            let stamps = try Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT serverClock, processes FROM revisionStamp WHERE patientID = ? AND serverClock > ? ORDER BY serverClock"),
-                arguments: [patientID, start])
-            var revisions: [StoredRevision] = []
-            var entityCount = 0
-            var hasMore = false
-            let codec = EntityRowCodec()
-            while let row = try stamps.next() {
-                guard let clock: Int = row["serverClock"] else { continue }
-                let stamp = RevisionStamp(serverClock: clock, deviceClocks: Self.clocks(fromJSON: row["processes"]))
-                guard including(stamp, server) else { continue }
-                if entityCount >= maxEntities {
-                    hasMore = true
-                    break
-                }
-                let entities = try Self.entities(patientID: patientID, clock: clock, codec: codec, store: self, db)
-                entityCount += entities.count
-                revisions.append(StoredRevision(stamp: stamp, entities: entities))
-            }
-            var read = RevisionLogRead(revisions: revisions, hasMore: hasMore, server: server, deviceClocks: deviceClocks)
-            if let device {
-                let unserved = device.keys.filter { $0 != server.processUUID && deviceClocks[$0] == nil }
-                read.retiredClocks = try Self.retiredClocks(patientID: patientID, processes: unserved, db)
-            }
-            return read
+            try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device, db, including: including)
         }
+    }
+
+    private func revisions(
+        patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, _ db: Database,
+        including: (RevisionStamp, ServerClock) -> Bool
+    ) throws -> RevisionLogRead {
+        let server = try Self.serverClock(db)
+        let deviceClocks = try Self.deviceClocks(patientID: patientID, db)
+        let start = device.map { Self.firstUnknownClock(afterClock: afterClock, device: $0, server: server, deviceClocks: deviceClocks) } ?? afterClock
+        let stamps = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT serverClock, processes FROM revisionStamp WHERE patientID = ? AND serverClock > ? ORDER BY serverClock"),
+            arguments: [patientID, start])
+        var revisions: [StoredRevision] = []
+        var entityCount = 0
+        var hasMore = false
+        let codec = EntityRowCodec()
+        while let row = try stamps.next() {
+            guard let clock: Int = row["serverClock"] else { continue }
+            let stamp = RevisionStamp(serverClock: clock, deviceClocks: Self.clocks(fromJSON: row["processes"]))
+            guard including(stamp, server) else { continue }
+            if entityCount >= maxEntities {
+                hasMore = true
+                break
+            }
+            let entities = try Self.entities(patientID: patientID, clock: clock, codec: codec, store: self, db)
+            entityCount += entities.count
+            revisions.append(StoredRevision(stamp: stamp, entities: entities))
+        }
+        var read = RevisionLogRead(revisions: revisions, hasMore: hasMore, server: server, deviceClocks: deviceClocks)
+        if let device {
+            let unserved = device.keys.filter { $0 != server.processUUID && deviceClocks[$0] == nil }
+            read.retiredClocks = try Self.retiredClocks(patientID: patientID, processes: unserved, db)
+        }
+        return read
     }
 
     /// The clock after which a stamp may not be less than `device`'s vector; every stamp at or before it
@@ -128,11 +146,13 @@ extension SQLiteStore: AppSyncStore {
     }
 
     public func patientExists(_ id: String) throws -> Bool {
-        try readSnapshot { db in
-            try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM patient WHERE id = ? AND nextVersionUUID IS NULL AND deletedDate IS NULL)"),
-                arguments: [id]) ?? false
-        }
+        try readSnapshot { db in try Self.patientExists(id, db) }
+    }
+
+    static func patientExists(_ id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM patient WHERE id = ? AND nextVersionUUID IS NULL AND deletedDate IS NULL)"),
+            arguments: [id]) ?? false
     }
 
     public func currentCarePlans(patientID: String) throws -> [CarePlan] {

@@ -1,0 +1,83 @@
+@testable import AppServer
+import CareModel
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import XCTest
+
+/// The answers the app server writes directly, without the generic encoder, for speed (issue 49, item 4):
+/// each must be the same bytes the generic encoder writes for the same value.
+final class DirectJSONTests: XCTestCase {
+    /// An up-to-date pull's page, the final record alone: the bytes of `CareKitJSON.encode`, for vectors of
+    /// no process, one, and many (in an order that is not their UUIDs' text), clocks 0 and large.
+    func testFinalRecordIsTheGenericEncodersBytes() throws {
+        var vectors: [KnowledgeVector] = [KnowledgeVector(), KnowledgeVector([UUID(): 0])]
+        var many: [UUID: Int] = [:]
+        for clock in [7, 0, 1, Int.max, 31, 1_000_000_007] { many[UUID()] = clock }
+        vectors.append(KnowledgeVector(many))
+        vectors.append(KnowledgeVector([UUID(uuidString: "00000000-0000-0000-0000-00000000000A")!: 3, UUID(uuidString: "FFFFFFFF-0000-0000-0000-000000000001")!: 2]))
+        for vector in vectors {
+            let generic = try CareKitJSON.encode([CareKitRevisionRecord(entities: [], knowledgeVector: vector)])
+            XCTAssertEqual(String(decoding: SyncRoutes.finalRecordJSON(vector), as: UTF8.self), String(decoding: generic, as: UTF8.self))
+        }
+    }
+
+    /// A pull checks its patient in its own read of the revision log, not in the middleware: a token of a
+    /// patient not in the store is still refused first, with the 403 of every other route (same body, same
+    /// audit entry), whatever the query (valid, not a vector, missing, a bad cursor or limit).
+    func testAPullOfAPatientNotInTheStoreIsTheSame403AsAnyRoute() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token("Patient/nobody"))
+        let pulls = [
+            #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, "/carekit/v1/revisions?knowledgeVector=nonsense",
+            "/carekit/v1/revisions", #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&page=-1"#,
+            #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&limit=0"#,
+        ]
+        try await fixture.test { client in
+            let reference = try await client.execute(uri: "/carekit/v1/tasks", method: .get, headers: headers)
+            XCTAssertEqual(reference.status, .forbidden)
+            for uri in pulls {
+                let response = try await client.execute(uri: uri, method: .get, headers: headers)
+                XCTAssertEqual(response.status, .forbidden, uri)
+                XCTAssertEqual(response.text, reference.text, uri)
+            }
+        }
+        let entries = try fixture.store.auditEntries(patientID: "Patient/nobody", limit: 100)
+        XCTAssertEqual(entries.count, pulls.count + 1)
+        XCTAssertEqual(Set(entries.map(\.status)), [403])
+        XCTAssertEqual(Set(entries.map(\.detail)).count, 1, "\(entries.map(\.detail))")
+    }
+
+    /// A pull of a patient in the store, the check made in its read: answered as before.
+    func testAPullOfAPatientInTheStoreIsAnswered() async throws {
+        let fixture = try AppServerFixture()
+        let headers = fixture.bearer(try fixture.token("Patient/pat-1"))
+        try await fixture.test { client in
+            let response = try await client.execute(uri: #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, method: .get, headers: headers)
+            XCTAssertEqual(response.status, .ok, response.text)
+            let records = try XCTUnwrap(response.json as? [[String: Any]])
+            XCTAssertFalse(records.isEmpty)
+        }
+    }
+
+    /// The day view's task cache gives the bytes of the task it is asked for: the same as encoding it now,
+    /// for a version seen before, for the same version changed (another link, another title), and past
+    /// its capacity, which it never exceeds.
+    func testTheTaskCacheGivesTheBytesOfTheTaskServed() throws {
+        let fixture = try AppServerFixture()
+        let cache = EncodedTaskCache(capacity: 2)
+        let original = try XCTUnwrap(fixture.tasks["Patient/pat-1"])
+        var relinked = original
+        relinked.carePlanUUID = UUID()
+        var retitled = original
+        retitled.title = "Another title"
+        let other = try XCTUnwrap(fixture.tasks["Patient/pat-2"])
+        var third = other
+        third.uuid = UUID()
+        for task in [original, original, relinked, retitled, original, other, third, original, other] {
+            let cached = try CareKitJSON.encode(cache.json(of: task))
+            XCTAssertEqual(cached, try CareKitJSON.encode(CareKitWireObject(.task(task))), task.title ?? "")
+            XCTAssertLessThanOrEqual(cache.count, 2)
+        }
+    }
+}
