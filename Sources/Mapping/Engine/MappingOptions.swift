@@ -70,7 +70,8 @@ public struct MappingOptions: Sendable {
     /// to today, task after task).
     public func startOfDay(number: Int) -> Date? {
         if let known = dayStarts.start(ofDay: number) { return known }
-        let start = calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
+        let start = DayStartArithmetic.start(ofDay: number, epoch: epoch, zone: timeZone)
+            ?? calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
         dayStarts.keep(start, forDay: number)
         return start
     }
