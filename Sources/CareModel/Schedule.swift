@@ -95,10 +95,8 @@ public struct Schedule: Sendable, Hashable {
     /// ``event(occurrence:)``'s start, without building the event (a store checks this once per outcome).
     public func eventStart(occurrence: Int) -> Date? {
         // `elements[0]` read in place: copying an element costs more than the arithmetic.
-        guard elements.count == 1 else { return event(occurrence: occurrence)?.start }
-        guard let start = elements[0].startOfOccurrence(occurrence) else { return nil }
-        if let end = elements[0].end, start >= end { return nil }
-        return start
+        guard elements.count == 1 else { return located(occurrence: occurrence)?.start }
+        return elements[0].existingStart(ofLocalOccurrence: occurrence)
     }
 
     /// The occurrence a measurement taken at `time` belongs to: the last event that started by then,
@@ -129,6 +127,17 @@ public struct Schedule: Sendable, Hashable {
         if elements.count == 1, let element = elements.first {
             return element.event(atLocalOccurrence: occurrence)
         }
+        guard let (elementIndex, local, _) = located(occurrence: occurrence),
+              var event = elements[elementIndex].event(atLocalOccurrence: local)
+        else { return nil }
+        event.occurrence = occurrence
+        return event
+    }
+
+    /// The element, local occurrence and start of the event with schedule-wide index `occurrence` of a
+    /// schedule of several elements, or `nil` if there is none. Starts only: an event's end (a calendar
+    /// step for an all-day one) is made once, for the event found, not for every index tried.
+    private func located(occurrence: Int) -> (element: Int, local: Int, start: Date)? {
         guard hasOccurrence(occurrence) else { return nil }
         // The global index grows with each element's local index: search each element for the local
         // index whose global index is `occurrence`, starting from a guess that shares `occurrence` out by
@@ -139,14 +148,13 @@ public struct Schedule: Sendable, Hashable {
             let share = Double(occurrence) * rates[index] / totalRate
             let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
             let local = firstIndex(near: guess) { n in
-                guard let event = element.event(atLocalOccurrence: n) else { return true }
-                return globalIndex(localOccurrence: n, start: event.start, elementIndex: index) >= occurrence
+                guard let start = element.existingStart(ofLocalOccurrence: n) else { return true }
+                return globalIndex(localOccurrence: n, start: start, elementIndex: index) >= occurrence
             }
-            guard var event = element.event(atLocalOccurrence: local),
-                  globalIndex(localOccurrence: local, start: event.start, elementIndex: index) == occurrence
+            guard let start = element.existingStart(ofLocalOccurrence: local),
+                  globalIndex(localOccurrence: local, start: start, elementIndex: index) == occurrence
             else { continue }
-            event.occurrence = occurrence
-            return event
+            return (index, local, start)
         }
         return nil
     }
@@ -155,8 +163,10 @@ public struct Schedule: Sendable, Hashable {
     /// before it in time order (ties go to the element listed first).
     func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int) -> Int {
         var index = localOccurrence
-        for (other, element) in elements.enumerated() where other != elementIndex {
-            index += element.countOccurrences(startingBefore: start, including: other < elementIndex)
+        // The elements read in place: enumerating them copies each, which cost more than the count (a
+        // log's schedule has an element per run of reading days, and this runs per index tried).
+        for other in elements.indices where other != elementIndex {
+            index += elements[other].countOccurrences(startingBefore: start, including: other < elementIndex)
         }
         return index
     }
