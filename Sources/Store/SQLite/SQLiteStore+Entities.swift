@@ -240,34 +240,26 @@ extension SQLiteStore: Store {
         guard !values.isEmpty else {
             return try codec.withLayout(of: rows) { try rows.map { try codec.entity(.outcome, row: $0, values: []) } }
         }
-        var layout = rows.first.map(RowColumns.init)
+        let layout = rows.first.map(RowColumns.init)
         return try codec.withLayout(of: rows) {
             try rows.map { row in
-                let rowID: Int64? = Self.columns(of: row, reusing: &layout)[row, "rowID"]
+                let rowID: Int64? = layout?[row, "rowID"]
                 return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])
             }
         }
     }
 
-    /// The ids of the outcome rows that have values beyond the first (kept in `outcomeValue`).
+    /// The ids of the outcome rows that have values beyond the first (kept in `outcomeValue`). `rows` are
+    /// rows of `outcome` read by one kind of statement (`SELECT *`), which share a layout.
     ///
-    /// Columns are found by name once per layout (``RowColumns``): GRDB's lookup by name compares the
-    /// names case-insensitively, row after row, which cost more than decoding the outcome.
+    /// Columns are found by name once, in the first row's layout (``RowColumns``): GRDB's lookup by name
+    /// compares the names case-insensitively, row after row, which cost more than decoding the outcome.
     static func rowsWithExtraValues(_ rows: [Row]) -> [Int64] {
-        var layout = rows.first.map(RowColumns.init)
+        guard let layout = rows.first.map(RowColumns.init) else { return [] }
         return rows.compactMap { row in
-            let found = Self.columns(of: row, reusing: &layout)
-            let extra: Int? = found[row, "extraValues"]
-            return (extra ?? 0) > 0 ? found[row, "rowID"] : nil
+            let extra: Int? = layout[row, "extraValues"]
+            return (extra ?? 0) > 0 ? layout[row, "rowID"] : nil
         }
-    }
-
-    /// The columns of `row`: `layout` when `row` has it, else its own (kept in `layout` for the next rows).
-    private static func columns(of row: Row, reusing layout: inout RowColumns?) -> RowColumns {
-        if let known = layout, known.matches(row) { return known }
-        let fresh = RowColumns(row)
-        layout = fresh
-        return fresh
     }
 
     /// The values beyond the first of the outcome rows `rowIDs`, in position order.
