@@ -118,7 +118,7 @@ public struct Schedule: Sendable, Hashable {
             return self.occurrence(at: time) == occurrence
         }
         if time.timeIntervalSince(event.end) > 86_400 { return false }
-        if let next = element.event(atLocalOccurrence: occurrence + 1), next.start <= time { return false }
+        if let next = element.existingStart(ofLocalOccurrence: occurrence + 1), next <= time { return false }
         return true
     }
 
@@ -144,27 +144,34 @@ public struct Schedule: Sendable, Hashable {
         // the elements' rates.
         let rates = elements.map { 1 / max($0.rule.approximateSeconds, 1) }
         let totalRate = rates.reduce(0, +)
-        for (index, element) in elements.enumerated() {
-            let share = Double(occurrence) * rates[index] / totalRate
-            let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
-            let local = firstIndex(near: guess) { n in
-                guard let start = element.existingStart(ofLocalOccurrence: n) else { return true }
-                return globalIndex(localOccurrence: n, start: start, elementIndex: index) >= occurrence
+        // The elements read through a buffer, in place: an array's elements are copied to be read
+        // (a log's schedule has an element per run of reading days, read for every index tried).
+        return elements.withUnsafeBufferPointer { elements -> (element: Int, local: Int, start: Date)? in
+            for index in elements.indices {
+                let share = Double(occurrence) * rates[index] / totalRate
+                let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
+                let local = firstIndex(near: guess) { n in
+                    guard let start = elements[index].existingStart(ofLocalOccurrence: n) else { return true }
+                    return Self.globalIndex(localOccurrence: n, start: start, elementIndex: index, in: elements) >= occurrence
+                }
+                guard let start = elements[index].existingStart(ofLocalOccurrence: local),
+                      Self.globalIndex(localOccurrence: local, start: start, elementIndex: index, in: elements) == occurrence
+                else { continue }
+                return (index, local, start)
             }
-            guard let start = element.existingStart(ofLocalOccurrence: local),
-                  globalIndex(localOccurrence: local, start: start, elementIndex: index) == occurrence
-            else { continue }
-            return (index, local, start)
+            return nil
         }
-        return nil
     }
 
     /// The schedule-wide index of an element's local occurrence: how many events of all elements come
     /// before it in time order (ties go to the element listed first).
     func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int) -> Int {
+        elements.withUnsafeBufferPointer { Self.globalIndex(localOccurrence: localOccurrence, start: start, elementIndex: elementIndex, in: $0) }
+    }
+
+    /// ``globalIndex(localOccurrence:start:elementIndex:)`` over `elements` read in place.
+    private static func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int, in elements: UnsafeBufferPointer<ScheduleElement>) -> Int {
         var index = localOccurrence
-        // The elements read in place: enumerating them copies each, which cost more than the count (a
-        // log's schedule has an element per run of reading days, and this runs per index tried).
         for other in elements.indices where other != elementIndex {
             index += elements[other].countOccurrences(startingBefore: start, including: other < elementIndex)
         }
