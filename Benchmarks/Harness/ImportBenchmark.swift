@@ -35,6 +35,7 @@ public struct ImportBenchmark {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let sources = FHIRInput.sources(for: [folder])
         _ = FHIRMetadata.r4.resourceTypes.count  // decode the metadata outside every figure
+        _ = try MappingSet.defaults()  // and parse the default mappings (once a process), as the export benchmark does
 
         // Baseline: parse only.
         var parsed = 0

@@ -34,6 +34,12 @@ public enum ContentJSON {
         return try encode(entity)
     }
 
+    /// Drops the content JSON kept for `entity`'s hash, unused: for a version that keeps the hash of
+    /// content it no longer has (its payload is encoded when written). Encodes nothing.
+    public static func forget(_ entity: CareEntity) {
+        if let hash = entity.metadata.provenance?.contentHash { _ = made.take(hash) }
+    }
+
     private static let made = MadeContent()
 }
 

@@ -99,7 +99,12 @@ public struct FHIRLinkage: Sendable, Hashable {
 
     private static func lines(_ text: String?) -> [String] {
         guard let text else { return [] }
-        return text.split(separator: "\n").map(String.init)
+        // Split by bytes: splitting by Character breaks the text into grapheme clusters first, which cost
+        // more than the rest of an export's read of a task's codes. Only a carriage return makes the
+        // two differ ("\r\n" is one Character, not a "\n"): text holding one is split by Character.
+        let utf8 = text.utf8
+        guard !utf8.contains(UInt8(ascii: "\r")) else { return text.split(separator: "\n").map(String.init) }
+        return utf8.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

@@ -95,10 +95,8 @@ public struct Schedule: Sendable, Hashable {
     /// ``event(occurrence:)``'s start, without building the event (a store checks this once per outcome).
     public func eventStart(occurrence: Int) -> Date? {
         // `elements[0]` read in place: copying an element costs more than the arithmetic.
-        guard elements.count == 1 else { return event(occurrence: occurrence)?.start }
-        guard let start = elements[0].startOfOccurrence(occurrence) else { return nil }
-        if let end = elements[0].end, start >= end { return nil }
-        return start
+        guard elements.count == 1 else { return located(occurrence: occurrence)?.start }
+        return elements[0].existingStart(ofLocalOccurrence: occurrence)
     }
 
     /// The occurrence a measurement taken at `time` belongs to: the last event that started by then,
@@ -120,7 +118,7 @@ public struct Schedule: Sendable, Hashable {
             return self.occurrence(at: time) == occurrence
         }
         if time.timeIntervalSince(event.end) > 86_400 { return false }
-        if let next = element.event(atLocalOccurrence: occurrence + 1), next.start <= time { return false }
+        if let next = element.existingStart(ofLocalOccurrence: occurrence + 1), next <= time { return false }
         return true
     }
 
@@ -129,34 +127,53 @@ public struct Schedule: Sendable, Hashable {
         if elements.count == 1, let element = elements.first {
             return element.event(atLocalOccurrence: occurrence)
         }
+        guard let (elementIndex, local, _) = located(occurrence: occurrence),
+              var event = elements[elementIndex].event(atLocalOccurrence: local)
+        else { return nil }
+        event.occurrence = occurrence
+        return event
+    }
+
+    /// The element, local occurrence and start of the event with schedule-wide index `occurrence` of a
+    /// schedule of several elements, or `nil` if there is none. Starts only: an event's end (a calendar
+    /// step for an all-day one) is made once, for the event found, not for every index tried.
+    private func located(occurrence: Int) -> (element: Int, local: Int, start: Date)? {
         guard hasOccurrence(occurrence) else { return nil }
         // The global index grows with each element's local index: search each element for the local
         // index whose global index is `occurrence`, starting from a guess that shares `occurrence` out by
         // the elements' rates.
         let rates = elements.map { 1 / max($0.rule.approximateSeconds, 1) }
         let totalRate = rates.reduce(0, +)
-        for (index, element) in elements.enumerated() {
-            let share = Double(occurrence) * rates[index] / totalRate
-            let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
-            let local = firstIndex(near: guess) { n in
-                guard let event = element.event(atLocalOccurrence: n) else { return true }
-                return globalIndex(localOccurrence: n, start: event.start, elementIndex: index) >= occurrence
+        // The elements read through a buffer, in place: an array's elements are copied to be read
+        // (a log's schedule has an element per run of reading days, read for every index tried).
+        return elements.withUnsafeBufferPointer { elements -> (element: Int, local: Int, start: Date)? in
+            for index in elements.indices {
+                let share = Double(occurrence) * rates[index] / totalRate
+                let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
+                let local = firstIndex(near: guess) { n in
+                    guard let start = elements[index].existingStart(ofLocalOccurrence: n) else { return true }
+                    return Self.globalIndex(localOccurrence: n, start: start, elementIndex: index, in: elements) >= occurrence
+                }
+                guard let start = elements[index].existingStart(ofLocalOccurrence: local),
+                      Self.globalIndex(localOccurrence: local, start: start, elementIndex: index, in: elements) == occurrence
+                else { continue }
+                return (index, local, start)
             }
-            guard var event = element.event(atLocalOccurrence: local),
-                  globalIndex(localOccurrence: local, start: event.start, elementIndex: index) == occurrence
-            else { continue }
-            event.occurrence = occurrence
-            return event
+            return nil
         }
-        return nil
     }
 
     /// The schedule-wide index of an element's local occurrence: how many events of all elements come
     /// before it in time order (ties go to the element listed first).
     func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int) -> Int {
+        elements.withUnsafeBufferPointer { Self.globalIndex(localOccurrence: localOccurrence, start: start, elementIndex: elementIndex, in: $0) }
+    }
+
+    /// ``globalIndex(localOccurrence:start:elementIndex:)`` over `elements` read in place.
+    private static func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int, in elements: UnsafeBufferPointer<ScheduleElement>) -> Int {
         var index = localOccurrence
-        for (other, element) in elements.enumerated() where other != elementIndex {
-            index += element.countOccurrences(startingBefore: start, including: other < elementIndex)
+        for other in elements.indices where other != elementIndex {
+            index += elements[other].countOccurrences(startingBefore: start, including: other < elementIndex)
         }
         return index
     }

@@ -26,11 +26,18 @@ extension ScheduleElement {
         }
     }
 
+    /// The start of occurrence `n` when the element has it (it starts before the element's end):
+    /// ``event(atLocalOccurrence:)``'s start, without the end.
+    func existingStart(ofLocalOccurrence n: Int) -> Date? {
+        guard let start = startOfOccurrence(n) else { return nil }
+        if let end, start >= end { return nil }
+        return start
+    }
+
     /// The event of occurrence `n` of this element alone (its `occurrence` is `n`), or `nil` if the element
     /// has ended by then.
     public func event(atLocalOccurrence n: Int) -> ScheduleEvent? {
-        guard let eventStart = startOfOccurrence(n) else { return nil }
-        if let end, eventStart >= end { return nil }
+        guard let eventStart = existingStart(ofLocalOccurrence: n) else { return nil }
         return ScheduleEvent(start: eventStart, end: endOfEvent(startingAt: eventStart), element: self, occurrence: n)
     }
 

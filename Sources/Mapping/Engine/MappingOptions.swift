@@ -1,6 +1,7 @@
 import CareModel
 import FHIR
 import Foundation
+import Synchronization
 
 /// The settings of one mapping run.
 public struct MappingOptions: Sendable {
@@ -10,7 +11,10 @@ public struct MappingOptions: Sendable {
     public var sourceSystem: String
     /// The zone of local times (times of day, dates without offsets); kept on every schedule.
     public var timeZone: TimeZone {
-        didSet { (calendar, epoch) = Self.calendarAndEpoch(in: timeZone) }
+        didSet {
+            (calendar, epoch) = Self.calendarAndEpoch(in: timeZone)
+            dayStarts = DayStarts()
+        }
     }
     /// Over which hours "N times a day" without times of day is spread, unless a mapping says otherwise.
     public var wakingHours: WakingHours
@@ -41,6 +45,10 @@ public struct MappingOptions: Sendable {
     /// for day numbers of every outcome, and making a calendar costs more than the arithmetic.
     private var calendar: Calendar
 
+    /// The day starts asked so far (``startOfDay(number:)``), shared by the copies of these options (the
+    /// import's stages and worker threads each hold one) and replaced when the zone changes.
+    private var dayStarts = DayStarts()
+
     private static func calendarAndEpoch(in zone: TimeZone) -> (Calendar, Date) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
@@ -56,13 +64,40 @@ public struct MappingOptions: Sendable {
     }
 
     /// The start, in the zone, of day `number` (``dayNumber(of:)``).
+    ///
+    /// Remembered by number: Foundation's calendar takes some 15,000 instructions for one, and an import
+    /// asks for the same days again and again (a long-running task's version cuts search the days up
+    /// to today, task after task).
     public func startOfDay(number: Int) -> Date? {
-        calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
+        if let known = dayStarts.start(ofDay: number) { return known }
+        let start = DayStartArithmetic.start(ofDay: number, epoch: epoch, zone: timeZone)
+            ?? calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
+        dayStarts.keep(start, forDay: number)
+        return start
     }
 
     /// Day `number` (``dayNumber(of:)``) as an ISO date (`2024-03-01`).
     public func isoDay(number: Int) -> String {
         let (year, month, day) = CivilCalendar.date(days: CivilCalendar.days(year: 1900, month: 1, day: 1) + number)
         return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+}
+
+/// The starts of days ``MappingOptions/startOfDay(number:)`` computed, by day number, in one zone; at most
+/// `limit` of them (cleared when full: a day asked again is computed again).
+private final class DayStarts: Sendable {
+    private let byDay = Mutex<[Int: Date?]>([:])
+    private let limit = 100_000
+
+    /// The start of day `number` when computed before (`.some(nil)` when it has none).
+    func start(ofDay number: Int) -> Date?? {
+        byDay.withLock { $0[number] }
+    }
+
+    func keep(_ start: Date?, forDay number: Int) {
+        byDay.withLock { byDay in
+            if byDay.count >= limit { byDay.removeAll(keepingCapacity: true) }
+            byDay[number] = start
+        }
     }
 }

@@ -39,12 +39,20 @@ public struct MappingSet: Sendable {
     /// The defaults shipped with CareGate, checked.
     ///
     /// - Throws: ``MappingProblems`` if the embedded files are broken (a build that should not pass its tests).
+    ///
+    /// Parsed and checked once a process: the files are embedded, so every job of a process (each sync
+    /// run of a server, each import of a benchmark) would otherwise parse the same YAML again, which
+    /// costs about as much as parsing a few hundred FHIR resources.
     public static func defaults() throws -> MappingSet {
+        try checkedDefaults.get()
+    }
+
+    private static let checkedDefaults: Result<MappingSet, MappingProblems> = {
         let files = DefaultMappings.files.map { (name: "Mappings/" + $0.name, text: $0.text) }
         let (set, problems) = load(files: files)
-        if problems.contains(where: { $0.severity == .error }) { throw MappingProblems(problems) }
-        return set
-    }
+        if problems.contains(where: { $0.severity == .error }) { return .failure(MappingProblems(problems)) }
+        return .success(set)
+    }()
 
     /// The names of the default mapping files.
     public static var defaultFileNames: [String] { DefaultMappings.files.map(\.name).filter { $0 != "insights.yaml" } }

@@ -88,9 +88,9 @@ struct RecentTaskStart {
             var batch = StoreBatch()
             for version in versions {
                 // The mapping kept the content JSON of each task it hashed, by hash, for the write of that
-                // task; these versions keep that hash, and would be written with it: taking it here leaves
-                // it unused.
-                _ = try? ContentJSON.payload(of: .task(version))
+                // task; these versions keep that hash, and would be written with it: dropping it here
+                // leaves it unused (their own payloads are encoded as they are written).
+                ContentJSON.forget(.task(version))
                 batch.append(.update(.task(version)))
             }
             let id = versions[0].id

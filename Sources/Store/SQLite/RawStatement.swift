@@ -45,6 +45,22 @@ struct RawStatement {
         }
     }
     func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+    /// Binds `value` as GRDB binds it: by its storage class, a blob from its buffer's own address (so an
+    /// empty one as GRDB binds it, where the `Data?` binding above binds an empty blob).
+    func bind(_ index: Int32, _ value: DatabaseValue) {
+        switch value.storage {
+        case .null: sqlite3_bind_null(handle, index)
+        case .int64(let v): sqlite3_bind_int64(handle, index, v)
+        case .double(let v): sqlite3_bind_double(handle, index, v)
+        case .string(let v): bind(index, v)
+        case .blob(let v):
+            v.withUnsafeBytes { bytes in _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient) }
+        }
+    }
+    /// Binds `values` to the parameters 1, 2, ... in order (`nil` as NULL).
+    func bind(_ values: [(any DatabaseValueConvertible)?]) {
+        for (offset, value) in values.enumerated() { bind(Int32(offset + 1), value?.databaseValue ?? .null) }
+    }
     func bind(_ index: Int32, _ value: OutcomeValue.Value) {
         switch value {
         case .integer(let v): bind(index, v)

@@ -237,19 +237,28 @@ extension SQLiteStore: Store {
             return try codec.withLayout(of: rows) { try rows.map { try codec.entity(kind, row: $0) } }
         }
         let values = try Self.outcomeValues(rowIDs: Self.rowsWithExtraValues(rows), db)
+        guard !values.isEmpty else {
+            return try codec.withLayout(of: rows) { try rows.map { try codec.entity(.outcome, row: $0, values: []) } }
+        }
+        let layout = rows.first.map(RowColumns.init)
         return try codec.withLayout(of: rows) {
             try rows.map { row in
-                let rowID: Int64? = row["rowID"]
+                let rowID: Int64? = layout?[row, "rowID"]
                 return try codec.entity(.outcome, row: row, values: rowID.flatMap { values[$0] } ?? [])
             }
         }
     }
 
-    /// The ids of the outcome rows that have values beyond the first (kept in `outcomeValue`).
+    /// The ids of the outcome rows that have values beyond the first (kept in `outcomeValue`). `rows` are
+    /// rows of `outcome` read by one kind of statement (`SELECT *`), which share a layout.
+    ///
+    /// Columns are found by name once, in the first row's layout (``RowColumns``): GRDB's lookup by name
+    /// compares the names case-insensitively, row after row, which cost more than decoding the outcome.
     static func rowsWithExtraValues(_ rows: [Row]) -> [Int64] {
-        rows.compactMap { row in
-            let extra: Int? = row["extraValues"]
-            return (extra ?? 0) > 0 ? row["rowID"] : nil
+        guard let layout = rows.first.map(RowColumns.init) else { return [] }
+        return rows.compactMap { row in
+            let extra: Int? = layout[row, "extraValues"]
+            return (extra ?? 0) > 0 ? layout[row, "rowID"] : nil
         }
     }
 

@@ -5,12 +5,19 @@ import GRDB
 /// What the writer reads of the store: the current version (tip) of an id, whether a uuid or id
 /// exists, the references a version names, and the patient a version belongs to (for the revision log).
 extension BatchWriter {
+    /// Read through a statement of its own, as ``outcomeTip(taskUUID:eventStart:occurrence:)`` is: every
+    /// version an import writes asks for its tip, and GRDB's row costs several times the lookup.
     func tip(_ kind: EntityKind, id: String) throws -> Tip? {
-        let statement = try db.cachedStatement(sql: """
+        let statement = RawStatement(try db.cachedStatement(sql: """
             SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM \(StoreSchema.Table.entity(kind))
             WHERE id = ? AND nextVersionUUID IS NULL
-            """)
-        return try Row.fetchOne(statement, arguments: [id]).flatMap(Self.tip)
+            """), in: db)
+        defer { statement.reset() }
+        statement.bind(1, id)
+        guard try statement.step(), !statement.isNull(0), !statement.isNull(2), let uuid = statement.uuid(1) else { return nil }
+        return Tip(
+            rowID: statement.int64(0), uuid: uuid, effectiveDate: Date(storeSeconds: statement.double(2)),
+            deletedDate: statement.isNull(3) ? nil : Date(storeSeconds: statement.double(3)), contentHash: statement.text(4))
     }
 
     /// The tip of an outcome, the newest when it has several (the others in its `others`).
@@ -82,8 +89,10 @@ extension BatchWriter {
     }
 
     func uuidExists(_ kind: EntityKind, _ uuid: UUID) throws -> Bool {
-        let statement = try db.cachedStatement(sql: "SELECT 1 FROM \(StoreSchema.Table.entity(kind)) WHERE uuid = ?")
-        return try Int.fetchOne(statement, arguments: [uuid]) != nil
+        let statement = RawStatement(try db.cachedStatement(sql: "SELECT 1 FROM \(StoreSchema.Table.entity(kind)) WHERE uuid = ?"), in: db)
+        defer { statement.reset() }
+        statement.bind(1, uuid)
+        return try statement.step() && !statement.isNull(0)
     }
 
     /// The stable id of the version `uuid` of `kind`, if the store has it.

@@ -183,9 +183,11 @@ extension BatchWriter {
         } catch {
             throw StoreError.invalidEntity(kind: kind, id: entity.id, reason: "cannot be encoded: \(error)")
         }
-        let statement = try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? "")
-        let values = codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart)
-        try statement.execute(arguments: StatementArguments(values))
+        // Bound directly (as outcome rows are): GRDB's arguments box and check every value, which cost as
+        // much as the insert itself for a version of a long-running task.
+        let statement = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? ""), in: db)
+        statement.bind(codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart))
+        try statement.execute()
         let rowID = db.lastInsertedRowID
         try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)
         if kind == .carePlan { revisions.carePlanChanged(entity.id) }
@@ -237,8 +239,12 @@ extension BatchWriter {
     }
 
     func linkForward(_ table: String, from previous: Tip, to next: UUID, effective: Date) throws {
-        let statement = try db.cachedStatement(sql: "UPDATE \(table) SET nextVersionUUID = ?, nextEffectiveDate = ? WHERE rowID = ?")
-        try statement.execute(arguments: [next, effective.storeSeconds, previous.rowID])
+        let statement = RawStatement(
+            try db.cachedStatement(sql: "UPDATE \(table) SET nextVersionUUID = ?, nextEffectiveDate = ? WHERE rowID = ?"), in: db)
+        statement.bind(1, next)
+        statement.bind(2, effective.storeSeconds)
+        statement.bind(3, previous.rowID)
+        try statement.execute()
     }
 
     /// Whether `entity` has the same content as the stored version `current`: by content hash when both

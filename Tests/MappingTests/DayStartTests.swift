@@ -1,0 +1,56 @@
+import Foundation
+import XCTest
+@testable import Mapping
+
+/// `MappingOptions.startOfDay(number:)` computes most day starts by arithmetic (`DayStartArithmetic`)
+/// and remembers them: its answers must be those of Foundation's calendar, day for day, in zones with
+/// daylight saving at midnight, half-hour saving, historical offsets and a day that was skipped.
+final class DayStartTests: XCTestCase {
+    private let zones = [
+        "UTC", "America/New_York", "Europe/Paris", "America/Sao_Paulo", "Australia/Lord_Howe", "Asia/Kolkata",
+        "Pacific/Apia", "America/Havana", "Asia/Tehran", "Africa/Casablanca",
+    ]
+
+    /// The calendar's start of day `number` from the zone's 1900-01-01, as the options computed it before.
+    private func calendarStart(_ number: Int, in zone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let epoch = calendar.date(from: DateComponents(year: 1900, month: 1, day: 1)) else { return nil }
+        return calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
+    }
+
+    func testEveryDayStartIsTheCalendars() throws {
+        for name in zones {
+            let zone = try XCTUnwrap(TimeZone(identifier: name), name)
+            let options = MappingOptions(timeZone: zone)
+            // Every day of 1900-1902, 2010-2013 (Apia skipped 2011-12-30) and 2024-2027, and every 13th
+            // day from 1900 to 2040.
+            let days = Array(0..<(3 * 366)) + Array(stride(from: 0, to: 140 * 366, by: 13))
+                + Array((110 * 365)..<(114 * 366)) + Array((124 * 365)..<(128 * 366))
+            for day in days {
+                XCTAssertEqual(options.startOfDay(number: day), calendarStart(day, in: zone), "\(name) day \(day)")
+            }
+            // Asked again, the remembered answer is the same.
+            for day in days.prefix(50) {
+                XCTAssertEqual(options.startOfDay(number: day), calendarStart(day, in: zone), "\(name) day \(day), again")
+            }
+        }
+    }
+
+    func testDaysOutsideTheArithmeticsRangeAreTheCalendars() throws {
+        let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Paris"))
+        let options = MappingOptions(timeZone: zone)
+        for day in [-1, -400, 200_001, 250_000] {
+            XCTAssertNil(DayStartArithmetic.start(ofDay: day, epoch: options.epoch, zone: zone))
+            XCTAssertEqual(options.startOfDay(number: day), calendarStart(day, in: zone), "day \(day)")
+        }
+    }
+
+    func testChangingTheZoneForgetsTheDaysOfTheOldOne() throws {
+        var options = MappingOptions(timeZone: try XCTUnwrap(TimeZone(identifier: "UTC")))
+        let utc = options.startOfDay(number: 40_000)
+        options.timeZone = try XCTUnwrap(TimeZone(identifier: "America/New_York"))
+        XCTAssertEqual(options.startOfDay(number: 40_000), calendarStart(40_000, in: options.timeZone))
+        XCTAssertNotEqual(options.startOfDay(number: 40_000), utc)
+    }
+}
