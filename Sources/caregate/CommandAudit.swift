@@ -1,4 +1,3 @@
-import CommandSupport
 import Foundation
 import Store
 
@@ -8,9 +7,11 @@ import Store
 ///
 /// The entry is written before the command shows or writes the data, to the trail file beside the
 /// store (`<store>-audit.sqlite`), opened for writing even when the command opened the store for reading
-/// only (``AppSyncStore/recordAuditBesideStore(_:)``): the store itself stays untouched. A command whose
-/// entry cannot be written (a read-only folder, say) fails with exit status 1 and shows nothing: as for
-/// the app API, what cannot be audited is not given. Docs/audit-events.md lists the commands.
+/// only (``AppSyncStore/recordAuditBesideStore(_:)``): the store itself stays untouched. When the trail
+/// cannot be written (a store read-only on disk, as a backup or a mounted snapshot is), the command says
+/// so on standard error and goes on: unlike an app's token, the command line's access is the store
+/// file itself, which anyone who may read it can read with sqlite3, so refusing would protect nothing
+/// and would break reading backups. Docs/audit-events.md lists the commands.
 enum CommandAudit {
     /// The subject of the command line's entries: `cli:` and the name of the user running it.
     static var subject: String { "cli:" + userName }
@@ -22,10 +23,10 @@ enum CommandAudit {
     }
 
     /// Writes one entry for each of `patients` (the patient's id and the detail: counts) of `command`
-    /// (`caregate patients events`), with `status`; throws a ``CommandFailure`` naming the trail when it
-    /// cannot. A store that keeps no trail is left alone.
+    /// (`caregate patients events`), with `status`; when it cannot, a warning on standard error. A store
+    /// that keeps no trail is left alone.
     /// A nil id: an entry of a command that cannot tell whose data it wrote (`caregate export`).
-    static func record(_ command: String, patients: [(id: String?, detail: String)], status: Int32 = 0, in store: any Store) throws {
+    static func record(_ command: String, patients: [(id: String?, detail: String)], status: Int32 = 0, in store: any Store) {
         guard let trail = store as? any AppSyncStore, !patients.isEmpty else { return }
         let now = Date()
         let entries = patients.map { patient in
@@ -35,12 +36,12 @@ enum CommandAudit {
         do {
             try trail.recordAuditBesideStore(entries)
         } catch {
-            throw CommandFailure("\(command): the audit trail cannot be written, so nothing of the patient's data is shown: \(error)")
+            FileHandle.standardError.write(Data("warning: \(command) is not in the audit trail (it cannot be written): \(error)\n".utf8))
         }
     }
 
     /// ``record(_:patients:status:in:)`` of one patient.
-    static func record(_ command: String, patient: String, detail: String, status: Int32 = 0, in store: any Store) throws {
-        try record(command, patients: [(patient, detail)], status: status, in: store)
+    static func record(_ command: String, patient: String, detail: String, status: Int32 = 0, in store: any Store) {
+        record(command, patients: [(patient, detail)], status: status, in: store)
     }
 }

@@ -42,7 +42,7 @@ struct StoreDump: ParsableCommand {
             try store.forEachEntity(.patient, .current) { patients.append($0.id) }
         }
         let detail = "\(format.rawValue) dump\(allVersions ? " of every version" : "")"
-        try CommandAudit.record("caregate store dump", patients: patients.map { ($0, detail) }, in: store)
+        CommandAudit.record("caregate store dump", patients: patients.map { ($0, detail) }, in: store)
         do {
             try StoreDumper(
                 store: store, format: format, allVersions: allVersions, patientID: patient,
