@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import Store
 import Synchronization
 
 /// The context of one request of the app API: the verified token (set by ``PatientAccessMiddleware``),
-/// and what the audit trail should say of the answer.
-public struct AppRequestContext: RequestContext {
+/// the client's address, and what the audit trail should say of the answer.
+public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The token that came with the request, once verified.
     public var token: VerifiedToken?
@@ -14,10 +15,18 @@ public struct AppRequestContext: RequestContext {
     /// Whether the access middleware left the check that the token's patient is in the store to the route,
     /// which makes it in the read it makes anyway (an up-to-date pull: ``PatientAccessMiddleware``).
     var patientCheckLeftToRoute = false
+    /// The address of the connection's peer (nil for a connection that has none, as in-process tests').
+    public let remoteAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
+
+    /// The client's IP address as the audit trail keeps it (BALP's `agent.network`, type 2); nil when
+    /// the connection has no IP peer. The peer of the connection, never a header a client could forge:
+    /// behind a reverse proxy it is the proxy's address (Docs/audit-events.md).
+    var clientAddress: String? { remoteAddress?.ipAddress }
 
     /// Pushes are bounded by ``AppServerLimits/maximumPushBytes``.
     public var maxUploadSize: Int { AppServerLimits.maximumPushBytes }

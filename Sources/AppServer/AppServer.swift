@@ -82,10 +82,12 @@ public struct AppServer: Sendable {
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
-        OperatorRoutes(store: store, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings).register(on: router)
+        // One writer of the audit trail for the app API and the operator page: their entries share commits.
+        let trail = AuditTrailWriter(store: store)
+        OperatorRoutes(store: store, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings, trail: trail).register(on: router)
         let access = PatientAccessMiddleware(
             verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store, tokens: VerifiedTokenCache(),
-            trail: AuditTrailWriter(store: store), pullChecksPatient: !ConsentGate(terms: consentTerms).isActive)
+            trail: trail, pullChecksPatient: !ConsentGate(terms: consentTerms).isActive)
         // After the token check: only a client with a valid token takes an upload place.
         let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
             .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: store))

@@ -57,6 +57,11 @@ public protocol AppSyncStore: Store {
     /// instead of adding one. Returns each entry's id.
     @discardableResult
     func recordAudit(_ entries: [AuditEntry]) throws -> [Int64]
+    /// Appends `entries` as ``recordAudit(_:)-([AuditEntry])`` does, also when the store was opened for
+    /// reading only, where the trail lives apart from the store (``SQLiteStore``'s file beside it): what
+    /// the command line's reads of patient data write. By default, ``recordAudit(_:)-([AuditEntry])``.
+    @discardableResult
+    func recordAuditBesideStore(_ entries: [AuditEntry]) throws -> [Int64]
     /// Opens (making it when missing) the audit trail for writing, so that a server finds out when it
     /// starts, not at its first request, that it cannot write it; keeps entries `retentionDays` days
     /// (``pruneAuditTrail(now:)``) and prunes older ones now.
@@ -90,6 +95,11 @@ extension AppSyncStore {
     @discardableResult
     public func recordAudit(_ entry: AuditEntry) throws -> Int64 {
         try recordAudit([entry]).first ?? 0
+    }
+
+    @discardableResult
+    public func recordAuditBesideStore(_ entries: [AuditEntry]) throws -> [Int64] {
+        try recordAudit(entries)
     }
 
     /// ``prepareAuditTrail(retentionDays:)`` with the default retention (``AuditRetention/defaultDays``).
@@ -163,8 +173,13 @@ public struct AuditEntry: Sendable, Equatable, Codable {
     public var status: Int
     /// What came of it (counts, or the reason of a refusal); never patient data.
     public var detail: String?
+    /// The network address (IP) of the client the request came from, when known: nil for entries of the
+    /// command line and of trails older than the column.
+    public var clientAddress: String?
 
-    public init(id: Int64? = nil, date: Date, subject: String?, patientID: String?, action: String, status: Int, detail: String?) {
+    public init(
+        id: Int64? = nil, date: Date, subject: String?, patientID: String?, action: String, status: Int, detail: String?, clientAddress: String? = nil
+    ) {
         self.id = id
         self.date = date
         self.subject = subject
@@ -172,5 +187,6 @@ public struct AuditEntry: Sendable, Equatable, Codable {
         self.action = action
         self.status = status
         self.detail = detail
+        self.clientAddress = clientAddress
     }
 }

@@ -85,5 +85,12 @@ extension AuditEntry {
     public static let unansweredDetail = "unanswered: the server stopped before its answer; what was sent may have been stored"
 
     /// An entry of a write begun and not (yet) answered.
-    public var isUnanswered: Bool { status == Self.unansweredStatus }
+    public var isUnanswered: Bool { status == Self.unansweredStatus && !isCommandLine }
+
+    /// What starts the action of the command line's entries (`caregate patients events`): their status is
+    /// the command's exit status (0: done), not an HTTP status.
+    public static let commandPrefix = "caregate "
+
+    /// Whether this is an entry of the command line (``commandPrefix``).
+    public var isCommandLine: Bool { action.hasPrefix(Self.commandPrefix) }
 }

@@ -9,12 +9,12 @@ import Store
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
-        abstract: "List the app API's audit trail: who read or wrote which patient's data, when, and the result.",
+        abstract: "List the audit trail: who read or wrote which patient's data, when, and the result.",
         discussion: """
-            Newest first. Each line: time (UTC), status, method and path, subject, patient, detail. The trail \
-            is kept in <store>-audit.sqlite beside the store (entries an older CareGate kept in the store itself \
-            are listed with them). Status 0: a write whose answer was never given (the server stopped between). \
-            Requests refused without a valid token are counted per minute, route, status and reason, not \
+            Newest first: time (UTC), status, action, subject, patient, detail, of app API requests, operator \
+            page views (operator:NAME) and command-line reads (cli:USER; status: the exit status). Kept in \
+            <store>-audit.sqlite (and in the store by older CareGates). Status 0 of a request: a write never \
+            answered. Refusals without a valid token are counted per minute, route, status and reason, not \
             listed: --refusals lists the counts, --stats the trail's size.
 
             Examples:

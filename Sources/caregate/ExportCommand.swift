@@ -76,8 +76,18 @@ struct ExportCommand: ParsableCommand {
         let exporter = try gateway.exporter()
         if verbose { exporter.onPhase = { printError("\($0)") } }
         let report = try exporter.run(to: target)
+        auditExport(report, in: gateway.store)
         printError(summary(report))
         if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+    }
+
+    /// The export's entry in the audit trail: one, naming no patient (the export's report does not say
+    /// whose outcomes it wrote), with the counts; a dry run writes nothing out and is not audited.
+    private func auditExport(_ report: ExportReport, in store: any Store) {
+        guard !dryRun, report.observations > 0 else { return }
+        CommandAudit.record(
+            "caregate export", patients: [(nil, "\(report.observations) Observation(s) for \(report.sent) outbox entries, \(format)")],
+            status: report.exitStatus, in: store)
     }
 
     /// The export settings the options make.

@@ -74,6 +74,7 @@ struct ImportCommand: ParsableCommand {
         }
         let report = try importer.run(FHIRInput.sources(for: paths))
         if importer.progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if !dryRun, let unread = report.coverage { Self.keepCoverage(unread, of: report, in: store) }
         switch format {
         case .text:
             print(report.text(verbose: verbose))
@@ -84,5 +85,21 @@ struct ImportCommand: ParsableCommand {
             FileHandle.standardOutput.write(Data("\n".utf8))
         }
         if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+    }
+
+    /// Keeps the coverage of this import in the store (the operator page shows the last one); one that
+    /// cannot be kept is a warning, never a failure of the import.
+    private static func keepCoverage(_ unread: [String: [String: Int]], of report: ImportReport, in store: any Store) {
+        let totals = report.totals
+        let counts = [
+            "created": totals.created, "updated": totals.updated, "unchanged": totals.unchanged, "deleted": totals.deleted,
+            "skipped": totals.skipped, "failed": totals.failed,
+        ]
+        let record = ImportCoverageRecord(resourcesRead: report.resourcesRead, counts: counts, seconds: report.seconds, coverage: unread)
+        do {
+            try store.importCoverage?.recordImportCoverage(record)
+        } catch {
+            FileHandle.standardError.write(Data("warning: the import's coverage was not kept in the store: \(error)\n".utf8))
+        }
     }
 }

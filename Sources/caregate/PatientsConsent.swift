@@ -31,6 +31,7 @@ struct PatientsConsent: ParsableCommand {
             throw StoreError.idNotFound(kind: .patient, id: patient.id)
         }
         let decisions = try store.consents?.consentDecisions(patientID: patient.id) ?? []
+        CommandAudit.record("caregate patients consent", patient: patient.id, detail: "\(decisions.count) consent decisions", in: store)
         guard !decisions.isEmpty else {
             print("\(patient.id): no consent decisions")
             return

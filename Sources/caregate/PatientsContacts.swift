@@ -58,6 +58,7 @@ struct PatientsContacts: ParsableCommand {
             throw StoreError.idNotFound(kind: .patient, id: patient.id)
         }
         let listed = try Self.contacts(of: patient.id, in: store).map(Self.listed)
+        CommandAudit.record("caregate patients contacts", patient: patient.id, detail: "\(listed.count) contacts", in: store)
         switch format {
         case .json:
             let encoder = JSONEncoder()

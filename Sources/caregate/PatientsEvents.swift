@@ -69,6 +69,10 @@ struct PatientsEvents: MovedCommand {
         guard try !store.patients(EntityQuery(ids: [patient.id])).isEmpty || !store.history(.patient, id: patient.id).isEmpty else {
             throw StoreError.idNotFound(kind: .patient, id: patient.id)
         }
+        // Before any event is shown.
+        CommandAudit.record(
+            "caregate patients events", patient: patient.id,
+            detail: "events from \(interval.start.formatted(.iso8601)) to \(interval.end.formatted(.iso8601)), \(format.rawValue)", in: store)
         let view = EventDayView(timeZone: timeZone.zone)
         var currentDay: DateComponents?
         var written = 0

@@ -82,6 +82,10 @@ struct PatientsReport: MovedCommand {
         let report = CareTeamReport.make(try ReportInput.read(
             generator: "CareGate \(CareGate.configuration.version)",
             store: store, patientID: patient.id, interval: interval, timeZone: zone, rules: try loadRules(), strategy: progress))
+        // Before the report is written anywhere.
+        CommandAudit.record(
+            "caregate patients report", patient: patient.id,
+            detail: "\(format.rawValue) report from \(interval.start.formatted(.iso8601)) to \(interval.end.formatted(.iso8601))", in: store)
         let bytes: Data
         switch format {
         case .html:

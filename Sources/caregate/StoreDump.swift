@@ -34,6 +34,15 @@ struct StoreDump: ParsableCommand {
     func run() throws {
         let store = try options.openForReading()
         let output = FileHandle.standardOutput
+        // One entry per patient whose data is written out, before any is.
+        var patients: [String] = []
+        if let patient {
+            patients = [patient]
+        } else {
+            try store.forEachEntity(.patient, .current) { patients.append($0.id) }
+        }
+        let detail = "\(format.rawValue) dump\(allVersions ? " of every version" : "")"
+        CommandAudit.record("caregate store dump", patients: patients.map { ($0, detail) }, in: store)
         do {
             try StoreDumper(
                 store: store, format: format, allVersions: allVersions, patientID: patient,

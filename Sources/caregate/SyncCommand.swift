@@ -123,13 +123,25 @@ struct SyncCommand: ParsableCommand {
                 SystemdNotifier.ready(status: "running every \(Int(prepared.configuration.interval)) s")
             }
             // Every line of one run carries its id, so that a run's lines can be told apart in the journal.
-            logger[metadataKey: "run"] = "\(UUID().uuidString.prefix(8).lowercased())"
+            let runID = String(UUID().uuidString.prefix(8).lowercased())
+            logger[metadataKey: "run"] = "\(runID)"
             let runLogger = logger
             job.progress = { message in
                 watchdog.alive()
                 runLogger.info("\(message)")
             }
-            let result = try job.run()
+            let started = Date()
+            let result: SyncReport
+            do {
+                result = try job.run()
+            } catch {
+                if !dryRun {
+                    let server = FHIRClient.withoutCredentials(prepared.configuration.server)
+                    SyncRunRecording.record(.failed(runID: runID, server: server, started: started, error: error), in: store, logger: runLogger)
+                }
+                throw error
+            }
+            if !dryRun { SyncRunRecording.record(result.syncRun(runID: runID, started: started), in: store, logger: runLogger) }
             if let metrics { SyncMetrics.record(result, into: metrics) }
             print(result.text)
             if let report {

@@ -37,9 +37,13 @@ public enum BALPRequirements {
         try require(agents.filter { agentCode($0) == "110152" }.count == 1, "one server agent (DCM 110152)", event)
         for agent in agents { try require(agent["requestor"] is Bool, "agent.requestor", event) }
         // agent[client].who and agent[server].who 1..1; agent[server].network 1..1. (agent[client].network,
-        // 1..1 in BALP, is left out: the trail keeps no client address; Docs/audit-events.md says so.)
+        // 1..1 in BALP, is there when the trail has the client's address: an IP, type 2; entries older than
+        // the column and the command line's have none. Docs/audit-events.md says so.)
         for code in ["110153", "110152"] {
             try require(agents.first { agentCode($0) == code }?["who"] is [String: Any], "agent \(code).who", event)
+        }
+        if let clientNetwork = agents.first(where: { agentCode($0) == "110153" })?["network"] as? [String: Any] {
+            try require(clientNetwork["address"] is String && clientNetwork["type"] as? String == "2", "agent[client].network an IP (type 2)", event)
         }
         let serverNetwork = agents.first { agentCode($0) == "110152" }?["network"] as? [String: Any]
         try require(serverNetwork?["address"] is String, "agent[server].network", event)

@@ -83,7 +83,7 @@ struct PatientAccessMiddleware: RouterMiddleware {
         do {
             var entry = AuditEntry(
                 date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action,
-                status: Int(response.status.code), detail: detail)
+                status: Int(response.status.code), detail: detail, clientAddress: context.clientAddress)
             entry.id = intent
             try await trail.record(entry)
         } catch {
@@ -99,7 +99,8 @@ struct PatientAccessMiddleware: RouterMiddleware {
     private func audited(_ request: Request, _ context: Context, status: Int, detail: String, action: String) async throws -> Int64 {
         do {
             return try await trail.record(AuditEntry(
-                date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action, status: status, detail: detail))
+                date: Date(), subject: context.token?.subject, patientID: context.token?.patientID, action: action, status: status, detail: detail,
+                clientAddress: context.clientAddress))
         } catch {
             context.logger.error("audit trail not written", metadata: ["error.type": "\(type(of: error))"])
             throw AuditTrailFailure.notWritten

@@ -90,7 +90,11 @@ struct OperatorRefusal: Error {
     var response: Response {
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        let html = OperatorHTML.document(title: "CareGate operator", body: "<h1>CareGate operator</h1><p>\(OperatorHTML.escape(message))</p>")
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: Self.page(message))))
+    }
+
+    /// The page of a refusal or a missing thing: `message`, escaped.
+    static func page(_ message: String) -> String {
+        OperatorHTML.document(title: "CareGate operator", body: "<h1>CareGate operator</h1><p>\(OperatorHTML.escape(message))</p>")
     }
 }

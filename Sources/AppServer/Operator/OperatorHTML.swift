@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Insights
 
 /// The little HTML the operator page is made of: every value that comes from the store goes through
@@ -42,6 +43,17 @@ enum OperatorHTML {
     static func button(_ label: String, action: String, proof: String) -> String {
         "<form method=\"post\" action=\"\(escape(action))\"><input type=\"hidden\" name=\"csrf\" value=\"\(escape(proof))\">"
             + "<button type=\"submit\">\(escape(label))</button></form>"
+    }
+
+    /// A page as the answer: HTML, never cached, no script allowed.
+    static func response(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     /// An instant as ISO 8601 in UTC, or an empty cell.

@@ -3,8 +3,9 @@ import Foundation
 import Mapping
 import Store
 
-/// The operator page's HTML: the outbox by state with the oldest entries waiting, the dead letters waiting
-/// (each with a Replay button), the mappings the server loaded, and the audit trail's latest entries.
+/// The operator page's HTML: the last sync runs (each linking to its report), the outbox by state with the
+/// oldest entries waiting, the dead letters waiting (each with a Replay button), the last import's
+/// coverage, the mappings the server loaded, and the audit trail's latest entries.
 /// Read in one pass of the store; every value escaped (``OperatorHTML``).
 struct OperatorPage {
     /// The oldest entries listed per state (pending, failed).
@@ -24,8 +25,9 @@ struct OperatorPage {
 
     func render(notice: String? = nil) throws -> String {
         var body = "<h1>CareGate operator</h1><p>Signed in as \(OperatorHTML.escape(subject)).</p>"
+        body += OperatorHTML.button("Log out", action: "/operator/logout", proof: proof)
         if let notice { body += "<p class=\"notice\">\(OperatorHTML.escape(notice))</p>" }
-        body += try outbox() + deadLetters() + mappingCheck() + audit()
+        body += try syncRuns() + outbox() + deadLetters() + importCoverage() + mappingCheck() + audit()
         return OperatorHTML.document(title: "CareGate operator", body: body)
     }
 
@@ -81,9 +83,9 @@ struct OperatorPage {
     private func audit() throws -> String {
         let entries = try store.auditEntries(patientID: nil, limit: Self.auditShown)
         let rows = entries.map { entry in
-            [OperatorHTML.date(entry.date), entry.subject ?? "", entry.patientID ?? "", entry.action, String(entry.status), entry.detail ?? ""]
+            [OperatorHTML.date(entry.date), entry.subject ?? "", entry.clientAddress ?? "", entry.patientID ?? "", entry.action, String(entry.status), entry.detail ?? ""]
         }
         return "<h2 id=\"audit\">Audit trail (latest \(Self.auditShown))</h2>"
-            + OperatorHTML.table(["When", "Subject", "Patient", "Action", "Status", "Detail"], rows)
+            + OperatorHTML.table(["When", "Subject", "Client", "Patient", "Action", "Status", "Detail"], rows)
     }
 }

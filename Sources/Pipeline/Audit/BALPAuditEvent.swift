@@ -33,11 +33,18 @@ public enum BALPAuditEvent {
         case patientCreate = "PatientCreate"
         case patientUpdate = "PatientUpdate"
         case patientDelete = "PatientDelete"
+        /// Patient data written out of CareGate by the command line (`caregate export`, `caregate store
+        /// dump`, `caregate patients report`): the shape of BALP's Privacy Disclosure at Source (type DCM
+        /// 110106 Export, subtype ISO 21089 `disclose`), without claiming its profile (the command line
+        /// knows no recipient or purpose of use, which it requires).
+        case export = "Export"
 
         /// The pattern of a trail's action (`GET /carekit/v1/tasks`): by method, and for a read by
         /// whether the path names one resource (the patient) or a collection. Nil for a method that is
-        /// not a RESTful interaction on data (OPTIONS...).
+        /// not a RESTful interaction on data (OPTIONS...). A command line's action (``AuditEntry``s of
+        /// `caregate ...`) is a Query of the patient's data, or an Export (``ofCommand(_:)``).
         public static func of(action: String) -> Pattern? {
+            if action.hasPrefix(commandPrefix) { return ofCommand(action) }
             let parts = action.split(separator: " ", maxSplits: 1)
             guard parts.count == 2 else { return nil }
             let path = parts[1].split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
@@ -49,6 +56,25 @@ public enum BALPAuditEvent {
             default: return nil
             }
         }
+
+        /// What starts the action of a command line's entry.
+        public static let commandPrefix = AuditEntry.commandPrefix
+
+        /// The pattern of a command line (`caregate patients events`): an Export when it writes patient
+        /// data out (`export`, `store dump`, `patients report`), else a Query (it reads the data of one
+        /// patient and prints what it found).
+        public static func ofCommand(_ command: String) -> Pattern {
+            let words = command.split(separator: " ").dropFirst().map(String.init)
+            switch words.first {
+            case "export": return .export
+            case "store" where words.dropFirst().first == "dump": return .export
+            case "patients" where words.dropFirst().first == "report": return .export
+            default: return .patientQuery
+            }
+        }
+
+        /// Whether a successful event of this pattern claims a BALP profile (``profile(withPatient:)``).
+        public var claimsProfile: Bool { self != .export }
 
         /// The BALP profile: the patient one, or its base (`Query`, `Read`...) when the entry names no patient.
         public func profile(withPatient: Bool) -> String {
@@ -64,6 +90,7 @@ public enum BALPAuditEvent {
             case .patientCreate: return "create"
             case .patientUpdate: return "update"
             case .patientDelete: return "delete"
+            case .export: return "disclose"
             }
         }
 
@@ -72,7 +99,7 @@ public enum BALPAuditEvent {
         /// (of BALP's data sources) of a delete.
         public var userType: (code: String, display: String) {
             switch self {
-            case .patientQuery, .patientRead: return ("IRCP", "information recipient")
+            case .patientQuery, .patientRead, .export: return ("IRCP", "information recipient")
             case .patientCreate, .patientUpdate: return ("AUT", "author")
             case .patientDelete: return ("CST", "custodian")
             }
@@ -82,7 +109,7 @@ public enum BALPAuditEvent {
         public var action: String {
             switch self {
             case .patientQuery: return "E"
-            case .patientRead: return "R"
+            case .patientRead, .export: return "R"
             case .patientCreate: return "C"
             case .patientUpdate: return "U"
             case .patientDelete: return "D"
@@ -96,6 +123,8 @@ public enum BALPAuditEvent {
     /// The system of the user agent's identifier: the subject of the app token.
     public static let subjectSystem = "urn:caregate:token-subject"
     static let observer = "CareGate app API"
+    /// The subject prefix of the operator page's entries (`operator:NAME`) and the command line's (`cli:USER`).
+    static let operatorPrefix = "operator:"
 
     /// The AuditEvent's id: the same for the same entry on every export.
     public static func id(of entry: AuditEntry) -> String {
@@ -125,24 +154,36 @@ public enum BALPAuditEvent {
 
     public static func resource(_ entry: AuditEntry, host: String) -> Element? {
         guard let pattern = Pattern.of(action: entry.action) else { return nil }
-        let outcome = outcome(status: entry.status)
+        // A command line's status is its exit status: 0 done, else a minor failure (it said what failed).
+        let outcome = entry.isCommandLine ? (entry.status == 0 ? "0" : "4") : outcome(status: entry.status)
         let patient = entry.patientID.flatMap { $0.isEmpty ? nil : ReportDocumentReference.patientReference($0) }
         var children = [Element(name: "id", value: id(of: entry))]
-        if outcome == "0" {
+        if outcome == "0", pattern.claimsProfile {
             children.append(Element(name: "meta", children: [Element(name: "profile", value: pattern.profile(withPatient: patient != nil))]))
         }
+        if pattern == .export {
+            children += [
+                coding("type", dicomSystem, "110106", "Export"),
+                coding("subtype", "http://terminology.hl7.org/CodeSystem/iso-21089-lifecycle", pattern.interaction, "Disclose Record Lifecycle Event"),
+            ]
+        } else {
+            children += [
+                coding("type", "http://terminology.hl7.org/CodeSystem/audit-event-type", "rest", "Restful Operation"),
+                coding("subtype", "http://hl7.org/fhir/restful-interaction", pattern.interaction, nil),
+            ]
+        }
         children += [
-            coding("type", "http://terminology.hl7.org/CodeSystem/audit-event-type", "rest", "Restful Operation"),
-            coding("subtype", "http://hl7.org/fhir/restful-interaction", pattern.interaction, nil),
             Element(name: "action", value: pattern.action),
             Element(name: "recorded", value: FHIRDateFormat.instant(entry.date)),
             Element(name: "outcome", value: outcome),
         ]
         let detail = entry.detail.map { String($0.prefix(1_000)) }
         if let detail, !detail.isEmpty { children.append(Element(name: "outcomeDesc", value: detail)) }
-        // The trail keeps no client address: the client agent has no network (Docs/audit-events.md).
-        children.append(agent(code: "110153", display: "Source Role ID", who: "CareKit app", network: nil))
-        children.append(agent(code: "110152", display: "Destination Role ID", who: observer, network: host.isEmpty ? nil : host))
+        // The client's IP address when the trail has it (network-type 2); entries of the command line and
+        // of trails older than the column have none (Docs/audit-events.md).
+        let address = entry.clientAddress.flatMap { $0.isEmpty ? nil : (address: $0, type: "2") }
+        children.append(agent(code: "110153", display: "Source Role ID", who: client(of: entry), network: address))
+        children.append(agent(code: "110152", display: "Destination Role ID", who: observer, network: host.isEmpty ? nil : (host, "1")))
         if let subject = entry.subject, !subject.isEmpty {
             let type = pattern.userType
             children.append(Element(name: "agent", children: [
@@ -189,15 +230,22 @@ public enum BALPAuditEvent {
         }
     }
 
-    private static func agent(code: String, display: String, who: String, network: String?) -> Element {
+    /// Who the client agent is: the command line, an operator's browser, or a patient's app.
+    private static func client(of entry: AuditEntry) -> String {
+        if entry.action.hasPrefix(Pattern.commandPrefix) { return "CareGate command line" }
+        if entry.subject?.hasPrefix(operatorPrefix) == true { return "CareGate operator page (browser)" }
+        return "CareKit app"
+    }
+
+    private static func agent(code: String, display: String, who: String, network: (address: String, type: String)?) -> Element {
         var children = [
             Element(name: "type", children: [codingElement(dicomSystem, code, display)]),
             Element(name: "who", children: [Element(name: "display", value: who)]),
             Element(name: "requestor", value: "false", valueKind: .boolean),
         ]
         if let network {
-            // network-type 1: a machine name.
-            children.append(Element(name: "network", children: [Element(name: "address", value: network), Element(name: "type", value: "1")]))
+            // network-type 1: a machine name; 2: an IP address.
+            children.append(Element(name: "network", children: [Element(name: "address", value: network.address), Element(name: "type", value: network.type)]))
         }
         return Element(name: "agent", children: children)
     }

@@ -94,7 +94,7 @@ extension AuditTrailFile {
         do {
             try database.read { db in
                 if let row = try Row.fetchOne(
-                    db, sql: "SELECT count(*) AS n, coalesce(sum(status = ?), 0) AS open, min(date) AS oldest, max(date) AS newest FROM audit",
+                    db, sql: "SELECT count(*) AS n, coalesce(sum(status = ? AND action NOT LIKE 'caregate %'), 0) AS open, min(date) AS oldest, max(date) AS newest FROM audit",
                     arguments: [AuditEntry.unansweredStatus])
                 {
                     statistics.entries = row["n"] ?? 0

@@ -40,8 +40,18 @@ final class AuditTrailFile: @unchecked Sendable {
 
     init(storePath: String, readOnly: Bool, busyTimeout: TimeInterval) {
         path = storePath == ":memory:" ? storePath : Self.path(ofStore: storePath)
+        self.storePath = storePath
         self.readOnly = readOnly
         self.busyTimeout = busyTimeout
+    }
+
+    /// The store this trail is beside.
+    private let storePath: String
+
+    /// This trail for writing: itself, or, when it was opened for reading only (with its store), the same
+    /// file opened for writing (made when missing). What the command line's reads audit through.
+    func forWriting() -> AuditTrailFile {
+        readOnly ? AuditTrailFile(storePath: storePath, readOnly: false, busyTimeout: busyTimeout) : self
     }
 
     /// The trail for writing, opened (and made, its ids continuing after `lastStoreID()`) on first use.
@@ -82,7 +92,7 @@ final class AuditTrailFile: @unchecked Sendable {
         do {
             return try database.write { db in
                 let insert = try db.cachedStatement(
-                    sql: "INSERT INTO audit (date, subject, patientID, action, status, detail) VALUES (?, ?, ?, ?, ?, ?)")
+                    sql: "INSERT INTO audit (date, subject, patientID, action, status, detail, clientAddress) VALUES (?, ?, ?, ?, ?, ?, ?)")
                 let complete = try db.cachedStatement(sql: "UPDATE audit SET date = ?, status = ?, detail = ? WHERE id = ?")
                 var ids: [Int64] = []
                 for entry in entries {
@@ -92,6 +102,7 @@ final class AuditTrailFile: @unchecked Sendable {
                     } else {
                         try insert.execute(arguments: [
                             entry.date.timeIntervalSince1970, entry.subject, entry.patientID, entry.action, entry.status, entry.detail,
+                            entry.clientAddress.map { String($0.prefix(Self.maximumAddressLength)) },
                         ])
                         ids.append(db.lastInsertedRowID)
                     }
@@ -125,7 +136,8 @@ final class AuditTrailFile: @unchecked Sendable {
         return try Row.fetchAll(db, sql: "SELECT * FROM audit \(condition) ORDER BY id DESC LIMIT ?", arguments: arguments).map { row in
             AuditEntry(
                 id: row["id"], date: Date(timeIntervalSince1970: row["date"] ?? 0), subject: row["subject"],
-                patientID: row["patientID"], action: row["action"] ?? "", status: row["status"] ?? 0, detail: row["detail"])
+                patientID: row["patientID"], action: row["action"] ?? "", status: row["status"] ?? 0, detail: row["detail"],
+                clientAddress: row.hasColumn("clientAddress") ? row["clientAddress"] : nil)
         }
     }
 
@@ -191,8 +203,16 @@ final class AuditTrailFile: @unchecked Sendable {
                 CREATE INDEX audit_by_date ON audit (date);
                 """)
         }
+        // The client's network address of an app API request (issue 48: BALP's agent.network). Older
+        // builds write on without it (the column is nullable); their entries have none.
+        migrator.registerMigration("v3 client network address") { db in
+            try db.execute(sql: "ALTER TABLE audit ADD COLUMN clientAddress TEXT")
+        }
         return migrator
     }
+
+    /// The longest client address kept (an IPv6 address with a zone fits).
+    static let maximumAddressLength = 64
 
     /// Makes an empty file at `path` readable and writable by its owner only, unless one is there. SQLite
     /// gives the WAL and shared-memory files the database file's mode.

@@ -9,6 +9,16 @@ extension SQLiteStore {
         try pruneAuditTrail(now: Date())
     }
 
+    /// Appends `entries` to the trail as ``recordAudit(_:)`` does, also when this store was opened for
+    /// reading only: the trail is a file of its own beside the store (``AuditTrailFile``), opened for
+    /// writing for this call and made when missing; the store itself is only read. The command line's
+    /// reads of patient data audit themselves so (Docs/audit-events.md). Throws when the trail cannot be
+    /// written (a read-only folder, say).
+    @discardableResult
+    public func recordAuditBesideStore(_ entries: [AuditEntry]) throws -> [Int64] {
+        try auditTrail.forWriting().record(entries, lastStoreID: lastAuditIDInStore)
+    }
+
     public func recordRefusals(_ counts: [AuditRefusalCount]) throws {
         try auditTrail.recordRefusals(counts, lastStoreID: lastAuditIDInStore)
     }

@@ -78,6 +78,7 @@ enum StoreSchema {
         migrator.registerMigration("questionnaires by url and version (surveys)", migrate: SQLiteStore.createQuestionnaires)
         migrator.registerMigration("dead letter replays", migrate: SQLiteStore.addDeadLetterReplays)
         migrator.registerMigration("consent decisions", migrate: SQLiteStore.createConsentDecisions)
+        migrator.registerMigration("sync runs and last import coverage", migrate: createSyncRunsAndImportCoverage)
 
         return migrator
     }
