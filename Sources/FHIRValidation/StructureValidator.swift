@@ -385,7 +385,9 @@ struct ValidationWalk {
             }
             return
         }
-        if type == .uri, Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
+        // By the name first (system, source, target): the path's lookup hashed it for every uri.
+        if type == .uri, info.name.hasSameBytes(as: "system") || info.name.hasSameBytes(as: "source") || info.name.hasSameBytes(as: "target"),
+           Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
             report(.error, .value, problem)
         }
         let kind = options.checkJSONValueKinds ? valueKind : nil

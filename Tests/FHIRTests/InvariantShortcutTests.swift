@@ -14,7 +14,9 @@ final class InvariantShortcutTests: XCTestCase {
 
     /// The compiled invariant `key` of the R4 catalog, which must have a shortcut.
     private func compiled(_ key: String) throws -> InvariantCatalog.Compiled {
-        let found = InvariantCatalog.r4.invariants(forType: key == "per-1" ? "Period" : key == "qty-3" ? "Quantity" : "Observation")
+        let types = ["per": "Period", "qty": "Quantity", "obs": "Observation", "con": "Condition", "org": "Organization",
+                     "prr": "ServiceRequest", "bdl": "Bundle"]
+        let found = InvariantCatalog.r4.invariants(forType: types[String(key.prefix(3))] ?? "")
             .first { $0.invariant.key == key }
         let compiled = try XCTUnwrap(found, "\(key) is not in the catalog")
         XCTAssertNotNil(compiled.shortcut, "\(key) has no shortcut")
@@ -91,6 +93,58 @@ final class InvariantShortcutTests: XCTestCase {
         for fields in [["value": "1"], ["code": "mg"], ["code": "mg", "system": "http://unitsofmeasure.org"], ["system": "http://unitsofmeasure.org"]] {
             let quantity = Element(name: "valueQuantity", children: fields.sorted { $0.key < $1.key }.map { Element(name: $0.key, value: $0.value) })
             try check(qty3, on: quantity, context: "Quantity")
+        }
+    }
+
+    func testResourceShortcutsAgreeWithTheEvaluator() throws {
+        let con4 = try compiled("con-4"), con5 = try compiled("con-5"), org1 = try compiled("org-1"), prr1 = try compiled("prr-1")
+        let bdl2 = try compiled("bdl-2")
+        func concept(_ system: String?, _ code: String?, twice: Bool = false) -> Element {
+            let fields = [system.map { Element(name: "system", value: $0) }, code.map { Element(name: "code", value: $0) }].compactMap { $0 }
+            return Element(name: "coding", children: twice ? fields + fields : fields)
+        }
+        let clinical = "http://terminology.hl7.org/CodeSystem/condition-clinical"
+        let verification = "http://terminology.hl7.org/CodeSystem/condition-ver-status"
+        let statuses: [[Element]] = [
+            [], [Element(name: "clinicalStatus", children: [concept(clinical, "active")])],
+            [Element(name: "clinicalStatus", children: [concept(clinical, "resolved")])],
+        ]
+        let verifications: [[Element]] = [
+            [], [Element(name: "verificationStatus", children: [concept(verification, "confirmed")])],
+            [Element(name: "verificationStatus", children: [concept(verification, "entered-in-error")])],
+            [Element(name: "verificationStatus", children: [concept("http://example.org", "entered-in-error")])],
+            [Element(name: "verificationStatus", children: [concept(verification, nil)])],
+            [Element(name: "verificationStatus", children: [concept(verification, "confirmed", twice: true)])],
+        ]
+        let abatements: [[Element]] = [[], [Element(name: "abatementDateTime", value: "2020-01-01")], [Element(name: "abatementString", value: "gone")]]
+        for status in statuses {
+            for verified in verifications {
+                for abatement in abatements {
+                    let condition = Element(name: "Condition", resourceType: "Condition",
+                                            children: status + verified + abatement + [Element(name: "subject", children: [Element(name: "reference", value: "Patient/1")])])
+                    try check(con4, on: condition, context: "Condition")
+                    try check(con5, on: condition, context: "Condition")
+                }
+            }
+        }
+        let extensionOnly = [Element(name: "extension", children: [Element(name: "url", value: "http://example.org")])]
+        for children in [[], [Element(name: "name", value: "Clinic")], [Element(name: "name", children: extensionOnly)],
+                         [Element(name: "identifier", children: [Element(name: "value", value: "1")])], [Element(name: "identifier")],
+                         [Element(name: "active", value: "true", valueKind: .boolean)]] {
+            try check(org1, on: Element(name: "Organization", resourceType: "Organization", children: children), context: "Organization")
+        }
+        let code = Element(name: "code", children: [Element(name: "text", value: "x")])
+        let detail = Element(name: "orderDetail", children: [Element(name: "text", value: "y")])
+        for children in [[], [code], [detail], [code, detail], [Element(name: "code"), detail]] {
+            try check(prr1, on: Element(name: "ServiceRequest", resourceType: "ServiceRequest", children: children), context: "ServiceRequest")
+        }
+        let entry = Element(name: "entry", children: [Element(name: "fullUrl", value: "urn:uuid:1")])
+        let searched = Element(name: "entry", children: [Element(name: "search", children: [Element(name: "mode", value: "match")])])
+        for type in ["searchset", "transaction", "collection"] {
+            for entries in [[], [entry], [entry, searched]] {
+                let bundle = Element(name: "Bundle", resourceType: "Bundle", children: [Element(name: "type", value: type)] + entries)
+                try check(bdl2, on: bundle, context: "Bundle")
+            }
         }
     }
 }
