@@ -34,6 +34,9 @@ struct BenchValidate: ParsableCommand {
     @Flag(help: "Skip fhirkit-rs (no Python environment needed).")
     var noReference = false
 
+    @Flag(help: "Only parse and validate the files on one thread, --passes times, and print nothing else: for a profiler (valgrind --tool=callgrind) on the path fhirkit-rs is compared with.")
+    var profileOneThread = false
+
     func validate() throws {
         guard (1...50).contains(passes) else { throw ValidationError("--passes must be between 1 and 50") }
         guard !sizes.isEmpty else { throw ValidationError("--scale is a comma-separated list of entry counts, such as 1000,10000") }
@@ -52,6 +55,15 @@ struct BenchValidate: ParsableCommand {
         let documents = try paths.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
         let megabytes = Double(documents.reduce(0) { $0 + $1.count }) / 1e6
         print("\(folder): \(paths.count) files, \(format(megabytes)) MB; best of \(passes) pass(es)")
+        if profileOneThread {
+            let validator = StructureValidator()
+            var errors = 0
+            for _ in 0..<passes {
+                for document in documents { errors += validator.validate(try FHIRJSON.read(document)).errors.count }
+            }
+            print("  parsed and validated \(passes) time(s) on one thread: \(errors) error(s)")
+            return
+        }
 
         let parse = try best { for document in documents { _ = try FHIRJSON.read(document) } }
         let parsed = try documents.map { try FHIRJSON.read($0) }

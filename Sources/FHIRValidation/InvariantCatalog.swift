@@ -21,6 +21,8 @@ public struct InvariantCatalog: Sendable {
         /// The expression reads `%resource` or `%rootResource`: it cannot be judged on a datatype
         /// validated on its own, outside any resource.
         public let needsResource: Bool
+        /// The answer told from the element's children where it is certain (per-1, obs-6, obs-7, qty-3).
+        let shortcut: InvariantShortcut?
     }
 
     /// An invariant validation does not evaluate, and why.
@@ -91,6 +93,9 @@ public struct InvariantCatalog: Sendable {
     private let byDefinition: [[Compiled]?]
     /// Per choice element definition, by its serial: what an instance of each of its types must meet.
     private let byChoice: [[(type: String, list: [Compiled])]]
+    /// Per element definition, by its serial: false when no instance of it has an invariant to meet
+    /// (most elements, primitives above all), told without reading the lists.
+    private let mayHaveAny: [Bool]
 
     public init(metadata: FHIRMetadata) {
         var byPath: [String: [Compiled]] = [:]
@@ -112,7 +117,8 @@ public struct InvariantCatalog: Sendable {
                     let needsResource = text.contains("%resource") || text.contains("%rootResource")
                     if let correction { corrected.append((invariant, correction.expression, correction.reason)) }
                     byPath[path, default: []].append(
-                        Compiled(invariant: invariant, expression: expression, needsResource: needsResource))
+                        Compiled(invariant: invariant, expression: expression, needsResource: needsResource,
+                                 shortcut: InvariantShortcut(key: invariant.key, expression: text)))
                     evaluated.append(invariant)
                 } catch {
                     skipped.append(Skipped(invariant: invariant, reason: "does not compile: \(error.message)"))
@@ -154,6 +160,10 @@ public struct InvariantCatalog: Sendable {
         }
         self.byDefinition = byDefinition
         self.byChoice = byChoice
+        mayHaveAny = byDefinition.indices.map { serial in
+            if let known = byDefinition[serial] { return !known.isEmpty }
+            return true  // a choice, or a definition met only by `combined(_:byType:byPath:)`
+        }
     }
 
     /// What an instance of `child` must meet: its type's invariants, its backbone context's, and those
@@ -163,6 +173,13 @@ public struct InvariantCatalog: Sendable {
         let ofContext = child.isBackbone ? byPath[child.type] ?? [] : []
         let ofPath = child.info.path == child.type ? [] : byPath[child.info.path] ?? []
         return ofType + ofContext + ofPath
+    }
+
+    /// False when an instance of `child` has no invariant to meet; true when it may have some
+    /// (``invariants(for:)`` tells which).
+    func mayHaveInvariants(for child: ResolvedChild) -> Bool {
+        let serial = child.info.serial
+        return serial < 0 || serial >= mayHaveAny.count || mayHaveAny[serial]
     }
 
     /// Everything an instance of `child` must meet (`combined(_:byType:byPath:)`).

@@ -22,7 +22,7 @@ extension ValidationWalk {
     /// Evaluates the invariants of `resolved` on the element at `pointer` (read in place in the tree being
     /// walked; copied out only when it has invariants to meet).
     mutating func checkElementInvariants(_ pointer: UnsafePointer<Element>, as resolved: ResolvedChild) {
-        guard let invariants else { return }
+        guard let invariants, invariants.mayHaveInvariants(for: resolved) else { return }
         let list = invariants.invariants(for: resolved)
         if list.isEmpty { return }
         let element = pointer.pointee
@@ -33,14 +33,19 @@ extension ValidationWalk {
         }
     }
 
-    /// Evaluates `list` on `element` (in the metadata context `context`): an invariant made of existence
-    /// tests the data decides is told without the evaluator
+    /// Evaluates `list` on `element` (in the metadata context `context`): an invariant with a shortcut
+    /// (``InvariantShortcut``) is told from the element's children where that is certain; one made of
+    /// existence tests the data decides is told without the evaluator
     /// (``FHIRPathExpression/quickTruth(on:context:metadata:trustsSingleCardinality:)``); the others are
     /// evaluated on the FHIRPath view of the element, made once, when the first of them needs it.
     private mutating func evaluate(_ list: [InvariantCatalog.Compiled], element: Element, context: String,
                                    node makeNode: () -> FHIRPathElementNode) {
         var node: FHIRPathElementNode?
         for compiled in list where !compiled.needsResource || currentResource != nil {
+            if let truth = compiled.shortcut?.truth(on: element) {
+                if !truth { reportUnmet(compiled.invariant) }
+                continue
+            }
             if let truth = compiled.expression.quickTruth(on: element, context: context, metadata: metadata,
                                                           trustsSingleCardinality: fhirPathEnvironment.trustsSingleCardinality) {
                 if !truth { reportUnmet(compiled.invariant) }

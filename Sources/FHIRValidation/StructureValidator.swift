@@ -65,8 +65,10 @@ struct ValidationWalk {
     private let root: String
     private(set) var steps: [(name: String, index: Int)] = []
     /// The per-definition child counts of the elements being visited, innermost last: one buffer for
-    /// the walk rather than an array per complex element.
+    /// the walk rather than an array per complex element. Only `0..<countsTop` is in use; the buffer
+    /// keeps its size, so entering an element zeroes its range instead of appending one.
     private var childCounts: [Int] = []
+    private var countsTop = 0
     /// The local references (dom-3) of the resources being visited that contain resources, innermost
     /// last: collected as the walk meets them rather than by walking each such resource again.
     var localReferences: [LocalReferences] = []
@@ -194,8 +196,14 @@ struct ValidationWalk {
         // Per definition (by its order): how many children it has, which is also the list index of the
         // next one (in `childCounts` from `base`); and the instance name a choice took first. Arrays,
         // not dictionaries: this runs for every complex element.
-        let base = childCounts.count
-        childCounts.append(contentsOf: repeatElement(0, count: definitions.count))
+        let base = countsTop
+        countsTop = base + definitions.count
+        if childCounts.count < countsTop { childCounts.append(contentsOf: repeatElement(0, count: countsTop - childCounts.count + 64)) }
+        if !definitions.isEmpty {
+            childCounts.withUnsafeMutableBufferPointer { counts in
+                counts.baseAddress.map { ($0 + base).update(repeating: 0, count: definitions.count) }
+            }
+        }
         var choiceNames: [(order: Int, name: String)] = []
         var conflictingChoices: [Int] = []  // already reported; no second issue for their count
         var overMaximum: [Int] = []  // the orders of definitions with more children than their max
@@ -260,7 +268,7 @@ struct ValidationWalk {
             checkMinimum(required[nextRequired], base: base)
             nextRequired += 1
         }
-        childCounts.removeLast(childCounts.count - base)
+        countsTop = base
     }
 
     /// Reports `info` (a required definition of the context whose counts start at `base`) when it has
@@ -377,7 +385,9 @@ struct ValidationWalk {
             }
             return
         }
-        if type == .uri, Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
+        // By the name first (system, source, target): the path's lookup hashed it for every uri.
+        if type == .uri, info.name.hasSameBytes(as: "system") || info.name.hasSameBytes(as: "source") || info.name.hasSameBytes(as: "target"),
+           Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
             report(.error, .value, problem)
         }
         let kind = options.checkJSONValueKinds ? valueKind : nil
