@@ -14,9 +14,9 @@ import Store
 /// threads, needs the async store protocol of issue 47 before it can use this.
 ///
 /// ## Topics
-/// - ``init(location:environment:warn:)``: connect (the password from the URL, `PGPASSWORD` or `.pgpass`)
+/// - ``init(location:environment:timeout:warn:)``: connect (the password from the URL, `PGPASSWORD` or `.pgpass`)
 /// - ``run(_:)``, ``close()``
-/// - ``migrate(_:)``: ``PostgresMigrations``
+/// - ``PostgresMigrations``: the schema
 public final class PostgresDatabase: Sendable {
     /// The store, redacted: what messages name.
     public let location: PostgresLocation

@@ -1,12 +1,12 @@
 /// A PostgreSQL store named by a `postgres://` or `postgresql://` URL, in libpq's URL form
 /// (`postgresql://[user[:password]@][host][:port][/database][?parameter=value&...]`), parsed by
-/// ``parse(_:)`` (PostgresLocation+Parsing.swift).
+/// ``parse(_:defaultUser:)`` (PostgresLocation+Parsing.swift).
 ///
 /// Its `description` and `debugDescription` are ``redacted``: the password, whether it came from the URL,
 /// `PGPASSWORD` or a password file (``PasswordFile``), is never printed, logged or put in an error.
 ///
 /// ## Topics
-/// - ``parse(_:)``, ``knownParameters``
+/// - ``parse(_:defaultUser:)``, ``knownParameters``
 /// - ``withPassword(environment:warn:)``: the password from `PGPASSWORD` or a password file
 /// - ``redacted``
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {

@@ -1,7 +1,7 @@
 /// What names a store: a SQLite file, or a PostgreSQL database by `postgres://` URL.
 ///
 /// One name serves everywhere a store is named: `--store`, `store:` in the sync configuration, and
-/// `CAREGATE_STORE` in the environment when neither is given (``resolve(argument:environment:)``).
+/// `CAREGATE_STORE` in the environment when neither is given (``resolve(argument:environment:defaultPath:)``).
 /// Its `description` never shows a password (``PostgresLocation/redacted``).
 ///
 /// ```swift
