@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CareModel", targets: ["CareModel"]),
         .library(name: "Surveys", targets: ["Surveys"]),
         .library(name: "Store", targets: ["Store"]),
+        .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "Mapping", targets: ["Mapping"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "Insights", targets: ["Insights"]),
@@ -54,6 +55,8 @@ let package = Package(
         // (Hummingbird and AsyncHTTPClient are built on them).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // The PostgreSQL store (issue 47): the wire protocol, SCRAM, TLS and a connection pool.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libxml2 is used only as a tokenizer with entity expansion and network access switched off.
@@ -95,6 +98,12 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // The PostgreSQL store (issue 47), on postgres-nio: its connection (PostgresLocation: TLS per sslmode,
+        // the password never shown) and its own migrations. Not yet a `Store`: Docs/postgresql.md says what exists.
+        .target(name: "PostgresStore", dependencies: [
+            "Store", .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Mapping files (YAML): loading, static checks, and running FHIR -> care entities. No store, no I/O
         // beyond reading mapping files.
         // The default mapping files (Mappings/, linked in as Sources/Mapping/Defaults) compiled into the
@@ -215,6 +224,7 @@ let package = Package(
             name: "StoreTests",
             dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "Store", "TestSupport"]),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venv with the pinned PyPI test tools the test suite runs (Scripts/test-tools-requirements.txt:
 # carebundle generates US Core bundles and NDJSON for the import tests; sekmet-fhir is the FHIR server
-# the sync tests run), and the Debian packages the report tests need (Scripts/install-report-tools.sh).
+# the sync tests run), the Debian packages the report tests need (Scripts/install-report-tools.sh), and
+# PostgreSQL for the PostgreSQL store's tests.
 # Re-running it is cheap when they are already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,11 @@ cd "$(dirname "$0")/.."
 bash Scripts/install-report-tools.sh
 # systemd-analyze verifies the example units in Deploy/systemd (DeployUnitsTests), when missing.
 bash Scripts/install-system-packages.sh systemd
+# PostgreSQL (initdb, pg_ctl, postgres) for the PostgreSQL store's tests (Tests/TestSupport/PostgresServerProcess.swift),
+# when no initdb is on PATH or in /usr/lib/postgresql/*/bin. The tests start their own server, as nobody.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+    bash Scripts/install-system-packages.sh postgresql
+fi
 requirements=Scripts/test-tools-requirements.txt
 # Nothing to do when pip already reports every pinned name==version.
 if [ -x .venv/bin/pip ]; then

@@ -2,6 +2,7 @@ import FileSafety
 import Foundation
 import FHIRCore
 import Pipeline
+import Store
 import Yams
 
 /// What `caregate sync --config FILE` reads (YAML):
@@ -9,6 +10,7 @@ import Yams
 /// ```yaml
 /// server: http://127.0.0.1:8080/fhir      # the provider's FHIR base URL, or a folder of FHIR files
 /// push-to: exports/                        # optional: write the outbox to this folder instead
+/// store: /srv/caregate/caregate.sqlite     # optional: the store (--store wins; else $CAREGATE_STORE, caregate.sqlite)
 /// auth:                                    # optional: one of
 ///   token-env: CAREGATE_TOKEN              #   a bearer token in this environment variable
 ///   token-file: /etc/caregate/token        #   a bearer token in this file
@@ -64,6 +66,9 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// without consent is written back but their consent decisions.
     public var consentTerms: ConsentTerms?
     public var auth = AuthorizationSettings()
+    /// The store the job writes (`store:`): a SQLite file (relative to the configuration's folder) or a
+    /// `postgres://` URL; nil: `--store`, `CAREGATE_STORE` or `caregate.sqlite` names it.
+    public var store: StoreLocation?
 
     /// Whether the provider is a folder rather than a server.
     public var serverIsFolder: Bool { server.isFileURL }
@@ -125,7 +130,7 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
-        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms", "audit-events",
+        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms", "audit-events", "store",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -208,6 +213,17 @@ public struct SyncConfiguration: Sendable, Equatable {
                 throw SyncConfigurationError(location: place(node), message: "`push-to:` \(folder) is a file, not a folder")
             }
             configuration.pushFolder = folder
+        }
+        if let node = settings["store"] {
+            guard let text = node.string, !text.isEmpty else { throw SyncConfigurationError(location: place(node), message: "`store:` is a SQLite file or a postgres:// URL") }
+            do {
+                switch try StoreLocation.parse(text) {
+                case .sqlite(let file): configuration.store = .sqlite(path: path(file))
+                case let located: configuration.store = located
+                }
+            } catch let error as StoreLocationError {
+                throw SyncConfigurationError(location: place(node), message: "`store:` \(error.errorMessage)")
+            }
         }
         if let node = settings["questionnaires"] {
             guard let text = node.string, FileManager.default.fileExists(atPath: path(text), isDirectory: &isFolder), isFolder.boolValue else {

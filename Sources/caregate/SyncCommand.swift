@@ -74,11 +74,15 @@ struct SyncCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         var logger = Logger(label: "caregate.sync")
+        // --store, else the configuration's `store:`, else CAREGATE_STORE: read before any thread starts.
+        let storeLocation = try storeOptions.location(configured: try readConfiguration().store)
+        let servedSQLite: Bool
+        if case .sqlite(let path) = storeLocation { servedSQLite = ServingMarker.isServed(storePath: path) } else { servedSQLite = false }
         // Before anything starts a thread: threads take their creator's policy.
         switch background ? .background : priority {
         case .background:
             try BackgroundPriority.enter()
-        case .auto where ServingMarker.isServed(storePath: storeOptions.store):
+        case .auto where servedSQLite:
             do {
                 try BackgroundPriority.enter()
                 logger.notice("caregate serve serves this store: the job runs as a background job (--priority normal runs it as any other)")
@@ -90,7 +94,7 @@ struct SyncCommand: ParsableCommand {
         }
         let mappingSet = try mappings.load()
         var prepared = try prepare()
-        let store = dryRun ? try storeOptions.openForDryRun() : try storeOptions.open(creating: true)
+        let store = dryRun ? try storeOptions.openForDryRun(configured: storeLocation) : try storeOptions.open(creating: true, configured: storeLocation)
         let gateway = try Gateway(store: store, mappings: mappingSet)
         // Recorded only where they are served: no job pays for metrics nobody scrapes.
         let metrics = metricsPort.map { _ in CareGateMetrics() }
@@ -168,13 +172,9 @@ struct SyncCommand: ParsableCommand {
     /// Reads and checks the configuration file and asks the server whether it answers and takes the
     /// credentials: at the start, and again at a reload (SIGHUP).
     private func prepare() throws -> PreparedConfiguration {
-        guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
-            throw CommandFailure("cannot read the configuration \(config)", status: 2)
-        }
-        let configuration: SyncConfiguration
+        let configuration = try readConfiguration()
         let client: FHIRClient
         do {
-            configuration = try SyncConfiguration.parse(text, file: config)
             client = FHIRClient(
                 base: configuration.server, timeout: TimeInterval(configuration.requestTimeout),
                 retry: RetryPolicy(maxRetriesPerJob: configuration.maxRetries),
@@ -210,6 +210,18 @@ struct SyncCommand: ParsableCommand {
             try checkCredentials(client, configuration)
         }
         return PreparedConfiguration(configuration: configuration, client: client, printer: printer)
+    }
+
+    /// The configuration file, parsed; its problems are configuration errors (exit status 2).
+    private func readConfiguration() throws -> SyncConfiguration {
+        guard let text = FileManager.default.contents(atPath: config).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw CommandFailure("cannot read the configuration \(config)", status: 2)
+        }
+        do {
+            return try SyncConfiguration.parse(text, file: config)
+        } catch let error as SyncConfigurationError {
+            throw CommandFailure(error.description, status: 2)
+        }
     }
 
     private func makeJob(_ prepared: PreparedConfiguration, gateway: Gateway, metrics: CareGateMetrics?) throws -> SyncJob {
