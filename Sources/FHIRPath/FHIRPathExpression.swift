@@ -56,8 +56,8 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
     private func planned(_ plan: FHIRPathPlan?, context: [FHIRPathValue], resource: Element?, rootResource: Element?,
                          environment: FHIRPathEnvironment) -> [FHIRPathValue]? {
         guard let plan, FHIRPathPlanRun.applies(to: environment) else { return nil }
-        var run = FHIRPathPlanRun(plan: plan, expression: self, environment: environment, context: context,
-                                  resource: resource, rootResource: rootResource)
+        let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: context,
+                                  resource: plan.usesTreeWalk ? resource : nil, rootResource: plan.usesTreeWalk ? rootResource : nil)
         return run.run(focus: context)
     }
 

@@ -37,6 +37,20 @@ struct FHIRPathPlan: Sendable {
         let steps: [Step]
         /// Whether a step may abandon the plan (then the path runs to its end, never stops early).
         let canFail: Bool
+        /// Ended by `first()`: only the first item the steps yield.
+        var firstOnly = false
+
+        init(steps: [Step], canFail: Bool) {
+            self.steps = steps
+            self.canFail = canFail
+        }
+
+        var usesTreeWalk: Bool {
+            steps.contains { step in
+                if case .filter(let criterion) = step { return criterion.usesTreeWalk }
+                return false
+            }
+        }
     }
 
     enum Step: Sendable {
@@ -61,6 +75,14 @@ struct FHIRPathPlan: Sendable {
         /// Any other criterion, left to the tree walk (`node`'s singleton Boolean).
         case tree(FHIRPathNode)
 
+        var usesTreeWalk: Bool {
+            switch self {
+            case .compare(_, let path, _), .existence(let path, _): return path.usesTreeWalk
+            case .logic(_, let left, let right): return left.usesTreeWalk || right.usesTreeWalk
+            case .tree: return true
+            }
+        }
+
         var canFail: Bool {
             switch self {
             case .compare(let op, let path, _): return path.canFail || !(op == .equal || op == .notEqual)
@@ -79,6 +101,17 @@ struct FHIRPathPlan: Sendable {
     }
 
     let body: Body
+    /// Whether a criterion is left to the tree walk, which then needs `%resource` and `%rootResource`
+    /// (copying them for every evaluation costs a generic copy of each optional field).
+    let usesTreeWalk: Bool
+
+    init(body: Body) {
+        self.body = body
+        switch body {
+        case .path(let path, _): usesTreeWalk = path.usesTreeWalk
+        case .predicate(let predicate): usesTreeWalk = predicate.usesTreeWalk
+        }
+    }
 
     /// The deepest expression compiled into a plan.
     static let maximumDepth = 24
@@ -88,11 +121,10 @@ struct FHIRPathPlan: Sendable {
         // A plan's walk recurses once per step: deep expressions stay with the tree walk, which guards
         // its stack.
         guard node.depth <= maximumDepth else { return nil }
-        if let path = compilePath(node) { return FHIRPathPlan(body: .path(path, .all)) }
+        if let path = compilePath(node) { return FHIRPathPlan(body: .path(path, path.firstOnly ? .first : .all)) }
         if case .call(let base, let function, let arguments, nil) = node.kind, arguments.isEmpty {
             let terminal: Terminal?
             switch function {
-            case .first: terminal = .first
             case .exists: terminal = .exists
             case .empty: terminal = .empty
             case .count: terminal = .count
@@ -109,6 +141,10 @@ struct FHIRPathPlan: Sendable {
     /// `node` as a path from the focus, or nil.
     private static func compilePath(_ node: FHIRPathNode) -> Path? {
         switch node.kind {
+        case .call(let base, .first, let arguments, nil):
+            guard arguments.isEmpty, var path = base.map(compilePath) ?? Path(steps: [], canFail: false), !path.firstOnly else { return nil }
+            path.firstOnly = true
+            return path
         case .identifier(let name):
             guard let resolutions = node.resolutions else { return nil }
             return Path(steps: [.child(name: name, resolutions: resolutions, isIdentifier: true)], canFail: false)
@@ -186,7 +222,9 @@ struct FHIRPathPlan: Sendable {
 }
 
 extension FHIRPathPlan.Path {
-    func appending(_ step: FHIRPathPlan.Step, canFail stepCanFail: Bool) -> FHIRPathPlan.Path {
-        FHIRPathPlan.Path(steps: steps + [step], canFail: canFail || stepCanFail)
+    /// The path followed by `step`; nil after `first()`, which only ends a path.
+    func appending(_ step: FHIRPathPlan.Step, canFail stepCanFail: Bool) -> FHIRPathPlan.Path? {
+        guard !firstOnly else { return nil }
+        return FHIRPathPlan.Path(steps: steps + [step], canFail: canFail || stepCanFail)
     }
 }

@@ -5,11 +5,13 @@ import FHIRCore
 struct FHIRPathPlanAbandoned: Error {}
 
 /// Collects what a path yields, keeping the first item inline (a criterion's path yields one item,
-/// usually, and needs no array for it) and stopping at `limit` items.
+/// usually, and needs no array for it) and stopping at `limit` items. The first item is no optional:
+/// copying an optional of ``FHIRPathValue`` goes through the runtime's generic copy.
 struct FHIRPathPlanCollector {
     let limit: Int
     private(set) var count = 0
-    private(set) var first: FHIRPathValue?
+    /// The first item when ``count`` is positive (a placeholder otherwise).
+    private(set) var first: FHIRPathValue = .boolean(false)
     private var rest: [FHIRPathValue] = []
 
     init(limit: Int) { self.limit = limit }
@@ -21,8 +23,15 @@ struct FHIRPathPlanCollector {
         return count < limit
     }
 
+    /// The collector with only its first item.
+    func keepingFirst() -> FHIRPathPlanCollector {
+        var kept = FHIRPathPlanCollector(limit: 1)
+        if count > 0 { _ = kept.add(first) }
+        return kept
+    }
+
     var values: [FHIRPathValue] {
-        guard let first else { return [] }
+        guard count > 0 else { return [] }
         if rest.isEmpty { return [first] }
         return [first] + rest
     }
@@ -30,10 +39,11 @@ struct FHIRPathPlanCollector {
 
 /// One evaluation of a ``FHIRPathPlan``: the plan's steps applied to the focus, with the environment
 /// the expression is evaluated in. Made per evaluation; the tree walk's evaluator is made only when a
-/// criterion is left to it.
-struct FHIRPathPlanRun {
+/// criterion is left to it. A class: the navigation closures call back into it, and a struct would
+/// be copied whole at each step to keep its accesses exclusive.
+final class FHIRPathPlanRun {
     let plan: FHIRPathPlan
-    let expression: FHIRPathExpression
+    let source: FHIRPathSource
     let environment: FHIRPathEnvironment
     let navigator: FHIRPathNavigator
     let context: [FHIRPathValue]
@@ -48,10 +58,10 @@ struct FHIRPathPlanRun {
             && environment.metadata === FHIRMetadata.r4
     }
 
-    init(plan: FHIRPathPlan, expression: FHIRPathExpression, environment: FHIRPathEnvironment, context: [FHIRPathValue],
+    init(plan: FHIRPathPlan, source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue],
          resource: Element?, rootResource: Element?) {
         self.plan = plan
-        self.expression = expression
+        self.source = source
         self.environment = environment
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.context = context
@@ -60,22 +70,19 @@ struct FHIRPathPlanRun {
     }
 
     /// The plan's value on `focus` (the context), or nil when the plan was abandoned.
-    mutating func run(focus: [FHIRPathValue]) -> [FHIRPathValue]? {
+    func run(focus: [FHIRPathValue]) -> [FHIRPathValue]? {
         do {
             switch plan.body {
             case .path(let path, let terminal):
                 let limit: Int
                 switch terminal {
                 case .all, .count: limit = .max
-                case .first, .exists, .empty: limit = path.canFail ? .max : 1
+                case .first, .exists, .empty: limit = 1
                 }
-                var collector = FHIRPathPlanCollector(limit: limit)
-                for item in focus {
-                    guard try walk(path.steps, from: 0, item: item, into: &collector) else { break }
-                }
+                let collector = try collect(path, from: focus, limit: limit)
                 switch terminal {
                 case .all: return collector.values
-                case .first: return collector.first.map { [$0] } ?? []
+                case .first: return collector.count > 0 ? [collector.first] : []
                 case .exists: return [.boolean(collector.count > 0)]
                 case .empty: return [.boolean(collector.count == 0)]
                 case .count: return [.integer(collector.count)]
@@ -90,91 +97,151 @@ struct FHIRPathPlanRun {
 
     // MARK: Paths
 
-    /// Applies `steps[index...]` to `item`, adding what they yield to `collector`; false once it is full.
-    private mutating func walk(_ steps: [FHIRPathPlan.Step], from index: Int, item: FHIRPathValue,
+    /// What `path` yields from `focus`, up to `limit` items (all when the path may fail: no item may be
+    /// skipped on which the tree walk would fail). A path ended by `first()` yields its first item.
+    private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int)
+        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        let wanted = path.firstOnly ? 1 : limit
+        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted)
+        for item in focus {
+            guard try walk(path.steps, from: 0, value: item, into: &collector) else { break }
+        }
+        return path.firstOnly ? collector.keepingFirst() : collector
+    }
+
+    /// ``collect(_:from:limit:)`` from one element node.
+    private func collect(_ path: FHIRPathPlan.Path, from node: FHIRPathElementNode, limit: Int)
+        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        let wanted = path.firstOnly ? 1 : limit
+        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted)
+        _ = try walk(path.steps, from: 0, node: node, into: &collector)
+        return path.firstOnly ? collector.keepingFirst() : collector
+    }
+
+    /// Applies `steps[index...]` to `value`, adding what they yield to `collector`; false once it is full.
+    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, value: FHIRPathValue,
                                into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
-        guard index < steps.count else { return collector.add(item) }
+        if case .element(let node) = value { return try walk(steps, from: index, node: node, into: &collector) }
+        guard index < steps.count else { return collector.add(value) }
         switch steps[index] {
-        case .child(let name, let resolutions, let isIdentifier):
-            guard case .element(let node) = item else {
-                // A member of `type()`'s result is the tree walk's business; other System values have no children.
-                if case .typeInfo = item, !isIdentifier { throw FHIRPathPlanAbandoned() }
-                return true
-            }
-            if isIdentifier, let resourceType = node.element.resourceType, resourceType == name {
-                return try walk(steps, from: index + 1, item: item, into: &collector)
-            }
-            return try navigator.forEachChild(of: node, named: name, step: resolutions) { (child) throws(FHIRPathPlanAbandoned) -> Bool in
-                try walk(steps, from: index + 1, item: .element(child), into: &collector)
-            }
+        case .child(_, _, let isIdentifier):
+            // A member of `type()`'s result is the tree walk's business; other System values have no children.
+            if case .typeInfo = value, !isIdentifier { throw FHIRPathPlanAbandoned() }
+            return true
         case .ofType(let type):
-            guard FHIRPathTypes.matches(item, type, exact: true, metadata: environment.metadata) else { return true }
-            return try walk(steps, from: index + 1, item: item, into: &collector)
+            guard FHIRPathTypes.matches(value, type, exact: true, metadata: environment.metadata) else { return true }
+            return try walk(steps, from: index + 1, value: value, into: &collector)
         case .filter(let criterion):
-            guard try test(criterion, focus: CollectionOfOne(item)) == true else { return true }
-            return try walk(steps, from: index + 1, item: item, into: &collector)
+            guard try test(criterion, focus: CollectionOfOne(value)) == true else { return true }
+            return try walk(steps, from: index + 1, value: value, into: &collector)
         }
     }
 
-    /// What `path` yields from `focus`, up to `limit` items (all when the path may fail).
-    private mutating func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int)
-        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
-        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : limit)
-        for item in focus {
-            guard try walk(path.steps, from: 0, item: item, into: &collector) else { break }
+    /// ``walk(_:from:value:into:)`` for an element node, which is copied into a value only when it is
+    /// what the path yields.
+    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, node: FHIRPathElementNode,
+                               into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
+        guard index < steps.count else { return collector.add(.element(node)) }
+        switch steps[index] {
+        case .child(let name, let resolutions, let isIdentifier):
+            if isIdentifier, let resourceType = node.element.resourceType, resourceType == name {
+                return try walk(steps, from: index + 1, node: node, into: &collector)
+            }
+            return try navigator.forEachChild(of: node, named: name, step: resolutions) { (child) throws(FHIRPathPlanAbandoned) -> Bool in
+                try walk(steps, from: index + 1, node: child, into: &collector)
+            }
+        case .ofType(let type):
+            guard FHIRPathTypes.matches(node, type, exact: true, metadata: environment.metadata) else { return true }
+            return try walk(steps, from: index + 1, node: node, into: &collector)
+        case .filter(let criterion):
+            guard try test(criterion, node: node) == true else { return true }
+            return try walk(steps, from: index + 1, node: node, into: &collector)
         }
-        return collector
     }
 
     // MARK: Criteria
 
+    /// The criterion's value on one element node (the focus and `$this`).
+    private func test(_ predicate: FHIRPathPlan.Predicate, node: FHIRPathElementNode) throws(FHIRPathPlanAbandoned) -> Bool? {
+        switch predicate {
+        case .compare(let op, let path, let constant):
+            return try compare(op, try collect(path, from: node, limit: 2), constant)
+        case .logic(let op, let leftPredicate, let rightPredicate):
+            let left = try test(leftPredicate, node: node)
+            if op == .and && left == false { return false }
+            if op == .or && left == true { return true }
+            return combine(op, left, try test(rightPredicate, node: node))
+        case .existence(let path, let whenAny):
+            return (try collect(path, from: node, limit: 1).count > 0) == whenAny
+        case .tree(let node2):
+            return try treeTest(node2, focus: [.element(node)])
+        }
+    }
+
     /// The criterion's value on `focus` (which is also `$this`): true, false or nil (unknown).
-    private mutating func test<Focus: Collection<FHIRPathValue>>(_ predicate: FHIRPathPlan.Predicate, focus: Focus)
+    private func test<Focus: Collection<FHIRPathValue>>(_ predicate: FHIRPathPlan.Predicate, focus: Focus)
         throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            let right = try value(of: constant)
-            let left = try collect(path, from: focus, limit: 2)
-            guard let a = left.first else { return nil }
-            switch op {
-            case .equal, .notEqual:
-                // Collection `=`: pairwise; different sizes are unequal.
-                guard left.count == 1 else {
-                    return FHIRPathComparison.equalCollections(left.values, [right]).map { op == .equal ? $0 : !$0 }
-                }
-                return FHIRPathComparison.equal(a, right).map { op == .equal ? $0 : !$0 }
-            default:
-                // Singleton operands of a System type, which the tree walk enforces with its errors.
-                guard left.count == 1, let x = a.primitive, let y = right.primitive else { throw FHIRPathPlanAbandoned() }
-                switch FHIRPathComparison.order(x, y) {
-                case .ordered(let order):
-                    switch op {
-                    case .less: return order < 0
-                    case .greater: return order > 0
-                    case .lessOrEqual: return order <= 0
-                    default: return order >= 0
-                    }
-                case .unknown: return nil
-                case .incompatible: throw FHIRPathPlanAbandoned()
-                }
-            }
+            return try compare(op, try collect(path, from: focus, limit: 2), constant)
         case .logic(let op, let leftPredicate, let rightPredicate):
             let left = try test(leftPredicate, focus: focus)
             if op == .and && left == false { return false }
             if op == .or && left == true { return true }
-            let right = try test(rightPredicate, focus: focus)
-            if op == .and {
-                if right == false { return false }
-                return left == true && right == true ? true : nil
-            }
-            if right == true { return true }
-            return left == false && right == false ? false : nil
+            return combine(op, left, try test(rightPredicate, focus: focus))
         case .existence(let path, let whenAny):
-            let found = try collect(path, from: focus, limit: 1).count > 0
-            return found == whenAny
+            return (try collect(path, from: focus, limit: 1).count > 0) == whenAny
         case .tree(let node):
             return try treeTest(node, focus: Array(focus))
         }
+    }
+
+    /// `and`/`or` of two known-or-unknown values, the left one not deciding alone.
+    private func combine(_ op: FHIRPathNode.BinaryOperator, _ left: Bool?, _ right: Bool?) -> Bool? {
+        if op == .and {
+            if right == false { return false }
+            return left == true && right == true ? true : nil
+        }
+        if right == true { return true }
+        return left == false && right == false ? false : nil
+    }
+
+    /// `left op constant` for the operator's collection rules, `left` holding the path's first items.
+    private func compare(_ op: FHIRPathNode.BinaryOperator, _ left: FHIRPathPlanCollector, _ constant: FHIRPathPlan.Constant)
+        throws(FHIRPathPlanAbandoned) -> Bool? {
+        let right = try value(of: constant)
+        guard left.count > 0 else { return nil }
+        let a = left.first
+        switch op {
+        case .equal, .notEqual:
+            // Collection `=`: pairwise; different sizes are unequal.
+            guard left.count == 1 else { return op == .notEqual }
+            return Self.equal(a, right).map { op == .equal ? $0 : !$0 }
+        default:
+            // Singleton operands of a System type, which the tree walk enforces with its errors.
+            guard left.count == 1, let x = a.primitive, let y = right.primitive else { throw FHIRPathPlanAbandoned() }
+            switch FHIRPathComparison.order(x, y) {
+            case .ordered(let order):
+                switch op {
+                case .less: return order < 0
+                case .greater: return order > 0
+                case .lessOrEqual: return order <= 0
+                default: return order >= 0
+                }
+            case .unknown: return nil
+            case .incompatible: throw FHIRPathPlanAbandoned()
+            }
+        }
+    }
+
+    /// ``FHIRPathComparison/equal(_:_:)``, reading a string-typed element's text in place when compared
+    /// with a string (the usual `system = '...'`) rather than converting it first.
+    private static func equal(_ a: FHIRPathValue, _ b: FHIRPathValue) -> Bool? {
+        if case .string(let text) = b, case .element(let node) = a, let value = node.element.value,
+           let typeName = node.typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
+            return value == text
+        }
+        return FHIRPathComparison.equal(a, b)
     }
 
     /// A constant's value; the environment's variables come first, as in the tree walk.
@@ -191,8 +258,8 @@ struct FHIRPathPlanRun {
     }
 
     /// The tree walk's singleton Boolean of `node` on `focus`; any error abandons the plan.
-    private mutating func treeTest(_ node: FHIRPathNode, focus: [FHIRPathValue]) throws(FHIRPathPlanAbandoned) -> Bool? {
-        let evaluator = self.evaluator ?? FHIRPathEvaluator(source: expression.source, environment: environment, context: context,
+    private func treeTest(_ node: FHIRPathNode, focus: [FHIRPathValue]) throws(FHIRPathPlanAbandoned) -> Bool? {
+        let evaluator = self.evaluator ?? FHIRPathEvaluator(source: source, environment: environment, context: context,
                                                            resource: resource, rootResource: rootResource)
         self.evaluator = evaluator
         do {
