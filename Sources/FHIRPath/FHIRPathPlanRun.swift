@@ -4,29 +4,94 @@ import FHIRCore
 /// plans leave to it: the plan is abandoned and the tree walk evaluates the expression instead.
 struct FHIRPathPlanAbandoned: Error {}
 
-/// Collects what a path yields, keeping the first item inline (a criterion's path yields one item,
-/// usually, and needs no array for it) and stopping at `limit` items. The first item is no optional:
-/// copying an optional of ``FHIRPathValue`` goes through the runtime's generic copy.
+/// Collects what a path yields and stops at `limit` items. It keeps the items (a path's value), or
+/// only counts them (`exists()`), or compares the first with a constant as it passes (a criterion
+/// such as `system = 'http://loinc.org'`), which copies no element node at all. The first item is
+/// kept without an optional: copying an optional of ``FHIRPathValue`` goes through the runtime's
+/// generic copy.
 struct FHIRPathPlanCollector {
+    enum Mode {
+        case keep
+        case count
+        /// `first op constant`, for `=`, `!=`, `<`, `>`, `<=`, `>=`.
+        case compare(FHIRPathNode.BinaryOperator, FHIRPathValue)
+    }
+
     let limit: Int
+    let mode: Mode
     private(set) var count = 0
-    /// The first item when ``count`` is positive (a placeholder otherwise).
+    /// The first item when ``count`` is positive and the mode keeps items (a placeholder otherwise).
     private(set) var first: FHIRPathValue = .boolean(false)
     private var rest: [FHIRPathValue] = []
+    /// In compare mode, once an item passed: the comparison of the first item with the constant.
+    private(set) var verdict: Bool?
+    /// In compare mode: the first item cannot be ordered against the constant (the tree walk raises
+    /// an error there).
+    private(set) var incomparable = false
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, mode: Mode = .keep) {
+        self.limit = limit
+        self.mode = mode
+    }
 
     /// Adds `value`; false when the collector is full.
     mutating func add(_ value: FHIRPathValue) -> Bool {
-        if count == 0 { first = value } else { rest.append(value) }
+        switch mode {
+        case .keep: if count == 0 { first = value } else { rest.append(value) }
+        case .count: break
+        case .compare(let op, let constant): if count == 0 { judge(op, value, constant) }
+        }
         count += 1
         return count < limit
     }
 
+    /// ``add(_:)`` for an element node, copied only when the collector keeps items.
+    mutating func add(node: FHIRPathElementNode) -> Bool {
+        switch mode {
+        case .keep:
+            return add(.element(node))
+        case .count:
+            break
+        case .compare(let op, let constant):
+            if count == 0 {
+                // A string-typed element against a string: its text is compared in place.
+                if op == .equal || op == .notEqual, case .string(let text) = constant, let value = node.element.value,
+                   let typeName = node.typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
+                    verdict = (value == text) == (op == .equal)
+                } else {
+                    judge(op, .element(node), constant)
+                }
+            }
+        }
+        count += 1
+        return count < limit
+    }
+
+    private mutating func judge(_ op: FHIRPathNode.BinaryOperator, _ value: FHIRPathValue, _ constant: FHIRPathValue) {
+        switch op {
+        case .equal, .notEqual:
+            verdict = FHIRPathComparison.equal(value, constant).map { $0 == (op == .equal) }
+        default:
+            guard let x = value.primitive, let y = constant.primitive else { incomparable = true; return }
+            switch FHIRPathComparison.order(x, y) {
+            case .ordered(let order):
+                switch op {
+                case .less: verdict = order < 0
+                case .greater: verdict = order > 0
+                case .lessOrEqual: verdict = order <= 0
+                default: verdict = order >= 0
+                }
+            case .unknown: verdict = nil
+            case .incompatible: incomparable = true
+            }
+        }
+    }
+
     /// The collector with only its first item.
     func keepingFirst() -> FHIRPathPlanCollector {
-        var kept = FHIRPathPlanCollector(limit: 1)
-        if count > 0 { _ = kept.add(first) }
+        var kept = self
+        kept.count = min(count, 1)
+        kept.rest = []
         return kept
     }
 
@@ -99,10 +164,11 @@ final class FHIRPathPlanRun {
 
     /// What `path` yields from `focus`, up to `limit` items (all when the path may fail: no item may be
     /// skipped on which the tree walk would fail). A path ended by `first()` yields its first item.
-    private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int)
+    private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
+                                                           mode: FHIRPathPlanCollector.Mode = .keep)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         let wanted = path.firstOnly ? 1 : limit
-        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted)
+        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         for item in focus {
             guard try walk(path.steps, from: 0, value: item, into: &collector) else { break }
         }
@@ -110,10 +176,11 @@ final class FHIRPathPlanRun {
     }
 
     /// ``collect(_:from:limit:)`` from one element node.
-    private func collect(_ path: FHIRPathPlan.Path, from node: FHIRPathElementNode, limit: Int)
+    private func collect(_ path: FHIRPathPlan.Path, from node: FHIRPathElementNode, limit: Int,
+                         mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         let wanted = path.firstOnly ? 1 : limit
-        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted)
+        var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         _ = try walk(path.steps, from: 0, node: node, into: &collector)
         return path.firstOnly ? collector.keepingFirst() : collector
     }
@@ -141,7 +208,7 @@ final class FHIRPathPlanRun {
     /// what the path yields.
     private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, node: FHIRPathElementNode,
                                into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
-        guard index < steps.count else { return collector.add(.element(node)) }
+        guard index < steps.count else { return collector.add(node: node) }
         switch steps[index] {
         case .child(let name, let resolutions, let isIdentifier):
             if isIdentifier, let resourceType = node.element.resourceType, resourceType == name {
@@ -165,14 +232,14 @@ final class FHIRPathPlanRun {
     private func test(_ predicate: FHIRPathPlan.Predicate, node: FHIRPathElementNode) throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            return try compare(op, try collect(path, from: node, limit: 2), constant)
+            return try compare(op, try collect(path, from: node, limit: 2, mode: .compare(op, try value(of: constant))))
         case .logic(let op, let leftPredicate, let rightPredicate):
             let left = try test(leftPredicate, node: node)
             if op == .and && left == false { return false }
             if op == .or && left == true { return true }
             return combine(op, left, try test(rightPredicate, node: node))
         case .existence(let path, let whenAny):
-            return (try collect(path, from: node, limit: 1).count > 0) == whenAny
+            return (try collect(path, from: node, limit: 1, mode: .count).count > 0) == whenAny
         case .tree(let node2):
             return try treeTest(node2, focus: [.element(node)])
         }
@@ -183,14 +250,14 @@ final class FHIRPathPlanRun {
         throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            return try compare(op, try collect(path, from: focus, limit: 2), constant)
+            return try compare(op, try collect(path, from: focus, limit: 2, mode: .compare(op, try value(of: constant))))
         case .logic(let op, let leftPredicate, let rightPredicate):
             let left = try test(leftPredicate, focus: focus)
             if op == .and && left == false { return false }
             if op == .or && left == true { return true }
             return combine(op, left, try test(rightPredicate, focus: focus))
         case .existence(let path, let whenAny):
-            return (try collect(path, from: focus, limit: 1).count > 0) == whenAny
+            return (try collect(path, from: focus, limit: 1, mode: .count).count > 0) == whenAny
         case .tree(let node):
             return try treeTest(node, focus: Array(focus))
         }
@@ -206,42 +273,19 @@ final class FHIRPathPlanRun {
         return left == false && right == false ? false : nil
     }
 
-    /// `left op constant` for the operator's collection rules, `left` holding the path's first items.
-    private func compare(_ op: FHIRPathNode.BinaryOperator, _ left: FHIRPathPlanCollector, _ constant: FHIRPathPlan.Constant)
-        throws(FHIRPathPlanAbandoned) -> Bool? {
-        let right = try value(of: constant)
+    /// `path op constant` for the operator's collection rules, from the collector that compared the
+    /// path's first item with the constant.
+    private func compare(_ op: FHIRPathNode.BinaryOperator, _ left: FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool? {
         guard left.count > 0 else { return nil }
-        let a = left.first
         switch op {
         case .equal, .notEqual:
             // Collection `=`: pairwise; different sizes are unequal.
-            guard left.count == 1 else { return op == .notEqual }
-            return Self.equal(a, right).map { op == .equal ? $0 : !$0 }
+            return left.count == 1 ? left.verdict : op == .notEqual
         default:
             // Singleton operands of a System type, which the tree walk enforces with its errors.
-            guard left.count == 1, let x = a.primitive, let y = right.primitive else { throw FHIRPathPlanAbandoned() }
-            switch FHIRPathComparison.order(x, y) {
-            case .ordered(let order):
-                switch op {
-                case .less: return order < 0
-                case .greater: return order > 0
-                case .lessOrEqual: return order <= 0
-                default: return order >= 0
-                }
-            case .unknown: return nil
-            case .incompatible: throw FHIRPathPlanAbandoned()
-            }
+            guard left.count == 1, !left.incomparable else { throw FHIRPathPlanAbandoned() }
+            return left.verdict
         }
-    }
-
-    /// ``FHIRPathComparison/equal(_:_:)``, reading a string-typed element's text in place when compared
-    /// with a string (the usual `system = '...'`) rather than converting it first.
-    private static func equal(_ a: FHIRPathValue, _ b: FHIRPathValue) -> Bool? {
-        if case .string(let text) = b, case .element(let node) = a, let value = node.element.value,
-           let typeName = node.typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
-            return value == text
-        }
-        return FHIRPathComparison.equal(a, b)
     }
 
     /// A constant's value; the environment's variables come first, as in the tree walk.
