@@ -57,7 +57,7 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
                          environment: FHIRPathEnvironment) -> [FHIRPathValue]? {
         guard let plan, FHIRPathPlanRun.applies(to: environment) else { return nil }
         let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: context,
-                                  resource: plan.usesTreeWalk ? resource : nil, rootResource: plan.usesTreeWalk ? rootResource : nil)
+                                  resource: resource, rootResource: rootResource)
         return run.run(focus: context)
     }
 

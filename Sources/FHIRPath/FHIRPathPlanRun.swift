@@ -87,12 +87,11 @@ struct FHIRPathPlanCollector {
         }
     }
 
-    /// The collector with only its first item.
-    func keepingFirst() -> FHIRPathPlanCollector {
-        var kept = self
-        kept.count = min(count, 1)
-        kept.rest = []
-        return kept
+    /// Forgets every item but the first (a path ended by `first()`); a comparison's verdict is the
+    /// first item's already.
+    mutating func keepOnlyFirst() {
+        count = min(count, 1)
+        rest = []
     }
 
     var values: [FHIRPathValue] {
@@ -108,13 +107,22 @@ struct FHIRPathPlanCollector {
 /// be copied whole at each step to keep its accesses exclusive.
 final class FHIRPathPlanRun {
     let plan: FHIRPathPlan
-    let source: FHIRPathSource
-    let environment: FHIRPathEnvironment
+    let metadata: FHIRMetadata
+    /// The environment's `%name` values.
+    let variables: [String: [FHIRPathValue]]
     let navigator: FHIRPathNavigator
-    let context: [FHIRPathValue]
-    let resource: Element?
-    let rootResource: Element?
+    /// What the tree walk's evaluator is made from, kept only for plans that leave a criterion to it
+    /// (copying the environment and the resources costs more than most evaluations).
+    private let treeWalk: TreeWalkInputs?
     private var evaluator: FHIRPathEvaluator?
+
+    private struct TreeWalkInputs {
+        let source: FHIRPathSource
+        let environment: FHIRPathEnvironment
+        let context: [FHIRPathValue]
+        let resource: Element?
+        let rootResource: Element?
+    }
 
     /// Whether a plan may stand for the tree walk in `environment`: nothing observes the walk, and the
     /// metadata is the R4 metadata the plan's `ofType()` steps were checked against.
@@ -126,12 +134,12 @@ final class FHIRPathPlanRun {
     init(plan: FHIRPathPlan, source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue],
          resource: Element?, rootResource: Element?) {
         self.plan = plan
-        self.source = source
-        self.environment = environment
+        self.metadata = environment.metadata
+        self.variables = environment.variables
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
-        self.context = context
-        self.resource = resource
-        self.rootResource = rootResource
+        self.treeWalk = plan.usesTreeWalk
+            ? TreeWalkInputs(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
+            : nil
     }
 
     /// The plan's value on `focus` (the context), or nil when the plan was abandoned.
@@ -172,7 +180,8 @@ final class FHIRPathPlanRun {
         for item in focus {
             guard try walk(path.steps, from: 0, value: item, into: &collector) else { break }
         }
-        return path.firstOnly ? collector.keepingFirst() : collector
+        if path.firstOnly { collector.keepOnlyFirst() }
+        return collector
     }
 
     /// ``collect(_:from:limit:)`` from one element node.
@@ -182,7 +191,8 @@ final class FHIRPathPlanRun {
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         _ = try walk(path.steps, from: 0, node: node, into: &collector)
-        return path.firstOnly ? collector.keepingFirst() : collector
+        if path.firstOnly { collector.keepOnlyFirst() }
+        return collector
     }
 
     /// Applies `steps[index...]` to `value`, adding what they yield to `collector`; false once it is full.
@@ -196,7 +206,7 @@ final class FHIRPathPlanRun {
             if case .typeInfo = value, !isIdentifier { throw FHIRPathPlanAbandoned() }
             return true
         case .ofType(let type):
-            guard FHIRPathTypes.matches(value, type, exact: true, metadata: environment.metadata) else { return true }
+            guard FHIRPathTypes.matches(value, type, exact: true, metadata: metadata) else { return true }
             return try walk(steps, from: index + 1, value: value, into: &collector)
         case .filter(let criterion):
             guard try test(criterion, focus: CollectionOfOne(value)) == true else { return true }
@@ -218,7 +228,7 @@ final class FHIRPathPlanRun {
                 try walk(steps, from: index + 1, node: child, into: &collector)
             }
         case .ofType(let type):
-            guard FHIRPathTypes.matches(node, type, exact: true, metadata: environment.metadata) else { return true }
+            guard FHIRPathTypes.matches(node, type, exact: true, metadata: metadata) else { return true }
             return try walk(steps, from: index + 1, node: node, into: &collector)
         case .filter(let criterion):
             guard try test(criterion, node: node) == true else { return true }
@@ -294,7 +304,7 @@ final class FHIRPathPlanRun {
         case .literal(let value):
             return value
         case .variable(let name, let standard):
-            guard !environment.variables.isEmpty, let defined = environment.variables[name] else { return standard }
+            guard !variables.isEmpty, let defined = variables[name] else { return standard }
             // A redefinition of another size than one is the tree walk's to compare.
             guard defined.count == 1 else { throw FHIRPathPlanAbandoned() }
             return defined[0]
@@ -303,8 +313,9 @@ final class FHIRPathPlanRun {
 
     /// The tree walk's singleton Boolean of `node` on `focus`; any error abandons the plan.
     private func treeTest(_ node: FHIRPathNode, focus: [FHIRPathValue]) throws(FHIRPathPlanAbandoned) -> Bool? {
-        let evaluator = self.evaluator ?? FHIRPathEvaluator(source: source, environment: environment, context: context,
-                                                           resource: resource, rootResource: rootResource)
+        guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
+        let evaluator = self.evaluator ?? FHIRPathEvaluator(source: inputs.source, environment: inputs.environment, context: inputs.context,
+                                                           resource: inputs.resource, rootResource: inputs.rootResource)
         self.evaluator = evaluator
         do {
             return try evaluator.boolean(evaluator.evaluate(node, focus, FHIRPathScope(this: focus)), node)
