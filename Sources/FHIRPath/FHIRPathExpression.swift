@@ -48,6 +48,11 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
     /// Evaluates against `resource`, which is also `%resource`, `%rootResource` and `%context`.
     public func evaluate(on resource: Element, environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
         let root = FHIRPathElementNode(resource: resource, path: environment.tracksPaths ? resource.resourceType : nil)
+        // A plan that needs no tree walk needs no context collection either.
+        if let plan, !plan.usesTreeWalk, FHIRPathPlanRun.applies(to: environment) {
+            let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: [], resource: nil, rootResource: nil)
+            if let values = run.run(focus: CollectionOfOne(.element(root))) { return values }
+        }
         return try evaluate(context: [.element(root)], resource: resource, rootResource: resource, environment: environment)
     }
 

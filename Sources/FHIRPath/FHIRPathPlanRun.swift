@@ -143,7 +143,7 @@ final class FHIRPathPlanRun {
     }
 
     /// The plan's value on `focus` (the context), or nil when the plan was abandoned.
-    func run(focus: [FHIRPathValue]) -> [FHIRPathValue]? {
+    func run<Focus: Collection<FHIRPathValue>>(focus: Focus) -> [FHIRPathValue]? {
         do {
             switch plan.body {
             case .path(let path, let terminal):
