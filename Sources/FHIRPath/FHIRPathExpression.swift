@@ -21,11 +21,26 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
     public let text: String
     let source: FHIRPathSource
     let root: FHIRPathNode
+    /// The compiled plan of the whole expression, when it is of the mapping-style kind plans cover.
+    let plan: FHIRPathPlan?
+    /// For ``evaluateLeadingOperand(context:resource:rootResource:environment:)``: the operands of the
+    /// root's unions, left to right, each with its plan (the root alone when it is no union).
+    let leadingOperands: [(node: FHIRPathNode, plan: FHIRPathPlan?)]
 
     public init(_ text: String) throws(FHIRPathError) {
         self.text = text
         self.source = FHIRPathSource(text)
-        self.root = try FHIRPathParser.parse(source)
+        let root = try FHIRPathParser.parse(source)
+        let plan = FHIRPathPlan.compile(root)
+        self.root = root
+        self.plan = plan
+        self.leadingOperands = Self.unionOperands(of: root).map { ($0, $0 === root ? plan : FHIRPathPlan.compile($0)) }
+    }
+
+    /// The operands of the unions at the top of `node`, left to right; `node` alone when it is no union.
+    private static func unionOperands(of node: FHIRPathNode) -> [FHIRPathNode] {
+        guard case .binary(.union, let left, let right) = node.kind else { return [node] }
+        return unionOperands(of: left) + unionOperands(of: right)
     }
 
     public var description: String { text }
@@ -33,14 +48,32 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
     /// Evaluates against `resource`, which is also `%resource`, `%rootResource` and `%context`.
     public func evaluate(on resource: Element, environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
         let root = FHIRPathElementNode(resource: resource, path: environment.tracksPaths ? resource.resourceType : nil)
+        // A plan that needs no tree walk needs no context collection either.
+        if let plan, !plan.usesTreeWalk, FHIRPathPlanRun.applies(to: environment) {
+            let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: [], resource: nil, rootResource: nil)
+            if let values = run.run(focus: CollectionOfOne(.element(root))) { return values }
+        }
         return try evaluate(context: [.element(root)], resource: resource, rootResource: resource, environment: environment)
+    }
+
+    /// The plan's value of `node` on `context`, or nil when it has none or abandoned it (the tree walk
+    /// then evaluates `node`, and raises what it raises).
+    private func planned(_ plan: FHIRPathPlan?, context: [FHIRPathValue], resource: Element?, rootResource: Element?,
+                         environment: FHIRPathEnvironment) -> [FHIRPathValue]? {
+        guard let plan, FHIRPathPlanRun.applies(to: environment) else { return nil }
+        let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: context,
+                                  resource: resource, rootResource: rootResource)
+        return run.run(focus: context)
     }
 
     /// Evaluates against an arbitrary focus; `resource` and `rootResource` give `%resource`,
     /// `%rootResource` and what `resolve()` searches.
     public func evaluate(context: [FHIRPathValue], resource: Element?, rootResource: Element?,
                          environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
-        try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
+        if let values = planned(plan, context: context, resource: resource, rootResource: rootResource, environment: environment) {
+            return values
+        }
+        return try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
             try evaluator.evaluate(root, context, FHIRPathScope(this: context))
         }
     }
@@ -59,9 +92,18 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         guard environment.observeSelection == nil, environment.trace == nil else {
             return try evaluate(context: context, resource: resource, rootResource: rootResource, environment: environment)
         }
-        return try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
-            try evaluator.leadingOperand(root, context, FHIRPathScope(this: context))
+        for (index, operand) in leadingOperands.enumerated() {
+            let values: [FHIRPathValue]
+            if let planned = planned(operand.plan, context: context, resource: resource, rootResource: rootResource, environment: environment) {
+                values = planned
+            } else {
+                values = try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
+                    try evaluator.evaluate(operand.node, context, FHIRPathScope(this: context))
+                }
+            }
+            if !values.isEmpty || index == leadingOperands.count - 1 { return values }
         }
+        return []
     }
 
     /// Runs `body` with an evaluator of this expression; what it throws that is not a ``FHIRPathError``

@@ -17,6 +17,18 @@ struct FHIRPathNavigator: Sendable {
     /// Appends the children of `node` that FHIRPath `name` selects; `step`, the expression's node that
     /// names them, remembers what the name resolves to.
     func children(of node: FHIRPathElementNode, named name: String, step: StepResolutions? = nil, into output: inout [FHIRPathValue]) {
+        forEachChild(of: node, named: name, step: step) { child in
+            output.append(.element(child))
+            return true
+        }
+    }
+
+    /// Calls `body` with each child of `node` that FHIRPath `name` selects, in order, until it returns
+    /// false; returns false when it did. A compiled plan streams children through its next steps this way
+    /// rather than collecting them.
+    @discardableResult
+    func forEachChild<Failure: Error>(of node: FHIRPathElementNode, named name: String, step: StepResolutions? = nil,
+                                      _ body: (FHIRPathElementNode) throws(Failure) -> Bool) throws(Failure) -> Bool {
         let children = node.element.children
         let nameLength = name.utf8.count
         // Every child of this name has the same definition: looked up once.
@@ -28,34 +40,37 @@ struct FHIRPathNavigator: Sendable {
         // stop at it rather than scan the rest (`%resource.type` on a Bundle would otherwise pass every
         // entry, for every entry).
         if stopsAtFirstSingle, let single = resolved, !single.info.isArray, !single.info.isChoice {
-            for index in children.indices where children[index].name == name {
+            for index in children.indices where children[index].name.hasSameBytes(as: name) {
                 let child = typed(children[index], in: node, position: 0, resolved: single)
                 observer?(child)
-                output.append(.element(child))
-                return
+                return try body(child)
             }
-            return
+            return true
         }
         // Index the array and read only the name first: copying whole elements that do not match
         // costs a retain per field, and this loop runs for every child of every step. Children named
         // `name` plus a type are not looked for where the metadata knows `name` as no choice element.
+        // Names are compared by length first: most differ in it, and the standard comparison of two
+        // strings that differ is a call into the runtime.
         let mayBeChoice = resolution?.mayBeChoice ?? true
         var position = 0
         for index in children.indices {
             let childName = children[index].name
-            if childName == name {
+            let childLength = childName.utf8.count
+            if childLength == nameLength && childName == name {
                 let child = typed(children[index], in: node, position: position, resolved: resolved)
                 observer?(child)
-                output.append(.element(child))
                 position += 1
-            } else if mayBeChoice, childName.utf8.count > nameLength, childName.hasBytePrefix(name),
+                guard try body(child) else { return false }
+            } else if mayBeChoice, childLength > nameLength, childName.hasBytePrefix(name),
                       let suffixStart = childName.utf8.dropFirst(nameLength).first,
                       suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
                       let typedChild = choiceChild(children[index], of: node, choiceName: name, position: 0) {
                 observer?(typedChild)
-                output.append(.element(typedChild))
+                guard try body(typedChild) else { return false }
             }
         }
+        return true
     }
 
     /// What `name` resolves to in `context`.

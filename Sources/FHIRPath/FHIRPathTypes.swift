@@ -8,6 +8,9 @@ enum FHIRPathTypes {
 
     /// The System type a FHIR primitive type reads as.
     static func systemType(ofPrimitive type: String) -> String? {
+        // No primitive type name is longer than 12 bytes or starts with a capital: most complex types
+        // are told apart without comparing with each name below.
+        guard let first = type.utf8.first, first >= UInt8(ascii: "a"), type.utf8.count <= 12 else { return nil }
         switch type {
         case "boolean": return "Boolean"
         case "integer", "positiveInt", "unsignedInt", "integer64": return "Integer"
@@ -47,15 +50,18 @@ enum FHIRPathTypes {
     /// True when `value` is of the named type. `exact` (for `as` and `ofType`) does not accept a
     /// primitive specialization for its parent (`code` is not `as(string)`), as the R4 suite requires.
     static func matches(_ value: FHIRPathValue, _ type: FHIRPathTypeSpecifier, exact: Bool, metadata: FHIRMetadata) -> Bool {
-        if case .element(let node) = value {
-            if type.namespace == "System" { return false }
-            guard let typeName = node.typeName else { return false }
-            if typeName == type.name { return true }
-            if exact && isPrimitive(typeName) { return false }
-            return isType(typeName, derivedFrom: type.name, metadata: metadata)
-        }
+        if case .element(let node) = value { return matches(node, type, exact: exact, metadata: metadata) }
         if type.namespace == "FHIR" { return false }
         return value.systemTypeName == type.name
+    }
+
+    /// ``matches(_:_:exact:metadata:)`` for an element node.
+    static func matches(_ node: FHIRPathElementNode, _ type: FHIRPathTypeSpecifier, exact: Bool, metadata: FHIRMetadata) -> Bool {
+        if type.namespace == "System" { return false }
+        guard let typeName = node.typeName else { return false }
+        if typeName == type.name { return true }
+        if exact && isPrimitive(typeName) { return false }
+        return isType(typeName, derivedFrom: type.name, metadata: metadata)
     }
 
     /// True when the type name is one FHIRPath can test for.
