@@ -93,6 +93,9 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// Whether the job queues each new entry of the app API's audit trail as a BALP AuditEvent and pushes
     /// it through the outbox (`audit-events: true`; a server, not a folder). Docs/audit-events.md.
     public var auditEvents = false
+    /// Whether each run notes the source elements no mapping reads and keeps that coverage in the store
+    /// for the operator page (`coverage: true`; as `caregate import --coverage` does). Docs/operations.md.
+    public var coverage = false
 
     /// The care-team reports the job pushes after the outcomes (`reports:`); nil: none.
     public var reports: Reports?
@@ -130,7 +133,7 @@ public struct SyncConfiguration: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "server", "push-to", "auth", "patients", "resources", "bulk", "page-size", "batch-size", "time-zone", "interval", "max-retries",
-        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms", "audit-events", "store",
+        "request-timeout", "max-response-mb", "run-timeout", "reports", "questionnaires", "consent-terms", "audit-events", "coverage", "store",
     ]
     static let authKeys: Set<String> = ["token-env", "token-file", "smart-client-id", "smart-key"]
     static let cohortKeys: Set<String> = ["ids", "group", "search"]
@@ -311,6 +314,10 @@ public struct SyncConfiguration: Sendable, Equatable {
                 throw SyncConfigurationError(location: place(node), message: "`audit-events:` needs a server, not a folder")
             }
             configuration.auditEvents = enabled
+        }
+        if let node = settings["coverage"] {
+            guard let enabled = node.bool else { throw SyncConfigurationError(location: place(node), message: "`coverage:` is true or false") }
+            configuration.coverage = enabled
         }
         if let node = settings["bulk"] {
             guard let bulk = node.bool else { throw SyncConfigurationError(location: place(node), message: "`bulk:` is true or false") }

@@ -31,6 +31,8 @@ public final class SyncJob {
 
     /// Where survey tasks' Questionnaires are looked for beyond the pulled pages and the store: the
     /// `questionnaires:` folder, then the server (a folder standing for the server is read as one).
+    /// The run's coverage (`coverage: true`): what the imports of one run read, across its pages.
+    var runCoverage: CoverageCollector?
     private lazy var questionnaireLookup: ServerQuestionnaires = {
         let folders = [configuration.questionnaireFolder, configuration.serverIsFolder ? configuration.server.path : nil]
             .compactMap { $0 }.map(QuestionnaireFolder.init(path:))
@@ -48,6 +50,7 @@ public final class SyncJob {
         Self.removeOldScratchFolders()
         client.resetRetries()
         var report = SyncReport(server: FHIRClient.withoutCredentials(configuration.server))
+        runCoverage = configuration.coverage && !dryRun ? CoverageCollector() : nil
         if configuration.serverIsFolder {
             try importFolder(into: &report)
         } else if configuration.bulk {
@@ -56,6 +59,7 @@ public final class SyncJob {
             try pullAll(into: &report)
         }
         report.pullSeconds = Date().timeIntervalSince(started) - report.importSeconds
+        keepCoverage(of: report)
         if let terms = configuration.consentTerms, !dryRun, !configuration.serverIsFolder {
             do {
                 let consents = try importProviderConsents(terms, now: now)
@@ -357,7 +361,10 @@ public final class SyncJob {
     /// `report`.
     func importing(_ sources: [FHIRInput.Source], only types: Set<String>? = nil, into report: inout SyncReport) throws -> ImportReport {
         let lookup = questionnaireLookup
-        let imported = try gateway.importer(dryRun: dryRun) { $0.resourceTypes = types; $0.questionnaireLookup = lookup }.run(sources)
+        let imported = try gateway.importer(dryRun: dryRun, coverage: runCoverage) {
+            $0.resourceTypes = types
+            $0.questionnaireLookup = lookup
+        }.run(sources)
         report.importSeconds += imported.seconds
         return imported
     }

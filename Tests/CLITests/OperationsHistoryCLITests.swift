@@ -88,4 +88,28 @@ final class OperationsHistoryCLITests: XCTestCase {
             for path in paths.keys { XCTAssertTrue(run.stdout.contains("  \(path)  "), "\(type): \(path) is in the printed coverage") }
         }
     }
+
+    func testASyncWithCoverageKeepsWhatAnImportOfTheSameResourcesWouldAndADryRunKeepsNothing() throws {
+        let folder = try makeScratchFolder("sync-coverage")
+        let imported = folder.appendingPathComponent("imported.sqlite").path
+        XCTAssertEqual(try CLIRunner.run(["import", provider, "--store", imported, "--coverage", "--time-zone", "America/Chicago"]).status, 0)
+        let expected = try XCTUnwrap(SQLiteStore(path: imported, mode: .readOnly).lastImportCoverage())
+
+        let config = try folder.writeFile(
+            "sync.yaml", "server: \(provider)\npush-to: \(folder.appendingPathComponent("out").path)\ntime-zone: America/Chicago\ncoverage: true\n")
+        let store = folder.appendingPathComponent("synced.sqlite").path
+        let dry = try CLIRunner.run(["sync", "--once", "--dry-run", "--config", config, "--store", store])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+        XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+        let record = try XCTUnwrap(SQLiteStore(path: store, mode: .readOnly).lastImportCoverage(), "the run kept its coverage")
+        XCTAssertEqual(record.resourcesRead, expected.resourcesRead)
+        XCTAssertEqual(record.coverage, expected.coverage, "the same elements unread as the import's")
+        XCTAssertEqual(record.counts["created"], expected.counts["created"])
+
+        let bad = try folder.writeFile("bad.yaml", "server: \(provider)\npush-to: \(folder.path)/out\ncoverage: often\n")
+        let refused = try CLIRunner.run(["sync", "--once", "--config", bad, "--store", store])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("`coverage:` is true or false"), refused.stderr)
+    }
 }
