@@ -55,13 +55,17 @@ struct ViewRoutes {
     /// each as ``EventView``.
     private func events(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let patientID = try context.patientID()
-        guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else { throw APIError.notFound }
-        let zone = try Self.zone(of: request, patient: patient)
-        guard let text = request.uri.queryParameters.get("date") else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
-        guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
-        let events = try store.events(patientID: patientID, in: day)
+        // The patient (for the zone), the day's events and the care plans (for the links): one read.
+        let read = try store.dayView(patientID: patientID) { patient in
+            let zone = try Self.zone(of: request, patient: patient)
+            guard let text = request.uri.queryParameters.get("date") else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
+            guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
+            return day
+        }
+        guard let read else { throw APIError.notFound }
+        let events = read.events
         context.auditNote.set("\(events.count) events")
-        let links = try PatientData(store: store, patientID: patientID).links(patient: patient)
+        let links = try PatientData(store: store, patientID: patientID).links(patient: read.patient, plans: read.carePlans)
         return JSONResponse.make(try eventsJSON(events, links: links))
     }
 
