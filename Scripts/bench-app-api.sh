@@ -204,7 +204,7 @@ def pull():
                 known[process["id"]] = max(known.get(process["id"], 0), process["clock"])
         link = re.search(r'<([^>]+)>;\s*rel="next"', answer.headers.get("Link") or "")
         url = urllib.parse.urljoin(base, link.group(1)) if link else None
-waits, failed = [], 0
+waits, failed, busy, answers = [], 0, 0, []
 pull()
 while not os.path.exists(ended) or os.path.getsize(ended) == 0:
     known[device] += 1
@@ -217,14 +217,22 @@ while not os.path.exists(ended) or os.path.getsize(ended) == 0:
     except urllib.error.HTTPError as error:
         if error.code == 409:
             pull()
+        elif error.code == 503:
+            # The store stayed busy past the server's busy timeout: the app waits Retry-After, then pushes again.
+            busy += 1
+            time.sleep(min(float(error.headers.get("Retry-After") or 1), 30))
         else:
             failed += 1
-    except Exception:
+            answers.append("%d %s" % (error.code, error.read()[:100].decode(errors="replace")))
+    except Exception as error:
         failed += 1
+        answers.append(type(error).__name__)
     time.sleep(0.5)
 waits.sort()
 with open(out, "w") as f:
-    f.write("%d pushes, median %.0f ms, max %.0f ms, %d failed" % (len(waits), 1000 * waits[len(waits) // 2] if waits else 0, 1000 * waits[-1] if waits else 0, failed))
+    f.write("%d pushes, median %.0f ms, max %.0f ms, %d answered 503 busy (retried after Retry-After), %d failed%s" % (
+        len(waits), 1000 * waits[len(waits) // 2] if waits else 0, 1000 * waits[-1] if waits else 0, busy, failed,
+        "".join("\n   failed: " + answer for answer in answers)))
 PY
     pusher=$!
     sync_from=$(date +%s)

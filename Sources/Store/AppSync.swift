@@ -48,6 +48,10 @@ public protocol AppSyncStore: Store {
     /// The current care plans of patient `patientID` (an indexed read: the store's other care plans are
     /// not decoded).
     func currentCarePlans(patientID: String) throws -> [CarePlan]
+    /// A day view's reads from one snapshot: the current version of patient `patientID` (nil when the store
+    /// has none), the events of the interval `day` gives for that version, and the patient's current care
+    /// plans. One read, not three.
+    func dayView(patientID: String, day: (Patient) throws -> DateInterval) throws -> DayViewRead?
     /// The current tasks of no care plan (medication orders, Observation logs) whose FHIR linkage names
     /// patient `patientID`.
     func currentTasksOfNoCarePlan(patientID: String) throws -> [CareTask]
@@ -189,4 +193,11 @@ public struct AuditEntry: Sendable, Equatable, Codable {
         self.detail = detail
         self.clientAddress = clientAddress
     }
+}
+
+/// What ``AppSyncStore/dayView(patientID:day:)`` reads, from one snapshot.
+public struct DayViewRead: Sendable {
+    public var patient: Patient
+    public var events: [Event]
+    public var carePlans: [CarePlan]
 }

@@ -2,6 +2,7 @@
 import CareModel
 import Foundation
 import Hummingbird
+import Store
 import HummingbirdTesting
 import XCTest
 
@@ -20,6 +21,44 @@ final class DirectJSONTests: XCTestCase {
             let generic = try CareKitJSON.encode([CareKitRevisionRecord(entities: [], knowledgeVector: vector)])
             XCTAssertEqual(String(decoding: SyncRoutes.finalRecordJSON(vector), as: UTF8.self), String(decoding: generic, as: UTF8.self))
         }
+    }
+
+    /// A day view's body, written as an array of each event's JSON from the per-server caches: the bytes of
+    /// `CareKitJSON.encode` of its ``EventView``s, cold and warm, with and without outcomes, with text to
+    /// escape, and again after an event's outcome or task changed (the cache must not serve the old bytes).
+    func testDayViewBodyIsTheGenericEncodersBytes() throws {
+        let fixture = try AppServerFixture()
+        let routes = ViewRoutes(store: fixture.store)
+        let links = try PatientData(store: fixture.store, patientID: "Patient/pat-1").links()
+        let day = try XCTUnwrap(DayText.interval("2025-03-02", in: AppServerFixture.utc))
+        let week = DateInterval(start: day.start, duration: 7 * 86_400)
+        let stored = try fixture.store.events(patientID: "Patient/pat-1", in: week)
+        XCTAssertEqual(stored.count, 7)
+        func generic(_ events: [Event]) throws -> String {
+            let views = try events.map { event in
+                EventView(event, task: try PreEncodedJSON(CareKitWireObject(.task(EventView.served(event.task, links: links)))))
+            }
+            return String(decoding: try CareKitJSON.encode(views), as: UTF8.self)
+        }
+        func direct(_ events: [Event]) throws -> String {
+            String(decoding: try routes.eventsJSON(events, links: links), as: UTF8.self)
+        }
+        func outcome(_ event: Event, _ values: [OutcomeValue]) -> Outcome {
+            Outcome(taskUUID: event.task.uuid, taskOccurrenceIndex: event.scheduleEvent.occurrence, values: values,
+                    metadata: EntityMetadata(effectiveDate: event.scheduleEvent.start, timezone: AppServerFixture.utc))
+        }
+        var recorded = stored
+        recorded[1].outcome = outcome(recorded[1], [OutcomeValue(.double(7.25)), OutcomeValue(.text("a \"quoted\" / \\ é \u{1F600}\n"))])
+        recorded[3].outcome = outcome(recorded[3], [OutcomeValue(.integer(-3))])
+        var changed = recorded
+        changed[1].outcome = outcome(changed[1], [OutcomeValue(.double(8))])
+        changed[3].outcome = nil
+        // A task version is one value in one read: renamed on every event of it.
+        for index in changed.indices { changed[index].task.title = "Renamed \"task\" </script>" }
+        for events in [[], stored, stored, recorded, recorded, changed, changed, stored] {
+            XCTAssertEqual(try direct(events), try generic(events))
+        }
+        XCTAssertEqual(routes.encodedEvents.count, 7)
     }
 
     /// A pull checks its patient in its own read of the revision log, not in the middleware: a token of a

@@ -12,17 +12,21 @@ public struct APIError: HTTPResponseError, Equatable {
     public let message: String
     /// The `WWW-Authenticate` challenge (RFC 6750 §3); a 401 without one says `Bearer`.
     public let challenge: String?
+    /// The `Retry-After` of a 503 the client can act on (RFC 9110 §10.2.3), in seconds.
+    public let retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, code: String, message: String, challenge: String? = nil) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, challenge: String? = nil, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.challenge = challenge
+        self.retryAfter = retryAfter
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         if let challenge { headers[.wwwAuthenticate] = challenge } else if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         let body = (try? JSONSerialization.data(withJSONObject: ["error": code, "message": message], options: [.sortedKeys])) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }

@@ -59,7 +59,14 @@ struct SyncRoutes {
             let push = try PushBody.decode(Data(buffer: buffer))
             let store = self.store
             let (body, note) = try await StoreWork.write {
-                try store.withAppendLease("caregate serve push") { try SyncRoutes(store: store).push(patientID: patientID, push) }
+                // Another process writing (the sync's import holding the writer lease past the busy timeout,
+                // or SQLite's write lock) is a 503 the app retries, wherever the push met it: waiting for the
+                // lease or in its reads and writes.
+                do {
+                    return try store.withAppendLease("caregate serve push") { try SyncRoutes(store: store).push(patientID: patientID, push) }
+                } catch let error as StoreError where Self.isBusy(error) {
+                    throw Self.refusal(error)
+                }
             }
             context.auditNote.set(note)
             return JSONResponse.make(body)
@@ -271,6 +278,19 @@ struct SyncRoutes {
         return ordered
     }
 
+    /// The `Retry-After` of a push that found another process writing for longer than the busy timeout:
+    /// a sync's import lets pushes in at its safe points, seconds apart.
+    static let storeBusyRetryAfterSeconds = 5
+
+    /// Whether `error` is another process writing (its writer lease, or SQLite's write lock) for longer than
+    /// the busy timeout: nothing wrong with the push or the store, to be tried again.
+    static func isBusy(_ error: StoreError) -> Bool {
+        switch error {
+        case .busy, .writerBusy: return true
+        default: return false
+        }
+    }
+
     /// What a refusal of the store says to the device (nothing of the store's own text, which names ids).
     static func refusal(_ error: StoreError) -> APIError {
         switch error {
@@ -282,8 +302,8 @@ struct SyncRoutes {
             return APIError(.forbidden, code: "forbidden", message: "an outcome names a task version that is not this patient's")
         case .invalidEntity, .effectiveDateBeforePrevious, .idAlreadyExists, .uuidAlreadyExists:
             return APIError(.unprocessableContent, code: "invalid", message: "an outcome cannot be stored as sent")
-        case .writerBusy:
-            return .unavailable
+        case .writerBusy, .busy:
+            return APIError(.serviceUnavailable, code: "busy", message: APIError.unavailable.message, retryAfter: storeBusyRetryAfterSeconds)
         default:
             return .internal
         }

@@ -12,6 +12,8 @@ struct ViewRoutes {
     let store: any AppSyncStore
     /// The task versions of day views, encoded once per server (one cache per router: per server).
     let encodedTasks = EncodedTaskCache()
+    /// The events of day views, encoded once per server.
+    let encodedEvents = EncodedEventCache()
 
     /// Every view reads the store off the request's thread (``StoreWork``).
     func register(on group: RouterGroup<AppRequestContext>) {
@@ -53,22 +55,35 @@ struct ViewRoutes {
     /// each as ``EventView``.
     private func events(_ request: Request, _ context: AppRequestContext) throws -> Response {
         let patientID = try context.patientID()
-        guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else { throw APIError.notFound }
-        let zone = try Self.zone(of: request, patient: patient)
-        guard let text = request.uri.queryParameters.get("date") else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
-        guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
-        let events = try store.events(patientID: patientID, in: day)
-        context.auditNote.set("\(events.count) events")
-        let links = try PatientData(store: store, patientID: patientID).links(patient: patient)
-        // A task version is on every event of it that day, and on the same days asked again: encoded once
-        // per server (a task is most of an event), taken from the cache when the served version is equal.
-        var tasks: [UUID: PreEncodedJSON] = [:]
-        let views = try events.map { event in
-            let task = try tasks[event.task.uuid] ?? encodedTasks.json(of: EventView.served(event.task, links: links))
-            tasks[event.task.uuid] = task
-            return EventView(event, task: task)
+        // The patient (for the zone), the day's events and the care plans (for the links): one read.
+        let read = try store.dayView(patientID: patientID) { patient in
+            let zone = try Self.zone(of: request, patient: patient)
+            guard let text = request.uri.queryParameters.get("date") else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
+            guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
+            return day
         }
-        return JSONResponse.make(try CareKitJSON.encode(views))
+        guard let read else { throw APIError.notFound }
+        let events = read.events
+        context.auditNote.set("\(events.count) events")
+        let links = try PatientData(store: store, patientID: patientID).links(patient: read.patient, plans: read.carePlans)
+        return JSONResponse.make(try eventsJSON(events, links: links))
+    }
+
+    /// `events` as a day view serves them, linked by `links`: the bytes of `CareKitJSON.encode` of their
+    /// ``EventView``s, written as an array of each event's JSON. A task version is on every event of it
+    /// that day, and an event on the same day asked again: each is encoded once per server and taken from
+    /// its cache when what it would serve is equal (``EncodedTaskCache``, ``EncodedEventCache``).
+    func eventsJSON(_ events: [Event], links: CareKitLinks) throws -> Data {
+        var served: [UUID: CareTask] = [:]
+        var body = Data("[".utf8)
+        for (index, event) in events.enumerated() {
+            let task = served[event.task.uuid] ?? EventView.served(event.task, links: links)
+            served[event.task.uuid] = task
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: try encodedEvents.json(of: event, served: task) { try encodedTasks.json(of: task) })
+        }
+        body.append(UInt8(ascii: "]"))
+        return body
     }
 }
 

@@ -126,6 +126,19 @@ extension SQLiteStore {
         }
     }
 
+    public func dayView(patientID: String, day: (Patient) throws -> DateInterval) throws -> DayViewRead? {
+        let patients = try Self.filter(.patient, EntityQuery(ids: [patientID]))
+        var plans = try Self.filter(.carePlan, .current)
+        plans.sql += " AND patientID = ?"
+        plans.arguments += [patientID]
+        return try readSnapshot { db in
+            guard case .patient(let patient)? = try fetchEntities(.patient, patients, db).first else { return nil }
+            let events = try EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache).events(patientID: patientID, in: try day(patient))
+            let carePlans = try fetchEntities(.carePlan, plans, db).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
+            return DayViewRead(patient: patient, events: events, carePlans: carePlans)
+        }
+    }
+
     /// The same query as ``events(patientID:in:)`` with every index ignored: the baseline of the store
     /// benchmark.
     public func eventsByTableScan(patientID: String, in interval: DateInterval) throws -> [Event] {
