@@ -41,7 +41,7 @@ public enum BALPAuditEvent {
 
         /// The pattern of a trail's action (`GET /carekit/v1/tasks`): by method, and for a read by
         /// whether the path names one resource (the patient) or a collection. Nil for a method that is
-        /// not a RESTful interaction on data (OPTIONS...). A command line's action (``AuditEntry``s of
+        /// not a RESTful interaction on data (OPTIONS...). A command line's action (`AuditEntry`s of
         /// `caregate ...`) is a Query of the patient's data, or an Export (``ofCommand(_:)``).
         public static func of(action: String) -> Pattern? {
             if action.hasPrefix(commandPrefix) { return ofCommand(action) }
