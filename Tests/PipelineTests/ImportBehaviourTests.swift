@@ -480,4 +480,27 @@ final class ImportCoverageTests: XCTestCase {
         XCTAssertNil(unread["Patient.gender"])
         XCTAssertNil(unread["Patient.id"])
     }
+
+    /// The care-team rules (Mappings/Patient.yaml `members:`) read the references they follow, in the
+    /// Patient and in the resources they reach by reverse rules.
+    func testTheCareTeamRulesReadTheReferencesTheyFollow() throws {
+        let folder = try makeScratchFolder("coverage-care-team")
+        try folder.writeFile("b.json", #"""
+            {"resourceType":"Bundle","type":"collection","entry":[
+             {"resource":{"resourceType":"Patient","id":"p","name":[{"family":"Doe"}],
+               "generalPractitioner":[{"reference":"Practitioner/gp","display":"Dr GP"}]}},
+             {"resource":{"resourceType":"Practitioner","id":"gp","name":[{"family":"Gee"}]}},
+             {"resource":{"resourceType":"Practitioner","id":"rx","name":[{"family":"Arex"}]}},
+             {"resource":{"resourceType":"MedicationRequest","id":"m","status":"active","intent":"order",
+               "medicationCodeableConcept":{"text":"Lisinopril"},"subject":{"reference":"Patient/p"},
+               "requester":{"reference":"Practitioner/rx"},"authoredOn":"2026-11-01"}}]}
+            """#)
+        let gateway = Gateway(store: try makeStore(), options: Gateway.Options(timeZone: TimeZone(identifier: "UTC")!))
+        let report = try gateway.importer(dryRun: true, coverage: CoverageCollector()).run(FHIRInput.sources(for: [folder.path]))
+        let coverage = report.coverage ?? [:]
+        for path in ["Patient.generalPractitioner", "Patient.generalPractitioner.reference", "Patient.generalPractitioner.display"] {
+            XCTAssertNil(coverage["Patient"]?[path], "\(path) is read by the care-team rules: \(coverage)")
+        }
+        XCTAssertNil(coverage["MedicationRequest"]?["MedicationRequest.requester"], "read by a reverse rule: \(coverage)")
+    }
 }
