@@ -11,6 +11,21 @@ public struct ImportReport: Sendable, Codable {
         public var created = 0, updated = 0, unchanged = 0, deleted = 0, skipped = 0, failed = 0
         public var total: Int { created + updated + unchanged + deleted + skipped + failed }
         public init() {}
+
+        /// Adds `other`'s counts to these.
+        public mutating func add(_ other: Counts) {
+            created += other.created
+            updated += other.updated
+            unchanged += other.unchanged
+            deleted += other.deleted
+            skipped += other.skipped
+            failed += other.failed
+        }
+
+        /// The counts by outcome name (`created`, `updated`, `unchanged`, `deleted`, `skipped`, `failed`).
+        public var byOutcome: [String: Int] {
+            ["created": created, "updated": updated, "unchanged": unchanged, "deleted": deleted, "skipped": skipped, "failed": failed]
+        }
     }
 
     /// A resource that could not be imported.
@@ -64,14 +79,7 @@ public struct ImportReport: Sendable, Codable {
     }
 
     public var totals: Counts {
-        byType.values.reduce(into: Counts()) { sum, counts in
-            sum.created += counts.created
-            sum.updated += counts.updated
-            sum.unchanged += counts.unchanged
-            sum.deleted += counts.deleted
-            sum.skipped += counts.skipped
-            sum.failed += counts.failed
-        }
+        byType.values.reduce(into: Counts()) { $0.add($1) }
     }
 
     /// The report as a person reads it: a table per type, then failures and notes.

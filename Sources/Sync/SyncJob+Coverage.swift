@@ -1,5 +1,6 @@
 import Foundation
 import Mapping
+import Pipeline
 import Store
 
 extension SyncJob {
@@ -7,21 +8,13 @@ extension SyncJob {
     /// shows the last one; one that cannot be kept is a warning, never a failure of the run.
     func keepCoverage(of report: SyncReport) {
         guard let unread = runCoverage?.unread() else { return }
-        var total = SyncReport.Pulled()
+        var total = ImportReport.Counts()
+        var read = 0
         for pulled in report.pulled.values {
-            total.resources += pulled.resources
-            total.created += pulled.created
-            total.updated += pulled.updated
-            total.unchanged += pulled.unchanged
-            total.deleted += pulled.deleted
-            total.skipped += pulled.skipped
-            total.failed += pulled.failed
+            total.add(pulled.counts)
+            read += pulled.resources
         }
-        let counts: [String: Int] = [
-            "created": total.created, "updated": total.updated, "unchanged": total.unchanged, "deleted": total.deleted,
-            "skipped": total.skipped, "failed": total.failed,
-        ]
-        let record = ImportCoverageRecord(resourcesRead: total.resources, counts: counts, seconds: report.importSeconds, coverage: unread)
+        let record = ImportCoverageRecord(resourcesRead: read, counts: total.byOutcome, seconds: report.importSeconds, coverage: unread)
         do {
             try store.importCoverage?.recordImportCoverage(record)
         } catch {

@@ -14,6 +14,14 @@ public struct SyncReport: Sendable, Codable, Equatable {
             (created, updated, unchanged, deleted, skipped, failed) =
                 (counts.created, counts.updated, counts.unchanged, counts.deleted, counts.skipped, counts.failed)
         }
+
+        /// What the import did with the pulled resources.
+        var counts: ImportReport.Counts {
+            var counts = ImportReport.Counts()
+            (counts.created, counts.updated, counts.unchanged, counts.deleted, counts.skipped, counts.failed) =
+                (created, updated, unchanged, deleted, skipped, failed)
+            return counts
+        }
     }
 
     /// The care-team reports of the run (`reports:`): made and queued, found queued by an earlier run,

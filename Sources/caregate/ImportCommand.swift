@@ -90,12 +90,7 @@ struct ImportCommand: ParsableCommand {
     /// Keeps the coverage of this import in the store (the operator page shows the last one); one that
     /// cannot be kept is a warning, never a failure of the import.
     private static func keepCoverage(_ unread: [String: [String: Int]], of report: ImportReport, in store: any Store) {
-        let totals = report.totals
-        let counts = [
-            "created": totals.created, "updated": totals.updated, "unchanged": totals.unchanged, "deleted": totals.deleted,
-            "skipped": totals.skipped, "failed": totals.failed,
-        ]
-        let record = ImportCoverageRecord(resourcesRead: report.resourcesRead, counts: counts, seconds: report.seconds, coverage: unread)
+        let record = ImportCoverageRecord(resourcesRead: report.resourcesRead, counts: report.totals.byOutcome, seconds: report.seconds, coverage: unread)
         do {
             try store.importCoverage?.recordImportCoverage(record)
         } catch {
