@@ -285,13 +285,6 @@ public enum BALPAuditEvent {
 
     /// `PUT AuditEvent/<id>` transaction entries of `entries`: what the sync job pushes, idempotently.
     public static func transactionEntries(_ entries: [AuditEntry], host: String = hostName) -> [Element] {
-        entries.compactMap { resource($0, host: host) }.map { event in
-            let id = event.childValue("id") ?? ""
-            return Element(name: "entry", children: [
-                Element(name: "fullUrl", value: "urn:uuid:\(id)"),
-                Element(name: "resource", resourceType: "AuditEvent", children: event.children),
-                Element(name: "request", children: [Element(name: "method", value: "PUT"), Element(name: "url", value: "AuditEvent/\(id)")]),
-            ])
-        }
+        entries.compactMap { resource($0, host: host) }.map(Element.updateEntry)
     }
 }
