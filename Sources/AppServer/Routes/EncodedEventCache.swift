@@ -1,6 +1,5 @@
 import CareModel
 import Foundation
-import Synchronization
 
 /// The events of day views as served (``EventView``), encoded once per server instead of once per
 /// request: after the task versions (``EncodedTaskCache``), an event's own fields (its ISO 8601 start and
@@ -17,38 +16,33 @@ import Synchronization
 /// let json = try encodedEvents.json(of: event, served: task) { try encodedTasks.json(of: task) }
 /// ```
 final class EncodedEventCache: Sendable {
-    let capacity: Int
-    private let entries = Mutex<[Key: Entry]>([:])
-
     private struct Key: Hashable {
         let task: UUID
         let occurrence: Int
     }
 
-    private struct Entry: Sendable {
+    /// The event and the task version as served: the event's bytes hold both.
+    private struct Served: Equatable {
         let event: Event
-        let servedTask: CareTask
-        let json: [UInt8]
+        let task: CareTask
     }
 
+    private let cache: CheckedEncodingCache<Key, Served, [UInt8]>
+
+    var capacity: Int { cache.capacity }
+
     init(capacity: Int = 16_384) {
-        self.capacity = capacity
+        cache = CheckedEncodingCache(capacity: capacity)
     }
 
     /// The JSON of `event` as a day view serves it, its task version served as `servedTask` (whose JSON
     /// `taskJSON` gives): the bytes encoded before for an equal event and task, else encoded now.
     func json(of event: Event, served servedTask: CareTask, taskJSON: () throws -> PreEncodedJSON) throws -> [UInt8] {
-        let key = Key(task: event.task.uuid, occurrence: event.scheduleEvent.occurrence)
-        if let known = entries.withLock({ $0[key] }), known.event == event, known.servedTask == servedTask { return known.json }
-        let json = [UInt8](try CareKitJSON.encode(EventView(event, task: try taskJSON())))
-        guard capacity > 0 else { return json }
-        entries.withLock { entries in
-            if entries.count >= capacity, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[key] = Entry(event: event, servedTask: servedTask, json: json)
+        try cache.encoding(of: Served(event: event, task: servedTask), key: Key(task: event.task.uuid, occurrence: event.scheduleEvent.occurrence)) {
+            [UInt8](try CareKitJSON.encode(EventView(event, task: try taskJSON())))
         }
-        return json
     }
 
     /// How many events are held.
-    var count: Int { entries.withLock { $0.count } }
+    var count: Int { cache.count }
 }

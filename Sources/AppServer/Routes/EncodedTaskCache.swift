@@ -1,6 +1,5 @@
 import CareModel
 import Foundation
-import Synchronization
 
 /// Task versions as the day view serves them (``EventView/task``), encoded once per server instead of once
 /// per request: a task version is most of an event's JSON, and an app asks for the same days, with the
@@ -15,31 +14,20 @@ import Synchronization
 /// let task = try encodedTasks.json(of: EventView.served(event.task, links: links))
 /// ```
 final class EncodedTaskCache: Sendable {
-    let capacity: Int
-    private let entries = Mutex<[UUID: Entry]>([:])
+    private let cache: CheckedEncodingCache<UUID, CareTask, PreEncodedJSON>
 
-    private struct Entry: Sendable {
-        let task: CareTask
-        let json: PreEncodedJSON
-    }
+    var capacity: Int { cache.capacity }
 
     init(capacity: Int = 4_096) {
-        self.capacity = capacity
+        cache = CheckedEncodingCache(capacity: capacity)
     }
 
     /// The JSON of `task` as served (``CareKitWireObject``): the bytes encoded before for an equal task,
     /// else encoded now.
     func json(of task: CareTask) throws -> PreEncodedJSON {
-        if let known = entries.withLock({ $0[task.uuid] }), known.task == task { return known.json }
-        let json = try PreEncodedJSON(CareKitWireObject(.task(task)))
-        guard capacity > 0 else { return json }
-        entries.withLock { entries in
-            if entries.count >= capacity, entries[task.uuid] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[task.uuid] = Entry(task: task, json: json)
-        }
-        return json
+        try cache.encoding(of: task, key: task.uuid) { try PreEncodedJSON(CareKitWireObject(.task(task))) }
     }
 
     /// How many task versions are held.
-    var count: Int { entries.withLock { $0.count } }
+    var count: Int { cache.count }
 }
