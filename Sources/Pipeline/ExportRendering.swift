@@ -49,6 +49,8 @@ struct ExportRendering: Sendable {
         /// The PATCH of the care plan activity the outcome completes, as a Bundle entry to follow `bytes`
         /// (one more entry), unless the Bundle already holds it: ``ActivityPatches`` places it.
         var patch: (activity: ExportInputLoader.ActivityCompletion, entry: Data)? = nil
+        /// The patient whose data it is, for the audit trail of a push (``PushAudit``).
+        var patientID: String? = nil
     }
 
     /// Places each distinct activity PATCH (the same CarePlan and activity: the same target and body) once,
@@ -60,8 +62,8 @@ struct ExportRendering: Sendable {
         /// `rendered` with its PATCH after its bytes when none was placed before, else without it.
         mutating func place(_ rendered: Rendered) -> Rendered {
             guard let patch = rendered.patch else { return rendered }
-            guard placed.insert(patch.activity).inserted else { return Rendered(bytes: rendered.bytes, entries: rendered.entries) }
-            return Rendered(bytes: rendered.bytes + patch.entry, entries: rendered.entries + 1)
+            guard placed.insert(patch.activity).inserted else { return Rendered(bytes: rendered.bytes, entries: rendered.entries, patientID: rendered.patientID) }
+            return Rendered(bytes: rendered.bytes + patch.entry, entries: rendered.entries + 1, patientID: rendered.patientID)
         }
     }
 

@@ -17,24 +17,27 @@ extension Exporter {
     ///
     /// The push holds the store's writer lease from reading the outbox to its last receipt, so that two
     /// pushes at once never send the same entry twice.
-    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
-        try store.withWriterLease("caregate export push") { try pushing(to: receiver, batchSize: batchSize, now: now) }
+    ///
+    /// With `audit`, each Bundle writes the audit trail's entries of the patients whose outcomes it
+    /// carries (``PushAudit``).
+    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date(), audit: PushAudit? = nil) throws -> ExportReport {
+        try store.withWriterLease("caregate export push") { try pushing(to: receiver, batchSize: batchSize, now: now, audit: audit) }
     }
 
-    private func pushing(to receiver: any ExportReceiver, batchSize: Int, now: Date) throws -> ExportReport {
+    private func pushing(to receiver: any ExportReceiver, batchSize: Int, now: Date, audit: PushAudit?) throws -> ExportReport {
         let started = Date()
         guard options.format != .ndjson, options.bundleType != .collection else {
             throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
         }
         let (_, newest, entriesOf) = try pending(at: now)
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
-        let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now)
+        let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now, audit: audit)
         do {
             try build(newest, rendering: rendering) { entry, built in
                 switch built {
                 case .success(let rendered):
                     sender.report.observations += 1
-                    try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [])
+                    try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [], audited: PushAudit.Item(patientID: rendered.patientID, what: "outcome"))
                 case .failure(let refusal):
                     refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
                 }
@@ -71,22 +74,28 @@ final class OutboxBundleSender {
     var report = ExportReport()
     /// Refusals (and their dead letters) to commit with the next Bundle's receipts.
     var refusals: StoreBatch
-    private var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered, group: [OutboxEntry])] = []
+    private var waiting: [(entry: OutboxEntry, rendered: ExportRendering.Rendered, group: [OutboxEntry], audited: PushAudit.Item?)] = []
     private var unansweredInARow = 0
 
-    init(store: any Store, receiver: any ExportReceiver, rendering: ExportRendering, batchSize: Int, now: Date) {
+    /// Writes each Bundle's entries into the audit trail (``PushAudit``), when the push is audited and the
+    /// store keeps a trail.
+    private let audit: (PushAudit, any AppSyncStore)?
+
+    init(store: any Store, receiver: any ExportReceiver, rendering: ExportRendering, batchSize: Int, now: Date, audit: PushAudit? = nil) {
         self.store = store
         self.receiver = receiver
         self.rendering = rendering
         self.batchSize = max(1, batchSize)
         self.now = now
         self.refusals = StoreBatch(date: now)
+        if let audit, let trail = store as? any AppSyncStore { self.audit = (audit, trail) } else { self.audit = nil }
     }
 
     /// Queues `entry`'s rendered bytes for the next Bundle; `group` is every due entry it answers for
-    /// (an outcome's older versions go out as its newest); sends when the Bundle is full.
-    func add(_ entry: OutboxEntry, rendered: ExportRendering.Rendered, with group: [OutboxEntry]) throws {
-        waiting.append((entry, rendered, group))
+    /// (an outcome's older versions go out as its newest); `audited` says whose data it is, for the audit
+    /// trail (nil: not audited); sends when the Bundle is full.
+    func add(_ entry: OutboxEntry, rendered: ExportRendering.Rendered, with group: [OutboxEntry], audited: PushAudit.Item?) throws {
+        waiting.append((entry, rendered, group, audited))
         if waiting.count >= batchSize { try send() }
     }
 
@@ -110,6 +119,8 @@ final class OutboxBundleSender {
         }
         bundle.append(rendering.tail())
         report.requests += 1
+        // Written before the Bundle leaves: a job killed meanwhile still leaves the entries.
+        let opened = try audit.map { audit, trail in try audit.open(waiting.map(\.audited), in: trail, now: now) }
         let receipts: [ExportReceipt]
         do {
             receipts = try receiver.receive(bundle: bundle, entryCounts: placed.map(\.entries))
@@ -124,12 +135,14 @@ final class OutboxBundleSender {
                 }
             }
             try store.apply(batch)
+            if let (audit, trail) = audit, let opened { try audit.complete(opened, receipts: nil, in: trail, now: now) }
             report.unanswered.append("\(error)")
             unansweredInARow += 1
             if unansweredInARow >= Exporter.unansweredLimit { throw ReceiverDown() }
             return
         }
-        for (item, receipt) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))) {
+        var audited: [Int: PushAudit.Receipt] = [:]
+        for (position, (item, receipt)) in zip(waiting, receipts + Array(repeating: .retryLater(reason: "no receipt for it in the answer", after: 60), count: max(0, waiting.count - receipts.count))).enumerated() {
             for entry in item.group {
                 guard let id = entry.id else { continue }
                 switch receipt {
@@ -144,11 +157,18 @@ final class OutboxBundleSender {
                 }
             }
             switch receipt {
-            case .stored: report.acknowledged += 1
-            case .refused(let reason): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
-            case .retryLater(let reason, _): report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
+            case .stored:
+                report.acknowledged += 1
+                audited[position] = .stored
+            case .refused(let reason):
+                report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, false))
+                audited[position] = .refused
+            case .retryLater(let reason, _):
+                report.notTaken.append((item.entry.id ?? 0, item.entry.entityID, reason, true))
+                audited[position] = .later
             }
         }
         try store.apply(batch)
+        if let (audit, trail) = audit, let opened { try audit.complete(opened, receipts: audited, in: trail, now: now) }
     }
 }

@@ -247,7 +247,9 @@ public final class Exporter {
             Result {
                 try zip(run, loader.load(run)).map { entry, loaded in
                     (entry, Self.held(loaded.input, by: hold) ?? Self.build(loaded.input, exporter: exporter, validator: validator, surveys: surveys).map {
-                        rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
+                        var rendered = rendering.render($0, outcomeID: entry.entityID, completing: loaded.completes)
+                        rendered.patientID = try? loaded.input.get().patientID
+                        return rendered
                     })
                 }
             }
@@ -258,8 +260,7 @@ public final class Exporter {
 
     /// The refusal of an outcome whose patient's data waits for consent (``consentHold``), else nil.
     private static func held<T>(_ input: Result<OutcomeExportInput, ExportInputLoader.MissingInput>, by hold: (@Sendable (String) -> String?)?) -> Result<T, Refusal>? {
-        guard let hold, case .success(let loaded) = input,
-              let patientID = loaded.patient?.id ?? loaded.task.metadata.linkage.patientID, let reason = hold(patientID)
+        guard let hold, case .success(let loaded) = input, let patientID = loaded.patientID, let reason = hold(patientID)
         else { return nil }
         return .failure(Refusal(reason: reason, payload: nil, retryAfter: 0))
     }
@@ -419,4 +420,9 @@ public enum ExportError: Error, CustomStringConvertible {
         case .notSendable(let reason): return "cannot send this export to a server: \(reason)"
         }
     }
+}
+
+extension OutcomeExportInput {
+    /// The id of the outcome's patient: its task's care plan's, else the patient its task's linkage names.
+    var patientID: String? { patient?.id ?? task.metadata.linkage.patientID }
 }

@@ -128,10 +128,11 @@ public final class Gateway: Sendable {
         try exporter().run(to: target, now: now)
     }
 
-    /// Sends the outbox's pending outcomes to a receiver (a FHIR server), `batchSize` per Bundle.
+    /// Sends the outbox's pending outcomes to a receiver (a FHIR server), `batchSize` per Bundle; with
+    /// `audit`, each Bundle's patients are written into the audit trail (``PushAudit``).
     @discardableResult
-    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date()) throws -> ExportReport {
-        try exporter().push(to: receiver, batchSize: batchSize, now: now)
+    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date(), audit: PushAudit? = nil) throws -> ExportReport {
+        try exporter().push(to: receiver, batchSize: batchSize, now: now, audit: audit)
     }
 }
 

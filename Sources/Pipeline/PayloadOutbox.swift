@@ -84,9 +84,11 @@ public struct PayloadOutbox {
 
     /// Sends the due payload entries that `selected` keeps to `receiver` in Bundles of `batchSize`
     /// entries (they may carry PDFs: a few to a Bundle), under the store's writer lease.
+    /// With `audit`, each Bundle writes the audit trail's entries of the patients whose data it carries
+    /// (``PushAudit``); AuditEvents are not audited again.
     public func push(
         to receiver: any ExportReceiver, batchSize: Int = 10, bundleType: ExportOptions.BundleType = .transaction, now: Date = Date(),
-        selecting selected: (OutboxEntry) -> Bool = { _ in true }
+        audit: PushAudit? = nil, selecting selected: (OutboxEntry) -> Bool = { _ in true }
     ) throws -> ExportReport {
         try store.withWriterLease("caregate outbox push") {
             let due = try store.dueOutboxEntries(at: now, limit: .max).filter { Self.carriesPayload($0) && selected($0) }
@@ -94,12 +96,14 @@ public struct PayloadOutbox {
             options.bundleType = bundleType
             let rendering = ExportRendering(
                 options: options, identifierSystem: ReportDocumentReference.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
-            let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now)
+            let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now, audit: audit)
             do {
                 for entry in due {
                     guard let payload = entry.payload else { continue }
                     sender.report.observations += 1
-                    try sender.add(entry, rendered: ExportRendering.Rendered(bytes: payload, entries: Self.entryCount(payload)), with: [entry])
+                    try sender.add(
+                        entry, rendered: ExportRendering.Rendered(bytes: payload, entries: Self.entryCount(payload)), with: [entry],
+                        audited: Self.auditedItem(entry))
                 }
                 try sender.send()
             } catch is OutboxBundleSender.ReceiverDown {
@@ -129,6 +133,22 @@ public struct PayloadOutbox {
             }
         }
         return nil
+    }
+
+    /// Whose data a payload entry carries and what it is, for the audit trail of its push; nil for an
+    /// AuditEvent (auditing its push would make an entry for the next run to push, without end).
+    public static func auditedItem(_ entry: OutboxEntry) -> PushAudit.Item? {
+        switch kind(of: entry) {
+        case .audit, nil: return nil
+        case .report:
+            // `Patient/<id>/<from>/<to>`: the patient's entity id is `Patient/<id>`.
+            let parts = entry.entityID.split(separator: "/")
+            return PushAudit.Item(patientID: parts.count >= 2 ? "Patient/\(parts[1])" : nil, what: "report")
+        case .consent:
+            return PushAudit.Item(patientID: patientReference(of: entry), what: "consent decision")
+        case .share:
+            return PushAudit.Item(patientID: patientReference(of: entry), what: "share")
+        }
     }
 
     /// How many Bundle entries a payload holds (each answered by one entry of the server's response).

@@ -93,4 +93,14 @@ extension AuditEntry {
 
     /// Whether this is an entry of the command line (``commandPrefix``).
     public var isCommandLine: Bool { action.hasPrefix(Self.commandPrefix) }
+
+    /// The subject of the command line's entries (and the sync job's): `cli:` and the name of the user
+    /// running it.
+    public static var commandLineSubject: String { "cli:" + commandLineUser }
+
+    /// The effective user's login name (the password database's), else `$USER`, else `uid<n>`.
+    public static var commandLineUser: String {
+        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
+        return ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "uid\(geteuid())"
+    }
 }

@@ -28,6 +28,13 @@ public final class SyncJob {
     public var printPDF: ((CareTeamReport) throws -> Data)?
     /// Names the program in the reports' header and Provenance.
     public var generator = "CareGate"
+    /// The run's id (what its log lines carry), named by the audit trail's entries of its pushes.
+    public var runID: String?
+
+    /// The audit of this run's pushes to the server (``PushAudit``): subject the user running the job.
+    var pushAudit: PushAudit {
+        PushAudit(recipient: FHIRClient.withoutCredentials(configuration.server), runID: runID)
+    }
 
     /// Where survey tasks' Questionnaires are looked for beyond the pulled pages and the store: the
     /// `questionnaires:` folder, then the server (a folder standing for the server is read as one).
@@ -78,6 +85,7 @@ public final class SyncJob {
             report.pushed = written.observations
             report.acknowledged = written.sent
             report.deadLetters = written.refused.count
+            try pushAudit.recordFolderExport(written.observations, to: folder, in: store, now: now)
             progress?("wrote \(written.observations) Observation(s)" + (written.path.map { " to \($0)" } ?? ""))
         } else if pushes {
             // A server without transactions takes batch Bundles (each entry on its own).
@@ -85,7 +93,7 @@ public final class SyncJob {
             do {
                 let exporter = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
                 exporter.consentHold = consentHold
-                let pushed = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now)
+                let pushed = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now, audit: pushAudit)
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
                 report.refused = pushed.notTaken.filter { !$0.retry }.count
@@ -200,7 +208,7 @@ public final class SyncJob {
             let bundleType: ExportOptions.BundleType = try supportsTransactions() ? .transaction : .batch
             let pushed = try PayloadOutbox(store: store).push(
                 to: FHIRServerReceiver(client: client), batchSize: min(configuration.batchSize, 10), bundleType: bundleType, now: now,
-                selecting: { PayloadOutbox.kind(of: $0) == kind && !self.isHeld($0) })
+                audit: pushAudit, selecting: { PayloadOutbox.kind(of: $0) == kind && !self.isHeld($0) })
             var sent = SyncReport.Sent()
             sent.sent = pushed.observations
             sent.acknowledged = pushed.acknowledged

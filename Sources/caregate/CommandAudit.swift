@@ -14,13 +14,7 @@ import Store
 /// and would break reading backups. Docs/audit-events.md lists the commands.
 enum CommandAudit {
     /// The subject of the command line's entries: `cli:` and the name of the user running it.
-    static var subject: String { "cli:" + userName }
-
-    /// The effective user's login name (the password database's), else `$USER`, else `uid<n>`.
-    static var userName: String {
-        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
-        return ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "uid\(geteuid())"
-    }
+    static var subject: String { AuditEntry.commandLineSubject }
 
     /// Writes one entry for each of `patients` (the patient's id and the detail: counts) of `command`
     /// (`caregate patients events`), with `status`; when it cannot, a warning on standard error. A store

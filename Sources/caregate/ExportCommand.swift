@@ -147,7 +147,9 @@ struct ExportCommand: ParsableCommand {
 
     /// Sends the outbox to the FHIR server at `--to`, `--batch-size` outcomes per Bundle.
     private func push(_ gateway: Gateway, to receiver: FHIRServerReceiver) throws {
-        let report = try gateway.push(to: receiver, batchSize: max(1, batchSize))
+        // Audited as the sync job's pushes are: one entry per patient per Bundle, before it leaves.
+        let audit = PushAudit(subject: CommandAudit.subject, action: "caregate export", recipient: FHIRClient.withoutCredentials(receiver.client.base))
+        let report = try gateway.push(to: receiver, batchSize: max(1, batchSize), audit: audit)
         var lines = ["sent \(report.observations) Observation(s) in \(report.requests) request(s) to \(to): \(report.acknowledged) stored, "
             + "\(report.notTaken.filter { !$0.retry }.count) refused, \(report.notTaken.filter(\.retry).count) to send again later"]
         lines += Self.deadLetters(report)

@@ -129,6 +129,7 @@ struct SyncCommand: ParsableCommand {
             // Every line of one run carries its id, so that a run's lines can be told apart in the journal.
             let runID = String(UUID().uuidString.prefix(8).lowercased())
             logger[metadataKey: "run"] = "\(runID)"
+            job.runID = runID
             let runLogger = logger
             job.progress = { message in
                 watchdog.alive()

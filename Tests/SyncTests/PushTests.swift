@@ -162,6 +162,10 @@ final class PushCLITests: XCTestCase {
         XCTAssertTrue(again.stderr.contains("sent 0 Observation(s) in 0 request(s)"), again.stderr)
         let acknowledged = try CLIRunner.run(["outbox", "--store", store, "--state", "acknowledged"])
         XCTAssertEqual(acknowledged.stdout.split(separator: "\n").count, 1, acknowledged.stdout)
+        // The push is in the audit trail: one entry of the patient, for the one Bundle sent.
+        let audited = try SQLiteStore(path: store).auditEntries(patientID: nil, limit: 10).filter { $0.action == "caregate export" }
+        XCTAssertEqual(audited.map(\.patientID), ["Patient/pat-1"])
+        XCTAssertEqual(audited.first?.detail, "1 outcome(s) to \(server.base.absoluteString): 1 stored, 0 refused, 0 to send again")
     }
 
     func testBadServerConfigurationIsAUsageErrorAndTouchesNoStore() throws {

@@ -61,12 +61,14 @@ public enum BALPAuditEvent {
         public static let commandPrefix = AuditEntry.commandPrefix
 
         /// The pattern of a command line (`caregate patients events`): an Export when it writes patient
-        /// data out (`export`, `store dump`, `patients report`), else a Query (it reads the data of one
+        /// data out (`export`, `store dump`, `patients report`, the sync job's `sync push`), else a Query (it reads the data of one
         /// patient and prints what it found).
         public static func ofCommand(_ command: String) -> Pattern {
             let words = command.split(separator: " ").dropFirst().map(String.init)
             switch words.first {
             case "export": return .export
+            // The sync job's pushes to the provider's server (``PushAudit``).
+            case "sync" where words.dropFirst().first == "push": return .export
             case "store" where words.dropFirst().first == "dump": return .export
             case "patients" where words.dropFirst().first == "report": return .export
             default: return .patientQuery
@@ -232,6 +234,7 @@ public enum BALPAuditEvent {
 
     /// Who the client agent is: the command line, an operator's browser, or a patient's app.
     private static func client(of entry: AuditEntry) -> String {
+        if entry.action.hasPrefix(Pattern.commandPrefix + "sync ") { return "CareGate sync job" }
         if entry.action.hasPrefix(Pattern.commandPrefix) { return "CareGate command line" }
         if entry.subject?.hasPrefix(operatorPrefix) == true { return "CareGate operator page (browser)" }
         return "CareKit app"
