@@ -42,6 +42,22 @@ public struct ImportCoverageRecord: Sendable, Equatable, Codable {
 
     /// Paths kept, over every type.
     public var pathCount: Int { coverage.values.reduce(0) { $0 + $1.count } }
+
+    /// The record as every store keeps it: JSON, keys sorted, dates in seconds since 1970.
+    public static func storedJSON(_ record: ImportCoverageRecord) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return try encoder.encode(record)
+    }
+
+    /// A record read back from ``storedJSON(_:)``; nil for one that does not decode (written by a newer
+    /// CareGate, or damaged): the page then shows none.
+    public static func fromStoredJSON(_ data: Data) -> ImportCoverageRecord? {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return try? decoder.decode(ImportCoverageRecord.self, from: data)
+    }
 }
 
 /// The last import's coverage (``ImportCoverageRecord``), kept by the store: one record, replaced by the next.

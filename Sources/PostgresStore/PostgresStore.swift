@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Store
+
+/// The PostgreSQL store, growing part by part toward the whole ``Store`` protocol (issue 47).
+///
+/// Today it keeps what does not depend on the care entities: the history of sync runs
+/// (``SyncRunStore``) and the last import's coverage (``ImportCoverageStore``), with the same semantics
+/// as ``SQLiteStore``, checked by the same tests on both (`OperationsStoreContractTests`). The entities,
+/// versions, batch writer, outbox and revision log follow; until then `--store postgres://...` is
+/// refused by the command line with a typed error (Docs/postgresql.md).
+///
+/// Dates are kept as seconds since 1970 in `double precision`, as the SQLite store keeps them, so that a
+/// store moved from one to the other (`store migrate`, to come) compares equal to the bit.
+///
+/// ## Topics
+/// - ``open(_:)``: connect and migrate
+/// - ``migrations``: the schema
+public final class PostgresStore: Sendable {
+    public let database: PostgresDatabase
+
+    /// Every migration of the store, in order: each part's own list.
+    public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations)
+
+    /// A store on `database`, migrated to this build's schema.
+    public static func open(_ database: PostgresDatabase) throws -> PostgresStore {
+        try migrations.apply(to: database)
+        return PostgresStore(database: database)
+    }
+
+    private init(database: PostgresDatabase) {
+        self.database = database
+    }
+
+    /// Ends the store's connections.
+    public func close() { database.close() }
+
+    static let logger = Logger(label: "caregate.postgres.store")
+}
