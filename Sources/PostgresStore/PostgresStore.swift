@@ -2,12 +2,14 @@ import Foundation
 import Logging
 import PostgresNIO
 import Store
+import Synchronization
 
 /// The PostgreSQL store, growing part by part toward the whole ``Store`` protocol (issue 47).
 ///
 /// Today it keeps what does not depend on the care entities: the history of sync runs
-/// (``SyncRunStore``) and the last import's coverage (``ImportCoverageStore``), with the same semantics
-/// as ``SQLiteStore``, checked by the same tests on both (`OperationsStoreContractTests`). The entities,
+/// (``SyncRunStore``), the last import's coverage (``ImportCoverageStore``) and the audit trail
+/// (``AuditTrailStore``), with the same semantics as ``SQLiteStore``, checked by the same tests on both
+/// (`OperationsStoreContractTests`, `AuditTrailContractTests`). The entities,
 /// versions, batch writer, outbox and revision log follow; until then `--store postgres://...` is
 /// refused by the command line with a typed error (Docs/postgresql.md).
 ///
@@ -19,6 +21,8 @@ import Store
 /// - ``migrations``: the schema
 public final class PostgresStore: Sendable {
     public let database: PostgresDatabase
+    /// How many days the audit trail keeps (``prepareAuditTrail(retentionDays:)``).
+    let auditRetentionDays = Mutex(AuditRetention.defaultDays)
 
     /// Every migration of the store, in order: each part's own list.
     public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations)

@@ -8,28 +8,14 @@ import XCTest
 /// The operations history (sync runs, the last import's coverage) behaves the same on SQLite and on a
 /// real PostgreSQL server (``PostgresServerProcess``): one contract, run on both stores.
 final class OperationsStoreContractTests: XCTestCase {
-    private var server: PostgresServerProcess?
+    private lazy var both = BothStores(for: self)
 
     override func tearDown() {
-        server?.stop()
+        both.stop()
     }
 
-    /// A fresh store of each kind: SQLite in a scratch folder, PostgreSQL in a new database of a private server.
     private func stores() throws -> [(name: String, store: any SyncRunStore & ImportCoverageStore)] {
-        let folder = try makeScratchFolder("operations-contract")
-        var stores: [(String, any SyncRunStore & ImportCoverageStore)] = [("SQLite", try SQLiteStore(path: folder.appendingPathComponent("s.sqlite").path))]
-        stores.append(("PostgreSQL", try postgresStore()))
-        return stores
-    }
-
-    private func postgresStore(database name: String? = nil) throws -> PostgresStore {
-        let server = try self.server ?? PostgresServerProcess.start()
-        self.server = server
-        let database = name ?? "ops_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.createDatabase(database)
-        let url = server.url.replacingOccurrences(of: "/\(server.database)?", with: "/\(database)?")
-        guard case .postgres(let location) = try StoreLocation.parse(url) else { throw XCTSkip("not PostgreSQL") }
-        return try PostgresStore.open(try PostgresDatabase(location: location, environment: [:]))
+        [("SQLite", try both.sqlite("operations-contract")), ("PostgreSQL", try both.postgres())]
     }
 
     private func run(_ number: Int, result: SyncRun.Result = .ok) -> SyncRun {
@@ -81,7 +67,7 @@ final class OperationsStoreContractTests: XCTestCase {
     /// recorded once, and pruning by id keeps exactly the newest, whatever order the commits came in.
     func testConcurrentRecordersOnOnePostgresStoreKeepTheNewest() throws {
         let name = "ops_concurrent"
-        let stores = try [postgresStore(database: name)] + (1..<4).map { _ in try postgresStore(existing: name) }
+        let stores = try [both.postgres(database: name)] + (1..<4).map { _ in try both.postgres(database: name, create: false) }
         let ids = Mutex<[Int64]>([])
         let runs = (0..<40).map { run($0) }
         DispatchQueue.concurrentPerform(iterations: 40) { index in
@@ -92,12 +78,5 @@ final class OperationsStoreContractTests: XCTestCase {
         XCTAssertFalse(recorded.contains(-1), "every run was recorded")
         XCTAssertEqual(Set(recorded).count, 40, "each under its own id")
         XCTAssertEqual(try stores[0].syncRuns(limit: 100).map(\.id), recorded.sorted(by: >).prefix(10).map { Optional($0) }, "the 10 newest ids kept")
-    }
-
-    private func postgresStore(existing name: String) throws -> PostgresStore {
-        guard let server else { throw XCTSkip("no server") }
-        let url = server.url.replacingOccurrences(of: "/\(server.database)?", with: "/\(name)?")
-        guard case .postgres(let location) = try StoreLocation.parse(url) else { throw XCTSkip("not PostgreSQL") }
-        return try PostgresStore.open(try PostgresDatabase(location: location, environment: [:]))
     }
 }

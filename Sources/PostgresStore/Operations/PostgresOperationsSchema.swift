@@ -28,5 +28,32 @@ enum PostgresOperationsSchema {
             )
             """,
         ]),
+        // The audit trail (as the SQLite store's trail file: AuditTrailFile.swift), in the store's database.
+        .init("0011-audit-trail", [
+            """
+            CREATE TABLE audit (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                date double precision NOT NULL,
+                subject text,
+                patient_id text,
+                action text NOT NULL,
+                status integer NOT NULL,
+                detail text,
+                client_address text
+            )
+            """,
+            "CREATE INDEX audit_by_patient ON audit (patient_id, date)",
+            "CREATE INDEX audit_by_date ON audit (date)",
+            """
+            CREATE TABLE audit_refusals (
+                minute bigint NOT NULL,
+                action text NOT NULL,
+                status integer NOT NULL,
+                reason text NOT NULL,
+                count bigint NOT NULL,
+                PRIMARY KEY (minute, action, status, reason)
+            )
+            """,
+        ]),
     ]
 }
