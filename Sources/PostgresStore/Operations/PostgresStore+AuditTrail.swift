@@ -36,11 +36,6 @@ extension PostgresStore: AuditTrailStore {
         }
     }
 
-    @discardableResult
-    public func recordAuditBesideStore(_ entries: [AuditEntry]) throws -> [Int64] {
-        try recordAudit(entries)
-    }
-
     public func prepareAuditTrail(retentionDays: Int) throws {
         auditRetentionDays.withLock { $0 = min(max(1, retentionDays), AuditRetention.maximumDays) }
         try pruneAuditTrail(now: Date())
