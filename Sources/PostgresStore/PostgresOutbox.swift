@@ -22,7 +22,7 @@ import Store
 /// ## Topics
 /// - ``enqueue(_:)``: add entries (an entity version already queued for a destination keeps its entry)
 /// - ``claim(worker:limit:leaseFor:now:)``, ``transition(_:_:worker:)``, ``acknowledge(_:worker:at:)``: the workers' side
-/// - ``entry(id:)``, ``entry(destination:entityUUID:)``, ``entries(in:limit:)``, ``claimHolder(id:)``: reads
+/// - ``entry(id:)``, ``entry(destination:entityUUID:)``, ``entries(ids:)``, ``entries(in:limit:)``, ``claimHolder(id:)``: reads
 /// - ``PostgresOutboxSchema``: its tables
 public struct PostgresOutbox: Sendable {
     public let database: PostgresDatabase
@@ -101,6 +101,17 @@ public struct PostgresOutbox: Sendable {
     /// The entry of entity version `entityUUID` for `destination`, if one was queued.
     public func entry(destination: String, entityUUID: UUID) throws -> OutboxEntry? {
         try read("WHERE destination = \(destination) AND entity_uuid = \(entityUUID)").first?.entry
+    }
+
+    /// The entries `ids` that exist, in id order.
+    public func entries(ids: [Int64]) throws -> [OutboxEntry] {
+        let unique = Array(Set(ids)).sorted()
+        var entries: [OutboxEntry] = []
+        for start in stride(from: 0, to: unique.count, by: Self.entriesPerStatement) {
+            let chunk = Array(unique[start..<min(start + Self.entriesPerStatement, unique.count)])
+            entries += try read("WHERE id = ANY(\(chunk)::bigint[]) ORDER BY id").map(\.entry)
+        }
+        return entries
     }
 
     /// The entries in `state`, oldest first.
