@@ -9,8 +9,9 @@ import Store
 ///
 /// A PostgreSQL worker is a thread with its own connection pool (as a `caregate sync` process would be):
 /// it claims a batch (`FOR UPDATE SKIP LOCKED`), marks it sent and acknowledges it, one statement each,
-/// until nothing is due. The SQLite baseline is what the sync job does on one machine: due entries
-/// (`dueOutboxEntries`) a batch at a time, each marked sent and acknowledged in one store batch.
+/// until nothing is due. The SQLite baseline is what the sync job's push does on one machine: every due
+/// entry read at once (`dueOutboxEntries`), then a store batch per Bundle of entries, each entry marked
+/// sent and acknowledged.
 /// Neither side talks to a FHIR server: this measures the store's part of a push.
 ///
 /// Each run checks what it measured: every entry acknowledged once (one attempt each), the workers'
@@ -88,8 +89,8 @@ public struct PostgresOutboxBenchmark {
         }
     }
 
-    /// The SQLite store's rate: due entries a batch at a time, each sent and acknowledged in one store
-    /// batch, as the sync job's push records them.
+    /// The SQLite store's rate: the due entries, then one store batch per `batch` of them, each entry
+    /// sent and acknowledged, as the sync job's push records them.
     func measureSQLite(run: Int) throws -> Double {
         let path = scratch.appendingPathComponent("outbox-\(run)-\(UUID().uuidString).sqlite").path
         defer {
@@ -102,18 +103,19 @@ public struct PostgresOutboxBenchmark {
         }
         let started = DispatchTime.now()
         var done = 0
-        while true {
-            let now = Date()
-            let due = try store.dueOutboxEntries(at: now, limit: configuration.batch)
-            guard !due.isEmpty else { break }
+        // As the sync job's push (Exporter.push): every due entry read at once, then one store batch per
+        // Bundle of `batch` entries, each entry marked sent and acknowledged.
+        let now = Date()
+        let due = try store.dueOutboxEntries(at: now, limit: .max)
+        for start in stride(from: 0, to: due.count, by: configuration.batch) {
             var batch = StoreBatch(date: now)
-            for entry in due {
+            for entry in due[start..<min(start + configuration.batch, due.count)] {
                 guard let id = entry.id else { continue }
                 batch.transition(outboxEntry: id, .sent(at: now))
                 batch.transition(outboxEntry: id, .acknowledged(at: now, server: ServerVersion(id: "obs-\(id)", version: "1")))
+                done += 1
             }
             try store.apply(batch)
-            done += due.count
         }
         let seconds = Self.seconds(since: started)
         let acknowledged = try store.outboxEntries(in: .acknowledged, limit: .max)

@@ -36,10 +36,12 @@ extension PostgresOutbox {
         }
         let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let url = database.location.redacted
+        // `due` is MATERIALIZED: the locking SELECT runs once, never folded into the UPDATE's join,
+        // where it could be rescanned and lock rows it does not return.
         return try database.run { client in
             let rows = try await client.query("""
                 WITH clock AS (SELECT COALESCE(\(now)::timestamptz, clock_timestamp()) AS now),
-                due AS (
+                due AS MATERIALIZED (
                     SELECT o.id FROM outbox o, clock
                     WHERE o.state IN ('pending', 'sent', 'failed')
                       AND (o.claimed_until IS NULL OR o.claimed_until <= clock.now)

@@ -38,7 +38,7 @@ extension PostgresOutbox {
         let serverIDs = entries.map { $0.server?.id ?? "" }
         let serverVersions = entries.map { $0.server?.version ?? "" }
         let query: PostgresQuery = """
-            WITH locked AS (
+            WITH locked AS MATERIALIZED (
                 SELECT id, state, claimed_by, claimed_until FROM outbox WHERE id = ANY(\(ids)::bigint[]) ORDER BY id FOR UPDATE
             ),
             moved AS (
