@@ -1,5 +1,7 @@
 import CareModel
 import Foundation
+import Logging
+import PostgresNIO
 import PostgresStore
 import Store
 import TestSupport
@@ -109,5 +111,59 @@ final class PostgresOutboxClaimsTests: PostgresOutboxTestCase {
         XCTAssertThrowsError(try outbox.transition(ids[0], .sent(at: t0), worker: "a")) { error in
             XCTAssertEqual(error as? PostgresOutboxRefusal, .claimNotHeld(id: ids[0], worker: "a", holder: "b"))
         }
+    }
+
+    func testAClaimPassesOverRowsAnotherTransactionHoldsInsteadOfWaiting() throws {
+        let ids = try outbox.enqueue((1...3).map { entry($0) })
+        let holder = try PostgresDatabase(location: location(), environment: [:])
+        defer { holder.close() }
+        let locked = DispatchSemaphore(value: 0)
+        let release = Gate()
+        let finished = DispatchSemaphore(value: 0)
+        let first = ids[0]
+        // Another transaction (another claim in flight, say) holds the first entry's row until released.
+        Thread.detachNewThread {
+            _ = try? holder.run { client in
+                try await client.withTransaction(logger: Logger(label: "test")) { connection in
+                    try await connection.query("SELECT id FROM outbox WHERE id = \(first) FOR UPDATE", logger: Logger(label: "test"))
+                    locked.signal()
+                    await release.wait()
+                }
+            }
+            finished.signal()
+        }
+        locked.wait()
+        // Were it to wait for that row, this call would never return: the holder waits for it to.
+        XCTAssertEqual(try outbox.claim(worker: "a", limit: 10, leaseFor: .seconds(60), now: t0).map(\.id), Array(ids.dropFirst()))
+        release.open()
+        finished.wait()
+        XCTAssertEqual(try outbox.claim(worker: "b", limit: 10, leaseFor: .seconds(60), now: t0).map(\.id), [first], "free again once released")
+    }
+}
+
+/// A one-shot gate an async task waits at until a thread opens it.
+private final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let openAlready = lock.withLock {
+                if isOpen { return true }
+                waiter = continuation
+                return false
+            }
+            if openAlready { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = lock.withLock {
+            isOpen = true
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume()
     }
 }
