@@ -48,7 +48,11 @@ public struct PostgresOutbox: Sendable {
         guard !entries.isEmpty else { return [] }
         var firstOfKey: [EntryKey: OutboxEntry] = [:]
         for entry in entries where firstOfKey[EntryKey(entry)] == nil { firstOfKey[EntryKey(entry)] = entry }
-        let unique = firstOfKey.values.sorted { ($0.destination, $0.entityUUID.uuidString) < ($1.destination, $1.entityUUID.uuidString) }
+        // Byte order, as the INSERT's ORDER BY (COLLATE "C"): every enqueuer meets the keys in one order.
+        let unique = firstOfKey.values.sorted {
+            $0.destination == $1.destination
+                ? $0.entityUUID.uuidString < $1.entityUUID.uuidString : $0.destination.utf8.lexicographicallyPrecedes($1.destination.utf8)
+        }
         let found = try database.run { client in
             try await client.withTransaction(logger: Self.logger) { connection in
                 var ids: [EntryKey: Int64] = [:]
@@ -86,7 +90,7 @@ public struct PostgresOutbox: Sendable {
                         \(entries.map(\.entityUUID))::uuid[], \(payloads)::bytea[], \(entries.map { $0.payload != nil })::bool[],
                         \(entries.map(\.createdDate))::timestamptz[], \(entries.map(\.updatedDate))::timestamptz[])
                  AS t(destination, entity_kind, entity_id, entity_uuid, payload, has_payload, created_at, updated_at)
-            ORDER BY destination, entity_uuid
+            ORDER BY destination COLLATE "C", entity_uuid
             ON CONFLICT (destination, entity_uuid) DO NOTHING
             """, logger: logger)
     }
