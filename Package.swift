@@ -192,12 +192,12 @@ let package = Package(
         ]),
         // The benchmarks' measurements (parse, FHIRPath, store, import, export, validation), for the
         // `caregate-bench` executable and the tests of their helpers.
-        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline", "SyntheticData"], path: "Benchmarks/Harness"),
+        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline", "SyntheticData", "PostgresStore"], path: "Benchmarks/Harness"),
         // `caregate-bench`: the benchmarks as commands, outside the production binary (swift-nio's
         // NIOPerformanceTester is the model). `import-ndjson` runs the `caregate` built beside it.
         .executableTarget(
             name: "caregate-bench",
-            dependencies: ["Benchmarks", "CommandSupport", "FHIR", "Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Benchmarks", "CommandSupport", "FHIR", "Pipeline", "Store", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/Runner"
         ),
         .executableTarget(
@@ -224,7 +224,7 @@ let package = Package(
             name: "StoreTests",
             dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "Store", "TestSupport"]),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "Store", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [

@@ -13,7 +13,7 @@ struct Bench: ParsableCommand {
             Each benchmark prints its figures beside a baseline measured in the same run. Benchmarks are \
             measurements, never tests: compare runs made in one sitting on one machine.
             """,
-        subcommands: [BenchParse.self, BenchStore.self, BenchFHIRPath.self, BenchImport.self, BenchImportNDJSON.self, BenchExport.self, BenchValidate.self, BenchProvider.self]
+        subcommands: [BenchParse.self, BenchStore.self, BenchFHIRPath.self, BenchImport.self, BenchImportNDJSON.self, BenchExport.self, BenchValidate.self, BenchProvider.self, BenchPostgresOutbox.self]
     )
 
     static func main() { CommandLineRunner.run(Bench.self) }

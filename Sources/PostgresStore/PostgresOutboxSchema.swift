@@ -1,0 +1,37 @@
+/// The PostgreSQL outbox's tables, as named migrations (``PostgresMigrations``) whose names start with
+/// `0200-`: the range the outbox owns, beside the store's other parts.
+///
+/// `outbox` holds the same columns as the SQLite store's table (snake_case, dates as `timestamptz`), plus a
+/// claim: `claimed_by` (the worker's name) and `claimed_until` (when the claim lapses, NULL when none is
+/// held). One entry per destination and entity version (the unique key), as in SQLite. The partial index
+/// holds only the entries a claim may still take, in id order, so that a claim never walks the
+/// acknowledged history.
+public enum PostgresOutboxSchema {
+    /// The outbox's migrations, in order.
+    public static let migrations: [PostgresMigrations.Migration] = [
+        .init("0200-outbox", [
+            """
+            CREATE TABLE outbox (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                destination text NOT NULL,
+                entity_kind text NOT NULL,
+                entity_id text NOT NULL,
+                entity_uuid uuid NOT NULL,
+                payload bytea,
+                state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'acknowledged', 'failed')),
+                attempts integer NOT NULL DEFAULT 0,
+                last_error text,
+                next_attempt_at timestamptz,
+                server_id text,
+                server_version text,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                claimed_by text,
+                claimed_until timestamptz,
+                UNIQUE (destination, entity_uuid)
+            )
+            """,
+            "CREATE INDEX outbox_claimable ON outbox (id) WHERE state IN ('pending', 'sent', 'failed')",
+        ]),
+    ]
+}
