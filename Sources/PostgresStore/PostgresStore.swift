@@ -9,12 +9,15 @@ import Synchronization
 /// Today it keeps what does not depend on the care entities: the history of sync runs
 /// (``SyncRunStore``), the last import's coverage (``ImportCoverageStore``) and the audit trail
 /// (``AuditTrailStore``), with the same semantics as ``SQLiteStore``, checked by the same tests on both
-/// (`OperationsStoreContractTests`, `AuditTrailContractTests`). The entities,
+/// (`OperationsStoreContractTests`, `AuditTrailContractTests`); and the outbox, whose entries several
+/// workers claim side by side (``outbox``, `PostgresOutboxClaimsTests`). The entities,
 /// versions, batch writer, outbox and revision log follow; until then `--store postgres://...` is
 /// refused by the command line with a typed error (Docs/postgresql.md).
 ///
-/// Dates are kept as seconds since 1970 in `double precision`, as the SQLite store keeps them, so that a
-/// store moved from one to the other (`store migrate`, to come) compares equal to the bit.
+/// The operations history and the audit trail keep dates as seconds since 1970 in `double precision`, as
+/// the SQLite store keeps them, so that they move from one store to the other (`store migrate`, to come)
+/// equal to the bit; the outbox keeps `timestamptz` (microseconds), which its leases compare with the
+/// database's clock.
 ///
 /// ## Topics
 /// - ``open(_:)``: connect and migrate
@@ -25,7 +28,10 @@ public final class PostgresStore: Sendable {
     let auditRetentionDays = Mutex(AuditRetention.defaultDays)
 
     /// Every migration of the store, in order: each part's own list.
-    public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations)
+    public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations + PostgresOutboxSchema.migrations)
+
+    /// The outbox, with claims for several workers (``PostgresOutbox``).
+    public var outbox: PostgresOutbox { PostgresOutbox(database: database) }
 
     /// A store on `database`, migrated to this build's schema.
     public static func open(_ database: PostgresDatabase) throws -> PostgresStore {
