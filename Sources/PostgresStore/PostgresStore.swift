@@ -28,10 +28,13 @@ public final class PostgresStore: Sendable {
     let auditRetentionDays = Mutex(AuditRetention.defaultDays)
 
     /// Every migration of the store, in order: each part's own list.
-    public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations + PostgresOutboxSchema.migrations)
+    public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations + PostgresOutboxSchema.migrations + PostgresPullSchema.migrations)
 
     /// The outbox, with claims for several workers (``PostgresOutbox``).
     public var outbox: PostgresOutbox { PostgresOutbox(database: database) }
+
+    /// The pulls' partitions and cursors, claimed by several workers (``PostgresPullPartitions``).
+    public var pulls: PostgresPullPartitions { PostgresPullPartitions(database: database) }
 
     /// A store on `database`, migrated to this build's schema.
     public static func open(_ database: PostgresDatabase) throws -> PostgresStore {
