@@ -28,16 +28,17 @@ struct JSONElementWriter: ~Copyable {
         self.pretty = pretty
         self.metadata = metadata
         sink = ByteOutput(capacity: capacity)
+        fieldStack.reserveCapacity(64)
     }
 
     /// Appends `resource` as one JSON object.
     mutating func writeResource(_ resource: Element) {
-        writeObject(resource, context: resource.resourceType ?? resource.name)
+        withUnsafePointer(to: resource) { writeObject($0, context: resource.resourceType ?? resource.name) }
     }
 
     /// Appends `element` as one JSON object whose fields are defined under `context` (`Bundle.entry`).
     mutating func writeObject(_ element: Element, in context: String) {
-        writeObject(element, context: context)
+        withUnsafePointer(to: element) { writeObject($0, context: context) }
     }
 
     /// Appends raw bytes (a newline between NDJSON records).
@@ -76,24 +77,26 @@ struct JSONElementWriter: ~Copyable {
         return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
     }
 
-    private mutating func writeObject(_ element: borrowing Element, context: String?) {
+    /// Writes the element at `element` (read in place: a copy of an Element is four retains and
+    /// releases, and this runs for every object written).
+    private mutating func writeObject(_ element: UnsafePointer<Element>, context: String?) {
         sink.append(UInt8(ascii: "{"))
         indent += 1
         var first = true
-        if let type = element.resourceType {
-            writeKey("resourceType", first: &first)
+        if let type = element.pointee.resourceType {
+            writeKey("resourceType", first: &first, plain: true)
             writeString(type)
         }
-        let objectContext = element.resourceType ?? context
+        let objectContext = element.pointee.resourceType ?? context
         let base = fieldStack.count
-        collectFields(of: element.children, context: objectContext)
+        collectFields(of: element.pointee.children, context: objectContext)
         // The children are read in place: binding each to a constant would copy it (a retain per field).
-        element.children.withUnsafeBufferPointer { children in
+        element.pointee.children.withUnsafeBufferPointer { children in
             for index in base..<fieldStack.count {
                 writeField(fieldStack[index], of: children, first: &first)
             }
         }
-        fieldStack.removeSubrange(base...)
+        fieldStack.removeLast(fieldStack.count - base)
         indent -= 1
         if !first { newline() }
         sink.append(UInt8(ascii: "}"))
@@ -141,6 +144,8 @@ struct JSONElementWriter: ~Copyable {
     }
 
     private mutating func writeField(_ field: Field, of children: UnsafeBufferPointer<Element>, first: inout Bool) {
+        // A field has a child, so the buffer has an address.
+        guard let start = children.baseAddress else { return }
         // Almost always contiguous; otherwise gather the scattered members once.
         let indices: [Int]? = field.isContiguous ? nil : members(field, of: children)
         @inline(__always) func member(_ position: Int) -> Int { indices?[position] ?? field.first + position }
@@ -158,14 +163,16 @@ struct JSONElementWriter: ~Copyable {
             || (field.info?.isArray
                 ?? (children[field.first].jsonArrayItem || field.name == "extension" || field.name == "modifierExtension"))
 
+        // A name the metadata defines is an identifier: written without looking for what to escape.
+        let plain = field.info != nil
         guard isPrimitive else {
-            writeKey(field.name, first: &first)
+            writeKey(field.name, first: &first, plain: plain)
             let childContext = field.info?.type
             if isArray { openArray() }
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                let index = member(position)
-                writeObject(children[index], context: children[index].resourceType ?? childContext)
+                let child = start + member(position)
+                writeObject(child, context: child.pointee.resourceType ?? childContext)
             }
             if isArray { closeArray() }
             return
@@ -173,16 +180,16 @@ struct JSONElementWriter: ~Copyable {
 
         let jsonKind = primitiveType?.jsonKind
         if hasValue || !hasAnnotations {
-            writeKey(field.name, first: &first)
+            writeKey(field.name, first: &first, plain: plain)
             if isArray { openArray() }
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                writeValue(children[member(position)], jsonKind: jsonKind)
+                writeValue(start + member(position), jsonKind: jsonKind)
             }
             if isArray { closeArray() }
         }
         if hasAnnotations {
-            writeKey(field.name, first: &first, underscore: true)
+            writeKey(field.name, first: &first, underscore: true, plain: plain)
             let annotationContext = field.info?.type
             if isArray { openArray() }
             for position in 0..<field.count {
@@ -191,7 +198,8 @@ struct JSONElementWriter: ~Copyable {
                 if children[index].children.isEmpty {
                     appendLiteral("null")
                 } else {
-                    writeObject(Element(name: children[index].name, children: children[index].children), context: annotationContext)
+                    let annotations = Element(name: children[index].name, children: children[index].children)
+                    withUnsafePointer(to: annotations) { writeObject($0, context: annotationContext) }
                 }
             }
             if isArray { closeArray() }
@@ -200,12 +208,12 @@ struct JSONElementWriter: ~Copyable {
 
     // MARK: - Values
 
-    private mutating func writeValue(_ element: borrowing Element, jsonKind: Element.ValueKind?) {
-        guard let value = element.value else {
+    private mutating func writeValue(_ element: UnsafePointer<Element>, jsonKind: Element.ValueKind?) {
+        guard let value = element.pointee.value else {
             appendLiteral("null")
             return
         }
-        let kind = element.valueKind == .string ? (jsonKind ?? .string) : element.valueKind
+        let kind = element.pointee.valueKind == .string ? (jsonKind ?? .string) : element.pointee.valueKind
         switch kind {
         case .number where JSONNumberGrammar.isValid(value):
             appendRaw(value)
@@ -271,14 +279,15 @@ struct JSONElementWriter: ~Copyable {
 
     // MARK: - Layout
 
-    private mutating func writeKey(_ key: String, first: inout Bool, underscore: Bool = false) {
+    /// `plain`: the key is known to be an identifier (a name the metadata defines), so its bytes are not checked.
+    private mutating func writeKey(_ key: String, first: inout Bool, underscore: Bool = false, plain known: Bool = false) {
         if !first { sink.append(UInt8(ascii: ",")) }
         first = false
         newline()
         var key = key
         let plain = key.withUTF8 { bytes in
             // A field name is an identifier: written as it is, without looking for what to escape.
-            guard bytes.allSatisfy({ $0 >= 0x30 && $0 < 0x7F && $0 != 0x5C && ($0 >= 0x41 || $0 <= 0x39) }) else { return false }
+            guard known || bytes.allSatisfy({ $0 >= 0x30 && $0 < 0x7F && $0 != 0x5C && ($0 >= 0x41 || $0 <= 0x39) }) else { return false }
             sink.append(UInt8(ascii: "\""))
             if underscore { sink.append(UInt8(ascii: "_")) }
             sink.append(bytes)
