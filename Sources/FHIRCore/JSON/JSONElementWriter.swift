@@ -51,6 +51,9 @@ struct JSONElementWriter: ~Copyable {
         let order: Int
         let isArray: Bool
         let type: String
+        /// The metadata's index of `type`'s context (``ResolvedChild/contextIndex``), -1 when it has none:
+        /// an object of this field finds its definitions by it rather than by name.
+        let contextIndex: Int
         let primitive: PrimitiveType?
     }
 
@@ -74,12 +77,15 @@ struct JSONElementWriter: ~Copyable {
     /// one resource only.
     private func info(_ name: String, in children: NameTable<ResolvedChild>?) -> FieldInfo? {
         guard let child = children?[name] else { return nil }
-        return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
+        return FieldInfo(
+            order: child.info.order, isArray: child.info.isArray, type: child.type, contextIndex: child.contextIndex, primitive: child.primitive)
     }
 
     /// Writes the element at `element` (read in place: a copy of an Element is four retains and
     /// releases, and this runs for every object written).
-    private mutating func writeObject(_ element: UnsafePointer<Element>, context: String?) {
+    /// `contextIndex`: the metadata's index of `context` when the caller knows it (the same definitions as
+    /// found by name, without hashing the name), else -1.
+    private mutating func writeObject(_ element: UnsafePointer<Element>, context: String?, contextIndex: Int = -1) {
         sink.append(UInt8(ascii: "{"))
         indent += 1
         var first = true
@@ -87,25 +93,27 @@ struct JSONElementWriter: ~Copyable {
             writeKey("resourceType", first: &first, plain: true)
             writeString(type)
         }
-        let objectContext = element.pointee.resourceType ?? context
+        // A resource is its own context, found by its type's name.
+        let (objectContext, objectContextIndex) = element.pointee.resourceType.map { ($0, -1) } ?? (context, contextIndex)
         let base = fieldStack.count
-        collectFields(of: element.pointee.children, context: objectContext)
+        collectFields(of: element.pointee.children, context: objectContext, contextIndex: objectContextIndex)
         // The children are read in place: binding each to a constant would copy it (a retain per field).
         element.pointee.children.withUnsafeBufferPointer { children in
             for index in base..<fieldStack.count {
                 writeField(fieldStack[index], of: children, first: &first)
             }
         }
-        fieldStack.removeLast(fieldStack.count - base)
+        // One at a time: removing a range goes through the generic replaceSubrange.
+        while fieldStack.count > base { fieldStack.removeLast() }
         indent -= 1
         if !first { newline() }
         sink.append(UInt8(ascii: "}"))
     }
 
     /// Pushes the children grouped by name, in definition order (unknown names after, in document order).
-    private mutating func collectFields(of children: [Element], context: String?) {
+    private mutating func collectFields(of children: [Element], context: String?, contextIndex: Int) {
         let base = fieldStack.count
-        let definitions = context.flatMap(metadata.children(of:))
+        let definitions = metadata.context(at: contextIndex)?.children ?? context.flatMap(metadata.children(of:))
         // The highest definition order among the fields so far: a name defined later than all of them
         // cannot be one of them (names and definitions are one to one, choice types aside, which share
         // an order), so only a name out of order is looked for among the earlier fields.
@@ -172,7 +180,7 @@ struct JSONElementWriter: ~Copyable {
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
                 let child = start + member(position)
-                writeObject(child, context: child.pointee.resourceType ?? childContext)
+                writeObject(child, context: child.pointee.resourceType ?? childContext, contextIndex: field.info?.contextIndex ?? -1)
             }
             if isArray { closeArray() }
             return
@@ -199,7 +207,9 @@ struct JSONElementWriter: ~Copyable {
                     appendLiteral("null")
                 } else {
                     let annotations = Element(name: children[index].name, children: children[index].children)
-                    withUnsafePointer(to: annotations) { writeObject($0, context: annotationContext) }
+                    withUnsafePointer(to: annotations) {
+                        writeObject($0, context: annotationContext, contextIndex: field.info?.contextIndex ?? -1)
+                    }
                 }
             }
             if isArray { closeArray() }
@@ -315,6 +325,7 @@ struct JSONElementWriter: ~Copyable {
         sink.append(UInt8(ascii: "]"))
     }
 
+    @inline(__always)
     private mutating func newline() {
         guard pretty else { return }
         sink.append(0x0A)
