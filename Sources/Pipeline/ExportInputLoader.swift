@@ -30,7 +30,8 @@ final class ExportInputLoader: Sendable {
     /// What earlier runs read, shared by the threads that load runs.
     private struct Caches {
         var tasks: [UUID: CareTask] = [:]
-        var tasksRead: Set<String> = []
+        /// Task versions asked for, found or not (one not found is not asked again).
+        var taskVersionsRead: Set<UUID> = []
         var patientOfPlan: [String: String] = [:]
         var plansRead: Set<String> = []
         var patients: [String: Patient] = [:]
@@ -58,14 +59,17 @@ final class ExportInputLoader: Sendable {
             history[outcome.id, default: []].append(outcome)
         }
         let reachedProvider = try versionsThatMayHaveReached(entries, history: history)
+        // Only the task versions the outcomes name: a task's other versions (a long-running task has
+        // many) are never exported against, and each costs a decoding.
         let wanted = caches.withLock { caches in
-            Set(versions.values.compactMap { caches.tasks[$0.taskUUID] == nil ? $0.taskID : nil }).subtracting(caches.tasksRead)
+            Set(versions.values.map(\.taskUUID).filter { caches.tasks[$0] == nil }).subtracting(caches.taskVersionsRead)
         }
         if !wanted.isEmpty {
-            let read = try store.histories(.task, ids: Array(wanted))
+            let taskIDs = Set(versions.values.compactMap { wanted.contains($0.taskUUID) ? $0.taskID : nil })
+            let read = try store.taskVersions(uuids: Array(wanted), ids: Array(taskIDs))
             caches.withLock { caches in
-                for case .task(let task) in read { caches.tasks[task.metadata.uuid] = task }
-                caches.tasksRead.formUnion(wanted)
+                for task in read { caches.tasks[task.metadata.uuid] = task }
+                caches.taskVersionsRead.formUnion(wanted)
             }
         }
         let runTasks = caches.withLock { caches in versions.values.compactMap { caches.tasks[$0.taskUUID] } }

@@ -86,7 +86,6 @@ struct ExportRendering: Sendable {
             }
             return Rendered(bytes: bytes, entries: 1 + exported.companions.count + (exported.provenance == nil ? 0 : 1))
         }
-        var entries = 1
         let conditional = options.request == .conditional && options.bundleType != .collection
         // The first resource is an Observation, an active task's DocumentReference or a survey's
         // QuestionnaireResponse (``SurveyExport``); companions follow it.
@@ -109,14 +108,15 @@ struct ExportRendering: Sendable {
                 provenance = pointing
             }
         }
-        let condition = "identifier=\(identifierSystem)|\(outcomeID)"
-        var bytes = stream.entry(entry(observation, fullURL: observationURL, request: {
+        var entries: [Element] = []
+        entries.reserveCapacity(2 + exported.companions.count)
+        entries.append(entry(observation, fullURL: observationURL, request: {
             guard conditional else { return ("PUT", "\(type)/\(exported.id)", nil) }
+            let condition = "identifier=\(identifierSystem)|\(outcomeID)"
             return exported.isFirstVersion ? ("POST", type, condition) : ("PUT", "\(type)?\(condition)", nil)
-        }()), first: true)
+        }()))
         for (companion, url) in zip(exported.companions, companionURLs) {
             var resource = companion.resource
-            let companionCondition = "identifier=\(identifierSystem)|\(companion.identifierValue)"
             if conditional {
                 // Without ids, a companion names the first resource (a survey Observation's derivedFrom) by its fullUrl.
                 resource.children = resource.children.filter { $0.name != "id" }.map {
@@ -124,25 +124,26 @@ struct ExportRendering: Sendable {
                         ? Element(name: $0.name, children: [Element(name: "reference", value: observationURL)]) : $0
                 }
             }
-            bytes.append(stream.entry(entry(resource, fullURL: url, request: {
+            entries.append(entry(resource, fullURL: url, request: {
                 guard conditional else { return ("PUT", "\(companion.resourceType)/\(companion.id)", nil) }
+                let companionCondition = "identifier=\(identifierSystem)|\(companion.identifierValue)"
                 return exported.isFirstVersion
                     ? ("POST", companion.resourceType, companionCondition) : ("PUT", "\(companion.resourceType)?\(companionCondition)", nil)
-            }()), first: false))
-            entries += 1
+            }()))
         }
         if let provenance, let id = exported.provenance?.childValue("id") {
             // Its id is the outcome version's uuid: a Provenance per version, and a urn:uuid as it is.
             let url = "urn:uuid:\(id)"
-            bytes.append(stream.entry(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)), first: false))
-            entries += 1
+            entries.append(entry(provenance, fullURL: url, request: conditional ? ("POST", "Provenance", nil) : ("PUT", "Provenance/\(id)", nil)))
         }
+        // The outcome's entries written at once (one writer), the first with no separator before it.
+        let bytes = stream.entries(entries, first: true)
         var patch: (ExportInputLoader.ActivityCompletion, Data)?
         if let activity, options.bundleType != .collection {
             let url = "urn:uuid:\(Self.nameBasedUUID("\(activity.carePlan)#\(activity.path)/\(outcomeID)"))"
             patch = (activity, stream.entry(entry(Self.statusPatch(activity), fullURL: url, request: ("PATCH", activity.carePlan, nil)), first: false))
         }
-        return Rendered(bytes: bytes, entries: entries, patch: patch)
+        return Rendered(bytes: bytes, entries: entries.count, patch: patch)
     }
 
     /// The FHIRPath Patch (a Parameters resource) that sets a care plan activity's `detail.status` to

@@ -154,8 +154,10 @@ public final class Exporter {
                 switch built {
                 case .success(let unplaced):
                     let rendered = patches.place(unplaced)
-                    // The separator between entries depends on what was written before.
-                    try sink.append(sink.started ? rendering.separator + rendered.bytes : rendered.bytes)
+                    // The separator between entries depends on what was written before; appended apart,
+                    // so that the entry's bytes are not copied to join them.
+                    if sink.started { try sink.append(rendering.separator) }
+                    try sink.append(rendered.bytes)
                     included.insert(entry.entityID)
                     report.observations += 1
                 case .failure(let refusal):

@@ -80,6 +80,11 @@ public protocol Store: AnyObject, Sendable {
     /// Every version of each entity `kind/id` of `ids`, read at once (what an export of many outcomes
     /// asks), in stored order; ids with no versions are left out.
     func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity]
+    /// The task versions whose uuids are `uuids`, each once, in stored order; uuids not found are left
+    /// out. `ids` are the tasks they belong to: a store without a lookup by version reads their
+    /// histories. What an export of many outcomes asks: the versions its outcomes name, not every
+    /// version of their tasks.
+    func taskVersions(uuids: [UUID], ids: [String]) throws -> [CareTask]
     /// The events of patient `patientID` overlapping `interval` (start inclusive, running events count;
     /// end exclusive), each from the task version that owned its time, with its outcome if any: the tasks
     /// of the patient's care plans and their tasks of no care plan (orders; an Observation log's
@@ -149,6 +154,16 @@ extension Store {
     public func appendsAreWaiting() -> Bool { false }
 
     public func yieldToAppends() throws {}
+
+    /// The versions asked for, picked from the histories of their tasks.
+    public func taskVersions(uuids: [UUID], ids: [String]) throws -> [CareTask] {
+        let wanted = Set(uuids)
+        var seen: Set<UUID> = []
+        return try histories(.task, ids: ids).compactMap {
+            guard case .task(let task) = $0, wanted.contains(task.metadata.uuid), seen.insert(task.metadata.uuid).inserted else { return nil }
+            return task
+        }
+    }
 
     /// The dead letters waiting for a person, newest first.
     public func deadLetters(limit: Int) throws -> [DeadLetter] {

@@ -49,19 +49,32 @@ public struct FHIRBundleStream: Sendable {
 
     /// One `Bundle.entry` element, preceded by its separator unless it is the `first`.
     public func entry(_ entry: Element, first: Bool) -> Data {
+        entries([entry], first: first)
+    }
+
+    /// `Bundle.entry` elements one after the other, as ``entry(_:first:)`` writes each (the first preceded
+    /// by its separator unless it is the `first` of the Bundle), written by one writer.
+    public func entries(_ entries: [Element], first: Bool) -> Data {
         switch format {
         case .json:
             var writer = JSONElementWriter(pretty: false)
-            if !first {
-                writer.append(UInt8(ascii: ","))
-                writer.append(0x0A)
+            for (index, entry) in entries.enumerated() {
+                if !first || index > 0 {
+                    writer.append(UInt8(ascii: ","))
+                    writer.append(0x0A)
+                }
+                writer.writeObject(entry, in: "Bundle.entry")
             }
-            writer.writeObject(entry, in: "Bundle.entry")
             return writer.data
         case .xml:
-            var writer = XMLWriter(pretty: false)
-            writer.writeChild(entry, in: "Bundle.entry")
-            return Data(writer.output + [0x0A])
+            var bytes: [UInt8] = []
+            for entry in entries {
+                var writer = XMLWriter(pretty: false)
+                writer.writeChild(entry, in: "Bundle.entry")
+                bytes += writer.output
+                bytes.append(0x0A)
+            }
+            return Data(bytes)
         }
     }
 

@@ -28,16 +28,17 @@ struct JSONElementWriter: ~Copyable {
         self.pretty = pretty
         self.metadata = metadata
         sink = ByteOutput(capacity: capacity)
+        fieldStack.reserveCapacity(64)
     }
 
     /// Appends `resource` as one JSON object.
     mutating func writeResource(_ resource: Element) {
-        writeObject(resource, context: resource.resourceType ?? resource.name)
+        withUnsafePointer(to: resource) { writeObject($0, context: resource.resourceType ?? resource.name) }
     }
 
     /// Appends `element` as one JSON object whose fields are defined under `context` (`Bundle.entry`).
     mutating func writeObject(_ element: Element, in context: String) {
-        writeObject(element, context: context)
+        withUnsafePointer(to: element) { writeObject($0, context: context) }
     }
 
     /// Appends raw bytes (a newline between NDJSON records).
@@ -50,6 +51,9 @@ struct JSONElementWriter: ~Copyable {
         let order: Int
         let isArray: Bool
         let type: String
+        /// The metadata's index of `type`'s context (``ResolvedChild/contextIndex``), -1 when it has none:
+        /// an object of this field finds its definitions by it rather than by name.
+        let contextIndex: Int
         let primitive: PrimitiveType?
     }
 
@@ -73,36 +77,43 @@ struct JSONElementWriter: ~Copyable {
     /// one resource only.
     private func info(_ name: String, in children: NameTable<ResolvedChild>?) -> FieldInfo? {
         guard let child = children?[name] else { return nil }
-        return FieldInfo(order: child.info.order, isArray: child.info.isArray, type: child.type, primitive: child.primitive)
+        return FieldInfo(
+            order: child.info.order, isArray: child.info.isArray, type: child.type, contextIndex: child.contextIndex, primitive: child.primitive)
     }
 
-    private mutating func writeObject(_ element: borrowing Element, context: String?) {
+    /// Writes the element at `element` (read in place: a copy of an Element is four retains and
+    /// releases, and this runs for every object written).
+    /// `contextIndex`: the metadata's index of `context` when the caller knows it (the same definitions as
+    /// found by name, without hashing the name), else -1.
+    private mutating func writeObject(_ element: UnsafePointer<Element>, context: String?, contextIndex: Int = -1) {
         sink.append(UInt8(ascii: "{"))
         indent += 1
         var first = true
-        if let type = element.resourceType {
-            writeKey("resourceType", first: &first)
+        if let type = element.pointee.resourceType {
+            writeKey("resourceType", first: &first, plain: true)
             writeString(type)
         }
-        let objectContext = element.resourceType ?? context
+        // A resource is its own context, found by its type's name.
+        let (objectContext, objectContextIndex) = element.pointee.resourceType.map { ($0, -1) } ?? (context, contextIndex)
         let base = fieldStack.count
-        collectFields(of: element.children, context: objectContext)
+        collectFields(of: element.pointee.children, context: objectContext, contextIndex: objectContextIndex)
         // The children are read in place: binding each to a constant would copy it (a retain per field).
-        element.children.withUnsafeBufferPointer { children in
+        element.pointee.children.withUnsafeBufferPointer { children in
             for index in base..<fieldStack.count {
                 writeField(fieldStack[index], of: children, first: &first)
             }
         }
-        fieldStack.removeSubrange(base...)
+        // One at a time: removing a range goes through the generic replaceSubrange.
+        while fieldStack.count > base { fieldStack.removeLast() }
         indent -= 1
         if !first { newline() }
         sink.append(UInt8(ascii: "}"))
     }
 
     /// Pushes the children grouped by name, in definition order (unknown names after, in document order).
-    private mutating func collectFields(of children: [Element], context: String?) {
+    private mutating func collectFields(of children: [Element], context: String?, contextIndex: Int) {
         let base = fieldStack.count
-        let definitions = context.flatMap(metadata.children(of:))
+        let definitions = metadata.context(at: contextIndex)?.children ?? context.flatMap(metadata.children(of:))
         // The highest definition order among the fields so far: a name defined later than all of them
         // cannot be one of them (names and definitions are one to one, choice types aside, which share
         // an order), so only a name out of order is looked for among the earlier fields.
@@ -141,6 +152,8 @@ struct JSONElementWriter: ~Copyable {
     }
 
     private mutating func writeField(_ field: Field, of children: UnsafeBufferPointer<Element>, first: inout Bool) {
+        // A field has a child, so the buffer has an address.
+        guard let start = children.baseAddress else { return }
         // Almost always contiguous; otherwise gather the scattered members once.
         let indices: [Int]? = field.isContiguous ? nil : members(field, of: children)
         @inline(__always) func member(_ position: Int) -> Int { indices?[position] ?? field.first + position }
@@ -158,14 +171,16 @@ struct JSONElementWriter: ~Copyable {
             || (field.info?.isArray
                 ?? (children[field.first].jsonArrayItem || field.name == "extension" || field.name == "modifierExtension"))
 
+        // A name the metadata defines is an identifier: written without looking for what to escape.
+        let plain = field.info != nil
         guard isPrimitive else {
-            writeKey(field.name, first: &first)
+            writeKey(field.name, first: &first, plain: plain)
             let childContext = field.info?.type
             if isArray { openArray() }
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                let index = member(position)
-                writeObject(children[index], context: children[index].resourceType ?? childContext)
+                let child = start + member(position)
+                writeObject(child, context: child.pointee.resourceType ?? childContext, contextIndex: field.info?.contextIndex ?? -1)
             }
             if isArray { closeArray() }
             return
@@ -173,16 +188,16 @@ struct JSONElementWriter: ~Copyable {
 
         let jsonKind = primitiveType?.jsonKind
         if hasValue || !hasAnnotations {
-            writeKey(field.name, first: &first)
+            writeKey(field.name, first: &first, plain: plain)
             if isArray { openArray() }
             for position in 0..<field.count {
                 if isArray { arrayItemSeparator(position) }
-                writeValue(children[member(position)], jsonKind: jsonKind)
+                writeValue(start + member(position), jsonKind: jsonKind)
             }
             if isArray { closeArray() }
         }
         if hasAnnotations {
-            writeKey(field.name, first: &first, underscore: true)
+            writeKey(field.name, first: &first, underscore: true, plain: plain)
             let annotationContext = field.info?.type
             if isArray { openArray() }
             for position in 0..<field.count {
@@ -191,7 +206,10 @@ struct JSONElementWriter: ~Copyable {
                 if children[index].children.isEmpty {
                     appendLiteral("null")
                 } else {
-                    writeObject(Element(name: children[index].name, children: children[index].children), context: annotationContext)
+                    let annotations = Element(name: children[index].name, children: children[index].children)
+                    withUnsafePointer(to: annotations) {
+                        writeObject($0, context: annotationContext, contextIndex: field.info?.contextIndex ?? -1)
+                    }
                 }
             }
             if isArray { closeArray() }
@@ -200,12 +218,12 @@ struct JSONElementWriter: ~Copyable {
 
     // MARK: - Values
 
-    private mutating func writeValue(_ element: borrowing Element, jsonKind: Element.ValueKind?) {
-        guard let value = element.value else {
+    private mutating func writeValue(_ element: UnsafePointer<Element>, jsonKind: Element.ValueKind?) {
+        guard let value = element.pointee.value else {
             appendLiteral("null")
             return
         }
-        let kind = element.valueKind == .string ? (jsonKind ?? .string) : element.valueKind
+        let kind = element.pointee.valueKind == .string ? (jsonKind ?? .string) : element.pointee.valueKind
         switch kind {
         case .number where JSONNumberGrammar.isValid(value):
             appendRaw(value)
@@ -271,14 +289,15 @@ struct JSONElementWriter: ~Copyable {
 
     // MARK: - Layout
 
-    private mutating func writeKey(_ key: String, first: inout Bool, underscore: Bool = false) {
+    /// `plain`: the key is known to be an identifier (a name the metadata defines), so its bytes are not checked.
+    private mutating func writeKey(_ key: String, first: inout Bool, underscore: Bool = false, plain known: Bool = false) {
         if !first { sink.append(UInt8(ascii: ",")) }
         first = false
         newline()
         var key = key
         let plain = key.withUTF8 { bytes in
             // A field name is an identifier: written as it is, without looking for what to escape.
-            guard bytes.allSatisfy({ $0 >= 0x30 && $0 < 0x7F && $0 != 0x5C && ($0 >= 0x41 || $0 <= 0x39) }) else { return false }
+            guard known || bytes.allSatisfy({ $0 >= 0x30 && $0 < 0x7F && $0 != 0x5C && ($0 >= 0x41 || $0 <= 0x39) }) else { return false }
             sink.append(UInt8(ascii: "\""))
             if underscore { sink.append(UInt8(ascii: "_")) }
             sink.append(bytes)
@@ -306,6 +325,7 @@ struct JSONElementWriter: ~Copyable {
         sink.append(UInt8(ascii: "]"))
     }
 
+    @inline(__always)
     private mutating func newline() {
         guard pretty else { return }
         sink.append(0x0A)

@@ -179,59 +179,70 @@ final class EntityRowCodec {
     }
 
     func outcome(_ row: Row, values: [OutcomeValue]) throws -> Outcome {
-        let c = columns(of: row)
+        try outcome(NamedColumns(row: row, layout: columns(of: row)), values: values)
+    }
+
+    /// An outcome version from its columns (of a `Row`, or of a statement read in place).
+    func outcome<Columns: StoredColumns>(_ c: Columns, values: [OutcomeValue]) throws -> Outcome {
         var outcome: Outcome
-        if let payload: Data = c[row, "payload"] {
+        if let payload: Data = c[.payload] {
             do {
                 outcome = try decoder.decode(Outcome.self, from: payload)
             } catch {
-                throw StoreError.database(message: "outcome row \(row["rowID"] ?? "?") cannot be decoded: \(error)")
+                throw StoreError.database(message: "outcome row \(Self.rowID(c)) cannot be decoded: \(error)")
             }
         } else {
-            guard let taskUUID: UUID = c[row, "taskUUID"], let occurrence: Int = c[row, "occurrenceIndex"] else {
-                throw StoreError.database(message: "outcome row \(row["rowID"] ?? "?") has no task uuid or occurrence")
+            guard let taskUUID: UUID = c[.taskUUID], let occurrence: Int = c[.occurrenceIndex] else {
+                throw StoreError.database(message: "outcome row \(Self.rowID(c)) has no task uuid or occurrence")
             }
             outcome = Outcome(
-                taskUUID: taskUUID, taskID: c[row, "taskID"], taskOccurrenceIndex: occurrence, values: [],
-                metadata: EntityMetadata(effectiveDate: Date(timeIntervalSince1970: 0), timezone: timeZone(c[row, "timezone"])))
-            if let sourceSystem: String = c[row, "sourceSystem"], let fhirType: String = c[row, "fhirType"], let fhirID: String = c[row, "fhirID"] {
+                taskUUID: taskUUID, taskID: c[.taskID], taskOccurrenceIndex: occurrence, values: [],
+                metadata: EntityMetadata(effectiveDate: Date(timeIntervalSince1970: 0), timezone: timeZone(c[.timezone])))
+            if let sourceSystem: String = c[.sourceSystem], let fhirType: String = c[.fhirType], let fhirID: String = c[.fhirID] {
                 outcome.provenance = Provenance(
-                    sourceSystem: sourceSystem, fhirType: fhirType, fhirID: fhirID, versionID: c[row, "fhirVersionID"],
-                    lastUpdated: c.date(row, "fhirLastUpdated"), contentHash: c[row, "contentHash"])
+                    sourceSystem: sourceSystem, fhirType: fhirType, fhirID: fhirID, versionID: c[.fhirVersionID],
+                    lastUpdated: c.date(.fhirLastUpdated), contentHash: c[.contentHash])
             }
         }
-        outcome.values = (inlineValue(row).map { [$0] } ?? []) + values
-        if let source: String = c[row, "source"] { outcome.metadata.source = source }
-        applyVersionColumns(row, to: &outcome.metadata)
+        outcome.values = (inlineValue(c).map { [$0] } ?? []) + values
+        if let source: String = c[.source] { outcome.metadata.source = source }
+        applyVersionColumns(c, to: &outcome.metadata)
         return outcome
     }
 
-    /// The first value of the outcome in `row`, kept in the row itself.
-    private func inlineValue(_ row: Row) -> OutcomeValue? {
-        let c = columns(of: row)
-        guard let type: String = c[row, "firstValueType"] else { return nil }
+    /// The row id in an error message ("?" when the columns have none).
+    private static func rowID(_ c: some StoredColumns) -> String {
+        (c[.rowID] as Int64?).map(String.init) ?? "?"
+    }
+
+    /// The first value of the outcome, kept in its row itself.
+    private func inlineValue(_ c: some StoredColumns) -> OutcomeValue? {
+        guard let type: String = c[.firstValueType] else { return nil }
         return Self.outcomeValue(
-            type: type, stored: c[row, "firstValue"] ?? .null, units: c[row, "firstValueUnits"], kind: c[row, "firstValueKind"],
-            index: c[row, "firstValueIndex"], createdDate: c.date(row, "firstValueCreatedDate"),
-            timezone: (c[row, "firstValueTimezone"] as String?).map(timeZone))
+            type: type, stored: c[.firstValue] ?? .null, units: c[.firstValueUnits], kind: c[.firstValueKind],
+            index: c[.firstValueIndex], createdDate: c.date(.firstValueCreatedDate),
+            timezone: (c[.firstValueTimezone] as String?).map(timeZone))
     }
 
     /// Sets the version fields from the row's columns, which later versions keep up to date.
     private func applyVersionColumns(_ row: Row, to metadata: inout EntityMetadata) {
-        let c = columns(of: row)
-        if let uuid: UUID = c[row, "uuid"] { metadata.uuid = uuid }
-        metadata.effectiveDate = c.date(row, "effectiveDate") ?? metadata.effectiveDate
-        metadata.deletedDate = c.date(row, "deletedDate")
-        if let several: Data = c[row, "previousVersionUUIDs"] {
+        applyVersionColumns(NamedColumns(row: row, layout: columns(of: row)), to: &metadata)
+    }
+
+    private func applyVersionColumns(_ c: some StoredColumns, to metadata: inout EntityMetadata) {
+        if let uuid: UUID = c[.uuid] { metadata.uuid = uuid }
+        metadata.effectiveDate = c.date(.effectiveDate) ?? metadata.effectiveDate
+        metadata.deletedDate = c.date(.deletedDate)
+        if let several: Data = c[.previousVersionUUIDs] {
             metadata.previousVersionUUIDs = Self.uuids(packed: several)
         } else {
-            metadata.previousVersionUUIDs = (c[row, "previousVersionUUID"] as UUID?).map { [$0] } ?? []
+            metadata.previousVersionUUIDs = (c[.previousVersionUUID] as UUID?).map { [$0] } ?? []
         }
-        metadata.nextVersionUUIDs = (c[row, "nextVersionUUID"] as UUID?).map { [$0] } ?? []
-        metadata.createdDate = c.date(row, "createdDate")
-        metadata.updatedDate = c.date(row, "updatedDate")
+        metadata.nextVersionUUIDs = (c[.nextVersionUUID] as UUID?).map { [$0] } ?? []
+        metadata.createdDate = c.date(.createdDate)
+        metadata.updatedDate = c.date(.updatedDate)
         // Payloads keep no content hash (it is their hash); an outcome's provenance, made from columns, has it.
-        if let hash: String = c[row, "contentHash"], metadata.provenance != nil { metadata.provenance?.contentHash = hash }
+        if let hash: String = c[.contentHash], metadata.provenance != nil { metadata.provenance?.contentHash = hash }
     }
 
     /// Uuids stored one after the other, 16 bytes each (an outcome's `previousVersionUUIDs`).

@@ -106,6 +106,20 @@ extension SQLiteStore: Store {
         }
     }
 
+    /// By the unique index on `task.uuid`; contents the store decoded before come from its task cache.
+    public func taskVersions(uuids: [UUID], ids: [String]) throws -> [CareTask] {
+        let unique = Array(Set(uuids))
+        return try readSnapshot { db in
+            var rows: [Row] = []
+            for chunk in SQLText.statementChunks(unique) {
+                rows += try Row.fetchAll(
+                    db, sql: "SELECT * FROM task WHERE uuid IN (\(SQLText.placeholders(chunk.count)))", arguments: StatementArguments(Array(chunk)))
+            }
+            rows.sort { (($0["rowID"] as Int64?) ?? 0) < (($1["rowID"] as Int64?) ?? 0) }
+            return try entities(.task, rows: rows, codec: EntityRowCodec(), db).compactMap { if case .task(let task) = $0 { task } else { nil } }
+        }
+    }
+
     /// The entities of `kind` that `query` picks, in the order they were stored.
     public func entities(_ kind: EntityKind, _ query: EntityQuery) throws -> [CareEntity] {
         if kind == .outcome, let ids = query.ids {
@@ -148,16 +162,7 @@ extension SQLiteStore: Store {
             while try raw.step() { rowIDs.append(raw.int64(0)) }
         }
         rowIDs.sort()
-        var rows: [Row] = []
-        for chunk in SQLText.statementChunks(rowIDs) {
-            rows += try Row.fetchAll(
-                db, sql: """
-                    SELECT * FROM outcome WHERE rowID IN (\(SQLText.placeholders(chunk.count)))
-                    AND \(condition.sql) ORDER BY rowID
-                    """,
-                arguments: StatementArguments(Array(chunk)) + condition.arguments)
-        }
-        return try entities(.outcome, rows: rows, codec: codec, db)
+        return try OutcomeRowReader.outcomes(rowIDs: rowIDs, where: condition, codec: codec, db)
     }
 
     /// Calls `body` with each entity of `kind` that `query` picks, in the order they were stored, reading
