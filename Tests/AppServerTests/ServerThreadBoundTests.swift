@@ -45,8 +45,9 @@ final class ServerThreadBoundTests: XCTestCase {
     /// Sends the pushes and the reads at once while another process holds the lease, checks every
     /// answer and the server's threads throughout; returns how many pushes were stored.
     private func pushAndRead(options: [String]) async throws -> Int {
-        guard raiseOpenFileLimit(toward: 8_192) >= 2 * (Self.pushes + Self.reads) + 200 else {
-            throw XCTSkip("this process may not open \(Self.pushes + Self.reads) connections and the server as many")
+        let connections = Self.pushes + Self.reads
+        guard OpenFiles.raiseLimit(toward: 2 * connections + 200) >= 2 * connections + 200 else {
+            throw XCTSkip("this process may not open \(connections) connections and the server as many")
         }
         let folder = try makeScratchFolder("thread-bound")
         let store = folder.appendingPathComponent("store.sqlite").path
@@ -74,7 +75,7 @@ final class ServerThreadBoundTests: XCTestCase {
         let release = store + ".release"
         let holder = try StoreLockHolder.start(store: store, release: release, locks: StoreLockHolder.leaseAndGate)
         defer { holder.terminate() }
-        let baseline = try threads(of: server)
+        let baseline = try server.threads()
         let sampler = ThreadSampler(processIdentifier: server.processIdentifier)
 
         var pushConnections: [RawConnection] = []
@@ -110,21 +111,6 @@ final class ServerThreadBoundTests: XCTestCase {
         XCTAssertLessThan(peak, Self.threadBound, "the server's threads grew with the requests: \(names)")
         return stored
     }
-
-    /// The thread count of the server's process, from /proc.
-    private func threads(of server: AppServerProcess) throws -> Int {
-        try XCTUnwrap(ThreadSampler.threads(of: server.processIdentifier), "no thread count in /proc")
-    }
-
-    /// The soft limit on open files raised toward `wanted`; answers the limit now.
-    private func raiseOpenFileLimit(toward wanted: Int) -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        limit.rlim_cur = max(limit.rlim_cur, min(rlim_t(wanted), limit.rlim_max))
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        return Int(limit.rlim_cur)
-    }
 }
 
 /// The most threads a process ran, read from /proc every 10 ms on a thread of its own until ``stop()``,
@@ -140,8 +126,8 @@ private final class ThreadSampler: @unchecked Sendable {
     init(processIdentifier: Int32) {
         let thread = Thread { [self] in
             while lock.withLock({ running }) {
-                if let count = Self.threads(of: processIdentifier), count > lock.withLock({ peak }) {
-                    let named = Self.names(of: processIdentifier)
+                if let count = AppServerProcess.threads(of: processIdentifier), count > lock.withLock({ peak }) {
+                    let named = AppServerProcess.threadNames(of: processIdentifier)
                     lock.withLock { (peak, names) = (count, named) }
                 }
                 usleep(10_000)
@@ -156,24 +142,5 @@ private final class ThreadSampler: @unchecked Sendable {
         lock.withLock { running = false }
         finished.wait()
         return lock.withLock { (peak, names) }
-    }
-
-    /// The names of the process's threads (/proc/`pid`/task/*/comm), counted: `name x count, ...`.
-    static func names(of processIdentifier: Int32) -> String {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(processIdentifier)/task")) ?? []
-        var counts: [String: Int] = [:]
-        for task in tasks {
-            let name = (try? String(contentsOfFile: "/proc/\(processIdentifier)/task/\(task)/comm", encoding: .utf8)) ?? "?"
-            counts[name.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
-        }
-        return counts.sorted { $0.key < $1.key }.map { "\($0.key) x\($0.value)" }.joined(separator: ", ")
-    }
-
-    /// The `Threads:` line of /proc/`pid`/status.
-    static func threads(of processIdentifier: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
-        else { return nil }
-        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
     }
 }

@@ -21,6 +21,9 @@ final class ReaderSlots: @unchecked Sendable {
         free = max(1, count)
     }
 
+    /// Whether a thread waits for a slot.
+    var hasWaiter: Bool { condition.withLock { waiting > 0 } }
+
     /// Takes a slot when one is free and no thread waits for one; never blocks.
     func tryAcquire() -> Bool {
         condition.lock()
