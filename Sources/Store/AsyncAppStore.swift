@@ -17,7 +17,7 @@ import Foundation
 ///
 /// ```swift
 /// let front: any AsyncAppStore = PooledAppStore(try SQLiteStore(path: "care.sqlite"), writeThreads: 4)
-/// guard try await front.patientExists("patient-1") else { throw APIError.forbidden }
+/// guard try await front.patientExists("patient-1") else { return }
 /// let tasks = try await front.read { store in try store.tasks(carePlanID: "plan-1", .current) }
 /// ```
 ///
