@@ -33,6 +33,10 @@ import Store
 /// - ``limits``: the connections, bodies and push threads it accepts at once (``ServerLimits``).
 public struct AppServer: Sendable {
     public let store: any AppSyncStore
+    /// The store as the routes call it: every call suspends the request's task instead of blocking its
+    /// thread (``PooledAppStore`` for a synchronous store, with ``ServerLimits/pushWorkers`` write threads;
+    /// the store itself when it is an ``AsyncAppStore``).
+    let front: any AsyncAppStore
     /// Checks CareGate's own tokens.
     public let verifier: TokenVerifier
     /// Checks operator tokens (the operator page).
@@ -63,6 +67,7 @@ public struct AppServer: Sendable {
         limits: ServerLimits = ServerLimits(), readingKinds: ReadingKinds = ReadingKinds(table: (try? HealthKitTable.defaults()) ?? .empty)
     ) {
         self.store = store
+        front = (store as? any AsyncAppStore) ?? PooledAppStore(store, writeThreads: limits.pushWorkers)
         self.readingKinds = readingKinds
         self.limits = limits
         verifier = TokenVerifier(key: key.publicKey, audience: audience)
@@ -78,39 +83,38 @@ public struct AppServer: Sendable {
         // Outermost: it sees every answer as the client gets it, errors made into responses included.
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
-        HealthRoutes(store: store, startup: startup).register(on: router)
+        HealthRoutes(store: front, storeFilePath: store.storeFilePath, startup: startup).register(on: router)
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
         // One writer of the audit trail for the app API and the operator page: their entries share commits.
         let trail = AuditTrailWriter(store: store)
-        OperatorRoutes(store: store, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings, trail: trail).register(on: router)
+        OperatorRoutes(store: front, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings, trail: trail).register(on: router)
         let access = PatientAccessMiddleware(
-            verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: store, tokens: VerifiedTokenCache(),
+            verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: front, tokens: VerifiedTokenCache(),
             trail: trail, pullChecksPatient: !ConsentGate(terms: consentTerms).isActive)
         // After the token check: only a client with a valid token takes an upload place.
         let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
-            .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: store))
-        ViewRoutes(store: store).register(on: api)
-        SyncRoutes(store: store).register(on: api)
-        InsightsRoutes(store: store, rules: insightsRules).register(on: api)
-        ObservationRoutes(store: store, kinds: readingKinds).register(on: api)
-        QuestionnaireRoutes(store: store).register(on: api)
-        ShareRoutes(store: store, rules: insightsRules, settings: sharing).register(on: api)
-        ConsentRoutes(store: store, terms: consentTerms).register(on: api)
+            .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: front))
+        ViewRoutes(store: front).register(on: api)
+        SyncRoutes(store: front).register(on: api)
+        InsightsRoutes(store: front, rules: insightsRules).register(on: api)
+        ObservationRoutes(store: front, kinds: readingKinds).register(on: api)
+        QuestionnaireRoutes(store: front).register(on: api)
+        ShareRoutes(store: front, rules: insightsRules, settings: sharing).register(on: api)
+        ConsentRoutes(store: front, terms: consentTerms).register(on: api)
         return router
     }
 
     /// The application listening on `host:port`, holding what ``limits`` allow: connections idle or slow
     /// past their timeouts are closed, past the connection cap new ones wait in the listen backlog, and
-    /// pushes run on ``ServerLimits/pushWorkers`` threads.
+    /// pushes run on ``ServerLimits/pushWorkers`` threads (``PooledAppStore``).
     /// `onRunning` is called once the server listens.
     public func application(
         host: String, port: Int, logLevel: Logger.Level = .info, onRunning: @escaping @Sendable () -> Void = {}
     ) -> some ApplicationProtocol {
         var logger = Logger(label: "caregate.serve")
         logger.logLevel = logLevel
-        StoreWork.writerThreads = limits.pushWorkers
         let registry = ConnectionRegistry(maximum: limits.maxConnections, graceAtCapacity: Self.amount(ServerLimits.idleGraceAtCapacity))
         let requestTimeout = Self.amount(limits.requestTimeout)
         let http1 = HTTP1Channel.Configuration(
@@ -135,7 +139,7 @@ public struct AppServer: Sendable {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let (fitted, warning) = DescriptorLimit.fitted(limits)
         var server = AppServer(
-            store: store, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds,
+            store: store, front: front, verifier: verifier, issuer: issuer, insightsRules: insightsRules, limits: fitted, readingKinds: readingKinds,
             startup: startup)
         server.metrics = metrics
         server.sharing = sharing
@@ -153,10 +157,10 @@ public struct AppServer: Sendable {
             .init(service: StopNotice(onStopping: onStopping), successTerminationBehavior: .ignore),
         ]
         if let metricsPort {
-            let metrics = metrics
+            let (metrics, front) = (metrics, front)
             services.append(.init(service: MetricsListener.application(
-                port: metricsPort, metrics: metrics, store: store, logLevel: level,
-                beforeScrape: { metrics.set("caregate_api_store_writes_in_flight", to: Double(StoreWork.writesInFlight)) })))
+                port: metricsPort, metrics: metrics, front: front, logLevel: level,
+                beforeScrape: { metrics.set("caregate_api_store_writes_in_flight", to: Double(front.writesUnderway)) })))
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services,
@@ -176,10 +180,11 @@ public struct AppServer: Sendable {
     }
 
     private init(
-        store: any AppSyncStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits,
+        store: any AppSyncStore, front: any AsyncAppStore, verifier: TokenVerifier, issuer: IssuerTokenVerifier?, insightsRules: InsightsRules, limits: ServerLimits,
         readingKinds: ReadingKinds, startup: HealthRoutes.StartupChecks
     ) {
         self.store = store
+        self.front = front
         self.readingKinds = readingKinds
         self.startup = startup
         self.verifier = verifier

@@ -131,7 +131,8 @@ struct ServeCommand: AsyncParsableCommand {
         let terms: ConsentTerms?
         do { terms = try consentTerms.map(ConsentTermsFile.load(path:)) } catch let error as ConsentTermsError { throw CommandFailure("consent terms: \(error)") }
         let key = try ServerKey.loadOrCreate(path: self.key)
-        guard let store = try storeOptions.open(creating: true) as? any AppSyncStore else {
+        // A reader connection for each thread that may read at once: the reads' and the pushes' (PooledAppStore).
+        guard let store = try storeOptions.open(creating: true, readers: ServerLimits.storeReaders(pushWorkers: pushWorkers)) as? any AppSyncStore else {
             throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
         }
         // The audit trail's file, beside the store: a server that could not write it could answer nothing.

@@ -34,12 +34,15 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store for writing; a store that is missing (unless `creating`) or not a CareGate store
     /// is an error naming the path, and nothing in such a file changes.
     /// A store whose files others may read is reported on standard error first (``StoreFileModes``).
-    func open(creating: Bool = false, cacheMiB: Int = 64, configured: StoreLocation? = nil) throws -> any Store {
+    /// `readers`: its reader connections (``SQLiteStore/Options/readers``).
+    func open(
+        creating: Bool = false, cacheMiB: Int = 64, configured: StoreLocation? = nil, readers: Int = SQLiteStore.Options.defaultReaders
+    ) throws -> any Store {
         let path = try location(configured: configured).sqlitePath()
         if let warning = StoreFileModes.warning(storePath: path) { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
         return try SQLiteStore(
             path: path, mode: creating ? .createIfMissing : .existingOnly,
-            options: SQLiteStore.Options(cacheMiB: cacheMiB, busyTimeout: busyTimeout))
+            options: SQLiteStore.Options(cacheMiB: cacheMiB, busyTimeout: busyTimeout, readers: readers))
     }
 
     /// Opens the store for reading only: nothing is created or changed, and a writer in another process

@@ -34,21 +34,11 @@ final class ConnectionLimitTests: XCTestCase {
 
     private static let health = "GET /health HTTP/1.1\r\nHost: caregate\r\nConnection: close\r\n\r\n"
 
-    /// The soft limit on open files raised toward `wanted`; answers how many connections this process may open.
-    private func raiseOpenFileLimit(toward wanted: Int) -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted + 100))
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        return Int(limit.rlim_cur) - 100
-    }
-
     func testFreshClientIsAnsweredWhileThousandsOfConnectionsStayIdle() throws {
         // A long idle timeout: what lets the fresh client in is shedding at the connection cap.
         let (server, _, _) = try serve("idle-thousands", ["--max-connections", "100", "--idle-timeout", "600"])
         defer { server.stop() }
-        let count = min(2_000, raiseOpenFileLimit(toward: 2_100))
+        let count = min(2_000, OpenFiles.raiseLimit(toward: 2_100))
         guard count >= 500 else { throw XCTSkip("this process may open only \(count) files") }
         var idle: [RawConnection] = []
         for _ in 0..<count { idle.append(try RawConnection(port: port(server), waiting: false)) }
@@ -170,12 +160,11 @@ final class ConnectionLimitTests: XCTestCase {
         let workers = 2
         let (server, token, store) = try serve("push-burst", ["--push-workers", "\(workers)", "--max-uploads", "200"])
         defer { server.stop() }
-        // Hold the store's append gate, as a long import's write would: every push waits for it.
-        let gate = open(store + "-lock-appends", O_RDWR | O_CREAT, 0o600)
-        XCTAssertGreaterThanOrEqual(gate, 0)
-        defer { close(gate) }
-        XCTAssertEqual(flock(gate, LOCK_EX), 0)
-        let baseline = try threads(of: server)
+        // Hold the store's writer lease and append gate, as a long import's write would: every push waits for it.
+        let release = store + ".release"
+        let holder = try StoreLockHolder.start(store: store, release: release, locks: StoreLockHolder.leaseAndGate)
+        defer { holder.terminate() }
+        let baseline = try server.threads()
         let answers = Answers()
         let group = DispatchGroup()
         let (serverPort, request) = (port(server), push(token: token))
@@ -192,9 +181,10 @@ final class ConnectionLimitTests: XCTestCase {
         var peak = baseline
         for _ in 0..<100 {
             usleep(100_000)
-            peak = max(peak, try threads(of: server))
+            peak = max(peak, try server.threads())
         }
-        XCTAssertEqual(flock(gate, LOCK_UN), 0)
+        XCTAssertTrue(holder.isRunning, "the other process let go before the pushes were watched")
+        FileManager.default.createFile(atPath: release, contents: nil)
         XCTAssertEqual(group.wait(timeout: .now() + 300), .success)
         print("threads of caregate serve: \(baseline) before the burst, at most \(peak) during it (\(workers) push workers)")
         XCTAssertLessThanOrEqual(peak, baseline + workers + 4, "the server's threads grew with the pushes")
@@ -218,15 +208,6 @@ final class ConnectionLimitTests: XCTestCase {
         for option in ["--idle-timeout", "--request-timeout", "--max-connections", "--max-uploads", "--push-workers"] {
             XCTAssertTrue(help.stdout.contains(option), "serve --help does not name \(option)")
         }
-    }
-
-    /// The thread count of the server's process, from /proc.
-    private func threads(of server: AppServerProcess) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(server.processIdentifier)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }),
-              let count = Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
-        else { throw RawConnection.Failure("no thread count in /proc") }
-        return count
     }
 }
 

@@ -28,7 +28,7 @@ final class DirectJSONTests: XCTestCase {
     /// escape, and again after an event's outcome or task changed (the cache must not serve the old bytes).
     func testDayViewBodyIsTheGenericEncodersBytes() throws {
         let fixture = try AppServerFixture()
-        let routes = ViewRoutes(store: fixture.store)
+        let routes = ViewRoutes(store: PooledAppStore(fixture.store, writeThreads: 1))
         let links = try PatientData(store: fixture.store, patientID: "Patient/pat-1").links()
         let day = try XCTUnwrap(DayText.interval("2025-03-02", in: AppServerFixture.utc))
         let week = DateInterval(start: day.start, duration: 7 * 86_400)

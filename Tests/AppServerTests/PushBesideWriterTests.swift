@@ -44,44 +44,11 @@ final class PushBesideWriterTests: XCTestCase {
         return (response.statusCode, response.value(forHTTPHeaderField: "Retry-After"), String(decoding: data, as: UTF8.self))
     }
 
-    /// Starts a Python process that takes `locks` on the store (Python code given the store's path as
-    /// `store`), prints `locked`, and lets go once `release` exists; returns once it holds them.
-    private func startHolder(store: String, release: String, locks: String) throws -> Process {
-        let holder = try ScriptRunner.startPython("""
-            import fcntl, os, sqlite3, sys, time
-            store, release = \(Self.pythonString(store)), \(Self.pythonString(release))
-            \(locks)
-            print('locked', flush=True)
-            while not os.path.exists(release): time.sleep(0.02)
-            """)
-        let output = try XCTUnwrap(holder.standardOutput as? Pipe).fileHandleForReading
-        var seen = ""
-        while !seen.contains("locked") {
-            let chunk = output.availableData
-            guard !chunk.isEmpty else { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        XCTAssertTrue(seen.contains("locked"), "the holder took no lock: \(seen)")
-        return holder
-    }
-
-    private static func pythonString(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
-    }
-
-    /// The writer lease and the append gate (bytes 0 and 1 of `<store>-lock`, FileLock's StoreLock), as a
-    /// write job holds them between two safe points; POSIX record locks conflict with the server's
-    /// open-file-description locks.
-    private static let leaseAndGate = """
-        lock = os.open(store + '-lock', os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.lockf(lock, fcntl.LOCK_EX, 2, 0)
-        """
-
     func testAPushPastTheBusyTimeoutOfAWriteJobInAnotherProcessIs503WithRetryAfterAndStoresNothing() async throws {
         let setup = try await setUp(busyTimeout: "1")
         defer { setup.server.stop() }
         let release = setup.store + ".release"
-        let holder = try startHolder(store: setup.store, release: release, locks: Self.leaseAndGate)
+        let holder = try StoreLockHolder.start(store: setup.store, release: release, locks: StoreLockHolder.leaseAndGate)
         defer { holder.terminate() }
         let before = try SQLiteStore(path: setup.store, mode: .readOnly).serverClock().clock
 
@@ -105,7 +72,7 @@ final class PushBesideWriterTests: XCTestCase {
         defer { setup.server.stop() }
         let release = setup.store + ".release"
         // Not CareGate (outside the writer lease): SQLite's write lock, which the push meets in its write.
-        let holder = try startHolder(store: setup.store, release: release, locks: """
+        let holder = try StoreLockHolder.start(store: setup.store, release: release, locks: """
             c = sqlite3.connect(store, isolation_level=None)
             c.execute('BEGIN IMMEDIATE')
             """)
@@ -129,7 +96,7 @@ final class PushBesideWriterTests: XCTestCase {
         let release = setup.store + ".release"
         // The holder lets go once a push waits for it: the server's append holds the "appends waiting"
         // byte (2) shared while it waits, which the holder then cannot take.
-        let holder = try startHolder(store: setup.store, release: release, locks: Self.leaseAndGate + """
+        let holder = try StoreLockHolder.start(store: setup.store, release: release, locks: StoreLockHolder.leaseAndGate + """
 
             probe = os.open(store + '-lock', os.O_RDWR)
             def waiting():

@@ -11,7 +11,7 @@ import Store
 struct ConsentGateMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let gate: ConsentGate
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
 
     /// The routes open without consent.
     static let openPaths: Set<String> = ["/carekit/v1/\(ConsentRoutes.termsPath)", "/carekit/v1/\(ConsentRoutes.consentsPath)"]
@@ -20,9 +20,9 @@ struct ConsentGateMiddleware: RouterMiddleware {
         guard gate.isActive, let terms = gate.terms, !Self.openPaths.contains(Self.trimmed(request.uri.path)) else {
             return try await next(request, context)
         }
-        let (store, gate) = (store, gate)
+        let gate = gate
         let patientID = try context.patientID()
-        guard try StoreWork.read({ try gate.allows(patientID, in: store) }) else {
+        guard try await store.read({ try gate.allows(patientID, in: $0) }) else {
             context.auditNote.set("consent-required")
             let body: [String: Any] = [
                 "error": "consent-required", "message": "agree to the consent terms first (GET /carekit/v1/consent-terms, POST /carekit/v1/consents)",

@@ -21,15 +21,15 @@ import Store
 /// A client that hangs up before its request is read (``ClientHangUp``) is audited as 499 `client
 /// closed` and logged at debug level: nothing failed on the server's side.
 ///
-/// Tokens already verified are taken from ``VerifiedTokenCache``; the patient check is one indexed read,
-/// run on the request's task (``StoreWork``). A pull (`GET /carekit/v1/revisions` without a body) makes
+/// Tokens already verified are taken from ``VerifiedTokenCache``; the patient check is one indexed read
+/// (``AsyncAppStore/patientExists(_:)``: the task waits for it holding no thread). A pull (`GET /carekit/v1/revisions` without a body) makes
 /// that check itself, in the same snapshot as its read of the revision log (one read instead of two: the
 /// second read was a tenth of an up-to-date pull's CPU), and first of all, as here: the answer is the same
 /// 403. Not when a consent gate is active (``pullChecksPatient`` false), which reads the store before the route.
 struct PatientAccessMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let verifier: any AccessTokenVerifier
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     let tokens: VerifiedTokenCache
     let trail: AuditTrailWriter
     /// Whether a pull checks its own patient (no middleware between this one and the route reads the store).
@@ -51,11 +51,11 @@ struct PatientAccessMiddleware: RouterMiddleware {
         var detail: String?
         var intent: Int64?
         do {
-            let (store, patientID) = (store, context.token?.patientID ?? "")
+            let patientID = context.token?.patientID ?? ""
             if routeChecksPatient(request, context) {
                 context.patientCheckLeftToRoute = true
             } else {
-                guard try StoreWork.read({ try store.patientExists(patientID) }) else {
+                guard try await store.patientExists(patientID) else {
                     // A token for a patient the store no longer (or never) had: refused like another's data.
                     throw APIError.forbidden
                 }

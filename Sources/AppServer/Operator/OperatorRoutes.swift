@@ -24,7 +24,7 @@ import Store
 /// Every view and action of an operator is written to the audit trail (``OperatorAudit``); requests
 /// refused for want of an operator's token are counted as the app API's are.
 struct OperatorRoutes: Sendable {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     let access: OperatorAccess
     let mappings: MappingSet?
     let trail: AuditTrailWriter
@@ -37,10 +37,10 @@ struct OperatorRoutes: Sendable {
             OperatorHTML.response(OperatorHTML.document(title: "CareGate operator", body: "<h1>CareGate operator</h1><p>You are logged out.</p>"))
         }
         group.get { request, context in
-            try await audit.view(request, context, access: access) { granted in (.ok, try page(granted).render(), "page") }
+            try await audit.view(request, context, access: access) { granted in (.ok, try await rendered(granted), "page") }
         }
         group.get("sync-runs/:id") { request, context in
-            try await audit.view(request, context, access: access) { _ in try syncRun(context) }
+            try await audit.view(request, context, access: access) { _ in try await syncRun(context) }
         }
         group.post("dead-letters/:id/retry") { request, context in
             try await action(request, context, audit) { id in try await replay(id) }
@@ -51,8 +51,12 @@ struct OperatorRoutes: Sendable {
         group.post("logout") { request, context in try await logout(request, context, audit) }
     }
 
-    private func page(_ granted: OperatorAccess.Granted) -> OperatorPage {
-        OperatorPage(store: store, mappings: mappings, subject: granted.verified.subject, proof: OperatorAccess.formProof(for: granted.token))
+    /// The page for `granted`, with `notice`: its reads of the store are one unit of ``AsyncAppStore/read(_:)``.
+    private func rendered(_ granted: OperatorAccess.Granted, notice: String? = nil) async throws -> String {
+        let (mappings, subject, proof) = (mappings, granted.verified.subject, OperatorAccess.formProof(for: granted.token))
+        return try await store.read { store in
+            try OperatorPage(store: store, mappings: mappings, subject: subject, proof: proof).render(notice: notice)
+        }
     }
 
     /// Sets the cookie of a verified operator's token (audited: the path only, never the token).
@@ -82,11 +86,11 @@ struct OperatorRoutes: Sendable {
     }
 
     /// Run `{id}`'s page: 404 when the store has no such run.
-    private func syncRun(_ context: AppRequestContext) throws -> (HTTPResponse.Status, String, String) {
+    private func syncRun(_ context: AppRequestContext) async throws -> (HTTPResponse.Status, String, String) {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
             return (.badRequest, OperatorRefusal.page("the id must be a positive number"), "bad id")
         }
-        guard let run = try store.syncRunHistory?.syncRun(id: id) else {
+        guard let run = try await store.read({ try $0.syncRunHistory?.syncRun(id: id) }) else {
             return (.notFound, OperatorRefusal.page("no sync run #\(id)"), "no sync run #\(id)")
         }
         return (.ok, OperatorSyncRunPage(run: run).render(), "sync run #\(id)")
@@ -144,7 +148,7 @@ struct OperatorRoutes: Sendable {
         let (status, notice) = try await work(id)
         // Completed before the page is rendered: the page's trail shows the action as it ended.
         try? await audit.record(request, context, subject: subject, status: status, detail: notice, id: intent)
-        return OperatorHTML.response(try page(granted).render(notice: notice), status: status)
+        return OperatorHTML.response(try await rendered(granted, notice: notice), status: status)
     }
 
     /// Clears the cookie and redirects to the page that says so.
@@ -168,8 +172,7 @@ struct OperatorRoutes: Sendable {
 
     private func replay(_ id: Int64) async throws -> (HTTPResponse.Status, String) {
         guard let mappings else { return (.conflict, "this server was started without mappings: replay with caregate store dead-letters retry") }
-        let store = store
-        let outcome = try await StoreWork.write { () -> DeadLetterReplay.Report.Outcome? in
+        let outcome = try await store.write { store -> DeadLetterReplay.Report.Outcome? in
             guard try store.deadLetter(id: id) != nil else { return nil }
             let replay = DeadLetterReplay(gateway: Gateway(store: store, mappings: mappings))
             return try replay.retry(ids: [id]).letters.first?.outcome
@@ -184,8 +187,7 @@ struct OperatorRoutes: Sendable {
     }
 
     private func requeue(_ id: Int64) async throws -> (HTTPResponse.Status, String) {
-        let store = store
-        return try await StoreWork.write { () -> (HTTPResponse.Status, String) in
+        return try await store.write { store -> (HTTPResponse.Status, String) in
             guard let entry = try store.outboxEntry(id: id) else { return (.notFound, "no outbox entry #\(id)") }
             guard entry.state == .failed else { return (.conflict, "outbox entry #\(id) is \(entry.state), not failed: there is nothing to retry") }
             var batch = StoreBatch()

@@ -16,7 +16,7 @@ import Store
 ///
 /// Each answer's audit note names the decision and terms, never the document or the signature.
 struct ConsentRoutes {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     let terms: ConsentTerms?
 
     static let termsPath = "consent-terms"
@@ -31,8 +31,8 @@ struct ConsentRoutes {
         }
         group.get(.init(stringLiteral: Self.consentsPath)) { _, context -> Response in
             let patientID = try context.patientID()
-            let decisions = try StoreWork.read { try store.consents?.consentDecisions(patientID: patientID) ?? [] }
-            let sent = try StoreWork.read { try writtenBack(decisions.map(\.uuid)) }
+            let decisions = try await store.consentDecisions(patientID: patientID)
+            let sent = try await writtenBack(decisions.map(\.uuid))
             context.auditNote.set("\(decisions.count) consent decisions")
             return JSONResponse.make(try Self.json(["consents": decisions.map { Self.decisionObject($0, writtenBack: sent.contains($0.uuid)) }]))
         }
@@ -45,12 +45,12 @@ struct ConsentRoutes {
                 }
                 buffer.writeImmutableBuffer(chunk)
             }
-            let recorder = ConsentRecorder(store: store, terms: terms)
+            let terms = terms
             let recorded: ConsentRecorder.Recorded
             do {
                 let submission = try ConsentSubmission.read(Data(buffer: buffer), patientID: patientID)
                 context.auditNote.set("consent \(submission.choice.rawValue) to \(submission.termsID.prefix(64)) version \(submission.termsVersion.prefix(64))")
-                recorded = try await StoreWork.write { try recorder.record(submission, patientID: patientID) }
+                recorded = try await store.write { try ConsentRecorder(store: $0, terms: terms).record(submission, patientID: patientID) }
             } catch let refusal as ConsentSubmission.Refusal {
                 throw Self.apiError(refusal)
             } catch let error as StoreError {
@@ -63,15 +63,15 @@ struct ConsentRoutes {
             let decision = recorded.decision
             context.auditNote.set(
                 "consent \(decision.choice.rawValue) to \(decision.termsID) version \(decision.termsVersion): \(recorded.created ? "recorded" : "recorded before")")
-            let sent = try StoreWork.read { try writtenBack([decision.uuid]) }
+            let sent = try await writtenBack([decision.uuid])
             return JSONResponse.make(
                 try Self.json(Self.decisionObject(decision, writtenBack: sent.contains(decision.uuid))), status: recorded.created ? .created : .ok)
         }
     }
 
     /// The decisions among `uuids` the provider acknowledged.
-    private func writtenBack(_ uuids: [UUID]) throws -> Set<UUID> {
-        Set(try store.outboxEntries(destination: OutboxEntry.provider, entityUUIDs: uuids).filter { $0.state == .acknowledged }.map(\.entityUUID))
+    private func writtenBack(_ uuids: [UUID]) async throws -> Set<UUID> {
+        Set(try await store.outboxEntries(destination: OutboxEntry.provider, entityUUIDs: uuids).filter { $0.state == .acknowledged }.map(\.entityUUID))
     }
 
     static func apiError(_ refusal: ConsentSubmission.Refusal) -> APIError {

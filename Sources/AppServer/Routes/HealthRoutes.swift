@@ -16,7 +16,7 @@ import Store
 ///
 /// Each answer is JSON with each check's result; no patient data and no file path is ever in one.
 struct HealthRoutes: Sendable {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     /// What the server checked once, as it was made: the mappings and the key do not change while it runs.
     let startup: StartupChecks
     let storeFile: StoreFileWatch?
@@ -48,10 +48,11 @@ struct HealthRoutes: Sendable {
         }
     }
 
-    init(store: any AppSyncStore, startup: StartupChecks) {
+    /// `storeFilePath`: the store's file (``AppSyncStore/storeFilePath``), watched for the writable check.
+    init(store: any AsyncAppStore, storeFilePath: String?, startup: StartupChecks) {
         self.store = store
         self.startup = startup
-        storeFile = store.storeFilePath.map(StoreFileWatch.init(path:))
+        storeFile = storeFilePath.map(StoreFileWatch.init(path:))
     }
 
     func register(on router: Router<AppRequestContext>) {
@@ -59,10 +60,10 @@ struct HealthRoutes: Sendable {
             try Self.answer(["process": Check(problem: nil)])
         }
         router.get("health/ready") { _, _ in
-            try Self.answer(readiness())
+            try Self.answer(await readiness())
         }
         router.get("health") { _, _ in
-            let failing = readiness().filter { $0.value.status != "ok" }.keys.sorted()
+            let failing = await readiness().filter { $0.value.status != "ok" }.keys.sorted()
             guard !failing.isEmpty else { return JSONResponse.make(Data(#"{"status":"ok"}"#.utf8)) }
             let body = try Self.encoder.encode(["status": "fail", "failing": failing.joined(separator: ",")])
             return JSONResponse.make(body, status: .serviceUnavailable)
@@ -70,8 +71,8 @@ struct HealthRoutes: Sendable {
     }
 
     /// Every readiness check, by name.
-    func readiness() -> [String: Check] {
-        let readable = (try? StoreWork.read({ try store.serverClock() })) != nil
+    func readiness() async -> [String: Check] {
+        let readable = (try? await store.serverClock()) != nil
         return [
             "store.readable": Check(problem: readable ? nil : "the store cannot be read"),
             "store.writable": Check(problem: storeFile?.problem()),

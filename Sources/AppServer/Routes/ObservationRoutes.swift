@@ -9,12 +9,12 @@ import Store
 ///
 /// The body is bounded as a push is (``AppRequestContext/maxUploadSize``, 413 past it) and read into
 /// ``ReadingSample``s (400 when it is not JSON or not Observations at all); ``ReadingImport`` places and
-/// stores them on the push pool (``StoreWork/write(_:)``), all in one transaction. The answer is 200 with
+/// stores them on the store's writer threads (``AsyncAppStore/write(_:)``), all in one transaction. The answer is 200 with
 /// one result per reading (`stored` or `known`, and the outcomes it went to), or 422 naming each reading
 /// refused (`index`, `path`, `reason`), nothing of the batch stored. No value of a reading is echoed in
 /// an error.
 struct ObservationRoutes {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     let kinds: ReadingKinds
 
     func register(on group: RouterGroup<AppRequestContext>) {
@@ -33,12 +33,12 @@ struct ObservationRoutes {
             } catch {
                 throw APIError.badRequest((error as? ReadingBatchUnreadable)?.description ?? "(top level): cannot be read")
             }
-            let importer = ReadingImport(store: store, kinds: kinds)
+            let kinds = kinds
             let outcome: Result<ReadingImport.Report, ReadingImport.Refused>
             do {
-                outcome = try await StoreWork.write {
+                outcome = try await store.write { store in
                     do {
-                        return .success(try importer.apply(decoded.samples, refusals: decoded.refusals, patientID: patientID))
+                        return .success(try ReadingImport(store: store, kinds: kinds).apply(decoded.samples, refusals: decoded.refusals, patientID: patientID))
                     } catch let refused as ReadingImport.Refused {
                         return .failure(refused)
                     }

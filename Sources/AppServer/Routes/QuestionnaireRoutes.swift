@@ -13,25 +13,33 @@ import Store
 /// patients are asked is revealed. Without `version`, the version the patient's task names is served
 /// (the newest kept, when a task names the url alone).
 struct QuestionnaireRoutes {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     /// The longest `url` or `version` taken (a canonical is a URL; longer text is no request of ours).
     static let maximumParameterLength = 2048
 
     func register(on group: RouterGroup<AppRequestContext>) {
-        group.get("questionnaires") { request, context in try StoreWork.read { try questionnaire(request, context) } }
+        group.get("questionnaires") { request, context in
+            let patientID = try context.patientID()
+            let parameters = request.uri.queryParameters
+            let (url, version) = (parameters.get("url"), parameters.get("version"))
+            let found = try await store.read { try Self.questionnaire(url: url, version: version, patientID: patientID, in: $0) }
+            context.auditNote.set("questionnaire")
+            return Response(
+                status: .ok, headers: [.contentType: "application/fhir+json", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(bytes: found.json)))
+        }
     }
 
-    private func questionnaire(_ request: Request, _ context: AppRequestContext) throws -> Response {
-        let patientID = try context.patientID()
-        let parameters = request.uri.queryParameters
-        guard let url = parameters.get("url"), !url.isEmpty else { throw APIError.badRequest("url= (the Questionnaire's canonical url) is required") }
-        let version = parameters.get("version")
+    /// The Questionnaire of canonical `url` (at `version`, else the newest a task asks) that the patient's
+    /// survey tasks ask, read from `store`; 400 or 404 as the route answers.
+    private static func questionnaire(url: String?, version: String?, patientID: String, in store: any AppSyncStore) throws -> StoredQuestionnaire {
+        guard let url, !url.isEmpty else { throw APIError.badRequest("url= (the Questionnaire's canonical url) is required") }
         guard url.count <= Self.maximumParameterLength, (version?.count ?? 0) <= Self.maximumParameterLength else {
             throw APIError.badRequest("url and version are at most \(Self.maximumParameterLength) characters")
         }
         guard let questionnaires = store.questionnaires else { throw APIError.notFound }
         // The versions of `url` the patient's tasks ask (nil: a task names the url alone).
-        let asked = try askedVersions(of: url, patientID: patientID)
+        let asked = try askedVersions(of: url, patientID: patientID, in: store)
         let found: StoredQuestionnaire?
         if let version, !version.isEmpty {
             guard asked.contains(version) || asked.contains(nil) else { throw APIError.notFound }
@@ -44,14 +52,11 @@ struct QuestionnaireRoutes {
             found = asked.contains(nil) ? try questionnaires.latestQuestionnaire(url: url) : kept.max { $0.keptDate < $1.keptDate }
         }
         guard let found else { throw APIError.notFound }
-        context.auditNote.set("questionnaire")
-        return Response(
-            status: .ok, headers: [.contentType: "application/fhir+json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: found.json)))
+        return found
     }
 
     /// The versions of `url` named by any version of the patient's survey tasks.
-    private func askedVersions(of url: String, patientID: String) throws -> Set<String?> {
+    private static func askedVersions(of url: String, patientID: String, in store: any AppSyncStore) throws -> Set<String?> {
         let tasks = try PatientData(store: store, patientID: patientID).tasks()
         var asked: Set<String?> = []
         for entity in try store.histories(.task, ids: tasks.map(\.id)) {

@@ -11,7 +11,7 @@ import Hummingbird
 /// ``maximumDocumentBytes``, 422 for a document that is not a PDF or a message past
 /// ``maximumMessageCharacters`` or with control characters. The period is checked against the patient's
 /// time zone by the route (``ShareRoutes``).
-struct ShareRequest: Equatable {
+struct ShareRequest: Equatable, Sendable {
     /// What is shared.
     enum Content: Equatable {
         /// The care-team report of the days `from` to `to` (inclusive), as the text gave them.

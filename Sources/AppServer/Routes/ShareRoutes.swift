@@ -21,7 +21,7 @@ import Store
 /// Practitioner or PractitionerRole (422 `no-recipient`), a bad period, a document too large or not a
 /// PDF, a message too long.
 struct ShareRoutes {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     let rules: InsightsRules
     let settings: ShareSettings
 
@@ -36,8 +36,8 @@ struct ShareRoutes {
                 buffer.writeImmutableBuffer(chunk)
             }
             let share = try ShareRequest.read(Data(buffer: buffer))
-            let target = try StoreWork.read { try self.target(of: share, patientID: patientID) }
-            if let known = try StoreWork.read({ try store.outboxEntry(destination: OutboxEntry.provider, entityUUID: target.id) }) {
+            let target = try await store.read { try Self.target(of: share, patientID: patientID, in: $0) }
+            if let known = try await store.outboxEntry(destination: OutboxEntry.provider, entityUUID: target.id) {
                 context.auditNote.set("share: already queued")
                 return try Self.answer(known, id: target.id, recipient: target.recipient, status: .ok)
             }
@@ -75,7 +75,7 @@ struct ShareRoutes {
 
     /// The contact `share` names among the patient's own, checked to be on the care team and to have
     /// come from a Practitioner or PractitionerRole, and the share's derived id.
-    private func target(of share: ShareRequest, patientID: String) throws -> Target {
+    private static func target(of share: ShareRequest, patientID: String, in store: any AppSyncStore) throws -> Target {
         guard let patient = try store.patients(EntityQuery(ids: [patientID])).first,
               let contact = try PatientData(store: store, patientID: patientID).contacts().first(where: { $0.metadata.uuid == share.contact })
         else { throw APIError(.notFound, code: "not-found", message: "no such contact") }
@@ -144,12 +144,15 @@ struct ShareRoutes {
             return ShareCommunication.Document(data: data, contentType: "application/pdf", title: "Document shared by the patient")
         case .report(let from, let to):
             guard let period = target.period else { throw APIError.internal }
-            let (store, rules, settings) = (store, rules, settings)
+            let (rules, settings) = (rules, settings)
             let title = "Care-team report \(from) to \(to)"
-            return try await Self.offThread {
-                let report = CareTeamReport.make(try ReportInput.read(
+            let input = try await store.read { store in
+                try ReportInput.read(
                     generator: settings.generator, store: store, patientID: patientID, interval: period, timeZone: target.timeZone, rules: rules,
-                    strategy: .checkingOutcomeExists))
+                    strategy: .checkingOutcomeExists)
+            }
+            return try await Self.offThread {
+                let report = CareTeamReport.make(input)
                 guard let printPDF = settings.printPDF else {
                     return ShareCommunication.Document(data: Data(ReportHTML.render(report).utf8), contentType: "text/html; charset=utf-8", title: title)
                 }
@@ -172,9 +175,9 @@ struct ShareRoutes {
 
     /// Queues `entry` unless an entry of its uuid is queued already (a share submitted twice at once),
     /// under the append lease; the entry stored, and whether this call queued it.
-    private static func enqueue(_ entry: OutboxEntry, in store: any AppSyncStore) async throws -> (OutboxEntry, Bool) {
+    private static func enqueue(_ entry: OutboxEntry, in store: any AsyncAppStore) async throws -> (OutboxEntry, Bool) {
         do {
-            return try await StoreWork.write {
+            return try await store.write { store in
                 try store.withAppendLease("caregate serve share") {
                     if let known = try store.outboxEntry(destination: OutboxEntry.provider, entityUUID: entry.entityUUID) { return (known, false) }
                     var batch = StoreBatch(date: entry.createdDate)

@@ -21,7 +21,7 @@ import Store
 /// under the device's uuid after the versions it names, or none of them. It teaches the patient's vector
 /// only the device processes its records carry (``DeviceKnowledgePush``): what a pull serves stays bounded.
 struct SyncRoutes {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
 
     /// The route pattern of a pull, as the router names it (``PatientAccessMiddleware`` leaves its patient check to it).
     static let pullRoute = "/carekit/v1/revisions"
@@ -29,19 +29,16 @@ struct SyncRoutes {
     func register(on group: RouterGroup<AppRequestContext>) {
         group.get("revisions") { request, context -> Response in
             let patientID = try context.patientID()
-            let store = self.store
             let checksPatient = context.patientCheckLeftToRoute
             let query: PullQuery
             do {
                 query = try PullQuery(request)
             } catch {
                 // The patient check comes first, as in the middleware: a token of a patient not in the store is 403.
-                if checksPatient, !(try StoreWork.read { try store.patientExists(patientID) }) { throw APIError.forbidden }
+                if checksPatient, !(try await store.patientExists(patientID)) { throw APIError.forbidden }
                 throw error
             }
-            let (body, next, note) = try StoreWork.read {
-                try SyncRoutes(store: store).pull(patientID: patientID, query, checkingPatient: checksPatient)
-            }
+            let (body, next, note) = try await pull(patientID: patientID, query, checkingPatient: checksPatient)
             context.auditNote.set(note)
             var headers: HTTPFields = [:]
             if let next, let link = HTTPFields.Element.Name("Link") { headers[link] = "<\(next)>; rel=\"next\"" }
@@ -57,13 +54,12 @@ struct SyncRoutes {
                 buffer.writeImmutableBuffer(chunk)
             }
             let push = try PushBody.decode(Data(buffer: buffer))
-            let store = self.store
-            let (body, note) = try await StoreWork.write {
+            let (body, note) = try await store.write { store in
                 // Another process writing (the sync's import holding the writer lease past the busy timeout,
                 // or SQLite's write lock) is a 503 the app retries, wherever the push met it: waiting for the
                 // lease or in its reads and writes.
                 do {
-                    return try store.withAppendLease("caregate serve push") { try SyncRoutes(store: store).push(patientID: patientID, push) }
+                    return try store.withAppendLease("caregate serve push") { try Self.push(patientID: patientID, push, in: store) }
                 } catch let error as StoreError where Self.isBusy(error) {
                     throw Self.refusal(error)
                 }
@@ -106,23 +102,24 @@ struct SyncRoutes {
 
     /// The page `query` asks for; with `checkingPatient`, 403 when the store has no current version of the
     /// patient (checked in the same read).
-    func pull(patientID: String, _ query: PullQuery, checkingPatient: Bool = false) throws -> (Data, String?, String) {
+    func pull(patientID: String, _ query: PullQuery, checkingPatient: Bool = false) async throws -> (Data, String?, String) {
         let device = query.vector
         // The device's vector lets the store skip the stamps it certainly knows: an up-to-date device
         // costs an index lookup, and no entity is read or decoded.
         let read: RevisionLogRead
         if checkingPatient {
-            guard let found = try store.revisionsOfExistingPatient(patientID: patientID, afterClock: query.after, maxEntities: query.limit, unseenBy: device)
+            guard let found = try await store.revisionsOfExistingPatient(
+                patientID: patientID, afterClock: query.after, maxEntities: query.limit, unseenBy: device)
             else { throw APIError.forbidden }
             read = found
         } else {
-            read = try store.revisions(patientID: patientID, afterClock: query.after, maxEntities: query.limit, unseenBy: device)
+            read = try await store.revisions(patientID: patientID, afterClock: query.after, maxEntities: query.limit, unseenBy: device)
         }
         let server = read.server
         guard device.clock(for: server.processUUID) <= server.clock else {
             throw APIError.badRequest("knowledgeVector: claims a clock for the server's process beyond the server's own")
         }
-        let links = read.revisions.isEmpty ? CareKitLinks() : try currentLinks(patientID: patientID)
+        let links = read.revisions.isEmpty ? CareKitLinks() : try await store.read { try PatientData(store: $0, patientID: patientID).links() }
         var records: [CareKitRevisionRecord] = []
         for revision in read.revisions {
             var entities = revision.entities.map { entity in
@@ -134,7 +131,7 @@ struct SyncRoutes {
             records.append(CareKitRevisionRecord(
                 entities: entities.map(CareKitEntity.init), knowledgeVector: KnowledgeVector(revision.stamp.vector(server: server.processUUID))))
         }
-        records = try Self.outcomeVersionsOfOnePull(records, store: store)
+        records = try await Self.outcomeVersionsOfOnePull(records, store: store)
         let count = records.reduce(0) { $0 + $1.entities.count }
         var next: String?
         if read.hasMore, let last = read.revisions.last {
@@ -158,11 +155,11 @@ struct SyncRoutes {
 
     /// The outcome versions of a page as ``OutcomeVersionGraph`` picks them, over the store's whole graph
     /// of those outcomes: none with a later version of itself, each naming its own previous versions.
-    static func outcomeVersionsOfOnePull(_ records: [CareKitRevisionRecord], store: any AppSyncStore) throws -> [CareKitRevisionRecord] {
+    static func outcomeVersionsOfOnePull(_ records: [CareKitRevisionRecord], store: any AsyncAppStore) async throws -> [CareKitRevisionRecord] {
         let ids = Set(records.flatMap(\.entities).filter { $0.type == .outcome }.map(\.entity.id))
         guard !ids.isEmpty else { return records }
         var previous: [UUID: [UUID]] = [:]
-        for version in try store.histories(.outcome, ids: Array(ids)) { previous[version.metadata.uuid] = version.metadata.previousVersionUUIDs }
+        for version in try await store.histories(.outcome, ids: Array(ids)) { previous[version.metadata.uuid] = version.metadata.previousVersionUUIDs }
         return OutcomeVersionGraph.select(records, knownPrevious: previous)
     }
 
@@ -170,14 +167,10 @@ struct SyncRoutes {
     /// one it links to.
     static let kindOrder: [EntityKind] = [.patient, .carePlan, .contact, .task, .outcome]
 
-    /// The versions a device links to: the patient's current version and their current care plans'.
-    private func currentLinks(patientID: String) throws -> CareKitLinks {
-        try PatientData(store: store, patientID: patientID).links()
-    }
-
     // MARK: Push
 
-    func push(patientID: String, _ push: PushBody) throws -> (Data, String) {
+    /// Checks and stores `push` in `store` (the caller holds the append lease).
+    static func push(patientID: String, _ push: PushBody, in store: any AppSyncStore) throws -> (Data, String) {
         let server = try store.serverClock()
         let vectors = [("deviceKnowledge", push.deviceKnowledge)]
             + push.deviceRevisions.enumerated().map { ("deviceRevisions[\($0.offset)].knowledgeVector", $0.element.knowledgeVector) }
@@ -190,7 +183,7 @@ struct SyncRoutes {
         if unseen.hasMore || !unseen.revisions.isEmpty {
             throw APIError(.conflict, code: "pull first", message: "the server has revisions this device has not pulled: pull, then push again")
         }
-        let tasks = try taskVersions(patientID: patientID)
+        let tasks = try taskVersions(patientID: patientID, in: store)
         let surveys = SurveyOutcomeCheck(store: store)
         var batch = StoreBatch()
         // Only the processes the patient's vector serves or the push's records carry (Docs/security.md,
@@ -310,7 +303,7 @@ struct SyncRoutes {
     }
 
     /// Every version of every task of the patient's care plans, by uuid, with the time it is in effect.
-    private func taskVersions(patientID: String) throws -> [UUID: (task: CareTask, nextEffectiveDate: Date?)] {
+    private static func taskVersions(patientID: String, in store: any AppSyncStore) throws -> [UUID: (task: CareTask, nextEffectiveDate: Date?)] {
         let tasks = try PatientData(store: store, patientID: patientID).tasks()
         var found: [UUID: (task: CareTask, nextEffectiveDate: Date?)] = [:]
         var previous: [String: CareTask] = [:]

@@ -9,63 +9,77 @@ import Store
 /// by version UUID to the current patient and care plan versions, so that `OCKPatient`, `OCKCarePlan`,
 /// `OCKTask`, `OCKContact` and `OCKOutcome` decode them.
 struct ViewRoutes {
-    let store: any AppSyncStore
+    let store: any AsyncAppStore
     /// The task versions of day views, encoded once per server (one cache per router: per server).
     let encodedTasks = EncodedTaskCache()
     /// The events of day views, encoded once per server.
     let encodedEvents = EncodedEventCache()
 
-    /// Every view reads the store off the request's thread (``StoreWork``).
+    /// Every view reads the store with the request's task suspended (``AsyncAppStore``), then encodes
+    /// what it read on that task: no reader connection is held while JSON is written.
     func register(on group: RouterGroup<AppRequestContext>) {
-        group.get("patient") { _, context in try StoreWork.read { try patient(context) } }
-        group.get("careplans") { _, context in try StoreWork.read { try carePlans(context) } }
-        group.get("tasks") { _, context in try StoreWork.read { try tasks(context) } }
-        group.get("contacts") { _, context in try StoreWork.read { try contacts(context) } }
-        group.get("events") { request, context in try StoreWork.read { try events(request, context) } }
+        group.get("patient") { _, context in try await patient(context) }
+        group.get("careplans") { _, context in try await carePlans(context) }
+        group.get("tasks") { _, context in try await tasks(context) }
+        group.get("contacts") { _, context in try await contacts(context) }
+        group.get("events") { request, context in try await events(request, context) }
     }
 
-    private func patient(_ context: AppRequestContext) throws -> Response {
-        guard let patient = try store.patients(EntityQuery(ids: [try context.patientID()])).first else { throw APIError.notFound }
+    private func patient(_ context: AppRequestContext) async throws -> Response {
+        let patientID = try context.patientID()
+        guard let patient = try await store.read({ try $0.patients(EntityQuery(ids: [patientID])).first }) else { throw APIError.notFound }
         context.auditNote.set("1 patient")
         return try JSONResponse.entities([.patient(patient)], links: CareKitLinks(), single: true)
     }
 
-    private func carePlans(_ context: AppRequestContext) throws -> Response {
-        let data = PatientData(store: store, patientID: try context.patientID())
-        let plans = try data.carePlans()
+    private func carePlans(_ context: AppRequestContext) async throws -> Response {
+        let patientID = try context.patientID()
+        let (plans, links) = try await store.read { store in
+            let data = PatientData(store: store, patientID: patientID)
+            let plans = try data.carePlans()
+            return (plans, try data.links(plans: plans))
+        }
         context.auditNote.set("\(plans.count) care plans")
-        return try JSONResponse.entities(plans.map(CareEntity.carePlan), links: try data.links(plans: plans))
+        return try JSONResponse.entities(plans.map(CareEntity.carePlan), links: links)
     }
 
-    private func tasks(_ context: AppRequestContext) throws -> Response {
-        let data = PatientData(store: store, patientID: try context.patientID())
-        let tasks = try data.tasks()
+    private func tasks(_ context: AppRequestContext) async throws -> Response {
+        let patientID = try context.patientID()
+        let (tasks, links) = try await store.read { store in
+            let data = PatientData(store: store, patientID: patientID)
+            return (try data.tasks(), try data.links())
+        }
         context.auditNote.set("\(tasks.count) tasks")
-        return try JSONResponse.entities(tasks.map(CareEntity.task), links: try data.links())
+        return try JSONResponse.entities(tasks.map(CareEntity.task), links: links)
     }
 
-    private func contacts(_ context: AppRequestContext) throws -> Response {
-        let data = PatientData(store: store, patientID: try context.patientID())
-        let contacts = try data.contacts()
+    private func contacts(_ context: AppRequestContext) async throws -> Response {
+        let patientID = try context.patientID()
+        let (contacts, links) = try await store.read { store in
+            let data = PatientData(store: store, patientID: patientID)
+            return (try data.contacts(), try data.links())
+        }
         context.auditNote.set("\(contacts.count) contacts")
-        return try JSONResponse.entities(contacts.map(CareEntity.contact), links: try data.links())
+        return try JSONResponse.entities(contacts.map(CareEntity.contact), links: links)
     }
 
     /// `?date=YYYY-MM-DD[&timeZone=IANA]`: the events of that day in the zone (the patient's by default),
     /// each as ``EventView``.
-    private func events(_ request: Request, _ context: AppRequestContext) throws -> Response {
+    private func events(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let patientID = try context.patientID()
+        let parameters = request.uri.queryParameters
+        let (zoneName, dayText) = (parameters.get("timeZone"), parameters.get("date"))
         // The patient (for the zone), the day's events and the care plans (for the links): one read.
-        let read = try store.dayView(patientID: patientID) { patient in
-            let zone = try Self.zone(of: request, patient: patient)
-            guard let text = request.uri.queryParameters.get("date") else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
-            guard let day = DayText.interval(text, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
+        let read = try await store.dayView(patientID: patientID) { patient in
+            let zone = try Self.zone(named: zoneName, patient: patient)
+            guard let dayText else { throw APIError.badRequest("date=YYYY-MM-DD is required") }
+            guard let day = DayText.interval(dayText, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
             return day
         }
         guard let read else { throw APIError.notFound }
         let events = read.events
         context.auditNote.set("\(events.count) events")
-        let links = try PatientData(store: store, patientID: patientID).links(patient: read.patient, plans: read.carePlans)
+        let links = PatientData.links(patient: [read.patient], plans: read.carePlans)
         return JSONResponse.make(try eventsJSON(events, links: links))
     }
 
@@ -90,7 +104,12 @@ struct ViewRoutes {
 extension ViewRoutes {
     /// The zone a request's days are read in: its `timeZone=` (an IANA name), else the patient's.
     static func zone(of request: Request, patient: Patient) throws -> TimeZone {
-        guard let name = request.uri.queryParameters.get("timeZone") else { return patient.metadata.timezone }
+        try zone(named: request.uri.queryParameters.get("timeZone"), patient: patient)
+    }
+
+    /// The zone of IANA name `name` (a request's `timeZone=`), else the patient's when there is none.
+    static func zone(named name: String?, patient: Patient) throws -> TimeZone {
+        guard let name else { return patient.metadata.timezone }
         guard name.utf8.count <= 64, let named = TimeZone(identifier: name) else {
             throw APIError.badRequest("unknown timeZone (use an IANA name such as Europe/Paris)")
         }
@@ -124,9 +143,14 @@ struct PatientData {
     /// The versions an app links to: the patient's current version and their current care plans' (read
     /// here unless the caller read them already: `patient`, `plans`).
     func links(patient: Patient? = nil, plans: [CarePlan]? = nil) throws -> CareKitLinks {
+        try Self.links(patient: patient.map { [$0] } ?? store.patients(EntityQuery(ids: [patientID])), plans: plans ?? carePlans())
+    }
+
+    /// The links to the patient versions `patient` and the care plan versions `plans` (no store read).
+    static func links(patient: [Patient], plans: [CarePlan]) -> CareKitLinks {
         var links = CareKitLinks()
-        for patient in try patient.map { [$0] } ?? store.patients(EntityQuery(ids: [patientID])) { links.add(.patient(patient)) }
-        for plan in try plans ?? carePlans() { links.add(.carePlan(plan)) }
+        for patient in patient { links.add(.patient(patient)) }
+        for plan in plans { links.add(.carePlan(plan)) }
         return links
     }
 }

@@ -1,6 +1,8 @@
+import Foundation
+
 /// What `caregate serve` accepts of its clients at once: how long a connection may stay idle or take to
 /// send a request, how many connections and request bodies it holds, and how many threads may wait for
-/// the store on behalf of pushes.
+/// the store on behalf of pushes (and of reads: ``readThreads``).
 ///
 /// Anyone who can connect can open connections and send slowly; each limit turns what a stranger could
 /// hold for ever into something the server sheds. Docs/security.md ("Connections and bodies the app
@@ -45,6 +47,16 @@ public struct ServerLimits: Sendable, Equatable {
     public static let connectionsRange: ClosedRange<Int> = 1...1_000_000
     public static let uploadsRange: ClosedRange<Int> = 1...10_000
     public static let pushWorkersRange: ClosedRange<Int> = 1...256
+
+    /// The most reads of the store the server runs at once (``PooledAppStore``'s read slots and read
+    /// threads): one per core, at least 4, at most 16.
+    public static let readThreads = min(16, max(4, ProcessInfo.processInfo.activeProcessorCount))
+
+    /// The reader connections `caregate serve` opens its store with: one per read and one per push worker
+    /// (a push reads as it checks), so that a read holding a slot never waits for a connection.
+    public static func storeReaders(pushWorkers: Int) -> Int {
+        readThreads + pushWorkers
+    }
 
     /// The `Retry-After` of a push refused past ``maxUploads``: a push takes well under a second.
     public static let uploadRetryAfterSeconds = 5

@@ -54,11 +54,17 @@ public final class SQLiteStore: Sendable {
         /// checkpoint, a process closing the store) are waited for at least ``shortestLockWait``, even
         /// with 0 here: they last well under a second and say nothing about another job.
         public var busyTimeout: TimeInterval
+        /// The most reader connections (reads at once), each with its own page cache: GRDB's default, 5,
+        /// unless a server needs more (``PooledAppStore``).
+        public var readers: Int
 
-        public init(cacheMiB: Int = 64, walCheckpointPages: Int = 1000, busyTimeout: TimeInterval = 30) {
+        public static let defaultReaders = 5
+
+        public init(cacheMiB: Int = 64, walCheckpointPages: Int = 1000, busyTimeout: TimeInterval = 30, readers: Int = defaultReaders) {
             self.cacheMiB = cacheMiB
             self.walCheckpointPages = walCheckpointPages
             self.busyTimeout = busyTimeout
+            self.readers = readers
         }
     }
 
@@ -74,6 +80,12 @@ public final class SQLiteStore: Sendable {
 
     /// The file path, or `:memory:`.
     public let path: String
+    /// How many reads run at once, each on a reader connection of its own: ``Options/readers`` for a
+    /// store opened for writing; 1 for one read-only connection or a store in memory, which serve one
+    /// read or write at a time.
+    public var readerCount: Int {
+        (writer as? DatabasePool)?.configuration.maximumReaderCount ?? 1
+    }
     let writer: any DatabaseWriter
     let busyTimeout: TimeInterval
     /// Decoded task versions, shared by batches and event queries.
@@ -135,6 +147,7 @@ public final class SQLiteStore: Sendable {
         // A writer waits this long for another process's write; readers of a WAL store never wait on
         // one (the pool's readers have GRDB's own timeout for SQLite's rare recovery locks).
         configuration.busyMode = .timeout(lockWait(options.busyTimeout))
+        configuration.maximumReaderCount = max(1, options.readers)
         let cacheKiB = max(1, options.cacheMiB) * 1024
         let checkpointPages = max(1, options.walCheckpointPages)
         configuration.prepareDatabase { db in

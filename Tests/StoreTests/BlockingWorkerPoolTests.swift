@@ -1,4 +1,4 @@
-@testable import AppServer
+@testable import Store
 import Foundation
 import XCTest
 
