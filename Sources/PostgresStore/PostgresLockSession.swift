@@ -129,11 +129,21 @@ actor PostgresLockSession {
 }
 
 extension PostgresLocation {
-    /// The TLS of a session opened outside the pool (``PostgresLockSession``), by the rules of
-    /// ``clientConfiguration()``: `disable` none; `allow`, `prefer` when offered, unverified; `require`
-    /// unverified unless `sslrootcert` is given; `verify-ca` the chain; `verify-full` the chain and the name.
+    /// The TLS of a session opened outside the pool (``PostgresLockSession``): ``tlsChoice()`` for an
+    /// SSL context of its own.
     func dedicatedSessionTLS() throws -> PostgresConnection.Configuration.TLS {
-        if case .socket = host { return .disable }
+        guard let choice = try tlsChoice() else { return .disable }
+        let context = try NIOSSLContext(configuration: choice.configuration)
+        return choice.required ? .require(context) : .prefer(context)
+    }
+
+    /// The TLS `sslmode` asks for (libpq's meaning), nil for none: `allow`, `prefer` when offered,
+    /// unverified; `require` unverified unless `sslrootcert` is given; `verify-ca` the chain; `verify-full`
+    /// the chain and the name. The rules of ``clientConfiguration()``, whose private `tls()` could be
+    /// served by this one.
+    func tlsChoice() throws -> (configuration: TLSConfiguration, required: Bool)? {
+        if case .socket = host { return nil }
+        if case .disable = sslMode { return nil }
         var tls = TLSConfiguration.makeClientConfiguration()
         if let sslRootCertificate {
             do {
@@ -143,17 +153,12 @@ extension PostgresLocation {
             }
         }
         switch sslMode {
-        case .disable: return .disable
-        case .allow, .prefer: tls.certificateVerification = .none
+        case .disable, .allow, .prefer: tls.certificateVerification = .none
         case .require: tls.certificateVerification = sslRootCertificate == nil ? .none : .noHostnameVerification
         case .verifyCA: tls.certificateVerification = .noHostnameVerification
         case .verifyFull: tls.certificateVerification = .fullVerification
         }
-        let context = try NIOSSLContext(configuration: tls)
-        switch sslMode {
-        case .allow, .prefer: return .prefer(context)
-        default: return .require(context)
-        }
+        return (tls, required: sslMode != .allow && sslMode != .prefer)
     }
 }
 

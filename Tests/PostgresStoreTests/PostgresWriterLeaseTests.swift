@@ -121,12 +121,68 @@ final class PostgresWriterLeaseTests: XCTestCase {
     func testAHolderInAnotherProcessIsNamedAndItsLeaseIsFreedWhenItIsKilled() throws {
         // The holder: psql in a process of its own, idle in its session after taking the lease, as a
         // worker is between two statements.
+        let psql = try startPSQL(named: "caregate sync (pid 4242 on worker-b)", script: """
+            SELECT pg_advisory_lock(\(PostgresWriterLease.leaseKey));
+            \\echo locked
+            """)
+        defer { stop(psql) }
+        XCTAssertEqual(psql.locked.wait(timeout: .now() + 60), .success, "psql took the lease")
+
+        let waiter = try worker(busyTimeout: 0.5)
+        XCTAssertThrowsError(try waiter.withWriterLease("caregate import") {}) { error in
+            guard case .writerBusy(_, let holder, _)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(holder, "caregate sync (pid 4242 on worker-b)", "the holder's name crosses processes")
+        }
+
+        kill(psql.process.processIdentifier, SIGKILL)
+        let killed = Date()
+        // The bound: the kernel closes a killed process's socket and the server ends its session at once;
+        // 20 s leaves room for a loaded machine, and is below the keepalives' 25 s.
+        let patient = try worker(busyTimeout: 20)
+        XCTAssertEqual(try patient.withWriterLease("caregate import") { "taken" }, "taken")
+        print("the lease of a SIGKILLed holder was taken \(String(format: "%.3f", Date().timeIntervalSince(killed))) s after the kill")
+    }
+
+    func testAHolderKilledWhileItsSessionWaitsForTheGateLosesTheLease() throws {
+        // An app's push holds the gate; the holder, in another process, holds the lease and waits for the
+        // gate (its session busy in a statement, not reading its socket) when it is killed.
+        let pusher = try worker(busyTimeout: 30)
+        try pusher.withAppendLease("caregate serve push") {
+            let psql = try startPSQL(named: "caregate import (pid 4243 on worker-c)", script: """
+                SET client_connection_check_interval = 1000;
+                SELECT pg_advisory_lock(\(PostgresWriterLease.leaseKey));
+                \\echo locked
+                SELECT pg_advisory_lock(\(PostgresWriterLease.gateKey));
+                """)
+            defer { stop(psql) }
+            XCTAssertEqual(psql.locked.wait(timeout: .now() + 60), .success, "psql took the lease")
+            eventually("psql waits for the gate") { (try? advisoryLocks(granted: false)) == 1 }
+
+            kill(psql.process.processIdentifier, SIGKILL)
+            let killed = Date()
+            // The bound: client_connection_check_interval (1 s) on a loaded machine, below the keepalives' 25 s.
+            let end = killed.addingTimeInterval(20)
+            while (try advisoryLocks(granted: true)) > 1, Date() < end { usleep(10_000) }
+            XCTAssertEqual(try advisoryLocks(granted: true), 1, "only the push's gate is left")
+            print("the lease of a holder SIGKILLed while waiting for the gate was freed \(String(format: "%.3f", Date().timeIntervalSince(killed))) s after the kill")
+        }
+    }
+
+    /// The advisory locks of the test's database, granted or waited for.
+    private func advisoryLocks(granted: Bool) throws -> Int {
+        Int(try server.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND \(granted ? "" : "NOT ")granted")
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// `psql` in a process of its own, named `name` (its `application_name`), running `script` and then
+    /// waiting on its input, its session idle; `locked` is signalled once it prints "locked".
+    private func startPSQL(named name: String, script: String) throws -> (process: Process, input: Pipe, locked: DispatchSemaphore) {
         let psql = Process()
         psql.executableURL = server.binaries.appendingPathComponent("psql")
         psql.arguments = ["-X", "-q", "-A", "-t", "-h", server.host, "-p", "\(server.port)", "-U", server.user, "-d", server.database]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PG") }
         environment["PGPASSWORD"] = server.password
-        environment["PGAPPNAME"] = "caregate sync (pid 4242 on worker-b)"
+        environment["PGAPPNAME"] = name
         psql.environment = environment
         let input = Pipe()
         let output = Pipe()
@@ -134,11 +190,7 @@ final class PostgresWriterLeaseTests: XCTestCase {
         psql.standardOutput = output
         psql.standardError = FileHandle.standardError
         try psql.run()
-        defer {
-            if psql.isRunning { kill(psql.processIdentifier, SIGKILL) }
-            psql.waitUntilExit()
-        }
-        input.fileHandleForWriting.write(Data("SELECT pg_advisory_lock(\(PostgresWriterLease.leaseKey));\n\\echo locked\n".utf8))
+        input.fileHandleForWriting.write(Data((script + "\n").utf8))
         let locked = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var seen = ""
@@ -149,20 +201,11 @@ final class PostgresWriterLeaseTests: XCTestCase {
             }
             locked.signal()
         }
-        XCTAssertEqual(locked.wait(timeout: .now() + 60), .success, "psql took the lease")
+        return (psql, input, locked)
+    }
 
-        let waiter = try worker(busyTimeout: 0.5)
-        XCTAssertThrowsError(try waiter.withWriterLease("caregate import") {}) { error in
-            guard case .writerBusy(_, let holder, _)? = error as? StoreError else { return XCTFail("\(error)") }
-            XCTAssertEqual(holder, "caregate sync (pid 4242 on worker-b)", "the holder's name crosses processes")
-        }
-
-        kill(psql.processIdentifier, SIGKILL)
-        let killed = Date()
-        // The bound: the kernel closes a killed process's socket and the server ends its session at once;
-        // 20 s leaves room for a loaded machine, and is below the keepalives' 25 s.
-        let patient = try worker(busyTimeout: 20)
-        XCTAssertEqual(try patient.withWriterLease("caregate import") { "taken" }, "taken")
-        print("the lease of a SIGKILLed holder was taken \(String(format: "%.3f", Date().timeIntervalSince(killed))) s after the kill")
+    private func stop(_ psql: (process: Process, input: Pipe, locked: DispatchSemaphore)) {
+        if psql.process.isRunning { kill(psql.process.processIdentifier, SIGKILL) }
+        psql.process.waitUntilExit()
     }
 }
