@@ -47,7 +47,8 @@ public final class PostgresWriterLease: @unchecked Sendable {
     /// way is one transaction of a bounded push, and giving up would stop the job part-way.
     static let shortestRetake: TimeInterval = 120
 
-    /// How long a waiter waits before it gives up, in seconds (0: it only tries).
+    /// How long a waiter waits before it gives up, in seconds (0: it only tries); a wait on the server is
+    /// also cut 1 s short of the bound of one call to the database (``PostgresDatabase/timeout``).
     public let busyTimeout: TimeInterval
     private let database: PostgresDatabase
     private let leaseSession: PostgresLockSession
@@ -252,7 +253,8 @@ public final class PostgresWriterLease: @unchecked Sendable {
     /// (`lock_timeout`); false when another session still holds it then.
     private func acquire(_ key: Int64, on session: PostgresLockSession, as job: String, until deadline: Date) throws -> Bool {
         let name = Self.applicationName(job)
-        let wait = deadline.timeIntervalSinceNow
+        // Inside the bound of a call to the database, so that a wait never outlives its caller's answer.
+        let wait = min(deadline.timeIntervalSinceNow, Double(database.timeout.components.seconds) - 1)
         let logger = logger
         return try run(on: session) { connection in
             guard wait > 0 else {
@@ -325,9 +327,14 @@ public final class PostgresWriterLease: @unchecked Sendable {
     /// What a holder's session is called while it holds a lock: its job, process id and host, in
     /// printable ASCII and PostgreSQL's 63 bytes (no patient data: jobs are named by CareGate).
     static func applicationName(_ job: String) -> String {
-        let printable = { (text: String) in String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F })) }
-        let suffix = " (pid \(getpid()) on \(printable(ProcessInfo.processInfo.hostName).prefix(24)))"
-        return String((printable(job).prefix(max(0, 63 - suffix.utf8.count)) + suffix).prefix(63))
+        String((printable(job).prefix(max(0, 63 - processSuffix.utf8.count)) + processSuffix).prefix(63))
+    }
+
+    /// " (pid N on host)": who this process is, found once.
+    private static let processSuffix = " (pid \(getpid()) on \(printable(ProcessInfo.processInfo.hostName).prefix(24)))"
+
+    private static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }))
     }
 
     private func busy(_ holder: String) -> StoreError {
