@@ -118,6 +118,42 @@ final class PostgresWriterLeaseTests: XCTestCase {
         XCTAssertEqual(events.withLock { $0 }, ["export", "push"])
     }
 
+    func testManyAppendsOfTwoWorkersRunOnlyAtSafePointsOrAfterTheJob() throws {
+        let holder = try worker(busyTimeout: 60)
+        let appenders = [try worker(busyTimeout: 60), try worker(busyTimeout: 60)]
+        let inStep = Mutex(false)
+        let pushes = Mutex(0)
+        let problems = Mutex<[String]>([])
+        let group = DispatchGroup()
+        try holder.withWriterLease("caregate import") {
+            for index in 0..<8 {
+                group.enter()
+                Thread.detachNewThread {
+                    defer { group.leave() }
+                    do {
+                        try appenders[index % 2].withAppendLease("caregate serve push") {
+                            if inStep.withLock({ $0 }) { problems.withLock { $0.append("a push ran inside a step of the job") } }
+                            pushes.withLock { $0 += 1 }
+                        }
+                    } catch {
+                        problems.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+            eventually("pushes wait") { holder.appendsAreWaiting() }
+            for _ in 0..<20 {
+                inStep.withLock { $0 = true }
+                usleep(2_000)
+                inStep.withLock { $0 = false }
+                try holder.yieldToAppends()
+            }
+            XCTAssertGreaterThan(pushes.withLock { $0 }, 0, "pushes ran at the job's safe points")
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(problems.withLock { $0 }, [])
+        XCTAssertEqual(pushes.withLock { $0 }, 8, "every push ran, at a safe point or after the job")
+    }
+
     func testAHolderInAnotherProcessIsNamedAndItsLeaseIsFreedWhenItIsKilled() throws {
         // The holder: psql in a process of its own, idle in its session after taking the lease, as a
         // worker is between two statements.
