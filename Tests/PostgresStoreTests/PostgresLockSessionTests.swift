@@ -50,6 +50,21 @@ final class PostgresLockSessionTests: XCTestCase {
         }
     }
 
+    func testALockSessionOpensOverTheServersUnixSocket() throws {
+        let server = try PostgresServerProcess.start()
+        defer { server.stop() }
+        let url = "postgres://\(server.user)@/\(server.database)?host=\(server.socketFolder)&port=\(server.port)"
+        guard case .postgres(let location) = try StoreLocation.parse(url) else { throw XCTSkip("not PostgreSQL") }
+        let database = try PostgresStore.PostgresDatabase(location: location, environment: [:], timeout: .seconds(120))
+        defer { database.close() }
+        let lease = PostgresWriterLease(location: location, database: database, environment: [:], busyTimeout: 5)
+        defer { lease.close() }
+        XCTAssertEqual(try lease.withWriterLease("caregate import") {
+            try server.psql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND l.granted AND a.client_port = -1")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }, "2", "the lease and the gate, held by a session on the Unix socket (client_port -1)")
+    }
+
     /// The socket's timer once it shows keepalive (2), else the last seen within 10 s: a moment after an
     /// answer an end waits for the ACK (1, retransmit), and a read of the table may miss a line.
     private static func settledTimerKind(local: Int, remote: Int) throws -> Int? {
