@@ -44,6 +44,8 @@ actor PostgresLockSession {
     private let location: PostgresLocation
     private let logger: Logger
     private var connection: PostgresConnection?
+    /// How many connections the session has made: a lock is held by one of them, and lost with it.
+    private(set) var generation = 0
     private var opening: Task<PostgresConnection, any Error>?
     private static let ids = Mutex(0)
 
@@ -66,7 +68,23 @@ actor PostgresLockSession {
         defer { opening = nil }
         let made = try await task.value
         connection = made
+        generation += 1
         return made
+    }
+
+    /// The open session when `expected` is nil; else only the connection of generation `expected`, whose
+    /// locks the caller holds: a lost one is an error (``Lost``), never replaced by one that holds nothing.
+    func open(keeping expected: Int?) async throws -> PostgresConnection {
+        guard let expected else { return try await open() }
+        guard let connection, !connection.isClosed, generation == expected else { throw Lost() }
+        return connection
+    }
+
+    /// The connection that held a lock is gone, and the lock with it.
+    struct Lost: Error, CustomStringConvertible {
+        var description: String {
+            "the connection that held the store's writer lease was lost, and the lease with it (another worker may have taken it): the job stops"
+        }
     }
 
     /// Ends the session, and with it every lock it holds.

@@ -59,6 +59,8 @@ public final class PostgresWriterLease: @unchecked Sendable {
     private var depth = 0
     private var holdsGate = false
     private var leaseJob = ""
+    /// Guarded by `threads`: the lease session's connection that holds the lease (``PostgresLockSession/generation``).
+    private var leaseGeneration: Int?
     private let gate = NSCondition()
     /// Guarded by `gate`: whether a thread of this process holds or takes the gate; appends waiting here.
     private var gateTaken = false
@@ -104,9 +106,14 @@ public final class PostgresWriterLease: @unchecked Sendable {
             guard try acquire(Self.leaseKey, on: leaseSession, as: job, until: deadline) else {
                 throw busy(holder(of: Self.leaseKey) ?? "another process")
             }
+            let session = leaseSession
             do {
-                try takeGate(on: leaseSession, as: job, until: deadline) { self.busy(self.holder(of: Self.gateKey) ?? "an app's push") }
+                leaseGeneration = try database.run { _ in await session.generation }
+                try takeGate(on: leaseSession, keeping: leaseGeneration, as: job, until: deadline) {
+                    self.busy(self.holder(of: Self.gateKey) ?? "an app's push")
+                }
             } catch {
+                leaseGeneration = nil
                 releaseAll(on: leaseSession)
                 throw error
             }
@@ -120,6 +127,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
                 releaseAll(on: leaseSession)
                 if holdsGate { openGateHere() }
                 holdsGate = false
+                leaseGeneration = nil
             }
         }
         return try body()
@@ -154,7 +162,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
             }
         }
         defer { stopWaiting() }
-        try takeGate(on: appendSession, as: job, until: deadline) {
+        try takeGate(on: appendSession, keeping: nil, as: job, until: deadline) {
             self.busy(self.holder(of: Self.leaseKey) ?? self.holder(of: Self.gateKey) ?? "another app's push")
         }
         stopWaiting()
@@ -183,7 +191,8 @@ public final class PostgresWriterLease: @unchecked Sendable {
         }
         if threads.try() {
             defer { threads.unlock() }
-            if depth > 0 { return (try? run(on: leaseSession, probe)) ?? false }
+            // A failure says yes: the holder's yieldToAppends then finds out what failed (a lost lease).
+            if depth > 0 { return (try? run(on: leaseSession, keeping: leaseGeneration, probe)) ?? true }
         }
         return (try? database.run { client in try await client.withConnection { try await probe($0) } }) ?? false
     }
@@ -199,7 +208,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
         guard depth == 1, holdsGate, appendsAreWaiting() else { return false }
         holdsGate = false
         do {
-            _ = try run(on: leaseSession) { connection in
+            _ = try run(on: leaseSession, keeping: leaseGeneration) { connection in
                 try await connection.finish("SELECT pg_advisory_unlock(\(Self.gateKey))", logger: self.logger)
                 return true
             }
@@ -213,7 +222,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
             usleep(5_000)
         } while appendsAreWaiting() && Date() < end
         let retake = max(busyTimeout, Self.shortestRetake)
-        try takeGate(on: leaseSession, as: leaseJob, until: Date().addingTimeInterval(retake)) {
+        try takeGate(on: leaseSession, keeping: leaseGeneration, as: leaseJob, until: Date().addingTimeInterval(retake)) {
             StoreError.writerBusy(path: self.database.location.redacted, holder: self.holder(of: Self.gateKey) ?? "an app's push", waitedSeconds: retake)
         }
         holdsGate = true
@@ -223,7 +232,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
     // MARK: - Locks
 
     /// Takes the gate for this process, then on `session`, waiting until `deadline`; `busy` says who kept it.
-    private func takeGate(on session: PostgresLockSession, as job: String, until deadline: Date, busy: () -> StoreError) throws {
+    private func takeGate(on session: PostgresLockSession, keeping generation: Int?, as job: String, until deadline: Date, busy: () -> StoreError) throws {
         gate.lock()
         while gateTaken {
             guard gate.wait(until: deadline) else {
@@ -234,7 +243,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
         gateTaken = true
         gate.unlock()
         do {
-            guard try acquire(Self.gateKey, on: session, as: job, until: deadline) else { throw busy() }
+            guard try acquire(Self.gateKey, on: session, keeping: generation, as: job, until: deadline) else { throw busy() }
         } catch {
             openGateHere()
             throw error
@@ -251,12 +260,12 @@ public final class PostgresWriterLease: @unchecked Sendable {
 
     /// Takes advisory lock `key` on `session` as `job`, waiting in the server's queue until `deadline`
     /// (`lock_timeout`); false when another session still holds it then.
-    private func acquire(_ key: Int64, on session: PostgresLockSession, as job: String, until deadline: Date) throws -> Bool {
+    private func acquire(_ key: Int64, on session: PostgresLockSession, keeping generation: Int? = nil, as job: String, until deadline: Date) throws -> Bool {
         let name = Self.applicationName(job)
         // Inside the bound of a call to the database, so that a wait never outlives its caller's answer.
         let wait = min(deadline.timeIntervalSinceNow, Double(database.timeout.components.seconds) - 1)
         let logger = logger
-        return try run(on: session) { connection in
+        return try run(on: session, keeping: generation) { connection in
             guard wait > 0 else {
                 try await connection.finish("SELECT set_config('application_name', \(name), false)", logger: logger)
                 return try await connection.values("SELECT pg_try_advisory_lock(\(key))", as: Bool.self, logger: logger).first ?? false
@@ -274,7 +283,7 @@ public final class PostgresWriterLease: @unchecked Sendable {
 
     /// Releases every lock of the lease's session; a session that cannot say so is closed, which does.
     private func releaseAll(on session: PostgresLockSession) {
-        let released = try? run(on: session) { connection in
+        let released = try? run(on: session, keeping: leaseGeneration) { connection in
             try await connection.finish("SELECT pg_advisory_unlock_all()", logger: self.logger)
             return true
         }
@@ -290,9 +299,12 @@ public final class PostgresWriterLease: @unchecked Sendable {
 
     /// Runs `body` on `session` and waits for it; a failure of the connection itself (not an error the
     /// server answered) closes the session, so that nothing stays held on a connection in doubt.
-    private func run<T: Sendable>(on session: PostgresLockSession, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws -> T {
+    /// With `generation`, only on the connection of that generation (one whose locks the caller holds).
+    private func run<T: Sendable>(
+        on session: PostgresLockSession, keeping generation: Int? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) throws -> T {
         try database.run { _ in
-            let connection = try await session.open()
+            let connection = try await session.open(keeping: generation)
             do {
                 return try await body(connection)
             } catch let error as PSQLError where error.serverInfo != nil {

@@ -154,6 +154,21 @@ final class PostgresWriterLeaseTests: XCTestCase {
         XCTAssertEqual(pushes.withLock { $0 }, 8, "every push ran, at a safe point or after the job")
     }
 
+    func testAHolderWhoseLockSessionIsLostIsToldAtItsNextSafePoint() throws {
+        let holder = try worker(busyTimeout: 5)
+        let other = try worker(busyTimeout: 5)
+        try holder.withWriterLease("caregate import") {
+            // The server ends the holder's lock session (a network cut, a restart, an administrator).
+            XCTAssertEqual(try server.psql("SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) AS holders")
+                .trimmingCharacters(in: .whitespacesAndNewlines), "1")
+            XCTAssertEqual(try other.withWriterLease("caregate export") { "taken" }, "taken", "the lease went with the session")
+            XCTAssertThrowsError(try holder.yieldToAppends(), "the holder is not left believing it holds the lease") { error in
+                XCTAssertTrue("\(error)".contains("the connection that held the store's writer lease was lost"), "\(error)")
+            }
+        }
+        XCTAssertEqual(try holder.withWriterLease("caregate import") { "again" }, "again", "a new session serves the next job")
+    }
+
     func testAHolderInAnotherProcessIsNamedAndItsLeaseIsFreedWhenItIsKilled() throws {
         // The holder: psql in a process of its own, idle in its session after taking the lease, as a
         // worker is between two statements.
