@@ -48,30 +48,9 @@ extension PostgresLocation {
         return configuration
     }
 
+    /// The pool's TLS: ``tlsChoice()``, the one reading of `sslmode` both the pool and the lock sessions use.
     private func tls() throws -> PostgresClient.Configuration.TLS {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let sslRootCertificate {
-            do {
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(sslRootCertificate))
-            } catch {
-                throw PostgresStoreError.unreadableRootCertificates(url: redacted, path: sslRootCertificate)
-            }
-        }
-        switch sslMode {
-        case .disable:
-            return .disable
-        case .allow, .prefer:
-            tls.certificateVerification = .none
-            return .prefer(tls)
-        case .require:
-            tls.certificateVerification = sslRootCertificate == nil ? .none : .noHostnameVerification
-            return .require(tls)
-        case .verifyCA:
-            tls.certificateVerification = .noHostnameVerification
-            return .require(tls)
-        case .verifyFull:
-            tls.certificateVerification = .fullVerification
-            return .require(tls)
-        }
+        guard let choice = try tlsChoice() else { return .disable }
+        return choice.required ? .require(choice.configuration) : .prefer(choice.configuration)
     }
 }

@@ -157,8 +157,7 @@ extension PostgresLocation {
 
     /// The TLS `sslmode` asks for (libpq's meaning), nil for none: `allow`, `prefer` when offered,
     /// unverified; `require` unverified unless `sslrootcert` is given; `verify-ca` the chain; `verify-full`
-    /// the chain and the name. The rules of ``clientConfiguration()``, whose private `tls()` could be
-    /// served by this one.
+    /// the chain and the name. The pool's configuration (``clientConfiguration()``) uses it too.
     func tlsChoice() throws -> (configuration: TLSConfiguration, required: Bool)? {
         if case .socket = host { return nil }
         if case .disable = sslMode { return nil }
@@ -177,21 +176,5 @@ extension PostgresLocation {
         case .verifyFull: tls.certificateVerification = .fullVerification
         }
         return (tls, required: sslMode != .allow && sslMode != .prefer)
-    }
-}
-
-extension PostgresConnection {
-    /// Runs `query` to its end. postgres-nio answers a query once its rows are described, before the
-    /// statement has finished: a statement that waits (`pg_advisory_lock`) has not taken its lock then, and
-    /// its error (a lock timeout) would go unseen.
-    func finish(_ query: PostgresQuery, logger: Logger) async throws {
-        for try await _ in try await self.query(query, logger: logger) {}
-    }
-
-    /// Runs `query` to its end and returns its first column, row by row.
-    func values<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type, logger: Logger) async throws -> [T] {
-        var values: [T] = []
-        for try await value in try await self.query(query, logger: logger).decode(T.self) { values.append(value) }
-        return values
     }
 }

@@ -38,8 +38,8 @@ public struct PostgresMigrations: Sendable {
             let logger = Logger(label: "caregate.postgres.migrations")
             // Made and read under the lock: two migrators starting together would race on CREATE TABLE.
             let present = try await client.withTransaction(logger: logger) { connection -> [String] in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
-                try await connection.query(
+                try await connection.finish("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
+                try await connection.finish(
                     "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger)
                 var names: [String] = []
                 for try await name in try await connection.query("SELECT name FROM schema_migrations ORDER BY name", logger: logger).decode(String.self) {
@@ -52,16 +52,16 @@ public struct PostgresMigrations: Sendable {
             var applied: [String] = []
             for migration in migrations {
                 let didApply = try await client.withTransaction(logger: logger) { connection -> Bool in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
+                    try await connection.finish("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
                     var count: Int64 = 0
                     for try await found in try await connection.query("SELECT count(*) FROM schema_migrations WHERE name = \(migration.name)", logger: logger).decode(Int64.self) {
                         count = found
                     }
                     guard count == 0 else { return false }
                     for statement in migration.statements {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.finish(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
-                    try await connection.query("INSERT INTO schema_migrations (name) VALUES (\(migration.name))", logger: logger)
+                    try await connection.finish("INSERT INTO schema_migrations (name) VALUES (\(migration.name))", logger: logger)
                     return true
                 }
                 if didApply { applied.append(migration.name) }

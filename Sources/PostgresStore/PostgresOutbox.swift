@@ -83,7 +83,7 @@ public struct PostgresOutbox: Sendable {
     private static func insert(_ entries: [OutboxEntry], on connection: PostgresConnection) async throws {
         // postgres-nio binds no NULL inside an array: a payload's presence travels beside it.
         let payloads = entries.map { ByteBuffer(bytes: $0.payload ?? Data()) }
-        try await connection.query("""
+        try await connection.finish("""
             INSERT INTO outbox (destination, entity_kind, entity_id, entity_uuid, payload, created_at, updated_at)
             SELECT destination, entity_kind, entity_id, entity_uuid, CASE WHEN has_payload THEN payload END, created_at, updated_at
             FROM unnest(\(entries.map(\.destination))::text[], \(entries.map(\.entityKind.rawValue))::text[], \(entries.map(\.entityID))::text[],

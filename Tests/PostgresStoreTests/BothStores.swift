@@ -22,13 +22,13 @@ final class BothStores {
     }
 
     /// A PostgreSQL store on database `name` (made when `create`), migrated.
-    func postgres(database name: String = "db_\(UUID().uuidString.prefix(8).lowercased())", create: Bool = true) throws -> PostgresStore {
+    func postgres(database name: String = "db_\(UUID().uuidString.prefix(8).lowercased())", create: Bool = true) throws -> PostgreSQLStore {
         let server = try self.server ?? PostgresServerProcess.start()
         self.server = server
         if create { try server.createDatabase(name) }
         let url = server.url.replacingOccurrences(of: "/\(server.database)?", with: "/\(name)?")
         guard case .postgres(let location) = try StoreLocation.parse(url) else { throw XCTSkip("not a PostgreSQL URL: \(url)") }
-        return try PostgresStore.open(try PostgresDatabase(location: location, environment: [:]))
+        return try PostgreSQLStore.open(try PostgresDatabase(location: location, environment: [:]))
     }
 
     func stop() {

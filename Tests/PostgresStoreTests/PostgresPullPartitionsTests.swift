@@ -18,7 +18,7 @@ final class PostgresPullPartitionsTests: XCTestCase {
     }
 
     /// `count` stores (pools) on one database.
-    private func workers(_ count: Int) throws -> [PostgresStore] {
+    private func workers(_ count: Int) throws -> [PostgreSQLStore] {
         let name = "pulls_\(UUID().uuidString.prefix(8).lowercased())"
         return try [both.postgres(database: name)] + (1..<count).map { _ in try both.postgres(database: name, create: false) }
     }

@@ -44,7 +44,7 @@ public struct PostgresPullPartitions: Sendable {
         let seconds = Self.seconds(lease)
         return try database.run { client in
             // Rows made in byte order (any collation): concurrent claimers insert without deadlocking.
-            try await client.query("""
+            try await client.finish("""
                 INSERT INTO pull_partition (partition)
                 SELECT p FROM unnest(\(sorted)::text[]) AS p ORDER BY p COLLATE "C" ON CONFLICT DO NOTHING
                 """, logger: Self.logger)
@@ -71,7 +71,7 @@ public struct PostgresPullPartitions: Sendable {
     public func release(_ partitions: [String], worker: String) throws {
         try Self.check(partitions, worker: worker, lease: .seconds(1))
         try database.run { client in
-            try await client.query(
+            try await client.finish(
                 "UPDATE pull_partition SET claimed_by = NULL, claimed_until = NULL WHERE partition = ANY(\(partitions)::text[]) AND claimed_by = \(worker)",
                 logger: Self.logger)
         }

@@ -3,7 +3,7 @@ import PostgresNIO
 import Store
 
 // The history of sync runs (``SyncRun``), as the SQLite store keeps it: one row per run, the newest kept.
-extension PostgresStore: SyncRunStore {
+extension PostgreSQLStore: SyncRunStore {
     public func recordSyncRun(_ run: SyncRun, keeping: Int) throws -> Int64 {
         let report = run.report.map { $0.utf8.count <= SyncRun.maximumReportBytes ? $0 : #"{"note":"the report was longer than the store keeps"}"# }
         let error = run.error.map { String($0.prefix(SyncRun.maximumErrorBytes)) }
@@ -15,7 +15,7 @@ extension PostgresStore: SyncRunStore {
             try await client.withTransaction(logger: Self.logger) { connection in
                 // Recorders one at a time (runs end seldom): each prune then sees every run committed before
                 // it, so several workers never leave more than `kept`.
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.syncRunLockKey))", logger: Self.logger)
+                try await connection.finish("SELECT pg_advisory_xact_lock(\(Self.syncRunLockKey))", logger: Self.logger)
                 let rows = try await connection.query("""
                     INSERT INTO sync_run (run_id, server, started, ended, result, pulled, imported, failed, pushed, acknowledged, refused,
                         dead_letters, problems, report, error)
@@ -27,7 +27,7 @@ extension PostgresStore: SyncRunStore {
                 var id: Int64 = 0
                 for try await value in rows.decode(Int64.self) { id = value }
                 // Ids are not dense (a rolled-back insert uses one): keep the newest `kept` by id, not by arithmetic.
-                try await connection.query(
+                try await connection.finish(
                     "DELETE FROM sync_run WHERE id < (SELECT min(id) FROM (SELECT id FROM sync_run ORDER BY id DESC LIMIT \(kept)) AS newest)",
                     logger: Self.logger)
                 return id

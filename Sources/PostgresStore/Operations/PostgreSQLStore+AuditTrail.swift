@@ -6,7 +6,7 @@ import Store
 // entries, completion by id, refusal counts, retention and statistics as the SQLite store's trail file
 // (AuditTrailFile.swift). Its writes take no lock of the store's writers: a row insert never waits for an
 // import.
-extension PostgresStore: AuditTrailStore {
+extension PostgreSQLStore: AuditTrailStore {
     /// Rows deleted per transaction when pruning.
     static let pruneBatch: Int64 = 5_000
 
@@ -19,7 +19,7 @@ extension PostgresStore: AuditTrailStore {
                 for entry in entries {
                     let (date, status) = (entry.date.timeIntervalSince1970, Int64(entry.status))
                     if let id = entry.id {
-                        try await connection.query("UPDATE audit SET date = \(date), status = \(status), detail = \(entry.detail) WHERE id = \(id)", logger: Self.logger)
+                        try await connection.finish("UPDATE audit SET date = \(date), status = \(status), detail = \(entry.detail) WHERE id = \(id)", logger: Self.logger)
                         ids.append(id)
                     } else {
                         let address = entry.clientAddress.map { String($0.prefix(Self.maximumAddressLength)) }
@@ -48,7 +48,7 @@ extension PostgresStore: AuditTrailStore {
         try database.run { client in
             try await client.withTransaction(logger: Self.logger) { connection in
                 for count in sorted {
-                    try await connection.query("""
+                    try await connection.finish("""
                         INSERT INTO audit_refusals (minute, action, status, reason, count)
                         VALUES (\(Int64(count.minute.timeIntervalSince1970)), \(count.action), \(Int64(count.status)), \(count.reason), \(Int64(count.count)))
                         ON CONFLICT (minute, action, status, reason) DO UPDATE SET count = audit_refusals.count + excluded.count

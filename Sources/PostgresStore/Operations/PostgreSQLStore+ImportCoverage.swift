@@ -3,12 +3,12 @@ import PostgresNIO
 import Store
 
 // The last import's coverage (``ImportCoverageRecord``): one row, replaced by the next import with coverage.
-extension PostgresStore: ImportCoverageStore {
+extension PostgreSQLStore: ImportCoverageStore {
     public func recordImportCoverage(_ record: ImportCoverageRecord) throws {
         let json = String(decoding: try ImportCoverageRecord.storedJSON(record), as: UTF8.self)
         let recorded = record.recordedDate.timeIntervalSince1970
         try database.run { client in
-            try await client.query("""
+            try await client.finish("""
                 INSERT INTO last_import_coverage (slot, recorded_date, record) VALUES (1, \(recorded), \(json))
                 ON CONFLICT (slot) DO UPDATE SET recorded_date = excluded.recorded_date, record = excluded.record
                 """, logger: Self.logger)

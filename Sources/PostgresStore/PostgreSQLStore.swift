@@ -22,13 +22,14 @@ import Synchronization
 /// ## Topics
 /// - ``open(_:)``: connect and migrate
 /// - ``migrations``: the schema
-public final class PostgresStore: Sendable {
+public final class PostgreSQLStore: Sendable {
     public let database: PostgresDatabase
     /// How many days the audit trail keeps (``prepareAuditTrail(retentionDays:)``).
     let auditRetentionDays = Mutex(AuditRetention.defaultDays)
 
     /// Every migration of the store, in order: each part's own list.
-    public static let migrations = PostgresMigrations(PostgresOperationsSchema.migrations + PostgresOutboxSchema.migrations + PostgresPullSchema.migrations)
+    public static let migrations = PostgresMigrations(
+        PostgresOperationsSchema.migrations + PostgresCoordinationMigrations.all + PostgresOutboxSchema.migrations + PostgresPullSchema.migrations)
 
     /// The outbox, with claims for several workers (``PostgresOutbox``).
     public var outbox: PostgresOutbox { PostgresOutbox(database: database) }
@@ -37,9 +38,9 @@ public final class PostgresStore: Sendable {
     public var pulls: PostgresPullPartitions { PostgresPullPartitions(database: database) }
 
     /// A store on `database`, migrated to this build's schema.
-    public static func open(_ database: PostgresDatabase) throws -> PostgresStore {
+    public static func open(_ database: PostgresDatabase) throws -> PostgreSQLStore {
         try migrations.apply(to: database)
-        return PostgresStore(database: database)
+        return PostgreSQLStore(database: database)
     }
 
     private init(database: PostgresDatabase) {
