@@ -15,7 +15,8 @@ import FHIRCore
 /// A plan never decides an error: whatever would raise one (several items where one is expected, an
 /// operator on incompatible types, a criterion left to the tree walk) abandons the plan, and the
 /// expression is evaluated again by the tree walk, which raises exactly what it always did. Nothing is
-/// observed in between (a plan is used only without `trace()` output, selection observers or paths).
+/// observed in between (a plan is used only without `trace()` output or selection observers); with
+/// tracked paths, what a plan yields carries the location the tree walk would give it.
 /// A plan stops early (`first()`, `exists()`, a comparison's one value) only where no step can fail, so
 /// that no error the tree walk would raise on a later item is skipped.
 struct FHIRPathPlan: Sendable {
@@ -96,7 +97,8 @@ struct FHIRPathPlan: Sendable {
     /// The right side of a comparison: a literal, or `%ucum`, `%sct`, `%loinc` (which the environment's
     /// variables may redefine, looked up at each evaluation as the tree walk does).
     enum Constant: Sendable {
-        case literal(FHIRPathValue)
+        /// `number`: a number literal's digits, which a decimal or integer element is compared with.
+        case literal(FHIRPathValue, number: FHIRPathPlainNumber?)
         case variable(name: String, standard: FHIRPathValue)
     }
 
@@ -194,7 +196,11 @@ struct FHIRPathPlan: Sendable {
     private static func compileConstant(_ node: FHIRPathNode) -> Constant? {
         switch node.kind {
         case .literal(let value):
-            return .literal(value)
+            switch value {
+            case .integer(let integer): return .literal(value, number: FHIRPathPlainNumber(integer: integer))
+            case .decimal(let decimal): return .literal(value, number: FHIRPathPlainNumber(decimal.description))
+            default: return .literal(value, number: nil)
+            }
         case .variable(let name):
             switch name {
             case "ucum": return .variable(name: name, standard: .string("http://unitsofmeasure.org"))

@@ -1,0 +1,62 @@
+import FHIRCore
+
+extension FHIRPathNavigator {
+    /// ``forEachPlacedChild(of:named:step:_:)`` without element nodes: `body` is handed each selected
+    /// child's element where it sits in its parent's array, with its type name and metadata context (what
+    /// the node ``typed(_:in:position:)`` makes would carry), and its place among its siblings.
+    ///
+    /// Why: making a ``FHIRPathElementNode`` copies the element (a retain of its name, value, resource
+    /// type and children) and its type strings, then releases them all; a compiled plan passes most
+    /// elements on to its next step only, and makes a node of what it yields. Selections are not
+    /// observed here: plans run without selection observers.
+    @discardableResult
+    func forEachChildInPlace<Failure: Error>(
+        of element: Element, typeName: String?, context: String?, named name: String, step: StepResolutions?,
+        _ body: (Element, _ typeName: String?, _ context: String?, ChildPlace) throws(Failure) -> Bool
+    ) throws(Failure) -> Bool {
+        let nameLength = name.utf8.count
+        // Every child of this name has the same definition: looked up once.
+        let resolution = context.map { context in
+            step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
+        }
+        let resolved = resolution?.resolved
+        let definedType: ChildType = resolved.map(Self.type(of:)) ?? (nil, nil)
+        let parentIsResource = element.isResource
+
+        /// `body` with the type of a child named `name`: a resource is typed by its `resourceType`, a
+        /// child the metadata does not define by its name.
+        func typedBody(_ child: Element, _ place: ChildPlace) throws(Failure) -> Bool {
+            if let resourceType = child.resourceType { return try body(child, resourceType, resourceType, place) }
+            if resolved != nil { return try body(child, definedType.typeName, definedType.context, place) }
+            return try body(child, fallbackType(of: child, parentIsResource: parentIsResource, parentTypeName: typeName), nil, place)
+        }
+
+        return try element.children.withUnsafeBufferPointer { (children) throws(Failure) -> Bool in
+            // As in forEachPlacedChild: with trusted cardinality, a max-1 element is taken at its first
+            // occurrence.
+            if stopsAtFirstSingle, let single = resolved, !single.info.isArray, !single.info.isChoice {
+                for index in children.indices where children[index].name.hasSameBytes(as: name) {
+                    return try typedBody(children[index], ChildPlace(position: 0, isArray: false))
+                }
+                return true
+            }
+            let mayBeChoice = resolution?.mayBeChoice ?? true
+            let isArray = resolved?.info.isArray ?? false
+            var position = 0
+            for index in children.indices {
+                let childLength = children[index].name.utf8.count
+                if childLength == nameLength && children[index].name == name {
+                    let place = ChildPlace(position: position, isArray: isArray)
+                    position += 1
+                    guard try typedBody(children[index], place) else { return false }
+                } else if mayBeChoice, childLength > nameLength, children[index].name.hasBytePrefix(name),
+                          let suffixStart = children[index].name.utf8.dropFirst(nameLength).first,
+                          suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
+                          let type = choiceType(of: children[index], parentContext: context, choiceName: name) {
+                    guard try body(children[index], type.typeName, type.context, ChildPlace(position: 0, isArray: false)) else { return false }
+                }
+            }
+            return true
+        }
+    }
+}
