@@ -1,9 +1,10 @@
 import FHIRCore
 
 extension FHIRPathNavigator {
-    /// ``forEachPlacedChild(of:named:step:_:)`` without element nodes: `body` is handed each selected
-    /// child's element where it sits in its parent's array, with its type name and metadata context (what
-    /// the node ``typed(_:in:position:)`` makes would carry), and its place among its siblings.
+    /// ``forEachChild(of:named:step:_:)`` without element nodes: `body` is handed a pointer to each
+    /// selected child where it sits in its parent's array, with its type name and metadata context (what
+    /// the node ``typed(_:in:position:)`` makes would carry), and its place among its siblings. The
+    /// pointer is valid during the call to `body` only.
     ///
     /// Why: making a ``FHIRPathElementNode`` copies the element (a retain of its name, value, resource
     /// type and children) and its type strings, then releases them all; a compiled plan passes most
@@ -11,8 +12,8 @@ extension FHIRPathNavigator {
     /// observed here: plans run without selection observers.
     @discardableResult
     func forEachChildInPlace<Failure: Error>(
-        of element: Element, typeName: String?, context: String?, named name: String, step: StepResolutions?,
-        _ body: (Element, _ typeName: String?, _ context: String?, ChildPlace) throws(Failure) -> Bool
+        of element: UnsafePointer<Element>, typeName: String?, context: String?, named name: String, step: StepResolutions?,
+        _ body: (UnsafePointer<Element>, _ typeName: String?, _ context: String?, ChildPlace) throws(Failure) -> Bool
     ) throws(Failure) -> Bool {
         let nameLength = name.utf8.count
         // Every child of this name has the same definition: looked up once.
@@ -21,22 +22,23 @@ extension FHIRPathNavigator {
         }
         let resolved = resolution?.resolved
         let definedType: ChildType = resolved.map(Self.type(of:)) ?? (nil, nil)
-        let parentIsResource = element.isResource
+        let parentIsResource = element.pointee.isResource
 
         /// `body` with the type of a child named `name`: a resource is typed by its `resourceType`, a
         /// child the metadata does not define by its name.
-        func typedBody(_ child: Element, _ place: ChildPlace) throws(Failure) -> Bool {
-            if let resourceType = child.resourceType { return try body(child, resourceType, resourceType, place) }
+        func typedBody(_ child: UnsafePointer<Element>, _ place: ChildPlace) throws(Failure) -> Bool {
+            if let resourceType = child.pointee.resourceType { return try body(child, resourceType, resourceType, place) }
             if resolved != nil { return try body(child, definedType.typeName, definedType.context, place) }
-            return try body(child, fallbackType(of: child, parentIsResource: parentIsResource, parentTypeName: typeName), nil, place)
+            return try body(child, fallbackType(of: child.pointee, parentIsResource: parentIsResource, parentTypeName: typeName), nil, place)
         }
 
-        return try element.children.withUnsafeBufferPointer { (children) throws(Failure) -> Bool in
+        return try element.pointee.children.withUnsafeBufferPointer { (children) throws(Failure) -> Bool in
+            guard let first = children.baseAddress else { return true }
             // As in forEachPlacedChild: with trusted cardinality, a max-1 element is taken at its first
             // occurrence.
             if stopsAtFirstSingle, let single = resolved, !single.info.isArray, !single.info.isChoice {
                 for index in children.indices where children[index].name.hasSameBytes(as: name) {
-                    return try typedBody(children[index], ChildPlace(position: 0, isArray: false))
+                    return try typedBody(first + index, ChildPlace(position: 0, isArray: false))
                 }
                 return true
             }
@@ -48,12 +50,12 @@ extension FHIRPathNavigator {
                 if childLength == nameLength && children[index].name == name {
                     let place = ChildPlace(position: position, isArray: isArray)
                     position += 1
-                    guard try typedBody(children[index], place) else { return false }
+                    guard try typedBody(first + index, place) else { return false }
                 } else if mayBeChoice, childLength > nameLength, children[index].name.hasBytePrefix(name),
                           let suffixStart = children[index].name.utf8.dropFirst(nameLength).first,
                           suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
-                          let type = choiceType(of: children[index], parentContext: context, choiceName: name) {
-                    guard try body(children[index], type.typeName, type.context, ChildPlace(position: 0, isArray: false)) else { return false }
+                          let type = choiceType(named: children[index].name, parentContext: context, choiceName: name) {
+                    guard try body(first + index, type.typeName, type.context, ChildPlace(position: 0, isArray: false)) else { return false }
                 }
             }
             return true

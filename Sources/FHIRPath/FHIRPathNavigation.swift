@@ -141,21 +141,21 @@ struct FHIRPathNavigator: Sendable {
     }
 
     private func choiceChild(_ child: Element, of parent: FHIRPathElementNode, choiceName: String, position: Int) -> FHIRPathElementNode? {
-        guard let type = choiceType(of: child, parentContext: parent.context, choiceName: choiceName) else { return nil }
+        guard let type = choiceType(named: child.name, parentContext: parent.context, choiceName: choiceName) else { return nil }
         return FHIRPathElementNode(element: child, typeName: type.typeName, context: type.context,
                                    location: childPath(child, in: parent, position: position, isArray: false))
     }
 
-    /// The type of `child`, named `choiceName` plus a type suffix, when it is the choice element
+    /// The type of the child `childName`, `choiceName` plus a type suffix, when it is the choice element
     /// `choiceName` of its parent's context; nil when it is another element.
-    func choiceType(of child: Element, parentContext: String?, choiceName: String) -> ChildType? {
-        if let context = parentContext, let resolved = metadata.child(child.name, of: context) {
+    func choiceType(named childName: String, parentContext: String?, choiceName: String) -> ChildType? {
+        if let context = parentContext, let resolved = metadata.child(childName, of: context) {
             guard resolved.info.isChoice, resolved.info.name == choiceName else { return nil }
             return Self.type(of: resolved)
         }
         // No metadata for this context: read the suffix as the type (`valueString` is a string).
         guard parentContext == nil || metadata.resourceTypes.isEmpty else { return nil }
-        var suffix = String(child.name.dropFirst(choiceName.count))
+        var suffix = String(childName.dropFirst(choiceName.count))
         let lowered = suffix.prefix(1).lowercased() + suffix.dropFirst()
         if FHIRPathTypes.isPrimitive(lowered) { suffix = lowered }
         return (suffix, suffix)

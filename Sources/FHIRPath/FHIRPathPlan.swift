@@ -97,9 +97,8 @@ struct FHIRPathPlan: Sendable {
     /// The right side of a comparison: a literal, or `%ucum`, `%sct`, `%loinc` (which the environment's
     /// variables may redefine, looked up at each evaluation as the tree walk does).
     enum Constant: Sendable {
-        /// `number`: a number literal's digits, which a decimal or integer element is compared with.
-        case literal(FHIRPathValue, number: FHIRPathPlainNumber?)
-        case variable(name: String, standard: FHIRPathValue)
+        case literal(FHIRPathPlanOperand)
+        case variable(name: String, standard: FHIRPathPlanOperand)
     }
 
     let body: Body
@@ -196,16 +195,12 @@ struct FHIRPathPlan: Sendable {
     private static func compileConstant(_ node: FHIRPathNode) -> Constant? {
         switch node.kind {
         case .literal(let value):
-            switch value {
-            case .integer(let integer): return .literal(value, number: FHIRPathPlainNumber(integer: integer))
-            case .decimal(let decimal): return .literal(value, number: FHIRPathPlainNumber(decimal.description))
-            default: return .literal(value, number: nil)
-            }
+            return .literal(FHIRPathPlanOperand(value))
         case .variable(let name):
             switch name {
-            case "ucum": return .variable(name: name, standard: .string("http://unitsofmeasure.org"))
-            case "sct": return .variable(name: name, standard: .string("http://snomed.info/sct"))
-            case "loinc": return .variable(name: name, standard: .string("http://loinc.org"))
+            case "ucum": return .variable(name: name, standard: FHIRPathPlanOperand(.string("http://unitsofmeasure.org")))
+            case "sct": return .variable(name: name, standard: FHIRPathPlanOperand(.string("http://snomed.info/sct")))
+            case "loinc": return .variable(name: name, standard: FHIRPathPlanOperand(.string("http://loinc.org")))
             default: return nil
             }
         default:

@@ -1,22 +1,42 @@
 import FHIRCore
 
+/// The constant a plan's criterion compares with (`'http://loinc.org'`, `100`), ready for the
+/// comparisons plans make in place: its text when it is a string, its digits when it is a number. A
+/// class, so that a collector holds it by one reference rather than copying the value.
+final class FHIRPathPlanOperand: Sendable {
+    let value: FHIRPathValue
+    let text: String?
+    let number: FHIRPathPlainNumber?
+
+    init(_ value: FHIRPathValue) {
+        self.value = value
+        switch value {
+        case .string(let text):
+            self.text = text
+            number = nil
+        case .integer(let integer):
+            text = nil
+            number = FHIRPathPlainNumber(integer: integer)
+        case .decimal(let decimal):
+            text = nil
+            number = FHIRPathPlainNumber(decimal.description)
+        default:
+            text = nil
+            number = nil
+        }
+    }
+}
+
 /// Collects what a path yields and stops at `limit` items. It keeps the items (a path's value), or
 /// only counts them (`exists()`), or compares the first with a constant as it passes (a criterion
-/// such as `system = 'http://loinc.org'`), which copies no element node at all. The first item is
-/// kept without an optional: copying an optional of ``FHIRPathValue`` goes through the runtime's
-/// generic copy.
+/// such as `system = 'http://loinc.org'`), which makes no element node at all for a string or a
+/// plain number.
 struct FHIRPathPlanCollector {
     enum Mode {
         case keep
         case count
-        /// `first op constant`, for `=`, `!=`, `<`, `>`, `<=`, `>=`; `number`, the constant's digits
-        /// when it is a number.
-        case compare(FHIRPathNode.BinaryOperator, FHIRPathValue, number: FHIRPathPlainNumber?)
-
-        var keepsItems: Bool {
-            if case .keep = self { return true }
-            return false
-        }
+        /// `first op operand`, for `=`, `!=`, `<`, `>`, `<=`, `>=`.
+        case compare(FHIRPathNode.BinaryOperator, FHIRPathPlanOperand)
     }
 
     /// What the collector does, without the comparison's operands, which are fields of their own:
@@ -25,16 +45,12 @@ struct FHIRPathPlanCollector {
 
     let limit: Int
     private let kind: Kind
-    /// In compare mode: the operator, the constant, its text when it is a string, and its digits when
-    /// it is a number.
+    /// In compare mode: the operator and the constant.
     private let op: FHIRPathNode.BinaryOperator
-    private let constant: FHIRPathValue
-    private let constantText: String?
-    private let number: FHIRPathPlainNumber?
+    private let operand: FHIRPathPlanOperand?
     private(set) var count = 0
-    /// The first item when ``count`` is positive and the mode keeps items (a placeholder otherwise).
-    private(set) var first: FHIRPathValue = .boolean(false)
-    private var rest: [FHIRPathValue] = []
+    /// The items, when the mode keeps them.
+    private var items: [FHIRPathValue] = []
     /// In compare mode, once an item passed: the comparison of the first item with the constant.
     private(set) var verdict: Bool?
     /// In compare mode: the first item cannot be ordered against the constant (the tree walk raises
@@ -44,18 +60,18 @@ struct FHIRPathPlanCollector {
     init(limit: Int, mode: Mode = .keep) {
         self.limit = limit
         switch mode {
-        case .keep, .count:
-            kind = mode.keepsItems ? .keep : .count
+        case .keep:
+            kind = .keep
             op = .equal
-            constant = .boolean(false)
-            constantText = nil
-            number = nil
-        case .compare(let op, let constant, let number):
+            operand = nil
+        case .count:
+            kind = .count
+            op = .equal
+            operand = nil
+        case .compare(let op, let operand):
             kind = .compare
             self.op = op
-            self.constant = constant
-            if case .string(let text) = constant { constantText = text } else { constantText = nil }
-            self.number = number
+            self.operand = operand
         }
     }
 
@@ -65,9 +81,9 @@ struct FHIRPathPlanCollector {
     /// Adds `value`; false when the collector is full.
     mutating func add(_ value: FHIRPathValue) -> Bool {
         switch kind {
-        case .keep: if count == 0 { first = value } else { rest.append(value) }
+        case .keep: items.append(value)
         case .count: break
-        case .compare: if count == 0 { judge(op, value, constant) }
+        case .compare: if count == 0, let operand { judge(value, operand.value) }
         }
         count += 1
         return count < limit
@@ -75,38 +91,41 @@ struct FHIRPathPlanCollector {
 
     /// ``add(_:)`` for an element of type `typeName` read in place: a node is made of it only when the
     /// collector keeps items (with `location`) or compares it by the operators' conversions.
-    mutating func add(element: Element, typeName: String?, context: String?, location: @autoclosure () -> ElementLocation?) -> Bool {
+    mutating func add(element: UnsafePointer<Element>, typeName: String?, context: String?,
+                      location: @autoclosure () -> ElementLocation?) -> Bool {
         switch kind {
         case .keep:
-            return add(.element(FHIRPathElementNode(element: element, typeName: typeName, context: context, location: location())))
+            items.append(.element(FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: location())))
         case .count:
             break
         case .compare:
-            if count == 0 {
-                // A string-typed element against a string: its text is compared in place.
-                if op == .equal || op == .notEqual, let constantText, let value = element.value,
-                   let typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
-                    verdict = (value == constantText) == (op == .equal)
-                } else if let number, let order = Self.numericOrder(of: element.value, typeName: typeName, against: number) {
-                    verdict = Self.holds(op, order)
-                } else {
-                    judge(op, .element(FHIRPathElementNode(element: element, typeName: typeName, context: context, location: nil)), constant)
-                }
-            }
+            if count == 0, let operand { compare(element, typeName: typeName, context: context, with: operand) }
         }
         count += 1
         return count < limit
     }
 
-    private mutating func judge(_ op: FHIRPathNode.BinaryOperator, _ value: FHIRPathValue, _ constant: FHIRPathValue) {
+    /// The verdict of the first item, an element, against `operand`.
+    private mutating func compare(_ element: UnsafePointer<Element>, typeName: String?, context: String?, with operand: FHIRPathPlanOperand) {
+        // A string-typed element against a string: its text is compared in place.
+        if op == .equal || op == .notEqual, let text = operand.text, let value = element.pointee.value,
+           let typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
+            verdict = (value == text) == (op == .equal)
+        } else if let number = operand.number, let order = Self.numericOrder(of: element.pointee.value, typeName: typeName, against: number) {
+            verdict = Self.holds(op, order)
+        } else {
+            judge(.element(FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: nil)), operand.value)
+        }
+    }
+
+    private mutating func judge(_ value: FHIRPathValue, _ constant: FHIRPathValue) {
         switch op {
         case .equal, .notEqual:
             verdict = FHIRPathComparison.equal(value, constant).map { $0 == (op == .equal) }
         default:
             guard let x = value.primitive, let y = constant.primitive else { incomparable = true; return }
             switch FHIRPathComparison.order(x, y) {
-            case .ordered(let order):
-                verdict = Self.holds(op, order)
+            case .ordered(let order): verdict = Self.holds(op, order)
             case .unknown: verdict = nil
             case .incompatible: incomparable = true
             }
@@ -140,12 +159,9 @@ struct FHIRPathPlanCollector {
     /// first item's already.
     mutating func keepOnlyFirst() {
         count = min(count, 1)
-        rest = []
+        if items.count > 1 { items.removeSubrange(1...) }
     }
 
-    var values: [FHIRPathValue] {
-        guard count > 0 else { return [] }
-        if rest.isEmpty { return [first] }
-        return [first] + rest
-    }
+    /// The items kept.
+    var values: [FHIRPathValue] { items }
 }

@@ -5,41 +5,63 @@ import FHIRCore
 struct FHIRPathPlanAbandoned: Error {}
 
 /// One evaluation of a ``FHIRPathPlan``: the plan's steps applied to the focus, with the environment
-/// the expression is evaluated in. Made per evaluation; the tree walk's evaluator is made only when a
-/// criterion is left to it. A class: the navigation closures call back into it, and a struct would
-/// be copied whole at each step to keep its accesses exclusive.
-final class FHIRPathPlanRun {
+/// the expression is evaluated in. Made per evaluation, on the stack: nothing in it changes during the
+/// walk (the tree walk's evaluator, made only when a criterion is left to it, is kept in a class of its
+/// own), and the steps walked into are recorded in frames on the stack (``TrailFrame``).
+///
+/// Elements are walked through pointers into their parents' arrays (``FHIRPathNavigator/forEachChildInPlace(of:typeName:context:named:step:_:)``):
+/// passing an `Element` by value to a closure copies it (a retain of each of its fields), and a walk
+/// passes each selected child on to its next step, most never to be yielded.
+struct FHIRPathPlanRun {
     let plan: FHIRPathPlan
     let metadata: FHIRMetadata
     /// The environment's `%name` values.
     let variables: [String: [FHIRPathValue]]
     let navigator: FHIRPathNavigator
-    /// What the tree walk's evaluator is made from, kept only for plans that leave a criterion to it
+    /// Whether the yielded elements carry their locations (``FHIRPathEnvironment/tracksPaths``).
+    let tracksPaths: Bool
+    /// What the tree walk's evaluator is made from, only for plans that leave a criterion to it
     /// (copying the environment and the resources costs more than most evaluations).
-    private let treeWalk: TreeWalkInputs?
-    private var evaluator: FHIRPathEvaluator?
+    private let treeWalk: TreeWalk?
 
-    private struct TreeWalkInputs {
+    /// The tree walk's inputs, and its evaluator once made.
+    private final class TreeWalk {
         let source: FHIRPathSource
         let environment: FHIRPathEnvironment
         let context: [FHIRPathValue]
         let resource: Element?
         let rootResource: Element?
+        var evaluator: FHIRPathEvaluator?
+
+        init(source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue], resource: Element?, rootResource: Element?) {
+            self.source = source
+            self.environment = environment
+            self.context = context
+            self.resource = resource
+            self.rootResource = rootResource
+        }
     }
 
-    /// Whether the yielded elements carry their locations (``FHIRPathEnvironment/tracksPaths``).
-    private let tracksPaths: Bool
-    /// While a path whose items are kept is walked: the location of the focus item the walk started
-    /// from, and (with ``tracksPaths``) the children stepped into since, outermost first. The location
-    /// of what the path yields is made from them, so that none is made for what it passes through.
-    private var trailStart: ElementLocation?
-    private var trail: [TrailStep] = []
-
-    /// A child stepped into: what its ``ElementLocation`` records.
-    private struct TrailStep {
-        let name: String
+    /// A child stepped into, while a path whose items are kept is walked with tracked paths: what its
+    /// ``ElementLocation`` records, and the frame of the step before (none for the focus item's child).
+    /// Made on the stack and read only while the step's walk runs, so plain pointers.
+    private struct TrailFrame {
+        let previous: UnsafePointer<TrailFrame>?
+        let child: UnsafePointer<Element>
+        let parent: UnsafePointer<Element>
         let place: FHIRPathNavigator.ChildPlace
-        let siblings: [Element]
+    }
+
+    /// Where the element being walked sits: the focus item's location (kept alive by the focus item),
+    /// and whether the element is the focus item itself or a child stepped into (with its last trail
+    /// frame when paths are tracked).
+    private struct Origin {
+        let focusLocation: Unmanaged<ElementLocation>?
+        let atFocus: Bool
+        let frame: UnsafePointer<TrailFrame>?
+
+        /// For criteria, which keep no items and need no locations.
+        static var unlocated: Origin { Origin(focusLocation: nil, atFocus: false, frame: nil) }
     }
 
     /// Whether a plan may stand for the tree walk in `environment`: nothing observes the walk, and the
@@ -57,7 +79,7 @@ final class FHIRPathPlanRun {
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.tracksPaths = environment.tracksPaths
         self.treeWalk = plan.usesTreeWalk
-            ? TreeWalkInputs(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
+            ? TreeWalk(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
             : nil
     }
 
@@ -79,18 +101,22 @@ final class FHIRPathPlanRun {
     /// unless the plan yields it.
     func run(resource: Element, location: ElementLocation?) -> [FHIRPathValue]? {
         let type = resource.resourceType
-        do {
-            switch plan.body {
-            case .path(let path, let terminal):
-                let mode = Self.mode(terminal)
-                if case .keep = mode { trailStart = location }
-                let collector = try collect(path, element: resource, typeName: type, context: type, limit: Self.limit(terminal), mode: mode)
-                return Self.result(of: collector, terminal)
-            case .predicate(let predicate):
-                return try test(predicate, element: resource, typeName: type, context: type).map { [.boolean($0)] } ?? []
+        let origin = Origin(focusLocation: location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
+        return withExtendedLifetime(location) {
+            withUnsafePointer(to: resource) { resource in
+                do {
+                    switch plan.body {
+                    case .path(let path, let terminal):
+                        let collector = try collect(path, element: resource, typeName: type, context: type, origin: origin,
+                                                    limit: Self.limit(terminal), mode: Self.mode(terminal))
+                        return Self.result(of: collector, terminal)
+                    case .predicate(let predicate):
+                        return try test(predicate, element: resource, typeName: type, context: type).map { [.boolean($0)] } ?? []
+                    }
+                } catch {
+                    return nil
+                }
             }
-        } catch {
-            return nil
         }
     }
 
@@ -110,10 +136,10 @@ final class FHIRPathPlanRun {
         }
     }
 
+    /// The terminal's value; a path ended by `first()` kept one item at most.
     private static func result(of collector: FHIRPathPlanCollector, _ terminal: FHIRPathPlan.Terminal) -> [FHIRPathValue] {
         switch terminal {
-        case .all: return collector.values
-        case .first: return collector.count > 0 ? [collector.first] : []
+        case .all, .first: return collector.values
         case .exists: return [.boolean(collector.count > 0)]
         case .empty: return [.boolean(collector.count == 0)]
         case .count: return [.integer(collector.count)]
@@ -136,14 +162,13 @@ final class FHIRPathPlanRun {
         return collector
     }
 
-    /// ``collect(_:from:limit:mode:)`` from one element read in place. The focus's location is
-    /// ``trailStart`` when the collector keeps items.
-    private func collect(_ path: FHIRPathPlan.Path, element: Element, typeName: String?, context: String?, limit: Int,
-                         mode: FHIRPathPlanCollector.Mode)
+    /// ``collect(_:from:limit:mode:)`` from one element read in place, which sits at `origin`.
+    private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, typeName: String?, context: String?,
+                         origin: Origin, limit: Int, mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
-        _ = try walk(path.steps, from: 0, element: element, typeName: typeName, context: context, atFocus: true, into: &collector)
+        _ = try walk(path.steps, from: 0, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
         if path.firstOnly { collector.keepOnlyFirst() }
         return collector
     }
@@ -152,9 +177,11 @@ final class FHIRPathPlanRun {
     private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, value: FHIRPathValue,
                       into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
         if case .element(let node) = value {
-            if collector.keepsItems { trailStart = node.location }
-            return try walk(steps, from: index, element: node.element, typeName: node.typeName, context: node.context, atFocus: true,
-                            into: &collector)
+            let origin = Origin(focusLocation: node.location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
+            return try withUnsafePointer(to: node.element) { (element) throws(FHIRPathPlanAbandoned) -> Bool in
+                try walk(steps, from: index, element: element, typeName: node.typeName, context: node.context, origin: origin,
+                         into: &collector)
+            }
         }
         guard index < steps.count else { return collector.add(value) }
         switch steps[index] {
@@ -172,50 +199,58 @@ final class FHIRPathPlanRun {
     }
 
     /// ``walk(_:from:value:into:)`` for an element read in place (of type `typeName`, its children in
-    /// metadata context `context`): a node is made only of what the path yields. `atFocus`: the element
-    /// is the focus item itself (located at ``trailStart``), not one stepped into.
-    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: Element, typeName: String?, context: String?,
-                      atFocus: Bool, into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
+    /// metadata context `context`), which sits at `origin`: a node is made only of what the path yields.
+    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, typeName: String?, context: String?,
+                      origin: Origin, into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
         guard index < steps.count else {
-            return collector.add(element: element, typeName: typeName, context: context, location: self.location(atFocus: atFocus))
+            return collector.add(element: element, typeName: typeName, context: context, location: location(of: origin))
         }
         switch steps[index] {
         case .child(let name, let resolutions, let isIdentifier):
-            if isIdentifier, let resourceType = element.resourceType, resourceType == name {
-                return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, atFocus: atFocus,
-                                into: &collector)
+            if isIdentifier, let resourceType = element.pointee.resourceType, resourceType == name {
+                return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
             }
-            if tracksPaths && collector.keepsItems {
+            if tracksPaths && collector.keepsItems && origin.focusLocation != nil {
                 return try navigator.forEachChildInPlace(of: element, typeName: typeName, context: context, named: name, step: resolutions) {
                     (child, childType, childContext, place) throws(FHIRPathPlanAbandoned) -> Bool in
-                    trail.append(TrailStep(name: child.name, place: place, siblings: element.children))
-                    defer { trail.removeLast() }
-                    return try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, atFocus: false,
-                                    into: &collector)
+                    let frame = TrailFrame(previous: origin.frame, child: child, parent: element, place: place)
+                    return try withUnsafePointer(to: frame) { (frame) throws(FHIRPathPlanAbandoned) -> Bool in
+                        let childOrigin = Origin(focusLocation: origin.focusLocation, atFocus: false, frame: frame)
+                        return try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, origin: childOrigin,
+                                        into: &collector)
+                    }
                 }
             }
+            let childOrigin = Origin(focusLocation: origin.focusLocation, atFocus: false, frame: nil)
             return try navigator.forEachChildInPlace(of: element, typeName: typeName, context: context, named: name, step: resolutions) {
                 (child, childType, childContext, _) throws(FHIRPathPlanAbandoned) -> Bool in
-                try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, atFocus: false, into: &collector)
+                try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, origin: childOrigin, into: &collector)
             }
         case .ofType(let type):
             guard FHIRPathTypes.matches(typeName: typeName, type, exact: true, metadata: metadata) else { return true }
-            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, atFocus: atFocus, into: &collector)
+            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
         case .filter(let criterion):
             guard try test(criterion, element: element, typeName: typeName, context: context) == true else { return true }
-            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, atFocus: atFocus, into: &collector)
+            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
         }
     }
 
-    /// The location the tree walk gives a kept item: the focus item's own, or (with tracked paths) the
-    /// trail's steps from it; none when the focus item has none.
-    private func location(atFocus: Bool) -> ElementLocation? {
-        guard var location = trailStart else { return nil }
-        if atFocus { return location }
-        guard tracksPaths else { return nil }
-        for step in trail {
-            location = ElementLocation(child: step.name, of: location, position: step.place.position, isArray: step.place.isArray,
-                                       siblings: step.siblings)
+    /// The location the tree walk gives an item yielded at `origin`: the focus item's own, or (with
+    /// tracked paths) the trail's steps from it; none when the focus item has none.
+    private func location(of origin: Origin) -> ElementLocation? {
+        guard let focusLocation = origin.focusLocation?.takeUnretainedValue() else { return nil }
+        if origin.atFocus { return focusLocation }
+        guard tracksPaths, var frame = origin.frame else { return nil }
+        var frames = [frame]
+        while let previous = frame.pointee.previous {
+            frames.append(previous)
+            frame = previous
+        }
+        var location = focusLocation
+        for frame in frames.reversed() {
+            let step = frame.pointee
+            location = ElementLocation(child: step.child.pointee.name, of: location, position: step.place.position,
+                                       isArray: step.place.isArray, siblings: step.parent.pointee.children)
         }
         return location
     }
@@ -223,21 +258,22 @@ final class FHIRPathPlanRun {
     // MARK: Criteria
 
     /// The criterion's value on one element read in place (the focus and `$this`).
-    private func test(_ predicate: FHIRPathPlan.Predicate, element: Element, typeName: String?, context: String?)
+    private func test(_ predicate: FHIRPathPlan.Predicate, element: UnsafePointer<Element>, typeName: String?, context: String?)
         throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
             let mode = try comparison(op, constant)
-            return try compare(op, try collect(path, element: element, typeName: typeName, context: context, limit: 2, mode: mode))
+            return try compare(op, try collect(path, element: element, typeName: typeName, context: context, origin: .unlocated, limit: 2, mode: mode))
         case .logic(let op, let leftPredicate, let rightPredicate):
             let left = try test(leftPredicate, element: element, typeName: typeName, context: context)
             if op == .and && left == false { return false }
             if op == .or && left == true { return true }
             return combine(op, left, try test(rightPredicate, element: element, typeName: typeName, context: context))
         case .existence(let path, let whenAny):
-            return (try collect(path, element: element, typeName: typeName, context: context, limit: 1, mode: .count).count > 0) == whenAny
+            let collector = try collect(path, element: element, typeName: typeName, context: context, origin: .unlocated, limit: 1, mode: .count)
+            return (collector.count > 0) == whenAny
         case .tree(let node):
-            let item = FHIRPathElementNode(element: element, typeName: typeName, context: context, location: nil)
+            let item = FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: nil)
             return try treeTest(node, focus: [.element(item)])
         }
     }
@@ -285,32 +321,27 @@ final class FHIRPathPlanRun {
         }
     }
 
-    /// The collector mode comparing a path's first item with `constant`.
+    /// The collector mode comparing a path's first item with `constant`; the environment's variables
+    /// come first, as in the tree walk.
     private func comparison(_ op: FHIRPathNode.BinaryOperator, _ constant: FHIRPathPlan.Constant)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector.Mode {
-        if case .literal(let value, let number) = constant { return .compare(op, value, number: number) }
-        return .compare(op, try value(of: constant), number: nil)
-    }
-
-    /// A constant's value; the environment's variables come first, as in the tree walk.
-    private func value(of constant: FHIRPathPlan.Constant) throws(FHIRPathPlanAbandoned) -> FHIRPathValue {
         switch constant {
-        case .literal(let value, _):
-            return value
+        case .literal(let operand):
+            return .compare(op, operand)
         case .variable(let name, let standard):
-            guard !variables.isEmpty, let defined = variables[name] else { return standard }
+            guard !variables.isEmpty, let defined = variables[name] else { return .compare(op, standard) }
             // A redefinition of another size than one is the tree walk's to compare.
             guard defined.count == 1 else { throw FHIRPathPlanAbandoned() }
-            return defined[0]
+            return .compare(op, FHIRPathPlanOperand(defined[0]))
         }
     }
 
     /// The tree walk's singleton Boolean of `node` on `focus`; any error abandons the plan.
     private func treeTest(_ node: FHIRPathNode, focus: [FHIRPathValue]) throws(FHIRPathPlanAbandoned) -> Bool? {
         guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
-        let evaluator = self.evaluator ?? FHIRPathEvaluator(source: inputs.source, environment: inputs.environment, context: inputs.context,
-                                                           resource: inputs.resource, rootResource: inputs.rootResource)
-        self.evaluator = evaluator
+        let evaluator = inputs.evaluator ?? FHIRPathEvaluator(source: inputs.source, environment: inputs.environment, context: inputs.context,
+                                                             resource: inputs.resource, rootResource: inputs.rootResource)
+        inputs.evaluator = evaluator
         do {
             return try evaluator.boolean(evaluator.evaluate(node, focus, FHIRPathScope(this: focus)), node)
         } catch {
