@@ -17,33 +17,39 @@ extension FHIRPathNavigator {
     ) throws(Failure) -> Bool {
         let nameLength = name.utf8.count
         // Every child of this name has the same definition: looked up once.
-        let resolution = context.map { context in
-            step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
+        let resolution: StepResolutions.Resolution?
+        if let context {
+            if let step {
+                resolution = step.resolution(in: context) { resolve(name, in: context) }
+            } else {
+                resolution = resolve(name, in: context)
+            }
+        } else {
+            resolution = nil
         }
-        let resolved = resolution?.resolved
-        let definedType: ChildType = resolved.map(Self.type(of:)) ?? (nil, nil)
+        let isDefined = resolution?.resolved != nil
         let parentIsResource = element.pointee.isResource
 
         /// `body` with the type of a child named `name`: a resource is typed by its `resourceType`, a
         /// child the metadata does not define by its name.
         func typedBody(_ child: UnsafePointer<Element>, _ place: ChildPlace) throws(Failure) -> Bool {
             if let resourceType = child.pointee.resourceType { return try body(child, resourceType, resourceType, place) }
-            if resolved != nil { return try body(child, definedType.typeName, definedType.context, place) }
-            return try body(child, fallbackType(of: child.pointee, parentIsResource: parentIsResource, parentTypeName: typeName), nil, place)
+            if isDefined, let resolution { return try body(child, resolution.definedTypeName, resolution.definedContext, place) }
+            return try body(child, fallbackType(named: child.pointee.name, parentIsResource: parentIsResource, parentTypeName: typeName), nil, place)
         }
 
         return try element.pointee.children.withUnsafeBufferPointer { (children) throws(Failure) -> Bool in
             guard let first = children.baseAddress else { return true }
-            // As in forEachPlacedChild: with trusted cardinality, a max-1 element is taken at its first
+            // As in forEachChild: with trusted cardinality, a max-1 element is taken at its first
             // occurrence.
-            if stopsAtFirstSingle, let single = resolved, !single.info.isArray, !single.info.isChoice {
+            if stopsAtFirstSingle, let resolution, resolution.isSingle {
                 for index in children.indices where children[index].name.hasSameBytes(as: name) {
                     return try typedBody(first + index, ChildPlace(position: 0, isArray: false))
                 }
                 return true
             }
             let mayBeChoice = resolution?.mayBeChoice ?? true
-            let isArray = resolved?.info.isArray ?? false
+            let isArray = resolution?.isArray ?? false
             var position = 0
             for index in children.indices {
                 let childLength = children[index].name.utf8.count

@@ -162,12 +162,12 @@ struct FHIRPathNavigator: Sendable {
     }
 
     private func fallbackType(of child: Element, parent: FHIRPathElementNode) -> String? {
-        fallbackType(of: child, parentIsResource: parent.element.isResource, parentTypeName: parent.typeName)
+        fallbackType(named: child.name, parentIsResource: parent.element.isResource, parentTypeName: parent.typeName)
     }
 
     /// The type of a child the metadata does not define, told by its name.
-    func fallbackType(of child: Element, parentIsResource: Bool, parentTypeName: String?) -> String? {
-        switch child.name {
+    func fallbackType(named childName: String, parentIsResource: Bool, parentTypeName: String?) -> String? {
+        switch childName {
         case "extension", "modifierExtension": return "Extension"
         case "id": return parentIsResource ? "id" : "string"
         case "url" where parentTypeName == "Extension": return "uri"

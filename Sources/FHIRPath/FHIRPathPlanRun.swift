@@ -14,10 +14,11 @@ struct FHIRPathPlanAbandoned: Error {}
 /// passes each selected child on to its next step, most never to be yielded.
 struct FHIRPathPlanRun {
     let plan: FHIRPathPlan
-    let metadata: FHIRMetadata
-    /// The environment's `%name` values.
-    let variables: [String: [FHIRPathValue]]
+    /// The environment's `%name` values; nil when it defines none (the common case, kept without
+    /// a reference to count).
+    let variables: [String: [FHIRPathValue]]?
     let navigator: FHIRPathNavigator
+    var metadata: FHIRMetadata { navigator.metadata }
     /// Whether the yielded elements carry their locations (``FHIRPathEnvironment/tracksPaths``).
     let tracksPaths: Bool
     /// What the tree walk's evaluator is made from, only for plans that leave a criterion to it
@@ -74,8 +75,7 @@ struct FHIRPathPlanRun {
     init(plan: FHIRPathPlan, source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue],
          resource: Element?, rootResource: Element?) {
         self.plan = plan
-        self.metadata = environment.metadata
-        self.variables = environment.variables
+        self.variables = environment.variables.isEmpty ? nil : environment.variables
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.tracksPaths = environment.tracksPaths
         self.treeWalk = plan.usesTreeWalk
@@ -329,7 +329,7 @@ struct FHIRPathPlanRun {
         case .literal(let operand):
             return .compare(op, operand)
         case .variable(let name, let standard):
-            guard !variables.isEmpty, let defined = variables[name] else { return .compare(op, standard) }
+            guard let defined = variables?[name] else { return .compare(op, standard) }
             // A redefinition of another size than one is the tree walk's to compare.
             guard defined.count == 1 else { throw FHIRPathPlanAbandoned() }
             return .compare(op, FHIRPathPlanOperand(defined[0]))

@@ -14,9 +14,22 @@ final class StepResolutions: Sendable {
         /// Whether children named the step's name plus a type suffix can be what it selects.
         let mayBeChoice: Bool
 
+        /// For a compiled plan's walk (which reads these rather than `resolved`'s definition for every
+        /// step): the type name and context of a child the context defines (see
+        /// ``FHIRPathNavigator/type(of:)``), whether it repeats, and whether it may occur once only.
+        let definedTypeName: String?
+        let definedContext: String?
+        let isArray: Bool
+        let isSingle: Bool
+
         init(resolved: ResolvedChild?, mayBeChoice: Bool) {
             self.resolved = resolved
             self.mayBeChoice = mayBeChoice
+            let type = resolved.map(FHIRPathNavigator.type(of:))
+            definedTypeName = type?.typeName
+            definedContext = type?.context
+            isArray = resolved?.info.isArray ?? false
+            isSingle = resolved.map { !$0.info.isArray && !$0.info.isChoice } ?? false
         }
     }
 
