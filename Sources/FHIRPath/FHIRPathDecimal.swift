@@ -40,26 +40,9 @@ public struct FHIRPathDecimal: Hashable, Sendable, CustomStringConvertible {
 
     /// The common case, `-123.450`, with at most 18 digits: parsed without Foundation's scanner.
     private static func parsePlain(_ text: String) -> FHIRPathDecimal? {
-        var significand: UInt64 = 0
-        var digitCount = 0, fractionDigits = 0
-        var negative = false, seenPoint = false, index = 0
-        for byte in text.utf8 {
-            defer { index += 1 }
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                digitCount += 1
-                guard digitCount <= 18 else { return nil }
-                significand = significand * 10 + UInt64(byte - UInt8(ascii: "0"))
-                if seenPoint { fractionDigits += 1 }
-            case UInt8(ascii: "-") where index == 0: negative = true
-            case UInt8(ascii: "+") where index == 0: break
-            case UInt8(ascii: ".") where !seenPoint && digitCount > 0: seenPoint = true
-            default: return nil
-            }
-        }
-        guard digitCount > 0, !seenPoint || fractionDigits > 0 else { return nil }
-        let value = Decimal(sign: negative ? .minus : .plus, exponent: -fractionDigits, significand: Decimal(significand))
-        return FHIRPathDecimal(value, scale: fractionDigits)
+        guard let plain = FHIRPathPlainNumber(text) else { return nil }
+        let value = Decimal(sign: plain.isNegative ? .minus : .plus, exponent: -plain.fractionDigits, significand: Decimal(plain.significand))
+        return FHIRPathDecimal(value, scale: plain.fractionDigits)
     }
 
     /// The value with the fewest digits after the point that still represents it exactly.

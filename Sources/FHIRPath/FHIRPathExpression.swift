@@ -47,12 +47,14 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
 
     /// Evaluates against `resource`, which is also `%resource`, `%rootResource` and `%context`.
     public func evaluate(on resource: Element, environment: FHIRPathEnvironment = FHIRPathEnvironment()) throws(FHIRPathError) -> [FHIRPathValue] {
-        let root = FHIRPathElementNode(resource: resource, path: environment.tracksPaths ? resource.resourceType : nil)
-        // A plan that needs no tree walk needs no context collection either.
+        let location = environment.tracksPaths ? resource.resourceType.map(ElementLocation.init(root:)) : nil
+        // A plan that needs no tree walk needs no context collection either, and reads the resource in
+        // place.
         if let plan, !plan.usesTreeWalk, FHIRPathPlanRun.applies(to: environment) {
             let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: [], resource: nil, rootResource: nil)
-            if let values = run.run(focus: CollectionOfOne(.element(root))) { return values }
+            if let values = run.run(resource: resource, location: location) { return values }
         }
+        let root = FHIRPathElementNode(resource: resource, location: location)
         return try evaluate(context: [.element(root)], resource: resource, rootResource: resource, environment: environment)
     }
 

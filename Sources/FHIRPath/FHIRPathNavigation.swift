@@ -24,8 +24,7 @@ struct FHIRPathNavigator: Sendable {
     }
 
     /// Calls `body` with each child of `node` that FHIRPath `name` selects, in order, until it returns
-    /// false; returns false when it did. A compiled plan streams children through its next steps this way
-    /// rather than collecting them.
+    /// false; returns false when it did.
     @discardableResult
     func forEachChild<Failure: Error>(of node: FHIRPathElementNode, named name: String, step: StepResolutions? = nil,
                                       _ body: (FHIRPathElementNode) throws(Failure) -> Bool) throws(Failure) -> Bool {
@@ -73,8 +72,16 @@ struct FHIRPathNavigator: Sendable {
         return true
     }
 
+    /// Where a selected child sits under its parent: the `position`-th child of its name, in an element
+    /// that repeats (`isArray`) or not; what ``ElementLocation`` records of it (``typed(_:in:position:)``
+    /// passes the same to ``ElementLocation``).
+    struct ChildPlace {
+        let position: Int
+        let isArray: Bool
+    }
+
     /// What `name` resolves to in `context`.
-    private func resolve(_ name: String, in context: String) -> StepResolutions.Resolution {
+    func resolve(_ name: String, in context: String) -> StepResolutions.Resolution {
         let resolved = metadata.child(name, of: context)
         // `name` is an element's own name: no choice unless it is one.
         let mayBeChoice = resolved.map { $0.info.isChoice } ?? metadata.element(named: name, of: context)?.isChoice ?? true
@@ -118,32 +125,52 @@ struct FHIRPathNavigator: Sendable {
     }
 
     private func node(_ child: Element, resolved: ResolvedChild, path: ElementLocation?) -> FHIRPathElementNode {
+        let type = Self.type(of: resolved)
+        return FHIRPathElementNode(element: child, typeName: type.typeName, context: type.context, location: path)
+    }
+
+    /// A child's FHIR type name (nil when unknown) and the metadata context of its own children.
+    typealias ChildType = (typeName: String?, context: String?)
+
+    /// The type of a child the metadata defines: a backbone element is typed `BackboneElement` (or the
+    /// type the definition names), its context being its own path.
+    static func type(of resolved: ResolvedChild) -> ChildType {
         let context = resolved.type
-        if resolved.isBackbone {
-            return FHIRPathElementNode(element: child, typeName: resolved.info.types.first ?? "BackboneElement", context: context, location: path)
-        }
-        return FHIRPathElementNode(element: child, typeName: context, context: context, location: path)
+        if resolved.isBackbone { return (resolved.info.types.first ?? "BackboneElement", context) }
+        return (context, context)
     }
 
     private func choiceChild(_ child: Element, of parent: FHIRPathElementNode, choiceName: String, position: Int) -> FHIRPathElementNode? {
-        if let context = parent.context, let resolved = metadata.child(child.name, of: context) {
-            guard resolved.info.isChoice, resolved.info.name == choiceName else { return nil }
-            return node(child, resolved: resolved, path: childPath(child, in: parent, position: position, isArray: false))
-        }
-        // No metadata for this context: read the suffix as the type (`valueString` is a string).
-        guard parent.context == nil || metadata.resourceTypes.isEmpty else { return nil }
-        var suffix = String(child.name.dropFirst(choiceName.count))
-        let lowered = suffix.prefix(1).lowercased() + suffix.dropFirst()
-        if FHIRPathTypes.isPrimitive(lowered) { suffix = lowered }
-        return FHIRPathElementNode(element: child, typeName: suffix, context: suffix,
+        guard let type = choiceType(named: child.name, parentContext: parent.context, choiceName: choiceName) else { return nil }
+        return FHIRPathElementNode(element: child, typeName: type.typeName, context: type.context,
                                    location: childPath(child, in: parent, position: position, isArray: false))
     }
 
+    /// The type of the child `childName`, `choiceName` plus a type suffix, when it is the choice element
+    /// `choiceName` of its parent's context; nil when it is another element.
+    func choiceType(named childName: String, parentContext: String?, choiceName: String) -> ChildType? {
+        if let context = parentContext, let resolved = metadata.child(childName, of: context) {
+            guard resolved.info.isChoice, resolved.info.name == choiceName else { return nil }
+            return Self.type(of: resolved)
+        }
+        // No metadata for this context: read the suffix as the type (`valueString` is a string).
+        guard parentContext == nil || metadata.resourceTypes.isEmpty else { return nil }
+        var suffix = String(childName.dropFirst(choiceName.count))
+        let lowered = suffix.prefix(1).lowercased() + suffix.dropFirst()
+        if FHIRPathTypes.isPrimitive(lowered) { suffix = lowered }
+        return (suffix, suffix)
+    }
+
     private func fallbackType(of child: Element, parent: FHIRPathElementNode) -> String? {
-        switch child.name {
+        fallbackType(named: child.name, parentIsResource: parent.element.isResource, parentTypeName: parent.typeName)
+    }
+
+    /// The type of a child the metadata does not define, told by its name.
+    func fallbackType(named childName: String, parentIsResource: Bool, parentTypeName: String?) -> String? {
+        switch childName {
         case "extension", "modifierExtension": return "Extension"
-        case "id": return parent.element.isResource ? "id" : "string"
-        case "url" where parent.typeName == "Extension": return "uri"
+        case "id": return parentIsResource ? "id" : "string"
+        case "url" where parentTypeName == "Extension": return "uri"
         default: return nil
         }
     }

@@ -15,7 +15,8 @@ import FHIRCore
 /// A plan never decides an error: whatever would raise one (several items where one is expected, an
 /// operator on incompatible types, a criterion left to the tree walk) abandons the plan, and the
 /// expression is evaluated again by the tree walk, which raises exactly what it always did. Nothing is
-/// observed in between (a plan is used only without `trace()` output, selection observers or paths).
+/// observed in between (a plan is used only without `trace()` output or selection observers); with
+/// tracked paths, what a plan yields carries the location the tree walk would give it.
 /// A plan stops early (`first()`, `exists()`, a comparison's one value) only where no step can fail, so
 /// that no error the tree walk would raise on a later item is skipped.
 struct FHIRPathPlan: Sendable {
@@ -96,8 +97,8 @@ struct FHIRPathPlan: Sendable {
     /// The right side of a comparison: a literal, or `%ucum`, `%sct`, `%loinc` (which the environment's
     /// variables may redefine, looked up at each evaluation as the tree walk does).
     enum Constant: Sendable {
-        case literal(FHIRPathValue)
-        case variable(name: String, standard: FHIRPathValue)
+        case literal(FHIRPathPlanOperand)
+        case variable(name: String, standard: FHIRPathPlanOperand)
     }
 
     let body: Body
@@ -194,12 +195,12 @@ struct FHIRPathPlan: Sendable {
     private static func compileConstant(_ node: FHIRPathNode) -> Constant? {
         switch node.kind {
         case .literal(let value):
-            return .literal(value)
+            return .literal(FHIRPathPlanOperand(value))
         case .variable(let name):
             switch name {
-            case "ucum": return .variable(name: name, standard: .string("http://unitsofmeasure.org"))
-            case "sct": return .variable(name: name, standard: .string("http://snomed.info/sct"))
-            case "loinc": return .variable(name: name, standard: .string("http://loinc.org"))
+            case "ucum": return .variable(name: name, standard: FHIRPathPlanOperand(.string("http://unitsofmeasure.org")))
+            case "sct": return .variable(name: name, standard: FHIRPathPlanOperand(.string("http://snomed.info/sct")))
+            case "loinc": return .variable(name: name, standard: FHIRPathPlanOperand(.string("http://loinc.org")))
             default: return nil
             }
         default:

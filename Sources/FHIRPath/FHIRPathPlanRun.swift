@@ -4,141 +4,82 @@ import FHIRCore
 /// plans leave to it: the plan is abandoned and the tree walk evaluates the expression instead.
 struct FHIRPathPlanAbandoned: Error {}
 
-/// Collects what a path yields and stops at `limit` items. It keeps the items (a path's value), or
-/// only counts them (`exists()`), or compares the first with a constant as it passes (a criterion
-/// such as `system = 'http://loinc.org'`), which copies no element node at all. The first item is
-/// kept without an optional: copying an optional of ``FHIRPathValue`` goes through the runtime's
-/// generic copy.
-struct FHIRPathPlanCollector {
-    enum Mode {
-        case keep
-        case count
-        /// `first op constant`, for `=`, `!=`, `<`, `>`, `<=`, `>=`.
-        case compare(FHIRPathNode.BinaryOperator, FHIRPathValue)
-    }
-
-    let limit: Int
-    let mode: Mode
-    private(set) var count = 0
-    /// The first item when ``count`` is positive and the mode keeps items (a placeholder otherwise).
-    private(set) var first: FHIRPathValue = .boolean(false)
-    private var rest: [FHIRPathValue] = []
-    /// In compare mode, once an item passed: the comparison of the first item with the constant.
-    private(set) var verdict: Bool?
-    /// In compare mode: the first item cannot be ordered against the constant (the tree walk raises
-    /// an error there).
-    private(set) var incomparable = false
-
-    init(limit: Int, mode: Mode = .keep) {
-        self.limit = limit
-        self.mode = mode
-    }
-
-    /// Adds `value`; false when the collector is full.
-    mutating func add(_ value: FHIRPathValue) -> Bool {
-        switch mode {
-        case .keep: if count == 0 { first = value } else { rest.append(value) }
-        case .count: break
-        case .compare(let op, let constant): if count == 0 { judge(op, value, constant) }
-        }
-        count += 1
-        return count < limit
-    }
-
-    /// ``add(_:)`` for an element node, copied only when the collector keeps items.
-    mutating func add(node: FHIRPathElementNode) -> Bool {
-        switch mode {
-        case .keep:
-            return add(.element(node))
-        case .count:
-            break
-        case .compare(let op, let constant):
-            if count == 0 {
-                // A string-typed element against a string: its text is compared in place.
-                if op == .equal || op == .notEqual, case .string(let text) = constant, let value = node.element.value,
-                   let typeName = node.typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
-                    verdict = (value == text) == (op == .equal)
-                } else {
-                    judge(op, .element(node), constant)
-                }
-            }
-        }
-        count += 1
-        return count < limit
-    }
-
-    private mutating func judge(_ op: FHIRPathNode.BinaryOperator, _ value: FHIRPathValue, _ constant: FHIRPathValue) {
-        switch op {
-        case .equal, .notEqual:
-            verdict = FHIRPathComparison.equal(value, constant).map { $0 == (op == .equal) }
-        default:
-            guard let x = value.primitive, let y = constant.primitive else { incomparable = true; return }
-            switch FHIRPathComparison.order(x, y) {
-            case .ordered(let order):
-                switch op {
-                case .less: verdict = order < 0
-                case .greater: verdict = order > 0
-                case .lessOrEqual: verdict = order <= 0
-                default: verdict = order >= 0
-                }
-            case .unknown: verdict = nil
-            case .incompatible: incomparable = true
-            }
-        }
-    }
-
-    /// Forgets every item but the first (a path ended by `first()`); a comparison's verdict is the
-    /// first item's already.
-    mutating func keepOnlyFirst() {
-        count = min(count, 1)
-        rest = []
-    }
-
-    var values: [FHIRPathValue] {
-        guard count > 0 else { return [] }
-        if rest.isEmpty { return [first] }
-        return [first] + rest
-    }
-}
-
 /// One evaluation of a ``FHIRPathPlan``: the plan's steps applied to the focus, with the environment
-/// the expression is evaluated in. Made per evaluation; the tree walk's evaluator is made only when a
-/// criterion is left to it. A class: the navigation closures call back into it, and a struct would
-/// be copied whole at each step to keep its accesses exclusive.
-final class FHIRPathPlanRun {
+/// the expression is evaluated in. Made per evaluation, on the stack: nothing in it changes during the
+/// walk (the tree walk's evaluator, made only when a criterion is left to it, is kept in a class of its
+/// own), and the steps walked into are recorded in frames on the stack (``TrailFrame``).
+///
+/// Elements are walked through pointers into their parents' arrays (``FHIRPathNavigator/forEachChildInPlace(of:typeName:context:named:step:_:)``):
+/// passing an `Element` by value to a closure copies it (a retain of each of its fields), and a walk
+/// passes each selected child on to its next step, most never to be yielded.
+struct FHIRPathPlanRun {
     let plan: FHIRPathPlan
-    let metadata: FHIRMetadata
-    /// The environment's `%name` values.
-    let variables: [String: [FHIRPathValue]]
+    /// The environment's `%name` values; nil when it defines none (the common case, kept without
+    /// a reference to count).
+    let variables: [String: [FHIRPathValue]]?
     let navigator: FHIRPathNavigator
-    /// What the tree walk's evaluator is made from, kept only for plans that leave a criterion to it
+    var metadata: FHIRMetadata { navigator.metadata }
+    /// Whether the yielded elements carry their locations (``FHIRPathEnvironment/tracksPaths``).
+    let tracksPaths: Bool
+    /// What the tree walk's evaluator is made from, only for plans that leave a criterion to it
     /// (copying the environment and the resources costs more than most evaluations).
-    private let treeWalk: TreeWalkInputs?
-    private var evaluator: FHIRPathEvaluator?
+    private let treeWalk: TreeWalk?
 
-    private struct TreeWalkInputs {
+    /// The tree walk's inputs, and its evaluator once made.
+    private final class TreeWalk {
         let source: FHIRPathSource
         let environment: FHIRPathEnvironment
         let context: [FHIRPathValue]
         let resource: Element?
         let rootResource: Element?
+        var evaluator: FHIRPathEvaluator?
+
+        init(source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue], resource: Element?, rootResource: Element?) {
+            self.source = source
+            self.environment = environment
+            self.context = context
+            self.resource = resource
+            self.rootResource = rootResource
+        }
+    }
+
+    /// A child stepped into, while a path whose items are kept is walked with tracked paths: what its
+    /// ``ElementLocation`` records, and the frame of the step before (none for the focus item's child).
+    /// Made on the stack and read only while the step's walk runs, so plain pointers.
+    private struct TrailFrame {
+        let previous: UnsafePointer<TrailFrame>?
+        let child: UnsafePointer<Element>
+        let parent: UnsafePointer<Element>
+        let place: FHIRPathNavigator.ChildPlace
+    }
+
+    /// Where the element being walked sits: the focus item's location (kept alive by the focus item),
+    /// and whether the element is the focus item itself or a child stepped into (with its last trail
+    /// frame when paths are tracked).
+    private struct Origin {
+        let focusLocation: Unmanaged<ElementLocation>?
+        let atFocus: Bool
+        let frame: UnsafePointer<TrailFrame>?
+
+        /// For criteria, which keep no items and need no locations.
+        static var unlocated: Origin { Origin(focusLocation: nil, atFocus: false, frame: nil) }
     }
 
     /// Whether a plan may stand for the tree walk in `environment`: nothing observes the walk, and the
-    /// metadata is the R4 metadata the plan's `ofType()` steps were checked against.
+    /// metadata is the R4 metadata the plan's `ofType()` steps were checked against. Tracked paths are
+    /// made as the tree walk makes them (the navigator's ``FHIRPathNavigator/ChildPlace``).
     static func applies(to environment: FHIRPathEnvironment) -> Bool {
-        environment.trace == nil && environment.observeSelection == nil && !environment.tracksPaths
-            && environment.metadata === FHIRMetadata.r4
+        environment.trace == nil && environment.observeSelection == nil && environment.metadata === FHIRMetadata.r4
     }
 
     init(plan: FHIRPathPlan, source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue],
          resource: Element?, rootResource: Element?) {
         self.plan = plan
-        self.metadata = environment.metadata
-        self.variables = environment.variables
+        self.variables = environment.variables.isEmpty ? nil : environment.variables
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
+        self.tracksPaths = environment.tracksPaths
         self.treeWalk = plan.usesTreeWalk
-            ? TreeWalkInputs(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
+            ? TreeWalk(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
             : nil
     }
 
@@ -147,19 +88,7 @@ final class FHIRPathPlanRun {
         do {
             switch plan.body {
             case .path(let path, let terminal):
-                let limit: Int
-                switch terminal {
-                case .all, .count: limit = .max
-                case .first, .exists, .empty: limit = 1
-                }
-                let collector = try collect(path, from: focus, limit: limit)
-                switch terminal {
-                case .all: return collector.values
-                case .first: return collector.count > 0 ? [collector.first] : []
-                case .exists: return [.boolean(collector.count > 0)]
-                case .empty: return [.boolean(collector.count == 0)]
-                case .count: return [.integer(collector.count)]
-                }
+                return Self.result(of: try collect(path, from: focus, limit: Self.limit(terminal), mode: Self.mode(terminal)), terminal)
             case .predicate(let predicate):
                 return try test(predicate, focus: focus).map { [.boolean($0)] } ?? []
             }
@@ -168,12 +97,61 @@ final class FHIRPathPlanRun {
         }
     }
 
+    /// ``run(focus:)`` on a resource (the context), located at `location`: no node is made of it
+    /// unless the plan yields it.
+    func run(resource: Element, location: ElementLocation?) -> [FHIRPathValue]? {
+        let type = resource.resourceType
+        let origin = Origin(focusLocation: location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
+        return withExtendedLifetime(location) {
+            withUnsafePointer(to: resource) { resource in
+                do {
+                    switch plan.body {
+                    case .path(let path, let terminal):
+                        let collector = try collect(path, element: resource, typeName: type, context: type, origin: origin,
+                                                    limit: Self.limit(terminal), mode: Self.mode(terminal))
+                        return Self.result(of: collector, terminal)
+                    case .predicate(let predicate):
+                        return try test(predicate, element: resource, typeName: type, context: type).map { [.boolean($0)] } ?? []
+                    }
+                } catch {
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// How many items of its path a terminal needs.
+    private static func limit(_ terminal: FHIRPathPlan.Terminal) -> Int {
+        switch terminal {
+        case .all, .count: return .max
+        case .first, .exists, .empty: return 1
+        }
+    }
+
+    /// What a terminal collects: `exists()`, `empty()` and `count()` only count what the path yields.
+    private static func mode(_ terminal: FHIRPathPlan.Terminal) -> FHIRPathPlanCollector.Mode {
+        switch terminal {
+        case .all, .first: return .keep
+        case .exists, .empty, .count: return .count
+        }
+    }
+
+    /// The terminal's value; a path ended by `first()` kept one item at most.
+    private static func result(of collector: FHIRPathPlanCollector, _ terminal: FHIRPathPlan.Terminal) -> [FHIRPathValue] {
+        switch terminal {
+        case .all, .first: return collector.values
+        case .exists: return [.boolean(collector.count > 0)]
+        case .empty: return [.boolean(collector.count == 0)]
+        case .count: return [.integer(collector.count)]
+        }
+    }
+
     // MARK: Paths
 
     /// What `path` yields from `focus`, up to `limit` items (all when the path may fail: no item may be
     /// skipped on which the tree walk would fail). A path ended by `first()` yields its first item.
     private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
-                                                           mode: FHIRPathPlanCollector.Mode = .keep)
+                                                           mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
@@ -184,21 +162,27 @@ final class FHIRPathPlanRun {
         return collector
     }
 
-    /// ``collect(_:from:limit:)`` from one element node.
-    private func collect(_ path: FHIRPathPlan.Path, from node: FHIRPathElementNode, limit: Int,
-                         mode: FHIRPathPlanCollector.Mode)
+    /// ``collect(_:from:limit:mode:)`` from one element read in place, which sits at `origin`.
+    private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, typeName: String?, context: String?,
+                         origin: Origin, limit: Int, mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
-        _ = try walk(path.steps, from: 0, node: node, into: &collector)
+        _ = try walk(path.steps, from: 0, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
         if path.firstOnly { collector.keepOnlyFirst() }
         return collector
     }
 
     /// Applies `steps[index...]` to `value`, adding what they yield to `collector`; false once it is full.
     private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, value: FHIRPathValue,
-                               into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
-        if case .element(let node) = value { return try walk(steps, from: index, node: node, into: &collector) }
+                      into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
+        if case .element(let node) = value {
+            let origin = Origin(focusLocation: node.location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
+            return try withUnsafePointer(to: node.element) { (element) throws(FHIRPathPlanAbandoned) -> Bool in
+                try walk(steps, from: index, element: element, typeName: node.typeName, context: node.context, origin: origin,
+                         into: &collector)
+            }
+        }
         guard index < steps.count else { return collector.add(value) }
         switch steps[index] {
         case .child(_, _, let isIdentifier):
@@ -214,44 +198,83 @@ final class FHIRPathPlanRun {
         }
     }
 
-    /// ``walk(_:from:value:into:)`` for an element node, which is copied into a value only when it is
-    /// what the path yields.
-    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, node: FHIRPathElementNode,
-                               into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
-        guard index < steps.count else { return collector.add(node: node) }
+    /// ``walk(_:from:value:into:)`` for an element read in place (of type `typeName`, its children in
+    /// metadata context `context`), which sits at `origin`: a node is made only of what the path yields.
+    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, typeName: String?, context: String?,
+                      origin: Origin, into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
+        guard index < steps.count else {
+            return collector.add(element: element, typeName: typeName, context: context, location: location(of: origin))
+        }
         switch steps[index] {
         case .child(let name, let resolutions, let isIdentifier):
-            if isIdentifier, let resourceType = node.element.resourceType, resourceType == name {
-                return try walk(steps, from: index + 1, node: node, into: &collector)
+            if isIdentifier, let resourceType = element.pointee.resourceType, resourceType == name {
+                return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
             }
-            return try navigator.forEachChild(of: node, named: name, step: resolutions) { (child) throws(FHIRPathPlanAbandoned) -> Bool in
-                try walk(steps, from: index + 1, node: child, into: &collector)
+            if tracksPaths && collector.keepsItems && origin.focusLocation != nil {
+                return try navigator.forEachChildInPlace(of: element, typeName: typeName, context: context, named: name, step: resolutions) {
+                    (child, childType, childContext, place) throws(FHIRPathPlanAbandoned) -> Bool in
+                    let frame = TrailFrame(previous: origin.frame, child: child, parent: element, place: place)
+                    return try withUnsafePointer(to: frame) { (frame) throws(FHIRPathPlanAbandoned) -> Bool in
+                        let childOrigin = Origin(focusLocation: origin.focusLocation, atFocus: false, frame: frame)
+                        return try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, origin: childOrigin,
+                                        into: &collector)
+                    }
+                }
+            }
+            let childOrigin = Origin(focusLocation: origin.focusLocation, atFocus: false, frame: nil)
+            return try navigator.forEachChildInPlace(of: element, typeName: typeName, context: context, named: name, step: resolutions) {
+                (child, childType, childContext, _) throws(FHIRPathPlanAbandoned) -> Bool in
+                try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, origin: childOrigin, into: &collector)
             }
         case .ofType(let type):
-            guard FHIRPathTypes.matches(node, type, exact: true, metadata: metadata) else { return true }
-            return try walk(steps, from: index + 1, node: node, into: &collector)
+            guard FHIRPathTypes.matches(typeName: typeName, type, exact: true, metadata: metadata) else { return true }
+            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
         case .filter(let criterion):
-            guard try test(criterion, node: node) == true else { return true }
-            return try walk(steps, from: index + 1, node: node, into: &collector)
+            guard try test(criterion, element: element, typeName: typeName, context: context) == true else { return true }
+            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
         }
+    }
+
+    /// The location the tree walk gives an item yielded at `origin`: the focus item's own, or (with
+    /// tracked paths) the trail's steps from it; none when the focus item has none.
+    private func location(of origin: Origin) -> ElementLocation? {
+        guard let focusLocation = origin.focusLocation?.takeUnretainedValue() else { return nil }
+        if origin.atFocus { return focusLocation }
+        guard tracksPaths, var frame = origin.frame else { return nil }
+        var frames = [frame]
+        while let previous = frame.pointee.previous {
+            frames.append(previous)
+            frame = previous
+        }
+        var location = focusLocation
+        for frame in frames.reversed() {
+            let step = frame.pointee
+            location = ElementLocation(child: step.child.pointee.name, of: location, position: step.place.position,
+                                       isArray: step.place.isArray, siblings: step.parent.pointee.children)
+        }
+        return location
     }
 
     // MARK: Criteria
 
-    /// The criterion's value on one element node (the focus and `$this`).
-    private func test(_ predicate: FHIRPathPlan.Predicate, node: FHIRPathElementNode) throws(FHIRPathPlanAbandoned) -> Bool? {
+    /// The criterion's value on one element read in place (the focus and `$this`).
+    private func test(_ predicate: FHIRPathPlan.Predicate, element: UnsafePointer<Element>, typeName: String?, context: String?)
+        throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            return try compare(op, try collect(path, from: node, limit: 2, mode: .compare(op, try value(of: constant))))
+            let mode = try comparison(op, constant)
+            return try compare(op, try collect(path, element: element, typeName: typeName, context: context, origin: .unlocated, limit: 2, mode: mode))
         case .logic(let op, let leftPredicate, let rightPredicate):
-            let left = try test(leftPredicate, node: node)
+            let left = try test(leftPredicate, element: element, typeName: typeName, context: context)
             if op == .and && left == false { return false }
             if op == .or && left == true { return true }
-            return combine(op, left, try test(rightPredicate, node: node))
+            return combine(op, left, try test(rightPredicate, element: element, typeName: typeName, context: context))
         case .existence(let path, let whenAny):
-            return (try collect(path, from: node, limit: 1, mode: .count).count > 0) == whenAny
-        case .tree(let node2):
-            return try treeTest(node2, focus: [.element(node)])
+            let collector = try collect(path, element: element, typeName: typeName, context: context, origin: .unlocated, limit: 1, mode: .count)
+            return (collector.count > 0) == whenAny
+        case .tree(let node):
+            let item = FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: nil)
+            return try treeTest(node, focus: [.element(item)])
         }
     }
 
@@ -260,7 +283,7 @@ final class FHIRPathPlanRun {
         throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            return try compare(op, try collect(path, from: focus, limit: 2, mode: .compare(op, try value(of: constant))))
+            return try compare(op, try collect(path, from: focus, limit: 2, mode: try comparison(op, constant)))
         case .logic(let op, let leftPredicate, let rightPredicate):
             let left = try test(leftPredicate, focus: focus)
             if op == .and && left == false { return false }
@@ -298,25 +321,27 @@ final class FHIRPathPlanRun {
         }
     }
 
-    /// A constant's value; the environment's variables come first, as in the tree walk.
-    private func value(of constant: FHIRPathPlan.Constant) throws(FHIRPathPlanAbandoned) -> FHIRPathValue {
+    /// The collector mode comparing a path's first item with `constant`; the environment's variables
+    /// come first, as in the tree walk.
+    private func comparison(_ op: FHIRPathNode.BinaryOperator, _ constant: FHIRPathPlan.Constant)
+        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector.Mode {
         switch constant {
-        case .literal(let value):
-            return value
+        case .literal(let operand):
+            return .compare(op, operand)
         case .variable(let name, let standard):
-            guard !variables.isEmpty, let defined = variables[name] else { return standard }
+            guard let defined = variables?[name] else { return .compare(op, standard) }
             // A redefinition of another size than one is the tree walk's to compare.
             guard defined.count == 1 else { throw FHIRPathPlanAbandoned() }
-            return defined[0]
+            return .compare(op, FHIRPathPlanOperand(defined[0]))
         }
     }
 
     /// The tree walk's singleton Boolean of `node` on `focus`; any error abandons the plan.
     private func treeTest(_ node: FHIRPathNode, focus: [FHIRPathValue]) throws(FHIRPathPlanAbandoned) -> Bool? {
         guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
-        let evaluator = self.evaluator ?? FHIRPathEvaluator(source: inputs.source, environment: inputs.environment, context: inputs.context,
-                                                           resource: inputs.resource, rootResource: inputs.rootResource)
-        self.evaluator = evaluator
+        let evaluator = inputs.evaluator ?? FHIRPathEvaluator(source: inputs.source, environment: inputs.environment, context: inputs.context,
+                                                             resource: inputs.resource, rootResource: inputs.rootResource)
+        inputs.evaluator = evaluator
         do {
             return try evaluator.boolean(evaluator.evaluate(node, focus, FHIRPathScope(this: focus)), node)
         } catch {

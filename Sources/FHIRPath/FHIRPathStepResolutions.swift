@@ -14,9 +14,22 @@ final class StepResolutions: Sendable {
         /// Whether children named the step's name plus a type suffix can be what it selects.
         let mayBeChoice: Bool
 
+        /// For a compiled plan's walk (which reads these rather than `resolved`'s definition for every
+        /// step): the type name and context of a child the context defines (see
+        /// ``FHIRPathNavigator/type(of:)``), whether it repeats, and whether it may occur once only.
+        let definedTypeName: String?
+        let definedContext: String?
+        let isArray: Bool
+        let isSingle: Bool
+
         init(resolved: ResolvedChild?, mayBeChoice: Bool) {
             self.resolved = resolved
             self.mayBeChoice = mayBeChoice
+            let type = resolved.map(FHIRPathNavigator.type(of:))
+            definedTypeName = type?.typeName
+            definedContext = type?.context
+            isArray = resolved?.info.isArray ?? false
+            isSingle = resolved.map { !$0.info.isArray && !$0.info.isChoice } ?? false
         }
     }
 
@@ -28,14 +41,52 @@ final class StepResolutions: Sendable {
         var resolutions: [Resolution] = []
     }
 
+    /// The first context met and its resolution, read without the lock: nearly every step meets one
+    /// context only (`Observation.code` is always in `Observation`), and taking the mutex cost more than
+    /// the lookup it saves. Held as the bits of a retained reference, set once, released with this
+    /// object: an `Atomic<Int>` is read inline, where `AtomicLazyReference` calls generic code that
+    /// asks the runtime for type metadata on each read.
+    private final class First: Sendable {
+        let context: String
+        let resolution: Resolution
+
+        init(context: String, resolution: Resolution) {
+            self.context = context
+            self.resolution = resolution
+        }
+    }
+
+    private let first = Atomic<Int>(0)
     private let known = Mutex(Known())
+
+    deinit {
+        let bits = first.load(ordering: .acquiring)
+        if let pointer = UnsafeRawPointer(bitPattern: bits) { Unmanaged<First>.fromOpaque(pointer).release() }
+    }
+
+    /// The first context's entry, when one was stored.
+    private var firstEntry: First? {
+        let bits = first.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<First>.fromOpaque(pointer).takeUnretainedValue()
+    }
 
     /// The resolution in `context`, worked out by `resolve` the first time.
     func resolution(in context: String, _ resolve: () -> Resolution) -> Resolution {
-        if let found = known.withLock({ known in known.contexts.firstIndex(of: context).map { known.resolutions[$0] } }) {
+        let first = firstEntry
+        if let first, first.context == context { return first.resolution }
+        if first != nil, let found = known.withLock({ known in known.contexts.firstIndex(of: context).map { known.resolutions[$0] } }) {
             return found
         }
         let resolution = resolve()
+        if first == nil {
+            // Another thread may have stored a context first: the one stored stays, and this context is
+            // remembered beside the others.
+            let entry = Unmanaged.passRetained(First(context: context, resolution: resolution))
+            let bits = Int(bitPattern: entry.toOpaque())
+            if self.first.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing).exchanged { return resolution }
+            entry.release()
+        }
         known.withLock { known in
             if known.contexts.count < Self.capacity, !known.contexts.contains(context) {
                 known.contexts.append(context)

@@ -9,17 +9,34 @@ enum FHIRPathTypes {
     /// The System type a FHIR primitive type reads as.
     static func systemType(ofPrimitive type: String) -> String? {
         // No primitive type name is longer than 12 bytes or starts with a capital: most complex types
-        // are told apart without comparing with each name below.
+        // are told apart without comparing with each name below. The names are told apart by length
+        // first, so that a name is compared with one or two others, not twenty (a navigation step and
+        // a criterion ask this of every element they meet).
         guard let first = type.utf8.first, first >= UInt8(ascii: "a"), type.utf8.count <= 12 else { return nil }
-        switch type {
-        case "boolean": return "Boolean"
-        case "integer", "positiveInt", "unsignedInt", "integer64": return "Integer"
-        case "decimal": return "Decimal"
-        case "date": return "Date"
-        case "dateTime", "instant": return "DateTime"
-        case "time": return "Time"
-        case "string", "code", "id", "markdown", "uri", "url", "canonical", "oid", "uuid", "base64Binary", "xhtml":
-            return "String"
+        switch type.utf8.count {
+        case 2: return type == "id" ? "String" : nil
+        case 3: return type == "uri" || type == "url" || type == "oid" ? "String" : nil
+        case 4:
+            switch first {
+            case UInt8(ascii: "c"): return type == "code" ? "String" : nil
+            case UInt8(ascii: "u"): return type == "uuid" ? "String" : nil
+            case UInt8(ascii: "d"): return type == "date" ? "Date" : nil
+            case UInt8(ascii: "t"): return type == "time" ? "Time" : nil
+            default: return nil
+            }
+        case 5: return type == "xhtml" ? "String" : nil
+        case 6: return type == "string" ? "String" : nil
+        case 7:
+            switch first {
+            case UInt8(ascii: "b"): return type == "boolean" ? "Boolean" : nil
+            case UInt8(ascii: "d"): return type == "decimal" ? "Decimal" : nil
+            case UInt8(ascii: "i"): return type == "integer" ? "Integer" : type == "instant" ? "DateTime" : nil
+            default: return nil
+            }
+        case 8: return type == "dateTime" ? "DateTime" : type == "markdown" ? "String" : nil
+        case 9: return type == "canonical" ? "String" : type == "integer64" ? "Integer" : nil
+        case 11: return type == "positiveInt" || type == "unsignedInt" ? "Integer" : nil
+        case 12: return type == "base64Binary" ? "String" : nil
         default: return nil
         }
     }
@@ -57,8 +74,13 @@ enum FHIRPathTypes {
 
     /// ``matches(_:_:exact:metadata:)`` for an element node.
     static func matches(_ node: FHIRPathElementNode, _ type: FHIRPathTypeSpecifier, exact: Bool, metadata: FHIRMetadata) -> Bool {
+        matches(typeName: node.typeName, type, exact: exact, metadata: metadata)
+    }
+
+    /// ``matches(_:_:exact:metadata:)`` for an element of type `typeName` (nil when unknown).
+    static func matches(typeName: String?, _ type: FHIRPathTypeSpecifier, exact: Bool, metadata: FHIRMetadata) -> Bool {
         if type.namespace == "System" { return false }
-        guard let typeName = node.typeName else { return false }
+        guard let typeName else { return false }
         if typeName == type.name { return true }
         if exact && isPrimitive(typeName) { return false }
         return isType(typeName, derivedFrom: type.name, metadata: metadata)

@@ -42,9 +42,9 @@ final class FHIRPathPlanTests: XCTestCase {
 
     private let treeWalk = FHIRPathEnvironment(trace: { _, _ in })
 
-    private func outcome(_ text: String, _ environment: FHIRPathEnvironment) -> String {
+    private func outcome(_ text: String, on resource: Element? = nil, _ environment: FHIRPathEnvironment) -> String {
         do {
-            let values = try FHIRPathExpression(text).evaluate(on: observation, environment: environment)
+            let values = try FHIRPathExpression(text).evaluate(on: resource ?? observation, environment: environment)
             return "[" + values.map { "\($0.typeName):\($0)" }.joined(separator: ", ") + "]"
         } catch {
             return "error: \(error)"
@@ -106,6 +106,92 @@ final class FHIRPathPlanTests: XCTestCase {
         ] {
             XCTAssertTrue(outcome(text, treeWalk).hasPrefix("error"), text)
             assertSameAsTreeWalk(text)
+        }
+    }
+
+    /// The values with the locations they carry when paths are tracked.
+    private func located(_ text: String, context: [FHIRPathValue]? = nil, _ environment: FHIRPathEnvironment) -> String {
+        do {
+            let expression = try FHIRPathExpression(text)
+            let values = try context.map { try expression.evaluate(context: $0, resource: observation, rootResource: observation, environment: environment) }
+                ?? expression.evaluate(on: observation, environment: environment)
+            return "[" + values.map { value in
+                guard case .element(let node) = value else { return "\(value)" }
+                return "\(node.typeName ?? "?"):\(value)@\(node.path ?? "-")"
+            }.joined(separator: ", ") + "]"
+        } catch {
+            return "error: \(error)"
+        }
+    }
+
+    func testPlansGiveTheLocationsTheTreeWalkGives() throws {
+        let planned = FHIRPathEnvironment(tracksPaths: true)
+        let walked = FHIRPathEnvironment(trace: { _, _ in }, tracksPaths: true)
+        XCTAssertTrue(FHIRPathPlanRun.applies(to: planned))
+        XCTAssertFalse(FHIRPathPlanRun.applies(to: walked))
+        let expressions = [
+            "Observation.subject.reference", "Observation.code.coding.code", "Observation.code.coding", "Observation.component.value",
+            "Observation.component.where(code.coding.code = '8480-6').value.ofType(Quantity).value", "Observation.value.ofType(Quantity)",
+            "Observation.code.coding.where(system = 'http://loinc.org').code.first()", "Observation.category.coding.code",
+            "Observation.component.code.coding.first()", "Observation", "Observation.effective.ofType(dateTime)", "component[0].code",
+        ]
+        for text in expressions {
+            XCTAssertEqual(located(text, planned), located(text, walked), text)
+        }
+        XCTAssertEqual(located("Observation.code.coding.code", planned),
+                       "[code:1@Observation.code.coding[0].code, code:29463-7@Observation.code.coding[1].code]")
+        XCTAssertEqual(located("Observation.component.value", planned),
+                       "[Quantity:120 '1'@Observation.component[0].valueQuantity, string:n/a@Observation.component[1].valueString]")
+        // From items that carry their own locations, as the mapping engine evaluates a task's fields on
+        // each item of its `each`.
+        let components = try FHIRPathExpression("Observation.component").evaluate(on: observation, environment: walked)
+        XCTAssertEqual(components.count, 2)
+        for text in ["code.coding.code", "value", "code.coding.where(code = 'x')", "$this", "code.coding.code.first()"] {
+            XCTAssertEqual(located(text, context: components, planned), located(text, context: components, walked), text)
+            XCTAssertEqual(located(text, context: [components[1]], planned), located(text, context: [components[1]], walked), text)
+        }
+        XCTAssertEqual(located("code.coding.code", context: [components[1]], planned),
+                       "[code:8462-4@Observation.component[1].code.coding[0].code, code:x@Observation.component[1].code.coding[1].code]")
+    }
+
+    /// Plans compare decimal and integer elements written as plain numbers on their digits: the same
+    /// verdicts as the operators' conversions, and the same errors where the text is no number.
+    func testNumbersCompareAsTheOperatorsCompareThem() {
+        let quantities = ["101.50", "-0", "0.000", "-12.5", "1E2", "123456789012345678901", "100", "99.999999999999999", "abc"]
+        let integers = ["5", "-5", "0", "5.0", "+7"]
+        let resources = quantities.map { text in
+            Element.resource("Observation", children: [Element(name: "valueQuantity", children: [Element(name: "value", value: text, valueKind: .number)])])
+        } + integers.map { text in
+            Element.resource("Observation", children: [Element(name: "valueInteger", value: text, valueKind: .number)])
+        }
+        let constants = ["100", "101.5", "101.500", "-1", "0", "0.0", "5", "5.0", "-12.50", "0.00000000000000001", "999999999999999999"]
+        for resource in resources {
+            for constant in constants {
+                for op in ["=", "!=", "<", ">", "<=", ">="] {
+                    for path in ["Observation.value.ofType(Quantity).value", "Observation.value.ofType(integer)"] {
+                        let text = "\(path) \(op) \(constant)"
+                        XCTAssertEqual(outcome(text, on: resource, FHIRPathEnvironment()), outcome(text, on: resource, treeWalk),
+                                       "\(text) on \(resource.children)")
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(outcome("Observation.value.ofType(Quantity).value > 100", on: resources[0], FHIRPathEnvironment()), "[boolean:true]")
+        XCTAssertEqual(outcome("Observation.value.ofType(Quantity).value = 0", on: resources[1], FHIRPathEnvironment()), "[boolean:true]")
+        XCTAssertEqual(outcome("Observation.value.ofType(Quantity).value < -12.49", on: resources[3], FHIRPathEnvironment()), "[boolean:true]")
+    }
+
+    /// The System type of each FHIR primitive (FHIRPath, "Models"), which plans compare elements by.
+    func testPrimitivesHaveTheirSystemTypes() {
+        let expected: [String: String] = [
+            "boolean": "Boolean", "integer": "Integer", "positiveInt": "Integer", "unsignedInt": "Integer", "integer64": "Integer",
+            "decimal": "Decimal", "date": "Date", "dateTime": "DateTime", "instant": "DateTime", "time": "Time",
+            "string": "String", "code": "String", "id": "String", "markdown": "String", "uri": "String", "url": "String",
+            "canonical": "String", "oid": "String", "uuid": "String", "base64Binary": "String", "xhtml": "String",
+        ]
+        for (type, system) in expected { XCTAssertEqual(FHIRPathTypes.systemType(ofPrimitive: type), system, type) }
+        for type in ["", "Quantity", "codes", "uri2", "dateTimes", "CodeableConcept", "Integer", "instants", "tim", "positiveint"] {
+            XCTAssertNil(FHIRPathTypes.systemType(ofPrimitive: type), type)
         }
     }
 
