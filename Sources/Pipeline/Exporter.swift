@@ -45,7 +45,7 @@ public struct ExportReport: Sendable {
     public var observations = 0
     /// Outcomes refused (no FHIR form, or invalid): dead letters.
     public var refused: [(entryID: Int64, outcomeID: String, reason: String)] = []
-    /// Outcomes a receiver stored (``Exporter/push(to:batchSize:now:)``).
+    /// Outcomes a receiver stored (``Exporter/push(to:batchSize:now:audit:)``).
     public var acknowledged = 0
     /// Outcomes a receiver refused, or asked to send again later.
     public var notTaken: [(entryID: Int64, outcomeID: String, reason: String, retry: Bool)] = []

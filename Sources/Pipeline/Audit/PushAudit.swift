@@ -18,7 +18,7 @@ import Store
 public struct PushAudit: Sendable {
     /// The subject of the entries: the user running the job.
     public var subject: String
-    /// The entries' action, a command line's (``AuditEntry/commandPrefix``).
+    /// The entries' action, a command line's (`AuditEntry.commandPrefix`).
     public var action: String
     /// The server the data goes to, without credentials.
     public var recipient: String
