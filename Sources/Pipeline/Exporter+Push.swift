@@ -79,7 +79,7 @@ final class OutboxBundleSender {
 
     /// Writes each Bundle's entries into the audit trail (``PushAudit``), when the push is audited and the
     /// store keeps a trail.
-    private let audit: (PushAudit, any AppSyncStore)?
+    private let audit: (PushAudit, any AuditTrailStore)?
 
     init(store: any Store, receiver: any ExportReceiver, rendering: ExportRendering, batchSize: Int, now: Date, audit: PushAudit? = nil) {
         self.store = store
@@ -88,7 +88,7 @@ final class OutboxBundleSender {
         self.batchSize = max(1, batchSize)
         self.now = now
         self.refusals = StoreBatch(date: now)
-        if let audit, let trail = store as? any AppSyncStore { self.audit = (audit, trail) } else { self.audit = nil }
+        if let audit, let trail = store as? any AuditTrailStore { self.audit = (audit, trail) } else { self.audit = nil }
     }
 
     /// Queues `entry`'s rendered bytes for the next Bundle; `group` is every due entry it answers for

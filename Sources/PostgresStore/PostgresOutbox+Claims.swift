@@ -34,7 +34,7 @@ extension PostgresOutbox {
         guard lease > .zero, lease <= Self.claimLimits.lease else {
             throw PostgresOutboxRequestError(reason: "a claim's lease lasts more than 0 seconds and at most \(Self.claimLimits.lease), not \(lease)")
         }
-        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let seconds = lease.inSeconds
         let url = database.location.redacted
         // `due` is MATERIALIZED: the locking SELECT runs once, never folded into the UPDATE's join,
         // where it could be rescanned and lock rows it does not return.

@@ -27,3 +27,10 @@ extension PostgresClient {
         for try await _ in try await self.query(query, logger: logger) {}
     }
 }
+
+extension Duration {
+    /// The duration in seconds, as PostgreSQL's `make_interval(secs => ...)` takes it.
+    var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

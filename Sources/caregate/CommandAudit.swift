@@ -7,7 +7,7 @@ import Store
 ///
 /// The entry is written before the command shows or writes the data, to the trail file beside the
 /// store (`<store>-audit.sqlite`), opened for writing even when the command opened the store for reading
-/// only (``AppSyncStore/recordAuditBesideStore(_:)``): the store itself stays untouched. When the trail
+/// only (``AuditTrailStore/recordAuditBesideStore(_:)``): the store itself stays untouched. When the trail
 /// cannot be written (a store read-only on disk, as a backup or a mounted snapshot is), the command says
 /// so on standard error and goes on: unlike an app's token, the command line's access is the store
 /// file itself, which anyone who may read it can read with sqlite3, so refusing would protect nothing
@@ -21,7 +21,7 @@ enum CommandAudit {
     /// that keeps no trail is left alone.
     /// A nil id: an entry of a command that cannot tell whose data it wrote (`caregate export`).
     static func record(_ command: String, patients: [(id: String?, detail: String)], status: Int32 = 0, in store: any Store) {
-        guard let trail = store as? any AppSyncStore, !patients.isEmpty else { return }
+        guard let trail = store as? any AuditTrailStore, !patients.isEmpty else { return }
         let now = Date()
         let entries = patients.map { patient in
             AuditEntry(

@@ -50,70 +50,69 @@ public struct PushAudit: Sendable {
         case stored, refused, later
     }
 
-    /// The entries written before one Bundle is sent: their ids in the trail, and what each counts.
+    /// The entries written before one Bundle is sent: one per patient, in the order the Bundle first
+    /// names them, with what each counts, and which entry each audited item of the Bundle falls under.
     struct Opened {
-        fileprivate var entries: [(id: Int64, entry: AuditEntry, items: [String: Int])]
-        fileprivate var positions: [Int: Int]
+        fileprivate var patients: [String?] = []
+        fileprivate var counts: [[String: Int]] = []
+        fileprivate var ids: [Int64] = []
+        /// Item position in the Bundle -> index of its patient's entry.
+        fileprivate var entryAt: [Int: Int] = [:]
     }
 
     /// Writes, before a Bundle of `items` (nil: not audited) is sent, one entry per patient.
-    func open(_ items: [Item?], in trail: any AppSyncStore, now: Date) throws -> Opened {
-        var order: [String?] = []
-        var counts: [String?: [String: Int]] = [:]
-        var positions: [Int: String?] = [:]
+    func open(_ items: [Item?], in trail: any AuditTrailStore, now: Date) throws -> Opened {
+        var opened = Opened()
+        var entryOfPatient: [String?: Int] = [:]
         for (position, item) in items.enumerated() {
             guard let item else { continue }
-            if counts[item.patientID] == nil { order.append(item.patientID) }
-            counts[item.patientID, default: [:]][item.what, default: 0] += 1
-            positions[position] = item.patientID
+            let entry: Int
+            if let known = entryOfPatient[item.patientID] {
+                entry = known
+            } else {
+                entry = opened.patients.count
+                entryOfPatient[item.patientID] = entry
+                opened.patients.append(item.patientID)
+                opened.counts.append([:])
+            }
+            opened.counts[entry][item.what, default: 0] += 1
+            opened.entryAt[position] = entry
         }
-        guard !order.isEmpty else { return Opened(entries: [], positions: [:]) }
-        let entries = order.map { patient in
-            AuditEntry(date: now, subject: subject, patientID: patient, action: action, status: 0, detail: detail(counts[patient] ?? [:], outcome: "being sent"))
-        }
-        let ids = try trail.recordAudit(entries)
-        let index = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset) })
-        return Opened(
-            entries: zip(zip(ids, entries), order).map { ($0.0, $0.1, counts[$1] ?? [:]) },
-            positions: positions.compactMapValues { index[$0] })
+        guard !opened.patients.isEmpty else { return opened }
+        opened.ids = try trail.recordAudit(zip(opened.patients, opened.counts).map { patient, counts in
+            AuditEntry(date: now, subject: subject, patientID: patient, action: action, status: 0, detail: detail(counts, outcome: "being sent"))
+        })
+        return opened
     }
 
     /// Completes the entries of `opened` with the receipts of the Bundle's items (by position), or, when
     /// the Bundle got no answer, says so (status 1).
-    func complete(_ opened: Opened, receipts: [Int: Receipt]?, in trail: any AppSyncStore, now: Date) throws {
-        guard !opened.entries.isEmpty else { return }
-        var tallies = Array(repeating: (stored: 0, refused: 0, later: 0), count: opened.entries.count)
-        if let receipts {
-            for (position, receipt) in receipts {
-                guard let entry = opened.positions[position] else { continue }
-                switch receipt {
-                case .stored: tallies[entry].stored += 1
-                case .refused: tallies[entry].refused += 1
-                case .later: tallies[entry].later += 1
-                }
+    func complete(_ opened: Opened, receipts: [Int: Receipt]?, in trail: any AuditTrailStore, now: Date) throws {
+        guard !opened.ids.isEmpty else { return }
+        var tallies = Array(repeating: (stored: 0, refused: 0, later: 0), count: opened.ids.count)
+        for (position, receipt) in receipts ?? [:] {
+            guard let entry = opened.entryAt[position] else { continue }
+            switch receipt {
+            case .stored: tallies[entry].stored += 1
+            case .refused: tallies[entry].refused += 1
+            case .later: tallies[entry].later += 1
             }
         }
-        let completed = opened.entries.enumerated().map { offset, opened in
-            var entry = opened.entry
-            entry.id = opened.id
-            entry.date = now
-            if receipts == nil {
-                entry.status = 1
-                entry.detail = detail(opened.items, outcome: "no answer (sent again later)")
-            } else {
-                let tally = tallies[offset]
-                entry.detail = detail(opened.items, outcome: "\(tally.stored) stored, \(tally.refused) refused, \(tally.later) to send again")
-            }
-            return entry
-        }
-        _ = try trail.recordAudit(completed)
+        _ = try trail.recordAudit(opened.ids.indices.map { entry in
+            let tally = tallies[entry]
+            let outcome = receipts == nil
+                ? "no answer (sent again later)" : "\(tally.stored) stored, \(tally.refused) refused, \(tally.later) to send again"
+            return AuditEntry(
+                id: opened.ids[entry], date: now, subject: subject, patientID: opened.patients[entry], action: action,
+                status: receipts == nil ? 1 : 0, detail: detail(opened.counts[entry], outcome: outcome))
+        })
     }
 
     /// Writes the entry of `count` outcomes written to a folder that stands for the server (`push-to:` a
     /// folder): one entry naming no patient, as `caregate export` writes (the file export does not say
     /// whose outcomes it wrote). Nothing when none was written, or the store keeps no trail.
     public func recordFolderExport(_ count: Int, to folder: String, in store: any Store, now: Date = Date()) throws {
-        guard count > 0, let trail = store as? any AppSyncStore else { return }
+        guard count > 0, let trail = store as? any AuditTrailStore else { return }
         var audit = self
         audit.recipient = folder
         _ = try trail.recordAudit([

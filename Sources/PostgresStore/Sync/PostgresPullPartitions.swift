@@ -39,9 +39,12 @@ public struct PostgresPullPartitions: Sendable {
     /// (those `worker` holds already are renewed); returns them, sorted. `now` is the database's clock
     /// when nil.
     public func claim(_ partitions: [String], worker: String, leaseFor lease: Duration, now: Date? = nil) throws -> [String] {
-        try Self.check(partitions, worker: worker, lease: lease)
+        try Self.check(partitions, worker: worker)
+        guard lease > .zero, lease <= Self.limits.lease else {
+            throw PostgresOutboxRequestError(reason: "a lease lasts more than 0 seconds and at most \(Self.limits.lease), not \(lease)")
+        }
         let sorted = Array(Set(partitions)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let seconds = Self.seconds(lease)
+        let seconds = lease.inSeconds
         return try database.run { client in
             // Rows made in byte order (any collation): concurrent claimers insert without deadlocking.
             try await client.finish("""
@@ -69,7 +72,7 @@ public struct PostgresPullPartitions: Sendable {
 
     /// Gives back `worker`'s claims of `partitions` (done, or stopping): another worker may take them at once.
     public func release(_ partitions: [String], worker: String) throws {
-        try Self.check(partitions, worker: worker, lease: .seconds(1))
+        try Self.check(partitions, worker: worker)
         try database.run { client in
             try await client.finish(
                 "UPDATE pull_partition SET claimed_by = NULL, claimed_until = NULL WHERE partition = ANY(\(partitions)::text[]) AND claimed_by = \(worker)",
@@ -139,17 +142,11 @@ public struct PostgresPullPartitions: Sendable {
 
     static let logger = Logger(label: "caregate.postgres.pulls")
 
-    static func seconds(_ lease: Duration) -> Double {
-        Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-    }
-
-    static func check(_ partitions: [String], worker: String, lease: Duration) throws {
+    /// Refuses a worker's name or partitions outside their bounds.
+    static func check(_ partitions: [String], worker: String) throws {
         try PostgresOutbox.check(worker: worker)
         guard partitions.count <= limits.partitions, partitions.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 4_096 }) else {
             throw PostgresOutboxRequestError(reason: "a call names at most \(limits.partitions) partitions of 1 to 4096 bytes each")
-        }
-        guard lease > .zero, lease <= limits.lease else {
-            throw PostgresOutboxRequestError(reason: "a lease lasts more than 0 seconds and at most \(limits.lease), not \(lease)")
         }
     }
 }
