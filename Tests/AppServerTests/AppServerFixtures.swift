@@ -49,6 +49,19 @@ struct AppServerFixture: Sendable {
 
     func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
 
+    /// Queues an outbox entry and fails it for good (a server's 422): what the operator page lists with
+    /// a Requeue button. Returns its id.
+    func addFailedOutboxEntry() throws -> Int64 {
+        var enqueue = StoreBatch()
+        enqueue.enqueue(OutboxEntry(destination: "https://ehr.example/fhir", entityKind: .outcome, entityID: "x_1", entityUUID: UUID(), payload: Data("{}".utf8)))
+        let id = try XCTUnwrap(store.apply(enqueue).outboxEntryIDs.first)
+        var fail = StoreBatch()
+        fail.transition(outboxEntry: id, .sent(at: Date()))
+        fail.transition(outboxEntry: id, .failed(error: "HTTP 422", retryAt: nil, at: Date()))
+        try store.apply(fail)
+        return id
+    }
+
     /// Runs `body` against the server's routes in memory.
     func test(_ body: @Sendable @escaping (any TestClientProtocol) async throws -> Void) async throws {
         try await Application(router: server.router()).test(.router, body)

@@ -31,15 +31,7 @@ final class AuditEventsServeTests: XCTestCase {
         try await client.push(revisions: [CareKitRevisionRecord(entities: [CareKitEntity(.outcome(outcome))], knowledgeVector: knowledge)], knowledge: knowledge)
         _ = server.stop()
 
-        let exported = try CLIRunner.run(["audit", "--store", store, "--format", "fhir"])
-        XCTAssertEqual(exported.status, 0, exported.stderr)
-        let file = folder.appendingPathComponent("audit-events.json")
-        try Data(exported.stdout.utf8).write(to: file)
-        let validated = try CLIRunner.run(["validate", file.path])
-        XCTAssertEqual(validated.status, 0, validated.stdout + validated.stderr)
-
-        let bundle = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
-        let events = (bundle["entry"] as? [[String: Any]] ?? []).compactMap { $0["resource"] as? [String: Any] }
+        let events = try exportedAuditEvents(store: store, folder: folder).events
         for event in events { try BALPRequirements.check(event) }
         let profiles = events.filter { $0["outcome"] as? String == "0" }.compactMap(BALPRequirements.profile)
         XCTAssertTrue(profiles.contains("https://profiles.ihe.net/ITI/BALP/StructureDefinition/IHE.BasicAudit.PatientQuery"), "\(profiles)")

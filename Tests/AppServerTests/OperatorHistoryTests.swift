@@ -97,13 +97,7 @@ final class OperatorHistoryTests: XCTestCase {
 
     func testEveryViewAndActionIsAuditedAndRefusalsAreCounted() async throws {
         let fixture = try AppServerFixture()
-        var enqueue = StoreBatch()
-        enqueue.enqueue(OutboxEntry(destination: "https://ehr.example/fhir", entityKind: .outcome, entityID: "x_1", entityUUID: UUID(), payload: Data("{}".utf8)))
-        let id = try XCTUnwrap(fixture.store.apply(enqueue).outboxEntryIDs.first)
-        var fail = StoreBatch()
-        fail.transition(outboxEntry: id, .sent(at: Date()))
-        fail.transition(outboxEntry: id, .failed(error: "HTTP 422", retryAt: nil, at: Date()))
-        try fixture.store.apply(fail)
+        let id = try fixture.addFailedOutboxEntry()
         let run = try fixture.store.recordSyncRun(SyncRun(runID: "r", server: "s", started: Date(), ended: Date(), result: .ok, report: "{}"))
         let token = try operatorToken(fixture)
         try await withPage(fixture) { client in

@@ -162,13 +162,7 @@ final class OperatorPageTests: XCTestCase {
 
     func testAnActionWithoutTheFormProofOrFromAnotherOriginOrTokenIsRefusedAndChangesNothing() async throws {
         let fixture = try AppServerFixture()
-        var enqueue = StoreBatch()
-        enqueue.enqueue(OutboxEntry(destination: "https://ehr.example/fhir", entityKind: .outcome, entityID: "x_1", entityUUID: UUID(), payload: Data("{}".utf8)))
-        let id = try XCTUnwrap(fixture.store.apply(enqueue).outboxEntryIDs.first)
-        var fail = StoreBatch()
-        fail.transition(outboxEntry: id, .sent(at: Date()))
-        fail.transition(outboxEntry: id, .failed(error: "HTTP 422", retryAt: nil, at: Date()))
-        try fixture.store.apply(fail)
+        let id = try fixture.addFailedOutboxEntry()
         let token = try operatorToken(fixture)
         let other = try operatorToken(fixture, name: "other")
         let patient = try fixture.token()

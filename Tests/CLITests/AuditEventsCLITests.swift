@@ -20,16 +20,9 @@ final class AuditEventsCLITests: XCTestCase {
             AuditEntry(date: now, subject: "subj-1", patientID: "pat-1", action: "POST /carekit/v1/revisions", status: AuditEntry.unansweredStatus, detail: AuditEntry.unansweredDetail),
         ])
 
-        let exported = try CLIRunner.run(["audit", "--store", path, "--format", "fhir"])
-        XCTAssertEqual(exported.status, 0, exported.stderr)
-        let file = folder.appendingPathComponent("audit-events.json")
-        try Data(exported.stdout.utf8).write(to: file)
-        let validated = try CLIRunner.run(["validate", file.path])
-        XCTAssertEqual(validated.status, 0, validated.stdout + validated.stderr)
-
-        let bundle = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
-        XCTAssertEqual(bundle["type"] as? String, "collection")
-        let events = (bundle["entry"] as? [[String: Any]] ?? []).compactMap { $0["resource"] as? [String: Any] }
+        let exported = try exportedAuditEvents(store: path, folder: folder)
+        XCTAssertEqual(exported.bundle["type"] as? String, "collection")
+        let events = exported.events
         XCTAssertEqual(events.count, 5)
         let byAction = Dictionary(grouping: events) { event in
             ((event["entity"] as? [[String: Any]]) ?? []).compactMap { $0["description"] as? String }.first ?? ""
@@ -64,7 +57,7 @@ final class AuditEventsCLITests: XCTestCase {
             let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
             return (object["entry"] as? [[String: Any]] ?? []).compactMap { ($0["resource"] as? [String: Any])?["id"] as? String }
         }
-        XCTAssertEqual(try ids(again.stdout), try ids(exported.stdout))
+        XCTAssertEqual(try ids(again.stdout), try ids(exported.text))
         let ndjson = try CLIRunner.run(["audit", "--store", path, "--format", "ndjson"])
         XCTAssertEqual(ndjson.status, 0, ndjson.stderr)
         let lines = ndjson.stdout.split(separator: "\n")
