@@ -5,7 +5,31 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Store
+import TestSupport
 import XCTest
+
+/// A store made by `caregate store generate` (2 patients, 2 tasks, 2 days) in a scratch folder, and a token
+/// of patient-1 issued by `caregate patients token` with a new key beside it: what a test of a real
+/// `caregate serve` starts from.
+struct GeneratedStore {
+    let folder: URL
+    let store: String
+    let key: String
+    let token: String
+}
+
+extension XCTestCase {
+    func generatedStore(_ label: String, tokenExpiresIn: String = "10m", file: StaticString = #filePath, line: UInt = #line) throws -> GeneratedStore {
+        let folder = try makeScratchFolder(label)
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let key = folder.appendingPathComponent("server.key").path
+        let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
+        XCTAssertEqual(generated.status, 0, generated.stderr, file: file, line: line)
+        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", tokenExpiresIn])
+        XCTAssertEqual(issued.status, 0, issued.stderr, file: file, line: line)
+        return GeneratedStore(folder: folder, store: store, key: key, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
 
 /// Two patients, each with a care plan, a daily task and a contact, in a store in memory, and the server's key.
 struct AppServerFixture: Sendable {

@@ -8,15 +8,8 @@ import XCTest
 /// with tokens from `caregate patients token` and the trail read back by `caregate audit`.
 final class LiveServerTests: XCTestCase {
     func testServeTokenAndAuditEndToEnd() async throws {
-        let folder = try makeScratchFolder("live-serve")
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let key = folder.appendingPathComponent("server.key").path
-        let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
-        XCTAssertEqual(generated.status, 0, generated.stderr)
-
-        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", "10m"])
-        XCTAssertEqual(issued.status, 0, issued.stderr)
-        let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let made = try generatedStore("live-serve")
+        let (store, key, token) = (made.store, made.key, made.token)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int, 0o600)
         let unknown = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-9"])
         XCTAssertEqual(unknown.status, 1)

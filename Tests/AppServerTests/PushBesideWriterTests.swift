@@ -23,15 +23,10 @@ final class PushBesideWriterTests: XCTestCase {
     /// A store of two patients served with `--busy-timeout busyTimeout`, and patient-1's device that has
     /// pulled everything.
     private func setUp(busyTimeout: String) async throws -> Setup {
-        let folder = try makeScratchFolder("push-beside-writer")
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let key = folder.appendingPathComponent("server.key").path
-        let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
-        XCTAssertEqual(generated.status, 0, generated.stderr)
-        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", "10m"])
-        XCTAssertEqual(issued.status, 0, issued.stderr)
+        let made = try generatedStore("push-beside-writer")
+        let (store, key) = (made.store, made.key)
         let server = try AppServerProcess.start(store: store, key: key, extra: ["--busy-timeout", busyTimeout])
-        let client = AppClient(base: server.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        let client = AppClient(base: server.base, token: made.token)
         var knowledge = KnowledgeVector([UUID(): 1])
         for record in try await client.pull(knowledge: knowledge) { knowledge.merge(with: record.knowledgeVector) }
         return Setup(store: store, server: server, client: client, knowledge: knowledge)

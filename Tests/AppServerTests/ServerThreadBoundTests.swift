@@ -49,14 +49,8 @@ final class ServerThreadBoundTests: XCTestCase {
         guard OpenFiles.raiseLimit(toward: 2 * connections + 200) >= 2 * connections + 200 else {
             throw XCTSkip("this process may not open \(connections) connections and the server as many")
         }
-        let folder = try makeScratchFolder("thread-bound")
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let key = folder.appendingPathComponent("server.key").path
-        let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
-        XCTAssertEqual(generated.status, 0, generated.stderr)
-        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1", "--expires-in", "30m"])
-        XCTAssertEqual(issued.status, 0, issued.stderr)
-        let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let made = try generatedStore("thread-bound", tokenExpiresIn: "30m")
+        let (folder, store, key, token) = (made.folder, made.store, made.key, made.token)
         let server = try AppServerProcess.start(store: store, key: key, extra: options)
         defer { server.stop() }
         let port = server.base.port ?? 0
