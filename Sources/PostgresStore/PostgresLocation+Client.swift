@@ -13,6 +13,8 @@ public enum PostgresStoreError: Error, Equatable, Sendable, CustomStringConverti
     case newerSchema(url: String, unknown: [String])
     /// A synchronous call from a thread that must never wait (an event loop's).
     case calledOnEventLoop
+    /// A part of the store protocol that PostgreSQL stores do not have in this build (issue 47).
+    case unavailable(feature: String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum PostgresStoreError: Error, Equatable, Sendable, CustomStringConverti
         case .newerSchema(let url, let unknown):
             "\(url) was prepared by a newer CareGate (migrations \(unknown.joined(separator: ", ")) are unknown to this one): upgrade CareGate"
         case .calledOnEventLoop: "a PostgreSQL store was called synchronously on an event loop thread"
+        case .unavailable(let feature): "\(feature) is not available on PostgreSQL stores in this build (Docs/postgresql.md says what is)"
         }
     }
 }
