@@ -29,7 +29,8 @@ public final class PostgreSQLStore: Sendable {
 
     /// Every migration of the store, in order: each part's own list.
     public static let migrations = PostgresMigrations(
-        PostgresOperationsSchema.migrations + PostgresCoordinationMigrations.all + PostgresOutboxSchema.migrations + PostgresPullSchema.migrations)
+        PostgresOperationsSchema.migrations + PostgresCoordinationMigrations.all + PostgresOutboxSchema.migrations + PostgresPullSchema.migrations
+            + PostgresEntitySchema.migrations + PostgresStagingSchema.migrations)
 
     /// The outbox, with claims for several workers (``PostgresOutbox``).
     public var outbox: PostgresOutbox { PostgresOutbox(database: database) }

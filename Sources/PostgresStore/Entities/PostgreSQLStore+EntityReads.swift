@@ -10,8 +10,6 @@ extension PostgreSQLStore {
     public func tasks(_ query: EntityQuery) throws -> [CareTask] { throw PostgresStoreError.unavailable(feature: "reading tasks") }
     public func outcomes(_ query: EntityQuery) throws -> [Outcome] { throw PostgresStoreError.unavailable(feature: "reading outcomes") }
     public func tasks(carePlanID: String, _ query: EntityQuery) throws -> [CareTask] { throw PostgresStoreError.unavailable(feature: "reading tasks") }
-    public func history(_ kind: EntityKind, id: String) throws -> [CareEntity] { throw PostgresStoreError.unavailable(feature: "reading histories") }
-    public func histories(_ kind: EntityKind, ids: [String]) throws -> [CareEntity] { throw PostgresStoreError.unavailable(feature: "reading histories") }
     public func events(patientID: String, in interval: DateInterval) throws -> [Event] { throw PostgresStoreError.unavailable(feature: "reading events") }
     public func lastOutcomeEventStarts(taskUUIDs: [UUID]) throws -> [UUID: Date] { throw PostgresStoreError.unavailable(feature: "reading outcomes") }
     public func links(resourceType: String, resourceID: String) throws -> [ResourceLink] { throw PostgresStoreError.unavailable(feature: "reading links") }
@@ -20,6 +18,5 @@ extension PostgreSQLStore {
     public func activitiesWithDetail(resourceType: String, resourceID: String) throws -> [String]? { throw PostgresStoreError.unavailable(feature: "reading source resources") }
     public func statistics() throws -> StoreStatistics { throw PostgresStoreError.unavailable(feature: "statistics") }
     public func forEachEntity(_ kind: EntityKind, _ query: EntityQuery, _ body: (CareEntity) throws -> Void) throws { throw PostgresStoreError.unavailable(feature: "reading entities") }
-    public func forEachVersion(_ kind: EntityKind, _ body: (CareEntity) throws -> Void) throws { throw PostgresStoreError.unavailable(feature: "reading versions") }
     public func integrityCheck() throws -> [String] { throw PostgresStoreError.unavailable(feature: "the integrity check") }
 }
