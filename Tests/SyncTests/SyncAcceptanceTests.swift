@@ -41,28 +41,6 @@ final class SyncAcceptanceTests: XCTestCase {
                       line: line)
     }
 
-    private func writeConfig(_ base: URL, in folder: URL, pageSize: Int = 200) throws -> String {
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(base.absoluteString)\ntime-zone: America/Chicago\npage-size: \(pageSize)\nbatch-size: 100\n".utf8).write(to: config)
-        return config.path
-    }
-
-    /// Care plan and medication tasks of the store, for outcomes to be recorded on.
-    private func plannedTasks(_ path: String, count: Int) throws -> [String] {
-        var ids: [String] = []
-        try SQLiteStore(path: path).forEachEntity(.task, .current) { entity in
-            if entity.id.hasPrefix("CarePlan/") || entity.id.hasPrefix("MedicationRequest/") { ids.append(entity.id) }
-        }
-        return Array(ids.sorted().prefix(count))
-    }
-
-    private func record(on tasks: [String], store: String) throws {
-        for (position, task) in tasks.enumerated() {
-            let added = try CLIRunner.run(["outcomes", "add", "--store", store, "--task", task, "--occurrence", "0", "--value", "\(position + 1)", "--replace"])
-            XCTAssertEqual(added.status, 0, added.stderr)
-        }
-    }
-
     /// The Observations CareGate wrote on the server, by their outcome identifier.
     private func exportedObservations(_ base: URL) throws -> [String: Element] {
         var found: [String: Element] = [:]
@@ -76,15 +54,6 @@ final class SyncAcceptanceTests: XCTestCase {
             return true
         }
         return found
-    }
-
-    private func observationCount(_ base: URL) throws -> Int {
-        var count = 0
-        try FHIRClient(base: base).search("Observation", [("identifier", "urn:caregate:outcome|"), ("_count", "200")]) { page in
-            count += page.children(named: "entry").count
-            return true
-        }
-        return count
     }
 
     func testSyntheaThroughTheServerGivesWhatADirectImportGivesAndOutcomesGoBackOnce() throws {
