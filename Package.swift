@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
-            "Sync", "Pipeline", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
+            "Sync", "Pipeline", "PostgresStore", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),

@@ -167,9 +167,20 @@ public enum DeviceInterleaving {
         _ count: Int, _ a: SimulatedDevice, _ b: SimulatedDevice, over transport: some RevisionTransport, using random: inout Random,
         record: (SimulatedDevice, inout Random) -> Void
     ) async throws -> Int {
+        try await randomSteps(count, a, b, over: transport, and: transport, using: &random, record: record)
+    }
+
+    /// ``randomSteps(_:_:_:over:using:record:)`` with device `a` talking through `transportOfA` and `b`
+    /// through `transportOfB` (two servers on one store, say).
+    public static func randomSteps<Random: RandomNumberGenerator>(
+        _ count: Int, _ a: SimulatedDevice, _ b: SimulatedDevice, over transportOfA: some RevisionTransport, and transportOfB: some RevisionTransport,
+        using random: inout Random, record: (SimulatedDevice, inout Random) -> Void
+    ) async throws -> Int {
         var syncs = 0
         for _ in 0..<count {
-            let device = Bool.random(using: &random) ? a : b
+            let isA = Bool.random(using: &random)
+            let device = isA ? a : b
+            let transport: any RevisionTransport = isA ? transportOfA : transportOfB
             switch Int.random(in: 0..<6, using: &random) {
             case 0, 1: record(device, &random)
             case 2: try await device.pullAndPrepare(transport); syncs += 1
@@ -186,12 +197,21 @@ public enum DeviceInterleaving {
         _ a: SimulatedDevice, _ b: SimulatedDevice, over transport: some RevisionTransport, rounds: Int = 6,
         storeTips: () throws -> [String: Set<UUID>]
     ) async throws -> Int {
-        try await a.push(transport)
-        try await b.push(transport)
+        try await settle(a, b, over: transport, and: transport, rounds: rounds, storeTips: storeTips)
+    }
+
+    /// ``settle(_:_:over:rounds:storeTips:)`` with device `a` talking through `transportOfA` and `b` through
+    /// `transportOfB`.
+    public static func settle(
+        _ a: SimulatedDevice, _ b: SimulatedDevice, over transportOfA: some RevisionTransport, and transportOfB: some RevisionTransport,
+        rounds: Int = 6, storeTips: () throws -> [String: Set<UUID>]
+    ) async throws -> Int {
+        try await a.push(transportOfA)
+        try await b.push(transportOfB)
         var syncs = 0
         for _ in 0..<rounds {
-            try await a.synchronize(transport)
-            try await b.synchronize(transport)
+            try await a.synchronize(transportOfA)
+            try await b.synchronize(transportOfB)
             syncs += 2
             if a.outcomeTips == b.outcomeTips, a.outcomeTips == (try storeTips()) { break }
         }

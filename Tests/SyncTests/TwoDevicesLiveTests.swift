@@ -228,7 +228,7 @@ final class TwoDevicesLiveTests: XCTestCase {
 }
 
 /// CareKit's pull and push over HTTP to `caregate serve`, through AppClient; a refused push answers its status.
-private struct AppClientTransport: RevisionTransport {
+struct AppClientTransport: RevisionTransport {
     let client: AppClient
 
     func pull(_ knowledge: KnowledgeVector) async throws -> [CareKitRevisionRecord] {
