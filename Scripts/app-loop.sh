@@ -6,14 +6,15 @@
 #   app -> store: the app records that she took her 07:30 lisinopril and pushes it;
 #   store -> EHR: the server stops, and the next sync writes the outcome back as an Observation with its
 #                 Provenance (exports/), then her day is shown.
-# Run it again: nothing changes and nothing is sent twice.
+# Run it again: nothing changes and nothing is sent twice. The store is caregate.sqlite, or $CAREGATE_STORE
+# (a postgres:// URL: Scripts/try-postgres.sh runs this loop on a private PostgreSQL server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/serve-helpers.sh
 bash Scripts/install-system-packages.sh
 swift build 2>&1 | grep -E "error:|Build complete" || true
 bin="$(swift build --show-bin-path)"
-store=caregate.sqlite
+store=${CAREGATE_STORE:-caregate.sqlite}
 key=caregate-server-key.pem
 
 "$bin/caregate" sync --config Fixtures/sync.yaml --once --store "$store"

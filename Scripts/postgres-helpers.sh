@@ -8,7 +8,8 @@
 #
 #   source Scripts/postgres-helpers.sh
 #   trap stop_private_postgres EXIT
-#   start_private_postgres caregate_bench     # sets PG_URL (password inside), PG_PORT, PG_FOLDER, PG_VERSION
+#   start_private_postgres caregate_bench     # sets PG_URL (password inside), PG_URL_WITHOUT_PASSWORD and
+#                                             # PG_PASSWORD, PG_PORT, PG_FOLDER, PG_VERSION
 
 start_private_postgres() {
     local database=${1:-caregate_bench}
@@ -36,7 +37,9 @@ start_private_postgres() {
         -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_FOLDER/socket $durability -c max_connections=200" start > /dev/null
     "${PG_AS_SERVER[@]}" env -C "$PG_FOLDER" "$PG_BIN/createdb" -h "$PG_FOLDER/socket" -p "$PG_PORT" -U caregate "$database"
     PG_VERSION=$("$PG_BIN/postgres" --version | awk '{print $3}')
+    PG_PASSWORD=$password
     PG_URL="postgres://caregate:$password@127.0.0.1:$PG_PORT/$database?sslmode=disable"
+    PG_URL_WITHOUT_PASSWORD="postgres://caregate@127.0.0.1:$PG_PORT/$database?sslmode=disable"
 }
 
 # Another database on the running server (for a second store in one run).
