@@ -18,8 +18,9 @@ extension PostgresStagingChanges {
     /// taken under a transaction-scoped advisory lock of its own (held until the batch commits), so two
     /// decisions never read the same last number, and the second of two with one uuid sees the first.
     static func recordConsent(_ decision: ConsentDecision, on connection: PostgresConnection, logger: Logger) async throws {
-        let key = decision.patientID + "\u{0}" + decision.termsID
-        try await connection.finish("SELECT pg_advisory_xact_lock(\(consentLockClass), hashtext(\(key)))", logger: logger)
+        // Keyed by a hash of patient and terms: two pairs that share one only wait for each other.
+        try await connection.finish(
+            "SELECT pg_advisory_xact_lock(\(consentLockClass), hashtext(\(decision.patientID) || '|' || \(decision.termsID)))", logger: logger)
         try await connection.finish("""
             INSERT INTO consent_decision (uuid, patient_id, terms_id, terms_version, choice, date, signer_name, document_size, document_hash,
                 submission_hash, source, sequence, recorded_date, document, signature_image)
