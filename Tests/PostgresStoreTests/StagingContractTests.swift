@@ -268,4 +268,43 @@ final class StagingContractTests: XCTestCase {
             ]
         }
     }
+
+    /// No entry of an outcome with several tips (two devices' edits of one version: a conflict) is due; once
+    /// a version names both, its entries are due again, oldest first.
+    func testNoEntryOfAnOutcomeWithSeveralTipsIsDueAlike() throws {
+        let (_, _, task, basics) = try WriteFixtures.basics()
+        func version(_ value: Double, after previous: [UUID], day: Int = 1) -> Outcome {
+            var outcome = WriteFixtures.outcome(task, occurrence: 0)
+            outcome.metadata.uuid = UUID()
+            outcome.metadata.previousVersionUUIDs = previous
+            outcome.metadata.effectiveDate = WriteFixtures.day(day)
+            outcome.values = [OutcomeValue(.double(value))]
+            return outcome
+        }
+        let root = version(1, after: [])
+        let (left, right) = (version(2, after: [root.uuid]), version(3, after: [root.uuid]))
+        let resolving = version(4, after: [left.uuid, right.uuid], day: 2)
+        var other = WriteFixtures.outcome(task, occurrence: 1)
+        other.metadata.uuid = UUID()
+        try assertAlike(try stores(), "due entries beside a conflict") { store in
+            do {
+                try store.apply(basics)
+            } catch PostgresStoreError.unavailable {
+                throw XCTSkip("the PostgreSQL entity writer has not landed in this branch: outcome versions cannot be written yet")
+            }
+            var seen: [String] = []
+            var batch = StoreBatch(date: WriteFixtures.day(1))
+            for outcome in [root, left, right, other] { batch.appendVersion(keepingUUIDOf: outcome) }
+            let queued = try store.apply(batch)
+            seen.append(exact(queued.outboxEntryIDs))
+            seen.append(exact(try store.dueOutboxEntries(at: WriteFixtures.day(9), limit: 10)))
+            seen.append(exact(try store.outboxEntries(in: .pending, limit: 10).map(\.id)))
+            batch = StoreBatch(date: WriteFixtures.day(2))
+            batch.appendVersion(keepingUUIDOf: resolving)
+            seen.append(exact(try store.apply(batch).outboxEntryIDs))
+            seen.append(exact(try store.dueOutboxEntries(at: WriteFixtures.day(9), limit: 10)))
+            seen.append(exact(try store.dueOutboxEntries(at: WriteFixtures.day(9), limit: 2).map(\.id)))
+            return seen
+        }
+    }
 }
