@@ -91,15 +91,7 @@ extension PostgreSQLStore {
 
     /// The entries a condition (`WHERE ...`, with its binds) picks, in its order.
     private func outboxEntries(_ condition: PostgresQuery) throws -> [OutboxEntry] {
-        let query = PostgresQuery(unsafeSQL: "SELECT \(PostgresOutboxRow.columns) FROM outbox " + condition.sql, binds: condition.binds)
-        let url = database.location.redacted
-        return try database.run { client in
-            var entries: [OutboxEntry] = []
-            for try await values in try await client.query(query, logger: Self.logger).decode(PostgresOutboxRow.Columns.self) {
-                entries.append(try PostgresOutboxRow(values, url: url).entry)
-            }
-            return entries
-        }
+        try outbox.read(condition).map(\.entry)
     }
 
     // MARK: Dead letters
