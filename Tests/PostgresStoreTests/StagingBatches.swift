@@ -2,15 +2,29 @@ import Foundation
 import Logging
 @testable import PostgresStore
 import Store
+import Synchronization
 import XCTest
 
-/// How the staging contract tests write a batch: through the store's `apply`, as every caller does. Until
-/// the PostgreSQL entity writer's `apply` exists (it answers ``PostgresStoreError/unavailable(feature:)``),
-/// a batch of staging changes only goes through the staging writer's own entry point
-/// (``PostgresStagingChanges``), in one transaction as `apply` would run it.
+/// How the staging contract tests write a batch: through the store's `apply`, as every caller does; or,
+/// for a PostgreSQL store made with ``runsStore(_:)``, through the staging writer's own entry point for runs
+/// of changes (``PostgresStagingChanges/apply(_:at:on:logger:summary:)-(ArraySlice<StoreChange>,_,_,_,_)``:
+/// enqueues and outbox steps in bulk), in one transaction as `apply` runs a batch, so that both ways are
+/// held to the SQLite store's answers. Until the PostgreSQL entity writer's `apply` exists (it answers
+/// ``PostgresStoreError/unavailable(feature:)``) every batch of staging changes goes the second way.
 enum StagingBatches {
+    private static let throughRuns = Mutex<Set<ObjectIdentifier>>([])
+
+    /// `store`, whose batches this type applies through the staging writer's runs.
+    static func runsStore(_ store: PostgreSQLStore) -> PostgreSQLStore {
+        throughRuns.withLock { _ = $0.insert(ObjectIdentifier(store)) }
+        return store
+    }
+
     @discardableResult
     static func apply(_ batch: StoreBatch, to store: any Store) throws -> BatchSummary {
+        if let postgres = store as? PostgreSQLStore, throughRuns.withLock({ $0.contains(ObjectIdentifier(postgres)) }) {
+            return try applyStagingChanges(batch, to: postgres)
+        }
         do {
             return try store.apply(batch)
         } catch PostgresStoreError.unavailable {

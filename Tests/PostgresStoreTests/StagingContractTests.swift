@@ -19,7 +19,14 @@ final class StagingContractTests: XCTestCase {
         both.stop()
     }
 
+    /// SQLite, PostgreSQL through `apply`, and PostgreSQL through the staging writer's runs (enqueues and
+    /// steps in bulk), for batches of staging changes only.
     private func stores() throws -> [(name: String, store: any Store)] {
+        try storesWithEntities() + [("PostgreSQL, staging runs", StagingBatches.runsStore(try both.postgres()))]
+    }
+
+    /// SQLite and PostgreSQL through `apply`, for batches with entity changes.
+    private func storesWithEntities() throws -> [(name: String, store: any Store)] {
         [("SQLite", try both.sqlite("staging-contract")), ("PostgreSQL", try both.postgres())]
     }
 
@@ -286,7 +293,7 @@ final class StagingContractTests: XCTestCase {
         let resolving = version(4, after: [left.uuid, right.uuid], day: 2)
         var other = WriteFixtures.outcome(task, occurrence: 1)
         other.metadata.uuid = UUID()
-        try assertAlike(try stores(), "due entries beside a conflict") { store in
+        try assertAlike(try storesWithEntities(), "due entries beside a conflict") { store in
             do {
                 try store.apply(basics)
             } catch PostgresStoreError.unavailable {
