@@ -32,9 +32,10 @@ public struct PostgresOutbox: Sendable {
         self.database = database
     }
 
-    /// Applies the outbox's migrations (``PostgresOutboxSchema/migrations``) that `database` lacks.
+    /// Applies the outbox's migrations (``PostgresOutboxSchema/migrations``, and the staging schema's changes
+    /// to its table, ``PostgresStagingSchema/outboxMigrations``) that `database` lacks.
     public func prepare() throws {
-        try PostgresMigrations(PostgresOutboxSchema.migrations).apply(to: database)
+        try PostgresMigrations(PostgresOutboxSchema.migrations + PostgresStagingSchema.outboxMigrations).apply(to: database)
     }
 
     static let logger = Logger(label: "caregate.postgres.outbox")
@@ -43,7 +44,8 @@ public struct PostgresOutbox: Sendable {
 
     /// Adds `entries` as pending, each unless the same entity version is already queued for its
     /// destination; returns the id of each entry, new or existing, in the order given. One transaction;
-    /// rows are inserted in key order, so that concurrent enqueuers wait for each other in one order.
+    /// rows are inserted in key order, so that concurrent enqueuers wait for each other in one order (a
+    /// batch's enqueues, ``PostgresStagingChanges/enqueue(_:on:logger:)``, keep the batch's order instead).
     public func enqueue(_ entries: [OutboxEntry]) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
         var firstOfKey: [EntryKey: OutboxEntry] = [:]
@@ -53,46 +55,18 @@ public struct PostgresOutbox: Sendable {
             $0.destination == $1.destination
                 ? $0.entityUUID.uuidString < $1.entityUUID.uuidString : $0.destination.utf8.lexicographicallyPrecedes($1.destination.utf8)
         }
-        let found = try database.run { client in
+        let ids = try database.run { client in
             try await client.withTransaction(logger: Self.logger) { connection in
-                var ids: [EntryKey: Int64] = [:]
-                for start in stride(from: 0, to: unique.count, by: Self.entriesPerStatement) {
-                    let chunk = Array(unique[start..<min(start + Self.entriesPerStatement, unique.count)])
-                    try await Self.insert(chunk, on: connection)
-                    let rows = try await connection.query("""
-                        SELECT o.id, o.destination, o.entity_uuid FROM outbox o
-                        JOIN unnest(\(chunk.map(\.destination))::text[], \(chunk.map(\.entityUUID))::uuid[]) AS t(destination, entity_uuid)
-                          ON o.destination = t.destination AND o.entity_uuid = t.entity_uuid
-                        """, logger: Self.logger)
-                    for try await (id, destination, uuid) in rows.decode((Int64, String, UUID).self) {
-                        ids[EntryKey(destination: destination, uuid: uuid)] = id
-                    }
-                }
-                return ids
+                try await PostgresStagingChanges.enqueue(unique, on: connection, logger: Self.logger)
             }
         }
+        let found = Dictionary(uniqueKeysWithValues: zip(unique.map(EntryKey.init), ids))
         return try entries.map { entry in
             guard let id = found[EntryKey(entry)] else {
                 throw PostgresStoreError.server(url: database.location.redacted, problem: "an enqueued outbox entry was not found after its insert")
             }
             return id
         }
-    }
-
-    /// One INSERT of `entries` (unique keys, in key order), skipping those already queued.
-    private static func insert(_ entries: [OutboxEntry], on connection: PostgresConnection) async throws {
-        // postgres-nio binds no NULL inside an array: a payload's presence travels beside it.
-        let payloads = entries.map { ByteBuffer(bytes: $0.payload ?? Data()) }
-        try await connection.finish("""
-            INSERT INTO outbox (destination, entity_kind, entity_id, entity_uuid, payload, created_at, updated_at)
-            SELECT destination, entity_kind, entity_id, entity_uuid, CASE WHEN has_payload THEN payload END, created_at, updated_at
-            FROM unnest(\(entries.map(\.destination))::text[], \(entries.map(\.entityKind.rawValue))::text[], \(entries.map(\.entityID))::text[],
-                        \(entries.map(\.entityUUID))::uuid[], \(payloads)::bytea[], \(entries.map { $0.payload != nil })::bool[],
-                        \(entries.map(\.createdDate))::timestamptz[], \(entries.map(\.updatedDate))::timestamptz[])
-                 AS t(destination, entity_kind, entity_id, entity_uuid, payload, has_payload, created_at, updated_at)
-            ORDER BY destination COLLATE "C", entity_uuid
-            ON CONFLICT (destination, entity_uuid) DO NOTHING
-            """, logger: logger)
     }
 
     // MARK: Reads
@@ -130,8 +104,8 @@ public struct PostgresOutbox: Sendable {
         return (worker, until)
     }
 
-    /// The rows a condition (`WHERE ...`, with its binds) picks.
-    private func read(_ condition: PostgresQuery) throws -> [PostgresOutboxRow] {
+    /// The rows a condition (`WHERE ...`, with its binds) picks, in its order.
+    func read(_ condition: PostgresQuery) throws -> [PostgresOutboxRow] {
         let query = PostgresQuery(unsafeSQL: "SELECT \(PostgresOutboxRow.columns) FROM outbox " + condition.sql, binds: condition.binds)
         let url = database.location.redacted
         return try database.run { client in
