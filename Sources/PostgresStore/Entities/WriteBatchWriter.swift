@@ -104,6 +104,12 @@ final class PostgresBatchWriter {
             while end < changes.endIndex, case .add(.outcome) = changes[end] { end += 1 }
             if end - position >= Self.bulkRunMinimum {
                 try await addOutcomes(changes[position..<end])
+            } else if !Self.isEntityChange(changes[position]) {
+                // Staging changes: a run of enqueues or of one outbox step goes in bulk.
+                try await flushPending()
+                let applied = try await PostgresStagingChanges.apply(changes[position...], at: now, on: connection, logger: logger, summary: &summary)
+                guard applied > 0 else { throw PostgresStoreError.unavailable(feature: "the batch change \(Self.name(of: changes[position]))") }
+                end = position + applied
             } else {
                 end = max(end, position + 1)
                 for change in changes[position..<end] { try await apply(change) }
@@ -132,9 +138,17 @@ final class PostgresBatchWriter {
         case .mergeKnowledge(let patientID, let clocks): try await mergeKnowledge(patientID: patientID, clocks: clocks)
         default:
             try await flushPending()
-            guard try await PostgresStagingChanges.apply(change, on: connection, logger: logger, summary: &summary) else {
+            guard try await PostgresStagingChanges.apply(change, at: now, on: connection, logger: logger, summary: &summary) else {
                 throw PostgresStoreError.unavailable(feature: "the batch change \(Self.name(of: change))")
             }
+        }
+    }
+
+    /// Whether `change` is the entity writer's (else the staging changes').
+    static func isEntityChange(_ change: StoreChange) -> Bool {
+        switch change {
+        case .add, .update, .upsert, .delete, .recordSource, .recordSourceIfChanged, .link, .appendVersion, .admitKnowledge, .mergeKnowledge: true
+        default: false
         }
     }
 

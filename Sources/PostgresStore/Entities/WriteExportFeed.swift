@@ -44,7 +44,7 @@ extension PostgresBatchWriter {
             let chunk = versions[start..<min(start + Self.rowsPerStatement, versions.count)]
             let rows = try await connection.query("""
                 INSERT INTO outbox (destination, entity_kind, entity_id, entity_uuid, created_at, updated_at)
-                SELECT \(OutboxEntry.provider), \(EntityKind.outcome.rawValue), entity_id, entity_uuid, \(now), \(now)
+                SELECT \(OutboxEntry.provider), \(EntityKind.outcome.rawValue), entity_id, entity_uuid, \(now.timeIntervalSince1970), \(now.timeIntervalSince1970)
                 FROM unnest(\(chunk.map(\.outcomeID))::text[], \(chunk.map(\.uuid))::uuid[]) WITH ORDINALITY AS t(entity_id, entity_uuid, position)
                 ORDER BY position
                 ON CONFLICT (destination, entity_uuid) DO NOTHING

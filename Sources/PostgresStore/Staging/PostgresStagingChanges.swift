@@ -84,13 +84,6 @@ enum PostgresStagingChanges {
         return true
     }
 
-    /// ``apply(_:at:on:logger:summary:)-(StoreChange,_,_,_,_)`` dated now. A batch's settlements are dated
-    /// by the batch (``StoreBatch/date``), as SQLite dates them: pass its date instead.
-    @available(*, deprecated, message: "pass the batch's date: apply(_:at:on:logger:summary:), or apply(changes[position...], at:...) for runs in bulk")
-    static func apply(_ change: StoreChange, on connection: PostgresConnection, logger: Logger, summary: inout BatchSummary) async throws -> Bool {
-        try await apply(change, at: Date(), on: connection, logger: logger, summary: &summary)
-    }
-
     // MARK: Cursors and records
 
     /// Moves the pull cursor of `checkpoint`'s server and resource type, as the SQLite store does: the
