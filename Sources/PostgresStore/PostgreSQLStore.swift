@@ -16,8 +16,8 @@ import Synchronization
 ///
 /// The operations history and the audit trail keep dates as seconds since 1970 in `double precision`, as
 /// the SQLite store keeps them, so that they move from one store to the other (`store migrate`, to come)
-/// equal to the bit; the outbox keeps `timestamptz` (microseconds), which its leases compare with the
-/// database's clock.
+/// equal to the bit; so do the outbox's entries and the staging records (``PostgresStagingSchema``). Only
+/// the claims' leases (`claimed_until`) are `timestamptz`, compared with the database's clock.
 ///
 /// ## Topics
 /// - ``open(_:)``: connect and migrate

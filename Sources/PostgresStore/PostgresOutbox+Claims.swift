@@ -40,12 +40,15 @@ extension PostgresOutbox {
         // where it could be rescanned and lock rows it does not return.
         return try database.run { client in
             let rows = try await client.query("""
-                WITH clock AS (SELECT COALESCE(\(now)::timestamptz, clock_timestamp()) AS now),
+                WITH clock AS (
+                    SELECT seconds, to_timestamp(seconds) AS now
+                    FROM (SELECT COALESCE(\(now?.timeIntervalSince1970)::float8, extract(epoch FROM clock_timestamp())::float8) AS seconds) AS given
+                ),
                 due AS MATERIALIZED (
                     SELECT o.id FROM outbox o, clock
                     WHERE o.state IN ('pending', 'sent', 'failed')
                       AND (o.claimed_until IS NULL OR o.claimed_until <= clock.now)
-                      AND (o.state <> 'failed' OR o.next_attempt_at <= clock.now)
+                      AND (o.state <> 'failed' OR o.next_attempt_at <= clock.seconds)
                     ORDER BY o.id
                     LIMIT \(limit)
                     FOR UPDATE OF o SKIP LOCKED
@@ -57,8 +60,8 @@ extension PostgresOutbox {
                     last_error = CASE WHEN o.state = 'sent'
                         THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'
                         ELSE o.last_error END,
-                    next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.now ELSE o.next_attempt_at END,
-                    updated_at = CASE WHEN o.state = 'sent' THEN clock.now ELSE o.updated_at END
+                    next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.next_attempt_at END,
+                    updated_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.updated_at END
                 FROM due, clock
                 WHERE o.id = due.id
                 RETURNING \(unescaped: PostgresOutboxRow.columns(of: "o"))

@@ -46,10 +46,10 @@ extension PostgresOutbox {
                     state = \(target.rawValue),
                     attempts = o.attempts + \(change.addsAttempt ? 1 : 0),
                     last_error = CASE WHEN \(change.keepsError) THEN o.last_error ELSE \(change.error)::text END,
-                    next_attempt_at = \(change.retryAt)::timestamptz,
+                    next_attempt_at = \(change.retryAt?.timeIntervalSince1970)::float8,
                     server_id = CASE WHEN \(change.setsServer) THEN NULLIF(a.server_id, '') ELSE o.server_id END,
                     server_version = CASE WHEN \(change.setsServer) THEN NULLIF(a.server_version, '') ELSE o.server_version END,
-                    updated_at = \(change.date),
+                    updated_at = \(change.date.timeIntervalSince1970),
                     claimed_until = CASE WHEN \(change.releasesClaim) THEN NULL ELSE o.claimed_until END
                 FROM locked
                 JOIN unnest(\(ids)::bigint[], \(serverIDs)::text[], \(serverVersions)::text[]) AS a(id, server_id, server_version) ON a.id = locked.id

@@ -32,9 +32,10 @@ public struct PostgresOutbox: Sendable {
         self.database = database
     }
 
-    /// Applies the outbox's migrations (``PostgresOutboxSchema/migrations``) that `database` lacks.
+    /// Applies the outbox's migrations (``PostgresOutboxSchema/migrations``, and the staging schema's changes
+    /// to its table, ``PostgresStagingSchema/outboxMigrations``) that `database` lacks.
     public func prepare() throws {
-        try PostgresMigrations(PostgresOutboxSchema.migrations).apply(to: database)
+        try PostgresMigrations(PostgresOutboxSchema.migrations + PostgresStagingSchema.outboxMigrations).apply(to: database)
     }
 
     static let logger = Logger(label: "caregate.postgres.outbox")
@@ -88,7 +89,7 @@ public struct PostgresOutbox: Sendable {
             SELECT destination, entity_kind, entity_id, entity_uuid, CASE WHEN has_payload THEN payload END, created_at, updated_at
             FROM unnest(\(entries.map(\.destination))::text[], \(entries.map(\.entityKind.rawValue))::text[], \(entries.map(\.entityID))::text[],
                         \(entries.map(\.entityUUID))::uuid[], \(payloads)::bytea[], \(entries.map { $0.payload != nil })::bool[],
-                        \(entries.map(\.createdDate))::timestamptz[], \(entries.map(\.updatedDate))::timestamptz[])
+                        \(entries.map(\.createdDate.timeIntervalSince1970))::float8[], \(entries.map(\.updatedDate.timeIntervalSince1970))::float8[])
                  AS t(destination, entity_kind, entity_id, entity_uuid, payload, has_payload, created_at, updated_at)
             ORDER BY destination COLLATE "C", entity_uuid
             ON CONFLICT (destination, entity_uuid) DO NOTHING

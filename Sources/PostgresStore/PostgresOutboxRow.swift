@@ -16,8 +16,8 @@ struct PostgresOutboxRow: Sendable {
         return names.map { name in table.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
     }
     typealias Columns = (
-        Int64, String, String, String, UUID, Data?, String, Int, String?, Date?,
-        String?, String?, Date, Date, String?, Date?
+        Int64, String, String, String, UUID, Data?, String, Int, String?, Double?,
+        String?, String?, Double, Double, String?, Date?
     )
 
     var entry: OutboxEntry
@@ -34,8 +34,8 @@ struct PostgresOutboxRow: Sendable {
         }
         entry = OutboxEntry(
             id: id, destination: destination, entityKind: kind, entityID: entityID, entityUUID: uuid, payload: payload, state: state,
-            attempts: attempts, lastError: lastError, nextAttemptDate: nextAttempt, server: serverID.map { ServerVersion(id: $0, version: serverVersion) },
-            createdDate: created, updatedDate: updated)
+            attempts: attempts, lastError: lastError, nextAttemptDate: nextAttempt.map(Date.init(timeIntervalSince1970:)), server: serverID.map { ServerVersion(id: $0, version: serverVersion) },
+            createdDate: Date(timeIntervalSince1970: created), updatedDate: Date(timeIntervalSince1970: updated))
         self.claimedBy = claimedBy
         self.claimedUntil = claimedUntil
     }

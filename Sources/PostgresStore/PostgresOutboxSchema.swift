@@ -1,7 +1,9 @@
 /// The PostgreSQL outbox's tables, as named migrations (``PostgresMigrations``) whose names start with
 /// `0200-`: the range the outbox owns, beside the store's other parts.
 ///
-/// `outbox` holds the same columns as the SQLite store's table (snake_case, dates as `timestamptz`), plus a
+/// `outbox` holds the same columns as the SQLite store's table (snake_case; its dates `timestamptz` here,
+/// made `double precision` seconds since 1970 as SQLite keeps them by the staging schema's
+/// `0604-staging-outbox-dates-as-seconds`, ``PostgresStagingSchema``), plus a
 /// claim: `claimed_by` (the worker's name) and `claimed_until` (when the claim lapses, NULL when none is
 /// held). One entry per destination and entity version (the unique key), as in SQLite. The partial index
 /// holds only the entries a claim may still take, in id order, so that a claim never walks the
