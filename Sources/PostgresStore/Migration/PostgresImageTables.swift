@@ -63,7 +63,7 @@ struct PostgresImageTable {
     func selectExpression(_ field: StoreImageField) -> String {
         let column = "\"\(column(field))\""
         switch conversions[field.name] ?? .none {
-        case .booleanAsInteger: return "\(column)::int8"
+        case .booleanAsInteger: return "\(column)::int4::int8"
         case .uuidAsText: return column
         case .none:
             switch field.kind {

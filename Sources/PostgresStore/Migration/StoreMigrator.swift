@@ -36,13 +36,13 @@ public struct StoreMigrator: Sendable {
     /// Runs the migration; `progress` hears lines for standard error, `warn` warnings (a password file
     /// that cannot be used). Throws ``StoreMigrationError`` when the target is not empty, is the source,
     /// or differs from the source afterwards.
+    @discardableResult
     public func run(progress: @escaping @Sendable (String) -> Void = { _ in }, warn: @escaping (String) -> Void = { _ in }) throws -> Summary {
         if Self.same(source, target) { throw StoreMigrationError.sameStore(source.description) }
         if case .sqlite(let path) = target { try SQLiteImageTarget(path: path).checkIsNew() }
-        let sourceStore = try open(source, warn: warn)
-        defer { (sourceStore as? PostgreSQLStore)?.close() }
-        let reader: any StoreImageReader = sourceStore is PostgreSQLStore
-            ? PostgresImageReader(database: (sourceStore as! PostgreSQLStore).database) : SQLiteImageReader(store: sourceStore as! SQLiteStore)
+        let opened = try open(source, warn: warn)
+        defer { opened.close() }
+        let reader = opened.reader
         let targetStore: PostgreSQLStore?
         let destination: any StoreImageTarget
         switch target {
@@ -55,15 +55,11 @@ public struct StoreMigrator: Sendable {
             destination = PostgresImageTarget(store: store)
         }
         defer { targetStore?.close() }
-        return try sourceStore.withWriterLease("store migrate") {
+        return try opened.withWriterLease("store migrate") {
             progress("copying \(reader.storeDescription) into \(destination.storeDescription)")
             let copied = try Self.awaited {
                 try await StoreMigration.copy(from: reader, to: destination) { section, count, done in
-                    if done {
-                        progress("copied \(count) \(section.title)")
-                    } else if count % 100_000 < StoreImage.pageSize {
-                        progress("copying \(section.title): \(count)")
-                    }
+                    progress(done ? "copied \(count) \(section.title)" : "copying \(section.title): \(count)")
                 }
             }
             progress("comparing \(destination.storeDescription) with \(reader.storeDescription)")
@@ -81,13 +77,30 @@ public struct StoreMigrator: Sendable {
         }
     }
 
-    /// The source store, opened for writing (to take its writer lease); it must exist.
-    private func open(_ location: StoreLocation, warn: (String) -> Void) throws -> any Store {
+    /// The source store opened for reading under its writer lease.
+    private struct OpenedSource {
+        var reader: any StoreImageReader
+        var withWriterLease: (String, () throws -> Summary) throws -> Summary
+        var close: () -> Void
+    }
+
+    /// The source store, opened for writing (to take its writer lease: a SQLite store's lock file, a
+    /// PostgreSQL store's advisory lock on a session of its own); it must exist.
+    private func open(_ location: StoreLocation, warn: (String) -> Void) throws -> OpenedSource {
         switch location {
         case .sqlite(let path):
-            return try SQLiteStore(path: path, mode: .existingOnly, options: SQLiteStore.Options(busyTimeout: busyTimeout))
+            let store = try SQLiteStore(path: path, mode: .existingOnly, options: SQLiteStore.Options(busyTimeout: busyTimeout))
+            return OpenedSource(reader: SQLiteImageReader(store: store), withWriterLease: { try store.withWriterLease($0, $1) }, close: {})
         case .postgres(let postgres):
-            return try PostgreSQLStore.open(try PostgresDatabase(location: postgres, environment: environment, timeout: Self.postgresTimeout, warn: warn))
+            let database = try PostgresDatabase(location: postgres, environment: environment, timeout: Self.postgresTimeout, warn: warn)
+            let store = try PostgreSQLStore.open(database)
+            let lease = PostgresWriterLease(location: postgres, database: database, environment: environment, busyTimeout: busyTimeout, warn: warn)
+            return OpenedSource(
+                reader: PostgresImageReader(database: store.database), withWriterLease: { try lease.withWriterLease($0, $1) },
+                close: {
+                    lease.close()
+                    store.close()
+                })
         }
     }
 
@@ -109,7 +122,7 @@ extension StoreMigrator {
     /// Runs `operation` from the synchronous command and waits for it on this thread (never a thread of
     /// Swift's cooperative pool: the command runs on the main thread, under the source's writer lease).
     /// As FHIRCore's `waitForTask`, which this module does not depend on.
-    static func awaited<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
+    public static func awaited<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
         let outcome = AwaitedOutcome<T>()
         let done = DispatchSemaphore(value: 0)
         Task.detached {

@@ -163,16 +163,18 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
         }
     }
 
-    /// The name of a field in a PostgreSQL table: the field's name in snake_case.
+    /// The name of a field in a PostgreSQL table: the field's name in snake_case, an initialism one word
+    /// (`processUUID`: `process_uuid`, `outboxEntryID`: `outbox_entry_id`).
     public static func snakeCase(_ name: String) -> String {
+        let characters = Array(name)
         var out = ""
-        for character in name {
-            if character.isUppercase {
-                if !out.isEmpty { out.append("_") }
-                out.append(contentsOf: character.lowercased())
-            } else {
-                out.append(character)
+        for (index, character) in characters.enumerated() {
+            if character.isUppercase, index > 0 {
+                let previous = characters[index - 1]
+                let nextIsLower = index + 1 < characters.count && characters[index + 1].isLowercase
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) { out.append("_") }
             }
+            out.append(contentsOf: character.lowercased())
         }
         return out
     }

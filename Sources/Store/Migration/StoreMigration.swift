@@ -47,8 +47,12 @@ public enum StoreMigrationError: Error, Equatable, CustomStringConvertible {
 /// let counts = try await StoreMigration.copy(from: SQLiteImageReader(store: source), to: target) { print($0, $1) }
 /// ```
 public enum StoreMigration {
+    /// The records between two reports of a section's progress.
+    public static let progressStep = 100_000
+
     /// Copies every section of `source` into `target` (in one transaction or under a temporary name);
-    /// returns the records copied per section. `progress` hears each section's count as it grows.
+    /// returns the records copied per section. `progress` hears each section's count every
+    /// ``progressStep`` records (`done` false) and at its end (`done` true).
     @discardableResult
     public static func copy(
         from source: any StoreImageReader, to target: any StoreImageTarget,
@@ -61,7 +65,7 @@ public enum StoreMigration {
                 try await source.forEachPage(section) { records in
                     try await writer.write(section, records)
                     copied += records.count
-                    progress(section, copied, false)
+                    if copied / progressStep > (copied - records.count) / progressStep { progress(section, copied, false) }
                 }
                 progress(section, copied, true)
                 counts.append(section, copied)

@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import PostgresStore
+import Store
+import TestSupport
+import XCTest
+
+/// `caregate store migrate`: a store with every section filled (``MigrationFixture``) moved SQLite ->
+/// PostgreSQL -> SQLite gives back the same store (its image record by record, every SQLite table row by
+/// row, and `caregate store dump`); a target that is not empty is refused and left as it was.
+final class StoreMigrateTests: XCTestCase {
+    private lazy var both = BothStores(for: self)
+
+    override func tearDown() {
+        both.stop()
+    }
+
+    /// A new empty PostgreSQL database on the test server, as a location and as its URL.
+    private func postgresDatabase() throws -> (location: StoreLocation, url: String) {
+        let name = "migrate_\(UUID().uuidString.prefix(8).lowercased())"
+        try both.postgres(database: name).close()
+        let server = try XCTUnwrap(both.server)
+        let url = server.url.replacingOccurrences(of: "/\(server.database)?", with: "/\(name)?")
+        return (try StoreLocation.parse(url), url)
+    }
+
+    private func fixtureStore() throws -> (folder: URL, path: String) {
+        let folder = try makeScratchFolder("store-migrate")
+        let path = folder.appendingPathComponent("source.sqlite").path
+        try MigrationFixture.makeStore(at: path)
+        return (folder, path)
+    }
+
+    /// Every section of the image holds records (what the round trip below proves is kept).
+    private func assertEverySectionFilled(_ summary: StoreMigrator.Summary, file: StaticString = #filePath, line: UInt = #line) {
+        let empty = summary.copied.filter { $0.records == 0 }.map(\.section.title)
+        XCTAssertEqual(empty, [], "sections the fixture left empty", file: file, line: line)
+        XCTAssertEqual(summary.copied.map(\.records), summary.compared.map(\.records), file: file, line: line)
+    }
+
+    func testSQLiteToSQLiteKeepsEveryRowOfEveryTable() throws {
+        let (folder, source) = try fixtureStore()
+        let target = folder.appendingPathComponent("copy.sqlite").path
+        let summary = try StoreMigrator(from: .sqlite(path: source), to: .sqlite(path: target), environment: [:]).run()
+        assertEverySectionFilled(summary)
+        let (before, after) = (try MigrationFixture.tables(of: source), try MigrationFixture.tables(of: target))
+        XCTAssertEqual(before.keys.sorted(), after.keys.sorted())
+        for (table, rows) in before {
+            XCTAssertEqual(rows, after[table], "table \(table): every column of every row kept")
+        }
+        XCTAssertEqual(try MigrationFixture.dumps(of: source), try MigrationFixture.dumps(of: target))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("migrating") }
+        XCTAssertEqual(leftovers, [], "no temporary store left beside the target")
+    }
+
+    func testSQLiteToPostgreSQLAndBackGivesAnEqualStore() throws {
+        let (folder, source) = try fixtureStore()
+        let (postgres, _) = try postgresDatabase()
+        let there = try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()
+        assertEverySectionFilled(there)
+        let back = folder.appendingPathComponent("back.sqlite").path
+        let returned = try StoreMigrator(from: postgres, to: .sqlite(path: back), environment: [:]).run()
+        XCTAssertEqual(there.copied.map(\.records), returned.copied.map(\.records))
+
+        // The store image, record by record, between the first and the last store.
+        let (first, last) = (try SQLiteStore(path: source, mode: .readOnly), try SQLiteStore(path: back, mode: .readOnly))
+        let compared = try StoreMigrator.awaited { try await StoreMigration.verify(SQLiteImageReader(store: first), SQLiteImageReader(store: last)) }
+        XCTAssertEqual(compared.map { $0.records }, there.copied.map { $0.records })
+        // Every SQLite table, row by row, and the dumps.
+        let (before, after) = (try MigrationFixture.tables(of: source), try MigrationFixture.tables(of: back))
+        for (table, rows) in before {
+            XCTAssertEqual(rows, after[table], "table \(table) after SQLite -> PostgreSQL -> SQLite")
+        }
+        XCTAssertEqual(try MigrationFixture.dumps(of: source), try MigrationFixture.dumps(of: back))
+    }
+
+    func testATargetThatIsNotEmptyIsRefusedAndLeftAsItWas() throws {
+        let (folder, source) = try fixtureStore()
+        let (postgres, _) = try postgresDatabase()
+        try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()
+        XCTAssertThrowsError(try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()) { error in
+            guard case StoreMigrationError.targetNotEmpty(_, let holds) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(holds.hasPrefix("rows in "), holds)
+        }
+        // Still what the first migration wrote: compared equal with the source.
+        let back = folder.appendingPathComponent("back.sqlite").path
+        try StoreMigrator(from: postgres, to: .sqlite(path: back), environment: [:]).run()
+
+        let occupied = folder.appendingPathComponent("occupied.sqlite").path
+        try Data("not a store".utf8).write(to: URL(fileURLWithPath: occupied))
+        XCTAssertThrowsError(try StoreMigrator(from: .sqlite(path: source), to: .sqlite(path: occupied), environment: [:]).run()) { error in
+            guard case StoreMigrationError.targetNotEmpty = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: occupied)), Data("not a store".utf8))
+        XCTAssertThrowsError(try StoreMigrator(from: .sqlite(path: source), to: .sqlite(path: source), environment: [:]).run()) { error in
+            XCTAssertEqual(error as? StoreMigrationError, .sameStore(source))
+        }
+    }
+
+    func testAVerificationNamesTheFirstDifferenceWithoutItsValue() throws {
+        let (folder, source) = try fixtureStore()
+        let target = folder.appendingPathComponent("copy.sqlite").path
+        try StoreMigrator(from: .sqlite(path: source), to: .sqlite(path: target), environment: [:]).run()
+        let copy = try SQLiteStore(path: target, mode: .existingOnly)
+        var batch = StoreBatch()
+        batch.setCheckpoint(SyncCheckpoint(server: "https://ehr.example/fhir", resourceType: "Observation", cursor: "secret-cursor"))
+        try copy.apply(batch)
+        let original = try SQLiteStore(path: source, mode: .readOnly)
+        XCTAssertThrowsError(try StoreMigrator.awaited { try await StoreMigration.verify(SQLiteImageReader(store: original), SQLiteImageReader(store: copy)) }) { error in
+            guard case StoreMigrationError.verificationFailed(let difference) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(difference.hasPrefix("sync checkpoints, record 2: cursor differs"), difference)
+            XCTAssertFalse(difference.contains("secret-cursor"), "no value in the message: \(difference)")
+        }
+    }
+
+    func testTheCommandMigratesBothWaysAndRefusesATargetThatIsNotEmpty() throws {
+        let (folder, source) = try fixtureStore()
+        let (_, url) = try postgresDatabase()
+        let there = try CLIRunner.run(["store", "migrate", "--from", source, "--to", url])
+        XCTAssertEqual(there.status, 0, there.stderr)
+        XCTAssertTrue(there.stdout.contains("outcome versions: "), there.stdout)
+        XCTAssertTrue(there.stdout.contains("compared equal"), there.stdout)
+        XCTAssertTrue(there.stderr.contains("store migrate: copied "), there.stderr)
+        let server = try XCTUnwrap(both.server)
+        XCTAssertFalse((there.stdout + there.stderr).contains(server.password), "no password in any output")
+
+        let back = folder.appendingPathComponent("back.sqlite").path
+        let returned = try CLIRunner.run(["store", "migrate", "--from", url, "--to", back, "--quiet"])
+        XCTAssertEqual(returned.status, 0, returned.stderr)
+        XCTAssertEqual(returned.stderr, "")
+        XCTAssertEqual(try MigrationFixture.dumps(of: source), try MigrationFixture.dumps(of: back))
+
+        let refused = try CLIRunner.run(["store", "migrate", "--from", source, "--to", url])
+        XCTAssertEqual(refused.status, 2, refused.stdout + refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("is not empty"), refused.stderr)
+        let refusedFile = try CLIRunner.run(["store", "migrate", "--from", url, "--to", back])
+        XCTAssertEqual(refusedFile.status, 2, refusedFile.stderr)
+
+        let help = try CLIRunner.run(["store", "migrate", "--help"])
+        XCTAssertTrue(help.stdout.contains("--from") && help.stdout.contains("empty"), help.stdout)
+    }
+}
