@@ -139,4 +139,64 @@ final class StoreMigrateTests: XCTestCase {
         let help = try CLIRunner.run(["store", "migrate", "--help"])
         XCTAssertTrue(help.stdout.contains("--from") && help.stdout.contains("empty"), help.stdout)
     }
+
+    func testSyntheaRecordsComeBackFromPostgreSQLEqual() throws {
+        let records = try Corpus.files(in: "synthea-r4", suffix: ".json").sorted { $0.path < $1.path }.prefix(6)
+        let folder = try makeScratchFolder("store-migrate-synthea")
+        let source = folder.appendingPathComponent("source.sqlite").path
+        let imported = try CLIRunner.run(["import"] + records.map(\.path) + ["--store", source])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let (postgres, _) = try postgresDatabase()
+        let there = try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()
+        XCTAssertGreaterThan(there.copied.first { $0.section == .outcomeVersions }?.records ?? 0, 100)
+        let back = folder.appendingPathComponent("back.sqlite").path
+        try StoreMigrator(from: postgres, to: .sqlite(path: back), environment: [:]).run()
+        let (before, after) = (try MigrationFixture.tables(of: source), try MigrationFixture.tables(of: back))
+        for (table, rows) in before {
+            XCTAssertEqual(rows.count, after[table]?.count, "table \(table)")
+            XCTAssertTrue(rows == after[table], "table \(table): every column of every row after SQLite -> PostgreSQL -> SQLite")
+        }
+        XCTAssertEqual(try MigrationFixture.dumps(of: source), try MigrationFixture.dumps(of: back))
+    }
+
+    func testAnInterruptedCopyLeavesNoTarget() async throws {
+        let (folder, source) = try fixtureStore()
+        let reader = FailingReader(inner: SQLiteImageReader(store: try SQLiteStore(path: source, mode: .readOnly)), failAt: .revisions)
+        let postgres = try both.postgres()
+        defer { postgres.close() }
+        do {
+            try await StoreMigration.copy(from: reader, to: PostgresImageTarget(store: postgres))
+            XCTFail("the copy went through")
+        } catch {
+            XCTAssertTrue(error is FailingReader.Stop, "\(error)")
+        }
+        let empty = try StoreMigrator.awaited { try await PostgresImageReader(database: postgres.database).page(.outcomeVersions, after: nil, limit: 1) }
+        XCTAssertEqual(empty.records.count, 0, "the transaction rolled back")
+
+        let target = folder.appendingPathComponent("never.sqlite").path
+        do {
+            try await StoreMigration.copy(from: reader, to: SQLiteImageTarget(path: target))
+            XCTFail("the copy went through")
+        } catch {
+            XCTAssertTrue(error is FailingReader.Stop, "\(error)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("never") || $0.contains("migrating") }
+        XCTAssertEqual(left, [], "no target and no temporary store left")
+        // The target that was refused half-way takes a whole copy afterwards.
+        try StoreMigrator(from: .sqlite(path: source), to: .sqlite(path: target), environment: [:]).run()
+    }
+}
+
+/// A source that stops with ``Stop`` when the copy reaches `failAt`, as a failing disk or network would.
+private struct FailingReader: StoreImageReader {
+    struct Stop: Error {}
+    let inner: any StoreImageReader
+    let failAt: StoreImageSection
+
+    var storeDescription: String { inner.storeDescription }
+
+    func page(_ section: StoreImageSection, after cursor: StoreImageCursor?, limit: Int) async throws -> StoreImagePage {
+        if section == failAt { throw Stop() }
+        return try await inner.page(section, after: cursor, limit: limit)
+    }
 }
