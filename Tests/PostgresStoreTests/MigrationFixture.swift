@@ -76,6 +76,18 @@ enum MigrationFixture {
             runID: "run-1", server: "https://ehr.example/fhir", started: base, ended: base.addingTimeInterval(2.5), result: .ok,
             counts: SyncRun.Counts(pulled: 4, imported: 4, failed: 0, pushed: 2, acknowledged: 1, refused: 1, deadLetters: 1, problems: 0),
             report: #"{"n":1}"#))
+        try skipIDs(at: path)
+    }
+
+    /// Moves the numbering of the outbox and the audit trail past their last rows, as deleting the newest
+    /// would: a copy must not give those ids again.
+    static func skipIDs(at path: String) throws {
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = 'outbox'")
+        }
+        try DatabaseQueue(path: path + "-audit.sqlite").write { db in
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = seq + 7 WHERE name = 'audit'")
+        }
     }
 
     /// Every table of the SQLite store at `path` (and of its audit trail file), each table's rows in
@@ -88,7 +100,7 @@ enum MigrationFixture {
             let queue = try DatabaseQueue(path: file, configuration: configuration)
             try queue.read { db in
                 let names = try String.fetchAll(
-                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('sqlite_sequence', 'grdb_migrations') ORDER BY name")
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'grdb_migrations' ORDER BY name")
                 for name in names {
                     let columns = try db.columns(in: name).count
                     let order = (1...columns).map(String.init).joined(separator: ", ")

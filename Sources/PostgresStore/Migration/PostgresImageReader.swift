@@ -29,6 +29,7 @@ public struct PostgresImageReader: StoreImageReader {
     private func read(_ section: StoreImageSection, after cursor: StoreImageCursor?, limit: Int) async throws -> StoreImagePage {
         if let kind = section.entityKind { return try await versions(kind, after: cursor?.position ?? 0, limit: limit) }
         if section == .revisions { return try await revisions(after: cursor?.position ?? 0, limit: limit) }
+        if section == .idSequences { return try await idSequences() }
         guard let table = PostgresImageTable.of(section) else { return StoreImagePage(records: [], next: nil) }
         let fields = section.fields
         var sql = "SELECT " + fields.map(table.selectExpression).joined(separator: ", ")
@@ -98,5 +99,18 @@ public struct PostgresImageReader: StoreImageReader {
             last = row
         }
         return StoreImagePage(records: records, next: records.count == limit ? StoreImageCursor(position: last) : nil)
+    }
+
+    /// The last id each numbered section's identity sequence gave.
+    private func idSequences() async throws -> StoreImagePage {
+        try await database.client.withConnection { connection in
+            var records: [StoreImageRecord] = []
+            for section in StoreImageSection.numbered {
+                guard let table = PostgresImageTable.of(section), let identity = table.identity else { continue }
+                let (_, last) = try await PostgresImageTable.lastID(table.name, identity, connection, logger: Self.logger)
+                records.append(StoreImageRecord([.text(section.rawValue), .integer(last)]))
+            }
+            return StoreImagePage(records: records, next: nil)
+        }
     }
 }

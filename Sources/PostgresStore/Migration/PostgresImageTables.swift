@@ -1,5 +1,6 @@
 import CareModel
 import Foundation
+import Logging
 import NIOCore
 import PostgresNIO
 import Store
@@ -46,7 +47,7 @@ struct PostgresImageTable {
         case .questionnaires: return .init(name: "questionnaire", storedOrder: "row_id")
         case .exportProgress: return .init(name: "export_progress")
         case .reportStarts: return .init(name: "report_start")
-        case .patientVersions, .carePlanVersions, .contactVersions, .taskVersions, .outcomeVersions, .revisions: return nil
+        case .patientVersions, .carePlanVersions, .contactVersions, .taskVersions, .outcomeVersions, .revisions, .idSequences: return nil
         }
     }
 
@@ -54,6 +55,19 @@ struct PostgresImageTable {
     static let filledTables: [String] =
         EntityKind.allCases.map(PostgresEntitySchema.table) + ["revision"]
         + StoreImageSection.allCases.compactMap { of($0) }.filter { !$0.singleton }.map(\.name)
+
+    /// The last id the identity sequence of `table`'s column `identity` gave (0 when it gave none), and
+    /// the sequence's name (from the catalog).
+    static func lastID(_ table: String, _ identity: String, _ connection: PostgresConnection, logger: Logger) async throws -> (sequence: String, last: Int64) {
+        let names = try await connection.values(
+            "SELECT pg_get_serial_sequence(\(table), \(identity))", as: String?.self, logger: logger)
+        guard let sequence = names.first ?? nil else {
+            throw StoreError.database(message: "the table \(table) has no sequence for \(identity)")
+        }
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT last_value, is_called FROM \(sequence)"), logger: logger)
+        for try await (value, called) in rows.decode((Int64, Bool).self) { return (sequence, called ? value : 0) }
+        return (sequence, 0)
+    }
 
     func column(_ field: StoreImageField) -> String {
         columnNames[field.name] ?? StoreImageSection.snakeCase(field.name)

@@ -28,6 +28,7 @@ final class PostgresImageWriter: StoreImageWriter {
         }
         if let kind = section.entityKind { return try await insertVersions(kind, records) }
         if section == .revisions { return try await insertRevisions(records) }
+        if section == .idSequences { return try await continueSequences(records) }
         guard let table = PostgresImageTable.of(section) else { return }
         if table.singleton {
             var bindings = PostgresBindings()
@@ -181,15 +182,33 @@ final class PostgresImageWriter: StoreImageWriter {
         }
     }
 
-    /// Sets the sequences of the tables whose ids were copied past the largest id copied.
+    /// Sets each numbered table's sequence to the source's last id (never lower than the ids copied).
+    private func continueSequences(_ records: [StoreImageRecord]) async throws {
+        for record in records {
+            guard let name = record[0].text, let section = StoreImageSection(rawValue: name), StoreImageSection.numbered.contains(section),
+                let table = PostgresImageTable.of(section), let identity = table.identity
+            else {
+                throw StoreMigrationError.unwritable(section: "id sequences", reason: "a record names no numbered section")
+            }
+            try await raise(table.name, identity, to: record[1].integer ?? 0)
+        }
+    }
+
+    /// Sets the sequence of `table`'s `identity` to `last` when it gave less, so that its next id follows.
+    private func raise(_ table: String, _ identity: String, to last: Int64) async throws {
+        let (sequence, current) = try await PostgresImageTable.lastID(table, identity, connection, logger: Self.logger)
+        guard last > current else { return }
+        try await connection.finish("SELECT setval(\(sequence)::regclass, \(last))", logger: Self.logger)
+    }
+
+    /// Sets the sequences of the tables whose ids were copied past the largest id copied, where the
+    /// image's id sequences did not already.
     func finish() async throws {
-        for section in StoreImageSection.allCases {
+        for section in StoreImageSection.numbered {
             guard let table = PostgresImageTable.of(section), let identity = table.identity else { continue }
-            try await connection.finish(
-                PostgresQuery(unsafeSQL: """
-                    SELECT setval(pg_get_serial_sequence('\(table.name)', '\(identity)'), max(\(identity))) FROM \(table.name) HAVING max(\(identity)) IS NOT NULL
-                    """),
-                logger: Self.logger)
+            let largest = try await connection.values(
+                PostgresQuery(unsafeSQL: "SELECT coalesce(max(\(identity)), 0)::int8 FROM \(table.name)"), as: Int64.self, logger: Self.logger)
+            try await raise(table.name, identity, to: largest.first ?? 0)
         }
     }
 }

@@ -25,6 +25,7 @@ public struct SQLiteImageReader: StoreImageReader {
         switch section {
         case .revisions: return try revisions(after: cursor?.position ?? 0, limit: limit)
         case .audit: return try audit(after: cursor?.position ?? 0, limit: limit)
+        case .idSequences: return try idSequences()
         default: break
         }
         guard let table = SQLiteImageTable.of(section) else { return StoreImagePage(records: [], next: nil) }
@@ -125,5 +126,20 @@ public struct SQLiteImageReader: StoreImageReader {
         let records = try merged.map { try SQLiteImageTable.record($0, fields: fields, section: .audit) }
         let next: Int64? = merged.count == limit ? merged.last?[0] : nil
         return StoreImagePage(records: records, next: next.map { StoreImageCursor(position: $0) })
+    }
+
+    /// The last id of each numbered section; the audit trail's the larger of its file's and the store's
+    /// older table's.
+    private func idSequences() throws -> StoreImagePage {
+        var records: [StoreImageRecord] = []
+        for section in StoreImageSection.numbered {
+            let table = SQLiteImageTable.numberedTable(section)
+            var last = try store.readSnapshot { db in [try SQLiteImageTable.lastID(table, db)] }[0]
+            if section == .audit {
+                last = max(last, try read(.auditTrail) { db in [try SQLiteImageTable.lastID(table, db)] }.first ?? 0)
+            }
+            records.append(StoreImageRecord([.text(section.rawValue), .integer(last)]))
+        }
+        return StoreImagePage(records: records, next: nil)
     }
 }

@@ -31,9 +31,26 @@ struct SQLiteImageTable {
         case .questionnaires: return .init(name: "questionnaire", storedOrder: "rowid")
         case .exportProgress: return .init(name: StoreSchema.Table.exportProgress)
         case .reportStarts: return .init(name: StoreSchema.Table.reportStart)
-        case .patientVersions, .carePlanVersions, .contactVersions, .taskVersions, .outcomeVersions, .revisions, .audit:
+        case .patientVersions, .carePlanVersions, .contactVersions, .taskVersions, .outcomeVersions, .revisions, .audit, .idSequences:
             return nil
         }
+    }
+
+    /// The table whose `sqlite_sequence` row numbers a section's ids (``StoreImageSection/numbered``);
+    /// the audit trail's is in its own file.
+    static func numberedTable(_ section: StoreImageSection) -> String {
+        switch section {
+        case .deadLetters: return StoreSchema.Table.deadLetter
+        case .syncRuns: return "syncRun"
+        case .audit: return StoreSchema.Table.audit
+        default: return StoreSchema.Table.outbox
+        }
+    }
+
+    /// The last id `table` gave (its `sqlite_sequence` row), 0 when it gave none.
+    static func lastID(_ table: String, _ db: Database) throws -> Int64 {
+        guard try db.tableExists("sqlite_sequence") else { return 0 }
+        return try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0
     }
 
     /// The section's record from a row of its fields, each converted as its field says.

@@ -38,6 +38,8 @@ final class SQLiteImageWriter: StoreImageWriter {
             }
         case .revisions:
             try store.writeTransaction { db in try insertRevisions(records, db) }
+        case .idSequences:
+            try continueSequences(records, store)
         case .audit, .auditRefusals:
             let table = section == .audit ? "audit" : "audit_refusals"
             let trail = try store.auditTrail.writer(lastStoreID: store.lastAuditIDInStore)
@@ -119,6 +121,29 @@ final class SQLiteImageWriter: StoreImageWriter {
             try statement.execute(arguments: [record[0].text, record[1].integer, name, uuid, uuid])
             guard db.changesCount == 1 else {
                 throw StoreMigrationError.unwritable(section: "revisions", reason: "a revision names a \(kind) version (\(uuid.uuidString)) the store does not hold")
+            }
+        }
+    }
+
+    /// Sets each numbered table's last id to the source's (never lower than the ids copied).
+    private func continueSequences(_ records: [StoreImageRecord], _ store: SQLiteStore) throws {
+        for record in records {
+            guard let name = record[0].text, let section = StoreImageSection(rawValue: name), StoreImageSection.numbered.contains(section) else {
+                throw StoreMigrationError.unwritable(section: "id sequences", reason: "a record names no numbered section")
+            }
+            guard let last = record[1].integer, last > 0 else { continue }
+            let table = SQLiteImageTable.numberedTable(section)
+            let write: (Database) throws -> Void = { db in
+                try db.execute(
+                    sql: "INSERT INTO sqlite_sequence (name, seq) SELECT ?, 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?)",
+                    arguments: [table, table])
+                try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", arguments: [last, table])
+            }
+            if section == .audit {
+                let trail = try store.auditTrail.writer(lastStoreID: store.lastAuditIDInStore)
+                do { try trail.write(write) } catch { throw store.auditTrail.failure(error) }
+            } else {
+                try store.writeTransaction(write)
             }
         }
     }

@@ -29,6 +29,10 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
     case questionnaires
     case exportProgress
     case reportStarts
+    /// The last id each numbered table gave (outbox entries, dead letters, audit entries, sync runs), so
+    /// that the copy never gives again an id the source gave to a row it deleted since. Last: the rows
+    /// copied before move the numbering too.
+    case idSequences
 
     /// The entity versions section of `kind`.
     public static func versions(_ kind: EntityKind) -> StoreImageSection {
@@ -79,6 +83,7 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
         case .questionnaires: return "questionnaires"
         case .exportProgress: return "export progress"
         case .reportStarts: return "report starts"
+        case .idSequences: return "id sequences"
         }
     }
 
@@ -138,6 +143,7 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
             ]
         case .exportProgress: return [.init("target", .text), .init("exportID", .text), .init("file", .text), .init("committedDate", .real)]
         case .reportStarts: return [.init("frequency", .text), .init("firstDay", .text), .init("recordedDate", .real)]
+        case .idSequences: return [.init("section", .text), .init("lastID", .integer)]
         default: return []
         }
     }
@@ -147,6 +153,10 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
         .init("version", .entity), .init("nextEffectiveDate", .real), .init("eventStart", .real), .init("versionNumber", .integer),
     ]
 
+    /// The sections whose records carry ids a table numbers, in the order of their ``idSequences``
+    /// records (by name, byte by byte).
+    public static let numbered: [StoreImageSection] = [.audit, .deadLetters, .outbox, .syncRuns]
+
     /// The counts of a sync run, in order.
     public static let syncRunCounts = ["pulled", "imported", "failed", "pushed", "acknowledged", "refused", "deadLetters", "problems"]
 
@@ -154,7 +164,7 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
     /// (text compared byte by byte, as SQLite's BINARY and PostgreSQL's "C" collations do).
     public var orderKey: [Int]? {
         switch self {
-        case .outcomeConflicts, .exportProgress, .reportStarts: return [0]
+        case .outcomeConflicts, .exportProgress, .reportStarts, .idSequences: return [0]
         case .resourceLinks: return [0, 1, 2, 3, 4]
         case .syncCheckpoints, .patientKnowledge, .revisionStamps, .questionnaires: return [0, 1]
         case .auditRefusals: return [0, 1, 2, 3]
