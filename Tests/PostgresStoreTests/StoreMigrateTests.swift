@@ -53,13 +53,16 @@ final class StoreMigrateTests: XCTestCase {
         XCTAssertEqual(leftovers, [], "no temporary store left beside the target")
     }
 
-    func testSQLiteToPostgreSQLAndBackGivesAnEqualStore() throws {
+    func testSQLiteToPostgreSQLToPostgreSQLAndBackGivesAnEqualStore() throws {
         let (folder, source) = try fixtureStore()
         let (postgres, _) = try postgresDatabase()
         let there = try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()
         assertEverySectionFilled(there)
+        // And from one PostgreSQL database to another, then back to SQLite.
+        let (second, _) = try postgresDatabase()
+        try StoreMigrator(from: postgres, to: second, environment: [:]).run()
         let back = folder.appendingPathComponent("back.sqlite").path
-        let returned = try StoreMigrator(from: postgres, to: .sqlite(path: back), environment: [:]).run()
+        let returned = try StoreMigrator(from: second, to: .sqlite(path: back), environment: [:]).run()
         XCTAssertEqual(there.copied.map(\.records), returned.copied.map(\.records))
 
         // The store image, record by record, between the first and the last store.
@@ -184,6 +187,39 @@ final class StoreMigrateTests: XCTestCase {
         XCTAssertEqual(left, [], "no target and no temporary store left")
         // The target that was refused half-way takes a whole copy afterwards.
         try StoreMigrator(from: .sqlite(path: source), to: .sqlite(path: target), environment: [:]).run()
+    }
+
+    func testReadersGiveTheSameRecordsWhateverTheirPageSize() async throws {
+        let (_, source) = try fixtureStore()
+        let (postgres, _) = try postgresDatabase()
+        try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()
+        let sqlite = SQLiteImageReader(store: try SQLiteStore(path: source, mode: .readOnly))
+        guard case .postgres(let location) = postgres else { return XCTFail("not PostgreSQL") }
+        let database = try PostgresDatabase(location: location, environment: [:])
+        defer { database.close() }
+        let readers: [(String, any StoreImageReader)] = [("SQLite", sqlite), ("PostgreSQL", PostgresImageReader(database: database))]
+        for section in StoreImageSection.allCases {
+            let whole = try await records(sqlite, section, pageSize: 1_000_000)
+            for (name, reader) in readers {
+                for size in [2, 5] {
+                    let paged = try await records(reader, section, pageSize: size)
+                    XCTAssertTrue(paged == whole, "\(name) \(section.title), \(size) a page: \(paged.count) records, \(whole.count) in one")
+                }
+            }
+        }
+    }
+
+    /// Every record of `section`, read `pageSize` at a time.
+    private func records(_ reader: any StoreImageReader, _ section: StoreImageSection, pageSize: Int) async throws -> [StoreImageRecord] {
+        var all: [StoreImageRecord] = []
+        var cursor: StoreImageCursor?
+        repeat {
+            let page = try await reader.page(section, after: cursor, limit: pageSize)
+            XCTAssertLessThanOrEqual(page.records.count, pageSize)
+            all += page.records
+            cursor = page.next
+        } while cursor != nil && all.count < 100_000
+        return all
     }
 }
 

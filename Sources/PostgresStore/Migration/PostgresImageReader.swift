@@ -29,7 +29,7 @@ public struct PostgresImageReader: StoreImageReader {
     private func read(_ section: StoreImageSection, after cursor: StoreImageCursor?, limit: Int) async throws -> StoreImagePage {
         if let kind = section.entityKind { return try await versions(kind, after: cursor?.position ?? 0, limit: limit) }
         if section == .revisions { return try await revisions(after: cursor?.position ?? 0, limit: limit) }
-        if section == .idSequences { return try await idSequences() }
+        if section == .idSequences { return StoreImagePage.slice(try await idSequences(), after: cursor, limit: limit) }
         guard let table = PostgresImageTable.of(section) else { return StoreImagePage(records: [], next: nil) }
         let fields = section.fields
         var sql = "SELECT " + fields.map(table.selectExpression).joined(separator: ", ")
@@ -102,7 +102,7 @@ public struct PostgresImageReader: StoreImageReader {
     }
 
     /// The last id each numbered section's identity sequence gave.
-    private func idSequences() async throws -> StoreImagePage {
+    private func idSequences() async throws -> [StoreImageRecord] {
         try await database.client.withConnection { connection in
             var records: [StoreImageRecord] = []
             for section in StoreImageSection.numbered {
@@ -110,7 +110,7 @@ public struct PostgresImageReader: StoreImageReader {
                 let (_, last) = try await PostgresImageTable.lastID(table.name, identity, connection, logger: Self.logger)
                 records.append(StoreImageRecord([.text(section.rawValue), .integer(last)]))
             }
-            return StoreImagePage(records: records, next: nil)
+            return records
         }
     }
 }

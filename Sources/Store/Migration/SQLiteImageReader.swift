@@ -25,7 +25,7 @@ public struct SQLiteImageReader: StoreImageReader {
         switch section {
         case .revisions: return try revisions(after: cursor?.position ?? 0, limit: limit)
         case .audit: return try audit(after: cursor?.position ?? 0, limit: limit)
-        case .idSequences: return try idSequences()
+        case .idSequences: return StoreImagePage.slice(try idSequences(), after: cursor, limit: limit)
         default: break
         }
         guard let table = SQLiteImageTable.of(section) else { return StoreImagePage(records: [], next: nil) }
@@ -130,7 +130,7 @@ public struct SQLiteImageReader: StoreImageReader {
 
     /// The last id of each numbered section; the audit trail's the larger of its file's and the store's
     /// older table's.
-    private func idSequences() throws -> StoreImagePage {
+    private func idSequences() throws -> [StoreImageRecord] {
         var records: [StoreImageRecord] = []
         for section in StoreImageSection.numbered {
             let table = SQLiteImageTable.numberedTable(section)
@@ -140,6 +140,6 @@ public struct SQLiteImageReader: StoreImageReader {
             }
             records.append(StoreImageRecord([.text(section.rawValue), .integer(last)]))
         }
-        return StoreImagePage(records: records, next: nil)
+        return records
     }
 }

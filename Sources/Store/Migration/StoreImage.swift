@@ -17,6 +17,17 @@ import Foundation
 public enum StoreImage {
     /// The records read or written at a time, bounding the memory a migration of millions of outcomes takes.
     public static let pageSize = 2_000
+
+    /// The records of `section` read or written at a time: fewer where records carry documents (raw
+    /// resources, payloads, a consent's signed document and signature image), so that a page stays
+    /// within tens of megabytes.
+    public static func pageSize(_ section: StoreImageSection) -> Int {
+        switch section {
+        case .consentDecisions: return 10
+        case .sourceResources, .questionnaires, .outbox, .deadLetters: return 200
+        default: return pageSize
+        }
+    }
 }
 
 /// One value of a record's field.
@@ -110,6 +121,16 @@ public struct StoreImageCursor: Sendable, Hashable {
     }
 }
 
+extension StoreImagePage {
+    /// The page of at most `limit` of `records` (all of a small section, read at once) after `cursor`,
+    /// a cursor's position counting the records given before.
+    public static func slice(_ records: [StoreImageRecord], after cursor: StoreImageCursor?, limit: Int) -> StoreImagePage {
+        let start = min(records.count, Int(clamping: max(0, cursor?.position ?? 0)))
+        let end = min(records.count, start + max(1, limit))
+        return StoreImagePage(records: Array(records[start..<end]), next: end < records.count ? StoreImageCursor(position: Int64(end)) : nil)
+    }
+}
+
 /// Reads a store's image, a page at a time (async, so that a PostgreSQL reader can run inside a
 /// PostgreSQL writer's transaction without blocking the pool's threads).
 public protocol StoreImageReader: Sendable {
@@ -120,10 +141,10 @@ public protocol StoreImageReader: Sendable {
 
 extension StoreImageReader {
     /// Every record of `section`, page by page, handed to `body`.
-    public func forEachPage(_ section: StoreImageSection, limit: Int = StoreImage.pageSize, _ body: ([StoreImageRecord]) async throws -> Void) async throws {
+    public func forEachPage(_ section: StoreImageSection, _ body: ([StoreImageRecord]) async throws -> Void) async throws {
         var cursor: StoreImageCursor?
         repeat {
-            let page = try await page(section, after: cursor, limit: limit)
+            let page = try await page(section, after: cursor, limit: StoreImage.pageSize(section))
             if !page.records.isEmpty { try await body(page.records) }
             cursor = page.next
         } while cursor != nil

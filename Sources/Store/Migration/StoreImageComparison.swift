@@ -127,7 +127,7 @@ private struct Buffered {
     mutating func next() async throws -> StoreImageRecord? {
         while index == records.count {
             if done { return nil }
-            let page = try await reader.page(section, after: cursor, limit: StoreImage.pageSize)
+            let page = try await reader.page(section, after: cursor, limit: StoreImage.pageSize(section))
             records = page.records
             index = 0
             cursor = page.next

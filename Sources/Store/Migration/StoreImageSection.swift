@@ -164,7 +164,7 @@ public enum StoreImageSection: String, CaseIterable, Sendable {
     /// (text compared byte by byte, as SQLite's BINARY and PostgreSQL's "C" collations do).
     public var orderKey: [Int]? {
         switch self {
-        case .outcomeConflicts, .exportProgress, .reportStarts, .idSequences: return [0]
+        case .syncClock, .outcomeConflicts, .exportProgress, .reportStarts, .idSequences: return [0]
         case .resourceLinks: return [0, 1, 2, 3, 4]
         case .syncCheckpoints, .patientKnowledge, .revisionStamps, .questionnaires: return [0, 1]
         case .auditRefusals: return [0, 1, 2, 3]
