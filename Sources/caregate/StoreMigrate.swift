@@ -11,29 +11,16 @@ struct StoreMigrate: ParsableCommand {
         commandName: "migrate",
         abstract: "Copy a whole store into a new, empty SQLite file or PostgreSQL database, and check the copy.",
         discussion: """
-            Copies everything the source holds: every version of every care entity (uuids, version links, \
-            dates, provenance), outcome conflicts, the raw source resources and their links, sync checkpoints, \
-            the outbox (ids, states, attempts, errors) and dead letters (with replays and resolutions), the \
-            app sync clock, knowledge vectors, revision stamps and the revision log, the audit trail and \
-            refusal counts, sync runs, the last import's coverage, consent decisions, questionnaires, export \
-            progress and report starts. Then it reads the target back and compares it with the source, \
-            section by section and record by record, and prints the counts compared.
+            Copies everything (entity versions, raw resources, links, checkpoints, outbox, dead letters, \
+            revision log, audit trail, sync runs, consents...), then compares the copy record by record. The source is read under its writer lease (stop serve \
+            first). The target must be new: a path where no file is, or a database with no CareGate data; \
+            a failed migration leaves none behind.
 
-            The source is read under its writer lease: imports, syncs and pushes wait meanwhile (stop \
-            `caregate serve` first: its audit trail is written without the lease). The target must be new: \
-            a SQLite path where no file is (the store is built under a temporary name beside it and renamed \
-            when complete), or a PostgreSQL database holding no CareGate data (written in one transaction). \
-            A failed or interrupted migration leaves no target behind, and the source unchanged.
+            Example:
+              caregate store migrate --from caregate.sqlite --to postgres://db/caregate
 
-            Progress goes to standard error, the summary to standard output.
-
-            Examples:
-              caregate store migrate --from caregate.sqlite --to postgres://caregate@db.example.org/caregate
-              caregate store migrate --from postgres://caregate@db.example.org/caregate --to back.sqlite
-
-            Exit status: 0 when the copy is complete and equal to the source; 1 when the source cannot be \
-            read, the target cannot be written, or the copy differs from the source (the first difference \
-            is named); 2 on bad usage, a target that is not empty, or a database that cannot be reached.
+            Exit status: 0 when the copy equals the source; 1 when it cannot be made or differs (the first \
+            difference named); 2 on bad usage, a target not empty, or a database out of reach.
             More: Docs/postgresql.md, "Moving a store: caregate store migrate".
             """)
 
