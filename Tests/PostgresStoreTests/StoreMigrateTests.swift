@@ -124,8 +124,7 @@ final class StoreMigrateTests: XCTestCase {
         XCTAssertTrue(there.stdout.contains("outcome versions: "), there.stdout)
         XCTAssertTrue(there.stdout.contains("compared equal"), there.stdout)
         XCTAssertTrue(there.stderr.contains("store migrate: copied "), there.stderr)
-        let server = try XCTUnwrap(both.server)
-        XCTAssertFalse((there.stdout + there.stderr).contains(server.password), "no password in any output")
+        XCTAssertFalse((there.stdout + there.stderr).contains(try XCTUnwrap(both.server).password), "no password in any output")
 
         let back = folder.appendingPathComponent("back.sqlite").path
         let returned = try CLIRunner.run(["store", "migrate", "--from", url, "--to", back, "--quiet"])
@@ -138,6 +137,22 @@ final class StoreMigrateTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("is not empty"), refused.stderr)
         let refusedFile = try CLIRunner.run(["store", "migrate", "--from", url, "--to", back])
         XCTAssertEqual(refusedFile.status, 2, refusedFile.stderr)
+
+        let missing = try CLIRunner.run(["store", "migrate", "--from", folder.appendingPathComponent("none.sqlite").path, "--to", folder.appendingPathComponent("x.sqlite").path])
+        XCTAssertEqual(missing.status, 1, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("no store at"), missing.stderr)
+        let (_, bare) = try postgresDatabase()
+        let server = try XCTUnwrap(both.server)
+        let bareName = "bare_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.createDatabase(bareName)
+        let bareURL = bare.replacingOccurrences(of: #"/migrate_[0-9a-f]+\?"#, with: "/\(bareName)?", options: .regularExpression)
+        let notAStore = try CLIRunner.run(["store", "migrate", "--from", bareURL, "--to", folder.appendingPathComponent("y.sqlite").path])
+        XCTAssertEqual(notAStore.status, 1, notAStore.stderr)
+        XCTAssertTrue(notAStore.stderr.contains("no store at"), notAStore.stderr)
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", database: bareName).trimmingCharacters(in: .whitespacesAndNewlines), "0", "nothing made in a database that is no store")
+        let noFolder = try CLIRunner.run(["store", "migrate", "--from", source, "--to", folder.appendingPathComponent("no/such/folder.sqlite").path])
+        XCTAssertEqual(noFolder.status, 1, noFolder.stderr)
+        XCTAssertTrue(noFolder.stderr.contains("does not exist"), noFolder.stderr)
 
         let help = try CLIRunner.run(["store", "migrate", "--help"])
         XCTAssertTrue(help.stdout.contains("--from") && help.stdout.contains("empty"), help.stdout)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import Store
 
 /// `caregate store migrate`'s work: opens the source and the target named by their locations, copies the
@@ -29,6 +30,8 @@ public struct StoreMigrator: Sendable {
         self.environment = environment
         self.busyTimeout = busyTimeout
     }
+
+    private static let logger = Logger(label: "caregate.postgres.migration")
 
     /// The longest a PostgreSQL store's one migration transaction, or one read, may take.
     static let postgresTimeout: Duration = .seconds(7 * 86_400)
@@ -93,6 +96,18 @@ public struct StoreMigrator: Sendable {
             return OpenedSource(reader: SQLiteImageReader(store: store), withWriterLease: { try store.withWriterLease($0, $1) }, close: {})
         case .postgres(let postgres):
             let database = try PostgresDatabase(location: postgres, environment: environment, timeout: Self.postgresTimeout, warn: warn)
+            // A database without CareGate's schema is no store to copy: nothing is made in it.
+            let isStore = try database.run { client in
+                var found = false
+                for try await exists in try await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: Self.logger).decode(Bool.self) {
+                    found = exists
+                }
+                return found
+            }
+            guard isStore else {
+                database.close()
+                throw StoreError.storeNotFound(path: postgres.redacted)
+            }
             let store = try PostgreSQLStore.open(database)
             let lease = PostgresWriterLease(location: postgres, database: database, environment: environment, busyTimeout: busyTimeout, warn: warn)
             return OpenedSource(

@@ -15,10 +15,18 @@ public struct SQLiteImageTarget: StoreImageTarget {
     /// The files beside a store that would make `path` not new.
     static let occupyingSuffixes = ["", "-wal", "-audit.sqlite"]
 
-    /// Refuses a path where a store (or any file) already is.
+    /// Refuses a path where a store (or any file) already is, or whose folder cannot take a new one.
     public func checkIsNew() throws {
         for suffix in Self.occupyingSuffixes where FileManager.default.fileExists(atPath: path + suffix) {
             throw StoreMigrationError.targetNotEmpty(store: path, holds: "a file at \(path + suffix)")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StoreError.cannotCreate(path: path, reason: "the folder \(folder) does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw StoreError.cannotCreate(path: path, reason: "the folder \(folder) is not writable (permission denied)")
         }
     }
 
