@@ -31,6 +31,10 @@ enum MigrationFixture {
         batch.transition(outboxEntry: pending[1].id!, .sent(at: base))
         batch.transition(outboxEntry: pending[1].id!, .acknowledged(at: base.addingTimeInterval(1), server: ServerVersion(id: "obs-1", version: "2")))
         batch.transition(outboxEntry: pending[2].id!, .failed(error: "HTTP 422", retryAt: base.addingTimeInterval(60), at: base))
+        // Keys whose order depends on the collation ("Beta" before "alpha" byte by byte, after in English).
+        for id in ["alpha", "Beta", "ébène", "Zeta"] {
+            batch.link(ResourceLink(sourceSystem: "https://ehr.example/fhir", resourceType: "Goal", resourceID: id, entityKind: .task, entityID: "task-1-1"))
+        }
         batch.setCheckpoint(SyncCheckpoint(server: "https://ehr.example/fhir", resourceType: "Observation", cursor: "2026-11-01T00:00:00Z", updatedDate: base))
         batch.setCheckpoint(SyncCheckpoint(server: "https://ehr.example/fhir", resourceType: "CarePlan", cursor: "2026-11-02T00:00:00Z", updatedDate: base))
         batch.recordExportProgress(ExportProgress(target: "/exports/out.ndjson", exportID: "exp-1", file: "out.ndjson", committedDate: base))

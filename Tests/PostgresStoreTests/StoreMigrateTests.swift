@@ -206,7 +206,19 @@ final class StoreMigrateTests: XCTestCase {
 
     func testReadersGiveTheSameRecordsWhateverTheirPageSize() async throws {
         let (_, source) = try fixtureStore()
-        let (postgres, _) = try postgresDatabase()
+        // A database that orders text as English does (ICU), as many servers do: keys are still read in
+        // byte order, as SQLite reads them.
+        let (plain, plainURL) = try postgresDatabase()
+        var postgres = plain
+        let server = try XCTUnwrap(both.server)
+        let english = "english_\(UUID().uuidString.prefix(8).lowercased())"
+        do {
+            _ = try server.psql("CREATE DATABASE \(english) LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C' TEMPLATE template0")
+            postgres = try StoreLocation.parse(plainURL.replacingOccurrences(of: #"/migrate_[0-9a-f]+\?"#, with: "/\(english)?", options: .regularExpression))
+            XCTAssertEqual(try server.psql("SELECT 'Beta' < 'alpha'", database: english).trimmingCharacters(in: .whitespacesAndNewlines), "f")
+        } catch {
+            print("notice: no ICU collation on this server (\(error)); keys checked on a C-collated database only")
+        }
         try StoreMigrator(from: .sqlite(path: source), to: postgres, environment: [:]).run()
         let sqlite = SQLiteImageReader(store: try SQLiteStore(path: source, mode: .readOnly))
         guard case .postgres(let location) = postgres else { return XCTFail("not PostgreSQL") }
