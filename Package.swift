@@ -204,7 +204,7 @@ let package = Package(
             name: "caregate",
             dependencies: [
                 "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData",
-                "Insights", "AppServer", "CommandSupport", "Surveys", "Observability",
+                "Insights", "AppServer", "CommandSupport", "Surveys", "Observability", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -224,7 +224,7 @@ let package = Package(
             name: "StoreTests",
             dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "Store", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "Store", "CareModel", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [

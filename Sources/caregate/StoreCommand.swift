@@ -18,6 +18,6 @@ struct StoreCommand: ParsableCommand {
 
             More: Docs/store.md (its files, backups).
             """,
-        subcommands: [StoreStats.self, StoreDump.self, StoreDeadLetters.self, StoreSyncRuns.self, StoreGenerate.self, StoreRepairVectors.self, FormerPath<PatientsEvents>.self]
+        subcommands: [StoreStats.self, StoreDump.self, StoreDeadLetters.self, StoreSyncRuns.self, StoreGenerate.self, StoreRepairVectors.self, StoreMigrate.self, FormerPath<PatientsEvents>.self]
     )
 }
