@@ -204,7 +204,7 @@ let package = Package(
             name: "caregate",
             dependencies: [
                 "FHIR", "FHIRPathConformance", "CareModel", "Store", "Mapping", "Pipeline", "Sync", "SyntheticData",
-                "Insights", "AppServer", "CommandSupport", "Surveys", "Observability",
+                "Insights", "AppServer", "CommandSupport", "Surveys", "Observability", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
