@@ -9,37 +9,49 @@ import XCTest
 /// database, the audit trail goes into it and `caregate audit` reads it back, and the URL's password
 /// shows nowhere in what the server prints.
 final class PostgresServeCLITests: XCTestCase {
-    func testServeAnswersAppsFromAPostgreSQLStore() throws {
+    func testServeAnswersAppsFromAPostgreSQLStoreAsFromSQLite() throws {
         let folder = try makeScratchFolder("postgres-serve")
         let server = try PostgresServerProcess.start()
         defer { server.stop() }
         let store = "postgres://\(server.user)@\(server.host):\(server.port)/\(server.database)?sslmode=disable&connect_timeout=5"
-        let environment = ["PGPASSWORD": server.password]
-        let key = folder.appendingPathComponent("server.key").path
-        let generated = try CLIRunner.start(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"], environment: environment).wait()
-        XCTAssertEqual(generated.status, 0, generated.stderr)
-        let issued = try CLIRunner.start(["patients", "token", "--store", store, "--key", key, "--patient", "patient-1"], environment: environment).wait()
-        XCTAssertEqual(issued.status, 0, issued.stderr)
-        let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-
         // The serving process gets the password in the URL (it inherits no PGPASSWORD from the test).
         let withPassword = "postgres://\(server.user):\(server.password)@\(server.host):\(server.port)/\(server.database)?sslmode=disable&connect_timeout=5"
-        let app = try AppServerProcess.start(store: withPassword, key: key)
-        let (ready, _) = try Self.get(app.base.appendingPathComponent("health/ready"), token: nil)
-        XCTAssertEqual(ready, 200, "ready: the store answers a read (no file to watch)")
-        let (status, body) = try Self.get(app.base.appendingPathComponent("carekit/v1/tasks"), token: token)
-        XCTAssertEqual(status, 200, String(decoding: body, as: UTF8.self))
-        let tasks = try JSONSerialization.jsonObject(with: body) as? [Any]
-        XCTAssertEqual(tasks?.count, 2, "patient-1's two tasks")
-        let stopped = app.stop()
-        XCTAssertFalse(((stopped?.stdout ?? "") + (stopped?.stderr ?? "")).contains(server.password), "the server printed the password")
+        let postgres = try tasksServed(store: store, serving: withPassword, environment: ["PGPASSWORD": server.password], in: folder, hiding: server.password)
+        let sqlitePath = folder.appendingPathComponent("care.sqlite").path
+        let sqlite = try tasksServed(store: sqlitePath, serving: sqlitePath, environment: [:], in: folder, hiding: server.password)
+        XCTAssertFalse(sqlite.isEmpty, "the patient has tasks")
+        XCTAssertEqual(postgres, sqlite, "the same tasks, served from either store")
 
         // The trail is in the database: `caregate audit` reads it back.
-        let audit = try CLIRunner.start(["audit", "--store", store, "--format", "json"], environment: environment).wait()
+        let audit = try CLIRunner.start(["audit", "--store", store, "--format", "json"], environment: ["PGPASSWORD": server.password]).wait()
         XCTAssertEqual(audit.status, 0, audit.stderr)
         let entries = try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]
         XCTAssertEqual(entries?.last?["action"] as? String, "GET /carekit/v1/tasks")
-        XCTAssertEqual(entries?.last?["patientID"] as? String, "patient-1")
+        XCTAssertEqual(entries?.last?["patientID"] as? String, "Patient/pat-1")
+    }
+
+    /// Imports the provider fixtures into `store`, issues Patient/pat-1 a token, serves `serving` (the same
+    /// store) and returns the ids of the tasks `GET /carekit/v1/tasks` answers, sorted; checks readiness and
+    /// that neither the commands nor the server print `password`.
+    private func tasksServed(store: String, serving: String, environment: [String: String], in folder: URL, hiding password: String) throws -> [String] {
+        let key = folder.appendingPathComponent("server.key").path
+        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+        let imported = try CLIRunner.start(["import", fixtures, "--store", store, "--time-zone", "UTC"], environment: environment).wait()
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let issued = try CLIRunner.start(["patients", "token", "--store", store, "--key", key, "--patient", "Patient/pat-1"], environment: environment).wait()
+        XCTAssertEqual(issued.status, 0, issued.stderr)
+        for result in [imported, issued] { XCTAssertFalse((result.stdout + result.stderr).contains(password)) }
+        let token = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let app = try AppServerProcess.start(store: serving, key: key)
+        let (ready, readiness) = try Self.get(app.base.appendingPathComponent("health/ready"), token: nil)
+        XCTAssertEqual(ready, 200, "ready: the store answers a read: \(String(decoding: readiness, as: UTF8.self))")
+        let (status, body) = try Self.get(app.base.appendingPathComponent("carekit/v1/tasks"), token: token)
+        XCTAssertEqual(status, 200, String(decoding: body, as: UTF8.self))
+        let stopped = app.stop()
+        XCTAssertFalse(((stopped?.stdout ?? "") + (stopped?.stderr ?? "")).contains(password), "the server printed the password")
+        let tasks = try JSONSerialization.jsonObject(with: body) as? [[String: Any]] ?? []
+        return tasks.compactMap { $0["id"] as? String }.sorted()
     }
 
     /// One GET, waited for: its status and body.
