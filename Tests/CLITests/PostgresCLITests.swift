@@ -69,7 +69,7 @@ final class PostgresCLITests: XCTestCase {
     }
 
     /// What each command says of `store`, for comparing two stores: the import's report, the dumps
-    /// (every version, and CareKit JSON) with uuids normalised, the counts and the outbox.
+    /// (every version, and CareKit JSON) with uuids normalised, the counts and integrity check, the outbox.
     private func views(of store: String, importing input: URL, environment: [String: String], password: String) throws -> [String: [String]] {
         let imported = succeeded(try run(["import", input.path, "--store", store, "--time-zone", "UTC"], environment: environment), hiding: password)
         // A second import of the same records changes nothing, on either store.
@@ -87,7 +87,7 @@ final class PostgresCLITests: XCTestCase {
         views["carekit-json"] = try normalized(
             succeeded(try run(["store", "dump", "--format", "carekit-json", "--store", store], environment: environment), hiding: password).stdout)
         // The counts, without the line naming the store.
-        views["stats"] = Array(succeeded(try run(["store", "stats", "--store", store], environment: environment), hiding: password).stdout
+        views["stats"] = Array(succeeded(try run(["store", "stats", "--check", "--store", store], environment: environment), hiding: password).stdout
             .split(separator: "\n").map(String.init).dropFirst())
         views["outbox"] = try normalized(succeeded(try run(["outbox", "--store", store], environment: environment), hiding: password).stdout)
         views["dead-letters"] = try normalized(succeeded(try run(["store", "dead-letters", "--store", store], environment: environment), hiding: password).stdout)
@@ -131,10 +131,11 @@ final class PostgresCLITests: XCTestCase {
             .write(to: passwordFile, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passwordFile.path)
         let environment = ["CAREGATE_STORE": url(server), "PGPASSFILE": passwordFile.path]
-        let generated = succeeded(try run(["store", "generate", "--patients", "2", "--tasks", "1", "--days", "2"], environment: environment), hiding: server.password)
-        XCTAssertTrue(generated.stdout.contains("generated 6 entities and 4 outcomes in postgres://\(server.user)@\(server.host):\(server.port)/"), generated.stdout)
+        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+        succeeded(try run(["import", fixtures, "--time-zone", "UTC"], environment: environment), hiding: server.password)
         let stats = succeeded(try run(["store", "stats"], environment: environment), hiding: server.password)
-        XCTAssertTrue(stats.stdout.split(separator: "\n").contains { $0.split(separator: " ") == ["outcome", "4", "0", "4"] }, stats.stdout)
+        XCTAssertTrue(stats.stdout.hasPrefix("store postgres://\(server.user)@\(server.host):\(server.port)/\(server.database)"), stats.stdout)
+        XCTAssertTrue(stats.stdout.split(separator: "\n").contains { $0.split(separator: " ") == ["patient", "1", "0", "1"] }, stats.stdout)
 
         // A file others may read is ignored with a warning, as libpq does: then there is no password.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: passwordFile.path)
@@ -173,7 +174,6 @@ final class PostgresCLITests: XCTestCase {
     func testWhatOnlyASQLiteFileHasIsRefusedOnPostgreSQL() throws {
         let url = "postgres://alice:hunter2@127.0.0.1:\(try FreePort.next())/care"
         for (arguments, command) in [
-            (["store", "stats", "--check", "--store", url], "store stats --check"),
             (["store", "generate", "--cache-mib", "8", "--patients", "1", "--store", url], "store generate --cache-mib"),
         ] {
             let refused = try run(arguments)
