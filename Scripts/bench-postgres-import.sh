@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The import rate into PostgreSQL beside SQLite (issue 47, item 5), in one run on one machine: a private
-# PostgreSQL server is made and started as Scripts/bench-postgres-outbox.sh makes it (Debian's initdb and
-# pg_ctl, a mktemp folder, a free port of 127.0.0.1, `nobody` through setpriv when run as root); then
+# PostgreSQL server (Scripts/private-postgres.sh: Debian's initdb and pg_ctl, a mktemp folder, a free port
+# of 127.0.0.1, `nobody` through setpriv when run as root); then
 # `caregate import` of the same folder into a fresh SQLite file and into a fresh PostgreSQL database,
 # alternated (SQLite, PostgreSQL, SQLite, ...), RUNS times each. Prints each run, then the median
 # resources per second of each store and their ratio. The server is stopped and its folder removed,
@@ -22,34 +22,10 @@ input=${1:-../shared/corpus/synthea-r4}
 [ -e "$input" ] || { echo "no input $input (a folder or file of FHIR resources)" >&2; exit 1; }
 runs=${RUNS:-3}
 [[ "$runs" =~ ^[1-9][0-9]?$ ]] || { echo "RUNS must be 1 to 99" >&2; exit 1; }
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n | tail -1)
-[ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] || { echo "PostgreSQL is not installed: bash Scripts/setup-test-tools.sh" >&2; exit 1; }
-
-folder=$(mktemp -d /tmp/caregate-bench-import.XXXXXX)
-chmod 700 "$folder"
-mkdir -m 700 "$folder/socket" "$folder/sqlite"
-password=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s\n' "$password" > "$folder/pwfile"
-as_server=()
-if [ "$(id -u)" = 0 ]; then
-    chown -R nobody:nogroup "$folder"
-    as_server=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
-fi
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-stop() {
-    if [ -f "$folder/data/postmaster.pid" ]; then
-        "${as_server[@]}" env -C "$folder" "$pgbin/pg_ctl" -D "$folder/data" -m immediate -w -t 60 stop > /dev/null || true
-    fi
-    rm -rf "$folder"
-}
-trap stop EXIT
-
-durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-[ "${DURABLE:-0}" = 1 ] && durability=""
-"${as_server[@]}" env -C "$folder" "$pgbin/initdb" -D "$folder/data" -U caregate --pwfile "$folder/pwfile" \
-    --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C --no-sync > "$folder/initdb.log"
-"${as_server[@]}" env -C "$folder" "$pgbin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $folder/socket $durability -c max_connections=100" start > /dev/null
+. Scripts/private-postgres.sh
+start_private_postgres bench-import
+mkdir -m 700 "$folder/sqlite"
+[ ${#as_server[@]} -eq 0 ] || chown "$(id -u):$(id -g)" "$folder/sqlite"
 
 echo "caregate import of $input: SQLite beside PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port$([ -z "$durability" ] && echo ', durable' || echo ', fsync off'); $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
@@ -71,7 +47,7 @@ for run in $(seq 1 "$runs"); do
     sqlite_rates+=("$rate")
     echo "run $run  SQLite      $resources resources in $(awk -v ms="$ms" 'BEGIN { printf "%.2f", ms / 1000 }') s: $rate resources/s"
 
-    "${as_server[@]}" env -C "$folder" "$pgbin/createdb" -h "$folder/socket" -p "$port" -U caregate "caregate_bench_$run"
+    create_database "caregate_bench_$run"
     read -r resources ms < <(import_once "postgres://caregate@127.0.0.1:$port/caregate_bench_$run?sslmode=disable")
     rate=$(awk -v r="$resources" -v ms="$ms" 'BEGIN { printf "%.0f", r * 1000 / (ms > 0 ? ms : 1) }')
     postgres_rates+=("$rate")
