@@ -52,9 +52,13 @@ final class PostgresServeCLITests: XCTestCase {
         let sqlitePath = folder.appendingPathComponent("care.sqlite").path
         let sqlite = try served(store: sqlitePath, serving: sqlitePath, environment: [:], in: folder, hiding: server.password, pushTwice)
         XCTAssertEqual(postgres, sqlite)
+        // The outbox's lines, each uuid made `<uuid>` (each store made its own).
+        let uuid = try NSRegularExpression(pattern: "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
         let queued = try [(store, environment), (sqlitePath, [:])].map { store, environment in
-            try CLIRunner.start(["outbox", "--store", store], environment: environment).wait().stdout.split(separator: "\n").first.map(String.init)
+            let listed = try CLIRunner.start(["outbox", "--store", store], environment: environment).wait().stdout
+            return uuid.stringByReplacingMatches(in: listed, range: NSRange(listed.startIndex..., in: listed), withTemplate: "<uuid>")
         }
+        XCTAssertTrue(queued[1].contains("pending"), queued[1])
         XCTAssertEqual(queued[0], queued[1], "the same outbox entries queued")
     }
 
