@@ -7,8 +7,8 @@ import Store
 /// The listener an operator's Prometheus scrapes: `GET /metrics` (and `GET /health/live`) on
 /// 127.0.0.1 only, on a port of its own (`caregate serve --metrics-port`, `caregate sync --metrics-port`),
 /// apart from the app API, which a TLS proxy may expose to the world. Each scrape reads the outbox
-/// gauges from the store: through `front` when it is given (`caregate serve`: a read off the event
-/// loop, as every store call of the server), else from `store` directly (`caregate sync`).
+/// gauges from the store, off the event loop as every store call of the server: through `front` when it
+/// is given (`caregate serve`), else from `store` on a thread of ``BlockingCall`` (`caregate sync`).
 public enum MetricsListener {
     /// The application serving `metrics` on `127.0.0.1:port`.
     public static func application(
@@ -20,7 +20,8 @@ public enum MetricsListener {
         let router = Router()
         router.get("metrics") { _, _ in
             beforeScrape()
-            let text = if let front { try await front.read { metrics.exposition(store: $0) } } else { metrics.exposition(store: store) }
+            // Off the event loop and the concurrency threads either way: a PostgreSQL store's read blocks on the server.
+            let text = if let front { try await front.read { metrics.exposition(store: $0) } } else { try await BlockingCall.run { metrics.exposition(store: store) } }
             var headers = HTTPFields()
             headers[.contentType] = CareGateMetrics.contentType
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))

@@ -24,6 +24,8 @@ public final class PostgresDatabase: Sendable {
     /// (``PostgresWriterLease``). Never shown.
     let connectingLocation: PostgresLocation
     let client: PostgresClient
+    /// The most connections the pool opens to the server (beside the lock sessions' own).
+    public static let maximumConnections = 8
     /// The longest a ``run(_:)`` may take.
     public let timeout: Duration
     private let runner: Task<Void, Never>
@@ -38,7 +40,7 @@ public final class PostgresDatabase: Sendable {
     ) throws {
         let located = location.withPassword(environment: environment, warn: warn)
         var configuration = try located.clientConfiguration()
-        configuration.options.maximumConnections = 8
+        configuration.options.maximumConnections = Self.maximumConnections
         var logger = Logger(label: "caregate.postgres")
         // The pool's retries are info-level chatter; what fails a call reaches its caller as an error.
         logger.logLevel = .warning

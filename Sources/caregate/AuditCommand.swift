@@ -57,7 +57,7 @@ struct AuditCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let store = try storeOptions.openForReading() as? any AppSyncStore else {
+        guard let store = try storeOptions.openForReading() as? any AuditTrailStore else {
             throw CommandFailure("the store \(storeOptions.store) has no audit trail")
         }
         if stats { return try show(try store.auditStatistics()) }

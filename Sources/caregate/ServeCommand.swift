@@ -131,14 +131,22 @@ struct ServeCommand: AsyncParsableCommand {
         let terms: ConsentTerms?
         do { terms = try consentTerms.map(ConsentTermsFile.load(path:)) } catch let error as ConsentTermsError { throw CommandFailure("consent terms: \(error)") }
         let key = try ServerKey.loadOrCreate(path: self.key)
-        // A reader connection for each thread that may read at once: the reads' and the pushes' (PooledAppStore).
-        guard let store = try storeOptions.open(creating: true, readers: ServerLimits.storeReaders(pushWorkers: pushWorkers)) as? any AppSyncStore else {
-            throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
+        // Opened and prepared off the concurrency threads: a PostgreSQL store's calls block on the server.
+        let (storeOptions, pushWorkers, auditRetentionDays) = (storeOptions, pushWorkers, auditRetentionDays)
+        let store = try await BlockingCall.run { () throws -> any AppSyncStore in
+            // A reader connection for each thread that may read at once: the reads' and the pushes' (PooledAppStore).
+            guard let store = try storeOptions.open(creating: true, readers: ServerLimits.storeReaders(pushWorkers: pushWorkers)) as? any AppSyncStore else {
+                throw CommandFailure("the store \(storeOptions.store) cannot serve apps")
+            }
+            // The audit trail (a file beside a SQLite store; tables in PostgreSQL's): a server that could not
+            // write it could answer nothing.
+            try store.prepareAuditTrail(retentionDays: auditRetentionDays)
+            return store
         }
-        // The audit trail's file, beside the store: a server that could not write it could answer nothing.
-        try store.prepareAuditTrail(retentionDays: auditRetentionDays)
-        // While it serves, `caregate sync` on this store runs as a background job (its --priority auto).
-        let serving = try ServingMarker(storePath: storeOptions.store)
+        // While it serves, `caregate sync` on this SQLite store runs as a background job (its --priority
+        // auto): a lock file beside the store, which one machine sees. A PostgreSQL store's workers run on
+        // machines of their own, and have no marker.
+        let serving = try storeOptions.location().sqliteFile.map { try ServingMarker(storePath: $0) }
         defer { withExtendedLifetime(serving) {} }
         let audience = audience ?? PatientToken.defaultAudience
         let issuerVerifier = try issuer.map { IssuerTokenVerifier(try IssuerConfiguration(issuer: $0, audience: audience)) }

@@ -35,6 +35,9 @@ struct StoreGenerate: ParsableCommand {
     }
 
     func run() throws {
+        if self.size.cacheMib != nil {
+            try options.requireSQLite("store generate --cache-mib", because: "it sizes the SQLite connection's page cache; the PostgreSQL server sizes its own (shared_buffers)")
+        }
         let size = size.resolved(defaults: Self.defaultSize)
         let store = try options.open(creating: true, cacheMiB: size.cacheMib)
         let data = SyntheticCareData(patients: size.patients, tasksPerPatient: size.tasks, days: size.days, idPrefix: idPrefix)

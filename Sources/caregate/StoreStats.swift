@@ -17,7 +17,7 @@ struct StoreStats: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Flag(name: .long, help: "Also run SQLite's integrity check of the file (reads all of it).")
+    @Flag(name: .long, help: "Also run the store's integrity check (SQLite: of the whole file; PostgreSQL: version chains and the revision log).")
     var check = false
 
     func run() throws {

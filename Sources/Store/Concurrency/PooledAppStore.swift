@@ -18,6 +18,10 @@ import Synchronization
 ///   to spare (``SQLiteStore/inMemory(options:)``, one connection for all) has every read go to the
 ///   pool.
 ///
+/// A store whose calls all wait on a database server (``ConcurrentBlockingStore``: PostgreSQL) has no
+/// slots: its reads always go to ``readThreads`` threads, as many as the calls it serves at once, and
+/// never block the caller's (a Swift concurrency) thread.
+///
 /// So the threads it adds to a process are at most ``readThreads`` + ``writeThreads``, whatever the load.
 /// Idle threads end after a while (``BlockingWorkerPool``).
 ///
@@ -38,14 +42,21 @@ public final class PooledAppStore: AsyncAppStore {
     private let writers: BlockingWorkerPool
     private let underway = Atomic<Int>(0)
 
-    /// `store`'s calls, reads on its readers beyond `writeThreads` (at least one thread), writes on
+    /// `store`'s calls, reads on its readers beyond `writeThreads` (at least one thread; for a
+    /// ``ConcurrentBlockingStore``, its ``ConcurrentBlockingStore/concurrentCalls`` threads), writes on
     /// `writeThreads` threads (at least 1).
     public init(_ store: any AppSyncStore, writeThreads: Int) {
         self.store = store
         self.writeThreads = max(1, writeThreads)
-        let spare = Self.readerConnections(of: store) - self.writeThreads
-        slots = spare > 0 ? ReaderSlots(count: spare) : nil
-        readThreads = max(1, spare)
+        if let remote = store as? any ConcurrentBlockingStore {
+            // Every call waits on the server: reads go to threads of their own, as many as it serves at once.
+            slots = nil
+            readThreads = max(1, remote.concurrentCalls)
+        } else {
+            let spare = Self.readerConnections(of: store) - self.writeThreads
+            slots = spare > 0 ? ReaderSlots(count: spare) : nil
+            readThreads = max(1, spare)
+        }
         readers = BlockingWorkerPool(name: "cg-store-read", limit: readThreads)
         writers = BlockingWorkerPool(name: "cg-store-write", limit: self.writeThreads)
     }
