@@ -24,6 +24,8 @@ import Synchronization
 /// - ``migrations``: the schema
 public final class PostgreSQLStore: Sendable {
     public let database: PostgresDatabase
+    /// The writer lease and the append gate, on sessions of their own (``withWriterLease(_:_:)``).
+    public let lease: PostgresWriterLease
     /// How many days the audit trail keeps (``prepareAuditTrail(retentionDays:)``).
     let auditRetentionDays = Mutex(AuditRetention.defaultDays)
 
@@ -39,17 +41,22 @@ public final class PostgreSQLStore: Sendable {
     public var pulls: PostgresPullPartitions { PostgresPullPartitions(database: database) }
 
     /// A store on `database`, migrated to this build's schema.
-    public static func open(_ database: PostgresDatabase) throws -> PostgreSQLStore {
+    /// `busyTimeout`: how long a write job waits for the writer lease, in seconds.
+    public static func open(_ database: PostgresDatabase, busyTimeout: TimeInterval = 30) throws -> PostgreSQLStore {
         try migrations.apply(to: database)
-        return PostgreSQLStore(database: database)
+        return PostgreSQLStore(database: database, busyTimeout: busyTimeout)
     }
 
-    private init(database: PostgresDatabase) {
+    private init(database: PostgresDatabase, busyTimeout: TimeInterval) {
         self.database = database
+        lease = PostgresWriterLease(location: database.connectingLocation, database: database, environment: [:], busyTimeout: busyTimeout)
     }
 
-    /// Ends the store's connections.
-    public func close() { database.close() }
+    /// Ends the store's connections (the lock sessions first, which releases what they hold).
+    public func close() {
+        lease.close()
+        database.close()
+    }
 
     static let logger = Logger(label: "caregate.postgres.store")
 }

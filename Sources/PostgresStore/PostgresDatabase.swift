@@ -20,6 +20,9 @@ import Store
 public final class PostgresDatabase: Sendable {
     /// The store, redacted: what messages name.
     public let location: PostgresLocation
+    /// The location with the password the pool connects with: what the lock sessions connect with too
+    /// (``PostgresWriterLease``). Never shown.
+    let connectingLocation: PostgresLocation
     let client: PostgresClient
     /// The longest a ``run(_:)`` may take.
     public let timeout: Duration
@@ -42,6 +45,7 @@ public final class PostgresDatabase: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.timeout = timeout
         self.client = client
+        connectingLocation = located
         var withoutPassword = located
         withoutPassword.password = nil
         self.location = withoutPassword

@@ -1,14 +1,49 @@
+import CareModel
 import Foundation
+import Logging
+import PostgresNIO
 import Store
 
-// OWNER: helper h-pgwrites. Stubs until the write side lands.
+// OWNER: helper h-pgwrites.
+/// The write side of the store protocol: the writer lease and the append gate (``PostgresWriterLease``:
+/// PostgreSQL advisory locks on sessions of their own, so that write jobs of any number of processes on any
+/// number of machines end as some serial order of them), and ``apply(_:)``: one batch in one transaction,
+/// with the SQLite store's semantics (``PostgresBatchWriter``).
 extension PostgreSQLStore: Store {
+    /// Runs `body` holding the writer lease and the append gate (re-entrant for the thread that holds them).
     public func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
-        throw PostgresStoreError.unavailable(feature: "writing")
+        try lease.withWriterLease(job, body)
     }
 
+    /// Runs `body`, a job that only appends outcome versions to tasks that exist, holding the append gate.
+    public func withAppendLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
+        try lease.withAppendLease(job, body)
+    }
+
+    /// Whether an append (of this process or another) waits for the gate the lease's holder keeps.
+    public func appendsAreWaiting() -> Bool {
+        lease.appendsAreWaiting()
+    }
+
+    /// At a safe point of the lease's holder: lets the waiting appends run, then takes the gate back.
+    public func yieldToAppends() throws {
+        try lease.yieldToAppends()
+    }
+
+    /// Applies every change of `batch` in one transaction (READ COMMITTED, as the server clock needs); on
+    /// any error the whole batch is rolled back and the error (a ``StoreError`` for anything the input
+    /// caused) is rethrown.
     @discardableResult
     public func apply(_ batch: StoreBatch) throws -> BatchSummary {
-        throw PostgresStoreError.unavailable(feature: "writing")
+        let now = batch.date ?? Date()
+        let changes = batch.changes
+        let logger = Self.logger
+        return try database.run { client in
+            try await client.withTransaction(logger: logger) { connection in
+                let writer = PostgresBatchWriter(connection: connection, logger: logger, now: now)
+                try await writer.apply(changes)
+                return writer.summary
+            }
+        }
     }
 }

@@ -1,0 +1,181 @@
+import CareModel
+import Foundation
+import Logging
+import PostgresNIO
+import Store
+
+/// Applies the changes of one batch inside its PostgreSQL transaction, with the SQLite store's rules
+/// (Sources/Store/SQLite/BatchWriter/BatchWriter.swift, which this ports change for change):
+///
+/// - add refuses an id that exists, even when its current version is a tombstone;
+/// - update appends a version after the current one (the tip) and links the two; it refuses a deleted id
+///   and an effective date before the tip's;
+/// - delete appends a tombstone (a copy of the tip with `deleted_date`);
+/// - an upsert or delete that asks for ``EffectiveDateRule/noEarlierThanPrevious`` is raised to the tip's
+///   effective date rather than refused;
+/// - upsert adds, or does nothing when the content is unchanged, or updates; an outcome whose current
+///   version is a tombstone gets a new version after it;
+/// - an outcome must name an occurrence of its task version's schedule in the time that version owns;
+/// - a device's outcome version is kept under its own uuid in its outcome's version graph
+///   (``appendKeepingUUID(_:)``), several tips filed in `outcome_conflict`.
+///
+/// Every version written is filed in the revision log (``PostgresRevisionLog``), whose clock is ticked
+/// once, at the end of the batch (``finish()``). The changes that are not about entities go to
+/// ``PostgresStagingChanges``. Any error leaves the transaction to be rolled back by the caller.
+///
+/// Its parts, one file each: versioning (`WriteVersioning`), reads of the store (`WriteLookups`), rows
+/// (`WriteRows`), outcomes (`WriteOutcomes`, `WriteOutcomeRuns`), device versions (`WriteDeviceVersions`),
+/// the export feed (`WriteExportFeed`), the revision log (`WriteRevisionLog`, `WriteDeviceKnowledge`).
+final class PostgresBatchWriter {
+    let connection: PostgresConnection
+    let logger: Logger
+    let now: Date
+    var summary = BatchSummary()
+    var uuids = VersionUUIDGenerator()
+    let revisions: PostgresRevisionLog
+
+    /// The current version of an entity.
+    struct Tip {
+        let rowID: Int64
+        let uuid: UUID
+        let effectiveDate: Date
+        let deletedDate: Date?
+        let contentHash: String?
+        /// For outcomes: the version's arrival number among its outcome's versions (0 for the first).
+        var versionNumber = 0
+        /// For outcomes with several tips: the tips besides this one, the newest.
+        var others: [Tip] = []
+    }
+
+    /// How a version a device made joins its outcome's version graph.
+    struct GraphLinks {
+        var previous: [Tip]
+        var versionNumber: Int
+        var deletedDate: Date?
+        var exports: Bool
+    }
+
+    /// What outcome checks need of a task version.
+    struct TaskVersion {
+        var task: CareTask
+        var effectiveDate: Date
+        var nextEffectiveDate: Date?
+        var deleted: Bool
+    }
+
+    /// The task versions this batch read or wrote (valid while it runs: a change forgets what it changes).
+    var taskVersionsRead: [UUID: TaskVersion] = [:]
+    var lastTaskVersion: (uuid: UUID, version: TaskVersion)?
+
+    init(connection: PostgresConnection, logger: Logger, now: Date) {
+        self.connection = connection
+        self.logger = logger
+        self.now = now
+        revisions = PostgresRevisionLog(connection: connection, logger: logger)
+    }
+
+    /// Applies every change of `changes`, in order: long runs of outcome adds in bulk.
+    func apply(_ changes: [StoreChange]) async throws {
+        var position = changes.startIndex
+        while position < changes.endIndex {
+            var end = position
+            while end < changes.endIndex, case .add(.outcome) = changes[end] { end += 1 }
+            if end - position >= Self.bulkRunMinimum {
+                try await addOutcomes(changes[position..<end])
+            } else {
+                end = max(end, position + 1)
+                for change in changes[position..<end] { try await apply(change) }
+            }
+            position = end
+        }
+        try await revisions.finish()
+    }
+
+    func apply(_ change: StoreChange) async throws {
+        switch change {
+        case .add(let entity): try await add(entity)
+        case .update(let entity): try await update(entity)
+        case .upsert(let entity, let rule): try await upsert(entity, effective: rule)
+        case .delete(let kind, let id, let date, let rule): try await delete(kind, id: id, at: date ?? now, effective: rule)
+        case .recordSource(let resource): try await record(resource)
+        case .recordSourceIfChanged(let resource, let entities):
+            if wroteVersion(ofAny: entities) { try await record(resource) }
+        case .link(let link):
+            try await PostgresBatchWriter.link(link, on: connection, logger: logger)
+            summary.linksWritten += 1
+        case .appendVersion(let outcome): try await appendKeepingUUID(outcome)
+        case .admitKnowledge(let push): try await admitKnowledge(push)
+        case .mergeKnowledge(let patientID, let clocks): try await mergeKnowledge(patientID: patientID, clocks: clocks)
+        default:
+            guard try await PostgresStagingChanges.apply(change, on: connection, logger: logger, summary: &summary) else {
+                throw PostgresStoreError.unavailable(feature: "the batch change \(Self.name(of: change))")
+            }
+        }
+    }
+
+    /// The name of a change's case, for an error (no content).
+    static func name(of change: StoreChange) -> String {
+        String(describing: change).prefix { $0 != "(" }.description
+    }
+
+    /// Files what the change of `entity` came to, and counts it (as ``BatchSummary`` does in the SQLite store).
+    func file(_ change: VersionChange, _ entity: EntityKey) {
+        switch change {
+        case .created: summary.added += 1
+        case .updated: summary.updated += 1
+        case .deleted: summary.deleted += 1
+        case .unchanged: summary.unchanged += 1
+        }
+        summary.entityChanges.append(EntityChange(entity: entity, change: change))
+    }
+
+    /// Whether an earlier change of this batch wrote a version (or tombstone) of one of `entities`.
+    func wroteVersion(ofAny entities: [EntityKey]) -> Bool {
+        var pending = entities
+        for filed in summary.entityChanges.reversed() {
+            if pending.isEmpty { return false }
+            guard pending.contains(filed.entity) else { continue }
+            if filed.change != .unchanged { return true }
+            pending.removeAll { $0 == filed.entity }
+        }
+        return false
+    }
+
+    func record(_ resource: SourceResource) async throws {
+        if try await Self.record(resource, on: connection, logger: logger) { summary.sourcesRecorded += 1 } else { summary.sourcesUnchanged += 1 }
+    }
+
+    /// Keeps `resource` unless the same content is kept; whether it was kept now.
+    static func record(_ resource: SourceResource, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let paths = resource.activitiesWithDetail.map { $0.joined(separator: "\n") }
+        let inserted = try await connection.values("""
+            INSERT INTO source_resource
+                (source_system, resource_type, resource_id, version_id, last_updated, content_hash, format, body, received_date, activities_with_detail)
+            VALUES (\(resource.sourceSystem), \(resource.resourceType), \(resource.resourceID), \(resource.versionID), \(resource.lastUpdated),
+                    \(resource.contentHash), \(resource.format), \(resource.body.byteBuffer), \(resource.receivedDate.timeIntervalSince1970), \(paths))
+            ON CONFLICT (resource_type, resource_id, source_system, content_hash) DO NOTHING
+            RETURNING row_id
+            """, as: Int64.self, logger: logger)
+        return !inserted.isEmpty
+    }
+
+    /// Links a FHIR resource to an entity made from it (once).
+    static func link(_ link: ResourceLink, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.finish("""
+            INSERT INTO resource_link (resource_type, resource_id, source_system, entity_kind, entity_id)
+            VALUES (\(link.resourceType), \(link.resourceID), \(link.sourceSystem), \(link.entityKind.rawValue), \(link.entityID))
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+    }
+
+    /// Files outcome `outcomeID` as having several tips, or as having one.
+    func setConflict(outcomeID: String, _ several: Bool) async throws {
+        if several {
+            try await connection.finish(
+                "INSERT INTO outcome_conflict (outcome_id, since) VALUES (\(outcomeID), \(now.timeIntervalSince1970)) ON CONFLICT (outcome_id) DO NOTHING",
+                logger: logger)
+        } else {
+            try await connection.finish("DELETE FROM outcome_conflict WHERE outcome_id = \(outcomeID)", logger: logger)
+        }
+    }
+}
