@@ -19,30 +19,34 @@ extension PostgreSQLStore: AppSyncStore {
         patientID: String, afterClock: Int, maxEntities: Int, knownBy device: [UUID: Int]?, including: (RevisionStamp) -> Bool
     ) throws -> RevisionLogRead {
         try withoutActuallyEscaping(including) { including in
-            let rule = CallerBound(value: { (stamp: RevisionStamp, _: ServerClock) in including(stamp) })
-            return try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device, rule)
+            try CallerBound.lend({ (stamp: RevisionStamp, _: ServerClock) in including(stamp) }) { rule in
+                try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device, rule)
+            }
         }
     }
 
     public func revisions(patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector) throws -> RevisionLogRead {
-        try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device.processes, Self.unseen(by: device))
+        try CallerBound.lend(Self.unseen(by: device)) { rule in
+            try revisions(patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device.processes, rule)
+        }
     }
 
     public func revisionsOfExistingPatient(
         patientID: String, afterClock: Int, maxEntities: Int, unseenBy device: KnowledgeVector
     ) throws -> RevisionLogRead? {
         let logger = Self.logger
-        let rule = Self.unseen(by: device)
-        return try readSnapshot { connection in
-            guard try await Self.patientExists(patientID, on: connection) else { return nil }
-            return try await ReadRevisionLog(connection: connection, logger: logger).read(
-                patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device.processes, including: rule)
+        return try CallerBound.lend(Self.unseen(by: device)) { rule in
+            try readSnapshot { connection in
+                guard try await Self.patientExists(patientID, on: connection) else { return nil }
+                return try await ReadRevisionLog(connection: connection, logger: logger).read(
+                    patientID: patientID, afterClock: afterClock, maxEntities: maxEntities, knownBy: device.processes, including: rule)
+            }
         }
     }
 
     /// CareKit's rule: a revision is sent unless its vector is less than the device's.
-    private static func unseen(by device: KnowledgeVector) -> CallerBound<(RevisionStamp, ServerClock) -> Bool> {
-        CallerBound(value: { stamp, server in !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device) })
+    private static func unseen(by device: KnowledgeVector) -> (RevisionStamp, ServerClock) -> Bool {
+        { stamp, server in !(KnowledgeVector(stamp.vector(server: server.processUUID)) < device) }
     }
 
     /// The log read in one snapshot.
@@ -57,7 +61,7 @@ extension PostgreSQLStore: AppSyncStore {
     }
 
     public func patientExists(_ id: String) throws -> Bool {
-        try readSnapshot { connection in try await Self.patientExists(id, on: connection) }
+        try readStatement { connection in try await Self.patientExists(id, on: connection) }
     }
 
     private static func patientExists(_ id: String, on connection: PostgresConnection) async throws -> Bool {
@@ -70,7 +74,7 @@ extension PostgreSQLStore: AppSyncStore {
     public func currentCarePlans(patientID: String) throws -> [CarePlan] {
         let plans = try Self.carePlans(of: patientID)
         let logger = Self.logger
-        return try readSnapshot { connection in
+        return try readStatement { connection in
             try await plans.fetch(on: connection, logger: logger).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
         }
     }
@@ -86,7 +90,7 @@ extension PostgreSQLStore: AppSyncStore {
         var filter = try ReadEntityQuery(.task, .current)
         try filter.and { "care_plan_id IS NULL AND linked_patient_id = \(try $0.bind(patientID))" }
         let logger = Self.logger
-        return try readSnapshot { [filter] connection in
+        return try readStatement { [filter] connection in
             try await filter.fetch(on: connection, logger: logger).compactMap { if case .task(let value) = $0 { value } else { nil } }
         }
     }
@@ -96,12 +100,14 @@ extension PostgreSQLStore: AppSyncStore {
         let plans = try Self.carePlans(of: patientID)
         let logger = Self.logger
         return try withoutActuallyEscaping(day) { day in
-            let interval = CallerBound(value: day)
-            return try readSnapshot { connection in
-                guard case .patient(let patient)? = try await patients.fetch(on: connection, logger: logger).first else { return nil }
-                let events = try await ReadEvents(connection: connection, logger: logger).events(patientID: patientID, in: try interval.value(patient))
-                let carePlans = try await plans.fetch(on: connection, logger: logger).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
-                return DayViewRead(patient: patient, events: events, carePlans: carePlans)
+            try CallerBound.lend(day) { day in
+                try readSnapshot { connection in
+                    guard case .patient(let patient)? = try await patients.fetch(on: connection, logger: logger).first else { return nil }
+                    let interval = try day.value()(patient)
+                    let events = try await ReadEvents(connection: connection, logger: logger).events(patientID: patientID, in: interval)
+                    let carePlans = try await plans.fetch(on: connection, logger: logger).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
+                    return DayViewRead(patient: patient, events: events, carePlans: carePlans)
+                }
             }
         }
     }

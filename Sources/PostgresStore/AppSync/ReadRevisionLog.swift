@@ -39,7 +39,8 @@ struct ReadRevisionLog {
             for try await (clock, processes) in rows.decode((Int64, String).self) {
                 stamps.append(RevisionStamp(serverClock: Int(clock), deviceClocks: SQLiteStore.clocks(fromJSON: processes)))
             }
-            let accepted = stamps.filter { including.value($0, server) }
+            let rule = try including.value()
+            let accepted = stamps.filter { rule($0, server) }
             let counts = try await entityCounts(patientID: patientID, clocks: accepted.map(\.serverClock))
             var taken: [RevisionStamp] = []
             for stamp in accepted {

@@ -3,7 +3,8 @@ import Foundation
 import Store
 
 // The reads of care entities, with the SQLite store's semantics and order (SQLiteStore+Entities.swift,
-// EventQuery.swift, SQLiteStore+LastOutcomes.swift): each read is one snapshot (``readSnapshot(_:)``).
+// EventQuery.swift, SQLiteStore+LastOutcomes.swift): a read of several statements in one snapshot
+// (``readSnapshot(_:)``), a read of one statement on its own (``readStatement(_:)``).
 extension PostgreSQLStore {
     public func patients(_ query: EntityQuery = .current) throws -> [Patient] {
         try entities(.patient, query).compactMap { if case .patient(let value) = $0 { value } else { nil } }
@@ -29,7 +30,7 @@ extension PostgreSQLStore {
         var filter = try ReadEntityQuery(.task, query)
         try filter.and { "care_plan_id = \(try $0.bind(carePlanID))" }
         let logger = Self.logger
-        return try readSnapshot { [filter] connection in
+        return try readStatement { [filter] connection in
             try await filter.fetch(on: connection, logger: logger).compactMap { if case .task(let value) = $0 { value } else { nil } }
         }
     }
@@ -39,12 +40,12 @@ extension PostgreSQLStore {
         let logger = Self.logger
         if kind == .outcome, let ids = query.ids {
             let condition = try ReadEntityQuery(kind, EntityQuery(dateInterval: query.dateInterval))
-            return try readSnapshot { connection in
+            return try readStatement { connection in
                 try await ReadOutcomesByID.outcomes(ids: ids, meeting: condition, on: connection, logger: logger)
             }
         }
         let filter = try ReadEntityQuery(kind, query)
-        return try readSnapshot { connection in try await filter.fetch(on: connection, logger: logger) }
+        return try readStatement { connection in try await filter.fetch(on: connection, logger: logger) }
     }
 
     public func events(patientID: String, in interval: DateInterval) throws -> [Event] {
@@ -57,7 +58,7 @@ extension PostgreSQLStore {
     public func lastOutcomeEventStarts(taskUUIDs: [UUID]) throws -> [UUID: Date] {
         let unique = Array(Set(taskUUIDs))
         guard !unique.isEmpty else { return [:] }
-        return try readSnapshot { connection in
+        return try readStatement { connection in
             var last: [UUID: Date] = [:]
             // The outcome index leads with (task_uuid, event_start): a seek per task version.
             let rows = try await connection.query(

@@ -17,7 +17,7 @@ extension PostgreSQLStore {
     public func links(ofResources resources: [(type: String, id: String)]) throws -> [ResourceLink] {
         guard !resources.isEmpty else { return [] }
         let types = resources.map(\.type), ids = resources.map(\.id)
-        return try readSnapshot { connection in
+        return try readStatement { connection in
             let rows = try await connection.query("""
                 SELECT l.resource_type, l.resource_id, l.source_system, l.entity_kind, l.entity_id
                 FROM unnest(\(types)::text[], \(ids)::text[]) WITH ORDINALITY AS asked(resource_type, resource_id, position)
@@ -35,7 +35,7 @@ extension PostgreSQLStore {
 
     /// Every kept content of FHIR resource `resourceType/resourceID` (from any source system), oldest first.
     public func sourceResources(resourceType: String, resourceID: String) throws -> [SourceResource] {
-        try readSnapshot { connection in
+        try readStatement { connection in
             let rows = try await connection.query("""
                 SELECT source_system, resource_type, resource_id, version_id, last_updated, content_hash, format, body, received_date,
                        activities_with_detail
@@ -57,7 +57,7 @@ extension PostgreSQLStore {
     /// The paths of the activities with a `detail` recorded with the last kept content of FHIR resource
     /// `resourceType/resourceID`, without reading its body; nil when none is kept or it was kept without them.
     public func activitiesWithDetail(resourceType: String, resourceID: String) throws -> [String]? {
-        try readSnapshot { connection in
+        try readStatement { connection in
             let rows = try await connection.query("""
                 SELECT activities_with_detail FROM source_resource WHERE resource_type = \(resourceType) AND resource_id = \(resourceID)
                 ORDER BY row_id DESC LIMIT 1
