@@ -8,8 +8,7 @@ import Store
 /// versions of the patient's care plans (every plan that ever named the patient) and of their tasks of no
 /// care plan (medication orders, Observation logs, found by the patient their FHIR linkage names), each
 /// version's occurrences in the time it owns (from its effective date to the next version's), joined to
-/// the current outcome of that version and occurrence. A log's occurrences are no to-dos: only those with
-/// an outcome (a reading) are events. Events are sorted by start, task id, occurrence.
+/// the current outcome of that version and occurrence, assembled as every store does (``EventAssembly``).
 struct ReadEvents {
     let connection: PostgresConnection
     let logger: Logger
@@ -28,25 +27,13 @@ struct ReadEvents {
         for try await row in rows {
             guard case .task(let task) = try PostgresEntityCodec.decode(kind: .task, row: row).entity else { continue }
             let nextEffective = try row.makeRandomAccess()[11].decode(Double?.self)
-            let owns = (start: task.effectiveDate, end: nextEffective.map(Date.init(timeIntervalSince1970:)))
-            // Ask the schedule for at least a moment, so that an event still running at the interval's start
-            // is found even when the version stopped owning new events before it.
-            let until = max(min(interval.end, owns.end ?? interval.end), interval.start.addingTimeInterval(0.001))
-            for event in task.schedule.events(from: interval.start, to: until)
-            where event.start >= owns.start && owns.end.map({ event.start < $0 }) ?? true && event.start < interval.end {
+            for event in EventAssembly.occurrences(of: task, ownedUntil: nextEffective.map(Date.init(timeIntervalSince1970:)), in: interval) {
                 scheduled.append((task, event))
             }
         }
         guard !scheduled.isEmpty else { return [] }
         let outcomes = try await currentOutcomes(for: scheduled)
-        return scheduled
-            .compactMap { item in
-                let outcome = outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)]
-                // A log's occurrence is an event only with its reading.
-                if item.task.isObservationLog && outcome == nil { return nil }
-                return Event(task: item.task, outcome: outcome, scheduleEvent: item.event)
-            }
-            .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
+        return EventAssembly.events(scheduled) { outcomes[OccurrenceKey(task: $0, occurrence: $1)] }
     }
 
     private struct OccurrenceKey: Hashable {
@@ -72,7 +59,7 @@ struct ReadEvents {
         for try await row in rows {
             guard case .outcome(let outcome) = try PostgresEntityCodec.decode(kind: .outcome, row: row).entity else { continue }
             let key = OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)
-            if let other = outcomes[key], (other.metadata.createdDate ?? .distantPast) > (outcome.metadata.createdDate ?? .distantPast) { continue }
+            if let other = outcomes[key], !EventAssembly.shows(outcome, over: other) { continue }
             outcomes[key] = outcome
         }
         return outcomes
