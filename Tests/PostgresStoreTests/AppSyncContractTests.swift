@@ -257,6 +257,44 @@ final class AppSyncContractTests: XCTestCase {
         XCTAssertEqual(after.server.clock, committed + 1)
         XCTAssertEqual(after.revisions.map(\.stamp.serverClock), Array(1...committed + 1))
     }
+
+    /// Four instances on one database write a patient's outcomes at once while a fifth pulls: every pull
+    /// sees the patient's revisions without a gap up to the clock it is told (each batch is one revision
+    /// of the patient), so a device that learns clock N has been sent every revision up to N.
+    func testPullsBesideConcurrentWritersSeeEveryClockUpToTheirs() throws {
+        let pair = try ReadStorePair(both, "concurrent-pulls")
+        let task = try patientWithOutcomes(pair, outcomes: 0)
+        let writers = try (0..<4).map { _ in try pair.anotherPostgres() }
+        let reader = try pair.anotherPostgres()
+        defer { (writers + [reader]).forEach { $0.close() } }
+        let failures = Mutex<[String]>([])
+        let writing = Atomic<Int>(writers.count)
+        let group = DispatchGroup()
+        for (index, writer) in writers.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                defer { writing.subtract(1, ordering: .sequentiallyConsistent) }
+                for round in 0..<8 {
+                    do {
+                        try writer.apply(ReadFixtures.batch { $0.add(ReadFixtures.outcome(task, occurrence: round * writers.count + index)) })
+                    } catch {
+                        failures.withLock { $0.append("writer \(index): \(error)") }
+                    }
+                }
+            }
+        }
+        var pulls = 0
+        repeat {
+            let read = try reader.revisions(patientID: "p1", afterClock: 0, maxEntities: .max) { _ in true }
+            let clocks = read.revisions.map(\.stamp.serverClock)
+            if clocks != Array(1...read.server.clock) { failures.withLock { $0.append("a pull at clock \(read.server.clock) saw \(clocks)") } }
+            pulls += 1
+        } while writing.load(ordering: .sequentiallyConsistent) > 0
+        group.wait()
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertGreaterThan(pulls, 0)
+        XCTAssertEqual(try reader.serverClock().clock, 1 + 4 * 8)
+        XCTAssertEqual(try reader.outcomes(.current).count, 32)
+    }
 }
 
 /// A day view as the contracts compare it.

@@ -255,4 +255,60 @@ final class EntityReadContractTests: XCTestCase {
         try pair.assertSame("outcomes of a month") { try $0.outcomes(EntityQuery(dateInterval: ReadFixtures.interval(days: 100, 130))) }
         try pair.assertEqual("statistics") { try $0.statistics() }
     }
+
+    /// Every kind of value, tags and notes read back alike; a deleted task stops making events; an
+    /// outcome upserted after its deletion follows its tombstone; outcome ids of no occurrence are left
+    /// out; a second store on the same database (another instance) reads what the first wrote.
+    func testValuesDeletionsAndASecondInstanceAgree() throws {
+        let pair = try ReadStorePair(both, "values")
+        let patient = ReadFixtures.patient()
+        let plan = ReadFixtures.carePlan(patient: patient)
+        let task = try ReadFixtures.task(plan: plan)
+        var outcome = ReadFixtures.outcome(task, occurrence: 0)
+        outcome.values = [
+            OutcomeValue(.integer(7)), OutcomeValue(.double(1.5), units: "mg"), OutcomeValue(.boolean(true), kind: "taken"),
+            OutcomeValue(.text("fine"), index: 3, createdDate: ReadFixtures.day(0, hour: 10), timezone: TimeZone(identifier: "Europe/Paris")!),
+            OutcomeValue(.binary(Data([0, 1, 2]))),
+            OutcomeValue(.date(ReadFixtures.day(0, hour: 9))),
+        ]
+        outcome.metadata.tags = ["home"]
+        outcome.metadata.notes = [Note(author: "nurse", title: nil, content: "checked")]
+        try pair.apply(ReadFixtures.batch {
+            $0.add(patient)
+            $0.add(plan)
+            $0.add(task)
+            $0.add(outcome)
+            $0.add(ReadFixtures.outcome(task, occurrence: 1))
+        })
+        var deletion = StoreBatch(date: ReadFixtures.day(5))
+        deletion.delete(.outcome, id: Outcome.id(taskUUID: task.uuid, occurrence: 1))
+        try pair.apply(deletion)
+        var again = StoreBatch(date: ReadFixtures.day(6))
+        again.upsert(ReadFixtures.outcome(task, occurrence: 1, value: 125))
+        try pair.apply(again)
+        var taskDeletion = StoreBatch(date: ReadFixtures.writtenAt)
+        taskDeletion.delete(.task, id: "t1", at: ReadFixtures.day(5))
+        try pair.apply(taskDeletion)
+        let stored = try pair.assertSame("every value type") { try $0.outcomes(.current) }
+        XCTAssertEqual(stored.first?.values, outcome.values)
+        XCTAssertEqual(stored.first?.metadata.notes, outcome.metadata.notes)
+        try pair.assertSame("the upserted outcome's history") { try $0.history(.outcome, id: Outcome.id(taskUUID: task.uuid, occurrence: 1)).map(ComparableEntity.init) }
+        let ids = [1, -1, 0, 4, 1_000_000].map { Outcome.id(taskUUID: task.uuid, occurrence: $0) }
+        try pair.assertSame("outcomes by id") { try $0.outcomes(EntityQuery(ids: ids)) }
+        let events = try pair.assertSame("events of a deleted task") { try $0.events(patientID: "p1", in: ReadFixtures.interval(days: 0, 8)) }
+        XCTAssertEqual(events.map(\.scheduleEvent.occurrence), [0, 1, 2, 3, 4])
+        try pair.assertSame("tasks in effect before the deletion") { try $0.tasks(EntityQuery(dateInterval: ReadFixtures.interval(days: 3, 4))) }
+        try pair.assertSame("no task now") { try $0.tasks(.current) }
+
+        let second = try pair.anotherPostgres()
+        defer { second.close() }
+        for kind in EntityKind.allCases {
+            var first: [CareEntity] = [], other: [CareEntity] = []
+            try pair.postgres.forEachEntity(kind, .current) { first.append($0) }
+            try second.forEachEntity(kind, .current) { other.append($0) }
+            XCTAssertEqual(first, other, "\(kind): another instance reads the same")
+        }
+        XCTAssertEqual(try second.events(patientID: "p1", in: ReadFixtures.interval(days: 0, 8)), try pair.postgres.events(patientID: "p1", in: ReadFixtures.interval(days: 0, 8)))
+        XCTAssertEqual(try second.integrityCheck(), [])
+    }
 }

@@ -85,10 +85,18 @@ final class ReadStorePair {
     let postgres: PostgreSQLStore
     private let sqliteLabels = UUIDLabels()
     private let postgresLabels = UUIDLabels()
+    private let both: BothStores
+    private let database = "db_\(UUID().uuidString.prefix(8).lowercased())"
 
     init(_ both: BothStores, _ name: String) throws {
+        self.both = both
         sqlite = try both.sqlite(name)
-        postgres = try both.postgres()
+        postgres = try both.postgres(database: database)
+    }
+
+    /// Another PostgreSQL store on the same database: what a second `caregate serve` instance opens.
+    func anotherPostgres() throws -> PostgreSQLStore {
+        try both.postgres(database: database, create: false)
     }
 
     var stores: [(name: String, store: any AppSyncStore, labels: UUIDLabels)] {
