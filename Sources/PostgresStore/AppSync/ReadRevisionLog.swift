@@ -43,15 +43,19 @@ struct ReadRevisionLog {
             let accepted = stamps.filter { rule($0, server) }
             let counts = try await entityCounts(patientID: patientID, clocks: accepted.map(\.serverClock))
             var taken: [RevisionStamp] = []
+            var kinds: Set<EntityKind> = []
             for stamp in accepted {
                 if entityCount >= maxEntities {
                     hasMore = true
                     break
                 }
-                entityCount += counts[stamp.serverClock] ?? 0
+                for (kind, count) in counts[stamp.serverClock] ?? [:] {
+                    entityCount += count
+                    kinds.insert(kind)
+                }
                 taken.append(stamp)
             }
-            let entities = try await self.entities(patientID: patientID, clocks: taken.map(\.serverClock))
+            let entities = try await self.entities(patientID: patientID, clocks: taken.map(\.serverClock), kinds: kinds)
             revisions += taken.map { StoredRevision(stamp: $0, entities: entities[$0.serverClock] ?? []) }
             guard !hasMore, stamps.count == Self.stampsPerRead, let last = stamps.last else { break reading }
             after = Int64(last.serverClock)
@@ -89,23 +93,28 @@ struct ReadRevisionLog {
         return clocks
     }
 
-    /// How many versions each transaction of `clocks` filed under the patient.
-    private func entityCounts(patientID: String, clocks: [Int]) async throws -> [Int: Int] {
+    /// How many versions of each kind each transaction of `clocks` filed under the patient.
+    private func entityCounts(patientID: String, clocks: [Int]) async throws -> [Int: [EntityKind: Int]] {
         guard !clocks.isEmpty else { return [:] }
-        var counts: [Int: Int] = [:]
+        var counts: [Int: [EntityKind: Int]] = [:]
         let rows = try await connection.query("""
-            SELECT server_clock, count(*) FROM revision WHERE patient_id = \(patientID) AND server_clock = ANY(\(clocks.map(Int64.init))::bigint[])
-            GROUP BY server_clock
+            SELECT server_clock, entity_kind, count(*) FROM revision
+            WHERE patient_id = \(patientID) AND server_clock = ANY(\(clocks.map(Int64.init))::bigint[])
+            GROUP BY server_clock, entity_kind
             """, logger: logger)
-        for try await (clock, count) in rows.decode((Int64, Int64).self) { counts[Int(clock)] = Int(count) }
+        for try await (clock, kind, count) in rows.decode((Int64, String, Int64).self) {
+            guard let kind = EntityKind(rawValue: kind) else { continue }
+            counts[Int(clock), default: [:]][kind] = Int(count)
+        }
         return counts
     }
 
-    /// The versions each transaction of `clocks` filed under the patient, in the order it wrote them.
-    private func entities(patientID: String, clocks: [Int]) async throws -> [Int: [CareEntity]] {
+    /// The versions each transaction of `clocks` filed under the patient, in the order it wrote them:
+    /// one statement for each of `kinds`, the kinds they filed.
+    private func entities(patientID: String, clocks: [Int], kinds: Set<EntityKind>) async throws -> [Int: [CareEntity]] {
         guard !clocks.isEmpty else { return [:] }
         var filed: [(clock: Int, order: Int64, entity: CareEntity)] = []
-        for kind in EntityKind.allCases {
+        for kind in EntityKind.allCases where kinds.contains(kind) {
             let rows = try await connection.query("""
                 SELECT \(unescaped: PostgresEntityCodec.selectList(kind, alias: "e")), r.server_clock, r.row_id
                 FROM revision r JOIN \(unescaped: PostgresEntityCodec.table(kind)) e ON e.row_id = r.entity_row_id
