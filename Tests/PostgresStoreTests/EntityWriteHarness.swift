@@ -95,9 +95,18 @@ final class UUIDNames {
         return entity
     }
 
+    /// Outbox ids by the order they were first met: a PostgreSQL identity does not give back the numbers
+    /// a rolled-back batch took, SQLite's AUTOINCREMENT does, so the ids differ after a refused batch.
+    private var outboxIDs: [Int64: Int64] = [:]
+
     func normalised(_ summary: BatchSummary) -> BatchSummary {
         var summary = summary
         summary.versionUUIDs = names(summary.versionUUIDs)
+        summary.outboxEntryIDs = summary.outboxEntryIDs.map { id in
+            if let known = outboxIDs[id] { return known }
+            outboxIDs[id] = Int64(outboxIDs.count + 1)
+            return Int64(outboxIDs.count)
+        }
         return summary
     }
 }
