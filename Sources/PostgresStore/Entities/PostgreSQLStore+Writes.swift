@@ -30,16 +30,35 @@ extension PostgreSQLStore: Store {
         try lease.yieldToAppends()
     }
 
+    /// The transaction-scoped advisory lock every batch takes first ("CGBATCH" in ASCII).
+    public static let batchKey: Int64 = 0x0043_4742_4154_4348
+
     /// Applies every change of `batch` in one transaction (READ COMMITTED, as the server clock needs); on
     /// any error the whole batch is rolled back and the error (a ``StoreError`` for anything the input
     /// caused) is rethrown.
+    ///
+    /// Batches run one at a time, as SQLite's single writer runs them: each transaction first takes the
+    /// advisory lock ``batchKey`` (released at its end), so that a batch reads the tips it appends after
+    /// with no other batch in between, even one of a process that holds no lease (two updates of one tip
+    /// would otherwise both follow it: a fork). A batch that waits longer than the busy timeout for it is
+    /// refused with ``StoreError/busy(path:waitedSeconds:)``.
     @discardableResult
     public func apply(_ batch: StoreBatch) throws -> BatchSummary {
         let now = batch.date ?? Date()
         let changes = batch.changes
         let logger = Self.logger
+        let wait = max(1, Int((lease.busyTimeout * 1000).rounded(.up)))
+        let url = database.location.redacted
+        let busyTimeout = lease.busyTimeout
         return try database.run { client in
             try await client.withTransaction(logger: logger) { connection in
+                try await connection.finish("SELECT set_config('lock_timeout', \(String(wait) + "ms"), true)", logger: logger)
+                do {
+                    try await connection.finish("SELECT pg_advisory_xact_lock(\(Self.batchKey))", logger: logger)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+                    throw StoreError.busy(path: url, waitedSeconds: busyTimeout)
+                }
+                try await connection.finish("SELECT set_config('lock_timeout', '0', true)", logger: logger)
                 let writer = PostgresBatchWriter(connection: connection, logger: logger, now: now)
                 try await writer.apply(changes)
                 return writer.summary
