@@ -66,6 +66,12 @@ final class PostgresBatchWriter {
     /// The task versions this batch read or wrote (valid while it runs: a change forgets what it changes).
     var taskVersionsRead: [UUID: TaskVersion] = [:]
     var lastTaskVersion: (uuid: UUID, version: TaskVersion)?
+    /// What this batch knows of the store, read in bulk before its first change (``prefetch(_:)``) and kept
+    /// up to date by its writes, so that most changes need no read of their own (``WritePrefetch``).
+    var known = KnownState()
+    /// Links and raw resources, written in bulk at the end of the batch (nothing the batch reads).
+    var pendingLinks: [ResourceLink] = []
+    var pendingSources: [SourceResource] = []
 
     init(connection: PostgresConnection, logger: Logger, now: Date) {
         self.connection = connection
@@ -76,6 +82,13 @@ final class PostgresBatchWriter {
 
     /// Applies every change of `changes`, in order: long runs of outcome adds in bulk.
     func apply(_ changes: [StoreChange]) async throws {
+        try await prefetch(changes)
+        revisions.readsClocksAtTheEnd = !changes.contains {
+            switch $0 {
+            case .mergeKnowledge, .admitKnowledge: return true
+            default: return false
+            }
+        }
         var position = changes.startIndex
         while position < changes.endIndex {
             var end = position
@@ -88,6 +101,7 @@ final class PostgresBatchWriter {
             }
             position = end
         }
+        try await flushLinksAndSources()
         try await revisions.finish()
     }
 
@@ -101,7 +115,7 @@ final class PostgresBatchWriter {
         case .recordSourceIfChanged(let resource, let entities):
             if wroteVersion(ofAny: entities) { try await record(resource) }
         case .link(let link):
-            try await PostgresBatchWriter.link(link, on: connection, logger: logger)
+            pendingLinks.append(link)
             summary.linksWritten += 1
         case .appendVersion(let outcome): try await appendKeepingUUID(outcome)
         case .admitKnowledge(let push): try await admitKnowledge(push)
@@ -141,31 +155,36 @@ final class PostgresBatchWriter {
         return false
     }
 
+    /// Keeps `resource` at the end of the batch, unless the same content is kept (counted then).
     func record(_ resource: SourceResource) async throws {
-        if try await Self.record(resource, on: connection, logger: logger) { summary.sourcesRecorded += 1 } else { summary.sourcesUnchanged += 1 }
+        pendingSources.append(resource)
     }
 
-    /// Keeps `resource` unless the same content is kept; whether it was kept now.
-    static func record(_ resource: SourceResource, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let paths = resource.activitiesWithDetail.map { $0.joined(separator: "\n") }
-        let inserted = try await connection.values("""
-            INSERT INTO source_resource
-                (source_system, resource_type, resource_id, version_id, last_updated, content_hash, format, body, received_date, activities_with_detail)
-            VALUES (\(resource.sourceSystem), \(resource.resourceType), \(resource.resourceID), \(resource.versionID), \(resource.lastUpdated),
-                    \(resource.contentHash), \(resource.format), \(resource.body.byteBuffer), \(resource.receivedDate.timeIntervalSince1970), \(paths))
-            ON CONFLICT (resource_type, resource_id, source_system, content_hash) DO NOTHING
-            RETURNING row_id
-            """, as: Int64.self, logger: logger)
-        return !inserted.isEmpty
-    }
-
-    /// Links a FHIR resource to an entity made from it (once).
-    static func link(_ link: ResourceLink, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.finish("""
-            INSERT INTO resource_link (resource_type, resource_id, source_system, entity_kind, entity_id)
-            VALUES (\(link.resourceType), \(link.resourceID), \(link.sourceSystem), \(link.entityKind.rawValue), \(link.entityID))
-            ON CONFLICT DO NOTHING
-            """, logger: logger)
+    /// Writes the batch's links and raw resources, each once, in batch order, and counts the resources kept
+    /// and those whose content was kept already.
+    func flushLinksAndSources() async throws {
+        try await Self.link(pendingLinks, on: connection, logger: logger)
+        pendingLinks = []
+        for start in stride(from: 0, to: pendingSources.count, by: Self.rowsPerStatement) {
+            let chunk = pendingSources[start..<min(start + Self.rowsPerStatement, pendingSources.count)]
+            let kept = try await connection.values("""
+                INSERT INTO source_resource
+                    (source_system, resource_type, resource_id, version_id, last_updated, content_hash, format, body, received_date, activities_with_detail)
+                SELECT source_system, resource_type, resource_id, version_id, last_updated, content_hash, format, body, received_date, activities_with_detail
+                FROM unnest(\(chunk.map(\.sourceSystem))::text[], \(chunk.map(\.resourceType))::text[], \(chunk.map(\.resourceID))::text[],
+                            \(NullableArray(chunk.map(\.versionID)))::text[], \(NullableArray(chunk.map(\.lastUpdated)))::text[], \(chunk.map(\.contentHash))::text[],
+                            \(chunk.map(\.format))::text[], \(chunk.map(\.body.byteBuffer))::bytea[], \(chunk.map(\.receivedDate.timeIntervalSince1970))::float8[],
+                            \(NullableArray(chunk.map { $0.activitiesWithDetail.map { $0.joined(separator: "\n") } }))::text[])
+                     WITH ORDINALITY AS t(source_system, resource_type, resource_id, version_id, last_updated, content_hash, format, body, received_date,
+                                          activities_with_detail, position)
+                ORDER BY position
+                ON CONFLICT (resource_type, resource_id, source_system, content_hash) DO NOTHING
+                RETURNING row_id
+                """, as: Int64.self, logger: logger).count
+            summary.sourcesRecorded += kept
+            summary.sourcesUnchanged += chunk.count - kept
+        }
+        pendingSources = []
     }
 
     /// Files outcome `outcomeID` as having several tips, or as having one.

@@ -7,6 +7,7 @@ import Store
 /// id, whether a uuid or id exists, the references a version names, and the patient a version belongs to.
 extension PostgresBatchWriter {
     func tip(_ kind: EntityKind, id: String) async throws -> Tip? {
+        if let known = known.tip(kind, id: id) { return known.value }
         let rows = try await connection.query("""
             SELECT row_id, uuid, effective_date, deleted_date, content_hash FROM \(unescaped: PostgresEntitySchema.table(kind))
             WHERE id = \(id) AND next_version_uuid IS NULL ORDER BY row_id LIMIT 1
@@ -17,22 +18,17 @@ extension PostgresBatchWriter {
                 rowID: rowID, uuid: uuid, effectiveDate: Date(timeIntervalSince1970: effective),
                 deletedDate: deleted.map(Date.init(timeIntervalSince1970:)), contentHash: hash)
         }
+        known.tips[kind, default: [:]][id] = found.map { .present($0) } ?? .absent
         return found
     }
 
     /// The tip of an outcome, the newest when it has several (the others in its `others`).
     func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) async throws -> Tip? {
-        var newest: Tip?
-        var others: [Tip] = []
-        for (tip, _, _) in try await outcomeVersions(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence, tipsOnly: true) {
-            if let current = newest, current.versionNumber >= tip.versionNumber {
-                others.append(tip)
-            } else {
-                if let current = newest { others.append(current) }
-                newest = tip
-            }
-        }
-        newest?.others = others
+        let key = KnownState.OutcomeKey(taskUUID: taskUUID, eventStart: eventStart.timeIntervalSince1970, occurrence: occurrence)
+        if let known = known.outcomeTips[key] { return known.value }
+        let tips = try await outcomeVersions(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence, tipsOnly: true).map(\.version)
+        let newest = Self.newestTip(of: tips)
+        known.outcomeTips[key] = newest.map { .present($0) } ?? .absent
         return newest
     }
 
@@ -59,20 +55,26 @@ extension PostgresBatchWriter {
     }
 
     func uuidExists(_ kind: EntityKind, _ uuid: UUID) async throws -> Bool {
-        try await !connection.values(
+        if kind != .outcome, let known = known.uuids[kind]?[uuid] { return known.value != nil }
+        return try await !connection.values(
             "SELECT 1 FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE uuid = \(uuid) LIMIT 1", as: Int32.self, logger: logger
         ).isEmpty
     }
 
     /// The stable id of version `uuid` of `kind` (not an outcome), if the store has it.
     func id(of kind: EntityKind, uuid: UUID) async throws -> String? {
-        try await connection.values(
+        if let known = known.uuids[kind]?[uuid] { return known.value }
+        let found = try await connection.values(
             "SELECT id FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE uuid = \(uuid) LIMIT 1", as: String.self, logger: logger
         ).first
+        known.uuids[kind, default: [:]][uuid] = found.map { .present($0) } ?? .absent
+        return found
     }
 
     func idExists(_ kind: EntityKind, _ id: String) async throws -> Bool {
-        try await !connection.values(
+        // Every id that has versions has a tip.
+        if let known = known.tip(kind, id: id) { return known.value != nil }
+        return try await !connection.values(
             "SELECT 1 FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE id = \(id) LIMIT 1", as: Int32.self, logger: logger
         ).isEmpty
     }

@@ -47,15 +47,17 @@ extension PostgresBatchWriter {
         }
         let written = order.map { rows[$0] }
         let rowIDs = try await insertFirstOutcomeRows(written)
-        try await Self.link(
-            written.compactMap { row in
+        pendingLinks.append(
+            contentsOf: written.compactMap { row in
                 row.outcome.metadata.provenance.map {
                     ResourceLink(sourceSystem: $0.sourceSystem, resourceType: $0.fhirType, resourceID: $0.fhirID, entityKind: .outcome, entityID: row.outcome.id)
                 }
-            }, on: connection, logger: logger)
+            })
         summary.outboxEntryIDs += try await enqueueExports(
             written.filter { Self.queuesForProvider($0.outcome.metadata.provenance) }.map { ($0.outcome.id, $0.uuid) })
         for (row, rowID) in zip(written, rowIDs) {
+            known.outcomeTips[KnownState.OutcomeKey(taskUUID: row.outcome.taskUUID, eventStart: row.eventStart.timeIntervalSince1970, occurrence: row.outcome.taskOccurrenceIndex)] =
+                .present(Tip(rowID: rowID, uuid: row.uuid, effectiveDate: row.outcome.metadata.effectiveDate, deletedDate: nil, contentHash: row.outcome.metadata.provenance?.contentHash))
             try await revisions.append(.outcome, uuid: row.uuid, rowID: rowID, owner: outcomeOwner(row.outcome.taskUUID))
         }
         for row in rows { file(.created, EntityKey(outcomeOf: row.outcome.taskUUID, occurrence: row.outcome.taskOccurrenceIndex)) }

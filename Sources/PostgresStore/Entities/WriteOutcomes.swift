@@ -87,6 +87,11 @@ extension PostgresBatchWriter {
             previousVersionUUID: graph.map { $0.previous.first?.uuid } ?? previous?.uuid, previousVersionUUIDs: nil,
             versionNumber: graph?.versionNumber ?? previous.map { $0.versionNumber + 1 } ?? 0)
         let rowID = try await insertOutcomeRow(row)
+        let key = KnownState.OutcomeKey(taskUUID: outcome.taskUUID, eventStart: eventStart.timeIntervalSince1970, occurrence: outcome.taskOccurrenceIndex)
+        // A version of the devices' graph may leave several tips: read them again when asked.
+        known.outcomeTips[key] = graph != nil ? nil : .present(Tip(
+            rowID: rowID, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, deletedDate: nil, contentHash: provenance?.contentHash,
+            versionNumber: row.versionNumber))
         try await link(
             kind: .outcome, id: outcome.id, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, provenance: provenance, after: previous)
         if let graph {

@@ -32,6 +32,10 @@ final class PostgresRevisionLog {
     private var carePlanPatients: [String: String?] = [:]
     private var taskPatients: [UUID: String?] = [:]
 
+    /// Whether the stamps' device clocks may be read at ``finish()`` rather than at each patient's first
+    /// version: when the batch teaches no device clocks, they are the same then.
+    var readsClocksAtTheEnd = false
+
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
         self.logger = logger
@@ -50,7 +54,7 @@ final class PostgresRevisionLog {
     func append(_ kind: EntityKind, uuid: UUID, rowID: Int64, owner: Owner) async throws {
         guard let patientID = try await patient(of: owner) else { return }
         if stamps[patientID] == nil {
-            stamps[patientID] = try await servedClocks(patientID: patientID)
+            stamps[patientID] = readsClocksAtTheEnd ? "" : try await servedClocks(patientID: patientID)
             stampOrder.append(patientID)
         }
         patients.append(patientID)
@@ -59,15 +63,20 @@ final class PostgresRevisionLog {
         rowIDs.append(rowID)
     }
 
-    /// Forgets what this transaction learnt of care plan `id` (a new version may name another patient).
-    func carePlanChanged(_ id: String) {
-        carePlanPatients[id] = nil
+    /// Care plan `id` has a new version, of patient `patientID`: what this transaction learnt of its tasks'
+    /// patients is forgotten (the new version may name another patient).
+    func carePlanChanged(_ id: String, patientID: String?) {
+        carePlanPatients[id] = .some(patientID)
         taskPatients.removeAll()
     }
 
     /// Ticks the clock and writes the stamps and revisions, when the transaction filed any version.
     func finish() async throws {
         guard !patients.isEmpty else { return }
+        let unread = stampOrder.filter { stamps[$0] == "" }
+        if !unread.isEmpty {
+            for (patientID, clocks) in try await servedClocks(patientIDs: unread) { stamps[patientID] = clocks }
+        }
         let clock = try await PostgresServerClock.tick(on: connection)
         try await connection.finish("""
             INSERT INTO revision_stamp (patient_id, server_clock, processes)
@@ -101,6 +110,19 @@ final class PostgresRevisionLog {
             entries.append("{\"id\":\(Self.jsonString(process)),\"clock\":\(clock)}")
         }
         return "[" + entries.joined(separator: ",") + "]"
+    }
+
+    /// ``servedClocks(patientID:)`` of each of `patientIDs`, in one statement.
+    private func servedClocks(patientIDs: [String]) async throws -> [String: String] {
+        let rows = try await connection.query("""
+            SELECT patient_id, process_id, clock FROM patient_knowledge WHERE patient_id = ANY(\(patientIDs)::text[]) AND served
+            ORDER BY patient_id, process_id COLLATE "C"
+            """, logger: logger)
+        var entries: [String: [String]] = [:]
+        for try await (patientID, process, clock) in rows.decode((String, String, Int64).self) {
+            entries[patientID, default: []].append("{\"id\":\(Self.jsonString(process)),\"clock\":\(clock)}")
+        }
+        return Dictionary(uniqueKeysWithValues: patientIDs.map { ($0, "[" + (entries[$0] ?? []).joined(separator: ",") + "]") })
     }
 
     /// `text` as a JSON string (process ids are uuids, but nothing is assumed).

@@ -110,10 +110,12 @@ extension PostgresBatchWriter {
 
     func delete(_ kind: EntityKind, id: String, at requested: Date, effective rule: EffectiveDateRule) async throws {
         let current: Tip?
+        var outcomeKey: KnownState.OutcomeKey?
         if kind == .outcome {
             guard let (taskUUID, occurrence) = Self.parseOutcomeID(id) else { throw StoreError.idNotFound(kind: kind, id: id) }
             let task = try await taskVersion(taskUUID)
             guard let eventStart = task.task.schedule.eventStart(occurrence: occurrence) else { throw StoreError.idNotFound(kind: kind, id: id) }
+            outcomeKey = KnownState.OutcomeKey(taskUUID: taskUUID, eventStart: eventStart.timeIntervalSince1970, occurrence: occurrence)
             current = try await outcomeTip(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence)
         } else {
             current = try await tip(kind, id: id)
@@ -126,6 +128,14 @@ extension PostgresBatchWriter {
         }
         let tombstone = uuids.next()
         let tombstoneRowID = try await insertTombstone(kind, copying: current.rowID, uuid: tombstone, date: date)
+        let tombstoneTip = Tip(
+            rowID: tombstoneRowID, uuid: tombstone, effectiveDate: date, deletedDate: date, contentHash: current.contentHash,
+            versionNumber: current.versionNumber + 1)
+        if let key = outcomeKey {
+            known.outcomeTips[key] = .present(tombstoneTip)
+        } else {
+            known.wrote(kind, id: id, tip: tombstoneTip)
+        }
         try await linkForward(kind, from: current, to: tombstone, effective: date)
         if !current.others.isEmpty {
             try await linkGraph([current] + current.others, to: tombstone, rowID: tombstoneRowID, effective: date)
@@ -157,9 +167,11 @@ extension PostgresBatchWriter {
         // The content JSON import kept for its hash is not what this store writes: drop it.
         ContentJSON.forget(entity)
         let rowID = try await insertRow(entity)
+        known.wrote(entity.kind, id: entity.id, tip: Tip(
+            rowID: rowID, uuid: metadata.uuid, effectiveDate: metadata.effectiveDate, deletedDate: nil, contentHash: metadata.provenance?.contentHash))
         try await link(kind: entity.kind, id: entity.id, uuid: metadata.uuid, effectiveDate: metadata.effectiveDate, provenance: metadata.provenance, after: previous)
         summary.versionUUIDs.append(metadata.uuid)
-        if entity.kind == .carePlan { revisions.carePlanChanged(entity.id) }
+        if case .carePlan(let plan) = entity { revisions.carePlanChanged(plan.id, patientID: plan.patientID) }
         try await revisions.append(entity.kind, uuid: metadata.uuid, rowID: rowID, owner: Self.owner(of: entity))
         if case .task(let task) = entity {
             // The outcomes of the same import look this version up next.
@@ -174,9 +186,8 @@ extension PostgresBatchWriter {
             if kind == .task { forgetTaskVersion(previous.uuid) }
         }
         if let provenance {
-            try await Self.link(
-                ResourceLink(sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID, entityKind: kind, entityID: id),
-                on: connection, logger: logger)
+            pendingLinks.append(
+                ResourceLink(sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID, entityKind: kind, entityID: id))
         }
     }
 
