@@ -1,5 +1,7 @@
 import CareModel
 import Foundation
+import Logging
+import PostgresNIO
 import PostgresStore
 import Store
 import TestSupport
@@ -179,6 +181,7 @@ final class EntityReadContractTests: XCTestCase {
         try pair.assertSame("two tips by id") { try $0.outcomes(EntityQuery(ids: [root.id])) }
         try pair.assertSame("the tip created last") { try $0.events(patientID: "p1", in: day) }
         try pair.assertEqual("statistics with two tips") { try $0.statistics() }
+        XCTAssertEqual(try pair.postgres.integrityCheck(), [], "two tips, filed as in conflict")
         try pair.apply(ReadFixtures.batch { $0.appendVersion(keepingUUIDOf: version(4, after: [left.uuid, right.uuid], created: 4)) })
         try pair.assertSame("resolved") { try $0.outcomes(.current) }
         try pair.assertSame("resolved event") { try $0.events(patientID: "p1", in: day) }
@@ -310,5 +313,29 @@ final class EntityReadContractTests: XCTestCase {
         }
         XCTAssertEqual(try second.events(patientID: "p1", in: ReadFixtures.interval(days: 0, 8)), try pair.postgres.events(patientID: "p1", in: ReadFixtures.interval(days: 0, 8)))
         XCTAssertEqual(try second.integrityCheck(), [])
+    }
+
+    /// The integrity check is empty on a sound store and names what is broken: a version naming a next
+    /// version that is not stored, an entity with two current versions, a revision of no stored version.
+    func testTheIntegrityCheckFindsBrokenChains() throws {
+        let pair = try ReadStorePair(both, "integrity")
+        _ = try writeWorld(pair)
+        XCTAssertEqual(try pair.postgres.integrityCheck(), [])
+        try pair.postgres.database.run { client in
+            try await client.withConnection { connection in
+                let logger = Logger(label: "test")
+                try await connection.query("UPDATE patient SET next_version_uuid = gen_random_uuid() WHERE id = 'p1' AND next_version_uuid IS NOT NULL", logger: logger)
+                try await connection.query("UPDATE care_plan SET next_version_uuid = NULL, next_effective_date = NULL WHERE id = 'cp1'", logger: logger)
+                try await connection.query("INSERT INTO care_plan (uuid, effective_date, body, id) SELECT gen_random_uuid(), effective_date, body, id FROM care_plan WHERE id = 'cp1'", logger: logger)
+                try await connection.query("DELETE FROM contact WHERE id = 'c1'", logger: logger)
+            }
+        }
+        let problems = try pair.postgres.integrityCheck()
+        XCTAssertEqual(problems, [
+            "2 patient versions name a next version that is not a version of their entity",
+            "2 patient versions whose next effective date is not their next version's effective date",
+            "1 care_plan entities without exactly one current version",
+            "2 revisions of contact versions that are not stored",
+        ])
     }
 }
