@@ -254,6 +254,17 @@ final class EntityReadContractTests: XCTestCase {
         var count = 0
         try pair.postgres.forEachEntity(.outcome, .current) { _ in count += 1 }
         XCTAssertEqual(count, 2_700)
+        // A body that stops the read part-way: its error comes back, and the store reads on.
+        struct Enough: Error {}
+        var seen = 0
+        for _ in 0..<3 {
+            seen = 0
+            XCTAssertThrowsError(try pair.postgres.forEachEntity(.outcome, .current) { _ in
+                seen += 1
+                if seen == 1_500 { throw Enough() }
+            }) { XCTAssertTrue($0 is Enough, "\($0)") }
+        }
+        XCTAssertEqual(seen, 1_500)
         try pair.assertSame("every outcome, streamed") { try ReadStorePair.streamed($0, .outcome, .current) }
         try pair.assertSame("outcomes of a month") { try $0.outcomes(EntityQuery(dateInterval: ReadFixtures.interval(days: 100, 130))) }
         try pair.assertEqual("statistics") { try $0.statistics() }
