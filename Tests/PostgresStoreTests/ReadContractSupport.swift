@@ -139,19 +139,33 @@ final class ReadStorePair {
     func assertSame<T: Encodable>(
         _ what: String, _ read: (any AppSyncStore) throws -> T, file: StaticString = #filePath, line: UInt = #line
     ) throws -> T {
-        let expected = try read(sqlite)
-        let actual: T
-        do {
-            actual = try read(postgres)
-        } catch {
-            XCTFail("\(what): PostgreSQL failed: \(error)", file: file, line: line)
-            throw error
-        }
+        let (expected, actual) = try readBoth(what, read, file: file, line: line)
         let left = try sqliteLabels.normalise(expected), right = try postgresLabels.normalise(actual)
         if left != right {
             XCTFail("\(what): the stores differ\nSQLite:     \(left)\nPostgreSQL: \(right)", file: file, line: line)
         }
         return expected
+    }
+
+    /// Asserts that `read`, whose result holds no uuid, gives equal results on both stores; returns SQLite's.
+    @discardableResult
+    func assertEqual<T: Equatable>(
+        _ what: String, _ read: (any AppSyncStore) throws -> T, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> T {
+        let (expected, actual) = try readBoth(what, read, file: file, line: line)
+        XCTAssertEqual(expected, actual, "\(what): the stores differ", file: file, line: line)
+        return expected
+    }
+
+    /// `read` of SQLite, then of PostgreSQL (a failure of PostgreSQL's alone is reported as such).
+    private func readBoth<T>(_ what: String, _ read: (any AppSyncStore) throws -> T, file: StaticString, line: UInt) throws -> (T, T) {
+        let expected = try read(sqlite)
+        do {
+            return (expected, try read(postgres))
+        } catch {
+            XCTFail("\(what): PostgreSQL failed: \(error)", file: file, line: line)
+            throw error
+        }
     }
 }
 
@@ -238,31 +252,10 @@ struct ComparableLogRead: Encodable {
 }
 
 extension ReadStorePair {
-    /// Asserts that `read`, whose result holds no uuid, gives equal results on both stores; returns SQLite's.
-    @discardableResult
-    func assertEqual<T: Equatable>(
-        _ what: String, _ read: (any AppSyncStore) throws -> T, file: StaticString = #filePath, line: UInt = #line
-    ) throws -> T {
-        let expected = try read(sqlite)
-        let actual: T
-        do {
-            actual = try read(postgres)
-        } catch {
-            XCTFail("\(what): PostgreSQL failed: \(error)", file: file, line: line)
-            throw error
-        }
-        XCTAssertEqual(expected, actual, "\(what): the stores differ", file: file, line: line)
-        return expected
-    }
-
     /// Every entity `forEachEntity` streams, as the contracts compare them.
     static func streamed(_ store: any Store, _ kind: EntityKind, _ query: EntityQuery) throws -> [ComparableEntity] {
         var entities: [ComparableEntity] = []
         try store.forEachEntity(kind, query) { entities.append(ComparableEntity(entity: $0)) }
         return entities
     }
-}
-
-extension ComparableEntity {
-    static func all(_ entities: [CareEntity]) -> [ComparableEntity] { entities.map(ComparableEntity.init) }
 }
