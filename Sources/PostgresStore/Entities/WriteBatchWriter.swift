@@ -1,6 +1,7 @@
 import CareModel
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import Store
 
@@ -72,6 +73,12 @@ final class PostgresBatchWriter {
     /// Links and raw resources, written in bulk at the end of the batch (nothing the batch reads).
     var pendingLinks: [ResourceLink] = []
     var pendingSources: [SourceResource] = []
+    /// Versions to insert at the next read (``flushPending()``), with the row ids allocated to them.
+    var pendingEntities: [EntityKind: [(rowID: Int64, entity: CareEntity, body: ByteBuffer)]] = [:]
+    var pendingOutcomes: [(rowID: Int64, row: OutcomeRow)] = []
+    /// Row ids allocated ahead, per table, the next last; how many one allocation takes.
+    var rowIDPool: [EntityKind: [Int64]] = [:]
+    var allocationSize = 16
 
     init(connection: PostgresConnection, logger: Logger, now: Date) {
         self.connection = connection
@@ -83,6 +90,8 @@ final class PostgresBatchWriter {
     /// Applies every change of `changes`, in order: long runs of outcome adds in bulk.
     func apply(_ changes: [StoreChange]) async throws {
         try await prefetch(changes)
+        allocationSize = max(16, min(Self.rowsPerStatement, changes.count))
+        revisions.beforeRead = { [unowned self] in try await self.flushPending() }
         revisions.readsClocksAtTheEnd = !changes.contains {
             switch $0 {
             case .mergeKnowledge, .admitKnowledge: return true
@@ -101,6 +110,7 @@ final class PostgresBatchWriter {
             }
             position = end
         }
+        try await flushPending()
         try await flushLinksAndSources()
         try await revisions.finish()
     }
@@ -121,6 +131,7 @@ final class PostgresBatchWriter {
         case .admitKnowledge(let push): try await admitKnowledge(push)
         case .mergeKnowledge(let patientID, let clocks): try await mergeKnowledge(patientID: patientID, clocks: clocks)
         default:
+            try await flushPending()
             guard try await PostgresStagingChanges.apply(change, on: connection, logger: logger, summary: &summary) else {
                 throw PostgresStoreError.unavailable(feature: "the batch change \(Self.name(of: change))")
             }

@@ -90,6 +90,7 @@ extension PostgresBatchWriter {
     /// The patient of the stored outcome version `uuid`: `.some(nil)` for a version of no patient's task,
     /// nil when the store has no such version.
     func patientOfOutcomeVersion(_ uuid: UUID) async throws -> String?? {
+        try await flushPending()
         guard let task = try await connection.values(
             "SELECT task_uuid FROM outcome WHERE uuid = \(uuid) ORDER BY row_id LIMIT 1", as: UUID.self, logger: logger
         ).first else { return nil }

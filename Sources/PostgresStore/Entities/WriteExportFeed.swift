@@ -15,7 +15,8 @@ extension PostgresBatchWriter {
     /// Whether the tombstone of an outcome whose stored version is at `rowID` is queued: when the patient
     /// wrote a version of it (no provenance, not a tombstone).
     func queuesTombstoneForProvider(outcomeRow rowID: Int64) async throws -> Bool {
-        try await connection.values("""
+        try await flushPending()
+        return try await connection.values("""
             SELECT EXISTS (
                 SELECT 1 FROM outcome AS version, outcome AS deleted
                 WHERE deleted.row_id = \(rowID) AND version.task_uuid = deleted.task_uuid AND version.event_start = deleted.event_start

@@ -8,6 +8,7 @@ import Store
 extension PostgresBatchWriter {
     func tip(_ kind: EntityKind, id: String) async throws -> Tip? {
         if let known = known.tip(kind, id: id) { return known.value }
+        try await flushPending()
         let rows = try await connection.query("""
             SELECT row_id, uuid, effective_date, deleted_date, content_hash FROM \(unescaped: PostgresEntitySchema.table(kind))
             WHERE id = \(id) AND next_version_uuid IS NULL ORDER BY row_id LIMIT 1
@@ -26,6 +27,7 @@ extension PostgresBatchWriter {
     func outcomeTip(taskUUID: UUID, eventStart: Date, occurrence: Int) async throws -> Tip? {
         let key = KnownState.OutcomeKey(taskUUID: taskUUID, eventStart: eventStart.timeIntervalSince1970, occurrence: occurrence)
         if let known = known.outcomeTips[key] { return known.value }
+        if known.newTaskVersions.contains(taskUUID), !known.outcomesToRead.contains(key) { return nil }
         let tips = try await outcomeVersions(taskUUID: taskUUID, eventStart: eventStart, occurrence: occurrence, tipsOnly: true).map(\.version)
         let newest = Self.newestTip(of: tips)
         known.outcomeTips[key] = newest.map { .present($0) } ?? .absent
@@ -37,6 +39,7 @@ extension PostgresBatchWriter {
     func outcomeVersions(
         taskUUID: UUID, eventStart: Date, occurrence: Int, tipsOnly: Bool = false
     ) async throws -> [(version: Tip, isTip: Bool, fromProvider: Bool)] {
+        try await flushPending()
         let rows = try await connection.query("""
             SELECT row_id, uuid, effective_date, deleted_date, content_hash, version_number, next_version_uuid IS NULL, fhir_type IS NOT NULL
             FROM outcome WHERE task_uuid = \(taskUUID) AND event_start = \(eventStart.timeIntervalSince1970) AND occurrence_index = \(occurrence)
@@ -56,6 +59,7 @@ extension PostgresBatchWriter {
 
     func uuidExists(_ kind: EntityKind, _ uuid: UUID) async throws -> Bool {
         if kind != .outcome, let known = known.uuids[kind]?[uuid] { return known.value != nil }
+        try await flushPending()
         return try await !connection.values(
             "SELECT 1 FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE uuid = \(uuid) LIMIT 1", as: Int32.self, logger: logger
         ).isEmpty
@@ -64,6 +68,7 @@ extension PostgresBatchWriter {
     /// The stable id of version `uuid` of `kind` (not an outcome), if the store has it.
     func id(of kind: EntityKind, uuid: UUID) async throws -> String? {
         if let known = known.uuids[kind]?[uuid] { return known.value }
+        try await flushPending()
         let found = try await connection.values(
             "SELECT id FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE uuid = \(uuid) LIMIT 1", as: String.self, logger: logger
         ).first
@@ -74,6 +79,7 @@ extension PostgresBatchWriter {
     func idExists(_ kind: EntityKind, _ id: String) async throws -> Bool {
         // Every id that has versions has a tip.
         if let known = known.tip(kind, id: id) { return known.value != nil }
+        try await flushPending()
         return try await !connection.values(
             "SELECT 1 FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE id = \(id) LIMIT 1", as: Int32.self, logger: logger
         ).isEmpty
@@ -81,6 +87,7 @@ extension PostgresBatchWriter {
 
     /// The stored version at `rowID` of `kind`, decoded (nil when there is no such row).
     func storedVersion(_ kind: EntityKind, rowID: Int64) async throws -> CareEntity? {
+        try await flushPending()
         let rows = try await connection.query(
             "SELECT \(unescaped: PostgresEntityCodec.selectList(kind)) FROM \(unescaped: PostgresEntitySchema.table(kind)) WHERE row_id = \(rowID)",
             logger: logger)
@@ -138,6 +145,7 @@ extension PostgresBatchWriter {
 
     /// The patient the stored version at `rowID` of `kind` belongs to (what a tombstone copies).
     func owner(ofRow rowID: Int64, kind: EntityKind, id: String) async throws -> PostgresRevisionLog.Owner {
+        try await flushPending()
         switch kind {
         case .patient: return .patient(id)
         case .carePlan:

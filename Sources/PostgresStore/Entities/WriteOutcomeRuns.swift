@@ -68,6 +68,7 @@ extension PostgresBatchWriter {
     /// whose outcome exists already, or comes earlier in the run.
     func firstDuplicate(_ rows: [OutcomeRow]) async throws -> StoreError? {
         guard !rows.isEmpty else { return nil }
+        try await flushPending()
         struct Key: Hashable {
             let taskUUID: UUID
             let eventStart: Double

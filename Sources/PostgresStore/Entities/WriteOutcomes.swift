@@ -41,6 +41,7 @@ extension PostgresBatchWriter {
 
     private func readTaskVersion(_ uuid: UUID) async throws -> TaskVersion {
         if let known = taskVersionsRead[uuid] { return known }
+        try await flushPending()
         let rows = try await connection.query(
             "SELECT \(unescaped: PostgresEntityCodec.selectList(.task)), next_effective_date FROM task WHERE uuid = \(uuid) LIMIT 1", logger: logger)
         var found: TaskVersion?
@@ -89,6 +90,7 @@ extension PostgresBatchWriter {
         let rowID = try await insertOutcomeRow(row)
         let key = KnownState.OutcomeKey(taskUUID: outcome.taskUUID, eventStart: eventStart.timeIntervalSince1970, occurrence: outcome.taskOccurrenceIndex)
         // A version of the devices' graph may leave several tips: read them again when asked.
+        if graph != nil { known.outcomesToRead.insert(key) }
         known.outcomeTips[key] = graph != nil ? nil : .present(Tip(
             rowID: rowID, uuid: uuid, effectiveDate: outcome.metadata.effectiveDate, deletedDate: nil, contentHash: provenance?.contentHash,
             versionNumber: row.versionNumber))

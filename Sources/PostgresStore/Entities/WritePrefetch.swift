@@ -33,6 +33,10 @@ struct KnownState {
     var uuids: [EntityKind: [UUID: Known<String>]] = [:]
     /// The tip of each outcome (the newest, the others in its `others`).
     var outcomeTips: [OutcomeKey: Known<PostgresBatchWriter.Tip>] = [:]
+    /// Task versions this batch wrote: their outcomes have only the versions this batch wrote, known here.
+    var newTaskVersions: Set<UUID> = []
+    /// Outcomes whose tips this batch no longer knows (a device's version joined their graph).
+    var outcomesToRead: Set<OutcomeKey> = []
 
     func tip(_ kind: EntityKind, id: String) -> Known<PostgresBatchWriter.Tip>? { tips[kind]?[id] }
 
@@ -59,7 +63,7 @@ extension PostgresBatchWriter {
                 switch entity {
                 case .outcome(let outcome):
                     taskUUIDs.insert(outcome.taskUUID)
-                    if case .add = change {} else { outcomes.append(outcome) }
+                    outcomes.append(outcome)
                 case .patient:
                     ids[.patient, default: []].insert(entity.id)
                     uuids[.patient, default: []].insert(entity.metadata.uuid)

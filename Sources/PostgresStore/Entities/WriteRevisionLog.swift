@@ -35,6 +35,8 @@ final class PostgresRevisionLog {
     /// Whether the stamps' device clocks may be read at ``finish()`` rather than at each patient's first
     /// version: when the batch teaches no device clocks, they are the same then.
     var readsClocksAtTheEnd = false
+    /// Run before each read of an entity table: the writer's rows still waiting are written first.
+    var beforeRead: () async throws -> Void = {}
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -145,6 +147,7 @@ final class PostgresRevisionLog {
             return linkedPatient
         case .taskVersion(let uuid):
             if let known = taskPatients[uuid] { return known }
+            try await beforeRead()
             let rows = try await connection.query("SELECT care_plan_id, linked_patient_id FROM task WHERE uuid = \(uuid)", logger: logger)
             var row: (String?, String?)?
             for try await found in rows.decode((String?, String?).self) { row = found }
@@ -158,6 +161,7 @@ final class PostgresRevisionLog {
 
     private func patient(ofCarePlan id: String) async throws -> String? {
         if let known = carePlanPatients[id] { return known }
+        try await beforeRead()
         let found = try await connection.values(
             "SELECT patient_id FROM care_plan WHERE id = \(id) AND next_version_uuid IS NULL ORDER BY row_id LIMIT 1", as: String?.self, logger: logger
         ).first ?? nil

@@ -8,8 +8,11 @@ import Store
 extension PostgresBatchWriter {
     func add(_ entity: CareEntity) async throws {
         if case .outcome(let outcome) = entity {
-            // An outcome that exists already is refused by the unique index on its first version.
+            // An outcome that exists already is refused (the SQLite store's unique index on its first version).
             let (task, start) = try await ownedOccurrence(of: outcome)
+            if try await outcomeTip(taskUUID: outcome.taskUUID, eventStart: start, occurrence: outcome.taskOccurrenceIndex) != nil {
+                throw StoreError.idAlreadyExists(kind: .outcome, id: outcome.id)
+            }
             try await addOutcome(with(outcome, taskID: task.task.id), eventStart: start)
             return
         }
@@ -176,6 +179,7 @@ extension PostgresBatchWriter {
         if case .task(let task) = entity {
             // The outcomes of the same import look this version up next.
             taskVersionsRead[metadata.uuid] = TaskVersion(task: task, effectiveDate: metadata.effectiveDate, nextEffectiveDate: nil, deleted: false)
+            known.newTaskVersions.insert(metadata.uuid)
         }
     }
 
@@ -194,6 +198,7 @@ extension PostgresBatchWriter {
     /// Links outcome version `uuid` (at `rowID`) after each of `previous`: they stop being tips, and the new
     /// version keeps all of them when it names more than one.
     func linkGraph(_ previous: [Tip], to uuid: UUID, rowID: Int64, effective: Date) async throws {
+        try await flushPending()
         try await connection.finish("""
             UPDATE outcome SET next_version_uuid = \(uuid), next_effective_date = \(effective.timeIntervalSince1970)
             WHERE row_id = ANY(\(previous.map(\.rowID))::bigint[]) AND next_version_uuid IS NULL
@@ -205,6 +210,7 @@ extension PostgresBatchWriter {
     }
 
     func linkForward(_ kind: EntityKind, from previous: Tip, to next: UUID, effective: Date) async throws {
+        try await flushPending()
         try await connection.finish(
             "UPDATE \(unescaped: PostgresEntitySchema.table(kind)) SET next_version_uuid = \(next), next_effective_date = \(effective.timeIntervalSince1970) WHERE row_id = \(previous.rowID)",
             logger: logger)
