@@ -199,3 +199,86 @@ extension Result where Failure == StoreError {
 
     func get_error() throws -> StoreError? { error }
 }
+
+/// One batch that writes the same entities again and again: what the PostgreSQL writer knows ahead
+/// (prefetched tips, versions waiting for their bulk insert) must answer as the SQLite store's reads do.
+final class EntityWriteWithinOneBatchTests: XCTestCase {
+    private lazy var both = BothStores(for: self)
+    private var pairs: [StorePair] = []
+
+    override func tearDown() {
+        for pair in pairs { pair.close() }
+        both.stop()
+    }
+
+    private typealias F = WriteFixtures
+
+    func testRepeatedChangesOfOneBatchAreAlike() throws {
+        let stores = try StorePair(both, name: "entity-write-one-batch")
+        pairs.append(stores)
+        let (patient, plan, task, basics) = try F.basics()
+        var batch = basics
+        // The patient again and again: updates, an unchanged upsert, a delete, a refused add is left out.
+        var renamed = patient
+        renamed.name.givenName = "Augusta"
+        renamed.effectiveDate = F.day(1)
+        batch.update(renamed)
+        batch.upsert(renamed)
+        var second = F.patient("p2")
+        batch.upsert(second)
+        second.name.givenName = "Changed"
+        second.uuid = UUID()
+        batch.upsert(second)
+        batch.delete(.patient, id: "p2", at: F.day(2))
+        // A task version written in the batch, outcomes of both versions, outcomes written again and deleted.
+        var later = try F.task(plan: plan, hour: 18, effective: F.day(10))
+        later.uuid = UUID()
+        batch.update(later)
+        batch.add(F.outcome(task, occurrence: 1))
+        batch.upsert(F.outcome(task, occurrence: 1, value: 121))
+        batch.upsert(F.outcome(task, occurrence: 1, value: 121))
+        batch.add(F.outcome(later, occurrence: 11))
+        batch.delete(.outcome, id: "\(later.uuid.uuidString)_11", at: F.day(11, hour: 20))
+        batch.upsert(F.outcome(later, occurrence: 11, value: 99))
+        batch.upsert(F.outcome(task, occurrence: 2))
+        // A care plan of another patient, its task, and a contact of no care plan.
+        let other = F.patient("p3")
+        let otherPlan = F.carePlan("cp3", patient: other)
+        batch.add(other)
+        batch.add(otherPlan)
+        batch.add(try F.task("t3", plan: otherPlan))
+        var device = F.outcome(task, occurrence: 3)
+        device.metadata.uuid = UUID()
+        batch.appendVersion(keepingUUIDOf: device)
+        var deviceAgain = F.outcome(task, occurrence: 3, value: 140)
+        deviceAgain.metadata.uuid = UUID()
+        deviceAgain.metadata.previousVersionUUIDs = [device.uuid]
+        batch.appendVersion(keepingUUIDOf: deviceAgain)
+        batch.upsert(F.outcome(task, occurrence: 3, value: 150))
+        let summary = try stores.apply(batch).get()
+        XCTAssertEqual(summary.entityChanges.count, batch.count)
+        try stores.assertSameHistories(.patient, ids: ["p1", "p2", "p3"])
+        try stores.assertSameHistories(.task, ids: ["t1", "t3"])
+        try stores.assertSameHistories(.outcome, ids: (1...3).map { "\(task.uuid.uuidString)_\($0)" } + ["\(later.uuid.uuidString)_11"])
+        for id in ["p1", "p2", "p3"] { try stores.assertSameRevisions(patientID: id) }
+
+        // A refusal late in a batch of such changes leaves nothing of it.
+        batch = StoreBatch(date: F.day(3))
+        batch.upsert(F.patient("p4"))
+        batch.add(F.outcome(task, occurrence: 4))
+        batch.add(F.outcome(task, occurrence: 4))
+        XCTAssertEqual(stores.apply(batch).error, .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_4"))
+        try stores.assertSameHistories(.patient, ids: ["p4"])
+
+        // More versions than one page of forEachVersion.
+        batch = StoreBatch(date: F.day(4))
+        for occurrence in 20..<1_220 { batch.add(F.outcome(later, occurrence: occurrence)) }
+        stores.apply(batch)
+        var count = 0
+        try stores.postgres.forEachVersion(.outcome) { _ in count += 1 }
+        var expected = 0
+        try stores.sqlite.forEachVersion(.outcome) { _ in expected += 1 }
+        XCTAssertEqual(count, expected)
+        XCTAssertGreaterThan(count, 1_200)
+    }
+}

@@ -166,6 +166,10 @@ final class StorePair {
         let a = try sqlite.histories(kind, ids: ids).map(sqliteNames.normalised)
         let b = try postgres.histories(kind, ids: ids).map(postgresNames.normalised)
         XCTAssertEqual(b, a, "the histories of \(kind) \(ids) differ", file: file, line: line)
+        if a != b {
+            for (x, y) in zip(a, b) where x != y { print("DIFF sqlite: \(x)\nDIFF postgres: \(y)") }
+            if a.count != b.count { print("DIFF counts \(a.count) \(b.count)") }
+        }
         for id in ids {
             XCTAssertEqual(
                 try postgres.history(kind, id: id).map(postgresNames.normalised), try sqlite.history(kind, id: id).map(sqliteNames.normalised),

@@ -30,9 +30,12 @@ extension PostgresBatchWriter {
         let numbered = kind == .outcome ? (columns: ", version_number", values: ", version_number + 1") : (columns: "", values: "")
         let seconds = date.timeIntervalSince1970
         try await flushPending()
+        // From the ids allocated ahead, as every version's: row ids follow the order versions are written.
+        let newRowID = try await allocateRowID(kind)
         let query: PostgresQuery = """
-            INSERT INTO \(unescaped: table) (uuid, effective_date, deleted_date, previous_version_uuid, created_date, updated_date, \(unescaped: list)\(unescaped: numbered.columns))
-            SELECT \(uuid), \(seconds), \(seconds), uuid, \(now.timeIntervalSince1970), \(now.timeIntervalSince1970), \(unescaped: list)\(unescaped: numbered.values)
+            INSERT INTO \(unescaped: table) (row_id, uuid, effective_date, deleted_date, previous_version_uuid, created_date, updated_date, \(unescaped: list)\(unescaped: numbered.columns))
+            OVERRIDING SYSTEM VALUE
+            SELECT \(newRowID), \(uuid), \(seconds), \(seconds), uuid, \(now.timeIntervalSince1970), \(now.timeIntervalSince1970), \(unescaped: list)\(unescaped: numbered.values)
             FROM \(unescaped: table) WHERE row_id = \(rowID)
             RETURNING row_id
             """
