@@ -8,21 +8,7 @@ import XCTest
 /// The entity writer of the PostgreSQL store against the SQLite store's: the same batches on both give
 /// the same summaries, the same versions (uuids the stores make normalised), and the same refusals.
 /// CareKit's versioning rules (StoreTests' VersioningTests and VersionDecisionTests, ported).
-final class EntityWriteContractTests: XCTestCase {
-    private lazy var both = BothStores(for: self)
-    private var pairs: [StorePair] = []
-
-    override func tearDown() {
-        for pair in pairs { pair.close() }
-        both.stop()
-    }
-
-    private func pair() throws -> StorePair {
-        let pair = try StorePair(both, name: "entity-write")
-        pairs.append(pair)
-        return pair
-    }
-
+final class EntityWriteContractTests: EntityWriteTestCase {
     private typealias F = WriteFixtures
 
     func testAddsAndTheirRefusalsAreAlike() throws {
@@ -202,20 +188,11 @@ extension Result where Failure == StoreError {
 
 /// One batch that writes the same entities again and again: what the PostgreSQL writer knows ahead
 /// (prefetched tips, versions waiting for their bulk insert) must answer as the SQLite store's reads do.
-final class EntityWriteWithinOneBatchTests: XCTestCase {
-    private lazy var both = BothStores(for: self)
-    private var pairs: [StorePair] = []
-
-    override func tearDown() {
-        for pair in pairs { pair.close() }
-        both.stop()
-    }
-
+final class EntityWriteWithinOneBatchTests: EntityWriteTestCase {
     private typealias F = WriteFixtures
 
     func testRepeatedChangesOfOneBatchAreAlike() throws {
-        let stores = try StorePair(both, name: "entity-write-one-batch")
-        pairs.append(stores)
+        let stores = try pair("entity-write-one-batch")
         let (patient, plan, task, basics) = try F.basics()
         var batch = basics
         // The patient again and again: updates, an unchanged upsert, a delete, a refused add is left out.

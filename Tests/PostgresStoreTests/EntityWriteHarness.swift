@@ -41,6 +41,22 @@ enum WriteFixtures {
         Provenance(sourceSystem: "https://ehr.example/fhir", fhirType: type, fhirID: id, versionID: "1", lastUpdated: day(0, hour: 1), contentHash: hash)
     }
 
+    /// Patients a and b, each with a care plan (plan-a, plan-b) and a task (task-a, task-b), added in one batch.
+    static func twoPatients() throws -> (StoreBatch, [CareTask]) {
+        var batch = StoreBatch(date: day(0))
+        var tasks: [CareTask] = []
+        for name in ["a", "b"] {
+            let patient = patient(name)
+            let plan = carePlan("plan-\(name)", patient: patient)
+            let task = try task("task-\(name)", plan: plan)
+            batch.add(patient)
+            batch.add(plan)
+            batch.add(task)
+            tasks.append(task)
+        }
+        return (batch, tasks)
+    }
+
     /// The patient, care plan and task of most tests, added in one batch.
     static func basics() throws -> (Patient, CarePlan, CareTask, StoreBatch) {
         let patient = patient()
@@ -108,6 +124,26 @@ final class UUIDNames {
             return Int64(outboxIDs.count)
         }
         return summary
+    }
+}
+
+/// A test of the entity writer: pairs of stores (``StorePair``), closed when it ends.
+class EntityWriteTestCase: XCTestCase {
+    lazy var both = BothStores(for: self)
+    private var pairs: [StorePair] = []
+
+    override func tearDown() {
+        for pair in pairs { pair.close() }
+        pairs = []
+        both.stop()
+        super.tearDown()
+    }
+
+    /// A new pair of stores: SQLite in scratch folder `name`, PostgreSQL in a database of its own.
+    func pair(_ name: String = "entity-write") throws -> StorePair {
+        let pair = try StorePair(both, name: name)
+        pairs.append(pair)
+        return pair
     }
 }
 

@@ -8,21 +8,12 @@ import XCTest
 /// Outcomes on both stores: their versions, the task versions they attach to, long runs of adds, the
 /// version graph devices make (appendVersion, conflicts), and what is queued for export (StoreTests'
 /// OutcomeTests, OutcomeRunTests and RevisionLogTests' device cases, ported).
-final class EntityWriteOutcomeTests: XCTestCase {
-    private lazy var both = BothStores(for: self)
-    private var pairs: [StorePair] = []
-
-    override func tearDown() {
-        for pair in pairs { pair.close() }
-        both.stop()
-    }
-
+final class EntityWriteOutcomeTests: EntityWriteTestCase {
     private typealias F = WriteFixtures
 
     /// A pair of stores holding the basics (patient p1, care plan cp1, task t1 daily at 08:00) and task t2 at 09:00.
     private func storesWithTwoTasks() throws -> (StorePair, CareTask, CareTask) {
-        let stores = try StorePair(both, name: "entity-write-outcomes")
-        pairs.append(stores)
+        let stores = try pair("entity-write-outcomes")
         let (_, plan, first, basics) = try F.basics()
         var batch = basics
         let second = try F.task("t2", plan: plan, hour: 9)

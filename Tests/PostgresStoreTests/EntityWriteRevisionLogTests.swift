@@ -8,22 +8,8 @@ import XCTest
 /// The revision log of CareKit sync on both stores: each batch files its versions under their patients at
 /// one tick of the clock, stamped with the device clocks the patient's devices taught the store (StoreTests'
 /// RevisionLogTests and DeviceKnowledgeTests, ported).
-final class EntityWriteRevisionLogTests: XCTestCase {
-    private lazy var both = BothStores(for: self)
-    private var pairs: [StorePair] = []
-
-    override func tearDown() {
-        for pair in pairs { pair.close() }
-        both.stop()
-    }
-
+final class EntityWriteRevisionLogTests: EntityWriteTestCase {
     private typealias F = WriteFixtures
-
-    private func pair() throws -> StorePair {
-        let pair = try StorePair(both, name: "entity-write-revisions")
-        pairs.append(pair)
-        return pair
-    }
 
     /// A task of no care plan (a medication order), the patient's its linkage names.
     private func taskOfNoCarePlan(_ id: String, of patient: Patient) throws -> CareTask {
@@ -34,18 +20,8 @@ final class EntityWriteRevisionLogTests: XCTestCase {
     }
 
     func testEachPatientsLogAndTheClockAreAlike() throws {
-        let stores = try pair()
-        var batch = StoreBatch(date: F.day(0))
-        var tasks: [CareTask] = []
-        for name in ["a", "b"] {
-            let patient = F.patient(name)
-            let plan = F.carePlan("plan-\(name)", patient: patient)
-            let task = try F.task("task-\(name)", plan: plan)
-            batch.add(patient)
-            batch.add(plan)
-            batch.add(task)
-            tasks.append(task)
-        }
+        let stores = try pair("entity-write-revisions")
+        var (batch, tasks) = try F.twoPatients()
         let medication = try taskOfNoCarePlan("MedicationRequest/m1", of: F.patient("a"))
         batch.add(medication)
         // A contact of no care plan and no patient (a practitioner) is in no patient's log.
@@ -87,7 +63,7 @@ final class EntityWriteRevisionLogTests: XCTestCase {
     }
 
     func testDeviceKnowledgeIsAdmittedAndStampedAlike() throws {
-        let stores = try pair()
+        let stores = try pair("entity-write-revisions")
         let (_, _, task, basics) = try F.basics()
         stores.apply(basics)
         let phone = UUID(), watch = UUID()
@@ -121,18 +97,8 @@ final class EntityWriteRevisionLogTests: XCTestCase {
     /// A device's version under a uuid another patient's version has is stored under a uuid of its own
     /// (no existence oracle), once; naming a version of another outcome of the same patient is refused.
     func testForeignUUIDsAndCrossOutcomeLinksAreAlike() throws {
-        let stores = try pair()
-        var batch = StoreBatch(date: F.day(0))
-        var tasks: [CareTask] = []
-        for name in ["a", "b"] {
-            let patient = F.patient(name)
-            let plan = F.carePlan("plan-\(name)", patient: patient)
-            let task = try F.task("task-\(name)", plan: plan)
-            batch.add(patient)
-            batch.add(plan)
-            batch.add(task)
-            tasks.append(task)
-        }
+        let stores = try pair("entity-write-revisions")
+        var (batch, tasks) = try F.twoPatients()
         stores.apply(batch)
         var mine = F.outcome(tasks[0], occurrence: 0)
         mine.metadata.uuid = UUID()
