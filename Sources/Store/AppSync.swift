@@ -104,6 +104,11 @@ public struct RevisionStamp: Sendable, Equatable {
 public struct StoredRevision: Sendable {
     public var stamp: RevisionStamp
     public var entities: [CareEntity]
+
+    public init(stamp: RevisionStamp, entities: [CareEntity]) {
+        self.stamp = stamp
+        self.entities = entities
+    }
 }
 
 /// What ``AppSyncStore/revisions(patientID:afterClock:maxEntities:knownBy:including:)`` read.
@@ -117,6 +122,14 @@ public struct RevisionLogRead: Sendable {
     /// Of the processes of the asking device's vector that `deviceClocks` lacks, those a repair retired,
     /// with the clock the store had learnt (``AppSyncStore/retireDeviceProcesses(patientID:)``).
     public var retiredClocks: [UUID: Int] = [:]
+
+    public init(revisions: [StoredRevision], hasMore: Bool, server: ServerClock, deviceClocks: [UUID: Int], retiredClocks: [UUID: Int] = [:]) {
+        self.revisions = revisions
+        self.hasMore = hasMore
+        self.server = server
+        self.deviceClocks = deviceClocks
+        self.retiredClocks = retiredClocks
+    }
 }
 
 /// One request of the app API that touched, or tried to touch, patient data.
@@ -156,4 +169,10 @@ public struct DayViewRead: Sendable {
     public var patient: Patient
     public var events: [Event]
     public var carePlans: [CarePlan]
+
+    public init(patient: Patient, events: [Event], carePlans: [CarePlan]) {
+        self.patient = patient
+        self.events = events
+        self.carePlans = carePlans
+    }
 }

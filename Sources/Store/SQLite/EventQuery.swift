@@ -38,25 +38,13 @@ struct EventQuery {
         var scheduled: [(task: CareTask, event: ScheduleEvent)] = []
         for row in taskRows {
             let task = try cachedTask(row)
-            let owns = (start: task.effectiveDate, end: row.date("nextEffectiveDate"))
-            // Ask the schedule for at least a moment, so that an event still running at the interval's start
-            // is found even when the version stopped owning new events before it.
-            let until = max(min(interval.end, owns.end ?? interval.end), interval.start.addingTimeInterval(0.001))
-            for event in task.schedule.events(from: interval.start, to: until)
-            where event.start >= owns.start && owns.end.map({ event.start < $0 }) ?? true && event.start < interval.end {
+            for event in EventAssembly.occurrences(of: task, ownedUntil: row.date("nextEffectiveDate"), in: interval) {
                 scheduled.append((task, event))
             }
         }
         guard !scheduled.isEmpty else { return [] }
         let outcomes = try currentOutcomes(for: scheduled)
-        return scheduled
-            .compactMap { item in
-                let outcome = outcomes[OccurrenceKey(task: item.task.uuid, occurrence: item.event.occurrence)]
-                // A log's occurrence is an event only with its reading.
-                if item.task.isObservationLog && outcome == nil { return nil }
-                return Event(task: item.task, outcome: outcome, scheduleEvent: item.event)
-            }
-            .sorted { ($0.scheduleEvent.start, $0.task.id, $0.scheduleEvent.occurrence) < ($1.scheduleEvent.start, $1.task.id, $1.scheduleEvent.occurrence) }
+        return EventAssembly.events(scheduled) { outcomes[OccurrenceKey(task: $0, occurrence: $1)] }
     }
 
     /// The task of `row`: its content decoded once per store (from the cache when a batch read it), its
@@ -96,7 +84,7 @@ struct EventQuery {
             let outcome = try codec.outcome(row, values: rowID.flatMap { values[$0] } ?? [])
             let key = OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)
             // Several tips (devices' versions in conflict): the one created last.
-            if let other = outcomes[key], (other.metadata.createdDate ?? .distantPast) > (outcome.metadata.createdDate ?? .distantPast) { continue }
+            if let other = outcomes[key], !EventAssembly.shows(outcome, over: other) { continue }
             outcomes[key] = outcome
         }
         return outcomes

@@ -98,7 +98,7 @@ extension SQLiteStore: AppSyncStore {
     /// knows all of them, a stamp whose server clock is below the device's is less than the device's
     /// vector in every process and strictly in the server's: CareKit does not send it. A stamp at the
     /// device's server clock may equal its vector (then it is sent), so it is read.
-    static func firstUnknownClock(afterClock: Int, device: [UUID: Int], server: ServerClock, deviceClocks: [UUID: Int]) -> Int {
+    public static func firstUnknownClock(afterClock: Int, device: [UUID: Int], server: ServerClock, deviceClocks: [UUID: Int]) -> Int {
         guard let known = device[server.processUUID], known > 0 else { return afterClock }
         for (process, clock) in deviceClocks where process != server.processUUID && clock > (device[process] ?? 0) {
             return afterClock
@@ -134,7 +134,7 @@ extension SQLiteStore: AppSyncStore {
     }
 
     /// Device clocks from a stamp's JSON array of `{"id", "clock"}` (what CareKit's vector encodes).
-    static func clocks(fromJSON text: String?) -> [UUID: Int] {
+    public static func clocks(fromJSON text: String?) -> [UUID: Int] {
         guard let data = text?.data(using: .utf8),
               let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
         else { return [:] }
