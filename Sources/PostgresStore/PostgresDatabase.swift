@@ -42,8 +42,10 @@ public final class PostgresDatabase: Sendable {
         var configuration = try located.clientConfiguration()
         configuration.options.maximumConnections = Self.maximumConnections
         var logger = Logger(label: "caregate.postgres")
-        // The pool's retries are info-level chatter; what fails a call reaches its caller as an error.
-        logger.logLevel = .warning
+        // The pool's retries are info-level chatter, and its one warning (a lease asked for before the
+        // background `run()` below has started, which then waits for it) says nothing to an operator: what
+        // fails a call reaches its caller as an error.
+        logger.logLevel = .error
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.timeout = timeout
         self.client = client
