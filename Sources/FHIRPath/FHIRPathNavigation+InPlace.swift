@@ -22,7 +22,7 @@ extension FHIRPathNavigator {
         let resolution: StepResolutions.Resolution?
         if let context {
             if let step {
-                resolution = step.resolution(in: context) { resolve(name, in: context) }
+                resolution = step.firstResolution(in: context) ?? step.resolution(in: context) { resolve(name, in: context) }
             } else {
                 resolution = resolve(name, in: context)
             }

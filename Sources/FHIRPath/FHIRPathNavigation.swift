@@ -32,7 +32,7 @@ struct FHIRPathNavigator: Sendable {
         let nameLength = name.utf8.count
         // Every child of this name has the same definition: looked up once.
         let resolution = node.context.map { context in
-            step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
+            step?.firstResolution(in: context) ?? step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
         }
         let resolved = resolution?.resolved
         // An element with max 1 has one child of that name in valid data: when the caller trusts that,

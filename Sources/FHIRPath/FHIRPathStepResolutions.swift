@@ -101,6 +101,19 @@ final class StepResolutions: Sendable {
         return Unmanaged<First>.fromOpaque(pointer).takeUnretainedValue()
     }
 
+    /// The resolution in `context` when it is the first context stored, else nil: the hot path of
+    /// ``resolution(in:_:)`` without its closure, whose captures (the navigator, the name, the
+    /// context) were retained for every step, and reading the entry in place (its reference is held by
+    /// this object until it is freed) rather than retaining it.
+    @inline(__always)
+    func firstResolution(in context: String) -> Resolution? {
+        let bits = first.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<First>.fromOpaque(pointer)._withUnsafeGuaranteedRef { entry in
+            entry.context == context ? entry.resolution : nil
+        }
+    }
+
     /// The resolution in `context`, worked out by `resolve` the first time.
     func resolution(in context: String, _ resolve: () -> Resolution) -> Resolution {
         let first = firstEntry
