@@ -31,12 +31,14 @@ extension FHIRPathNavigator {
         }
         let isDefined = resolution?.resolved != nil
         let parentIsResource = element.pointee.isResource
+        // Read once per step: read from the resolution for each child, they were retained per child.
+        let definedTypeName = resolution?.definedTypeName, definedContext = resolution?.definedContext
 
         /// `body` with the type of a child named `name`: a resource is typed by its `resourceType`, a
         /// child the metadata does not define by its name.
         func typedBody(_ child: UnsafePointer<Element>, _ place: ChildPlace) throws(Failure) -> Bool {
             if let resourceType = child.pointee.resourceType { return try body(child, resourceType, resourceType, place) }
-            if isDefined, let resolution { return try body(child, resolution.definedTypeName, resolution.definedContext, place) }
+            if isDefined { return try body(child, definedTypeName, definedContext, place) }
             return try body(child, fallbackType(named: child.pointee.name, parentIsResource: parentIsResource, parentTypeName: typeName), nil, place)
         }
 
