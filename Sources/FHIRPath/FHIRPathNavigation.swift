@@ -32,7 +32,7 @@ struct FHIRPathNavigator: Sendable {
         let nameLength = name.utf8.count
         // Every child of this name has the same definition: looked up once.
         let resolution = node.context.map { context in
-            step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
+            step?.firstResolution(in: context) ?? step?.resolution(in: context) { resolve(name, in: context) } ?? resolve(name, in: context)
         }
         let resolved = resolution?.resolved
         // An element with max 1 has one child of that name in valid data: when the caller trusts that,
@@ -85,7 +85,24 @@ struct FHIRPathNavigator: Sendable {
         let resolved = metadata.child(name, of: context)
         // `name` is an element's own name: no choice unless it is one.
         let mayBeChoice = resolved.map { $0.info.isChoice } ?? metadata.element(named: name, of: context)?.isChoice ?? true
-        return StepResolutions.Resolution(resolved: resolved, mayBeChoice: mayBeChoice)
+        return StepResolutions.Resolution(resolved: resolved, mayBeChoice: mayBeChoice,
+                                          choices: mayBeChoice ? choiceTable(of: name, in: context) : nil)
+    }
+
+    /// Every instance name of `context` that ``choiceType(named:parentContext:choiceName:)`` types as the
+    /// choice `name`, with that type; nil when the metadata does not know `context` (choices are then
+    /// told from the suffix or not at all, as that function does).
+    private func choiceTable(of name: String, in context: String) -> StepResolutions.ChoiceTable? {
+        guard !metadata.resourceTypes.isEmpty, let children = metadata.children(of: context) else { return nil }
+        let nameLength = name.utf8.count
+        var entries: [(name: String, type: ChildType)] = []
+        for (childName, resolved) in children where childName.utf8.count > nameLength && childName.hasBytePrefix(name) {
+            guard let suffixStart = childName.utf8.dropFirst(nameLength).first,
+                  suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
+                  resolved.info.isChoice, resolved.info.name == name else { continue }
+            entries.append((childName, Self.type(of: resolved)))
+        }
+        return StepResolutions.ChoiceTable(entries.sorted { $0.name < $1.name })
     }
 
     /// Every child of `node`, typed.

@@ -90,7 +90,7 @@ struct FHIRPathPlanRun {
             case .path(let path, let terminal):
                 return Self.result(of: try collect(path, from: focus, limit: Self.limit(terminal), mode: Self.mode(terminal)), terminal)
             case .predicate(let predicate):
-                return try test(predicate, focus: focus).map { [.boolean($0)] } ?? []
+                return try test(predicate, focus: focus).map(Self.booleanResult) ?? []
             }
         } catch {
             return nil
@@ -111,13 +111,22 @@ struct FHIRPathPlanRun {
                                                     limit: Self.limit(terminal), mode: Self.mode(terminal))
                         return Self.result(of: collector, terminal)
                     case .predicate(let predicate):
-                        return try test(predicate, element: resource, typeName: type, context: type).map { [.boolean($0)] } ?? []
+                        return try test(predicate, element: resource, typeName: type, context: type).map(Self.booleanResult) ?? []
                     }
                 } catch {
                     return nil
                 }
             }
         }
+    }
+
+    /// The one-item results `[true]` and `[false]`, made once: a new array for every evaluation of a
+    /// criterion or `exists()` is an allocation, where handing out these is a retain.
+    private static let trueResult: [FHIRPathValue] = [.boolean(true)]
+    private static let falseResult: [FHIRPathValue] = [.boolean(false)]
+
+    private static func booleanResult(_ value: Bool) -> [FHIRPathValue] {
+        value ? trueResult : falseResult
     }
 
     /// How many items of its path a terminal needs.
@@ -140,8 +149,8 @@ struct FHIRPathPlanRun {
     private static func result(of collector: FHIRPathPlanCollector, _ terminal: FHIRPathPlan.Terminal) -> [FHIRPathValue] {
         switch terminal {
         case .all, .first: return collector.values
-        case .exists: return [.boolean(collector.count > 0)]
-        case .empty: return [.boolean(collector.count == 0)]
+        case .exists: return booleanResult(collector.count > 0)
+        case .empty: return booleanResult(collector.count == 0)
         case .count: return [.integer(collector.count)]
         }
     }

@@ -22,14 +22,44 @@ final class StepResolutions: Sendable {
         let isArray: Bool
         let isSingle: Bool
 
-        init(resolved: ResolvedChild?, mayBeChoice: Bool) {
+        /// For a plan's walk, when the name may be a choice in a context the metadata knows: every
+        /// instance name of the context that is the choice `name` plus a type suffix, with its type
+        /// (what ``FHIRPathNavigator/choiceType(named:parentContext:choiceName:)`` answers for it). Any
+        /// other child name is no choice of `name` there, so a walk looks a longer child name up here
+        /// rather than testing its prefix and asking the metadata. Nil where that is not known.
+        let choices: ChoiceTable?
+
+        init(resolved: ResolvedChild?, mayBeChoice: Bool, choices: ChoiceTable? = nil) {
             self.resolved = resolved
             self.mayBeChoice = mayBeChoice
+            self.choices = mayBeChoice ? choices : nil
             let type = resolved.map(FHIRPathNavigator.type(of:))
             definedTypeName = type?.typeName
             definedContext = type?.context
             isArray = resolved?.info.isArray ?? false
             isSingle = resolved.map { !$0.info.isArray && !$0.info.isChoice } ?? false
+        }
+    }
+
+    /// The typed instance names of one choice element in one context (`valueQuantity`: `Quantity`),
+    /// their byte lengths apart, so that a child name is first compared by its length. A class, so that
+    /// a walk holds it by one reference rather than copying its three arrays.
+    final class ChoiceTable: Sendable {
+        let lengths: [Int]
+        let names: [String]
+        let types: [FHIRPathNavigator.ChildType]
+
+        init(_ entries: [(name: String, type: FHIRPathNavigator.ChildType)]) {
+            lengths = entries.map { $0.name.utf8.count }
+            names = entries.map(\.name)
+            types = entries.map(\.type)
+        }
+
+        /// The index of `name` (of `length` UTF-8 bytes), or nil when it is no instance name of the choice.
+        @inline(__always)
+        func index(of name: String, length: Int) -> Int? {
+            for index in lengths.indices where lengths[index] == length && names[index] == name { return index }
+            return nil
         }
     }
 
@@ -69,6 +99,19 @@ final class StepResolutions: Sendable {
         let bits = first.load(ordering: .acquiring)
         guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
         return Unmanaged<First>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// The resolution in `context` when it is the first context stored, else nil: the hot path of
+    /// ``resolution(in:_:)`` without its closure, whose captures (the navigator, the name, the
+    /// context) were retained for every step, and reading the entry in place (its reference is held by
+    /// this object until it is freed) rather than retaining it.
+    @inline(__always)
+    func firstResolution(in context: String) -> Resolution? {
+        let bits = first.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<First>.fromOpaque(pointer)._withUnsafeGuaranteedRef { entry in
+            entry.context == context ? entry.resolution : nil
+        }
     }
 
     /// The resolution in `context`, worked out by `resolve` the first time.

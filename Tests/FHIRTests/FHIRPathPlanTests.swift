@@ -93,6 +93,51 @@ final class FHIRPathPlanTests: XCTestCase {
         }
     }
 
+    /// A plan types a choice element's children from the instance names its metadata lists
+    /// (``StepResolutions/ChoiceTable``): names that only look like one (an unknown or disallowed type
+    /// suffix, a lower-case suffix, another element's name) are left out as the tree walk leaves them out.
+    func testChoiceElementsAreTheOnesTheTreeWalkTakes() {
+        let resource = Element.resource("Observation", children: [
+            Element(name: "valueQuantity", children: [Element(name: "value", value: "5", valueKind: .number)]),
+            Element(name: "valueString", value: "five"),
+            Element(name: "valueMoney", children: [Element(name: "value", value: "6", valueKind: .number)]),
+            Element(name: "valuequantity", children: [Element(name: "value", value: "7", valueKind: .number)]),
+            Element(name: "valueFoo", value: "x"),
+            Element(name: "effectivePeriod", children: [Element(name: "start", value: "2024-03-01")]),
+            Element(name: "effectiveDateTime", value: "2024-03-02"),
+            Element(name: "component", children: [
+                Element(name: "valueCodeableConcept", children: [Element(name: "text", value: "t")]),
+                Element(name: "valueBoolean", value: "true", valueKind: .boolean),
+            ], jsonArrayItem: true),
+        ])
+        for text in [
+            "Observation.value", "Observation.value.value", "Observation.value.ofType(string)", "Observation.value.ofType(Quantity).value",
+            "Observation.valueQuantity.value", "Observation.valueMoney", "Observation.valueFoo", "Observation.effective",
+            "Observation.effective.ofType(Period).start", "Observation.effective.first()", "Observation.component.value",
+            "Observation.component.value.ofType(boolean)", "Observation.component.value.text", "Observation.value.count()",
+            "Observation.where(value.exists()).effective.ofType(dateTime)", "Observation.component.where(value.text = 't').value.count()",
+        ] {
+            XCTAssertEqual(outcome(text, on: resource, FHIRPathEnvironment()), outcome(text, on: resource, treeWalk), text)
+            var tracked = FHIRPathEnvironment()
+            tracked.tracksPaths = true
+            var trackedTreeWalk = treeWalk
+            trackedTreeWalk.tracksPaths = true
+            XCTAssertEqual(paths(text, on: resource, tracked), paths(text, on: resource, trackedTreeWalk), text)
+        }
+        // Money is no type of Observation.value[x]; a lower-case suffix names no choice.
+        XCTAssertEqual(outcome("Observation.value.count()", on: resource, FHIRPathEnvironment()), "[integer:2]")
+        XCTAssertEqual(outcome("Observation.effective.ofType(Period).start", on: resource, FHIRPathEnvironment()), "[dateTime:@2024-03-01T]")
+    }
+
+    /// The locations of what `text` selects from `resource`.
+    private func paths(_ text: String, on resource: Element, _ environment: FHIRPathEnvironment) -> [String?] {
+        guard let values = try? FHIRPathExpression(text).evaluate(on: resource, environment: environment) else { return [] }
+        return values.map { value in
+            if case .element(let node) = value { return node.path }
+            return nil
+        }
+    }
+
     func testPlansRaiseWhatTheTreeWalkRaises() {
         for text in [
             // Several items where one is expected.
