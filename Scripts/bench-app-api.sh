@@ -35,6 +35,7 @@
 # before the runs (they have no FHIR origin), as a first sync would, so the measured sync is an import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Scripts/app-load-helpers.sh
 patients=${PATIENTS:-1000}
 seconds=${SECONDS_EACH:-20}
 connections=${CONNECTIONS:-64}
@@ -99,55 +100,9 @@ for i in $(seq 1 $(( patients < 256 ? patients : 256 ))); do
     "$bin" patients token --store "$store" --key "$work/key.pem" --patient "patient-$i" --expires-in 1h
 done > "$tokens"
 
-# The vector of an up-to-date device, as OCKStore.synchronize leaves it: its own process (clock 1) pulls
-# every page and merges each record's vector, then moves its own clock on. (A vector without the device's
-# own process would equal the last revision's and be sent that revision again, by CareKit's rule.)
 first=$(head -n 1 "$tokens")
-vector=$(python3 - "http://127.0.0.1:$port" "$first" <<'PY'
-import json, re, sys, urllib.parse, urllib.request, uuid
-base, token = sys.argv[1], sys.argv[2]
-device = str(uuid.uuid4()).upper()
-known = {device: 1}
-url = base + "/carekit/v1/revisions?knowledgeVector=" + urllib.parse.quote(json.dumps({"processes": [{"id": device, "clock": 1}]}))
-while url:
-    answer = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "Bearer " + token}))
-    for record in json.load(answer):
-        for process in record["knowledgeVector"]["processes"]:
-            known[process["id"]] = max(known.get(process["id"], 0), process["clock"])
-    link = re.search(r'<([^>]+)>;\s*rel="next"', answer.headers.get("Link") or "")
-    url = urllib.parse.urljoin(base, link.group(1)) if link else None
-known[device] += 1
-vector = {"processes": [{"id": id, "clock": clock} for id, clock in sorted(known.items())]}
-print(urllib.parse.quote(json.dumps(vector, separators=(",", ":"))))
-PY
-)
-
-# done() writes one tab-separated line: requests/s, p50 ms, p99 ms, failed, socket errors, non-2xx, requests.
-cat > "$work/load.lua" <<'LUA'
-local tokens = {}
-local path = os.getenv("LOAD_PATH")
-local counter = 0
--- A paced run: each connection waits PAUSE_MS between an answer and its next request.
-local pause = tonumber(os.getenv("PAUSE_MS") or "0")
-if pause > 0 then function delay() return pause end end
-function setup(thread) thread:set("id", math.random(1, 1000)) end
-function init(args)
-  for line in io.lines(os.getenv("TOKENS")) do tokens[#tokens + 1] = line end
-  counter = id or 0
-end
-function request()
-  counter = counter + 1
-  return wrk.format("GET", path, { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] })
-end
-function done(summary, latency, requests)
-  local socket = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
-  local out = io.open(os.getenv("RESULT"), "w")
-  out:write(string.format("%.0f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\n",
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    socket + summary.errors.status, socket, summary.errors.status, summary.requests))
-  out:close()
-end
-LUA
+vector=$(up_to_date_vector "http://127.0.0.1:$port" "$first")
+write_load_lua "$work/load.lua"
 
 table="$work/table"
 printf '%-52s %9s %9s %9s %8s %13s %9s %12s\n' "run" "req/s" "p50 ms" "p99 ms" "failed" "(sock/non2xx)" "sync" "server CPU" > "$table"

@@ -4,18 +4,18 @@ import PostgresNIO
 import Store
 import Synchronization
 
-/// The PostgreSQL store, growing part by part toward the whole ``Store`` protocol (issue 47).
-///
-/// Today it keeps what does not depend on the care entities: the history of sync runs
-/// (``SyncRunStore``), the last import's coverage (``ImportCoverageStore``) and the audit trail
-/// (``AuditTrailStore``), with the same semantics as ``SQLiteStore``, checked by the same tests on both
-/// (`OperationsStoreContractTests`, `AuditTrailContractTests`); and the outbox, whose entries several
-/// workers claim side by side (``outbox``, `PostgresOutboxClaimsTests`). The entities,
-/// versions, batch writer, outbox and revision log follow; until then `--store postgres://...` is
-/// refused by the command line with a typed error (Docs/postgresql.md).
+/// The PostgreSQL store: the whole ``Store`` protocol, and ``AppSyncStore``, ``ConsentStore``,
+/// ``QuestionnaireStore``, ``SyncRunStore``, ``ImportCoverageStore`` and ``AuditTrailStore``, with the
+/// semantics of ``SQLiteStore``, checked by contract tests that run the same batches on both
+/// (`EntityWriteContractTests`, `EntityReadContractTests`, `AppSyncContractTests`, `StagingContractTests`
+/// and others in Tests/PostgresStoreTests). Several processes on several machines share one database:
+/// the writer lease and append gate are advisory locks (``lease``), the app clock is ticked under its row
+/// lock until commit, and the outbox and the pulls offer claims for workers side by side (``outbox``,
+/// ``pulls``; the sync job does not use them yet). `caregate --store postgres://...` opens one
+/// (``open(location:creating:busyTimeout:environment:warn:)``); Docs/postgresql.md says how.
 ///
 /// The operations history and the audit trail keep dates as seconds since 1970 in `double precision`, as
-/// the SQLite store keeps them, so that they move from one store to the other (`store migrate`, to come)
+/// the SQLite store keeps them, so that they move from one store to the other (`caregate store migrate`)
 /// equal to the bit; so do the outbox's entries and the staging records (``PostgresStagingSchema``). Only
 /// the claims' leases (`claimed_until`) are `timestamptz`, compared with the database's clock.
 ///

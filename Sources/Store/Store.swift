@@ -5,7 +5,7 @@ import Foundation
 /// the raw resources they came from and the links to them, sync checkpoints, the export outbox and dead
 /// letters.
 ///
-/// The embedded implementation is ``SQLiteStore``; a PostgreSQL one can follow for deployments that
+/// The embedded implementation is ``SQLiteStore``; `PostgreSQLStore` (module PostgresStore) serves deployments that
 /// outgrow one machine. Every write goes through ``apply(_:)``: one batch, one transaction.
 ///
 /// ## Topics
