@@ -234,7 +234,7 @@ let package = Package(
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "AppServerTests", dependencies: [
-            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation", "Pipeline", "FHIRCore",
+            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation", "Pipeline", "FHIRCore", "PostgresStore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -209,11 +209,7 @@ final class PushDuringImportTests: XCTestCase {
     private static func normalizedDump(_ store: SQLiteStore) throws -> [String] {
         var text = Data()
         try StoreDumper(store: store, format: .text).dump { text.append($0) }
-        let uuid = try NSRegularExpression(pattern: "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-        return String(decoding: text, as: UTF8.self).split(separator: "\n").map { line in
-            let line = String(line)
-            return uuid.stringByReplacingMatches(in: line, range: NSRange(line.startIndex..., in: line), withTemplate: "<uuid>")
-        }.sorted()
+        return try NormalizedDump.lines(of: String(decoding: text, as: UTF8.self))
     }
 }
 

@@ -42,15 +42,30 @@ final class ServerThreadBoundTests: XCTestCase {
         XCTAssertEqual(stored, Self.pushes)
     }
 
+    /// The same on a PostgreSQL store (the generated store moved there by `caregate store migrate`): its
+    /// calls run on threads of the store's own (as many as its connection pool), within the same bound.
+    func testOnPostgreSQLFiveHundredConcurrentPushesWithReadsBesideThemAreAllAnsweredOnABoundedNumberOfThreads() async throws {
+        let stored = try await pushAndRead(options: [], onPostgreSQL: true)
+        XCTAssertEqual(stored, ServerLimits.defaultMaxUploads, "every push given an upload place is stored once the other process lets go")
+    }
+
     /// Sends the pushes and the reads at once while another process holds the lease, checks every
     /// answer and the server's threads throughout; returns how many pushes were stored.
-    private func pushAndRead(options: [String]) async throws -> Int {
+    private func pushAndRead(options: [String], onPostgreSQL: Bool = false) async throws -> Int {
         let connections = Self.pushes + Self.reads
         guard OpenFiles.raiseLimit(toward: 2 * connections + 200) >= 2 * connections + 200 else {
             throw XCTSkip("this process may not open \(connections) connections and the server as many")
         }
         let made = try generatedStore("thread-bound", tokenExpiresIn: "30m")
-        let (folder, store, key, token) = (made.folder, made.store, made.key, made.token)
+        let (key, token) = (made.key, made.token)
+        var store = made.store
+        let database = onPostgreSQL ? try PostgresServerProcess.start() : nil
+        defer { database?.stop() }
+        if let database {
+            let moved = try CLIRunner.run(["store", "migrate", "--from", made.store, "--to", database.url])
+            XCTAssertEqual(moved.status, 0, moved.stderr)
+            store = database.url
+        }
         let server = try AppServerProcess.start(store: store, key: key, extra: options)
         defer { server.stop() }
         let port = server.base.port ?? 0
@@ -66,9 +81,8 @@ final class ServerThreadBoundTests: XCTestCase {
             .addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let readPaths = ["/carekit/v1/revisions?knowledgeVector=\(vector)", "/carekit/v1/events?date=2025-01-15", "/carekit/v1/tasks"]
 
-        let release = store + ".release"
-        let holder = try StoreLockHolder.start(store: store, release: release, locks: StoreLockHolder.leaseAndGate)
-        defer { holder.terminate() }
+        let holder: any LeaseHolder = try database.map { try PostgresLockHolder(server: $0, database: $0.database) }
+            ?? SQLiteLockHolder(store: made.store)
         let baseline = try server.threads()
         let sampler = ThreadSampler(processIdentifier: server.processIdentifier)
 
@@ -92,8 +106,7 @@ final class ServerThreadBoundTests: XCTestCase {
             XCTAssertTrue(answer.hasPrefix("HTTP/1.1 200"), "read \(index) (\(readPaths[index % readPaths.count].prefix(30))): \(answer.prefix(200))")
         }
 
-        FileManager.default.createFile(atPath: release, contents: nil)
-        holder.waitUntilExit()
+        holder.release()
         let pushAnswers = pushConnections.map { $0.readToEnd(within: 120) }
         let (peak, names) = sampler.stop()
         let stored = pushAnswers.filter { $0.hasPrefix("HTTP/1.1 200") }.count
@@ -104,6 +117,36 @@ final class ServerThreadBoundTests: XCTestCase {
         XCTAssertGreaterThan(stored, 0, "no push was stored once the other process let go")
         XCTAssertLessThan(peak, Self.threadBound, "the server's threads grew with the requests: \(names)")
         return stored
+    }
+}
+
+/// Another process holding the store's writer lease and append gate until ``release()``.
+private protocol LeaseHolder {
+    var isRunning: Bool { get }
+    func release()
+}
+
+extension PostgresLockHolder: LeaseHolder {}
+
+/// `StoreLockHolder` on a SQLite store: its lock file's bytes, until a release file appears.
+private final class SQLiteLockHolder: LeaseHolder {
+    private let process: Process
+    private let releaseFile: String
+
+    init(store: String) throws {
+        releaseFile = store + ".release"
+        process = try StoreLockHolder.start(store: store, release: releaseFile, locks: StoreLockHolder.leaseAndGate)
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    func release() {
+        FileManager.default.createFile(atPath: releaseFile, contents: nil)
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
     }
 }
 

@@ -14,17 +14,6 @@ final class ConcurrentWritersCLITests: XCTestCase {
         return stats.stdout.split(separator: "\n").dropFirst().joined(separator: "\n")
     }
 
-    /// What `store dump` lists, with the version uuids and write dates each run makes up taken out.
-    private func normalizedDump(_ store: String) throws -> [String] {
-        let dump = try CLIRunner.run(["store", "dump", "--store", store])
-        XCTAssertEqual(dump.status, 0, dump.stderr)
-        let uuid = try NSRegularExpression(pattern: "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-        return dump.stdout.split(separator: "\n").map { line in
-            let text = String(line)
-            return uuid.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "<uuid>")
-        }.sorted()
-    }
-
     func testTwoImportsAtOnceEndAsOneImportWouldWhateverTheirTiming() throws {
         let bundles = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").prefix(3)).map(\.path)
         guard !bundles.isEmpty else { return }
@@ -33,7 +22,7 @@ final class ConcurrentWritersCLITests: XCTestCase {
         let once = try CLIRunner.run(["import"] + bundles + ["--store", serial, "--time-zone", "UTC"])
         XCTAssertEqual(once.status, 0, once.stderr)
         let expected = try contentStats(serial)
-        let expectedDump = try normalizedDump(serial)
+        let expectedDump = try NormalizedDump.ofStore(serial)
         // Different timings: both at once, and the second started after a pause of growing length.
         for (round, pause) in [0.0, 0.05, 0.2, 0.5].enumerated() {
             let store = folder.appendingPathComponent("round-\(round).sqlite").path
@@ -44,7 +33,7 @@ final class ConcurrentWritersCLITests: XCTestCase {
                 XCTAssertEqual(run.status, 0, "round \(round): \(run.stderr)")
             }
             XCTAssertEqual(try contentStats(store), expected, "round \(round): the store equals one import's (dead letters and deleted outcomes included)")
-            XCTAssertEqual(try normalizedDump(store), expectedDump, "round \(round): every entity as one import makes it")
+            XCTAssertEqual(try NormalizedDump.ofStore(store), expectedDump, "round \(round): every entity as one import makes it")
         }
     }
 
@@ -109,7 +98,7 @@ final class ConcurrentWritersCLITests: XCTestCase {
         let rerun = try CLIRunner.run(["import"] + bundles + ["--store", store, "--time-zone", "UTC"])
         XCTAssertEqual(rerun.status, 0, rerun.stderr)
         XCTAssertEqual(try CLIRunner.run(["import"] + bundles + ["--store", reference, "--time-zone", "UTC"]).status, 0)
-        XCTAssertEqual(try normalizedDump(store), try normalizedDump(reference), "nothing lost after the rerun")
+        XCTAssertEqual(try NormalizedDump.ofStore(store), try NormalizedDump.ofStore(reference), "nothing lost after the rerun")
     }
 
     func testAStoreMadeOnAFullDiskIsNotLeftBroken() throws {

@@ -9,18 +9,6 @@ import XCTest
 /// at random moments and started again. The store ends as one worker alone leaves a SQLite store (the
 /// dump, version uuids normalised), and the outcomes recorded go to the server once each.
 final class PostgresSyncWorkersTests: XCTestCase {
-    /// `caregate store dump` of `store`, every version, with the uuids the store made replaced: what two
-    /// stores filled by the same runs must share.
-    private func normalisedDump(_ store: String) throws -> [String] {
-        let dump = try CLIRunner.run(["store", "dump", "--all-versions", "--store", store])
-        XCTAssertEqual(dump.status, 0, dump.stderr)
-        let uuid = try NSRegularExpression(pattern: "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-        return dump.stdout.split(separator: "\n").map { line in
-            let text = String(line)
-            return uuid.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "<uuid>")
-        }.sorted()
-    }
-
     private func assertSameLines(_ actual: [String], _ expected: [String], _ message: String, line: UInt = #line) {
         let missing = Set(expected).subtracting(actual), extra = Set(actual).subtracting(expected)
         XCTAssertTrue(missing.isEmpty && extra.isEmpty && actual.count == expected.count,
@@ -63,7 +51,7 @@ final class PostgresSyncWorkersTests: XCTestCase {
         try runFourWorkers(config: config, store: shared, kills: 3, maximum: 2.5)
         let last = try CLIRunner.run(["sync", "--once", "--config", config, "--store", shared])
         XCTAssertEqual(last.status, 0, last.stdout + last.stderr)
-        assertSameLines(try normalisedDump(shared), try normalisedDump(alone), "four workers, one killed, left what one worker leaves")
+        assertSameLines(try NormalizedDump.ofStore(shared, allVersions: true), try NormalizedDump.ofStore(alone, allVersions: true), "four workers, one killed, left what one worker leaves")
 
         // Outcomes recorded on the shared store go back once each, whoever pushes them.
         let tasks = try plannedTasks(alone, count: 3)
