@@ -11,24 +11,8 @@ extension PostgresBatchWriter {
     /// schedule and lie in the time that version owns.
     func ownedOccurrence(of outcome: Outcome) async throws -> (TaskVersion, Date) {
         let task = try await taskVersion(outcome.taskUUID)
-        let taskID = task.task.id
-        if let named = outcome.taskID, named != taskID {
-            throw StoreError.invalidEntity(
-                kind: .outcome, id: outcome.id,
-                reason: "taskUUID \(outcome.taskUUID.uuidString) is a version of task '\(taskID)', not of '\(named)'")
-        }
-        if task.deleted { throw StoreError.entityDeleted(kind: .task, id: taskID) }
-        let index = outcome.taskOccurrenceIndex
-        guard let eventStart = task.task.schedule.eventStart(occurrence: index) else {
-            throw StoreError.occurrenceNotFound(taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index)
-        }
-        let outsideBefore = eventStart < task.effectiveDate
-        let outsideAfter = task.nextEffectiveDate.map { eventStart >= $0 } ?? false
-        if outsideBefore || outsideAfter {
-            throw StoreError.occurrenceOutsideVersion(
-                taskID: taskID, taskUUID: outcome.taskUUID, occurrenceIndex: index, eventStart: eventStart,
-                versionStart: task.effectiveDate, versionEnd: task.nextEffectiveDate)
-        }
+        let eventStart = try OwnedOccurrence.eventStart(
+            of: outcome, in: task.task, effectiveDate: task.effectiveDate, nextEffectiveDate: task.nextEffectiveDate, deleted: task.deleted)
         return (task, eventStart)
     }
 
