@@ -210,6 +210,8 @@ let package = Package(
         ),
         // Test-only helpers shared by the test targets (corpus location, CLI runner).
         .target(name: "TestSupport", dependencies: ["Store", "CareModel", "Mapping"], path: "Tests/TestSupport"),
+        // Runs a store-neutral test on SQLite and on PostgreSQL (one private server per test process).
+        .target(name: "StoreTestSupport", dependencies: ["Store", "PostgresStore", "TestSupport"], path: "Tests/StoreTestSupport"),
         // A CareKit device's store and its `synchronize()`, step by step, for the app sync tests in memory
         // (AppServerTests) and against `caregate serve` and a FHIR server (SyncTests).
         .target(name: "DeviceSimulation", dependencies: ["CareModel"], path: "Tests/DeviceSimulation"),
@@ -222,19 +224,19 @@ let package = Package(
         .testTarget(name: "SurveysTests", dependencies: ["Surveys", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Store", "CareModel", "SyntheticData", "TestSupport", "StoreTestSupport", "PostgresStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "Store", "CareModel", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MappingTests", dependencies: ["Mapping", "FHIR", "CareModel", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Insights", "Mapping", "Store", "FHIR", "CareModel", "Benchmarks", "TestSupport"]),
         .testTarget(name: "SyncTests", dependencies: [
-            "Sync", "Pipeline", "PostgresStore", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
+            "Sync", "Pipeline", "PostgresStore", "StoreTestSupport", "Insights", "Mapping", "Store", "CareModel", "FHIR", "TestSupport", "AppClient", "DeviceSimulation", "Benchmarks",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "JWTKit", package: "jwt-kit"),
         ]),
         .testTarget(name: "InsightsTests", dependencies: ["Insights", "CareModel", "FHIR", "TestSupport"]),
         .testTarget(name: "AppServerTests", dependencies: [
-            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation", "Pipeline", "FHIRCore", "PostgresStore",
+            "AppServer", "AppClient", "Store", "CareModel", "TestSupport", "Benchmarks", "DeviceSimulation", "Pipeline", "FHIRCore", "PostgresStore", "StoreTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),

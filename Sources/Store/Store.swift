@@ -146,6 +146,17 @@ public protocol Store: AnyObject, Sendable {
 }
 
 extension Store {
+    /// The current patients (as SQLiteStore's defaults, for any store).
+    public func patients() throws -> [Patient] { try patients(.current) }
+    /// The current care plans.
+    public func carePlans() throws -> [CarePlan] { try carePlans(.current) }
+    /// The current contacts.
+    public func contacts() throws -> [Contact] { try contacts(.current) }
+    /// The current tasks.
+    public func tasks() throws -> [CareTask] { try tasks(.current) }
+    /// The current outcomes.
+    public func outcomes() throws -> [Outcome] { try outcomes(.current) }
+
     /// A store without an append gate serializes an append as any write job.
     public func withAppendLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
         try withWriterLease(job, body)

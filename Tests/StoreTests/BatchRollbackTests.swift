@@ -1,12 +1,14 @@
 import CareModel
 import Foundation
 import Store
+import StoreTestSupport
 import XCTest
 
-/// A batch is one transaction: an error anywhere in it leaves nothing of it behind.
+/// A batch is one transaction: an error anywhere in it leaves nothing of it behind (on both stores).
 final class BatchRollbackTests: XCTestCase {
     func testBadEntityRollsBackTheWholeBatch() throws {
-        let (store, _, plan, task) = try StoreFixtures.storeWithTask()
+        try forEachStore { tested in
+        let (store, _, plan, task) = try StoreFixtures.storeWithTask(tested)
         let before = try store.statistics()
 
         var batch = StoreBatch()
@@ -24,23 +26,28 @@ final class BatchRollbackTests: XCTestCase {
         XCTAssertEqual(try store.statistics(), before, "nothing of the failed batch is kept")
         XCTAssertEqual(try store.patients().map(\.id), ["p1"])
         XCTAssertNil(try store.checkpoint(server: "s", resourceType: "Patient"))
-        XCTAssertEqual(try store.integrityCheck(), [])
+        XCTAssertEqual(try store.integrityCheck(), [], "\(tested.kind)")
+        }
     }
 
     func testBadOutcomeInLargeBatchRollsBackAllOutcomes() throws {
-        let (store, _, _, task) = try StoreFixtures.storeWithTask()
+        try forEachStore { tested in
+        let (store, _, _, task) = try StoreFixtures.storeWithTask(tested)
         var batch = StoreBatch()
         for day in 0..<500 { batch.add(StoreFixtures.outcome(task, occurrence: day)) }
         batch.add(StoreFixtures.outcome(task, occurrence: 10))  // the same occurrence twice
         XCTAssertThrowsStoreError(try store.apply(batch), .idAlreadyExists(kind: .outcome, id: "\(task.uuid.uuidString)_10"))
         XCTAssertEqual(try store.statistics().entities[.outcome]?.versions, 0)
-        XCTAssertEqual(try store.statistics().outcomeValues, 0)
+        XCTAssertEqual(try store.statistics().outcomeValues, 0, "\(tested.kind)")
+        }
     }
 
     func testEmptyBatchChangesNothing() throws {
-        let (store, _, _, _) = try StoreFixtures.storeWithTask()
-        let before = try store.statistics()
-        XCTAssertEqual(try store.apply(StoreBatch()), BatchSummary())
-        XCTAssertEqual(try store.statistics(), before)
+        try forEachStore { tested in
+            let (store, _, _, _) = try StoreFixtures.storeWithTask(tested)
+            let before = try store.statistics()
+            XCTAssertEqual(try store.apply(StoreBatch()), BatchSummary())
+            XCTAssertEqual(try store.statistics(), before, "\(tested.kind)")
+        }
     }
 }

@@ -1,6 +1,7 @@
 import CareModel
 import Foundation
 import Store
+import StoreTestSupport
 import XCTest
 
 /// Small entities for store tests: one patient, one care plan, tasks on daily schedules, all in UTC.
@@ -41,6 +42,18 @@ enum StoreFixtures {
     /// A store (in memory, or in the file `path`) with a patient, a care plan and a task.
     static func storeWithTask(path: String? = nil) throws -> (SQLiteStore, Patient, CarePlan, CareTask) {
         let store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
+        let (patient, plan, task) = try addPatientWithTask(to: store)
+        return (store, patient, plan, task)
+    }
+
+    /// The store under test (``forEachStore``) with a patient, a care plan and a task (daily at 08:00).
+    static func storeWithTask(_ tested: TestStore) throws -> (AnyTestStore, Patient, CarePlan, CareTask) {
+        let (patient, plan, task) = try addPatientWithTask(to: tested.store)
+        return (tested.store, patient, plan, task)
+    }
+
+    /// Adds one patient, one care plan and one task (daily at 08:00) to `store`.
+    static func addPatientWithTask(to store: any Store) throws -> (Patient, CarePlan, CareTask) {
         let patient = patient()
         let plan = carePlan(patient: patient)
         let task = try task(plan: plan)
@@ -49,7 +62,7 @@ enum StoreFixtures {
         batch.add(plan)
         batch.add(task)
         try store.apply(batch)
-        return (store, patient, plan, task)
+        return (patient, plan, task)
     }
 }
 
