@@ -39,6 +39,9 @@ struct StoreWorkload {
         var eventsWithOutcome: Int
         /// Each query's event count, in the order of the mix: two stores holding the same data agree.
         var eventsPerQuery: [Int]
+        /// This process's CPU milliseconds per query, on average (decoding and assembling the events,
+        /// and the client's side of the round trips; a database server's work is not counted).
+        var cpuMillisecondsPerQuery: Double
     }
 
     /// The seeded mix: `count` (patient id, day) pairs, the same on every call.
@@ -96,7 +99,8 @@ struct StoreWorkload {
             _ = try store.events(patientID: data.patientID(patient), in: DateInterval(start: data.start, duration: 86_400))
         }
         var samples: [Double] = []
-        var result = DayQueries(latency: StoreBenchmark.Latency([]), events: 0, eventsWithOutcome: 0, eventsPerQuery: [])
+        var result = DayQueries(latency: StoreBenchmark.Latency([]), events: 0, eventsWithOutcome: 0, eventsPerQuery: [], cpuMillisecondsPerQuery: 0)
+        let cpuBefore = Stopwatch.processCPUSeconds()
         for (patient, day) in picks(configuration.queries) {
             var clock = Stopwatch()
             let events = try store.events(patientID: patient, in: day)
@@ -105,9 +109,10 @@ struct StoreWorkload {
             result.eventsWithOutcome += events.filter { $0.outcome != nil }.count
             result.eventsPerQuery.append(events.count)
         }
+        result.cpuMillisecondsPerQuery = (Stopwatch.processCPUSeconds() - cpuBefore) * 1000 / Double(max(1, samples.count))
         result.latency = StoreBenchmark.Latency(samples)
         let fast = result.latency
-        report("\(name): events of one patient for one day (\(fast.count) queries, \(StoreBenchmark.grouped(result.events / max(1, fast.count))) events each, \(StoreBenchmark.grouped(result.eventsWithOutcome)) with an outcome in all): p50 \(StoreBenchmark.millis(fast.p50)), p99 \(StoreBenchmark.millis(fast.p99)), mean \(StoreBenchmark.millis(fast.mean)), max \(StoreBenchmark.millis(fast.max))")
+        report("\(name): events of one patient for one day (\(fast.count) queries, \(StoreBenchmark.grouped(result.events / max(1, fast.count))) events each, \(StoreBenchmark.grouped(result.eventsWithOutcome)) with an outcome in all): p50 \(StoreBenchmark.millis(fast.p50)), p99 \(StoreBenchmark.millis(fast.p99)), mean \(StoreBenchmark.millis(fast.mean)), max \(StoreBenchmark.millis(fast.max)); this process's CPU \(StoreBenchmark.millis(result.cpuMillisecondsPerQuery)) a query")
         return result
     }
 }
