@@ -5,7 +5,8 @@ import Foundation
 
 /// The store benchmark behind `caregate-bench store`: insert throughput in batches, then the latency of
 /// "events of one patient for one day" through the store's indexes beside the same query as a plain
-/// SQLite table scan (`NOT INDEXED`), in the same run on the same file.
+/// SQLite table scan (`NOT INDEXED`), in the same run on the same file. The insert and the day queries
+/// are ``StoreWorkload``'s, which ``PostgresStoreBenchmark`` runs on a PostgreSQL store after this one.
 ///
 /// Figures are printed, never asserted: speed is measured here, in a release build, not in tests.
 public struct StoreBenchmark {
@@ -44,6 +45,23 @@ public struct StoreBenchmark {
         }
     }
 
+    /// What one store's run measured and counted (the insert is nil when the store already held data).
+    public struct Figures: Sendable {
+        /// The store, as the report names it (a path, or a URL without its password).
+        public var store: String
+        public var outcomesInserted: Int?
+        public var insertSeconds: Double?
+        public var outcomesPerSecond: Double?
+        /// Outcome versions the store holds after the run (its statistics).
+        public var outcomesStored: Int
+        public var dayQuery: Latency
+        /// Events the day queries found, in all, and those with an outcome.
+        public var events: Int
+        public var eventsWithOutcome: Int
+        /// Each day query's event count, in the order of the seeded mix.
+        public var eventsPerQuery: [Int]
+    }
+
     public let configuration: Configuration
     public let path: String
     /// Where progress and results go, line by line.
@@ -55,20 +73,33 @@ public struct StoreBenchmark {
         self.report = report
     }
 
-    public func run() throws {
+    /// Inserts (unless the file already holds data) and queries the SQLite store at `path`; prints the
+    /// figures beside the targets and the table scan, and returns them.
+    @discardableResult
+    public func run() throws -> Figures {
         let c = configuration
         let store = try SQLiteStore(
             path: path, options: SQLiteStore.Options(cacheMiB: c.cacheMiB, walCheckpointPages: c.walCheckpointPages))
-        let data = SyntheticCareData(patients: c.patients, tasksPerPatient: c.tasksPerPatient, days: c.days)
-        let existing = try store.statistics()
-        var insertRate: Double?
-        if (existing.entities[.patient]?.versions ?? 0) > 0 {
+        let workload = StoreWorkload(configuration: c, report: report)
+        var insert: StoreWorkload.Insert?
+        if (try store.statistics().entities[.patient]?.versions ?? 0) > 0 {
             report("store \(path) already holds data: insert phase skipped, queries run on what it holds")
         } else {
-            insertRate = try insert(data, into: store)
+            report("generating into \(path)")
+            insert = try workload.insert(into: store, name: "sqlite")
+            // Pages not yet checkpointed are still in the write-ahead log beside the file.
+            let bytes = [path, path + "-wal"].reduce(0) { total, file in
+                total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+            }
+            report("store file and its WAL: \(Self.grouped(bytes / 1_000_000)) MB")
         }
-        let (indexed, scan) = try measureQueries(store, data)
-        summarize(data, insertRate: insertRate, indexed: indexed, scan: scan)
+        let indexed = try workload.dayQueries(on: store, name: "sqlite")
+        let scan = try measureScan(store, workload)
+        summarize(workload.data, insertRate: insert?.outcomesPerSecond, indexed: indexed.latency, scan: scan)
+        return Figures(
+            store: path, outcomesInserted: insert?.outcomes, insertSeconds: insert?.seconds, outcomesPerSecond: insert?.outcomesPerSecond,
+            outcomesStored: try store.statistics().entities[.outcome]?.versions ?? 0, dayQuery: indexed.latency,
+            events: indexed.events, eventsWithOutcome: indexed.eventsWithOutcome, eventsPerQuery: indexed.eventsPerQuery)
     }
 
     /// The acceptance figures of issue 3, beside the measured ones.
@@ -93,91 +124,23 @@ public struct StoreBenchmark {
         }
     }
 
-    /// Inserts the entities, then the outcomes in batches; returns outcomes per second.
-    private func insert(_ data: SyntheticCareData, into store: SQLiteStore) throws -> Double {
+    /// Times the same query as a plain table scan (`NOT INDEXED`), on the picks of the seeded mix after
+    /// the indexed ones, and checks it agrees with the indexed answer; nil when no scan queries are asked for.
+    private func measureScan(_ store: SQLiteStore, _ workload: StoreWorkload) throws -> Latency? {
         let c = configuration
-        report("generating \(c.patients) patients x \(c.tasksPerPatient) tasks x \(c.days) days = \(Self.grouped(data.totalOutcomes)) outcomes into \(path)")
-        let entities = try data.entityBatch()
-        var clock = Stopwatch()
-        try store.apply(entities)
-        let entitySeconds = clock.lap()
-        report("insert entities: \(Self.grouped(entities.count)) (patients, care plans, tasks) in 1 batch: \(Self.seconds(entitySeconds)), \(Self.grouped(Int(Double(entities.count) / entitySeconds))) entities/s")
-
-        var day = 0
-        var inserted = 0
-        var insertSeconds = 0.0
-        var cpuSeconds = 0.0
-        var lastReport = 0
-        let step = max(1, c.daysPerBatch)
-        var batches = 0
-        while day < c.days {
-            let range = day..<min(c.days, day + step)
-            let batch = data.outcomeBatch(days: range)  // built outside the timed part
-            var batchClock = Stopwatch()
-            let cpuBefore = Stopwatch.processCPUSeconds()
-            try store.apply(batch)
-            insertSeconds += batchClock.lap()
-            cpuSeconds += Stopwatch.processCPUSeconds() - cpuBefore
-            inserted += batch.count
-            batches += 1
-            day = range.upperBound
-            let percent = day * 100 / max(1, c.days)
-            if percent >= lastReport + 5 || day == c.days {
-                lastReport = percent
-                report("  \(percent)%: \(Self.grouped(inserted)) outcomes, \(Self.grouped(Int(Double(inserted) / insertSeconds))) outcomes/s so far")
-            }
-        }
-        report("insert outcomes: \(Self.grouped(inserted)) in \(batches) batches of \(Self.grouped(c.patients * c.tasksPerPatient * step)): \(Self.seconds(insertSeconds)), \(Self.grouped(Int(Double(inserted) / max(insertSeconds, 1e-9)))) outcomes/s (each with one value); \(Self.grouped(Int(Double(inserted) / max(cpuSeconds, 1e-9)))) outcomes per CPU-second")
-        // Pages not yet checkpointed are still in the write-ahead log beside the file.
-        let bytes = [path, path + "-wal"].reduce(0) { total, file in
-            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
-        }
-        report("store file and its WAL: \(Self.grouped(bytes / 1_000_000)) MB")
-        return Double(inserted) / max(insertSeconds, 1e-9)
-    }
-
-    /// Times the indexed query, then the table scan (nil when no scan queries are asked for).
-    private func measureQueries(_ store: SQLiteStore, _ data: SyntheticCareData) throws -> (Latency, Latency?) {
-        let c = configuration
-        var random = SeededRandom(seed: 42)
-        func pick() -> (String, DateInterval) {
-            let patient = Int(random.next() % UInt64(max(1, c.patients)))
-            let day = Int(random.next() % UInt64(max(1, c.days)))
-            let start = data.start.addingTimeInterval(Double(day) * 86_400)
-            return (data.patientID(patient), DateInterval(start: start, duration: 86_400))
-        }
-        // Warm up as a running gateway would be: each patient's tasks decoded once, hot pages cached.
-        for patient in 0..<min(c.patients, 5_000) {
-            _ = try store.events(patientID: data.patientID(patient), in: DateInterval(start: data.start, duration: 86_400))
-        }
-
-        var indexed: [Double] = []
-        var found = 0
-        for _ in 0..<c.queries {
-            let (patient, day) = pick()
-            var clock = Stopwatch()
-            let events = try store.events(patientID: patient, in: day)
-            indexed.append(clock.lap() * 1000)
-            found += events.count
-        }
-        let fast = Latency(indexed)
-        report("events of one patient for one day, indexed (\(fast.count) queries, \(Self.grouped(found / max(1, c.queries))) events each): p50 \(Self.millis(fast.p50)), p99 \(Self.millis(fast.p99)), mean \(Self.millis(fast.mean)), max \(Self.millis(fast.max))")
-
+        guard c.scanQueries > 0 else { return nil }
         var scanned: [Double] = []
         var agree = true
-        for _ in 0..<c.scanQueries {
-            let (patient, day) = pick()
+        for (patient, day) in workload.picks(c.queries + c.scanQueries).suffix(c.scanQueries) {
             var clock = Stopwatch()
             let events = try store.eventsByTableScan(patientID: patient, in: day)
             scanned.append(clock.lap() * 1000)
             let viaIndex = try store.events(patientID: patient, in: day)
             agree = agree && events == viaIndex
         }
-        guard !scanned.isEmpty else { return (fast, nil) }
         let slow = Latency(scanned)
-        report("same query as a plain table scan, NOT INDEXED (\(slow.count) queries): p50 \(Self.millis(slow.p50)), p99 \(Self.millis(slow.p99)), mean \(Self.millis(slow.mean))")
-        report("indexed vs scan: \(Self.grouped(Int(slow.p50 / max(fast.p50, 1e-9))))x faster at p50; results \(agree ? "agree" : "DIFFER")")
-        return (fast, slow)
+        report("same query as a plain table scan, NOT INDEXED (\(slow.count) queries): p50 \(Self.millis(slow.p50)), p99 \(Self.millis(slow.p99)), mean \(Self.millis(slow.mean)); results \(agree ? "agree" : "DIFFER") with the indexed ones")
+        return slow
     }
 
     static func grouped(_ value: Int) -> String {

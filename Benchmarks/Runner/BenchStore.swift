@@ -13,7 +13,10 @@ struct BenchStore: ParsableCommand {
             Generates PATIENTS patients with TASKS daily tasks each and one outcome per task per day for DAYS \
             days (the defaults make 7.3 million outcomes; try --patients 50 for a quick run), inserting them \
             in batches, then times "events of one patient for one day" through the indexes and as a plain \
-            table scan on the same file. Build with -c release for meaningful figures.
+            table scan on the same file. Build with -c release for meaningful figures. With --postgres, the \
+            same insert and the same day queries then run on that PostgreSQL database (a scratch one; its \
+            password from the URL or PGPASSWORD, never printed), and the two stores are printed side by \
+            side; Scripts/bench-postgres-store.sh starts a private server for it.
             """)
 
     @OptionGroup var size: SyntheticSizeOptions
@@ -30,6 +33,9 @@ struct BenchStore: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the store in this file (reused, without inserting, when it already holds data); default: a temporary file, removed afterwards.", valueName: "path"))
     var store: String?
 
+    @Option(help: ArgumentHelp("Also run the insert and the day queries on this PostgreSQL database (a scratch one), after SQLite, and compare.", valueName: "url"))
+    var postgres: String?
+
     static let defaultSize = SyntheticSizeOptions.Resolved(patients: 1_000, tasks: 20, days: 365, daysPerBatch: 7, cacheMib: 512)
 
     func validate() throws {
@@ -38,6 +44,16 @@ struct BenchStore: ParsableCommand {
         guard queries >= 1, scanQueries >= 0, walCheckpointPages >= 1 else {
             throw ValidationError("--queries and --wal-checkpoint-pages must be at least 1, --scan-queries at least 0")
         }
+        _ = try postgresLocation()
+    }
+
+    /// The database `--postgres` names; nil without it. A name that is not a postgres:// URL is a usage error.
+    func postgresLocation() throws -> PostgresLocation? {
+        guard let postgres else { return nil }
+        guard case .postgres(let location) = try? StoreLocation.parse(postgres) else {
+            throw ValidationError("--postgres must be a postgres:// URL")
+        }
+        return location
     }
 
     func run() throws {
@@ -56,8 +72,10 @@ struct BenchStore: ParsableCommand {
         let path = store ?? folder.appendingPathComponent("bench.sqlite").path
         if store == nil { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         defer { if store == nil { try? FileManager.default.removeItem(at: folder) } }
-        try StoreBenchmark(configuration: configuration, path: path) { line in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-        }.run()
+        let report: (String) -> Void = { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        let sqlite = try StoreBenchmark(configuration: configuration, path: path, report: report).run()
+        if let location = try postgresLocation() {
+            try PostgresStoreBenchmark(configuration: configuration, location: location, report: report).run(beside: sqlite)
+        }
     }
 }
