@@ -24,6 +24,21 @@ final class PooledAppStoreTests: XCTestCase {
         XCTAssertEqual(PooledAppStore(memory, writeThreads: 4).readThreads, 1)
     }
 
+    /// A store whose every call waits on a database server (PostgreSQL) has no reader slots: its reads go to
+    /// as many threads as the calls it serves at once, and are answered there.
+    func testAStoreOnADatabaseServerReadsOnAsManyThreadsAsItServesCalls() async throws {
+        guard let tested = try makeStore(.postgresql) else { return }
+        let server = try XCTUnwrap(tested.store as? any ConcurrentBlockingStore, "a PostgreSQL store waits on its server")
+        let front = PooledAppStore(tested.store, writeThreads: 3)
+        XCTAssertEqual(front.readThreads, server.concurrentCalls)
+        XCTAssertEqual(front.writeThreads, 3)
+        var batch = StoreBatch()
+        batch.add(StoreFixtures.patient("p1"))
+        try tested.store.apply(batch)
+        let answers = try await front.read { try $0.patientExists("p1") }
+        XCTAssertTrue(answers)
+    }
+
     /// Every writer blocked (as pushes waiting for the writer lease are): reads are still answered, on
     /// the caller's thread or the read pool, and the writes all run once let go, never more at once than
     /// the writer threads.
