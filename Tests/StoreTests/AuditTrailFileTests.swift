@@ -1,12 +1,15 @@
 import Foundation
 import GRDB
+import PostgresStore
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
 /// The app API's audit trail in a file of its own beside the store (`<store>-audit.sqlite`): its commits
 /// never wait for the store's writer, and the entries an older CareGate kept in the store are listed with
-/// the new ones.
+/// the new ones. On PostgreSQL the trail is a table of the store's database; one test checks that its commits
+/// do not wait for the writer lease there either.
 final class AuditTrailFileTests: XCTestCase {
     private var folder: URL!
     private var path: String!
@@ -43,6 +46,18 @@ final class AuditTrailFileTests: XCTestCase {
             try store.recordAudit(entry(1))
         }
         XCTAssertEqual(try store.auditEntries(patientID: "a", limit: 10).map(\.detail), ["1"])
+    }
+
+    /// On PostgreSQL the trail is a table of the store's database, and its commits do not wait for the
+    /// writer lease either: an entry is committed while another process (a store object of its own
+    /// sessions) holds it.
+    func testAnEntryIsCommittedWhileAnotherProcessHoldsThePostgreSQLWriterLease() throws {
+        guard let tested = try makeStore(.postgresql) else { return }
+        let sync = try XCTUnwrap(tested.reopen() as? PostgreSQLStore)
+        try sync.lease.withWriterLease("caregate sync") {
+            try tested.store.recordAudit(entry(1))
+        }
+        XCTAssertEqual(try tested.store.auditEntries(patientID: "a", limit: 10).map(\.detail), ["1"])
     }
 
     func testEntriesAnOlderStoreKeptAreListedWithTheNewOnesNewestFirst() throws {

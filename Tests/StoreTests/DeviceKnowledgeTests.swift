@@ -2,6 +2,7 @@ import CareModel
 import Foundation
 import GRDB
 @testable import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -15,45 +16,47 @@ final class DeviceKnowledgeTests: XCTestCase {
     /// Only the processes a record with entities carries, beyond what the store knew, are added; a served
     /// one moves on; the rest is ignored; the bounds refuse the whole batch.
     func testAPushAddsOnlyWhatItsRecordsCarry() throws {
-        let (store, patient, _, task) = try StoreFixtures.storeWithTask()
-        let phone = UUID(), watch = UUID(), server = try store.serverClock().processUUID
-        let made = clocks(5)
-        var device = KnowledgeVector([phone: 4, watch: 2, server: 1])
-        device.merge(with: KnowledgeVector(made))
-        let records = [
-            CareKitRevisionRecord(entities: [CareKitEntity(.outcome(StoreFixtures.outcome(task, occurrence: 0)))], knowledgeVector: KnowledgeVector([phone: 3, watch: 1, server: 1])),
-            CareKitRevisionRecord(entities: [], knowledgeVector: device),
-        ]
-        let push = DeviceKnowledgePush(patientID: patient.id, deviceKnowledge: device, records: records, server: server)
-        XCTAssertEqual(push.carried, [phone: 3, watch: 1])
-        XCTAssertNil(push.clocks[server])
-        var batch = StoreBatch()
-        batch.admitKnowledge(push)
-        try store.apply(batch)
-        let read = { try store.revisions(patientID: patient.id, afterClock: 0, maxEntities: 0) { _ in true }.deviceClocks }
-        XCTAssertEqual(try read(), [phone: 4, watch: 2], "the device's clocks, for what its records carry")
+        try forEachStore { tested in
+            let (store, patient, _, task) = try StoreFixtures.storeWithTask(tested)
+            let phone = UUID(), watch = UUID(), server = try store.serverClock().processUUID
+            let made = clocks(5)
+            var device = KnowledgeVector([phone: 4, watch: 2, server: 1])
+            device.merge(with: KnowledgeVector(made))
+            let records = [
+                CareKitRevisionRecord(entities: [CareKitEntity(.outcome(StoreFixtures.outcome(task, occurrence: 0)))], knowledgeVector: KnowledgeVector([phone: 3, watch: 1, server: 1])),
+                CareKitRevisionRecord(entities: [], knowledgeVector: device),
+            ]
+            let push = DeviceKnowledgePush(patientID: patient.id, deviceKnowledge: device, records: records, server: server)
+            XCTAssertEqual(push.carried, [phone: 3, watch: 1])
+            XCTAssertNil(push.clocks[server])
+            var batch = StoreBatch()
+            batch.admitKnowledge(push)
+            try store.apply(batch)
+            let read = { try store.revisions(patientID: patient.id, afterClock: 0, maxEntities: 0) { _ in true }.deviceClocks }
+            XCTAssertEqual(try read(), [phone: 4, watch: 2], "the device's clocks, for what its records carry")
 
-        // A served process moves on without a record; a process no record carries never comes in.
-        var later = StoreBatch()
-        later.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: [phone: 9, UUID(): 3], carried: [:]))
-        try store.apply(later)
-        XCTAssertEqual(try read(), [phone: 9, watch: 2])
+            // A served process moves on without a record; a process no record carries never comes in.
+            var later = StoreBatch()
+            later.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: [phone: 9, UUID(): 3], carried: [:]))
+            try store.apply(later)
+            XCTAssertEqual(try read(), [phone: 9, watch: 2])
 
-        // A clock past the largest kept is kept as it: never Int.max, on which CareKit's increment traps.
-        var huge = StoreBatch()
-        huge.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: [phone: .max], carried: [phone: .max]))
-        try store.apply(huge)
-        XCTAssertEqual(try read(), [phone: DeviceKnowledgeLimits.maximumClock, watch: 2])
+            // A clock past the largest kept is kept as it: never Int.max, on which CareKit's increment traps.
+            var huge = StoreBatch()
+            huge.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: [phone: .max], carried: [phone: .max]))
+            try store.apply(huge)
+            XCTAssertEqual(try read(), [phone: DeviceKnowledgeLimits.maximumClock, watch: 2])
 
-        // Past the bound of one push: refused, nothing kept.
-        let many = clocks(DeviceKnowledgeLimits.newProcessesPerPush + 1)
-        var refused = StoreBatch()
-        refused.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: many, carried: many))
-        XCTAssertThrowsError(try store.apply(refused)) { error in
-            guard case StoreError.deviceProcessLimit(_, let limit, .push) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(limit, DeviceKnowledgeLimits.newProcessesPerPush)
+            // Past the bound of one push: refused, nothing kept.
+            let many = clocks(DeviceKnowledgeLimits.newProcessesPerPush + 1)
+            var refused = StoreBatch()
+            refused.admitKnowledge(DeviceKnowledgePush(patientID: patient.id, clocks: many, carried: many))
+            XCTAssertThrowsError(try store.apply(refused)) { error in
+                guard case StoreError.deviceProcessLimit(_, let limit, .push) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(limit, DeviceKnowledgeLimits.newProcessesPerPush)
+            }
+            XCTAssertEqual(try read(), [phone: DeviceKnowledgeLimits.maximumClock, watch: 2])
         }
-        XCTAssertEqual(try read(), [phone: DeviceKnowledgeLimits.maximumClock, watch: 2])
     }
 
     /// A store whose vectors were bloated before the rule: upgrading retires the device processes of

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -8,24 +9,25 @@ import XCTest
 /// over from the sync checkpoints stores before v10 kept it as.
 final class ExportProgressTests: XCTestCase {
     func testTheLastCommittedExportPerTargetIsKeptAndReplaced() throws {
-        let folder = try makeScratchFolder("export-progress")
-        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
-        XCTAssertNil(try store.exportProgress(target: "/out"))
+        try forEachStore { tested in
+            let store = tested.store
+            XCTAssertNil(try store.exportProgress(target: "/out"))
 
-        let first = ExportProgress(target: "/out", exportID: "a1", file: "/out/export-1.json", committedDate: Date(timeIntervalSince1970: 100))
-        var batch = StoreBatch()
-        batch.recordExportProgress(first)
-        batch.recordExportProgress(ExportProgress(target: "/other.json", exportID: "b1", file: "/other.json", committedDate: Date(timeIntervalSince1970: 100)))
-        try store.apply(batch)
-        XCTAssertEqual(try store.exportProgress(target: "/out"), first)
+            let first = ExportProgress(target: "/out", exportID: "a1", file: "/out/export-1.json", committedDate: Date(timeIntervalSince1970: 100))
+            var batch = StoreBatch()
+            batch.recordExportProgress(first)
+            batch.recordExportProgress(ExportProgress(target: "/other.json", exportID: "b1", file: "/other.json", committedDate: Date(timeIntervalSince1970: 100)))
+            try store.apply(batch)
+            XCTAssertEqual(try store.exportProgress(target: "/out"), first)
 
-        let second = ExportProgress(target: "/out", exportID: "a2", file: "/out/export-2.json", committedDate: Date(timeIntervalSince1970: 200))
-        var next = StoreBatch()
-        next.recordExportProgress(second)
-        try store.apply(next)
-        XCTAssertEqual(try store.exportProgress(target: "/out"), second)
-        XCTAssertEqual(try store.exportProgress(target: "/other.json")?.exportID, "b1", "each target has its own")
-        XCTAssertEqual(try store.checkpoints(), [], "an export's progress is no sync checkpoint")
+            let second = ExportProgress(target: "/out", exportID: "a2", file: "/out/export-2.json", committedDate: Date(timeIntervalSince1970: 200))
+            var next = StoreBatch()
+            next.recordExportProgress(second)
+            try store.apply(next)
+            XCTAssertEqual(try store.exportProgress(target: "/out"), second)
+            XCTAssertEqual(try store.exportProgress(target: "/other.json")?.exportID, "b1", "each target has its own")
+            XCTAssertEqual(try store.statistics().checkpoints, 0, "an export's progress is no sync checkpoint (\(tested.kind))")
+        }
     }
 
     /// A store that an export of an older CareGate was killed in after its commit: its progress, kept as

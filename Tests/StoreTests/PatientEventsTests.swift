@@ -1,6 +1,7 @@
 import CareModel
 import Foundation
 import Store
+import StoreTestSupport
 import XCTest
 
 /// A patient's day holds the tasks of their care plans and their tasks of no care plan (orders; an
@@ -30,43 +31,50 @@ final class PatientEventsTests: XCTestCase {
     private func day(_ n: Int) -> DateInterval { DateInterval(start: StoreFixtures.day(n), end: StoreFixtures.day(n + 1)) }
 
     func testADayHoldsPlanTasksOrdersAndTheLogsReadingsOfThePatientOnly() throws {
-        let (store, _, _, _) = try StoreFixtures.storeWithTask()  // p1's plan task t1, daily 08:00
-        let other = StoreFixtures.patient("p2")
-        let weightLog = try log(of: "p1")
-        var batch = StoreBatch()
-        batch.add(other)
-        batch.add(try order("MedicationRequest/mr1", of: "p1", hour: 20))
-        batch.add(try order("MedicationRequest/mr2", of: "p2", hour: 20))
-        batch.add(weightLog)
-        try store.apply(batch)
-        var reading = StoreBatch()
-        reading.add(Outcome(taskUUID: weightLog.uuid, taskOccurrenceIndex: 1,
-                            values: [OutcomeValue(.double(72.5), units: "kg", kind: "29463-7")],
-                            metadata: EntityMetadata(effectiveDate: StoreFixtures.day(1, hour: 7), timezone: StoreFixtures.utc)))
-        try store.apply(reading)
+        try forEachStore { tested in
+            let (store, _, _, _) = try StoreFixtures.storeWithTask(tested)  // p1's plan task t1, daily 08:00
+            let other = StoreFixtures.patient("p2")
+            let weightLog = try log(of: "p1")
+            var batch = StoreBatch()
+            batch.add(other)
+            batch.add(try order("MedicationRequest/mr1", of: "p1", hour: 20))
+            batch.add(try order("MedicationRequest/mr2", of: "p2", hour: 20))
+            batch.add(weightLog)
+            try store.apply(batch)
+            var reading = StoreBatch()
+            reading.add(Outcome(taskUUID: weightLog.uuid, taskOccurrenceIndex: 1,
+                                values: [OutcomeValue(.double(72.5), units: "kg", kind: "29463-7")],
+                                metadata: EntityMetadata(effectiveDate: StoreFixtures.day(1, hour: 7), timezone: StoreFixtures.utc)))
+            try store.apply(reading)
 
-        let dayOne = try store.events(patientID: "p1", in: day(1))
-        XCTAssertEqual(dayOne.map(\.task.id), ["p1#log-weight", "t1", "MedicationRequest/mr1"], "the log's all-day reading, then by time")
-        XCTAssertEqual(dayOne.first?.outcome?.values.first?.value, .double(72.5))
-        XCTAssertEqual(dayOne.map(\.scheduleEvent.occurrence), [1, 1, 1])
-        let dayTwo = try store.events(patientID: "p1", in: day(2))
-        XCTAssertEqual(dayTwo.map(\.task.id), ["t1", "MedicationRequest/mr1"], "a log's day without a reading is no event")
-        XCTAssertEqual(try store.events(patientID: "p2", in: day(1)).map(\.task.id), ["MedicationRequest/mr2"],
-                       "a patient with no care plan still has their orders' events, and only theirs")
+            let dayOne = try store.events(patientID: "p1", in: day(1))
+            XCTAssertEqual(dayOne.map(\.task.id), ["p1#log-weight", "t1", "MedicationRequest/mr1"], "the log's all-day reading, then by time")
+            XCTAssertEqual(dayOne.first?.outcome?.values.first?.value, .double(72.5))
+            XCTAssertEqual(dayOne.map(\.scheduleEvent.occurrence), [1, 1, 1])
+            let dayTwo = try store.events(patientID: "p1", in: day(2))
+            XCTAssertEqual(dayTwo.map(\.task.id), ["t1", "MedicationRequest/mr1"], "a log's day without a reading is no event")
+            XCTAssertEqual(try store.events(patientID: "p2", in: day(1)).map(\.task.id), ["MedicationRequest/mr2"],
+                           "a patient with no care plan still has their orders' events, and only theirs")
+        }
     }
 
     func testAnOrderEndsItsEventsWithItsSchedule() throws {
-        let store = try SQLiteStore.inMemory()
-        let patient = StoreFixtures.patient()
-        var ended = try order("MedicationRequest/mr1", of: "p1", hour: 9)
-        ended.schedule = try Schedule.dailyAtTime(
-            hour: 9, minutes: 0, start: StoreFixtures.day0, end: StoreFixtures.day(1), text: nil, duration: .minutes(30), timeZone: StoreFixtures.utc)
-        var batch = StoreBatch()
-        batch.add(patient)
-        batch.add(ended)
-        try store.apply(batch)
-        XCTAssertEqual(try store.events(patientID: "p1", in: day(0)).map(\.task.id), ["MedicationRequest/mr1"])
-        XCTAssertEqual(try store.events(patientID: "p1", in: day(1)), [], "a stopped order is not due after its end")
-        XCTAssertEqual(try store.eventsByTableScan(patientID: "p1", in: day(0)).map(\.task.id), ["MedicationRequest/mr1"])
+        try forEachStore { tested in
+            let store = tested.store
+            let patient = StoreFixtures.patient()
+            var ended = try order("MedicationRequest/mr1", of: "p1", hour: 9)
+            ended.schedule = try Schedule.dailyAtTime(
+                hour: 9, minutes: 0, start: StoreFixtures.day0, end: StoreFixtures.day(1), text: nil, duration: .minutes(30), timeZone: StoreFixtures.utc)
+            var batch = StoreBatch()
+            batch.add(patient)
+            batch.add(ended)
+            try store.apply(batch)
+            XCTAssertEqual(try store.events(patientID: "p1", in: day(0)).map(\.task.id), ["MedicationRequest/mr1"])
+            XCTAssertEqual(try store.events(patientID: "p1", in: day(1)), [], "a stopped order is not due after its end")
+            // SQLite's reference reading of a day, without its event index.
+            if let sqlite = tested.sqlite {
+                XCTAssertEqual(try sqlite.eventsByTableScan(patientID: "p1", in: day(0)).map(\.task.id), ["MedicationRequest/mr1"])
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 @testable import Store
 import CareModel
 import Foundation
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -23,33 +24,53 @@ final class PooledAppStoreTests: XCTestCase {
         XCTAssertEqual(PooledAppStore(memory, writeThreads: 4).readThreads, 1)
     }
 
+    /// A store whose every call waits on a database server (PostgreSQL) has no reader slots: its reads go to
+    /// as many threads as the calls it serves at once, and are answered there.
+    func testAStoreOnADatabaseServerReadsOnAsManyThreadsAsItServesCalls() async throws {
+        guard let tested = try makeStore(.postgresql) else { return }
+        let server = try XCTUnwrap(tested.store as? any ConcurrentBlockingStore, "a PostgreSQL store waits on its server")
+        let front = PooledAppStore(tested.store, writeThreads: 3)
+        XCTAssertEqual(front.readThreads, server.concurrentCalls)
+        XCTAssertEqual(front.writeThreads, 3)
+        var batch = StoreBatch()
+        batch.add(StoreFixtures.patient("p1"))
+        try tested.store.apply(batch)
+        let answers = try await front.read { try $0.patientExists("p1") }
+        XCTAssertTrue(answers)
+    }
+
     /// Every writer blocked (as pushes waiting for the writer lease are): reads are still answered, on
     /// the caller's thread or the read pool, and the writes all run once let go, never more at once than
     /// the writer threads.
     func testReadsAreAnsweredWhileEveryWriterThreadIsBlocked() async throws {
-        for store in [try fileStore(readers: 4), try SQLiteStore.inMemory()] {
-            var batch = StoreBatch()
-            batch.add(StoreFixtures.patient("p1"))
-            try store.apply(batch)
-            let front = PooledAppStore(store, writeThreads: 2)
-            let gate = Gate()
-            let writes = Task {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<20 { group.addTask { try await front.write { _ in gate.pass() } } }
-                    try await group.waitForAll()
+        try await forEachStore { tested in
+            // On SQLite, a file store with readers to spare (reads on the callers' threads) and the store in
+            // memory with none (every read to the pool); PostgreSQL's reads all go to the pool.
+            let stores: [any AppSyncStore] = tested.kind == .sqlite ? [try fileStore(readers: 4), tested.store] : [tested.store]
+            for store in stores {
+                var batch = StoreBatch()
+                batch.add(StoreFixtures.patient("p1"))
+                try store.apply(batch)
+                let front = PooledAppStore(store, writeThreads: 2)
+                let gate = Gate()
+                let writes = Task {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for _ in 0..<20 { group.addTask { try await front.write { _ in gate.pass() } } }
+                        try await group.waitForAll()
+                    }
                 }
+                while gate.waiting < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+                XCTAssertEqual(front.writesUnderway, 20)
+                try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<50 { group.addTask { try await front.patientExists("p1") } }
+                    for try await exists in group { XCTAssertTrue(exists) }
+                }
+                XCTAssertLessThanOrEqual(gate.most, 2, "more writes ran at once than the writer threads")
+                gate.open()
+                try await writes.value
+                XCTAssertEqual(gate.passed, 20)
+                XCTAssertEqual(front.writesUnderway, 0)
             }
-            while gate.waiting < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
-            XCTAssertEqual(front.writesUnderway, 20)
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<50 { group.addTask { try await front.patientExists("p1") } }
-                for try await exists in group { XCTAssertTrue(exists) }
-            }
-            XCTAssertLessThanOrEqual(gate.most, 2, "more writes ran at once than the writer threads")
-            gate.open()
-            try await writes.value
-            XCTAssertEqual(gate.passed, 20)
-            XCTAssertEqual(front.writesUnderway, 0)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -8,22 +9,23 @@ import XCTest
 /// and carried over from the sync checkpoints stores before v16 kept it as.
 final class ReportStartTests: XCTestCase {
     func testTheFirstRecordedStartOfAFrequencyStays() throws {
-        let folder = try makeScratchFolder("report-start")
-        let store = try SQLiteStore(path: folder.appendingPathComponent("store.sqlite").path)
-        XCTAssertNil(try store.reportStart(frequency: "weekly"))
+        try forEachStore { tested in
+            let store = tested.store
+            XCTAssertNil(try store.reportStart(frequency: "weekly"))
 
-        let first = ReportStart(frequency: "weekly", firstDay: "2026-11-16", recordedDate: Date(timeIntervalSince1970: 100))
-        var batch = StoreBatch()
-        batch.recordReportStart(first)
-        batch.recordReportStart(ReportStart(frequency: "monthly", firstDay: "2026-10-01", recordedDate: Date(timeIntervalSince1970: 100)))
-        try store.apply(batch)
-        var later = StoreBatch()
-        later.recordReportStart(ReportStart(frequency: "weekly", firstDay: "2026-11-23", recordedDate: Date(timeIntervalSince1970: 200)))
-        try store.apply(later)
+            let first = ReportStart(frequency: "weekly", firstDay: "2026-11-16", recordedDate: Date(timeIntervalSince1970: 100))
+            var batch = StoreBatch()
+            batch.recordReportStart(first)
+            batch.recordReportStart(ReportStart(frequency: "monthly", firstDay: "2026-10-01", recordedDate: Date(timeIntervalSince1970: 100)))
+            try store.apply(batch)
+            var later = StoreBatch()
+            later.recordReportStart(ReportStart(frequency: "weekly", firstDay: "2026-11-23", recordedDate: Date(timeIntervalSince1970: 200)))
+            try store.apply(later)
 
-        XCTAssertEqual(try store.reportStart(frequency: "weekly"), first, "a run that lost the race keeps the first start")
-        XCTAssertEqual(try store.reportStart(frequency: "monthly")?.firstDay, "2026-10-01", "each frequency has its own")
-        XCTAssertEqual(try store.checkpoints(), [], "a report's start is no sync checkpoint")
+            XCTAssertEqual(try store.reportStart(frequency: "weekly"), first, "a run that lost the race keeps the first start")
+            XCTAssertEqual(try store.reportStart(frequency: "monthly")?.firstDay, "2026-10-01", "each frequency has its own")
+            XCTAssertEqual(try store.statistics().checkpoints, 0, "a report's start is no sync checkpoint (\(tested.kind))")
+        }
     }
 
     func testAnOldStoresReportCheckpointIsCarriedOver() throws {

@@ -1,6 +1,7 @@
 import SyntheticData
 import Foundation
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -12,20 +13,25 @@ final class StoreFileTests: XCTestCase {
         folder = try makeScratchFolder("store-file")
     }
 
+    /// Filled, then opened again (a SQLite file as an existing store only, in WAL mode; a PostgreSQL database
+    /// through a pool of its own): what was written is all there.
     func testStoreIsCreatedInWALModeAndReopened() throws {
-        let path = folder.appendingPathComponent("a.sqlite").path
-        do {
-            let store = try SQLiteStore(path: path)
-            try SyntheticCareData(patients: 2, tasksPerPatient: 2, days: 3).fill(store)
-            XCTAssertTrue(FileManager.default.fileExists(atPath: path + "-wal"), "the store runs in WAL mode")
+        try forEachStore(sqliteFile: true) { tested in
+            try SyntheticCareData(patients: 2, tasksPerPatient: 2, days: 3).fill(tested.store)
+            let reopened: AnyTestStore
+            if tested.sqlite != nil, let path = tested.location {
+                XCTAssertTrue(FileManager.default.fileExists(atPath: path + "-wal"), "the store runs in WAL mode")
+                reopened = try SQLiteStore(path: path, mode: .existingOnly)
+            } else {
+                reopened = try tested.reopen()
+            }
+            let stats = try reopened.statistics()
+            XCTAssertEqual(stats.entities[.patient]?.current, 2, "\(tested.kind)")
+            XCTAssertEqual(stats.entities[.task]?.current, 4)
+            XCTAssertEqual(stats.entities[.outcome]?.current, 12)
+            XCTAssertEqual(stats.outcomeValues, 12)
+            XCTAssertEqual(try reopened.integrityCheck(), [])
         }
-        let reopened = try SQLiteStore(path: path, mode: .existingOnly)
-        let stats = try reopened.statistics()
-        XCTAssertEqual(stats.entities[.patient]?.current, 2)
-        XCTAssertEqual(stats.entities[.task]?.current, 4)
-        XCTAssertEqual(stats.entities[.outcome]?.current, 12)
-        XCTAssertEqual(stats.outcomeValues, 12)
-        XCTAssertEqual(try reopened.integrityCheck(), [])
     }
 
     func testMissingStoreIsRefusedWhenOnlyReading() {

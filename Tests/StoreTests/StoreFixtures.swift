@@ -52,6 +52,15 @@ enum StoreFixtures {
         return (tested.store, patient, plan, task)
     }
 
+    /// The store under test opened afresh for reading, as a command that only reads opens it: a SQLite file
+    /// read-only, PostgreSQL through a pool of its own.
+    static func reopenedForReading(_ tested: TestStore) throws -> AnyTestStore {
+        if tested.sqlite != nil, let path = tested.location {
+            return try SQLiteStore(path: path, mode: .readOnly)
+        }
+        return try tested.reopen()
+    }
+
     /// Adds one patient, one care plan and one task (daily at 08:00) to `store`.
     static func addPatientWithTask(to store: any Store) throws -> (Patient, CarePlan, CareTask) {
         let patient = patient()
