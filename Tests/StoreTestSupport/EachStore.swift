@@ -35,13 +35,14 @@ extension XCTestCase {
     /// fresh PostgreSQL database of the process's shared server (``SharedPostgres``). Without PostgreSQL
     /// outside CI, SQLite alone, after a notice; under `CI=true` its absence fails the test.
     ///
-    /// A thrown error names the store it came from; assertions inside `body` should name
-    /// ``TestStore/kind`` in their messages where the two may differ.
+    /// A thrown error names the store it came from; a failed assertion inside `body` follows the line
+    /// "forEachStore: on <kind>" in the log (and should name ``TestStore/kind`` where the two may differ).
     public func forEachStore(
         sqliteFile: Bool = false, file: StaticString = #filePath, line: UInt = #line, _ body: (TestStore) throws -> Void
     ) throws {
         for kind in TestStoreKind.allCases {
             guard let store = try makeStore(kind, sqliteFile: sqliteFile, file: file, line: line) else { continue }
+            print("forEachStore: on \(kind)")
             do {
                 try body(store)
             } catch let skip as XCTSkip {
@@ -58,6 +59,7 @@ extension XCTestCase {
     ) async throws {
         for kind in TestStoreKind.allCases {
             guard let store = try makeStore(kind, sqliteFile: sqliteFile, file: file, line: line) else { continue }
+            print("forEachStore: on \(kind)")
             do {
                 try await body(store)
             } catch let skip as XCTSkip {
