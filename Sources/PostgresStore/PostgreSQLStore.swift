@@ -11,7 +11,8 @@ import Synchronization
 /// and others in Tests/PostgresStoreTests). Several processes on several machines share one database:
 /// the writer lease and append gate are advisory locks (``lease``), the app clock is ticked under its row
 /// lock until commit, and the outbox and the pulls offer claims for workers side by side (``outbox``,
-/// ``pulls``; the sync job does not use them yet). `caregate --store postgres://...` opens one
+/// ``pulls``), which the sync job's pushes and pulls use (``OutboxClaimingStore``, ``PullPartitionStore``).
+/// `caregate --store postgres://...` opens one
 /// (``open(location:creating:busyTimeout:environment:warn:)``); Docs/postgresql.md says how.
 ///
 /// The operations history and the audit trail keep dates as seconds since 1970 in `double precision`, as

@@ -106,7 +106,7 @@ extension PostgresOutbox {
 
     /// A worker name unique to this process: the host's name, the process id and a random part.
     public static func workerName() -> String {
-        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())"
+        ClaimWorker.name()
     }
 
     static func check(worker: String) throws {

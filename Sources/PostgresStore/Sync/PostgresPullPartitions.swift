@@ -32,7 +32,7 @@ public struct PostgresPullPartitions: Sendable {
 
     /// The partition of the pulls of `resourceType` from `server`, or of one patient's.
     public static func partition(server: String, resourceType: String, patient: String? = nil) -> String {
-        [server, resourceType, patient].compactMap { $0 }.joined(separator: "|")
+        PullPartition.name(server: server, resourceType: resourceType, patient: patient)
     }
 
     /// Claims for `worker`, until `now + lease`, those of `partitions` that no other live claim holds
@@ -125,6 +125,39 @@ public struct PostgresPullPartitions: Sendable {
         var moved = false
         for try await _ in rows { moved = true }
         return moved
+    }
+
+    /// Moves every cursor of `checkpoints` when `worker` holds the partition of each (its server and
+    /// resource type) now, in one transaction that locks those partitions' rows (in byte order) until it
+    /// commits; when it does not hold them all, moves nothing and returns the partitions it lacks (sorted).
+    public func setCheckpoints(_ checkpoints: [SyncCheckpoint], worker: String, now: Date? = nil) throws -> [String] {
+        let partitions = Array(Set(checkpoints.map { Self.partition(server: $0.server, resourceType: $0.resourceType) }))
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        try Self.check(partitions, worker: worker)
+        guard !checkpoints.isEmpty else { return [] }
+        var latest: [String: SyncCheckpoint] = [:]
+        for checkpoint in checkpoints { latest[Self.partition(server: checkpoint.server, resourceType: checkpoint.resourceType)] = checkpoint }
+        let rows = latest.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map(\.value)
+        return try database.run { client in
+            try await client.withTransaction(logger: Self.logger) { connection in
+                let held = try await connection.values("""
+                    SELECT partition FROM pull_partition
+                    WHERE partition = ANY(\(partitions)::text[]) AND claimed_by = \(worker)
+                      AND claimed_until > COALESCE(\(now)::timestamptz, clock_timestamp())
+                    ORDER BY partition COLLATE "C"
+                    FOR UPDATE
+                    """, as: String.self, logger: Self.logger)
+                let lost = partitions.filter { !Set(held).contains($0) }
+                guard lost.isEmpty else { return lost }
+                try await connection.finish("""
+                    INSERT INTO sync_checkpoint (server, resource_type, cursor, updated_date)
+                    SELECT * FROM unnest(\(rows.map(\.server))::text[], \(rows.map(\.resourceType))::text[], \(rows.map(\.cursor))::text[],
+                                         \(rows.map(\.updatedDate.timeIntervalSince1970))::float8[])
+                    ON CONFLICT (server, resource_type) DO UPDATE SET cursor = excluded.cursor, updated_date = excluded.updated_date
+                    """, logger: Self.logger)
+                return []
+            }
+        }
     }
 
     /// The cursor of the pulls of `resourceType` from `server`, if one was kept.
