@@ -41,6 +41,9 @@ public final class PostgreSQLStore: Sendable {
     /// The pulls' partitions and cursors, claimed by several workers (``PostgresPullPartitions``).
     public var pulls: PostgresPullPartitions { PostgresPullPartitions(database: database) }
 
+    /// The presence of this process's workers, which their claims last on (``PostgresWorkerPresence``).
+    let presence: PostgresWorkerPresence
+
     /// A store on `database`, migrated to this build's schema.
     /// `busyTimeout`: how long a write job waits for the writer lease, in seconds.
     public static func open(_ database: PostgresDatabase, busyTimeout: TimeInterval = 30) throws -> PostgreSQLStore {
@@ -51,10 +54,12 @@ public final class PostgreSQLStore: Sendable {
     private init(database: PostgresDatabase, busyTimeout: TimeInterval) {
         self.database = database
         lease = PostgresWriterLease(location: database.connectingLocation, database: database, environment: [:], busyTimeout: busyTimeout)
+        presence = PostgresWorkerPresence(database: database)
     }
 
     /// Ends the store's connections (the lock sessions first, which releases what they hold).
     public func close() {
+        presence.close()
         lease.close()
         database.close()
     }

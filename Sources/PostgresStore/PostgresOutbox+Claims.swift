@@ -44,10 +44,11 @@ extension PostgresOutbox {
                     SELECT seconds, to_timestamp(seconds) AS now
                     FROM (SELECT COALESCE(\(now?.timeIntervalSince1970)::float8, extract(epoch FROM clock_timestamp())::float8) AS seconds) AS given
                 ),
+                present AS MATERIALIZED (\(unescaped: PostgresWorkerPresence.presentSQL)),
                 due AS MATERIALIZED (
                     SELECT o.id FROM outbox o, clock
                     WHERE o.state IN ('pending', 'sent', 'failed')
-                      AND (o.claimed_until IS NULL OR o.claimed_until <= clock.now)
+                      AND (o.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("o", now: "clock.now")))
                       AND (o.state <> 'failed' OR o.next_attempt_at <= clock.seconds)
                     ORDER BY o.id
                     LIMIT \(limit)
@@ -56,6 +57,7 @@ extension PostgresOutbox {
                 UPDATE outbox o SET
                     claimed_by = \(worker),
                     claimed_until = clock.now + make_interval(secs => \(seconds)),
+                    claimed_presence = false,
                     state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
                     last_error = CASE WHEN o.state = 'sent'
                         THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'

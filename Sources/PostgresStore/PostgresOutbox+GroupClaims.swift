@@ -22,7 +22,13 @@ extension PostgresOutbox {
     /// recording the answer), which the claim moves to failed, as ``claim(worker:limit:leaseFor:now:)``
     /// does. A sent entry that no claim ever held (written to a file by an export) is never due. Returns
     /// the claimed entries in id order.
-    public func claimGroups(worker: String, kinds: [EntityKind], after: Int64, limit: Int, leaseFor lease: Duration, dueAt: Date) throws -> [OutboxEntry] {
+    ///
+    /// With `presence`, the claims last only while `worker`'s presence lock is held as well
+    /// (``PostgresWorkerPresence``: the caller announces it first), so that they are free as soon as its
+    /// process dies.
+    public func claimGroups(
+        worker: String, kinds: [EntityKind], after: Int64, limit: Int, leaseFor lease: Duration, dueAt: Date, presence: Bool = false
+    ) throws -> [OutboxEntry] {
         try Self.check(worker: worker)
         guard (1...Self.claimLimits.entries).contains(limit) else {
             throw PostgresOutboxRequestError(reason: "a claim takes 1 to \(Self.claimLimits.entries) entries, not \(limit)")
@@ -44,16 +50,17 @@ extension PostgresOutbox {
                         SELECT seconds, to_timestamp(seconds) AS now
                         FROM (SELECT extract(epoch FROM clock_timestamp())::float8 AS seconds) AS given
                     ),
+                    present AS MATERIALIZED (\(unescaped: PostgresWorkerPresence.presentSQL)),
                     open AS (
                         SELECT o.id, o.destination, o.entity_kind, o.entity_id FROM outbox o, clock
                         WHERE o.state IN ('pending', 'sent', 'failed') AND o.entity_kind = ANY(\(kindNames)::text[])
-                          AND (o.claimed_until IS NULL OR o.claimed_until <= clock.now)
+                          AND (o.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("o", now: "clock.now")))
                           AND (o.state <> 'failed' OR o.next_attempt_at <= \(due)::float8)
                           AND (o.state <> 'sent' OR o.claimed_until IS NOT NULL)
                           AND NOT EXISTS (
                               SELECT 1 FROM outbox h, clock c
                               WHERE h.destination = o.destination AND h.entity_kind = o.entity_kind AND h.entity_id = o.entity_id
-                                AND h.state IN ('pending', 'sent', 'failed') AND h.claimed_until > c.now)
+                                AND h.state IN ('pending', 'sent', 'failed') AND \(unescaped: PostgresWorkerPresence.liveSQL("h", now: "c.now")))
                     ),
                     heads AS MATERIALIZED (
                         SELECT o.destination, o.entity_kind, o.entity_id FROM open o
@@ -76,6 +83,7 @@ extension PostgresOutbox {
                     UPDATE outbox o SET
                         claimed_by = \(worker),
                         claimed_until = clock.now + make_interval(secs => \(seconds)),
+                        claimed_presence = \(presence),
                         state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
                         last_error = CASE WHEN o.state = 'sent'
                             THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'

@@ -115,4 +115,24 @@ final class PostgresWorkerClaimsTests: XCTestCase {
         XCTAssertEqual(try store.claimPullPartitions([patients], worker: "c", leaseFor: .seconds(600)), [patients], "released: free at once")
         XCTAssertEqual(try store.pulls.holder(of: plans)?.worker, "b", "a's release leaves b's claim")
     }
+
+    func testTheClaimsOfAWorkerWhoseProcessEndedAreFreeAtOnceWhateverTheirLease() throws {
+        let name = "db_presence"
+        let (dying, living) = (try stores.postgres(database: name), try stores.postgres(database: name, create: false))
+        defer { living.close() }
+        let ids = try enqueue([entry(1), entry(2)], in: dying)
+        let plans = PullPartition.name(server: "https://fhir.example.org/r4", resourceType: "CarePlan")
+        XCTAssertEqual(try claim(dying, "a"), ids)
+        XCTAssertEqual(try dying.claimPullPartitions([plans], worker: "a", leaseFor: .seconds(600)), [plans])
+        XCTAssertEqual(try claim(living, "b"), [], "a is alive: its claims hold")
+        XCTAssertEqual(try living.claimPullPartitions([plans], worker: "b", leaseFor: .seconds(600)), [])
+        XCTAssertEqual(try living.pulls.holder(of: plans)?.worker, "a")
+
+        // a's process ends (its store's sessions with it): its presence goes, and its claims with it.
+        dying.close()
+        XCTAssertNil(try living.pulls.holder(of: plans))
+        XCTAssertEqual(try claim(living, "b"), ids, "taken over at once, ten minutes before a's lease lapses")
+        XCTAssertEqual(try living.claimPullPartitions([plans], worker: "b", leaseFor: .seconds(600)), [plans])
+        XCTAssertEqual(try living.outbox.claim(worker: "c", limit: 10, leaseFor: .seconds(60)), [], "b is alive: its claims hold")
+    }
 }
