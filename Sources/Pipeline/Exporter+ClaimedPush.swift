@@ -59,15 +59,7 @@ extension Exporter {
                 after = last
                 remaining -= claimed.count
                 let entriesOf = DueEntries(claimed)
-                try build(entriesOf.newest, rendering: rendering) { entry, built in
-                    switch built {
-                    case .success(let rendered):
-                        sender.report.observations += 1
-                        try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [], audited: PushAudit.Item(patientID: rendered.patientID, what: "outcome"))
-                    case .failure(let refusal):
-                        refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
-                    }
-                }
+                try send(entriesOf.newest, of: entriesOf, rendering: rendering, through: sender)
                 // Each claim's Bundle goes before the next claim: nothing is held longer than one round trip.
                 try sender.send()
             }

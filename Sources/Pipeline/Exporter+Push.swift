@@ -50,15 +50,7 @@ extension Exporter {
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
         let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now, audit: audit)
         do {
-            try build(newest, rendering: rendering) { entry, built in
-                switch built {
-                case .success(let rendered):
-                    sender.report.observations += 1
-                    try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [], audited: PushAudit.Item(patientID: rendered.patientID, what: "outcome"))
-                case .failure(let refusal):
-                    refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
-                }
-            }
+            try send(newest, of: entriesOf, rendering: rendering, through: sender)
             try sender.send()
         } catch is OutboxBundleSender.ReceiverDown {
             // What was not sent stays due: the next run sends it.
@@ -66,6 +58,20 @@ extension Exporter {
         var report = sender.report
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Builds the outcomes of `newest` and hands each to `sender` (with every due entry of its outcome in
+    /// `entriesOf`), or refuses it into the sender's next batch.
+    func send(_ newest: [OutboxEntry], of entriesOf: DueEntries, rendering: ExportRendering, through sender: OutboxBundleSender) throws {
+        try build(newest, rendering: rendering) { entry, built in
+            switch built {
+            case .success(let rendered):
+                sender.report.observations += 1
+                try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [], audited: PushAudit.Item(patientID: rendered.patientID, what: "outcome"))
+            case .failure(let refusal):
+                refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
+            }
+        }
     }
 
     /// Bundles in a row without an answer after which the receiver counts as down for this run.

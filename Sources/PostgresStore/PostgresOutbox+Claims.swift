@@ -58,12 +58,7 @@ extension PostgresOutbox {
                     claimed_by = \(worker),
                     claimed_until = clock.now + make_interval(secs => \(seconds)),
                     claimed_presence = false,
-                    state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
-                    last_error = CASE WHEN o.state = 'sent'
-                        THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'
-                        ELSE o.last_error END,
-                    next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.next_attempt_at END,
-                    updated_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.updated_at END
+                    \(unescaped: Self.takeoverSQL)
                 FROM due, clock
                 WHERE o.id = due.id
                 RETURNING \(unescaped: PostgresOutboxRow.columns(of: "o"))
@@ -110,6 +105,18 @@ extension PostgresOutbox {
     public static func workerName() -> String {
         ClaimWorker.name()
     }
+
+    /// SQL: the columns a claim sets beside its claimant and lease, in an `UPDATE outbox o ... FROM clock`
+    /// whose `clock` has `seconds`: an entry taken over after it was sent under a claim that lapsed comes
+    /// back failed, due now, its last error saying whose claim lapsed.
+    static let takeoverSQL = """
+        state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
+        last_error = CASE WHEN o.state = 'sent'
+            THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'
+            ELSE o.last_error END,
+        next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.next_attempt_at END,
+        updated_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.updated_at END
+        """
 
     static func check(worker: String) throws {
         guard !worker.isEmpty, worker.utf8.count <= 200 else {

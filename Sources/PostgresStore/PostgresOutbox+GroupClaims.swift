@@ -84,12 +84,7 @@ extension PostgresOutbox {
                         claimed_by = \(worker),
                         claimed_until = clock.now + make_interval(secs => \(seconds)),
                         claimed_presence = \(presence),
-                        state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
-                        last_error = CASE WHEN o.state = 'sent'
-                            THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'
-                            ELSE o.last_error END,
-                        next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.next_attempt_at END,
-                        updated_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.updated_at END
+                        \(unescaped: Self.takeoverSQL)
                     FROM due, clock
                     WHERE o.id = due.id
                     RETURNING \(unescaped: PostgresOutboxRow.columns(of: "o"))

@@ -139,9 +139,12 @@ public final class SyncJob {
             try pushPayloads(now: now, into: &report)
         }
         if !dryRun {
-            // What failed before and is not due yet: the run is not done while it waits.
+            // What failed before and is not due yet: the run is not done while it waits. On a store whose
+            // workers push side by side, another worker's entries may have failed due at once since this
+            // run began (a takeover of a dead worker's claims): what is due by the run's end is not waiting.
+            let horizon = store is any OutboxClaimingStore ? max(now, Date()) : now
             let waiting = try store.outboxEntries(in: .failed, limit: .max).filter {
-                ($0.nextAttemptDate ?? .distantPast) > now && !($0.lastError?.hasPrefix(ConsentGate.holdPrefix) ?? false)
+                ($0.nextAttemptDate ?? .distantPast) > horizon && !($0.lastError?.hasPrefix(ConsentGate.holdPrefix) ?? false)
             }
             report.waiting = waiting.count
             report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()

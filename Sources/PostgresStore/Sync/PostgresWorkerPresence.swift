@@ -51,10 +51,16 @@ final class PostgresWorkerPresence: Sendable {
         announced.withLock { $0[worker] = generation }
     }
 
-    /// Ends the session, and with it every presence it shows.
+    /// Ends the session, and with it every presence it shows: unlocked first, so that the claims are
+    /// free when this returns (a session's end alone frees its locks a moment later, when the server has
+    /// read it).
     func close() {
         let session = session
+        let announcedAny = !announced.withLock { $0.isEmpty }
         _ = try? database.run { _ in
+            if announcedAny, let connection = try? await session.open() {
+                try? await connection.finish("SELECT pg_advisory_unlock_all()", logger: Self.logger)
+            }
             await session.close()
             return true
         }
