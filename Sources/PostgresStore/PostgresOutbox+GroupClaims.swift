@@ -45,26 +45,25 @@ extension PostgresOutbox {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.finish("SELECT pg_advisory_xact_lock(\(Self.groupClaimKey))", logger: logger)
                 // A new statement: its snapshot holds every claim committed before the lock was granted.
+                // `heads` walks the claimable entries in id order from `after` (the partial index
+                // `outbox_claimable`), each checked against its entity's other open entries
+                // (`outbox_open_by_entity`): a claim reads about as many rows as it takes.
                 let rows = try await connection.query("""
                     WITH clock AS (
                         SELECT seconds, to_timestamp(seconds) AS now
                         FROM (SELECT extract(epoch FROM clock_timestamp())::float8 AS seconds) AS given
                     ),
                     present AS MATERIALIZED (\(unescaped: PostgresWorkerPresence.presentSQL)),
-                    open AS (
-                        SELECT o.id, o.destination, o.entity_kind, o.entity_id FROM outbox o, clock
-                        WHERE o.state IN ('pending', 'sent', 'failed') AND o.entity_kind = ANY(\(kindNames)::text[])
+                    heads AS MATERIALIZED (
+                        SELECT o.destination, o.entity_kind, o.entity_id FROM outbox o, clock
+                        WHERE o.id > \(after) AND o.state IN ('pending', 'sent', 'failed') AND o.entity_kind = ANY(\(kindNames)::text[])
                           AND (o.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("o", now: "clock.now")))
                           AND (o.state <> 'failed' OR o.next_attempt_at <= \(due)::float8)
                           AND (o.state <> 'sent' OR o.claimed_until IS NOT NULL)
                           AND NOT EXISTS (
-                              SELECT 1 FROM outbox h, clock c
+                              SELECT 1 FROM outbox h
                               WHERE h.destination = o.destination AND h.entity_kind = o.entity_kind AND h.entity_id = o.entity_id
-                                AND h.state IN ('pending', 'sent', 'failed') AND \(unescaped: PostgresWorkerPresence.liveSQL("h", now: "c.now")))
-                    ),
-                    heads AS MATERIALIZED (
-                        SELECT o.destination, o.entity_kind, o.entity_id FROM open o
-                        WHERE o.id > \(after)
+                                AND h.state IN ('pending', 'sent', 'failed') AND \(unescaped: PostgresWorkerPresence.liveSQL("h", now: "clock.now")))
                           AND NOT EXISTS (
                               SELECT 1 FROM outbox e
                               WHERE e.destination = o.destination AND e.entity_kind = o.entity_kind AND e.entity_id = o.entity_id
@@ -75,8 +74,12 @@ extension PostgresOutbox {
                         LIMIT \(limit)
                     ),
                     due AS MATERIALIZED (
-                        SELECT o.id FROM outbox o
-                        WHERE o.id IN (SELECT open.id FROM open JOIN heads USING (destination, entity_kind, entity_id))
+                        SELECT o.id FROM outbox o, heads, clock
+                        WHERE o.destination = heads.destination AND o.entity_kind = heads.entity_kind AND o.entity_id = heads.entity_id
+                          AND o.state IN ('pending', 'sent', 'failed')
+                          AND (o.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("o", now: "clock.now")))
+                          AND (o.state <> 'failed' OR o.next_attempt_at <= \(due)::float8)
+                          AND (o.state <> 'sent' OR o.claimed_until IS NOT NULL)
                         ORDER BY o.id
                         FOR UPDATE OF o SKIP LOCKED
                     )
