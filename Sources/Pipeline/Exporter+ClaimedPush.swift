@@ -6,8 +6,9 @@ import Store
 public struct OutboxClaimSettings: Sendable {
     /// The worker's name in the store: unique among live workers (host, process, a random part).
     public var worker: String
-    /// How long a claim lasts: longer than a Bundle's round trip with the receiver's retries. A worker
-    /// that dies leaves its claims for this long; another then takes them over.
+    /// How long a claim lasts: longer than a Bundle's round trip with the receiver's retries. A stuck
+    /// worker keeps its claims this long; one whose process died gives them up at once where the store
+    /// knows its workers' presence (PostgreSQL).
     public var lease: Duration
 
     /// Five minutes: a Bundle's round trip, retries included, fits many times over.

@@ -34,10 +34,10 @@ public final class SyncJob {
     /// (PostgreSQL): unique among live workers.
     public var workerName = ClaimWorker.name()
     /// How long a claim of a pull lasts unrenewed (renewed while the run pulls and imports): how long a
-    /// dead worker's types wait for another worker.
+    /// stuck worker's types wait for another (a worker whose process died gives its claims up at once).
     public var pullLease = PullClaims.defaultLease
-    /// How long a claim of outbox entries lasts (a Bundle's round trip): how long a dead worker's
-    /// entries wait for another worker.
+    /// How long a claim of outbox entries lasts (a Bundle's round trip): how long a stuck worker's
+    /// entries wait for another (a worker whose process died gives its claims up at once).
     public var pushLease = OutboxClaimSettings.defaultLease
 
     /// The audit of this run's pushes to the server (``PushAudit``): subject the user running the job.

@@ -6,8 +6,9 @@ import Foundation
 /// store offers it; the SQLite store does not (one machine: its pushes take turns under the writer lease,
 /// ``Store/withWriterLease(_:_:)``).
 ///
-/// A claim lapses at the end of its lease: a worker that died leaves its entries to the next claim of
-/// another. A step of a worker whose claim lapsed and was taken over is refused, not applied, so that an
+/// A claim lapses at the end of its lease, or sooner when the store sees that its worker's process ended
+/// (PostgreSQL: a presence lock on a session of the worker's own): a worker that died leaves its entries
+/// to the next claim of another. A step of a worker whose claim lapsed and was taken over is refused, not applied, so that an
 /// entry is acknowledged once.
 public protocol OutboxClaimingStore: Store {
     /// Claims for `worker`, until the store's clock plus `lease`, whole groups of due entries of `kinds`:
