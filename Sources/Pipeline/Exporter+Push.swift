@@ -15,33 +15,42 @@ extension Exporter {
     /// on with the next Bundle; after ``unansweredLimit`` such Bundles in a row the receiver counts as
     /// down, and the rest waits for a later run.
     ///
-    /// The push holds the store's writer lease from reading the outbox to its last receipt, so that two
-    /// pushes at once never send the same entry twice.
+    /// On a store whose outbox workers share by claims (``OutboxClaimingStore``: PostgreSQL), the push
+    /// claims its outcomes a Bundle at a time and records their answers with claim-checked steps, so
+    /// that several pushes run side by side (``push(to:batchSize:now:audit:claims:)``). Elsewhere (SQLite)
+    /// it holds the store's writer lease from reading the outbox to its last receipt, so that two pushes
+    /// at once never send the same entry twice.
     ///
     /// With `audit`, each Bundle writes the audit trail's entries of the patients whose outcomes it
     /// carries (``PushAudit``).
     public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date(), audit: PushAudit? = nil) throws -> ExportReport {
-        try store.withWriterLease("caregate export push") { try pushing(to: receiver, batchSize: batchSize, now: now, audit: audit) }
+        try push(to: receiver, batchSize: batchSize, now: now, audit: audit, claims: OutboxClaimSettings())
+    }
+
+    /// ``push(to:batchSize:now:audit:)`` with the worker's name and lease its claims take, on a store that
+    /// offers claims (ignored on one that does not).
+    public func push(to receiver: any ExportReceiver, batchSize: Int = 100, now: Date = Date(), audit: PushAudit? = nil, claims: OutboxClaimSettings) throws -> ExportReport {
+        try checkSendable()
+        if let claiming = store as? any OutboxClaimingStore {
+            return try pushClaiming(on: claiming, to: receiver, batchSize: batchSize, now: now, audit: audit, settings: claims)
+        }
+        return try store.withWriterLease("caregate export push") { try pushing(to: receiver, batchSize: batchSize, now: now, audit: audit) }
+    }
+
+    /// Refuses a format or Bundle type a server does not take.
+    func checkSendable() throws {
+        guard options.format != .ndjson, options.bundleType != .collection else {
+            throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
+        }
     }
 
     private func pushing(to receiver: any ExportReceiver, batchSize: Int, now: Date, audit: PushAudit?) throws -> ExportReport {
         let started = Date()
-        guard options.format != .ndjson, options.bundleType != .collection else {
-            throw ExportError.notSendable(reason: "a server takes transaction or batch Bundles, not \(options.format == .ndjson ? "NDJSON" : "a collection")")
-        }
         let (_, newest, entriesOf) = try pending(at: now)
         let rendering = ExportRendering(options: options, identifierSystem: exporter.mapping.identifierSystem, exportID: UUID().canonicalString.lowercased(), now: now)
         let sender = OutboxBundleSender(store: store, receiver: receiver, rendering: rendering, batchSize: batchSize, now: now, audit: audit)
         do {
-            try build(newest, rendering: rendering) { entry, built in
-                switch built {
-                case .success(let rendered):
-                    sender.report.observations += 1
-                    try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [], audited: PushAudit.Item(patientID: rendered.patientID, what: "outcome"))
-                case .failure(let refusal):
-                    refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
-                }
-            }
+            try send(newest, of: entriesOf, rendering: rendering, through: sender)
             try sender.send()
         } catch is OutboxBundleSender.ReceiverDown {
             // What was not sent stays due: the next run sends it.
@@ -49,6 +58,20 @@ extension Exporter {
         var report = sender.report
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Builds the outcomes of `newest` and hands each to `sender` (with every due entry of its outcome in
+    /// `entriesOf`), or refuses it into the sender's next batch.
+    func send(_ newest: [OutboxEntry], of entriesOf: DueEntries, rendering: ExportRendering, through sender: OutboxBundleSender) throws {
+        try build(newest, rendering: rendering) { entry, built in
+            switch built {
+            case .success(let rendered):
+                sender.report.observations += 1
+                try sender.add(entry, rendered: rendered, with: entriesOf[entry.entityID] ?? [], audited: PushAudit.Item(patientID: rendered.patientID, what: "outcome"))
+            case .failure(let refusal):
+                refuse(entry, with: entriesOf[entry.entityID] ?? [], refusal, into: &sender.refusals, report: &sender.report)
+            }
+        }
     }
 
     /// Bundles in a row without an answer after which the receiver counts as down for this run.
@@ -81,8 +104,16 @@ final class OutboxBundleSender {
     /// store keeps a trail.
     private let audit: (PushAudit, any AuditTrailStore)?
 
-    init(store: any Store, receiver: any ExportReceiver, rendering: ExportRendering, batchSize: Int, now: Date, audit: PushAudit? = nil) {
+    /// The claim-checked steps that record the answers, on a store whose workers share the outbox by
+    /// claims; nil: the answers go in one batch (the push holds the writer lease).
+    private let claims: ClaimedOutboxSteps?
+
+    init(
+        store: any Store, receiver: any ExportReceiver, rendering: ExportRendering, batchSize: Int, now: Date, audit: PushAudit? = nil,
+        claims: ClaimedOutboxSteps? = nil
+    ) {
         self.store = store
+        self.claims = claims
         self.receiver = receiver
         self.rendering = rendering
         self.batchSize = max(1, batchSize)
@@ -107,7 +138,7 @@ final class OutboxBundleSender {
         refusals = StoreBatch(date: now)
         defer { waiting.removeAll() }
         guard !waiting.isEmpty else {
-            try store.apply(batch)
+            _ = try commit(batch)
             return
         }
         var patches = ExportRendering.ActivityPatches()
@@ -134,7 +165,7 @@ final class OutboxBundleSender {
                     batch.transition(outboxEntry: id, .failed(error: "\(error)", retryAt: now.addingTimeInterval(60), at: now))
                 }
             }
-            try store.apply(batch)
+            _ = try commit(batch)
             if let (audit, trail) = audit, let opened { try audit.complete(opened, receipts: nil, in: trail, now: now) }
             report.unanswered.append("\(error)")
             unansweredInARow += 1
@@ -168,7 +199,25 @@ final class OutboxBundleSender {
                 audited[position] = .later
             }
         }
-        try store.apply(batch)
+        let refused = try commit(batch)
+        // An answer a lapsed claim kept from being recorded does not count: the entry's new holder sends it.
+        for (position, item) in waiting.enumerated() where audited[position] == .stored {
+            let lost = item.group.compactMap(\.id).filter(refused.contains).count
+            report.sent -= lost
+            if let id = item.entry.id, refused.contains(id) { report.acknowledged -= 1 }
+        }
         if let (audit, trail) = audit, let opened { try audit.complete(opened, receipts: audited, in: trail, now: now) }
+    }
+
+    /// Records `batch`: in one transaction, or by claim-checked steps when the push claims its entries;
+    /// a refused step is reported in ``ExportReport/unanswered``. Returns the ids refused.
+    private func commit(_ batch: StoreBatch) throws -> Set<Int64> {
+        guard let claims else {
+            try store.apply(batch)
+            return []
+        }
+        let refusals = try claims.apply(batch)
+        report.unanswered += refusals.map { "\($0.reason): the server's answer for it was not recorded by this worker" }
+        return Set(refusals.map(\.id))
     }
 }

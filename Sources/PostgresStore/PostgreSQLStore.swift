@@ -11,7 +11,8 @@ import Synchronization
 /// and others in Tests/PostgresStoreTests). Several processes on several machines share one database:
 /// the writer lease and append gate are advisory locks (``lease``), the app clock is ticked under its row
 /// lock until commit, and the outbox and the pulls offer claims for workers side by side (``outbox``,
-/// ``pulls``; the sync job does not use them yet). `caregate --store postgres://...` opens one
+/// ``pulls``), which the sync job's pushes and pulls use (``OutboxClaimingStore``, ``PullPartitionStore``).
+/// `caregate --store postgres://...` opens one
 /// (``open(location:creating:busyTimeout:environment:warn:)``); Docs/postgresql.md says how.
 ///
 /// The operations history and the audit trail keep dates as seconds since 1970 in `double precision`, as
@@ -40,6 +41,9 @@ public final class PostgreSQLStore: Sendable {
     /// The pulls' partitions and cursors, claimed by several workers (``PostgresPullPartitions``).
     public var pulls: PostgresPullPartitions { PostgresPullPartitions(database: database) }
 
+    /// The presence of this process's workers, which their claims last on (``PostgresWorkerPresence``).
+    let presence: PostgresWorkerPresence
+
     /// A store on `database`, migrated to this build's schema.
     /// `busyTimeout`: how long a write job waits for the writer lease, in seconds.
     public static func open(_ database: PostgresDatabase, busyTimeout: TimeInterval = 30) throws -> PostgreSQLStore {
@@ -50,10 +54,12 @@ public final class PostgreSQLStore: Sendable {
     private init(database: PostgresDatabase, busyTimeout: TimeInterval) {
         self.database = database
         lease = PostgresWriterLease(location: database.connectingLocation, database: database, environment: [:], busyTimeout: busyTimeout)
+        presence = PostgresWorkerPresence(database: database)
     }
 
     /// Ends the store's connections (the lock sessions first, which releases what they hold).
     public func close() {
+        presence.close()
         lease.close()
         database.close()
     }

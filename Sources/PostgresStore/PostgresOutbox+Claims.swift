@@ -44,10 +44,11 @@ extension PostgresOutbox {
                     SELECT seconds, to_timestamp(seconds) AS now
                     FROM (SELECT COALESCE(\(now?.timeIntervalSince1970)::float8, extract(epoch FROM clock_timestamp())::float8) AS seconds) AS given
                 ),
+                present AS MATERIALIZED (\(unescaped: PostgresWorkerPresence.presentSQL)),
                 due AS MATERIALIZED (
                     SELECT o.id FROM outbox o, clock
                     WHERE o.state IN ('pending', 'sent', 'failed')
-                      AND (o.claimed_until IS NULL OR o.claimed_until <= clock.now)
+                      AND (o.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("o", now: "clock.now")))
                       AND (o.state <> 'failed' OR o.next_attempt_at <= clock.seconds)
                     ORDER BY o.id
                     LIMIT \(limit)
@@ -56,12 +57,8 @@ extension PostgresOutbox {
                 UPDATE outbox o SET
                     claimed_by = \(worker),
                     claimed_until = clock.now + make_interval(secs => \(seconds)),
-                    state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
-                    last_error = CASE WHEN o.state = 'sent'
-                        THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'
-                        ELSE o.last_error END,
-                    next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.next_attempt_at END,
-                    updated_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.updated_at END
+                    claimed_presence = false,
+                    \(unescaped: Self.takeoverSQL)
                 FROM due, clock
                 WHERE o.id = due.id
                 RETURNING \(unescaped: PostgresOutboxRow.columns(of: "o"))
@@ -106,8 +103,20 @@ extension PostgresOutbox {
 
     /// A worker name unique to this process: the host's name, the process id and a random part.
     public static func workerName() -> String {
-        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())"
+        ClaimWorker.name()
     }
+
+    /// SQL: the columns a claim sets beside its claimant and lease, in an `UPDATE outbox o ... FROM clock`
+    /// whose `clock` has `seconds`: an entry taken over after it was sent under a claim that lapsed comes
+    /// back failed, due now, its last error saying whose claim lapsed.
+    static let takeoverSQL = """
+        state = CASE WHEN o.state = 'sent' THEN 'failed' ELSE o.state END,
+        last_error = CASE WHEN o.state = 'sent'
+            THEN 'sent under the claim of ' || COALESCE(o.claimed_by, 'a worker') || ', which lapsed before the answer was recorded'
+            ELSE o.last_error END,
+        next_attempt_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.next_attempt_at END,
+        updated_at = CASE WHEN o.state = 'sent' THEN clock.seconds ELSE o.updated_at END
+        """
 
     static func check(worker: String) throws {
         guard !worker.isEmpty, worker.utf8.count <= 200 else {

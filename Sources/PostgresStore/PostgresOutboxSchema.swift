@@ -35,5 +35,14 @@ public enum PostgresOutboxSchema {
             """,
             "CREATE INDEX outbox_claimable ON outbox (id) WHERE state IN ('pending', 'sent', 'failed')",
         ]),
+        // A claim of whole groups (``PostgresOutbox/claimGroups(worker:kinds:after:limit:leaseFor:dueAt:)``)
+        // looks up an entity's other open entries.
+        .init("0201-outbox-open-by-entity", [
+            "CREATE INDEX outbox_open_by_entity ON outbox (destination, entity_kind, entity_id) WHERE state IN ('pending', 'sent', 'failed')",
+        ]),
+        // A claim that lasts only while its worker is present (``PostgresWorkerPresence``).
+        .init("0202-outbox-claim-presence", [
+            "ALTER TABLE outbox ADD COLUMN claimed_presence boolean NOT NULL DEFAULT false",
+        ]),
     ]
 }

@@ -30,6 +30,15 @@ public final class SyncJob {
     public var generator = "CareGate"
     /// The run's id (what its log lines carry), named by the audit trail's entries of its pushes.
     public var runID: String?
+    /// The name this job's claims take on a store whose sync workers share the pulls and the outbox
+    /// (PostgreSQL): unique among live workers.
+    public var workerName = ClaimWorker.name()
+    /// How long a claim of a pull lasts unrenewed (renewed while the run pulls and imports): how long a
+    /// stuck worker's types wait for another (a worker whose process died gives its claims up at once).
+    public var pullLease = PullClaims.defaultLease
+    /// How long a claim of outbox entries lasts (a Bundle's round trip): how long a stuck worker's
+    /// entries wait for another (a worker whose process died gives its claims up at once).
+    public var pushLease = OutboxClaimSettings.defaultLease
 
     /// The audit of this run's pushes to the server (``PushAudit``): subject the user running the job.
     var pushAudit: PushAudit {
@@ -93,7 +102,9 @@ public final class SyncJob {
             do {
                 let exporter = try gateway.exporter { if !transactions { $0.bundleType = .batch } }
                 exporter.consentHold = consentHold
-                let pushed = try exporter.push(to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now, audit: pushAudit)
+                let pushed = try exporter.push(
+                    to: FHIRServerReceiver(client: client), batchSize: configuration.batchSize, now: now, audit: pushAudit,
+                    claims: OutboxClaimSettings(worker: workerName, lease: pushLease))
                 report.pushed = pushed.observations
                 report.acknowledged = pushed.acknowledged
                 report.refused = pushed.notTaken.filter { !$0.retry }.count
@@ -128,9 +139,12 @@ public final class SyncJob {
             try pushPayloads(now: now, into: &report)
         }
         if !dryRun {
-            // What failed before and is not due yet: the run is not done while it waits.
+            // What failed before and is not due yet: the run is not done while it waits. On a store whose
+            // workers push side by side, another worker's entries may have failed due at once since this
+            // run began (a takeover of a dead worker's claims): what is due by the run's end is not waiting.
+            let horizon = store is any OutboxClaimingStore ? max(now, Date()) : now
             let waiting = try store.outboxEntries(in: .failed, limit: .max).filter {
-                ($0.nextAttemptDate ?? .distantPast) > now && !($0.lastError?.hasPrefix(ConsentGate.holdPrefix) ?? false)
+                ($0.nextAttemptDate ?? .distantPast) > horizon && !($0.lastError?.hasPrefix(ConsentGate.holdPrefix) ?? false)
             }
             report.waiting = waiting.count
             report.nextAttempt = waiting.compactMap(\.nextAttemptDate).min()
@@ -259,8 +273,16 @@ public final class SyncJob {
     /// moves the cursors (and the cohort's membership), in one transaction. A run stopped before that,
     /// or whose import the store failed, pulls the same pages again next time. A type whose pages held
     /// entries of another type keeps its cursor too, and the report says so.
+    ///
+    /// On a store whose sync workers split the pulls (PostgreSQL), each type is claimed before its pull
+    /// (SyncJob+Partitions.swift): a type another worker holds is left to it, with every type after it
+    /// (an import needs the types before it), noted in the report; the cursors move only under the
+    /// claims, which are released when the run is done.
     private func pullAll(into report: inout SyncReport) throws {
-        var cursors = StoreBatch()
+        var cursors: [SyncCheckpoint] = []
+        let claims = pullClaims()
+        defer { claims?.releaseAll() }
+        var skipping = false
         var pages: [FHIRInput.Source] = []
         let members = try cohortMembers()
         if let members {
@@ -272,15 +294,19 @@ public final class SyncJob {
         var scope = CareTeamScope()
         let incremental = try (["Patient"] + teamTypes.sorted()).contains { try store.checkpoint(server: checkpointServer, resourceType: $0) != nil }
         for type in configuration.resources {
+            guard try claimPull(of: type, claims: claims, skipping: &skipping) else {
+                report.notes.append("\(type): pulled by another worker")
+                continue
+            }
             do {
-                let (pulled, newest, held, foreign) = try pull(type, members: members, scope: &scope, teamTypes: teamTypes)
+                let (pulled, newest, held, foreign) = try pull(type, members: members, scope: &scope, teamTypes: teamTypes, claims: claims)
                 report.pulled[type] = pulled
                 pages += held
                 if !foreign.isEmpty {
                     let counts = foreign.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
                     report.problems.append("pulling \(type): the search's pages held entries of another type (\(counts)), which a search for \(type) does not answer; they were not imported, and the cursor of \(type) stays where it was")
                 } else if let newest {
-                    cursors.setCheckpoint(SyncCheckpoint(server: checkpointServer, resourceType: type, cursor: newest))
+                    cursors.append(SyncCheckpoint(server: checkpointServer, resourceType: type, cursor: newest))
                 }
             } catch let error as FHIRClientError {
                 report.problems.append("pulling \(type): \(error)")
@@ -297,11 +323,9 @@ public final class SyncJob {
         }
         if !pages.isEmpty { try importPulled(pages, into: &report) }
         // A type that failed keeps its cursor. The members count as pulled only when every type went
-        // through; until then a new member is pulled in full again (and found unchanged where it was).
-        if let members, report.problems.isEmpty {
-            cursors.setCheckpoint(SyncCheckpoint(server: checkpointServer, resourceType: Self.cohortCheckpoint, cursor: members.current.joined(separator: ",")))
-        }
-        if !dryRun, !cursors.isEmpty { try store.apply(cursors) }
+        // through this run; until then a new member is pulled in full again (and found unchanged where it was).
+        let cohort = members.map { SyncCheckpoint(server: checkpointServer, resourceType: Self.cohortCheckpoint, cursor: $0.current.joined(separator: ",")) }
+        try moveCursors(cursors, cohort: skipping ? nil : cohort, claims: claims, into: &report)
     }
 
     /// The key the cursors are kept under: pulling a cohort's data sees less than pulling everyone's,
@@ -383,48 +407,5 @@ public final class SyncJob {
         return statement.children(named: "rest").contains { rest in
             rest.children(named: "interaction").contains { $0.childValue("code") == "transaction" }
         }
-    }
-
-    /// The pages of `type` changed since its cursor (all of them for a patient new to the cohort), each
-    /// as a Bundle of its `type` resources in memory; the counts, the newest `meta.lastUpdated` seen, the
-    /// pages, and how many entries of other types the pages held (by type). Included resources
-    /// (`search.mode` include) and OperationOutcomes are the search's own and are not counted.
-    private func pull(
-        _ type: String, members: CohortMembers?, scope: inout CareTeamScope, teamTypes: Set<String>
-    ) throws -> (SyncReport.Pulled, String?, [FHIRInput.Source], [String: Int]) {
-        var pulled = SyncReport.Pulled()
-        var newest: String?
-        var pages: [FHIRInput.Source] = []
-        var foreign: [String: Int] = [:]
-        let cursor = try store.checkpoint(server: checkpointServer, resourceType: type)?.cursor
-        for search in CohortMembers.searches(for: type, members: members) {
-            var parameters = search.parameters + [("_count", String(configuration.pageSize)), ("_sort", "_lastUpdated")]
-            // `ge`, not `gt`: resources sharing the last instant are read again (and found unchanged)
-            // rather than missed.
-            if search.incremental, let cursor { parameters.append(("_lastUpdated", "ge\(cursor)")) }
-            try client.search(type, parameters) { page in
-                var resources: [Element] = []
-                for entry in page.children(named: "entry") {
-                    guard let resource = entry.child(named: "resource") else { continue }
-                    let found = resource.resourceType ?? "a resource without a type"
-                    if found == type {
-                        resources.append(resource)
-                    } else if found != "OperationOutcome", entry.child(named: "search")?.childValue("mode") != "include" {
-                        foreign[found, default: 0] += 1
-                    }
-                }
-                guard !resources.isEmpty else { return true }
-                for resource in resources { scope.note(resource, type: type, teamTypes: teamTypes) }
-                let bundle = FHIRJSON.write(Element.resource("Bundle", children: [Element(name: "type", value: "collection")]
-                    + resources.map { Element(name: "entry", children: [Element(name: "resource", resourceType: type, children: $0.children)]) }))
-                pages.append(.memory(name: "\(type) page \(pages.count + 1)", bytes: bundle))
-                pulled.pages += 1
-                pulled.resources += resources.count
-                for stamp in resources.compactMap({ $0.child(named: "meta")?.childValue("lastUpdated") }) where stamp > (newest ?? "") { newest = stamp }
-                progress?("pulled \(type): \(pulled.resources)")
-                return true
-            }
-        }
-        return (pulled, newest, pages, foreign)
     }
 }

@@ -32,13 +32,16 @@ public struct PostgresPullPartitions: Sendable {
 
     /// The partition of the pulls of `resourceType` from `server`, or of one patient's.
     public static func partition(server: String, resourceType: String, patient: String? = nil) -> String {
-        [server, resourceType, patient].compactMap { $0 }.joined(separator: "|")
+        PullPartition.name(server: server, resourceType: resourceType, patient: patient)
     }
 
     /// Claims for `worker`, until `now + lease`, those of `partitions` that no other live claim holds
     /// (those `worker` holds already are renewed); returns them, sorted. `now` is the database's clock
     /// when nil.
-    public func claim(_ partitions: [String], worker: String, leaseFor lease: Duration, now: Date? = nil) throws -> [String] {
+    /// With `presence`, the claims last only while `worker`'s presence lock is held as well
+    /// (``PostgresWorkerPresence``: the caller announces it first), so that they are free as soon as its
+    /// process dies. A claim whose worker is gone is free, whatever its lease.
+    public func claim(_ partitions: [String], worker: String, leaseFor lease: Duration, now: Date? = nil, presence: Bool = false) throws -> [String] {
         try Self.check(partitions, worker: worker)
         guard lease > .zero, lease <= Self.limits.lease else {
             throw PostgresOutboxRequestError(reason: "a lease lasts more than 0 seconds and at most \(Self.limits.lease), not \(lease)")
@@ -53,14 +56,15 @@ public struct PostgresPullPartitions: Sendable {
                 """, logger: Self.logger)
             let rows = try await client.query("""
                 WITH clock AS (SELECT COALESCE(\(now)::timestamptz, clock_timestamp()) AS now),
+                present AS MATERIALIZED (\(unescaped: PostgresWorkerPresence.presentSQL)),
                 free AS MATERIALIZED (
                     SELECT p.partition FROM pull_partition p, clock
                     WHERE p.partition = ANY(\(sorted)::text[])
-                      AND (p.claimed_until IS NULL OR p.claimed_until <= clock.now OR p.claimed_by = \(worker))
+                      AND (p.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("p", now: "clock.now")) OR p.claimed_by = \(worker))
                     ORDER BY p.partition COLLATE "C"
                     FOR UPDATE OF p SKIP LOCKED
                 )
-                UPDATE pull_partition p SET claimed_by = \(worker), claimed_until = clock.now + make_interval(secs => \(seconds))
+                UPDATE pull_partition p SET claimed_by = \(worker), claimed_until = clock.now + make_interval(secs => \(seconds)), claimed_presence = \(presence)
                 FROM free, clock WHERE p.partition = free.partition
                 RETURNING p.partition
                 """, logger: Self.logger)
@@ -80,12 +84,15 @@ public struct PostgresPullPartitions: Sendable {
         }
     }
 
-    /// Who holds `partition` now and until when; nil when nobody's claim is live.
+    /// Who holds `partition` now and until when; nil when nobody's claim is live (its lease lapsed, or its
+    /// worker, when the claim asked for its presence, is gone).
     public func holder(of partition: String, now: Date? = nil) throws -> (worker: String, until: Date)? {
         try database.run { client in
             let rows = try await client.query("""
-                SELECT claimed_by, claimed_until FROM pull_partition
-                WHERE partition = \(partition) AND claimed_until > COALESCE(\(now)::timestamptz, clock_timestamp())
+                WITH clock AS (SELECT COALESCE(\(now)::timestamptz, clock_timestamp()) AS now),
+                present AS MATERIALIZED (\(unescaped: PostgresWorkerPresence.presentSQL))
+                SELECT p.claimed_by, p.claimed_until FROM pull_partition p, clock
+                WHERE p.partition = \(partition) AND \(unescaped: PostgresWorkerPresence.liveSQL("p", now: "clock.now"))
                 """, logger: Self.logger)
             var found: (String, Date)?
             for try await (worker, until) in rows.decode((String, Date).self) { found = (worker, until) }
@@ -125,6 +132,39 @@ public struct PostgresPullPartitions: Sendable {
         var moved = false
         for try await _ in rows { moved = true }
         return moved
+    }
+
+    /// Moves every cursor of `checkpoints` when `worker` holds the partition of each (its server and
+    /// resource type) now, in one transaction that locks those partitions' rows (in byte order) until it
+    /// commits; when it does not hold them all, moves nothing and returns the partitions it lacks (sorted).
+    public func setCheckpoints(_ checkpoints: [SyncCheckpoint], worker: String, now: Date? = nil) throws -> [String] {
+        let partitions = Array(Set(checkpoints.map { Self.partition(server: $0.server, resourceType: $0.resourceType) }))
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        try Self.check(partitions, worker: worker)
+        guard !checkpoints.isEmpty else { return [] }
+        var latest: [String: SyncCheckpoint] = [:]
+        for checkpoint in checkpoints { latest[Self.partition(server: checkpoint.server, resourceType: checkpoint.resourceType)] = checkpoint }
+        let rows = latest.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map(\.value)
+        return try database.run { client in
+            try await client.withTransaction(logger: Self.logger) { connection in
+                let held = try await connection.values("""
+                    SELECT partition FROM pull_partition
+                    WHERE partition = ANY(\(partitions)::text[]) AND claimed_by = \(worker)
+                      AND claimed_until > COALESCE(\(now)::timestamptz, clock_timestamp())
+                    ORDER BY partition COLLATE "C"
+                    FOR UPDATE
+                    """, as: String.self, logger: Self.logger)
+                let lost = partitions.filter { !Set(held).contains($0) }
+                guard lost.isEmpty else { return lost }
+                try await connection.finish("""
+                    INSERT INTO sync_checkpoint (server, resource_type, cursor, updated_date)
+                    SELECT * FROM unnest(\(rows.map(\.server))::text[], \(rows.map(\.resourceType))::text[], \(rows.map(\.cursor))::text[],
+                                         \(rows.map(\.updatedDate.timeIntervalSince1970))::float8[])
+                    ON CONFLICT (server, resource_type) DO UPDATE SET cursor = excluded.cursor, updated_date = excluded.updated_date
+                    """, logger: Self.logger)
+                return []
+            }
+        }
     }
 
     /// The cursor of the pulls of `resourceType` from `server`, if one was kept.

@@ -23,5 +23,9 @@ enum PostgresPullSchema {
             )
             """,
         ]),
+        // A claim that lasts only while its worker is present (``PostgresWorkerPresence``).
+        .init("0301-pull-partition-presence", [
+            "ALTER TABLE pull_partition ADD COLUMN claimed_presence boolean NOT NULL DEFAULT false",
+        ]),
     ]
 }
