@@ -20,7 +20,9 @@ extension PostgresOutbox {
     /// `after` (a run that walks the outbox never takes again what it answered). Due: pending; failed
     /// with a retry time at or before `dueAt`; sent under a claim that lapsed (its worker died before
     /// recording the answer), which the claim moves to failed, as ``claim(worker:limit:leaseFor:now:)``
-    /// does. A sent entry that no claim ever held (written to a file by an export) is never due. Returns
+    /// does. A sent entry that no claim ever held (written to a file by an export) is never due, nor is
+    /// an outcome with several tips (filed in `outcome_conflict`: its export waits for one, as
+    /// ``PostgreSQLStore/dueOutboxEntries(at:limit:)`` and the SQLite store's wait). Returns
     /// the claimed entries in id order.
     ///
     /// With `presence`, the claims last only while `worker`'s presence lock is held as well
@@ -60,6 +62,7 @@ extension PostgresOutbox {
                           AND (o.claimed_until IS NULL OR NOT \(unescaped: PostgresWorkerPresence.liveSQL("o", now: "clock.now")))
                           AND (o.state <> 'failed' OR o.next_attempt_at <= \(due)::float8)
                           AND (o.state <> 'sent' OR o.claimed_until IS NOT NULL)
+                          AND NOT (o.entity_kind = 'outcome' AND EXISTS (SELECT 1 FROM outcome_conflict c WHERE c.outcome_id = o.entity_id))
                           AND NOT EXISTS (
                               SELECT 1 FROM outbox h
                               WHERE h.destination = o.destination AND h.entity_kind = o.entity_kind AND h.entity_id = o.entity_id

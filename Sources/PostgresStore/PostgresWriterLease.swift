@@ -61,6 +61,8 @@ public final class PostgresWriterLease: @unchecked Sendable {
     private var leaseJob = ""
     /// Guarded by `threads`: the lease session's connection that holds the lease (``PostgresLockSession/generation``).
     private var leaseGeneration: Int?
+    /// The server process of the lease's session while a job holds the lease (``fence()``).
+    private var leasePID: Int32?
     private let gate = NSCondition()
     /// Guarded by `gate`: whether a thread of this process holds or takes the gate; appends waiting here.
     private var gateTaken = false
@@ -109,11 +111,15 @@ public final class PostgresWriterLease: @unchecked Sendable {
             let session = leaseSession
             do {
                 leaseGeneration = try database.run { _ in await session.generation }
+                leasePID = try run(on: leaseSession, keeping: leaseGeneration) { connection in
+                    try await connection.values("SELECT pg_backend_pid()", as: Int32.self, logger: self.logger).first
+                }
                 try takeGate(on: leaseSession, keeping: leaseGeneration, as: job, until: deadline) {
                     self.busy(self.holder(of: Self.gateKey) ?? "an app's push")
                 }
             } catch {
                 leaseGeneration = nil
+                leasePID = nil
                 releaseAll(on: leaseSession)
                 throw error
             }
@@ -128,9 +134,32 @@ public final class PostgresWriterLease: @unchecked Sendable {
                 if holdsGate { openGateHere() }
                 holdsGate = false
                 leaseGeneration = nil
+                leasePID = nil
             }
         }
         return try body()
+    }
+
+    /// The server process (`pg_backend_pid`) of the session holding the lease, when the calling thread's
+    /// job holds it; nil otherwise. A batch of that job checks, in its own transaction, that this process
+    /// still holds the lease (``PostgreSQLStore/apply(_:)``): a job whose lock session was lost (a network
+    /// cut, a server restart) writes nothing more, even between two of its safe points.
+    public func fence() -> Int32? {
+        guard threads.try() else { return nil }
+        defer { threads.unlock() }
+        return depth > 0 ? leasePID : nil
+    }
+
+    /// Whether server process `pid` holds the lease now: asked on `connection`, inside a batch's
+    /// transaction, so that the answer and the batch's writes are one step.
+    static func holdsLease(_ pid: Int32, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await connection.values("""
+            SELECT EXISTS (
+                SELECT 1 FROM pg_locks
+                WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = \(pid)
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND classid::int8 = \(leaseKey >> 32) AND objid::int8 = \(leaseKey & 0xFFFF_FFFF))
+            """, as: Bool.self, logger: logger).first ?? false
     }
 
     /// Runs `body`, a job that only appends outcome versions to tasks that exist, holding the gate: after

@@ -98,6 +98,46 @@ final class EntityWriteLeaseTests: XCTestCase {
         XCTAssertEqual(history.dropFirst().map(\.metadata.previousVersionUUIDs), history.dropLast().map { [$0.metadata.uuid] }, "one chain, no fork")
         XCTAssertEqual(history.filter { $0.metadata.nextVersionUUIDs.isEmpty }.count, 1, "one tip")
     }
+
+    /// A job whose lease session is lost (a network cut, a server restart) while it runs writes nothing
+    /// more: its next batch is refused inside its transaction, though no safe point came in between, and
+    /// the worker that took the lease meanwhile keeps writing.
+    func testABatchOfAJobWhoseLeaseSessionWasLostIsRefused() throws {
+        let name = "db_\(UUID().uuidString.prefix(8).lowercased())"
+        let holder = try both.postgres(database: name)
+        let other = try both.postgres(database: name, create: false)
+        defer {
+            holder.close()
+            other.close()
+        }
+        var setup = StoreBatch(date: F.day(0))
+        setup.add(F.patient("p"))
+        try holder.apply(setup)
+        let server = try XCTUnwrap(both.server)
+        try holder.withWriterLease("caregate import") {
+            var first = StoreBatch(date: F.day(1))
+            first.add(F.patient("before the cut"))
+            try holder.apply(first)
+            // The server ends the holder's lock sessions (the lease's and the gate's): the lease is free.
+            XCTAssertEqual(try server.psql(
+                "SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) AS holders",
+                database: name).trimmingCharacters(in: .whitespacesAndNewlines), "1")
+            try other.withWriterLease("caregate sync") {
+                var taken = StoreBatch(date: F.day(1))
+                taken.add(F.patient("by the new holder"))
+                try other.apply(taken)
+            }
+            var late = StoreBatch(date: F.day(1))
+            late.add(F.patient("after the cut"))
+            XCTAssertThrowsError(try holder.apply(late), "a batch planned under a lost lease") { error in
+                XCTAssertTrue("\(error)".contains("the connection that held the store's writer lease was lost"), "\(error)")
+            }
+        }
+        XCTAssertEqual(Set(try other.patients().map(\.id)), ["p", "before the cut", "by the new holder"], "nothing of the late batch")
+        var next = StoreBatch(date: F.day(2))
+        next.add(F.patient("next job"))
+        XCTAssertEqual(try holder.withWriterLease("caregate import") { try holder.apply(next).added }, 1, "a new session serves the next job")
+    }
 }
 
 /// Errors gathered from several threads.

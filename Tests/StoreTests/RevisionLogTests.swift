@@ -273,6 +273,10 @@ final class RevisionLogTests: XCTestCase {
             let history = try store.history(.outcome, id: id)
             XCTAssertEqual(history.map(\.metadata.previousVersionUUIDs), [[], [root.uuid], [root.uuid]])
             XCTAssertEqual(try store.dueOutboxEntries(at: Date(), limit: 10).count, 0, "an outcome in conflict is not exported")
+            if let claiming = store as? any OutboxClaimingStore {
+                let claimed = try claiming.claimOutboxEntries(worker: "w", kinds: [.outcome], after: 0, limit: 10, leaseFor: .seconds(60), dueAt: Date())
+                XCTAssertEqual(claimed.count, 0, "nor claimed by a worker's push (\(tested.kind))")
+            }
             XCTAssertEqual(try store.outboxEntries(in: .pending, limit: 10).count, 3)
 
             let resolution = version(3, after: [left.uuid, right.uuid], day: 2)

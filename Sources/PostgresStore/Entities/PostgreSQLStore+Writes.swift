@@ -42,6 +42,11 @@ extension PostgreSQLStore: Store {
     /// with no other batch in between, even one of a process that holds no lease (two updates of one tip
     /// would otherwise both follow it: a fork). A batch that waits longer than the busy timeout for it is
     /// refused with ``StoreError/busy(path:waitedSeconds:)``.
+    ///
+    /// A batch of a job holding the writer lease first checks, in its transaction, that the lease's
+    /// session still holds it (``PostgresWriterLease/fence()``): a job whose lock session was lost, and
+    /// whose lease another worker may have taken, is refused before it writes anything it planned under
+    /// the lease it no longer has.
     @discardableResult
     public func apply(_ batch: StoreBatch) throws -> BatchSummary {
         let now = batch.date ?? Date()
@@ -50,6 +55,7 @@ extension PostgreSQLStore: Store {
         let wait = max(1, Int((lease.busyTimeout * 1000).rounded(.up)))
         let url = database.location.redacted
         let busyTimeout = lease.busyTimeout
+        let fence = lease.fence()
         return try database.run { client in
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.finish("SELECT set_config('lock_timeout', \(String(wait) + "ms"), true)", logger: logger)
@@ -59,6 +65,9 @@ extension PostgreSQLStore: Store {
                     throw StoreError.busy(path: url, waitedSeconds: busyTimeout)
                 }
                 try await connection.finish("SELECT set_config('lock_timeout', '0', true)", logger: logger)
+                if let fence, !(try await PostgresWriterLease.holdsLease(fence, on: connection, logger: logger)) {
+                    throw PostgresLockSession.Lost()
+                }
                 let writer = PostgresBatchWriter(connection: connection, logger: logger, now: now)
                 try await writer.apply(changes)
                 return writer.summary
