@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -31,20 +32,34 @@ extension XCTestCase {
     }
 }
 
-/// Two patients, each with a care plan, a daily task and a contact, in a store in memory, and the server's key.
+/// Two patients, each with a care plan, a daily task and a contact, in the store under test (SQLite in
+/// memory or in a file, or a PostgreSQL database: ``forEachStore``), and the server's key.
 struct AppServerFixture: Sendable {
     static let utc = TimeZone(identifier: "UTC")!
     /// 2025-03-01 00:00 UTC.
     static let day0 = Date(timeIntervalSince1970: 1_740_787_200)
 
-    let store: SQLiteStore
+    let store: AnyTestStore
     let key: ServerKey
     let server: AppServer
     var tasks: [String: CareTask] = [:]
 
-    /// In memory, or in the SQLite file `path`; accepting `issuer`'s tokens too when it is given.
+    /// The SQLite store, for the tests of what only SQLite has (nil on PostgreSQL).
+    var sqlite: SQLiteStore? { store as? SQLiteStore }
+
+    /// On the store under test (``forEachStore``); accepting `issuer`'s tokens too when it is given. The
+    /// server wraps a PostgreSQL store in ``PooledAppStore`` as `caregate serve` does (``AppServer``).
+    init(_ tested: TestStore, issuer: TestIssuer? = nil) throws {
+        try self.init(store: tested.store, issuer: issuer)
+    }
+
+    /// On SQLite, in memory or in the file `path`: for the tests of what only SQLite has.
     init(path: String? = nil, issuer: TestIssuer? = nil) throws {
-        store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
+        try self.init(store: try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory(), issuer: issuer)
+    }
+
+    private init(store: AnyTestStore, issuer: TestIssuer?) throws {
+        self.store = store
         key = ServerKey(privateKey: P256.Signing.PrivateKey())
         server = AppServer(store: store, key: key, issuer: try issuer.map { try $0.verifier(IssuerDocuments(serving: $0)) })
         var batch = StoreBatch()

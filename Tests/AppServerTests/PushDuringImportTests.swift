@@ -135,7 +135,7 @@ final class PushDuringImportTests: XCTestCase {
         let importing: InterleavingStore
         switch importStore {
         case .ownObject(let timeout): importing = InterleavingStore(try SQLiteStore(path: path, options: SQLiteStore.Options(busyTimeout: timeout)))
-        case .serversObject: importing = InterleavingStore(fixture.store)
+        case .serversObject: importing = InterleavingStore(try XCTUnwrap(fixture.sqlite))
         }
         let importer = try Gateway(store: importing, options: Gateway.Options(timeZone: AppServerFixture.utc)).importer {
             $0.entityChunkSize = 3
