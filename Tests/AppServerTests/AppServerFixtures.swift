@@ -9,7 +9,7 @@ import StoreTestSupport
 import TestSupport
 import XCTest
 
-/// A store made by `caregate store generate` (2 patients, 2 tasks, 2 days) in a scratch folder, and a token
+/// A store made by `caregate store generate` (2 patients, 2 tasks, 2 days), a scratch folder, and a token
 /// of patient-1 issued by `caregate patients token` with a new key beside it: what a test of a real
 /// `caregate serve` starts from.
 struct GeneratedStore {
@@ -22,7 +22,19 @@ struct GeneratedStore {
 extension XCTestCase {
     func generatedStore(_ label: String, tokenExpiresIn: String = "10m", file: StaticString = #filePath, line: UInt = #line) throws -> GeneratedStore {
         let folder = try makeScratchFolder(label)
-        let store = folder.appendingPathComponent("store.sqlite").path
+        return try generatedStore(in: folder, store: folder.appendingPathComponent("store.sqlite").path, tokenExpiresIn: tokenExpiresIn, file: file, line: line)
+    }
+
+    /// ``generatedStore(_:tokenExpiresIn:file:line:)`` in the store under test (``forEachStore(sqliteFile:)``:
+    /// a SQLite file, or a PostgreSQL database).
+    func generatedStore(
+        _ label: String, on tested: TestStore, tokenExpiresIn: String = "10m", file: StaticString = #filePath, line: UInt = #line
+    ) throws -> GeneratedStore {
+        let store = try XCTUnwrap(tested.location, "a store generate needs a SQLite file or a database", file: file, line: line)
+        return try generatedStore(in: try makeScratchFolder(label), store: store, tokenExpiresIn: tokenExpiresIn, file: file, line: line)
+    }
+
+    private func generatedStore(in folder: URL, store: String, tokenExpiresIn: String, file: StaticString, line: UInt) throws -> GeneratedStore {
         let key = folder.appendingPathComponent("server.key").path
         let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
         XCTAssertEqual(generated.status, 0, generated.stderr, file: file, line: line)
