@@ -5,10 +5,11 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
-/// A store made by `caregate store generate` (2 patients, 2 tasks, 2 days) in a scratch folder, and a token
+/// A store made by `caregate store generate` (2 patients, 2 tasks, 2 days), a scratch folder, and a token
 /// of patient-1 issued by `caregate patients token` with a new key beside it: what a test of a real
 /// `caregate serve` starts from.
 struct GeneratedStore {
@@ -21,7 +22,19 @@ struct GeneratedStore {
 extension XCTestCase {
     func generatedStore(_ label: String, tokenExpiresIn: String = "10m", file: StaticString = #filePath, line: UInt = #line) throws -> GeneratedStore {
         let folder = try makeScratchFolder(label)
-        let store = folder.appendingPathComponent("store.sqlite").path
+        return try generatedStore(in: folder, store: folder.appendingPathComponent("store.sqlite").path, tokenExpiresIn: tokenExpiresIn, file: file, line: line)
+    }
+
+    /// ``generatedStore(_:tokenExpiresIn:file:line:)`` in the store under test (``forEachStore(sqliteFile:)``:
+    /// a SQLite file, or a PostgreSQL database).
+    func generatedStore(
+        _ label: String, on tested: TestStore, tokenExpiresIn: String = "10m", file: StaticString = #filePath, line: UInt = #line
+    ) throws -> GeneratedStore {
+        let store = try XCTUnwrap(tested.location, "a store generate needs a SQLite file or a database", file: file, line: line)
+        return try generatedStore(in: try makeScratchFolder(label), store: store, tokenExpiresIn: tokenExpiresIn, file: file, line: line)
+    }
+
+    private func generatedStore(in folder: URL, store: String, tokenExpiresIn: String, file: StaticString, line: UInt) throws -> GeneratedStore {
         let key = folder.appendingPathComponent("server.key").path
         let generated = try CLIRunner.run(["store", "generate", "--store", store, "--patients", "2", "--tasks", "2", "--days", "2"])
         XCTAssertEqual(generated.status, 0, generated.stderr, file: file, line: line)
@@ -31,20 +44,34 @@ extension XCTestCase {
     }
 }
 
-/// Two patients, each with a care plan, a daily task and a contact, in a store in memory, and the server's key.
+/// Two patients, each with a care plan, a daily task and a contact, in the store under test (SQLite in
+/// memory or in a file, or a PostgreSQL database: ``forEachStore``), and the server's key.
 struct AppServerFixture: Sendable {
     static let utc = TimeZone(identifier: "UTC")!
     /// 2025-03-01 00:00 UTC.
     static let day0 = Date(timeIntervalSince1970: 1_740_787_200)
 
-    let store: SQLiteStore
+    let store: AnyTestStore
     let key: ServerKey
     let server: AppServer
     var tasks: [String: CareTask] = [:]
 
-    /// In memory, or in the SQLite file `path`; accepting `issuer`'s tokens too when it is given.
+    /// The SQLite store, for the tests of what only SQLite has (nil on PostgreSQL).
+    var sqlite: SQLiteStore? { store as? SQLiteStore }
+
+    /// On the store under test (``forEachStore``); accepting `issuer`'s tokens too when it is given. The
+    /// server wraps a PostgreSQL store in ``PooledAppStore`` as `caregate serve` does (``AppServer``).
+    init(_ tested: TestStore, issuer: TestIssuer? = nil) throws {
+        try self.init(store: tested.store, issuer: issuer)
+    }
+
+    /// On SQLite, in memory or in the file `path`: for the tests of what only SQLite has.
     init(path: String? = nil, issuer: TestIssuer? = nil) throws {
-        store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
+        try self.init(store: try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory(), issuer: issuer)
+    }
+
+    private init(store: AnyTestStore, issuer: TestIssuer?) throws {
+        self.store = store
         key = ServerKey(privateKey: P256.Signing.PrivateKey())
         server = AppServer(store: store, key: key, issuer: try issuer.map { try $0.verifier(IssuerDocuments(serving: $0)) })
         var batch = StoreBatch()

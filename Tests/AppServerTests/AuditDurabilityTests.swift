@@ -2,6 +2,7 @@ import AppClient
 import CareModel
 import Foundation
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -13,47 +14,49 @@ final class AuditDurabilityTests: XCTestCase {
     /// every stored push has an entry: per patient, the outcomes stored are at most the push entries
     /// answered 200 or left unanswered, and every push answered 200 is stored.
     func testEveryStoredPushHasItsAuditEntryAfterSIGKILL() async throws {
-        let folder = try makeScratchFolder("audit-durability")
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let key = folder.appendingPathComponent("server.key").path
-        let fixture = try AppServerFixture(path: store)
-        let tasks = fixture.tasks
-        var tokens: [String: String] = [:]
-        for patient in ["Patient/pat-1", "Patient/pat-2"] {
-            let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", patient, "--expires-in", "1h"])
-            XCTAssertEqual(issued.status, 0, issued.stderr)
-            tokens[patient] = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try await forEachStore(sqliteFile: true) { tested in
+            let folder = try makeScratchFolder("audit-durability")
+            let store = try XCTUnwrap(tested.location)
+            let key = folder.appendingPathComponent("server.key").path
+            let fixture = try AppServerFixture(tested)
+            let tasks = fixture.tasks
+            var tokens: [String: String] = [:]
+            for patient in ["Patient/pat-1", "Patient/pat-2"] {
+                let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", patient, "--expires-in", "1h"])
+                XCTAssertEqual(issued.status, 0, issued.stderr)
+                tokens[patient] = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let counter = PushCounter()
+            let rounds = 12
+            for round in 0..<rounds {
+                let server = try AppServerProcess.start(store: store, key: key)
+                let base = server.base
+                var devices: [PushingDevice] = []
+                for (patient, token) in tokens { devices.append(PushingDevice(token: token, task: try XCTUnwrap(tasks[patient]), patient: patient)) }
+                let pushing = devices
+                let workers = Task.detached { [pushing, counter, base] in await AuditDurabilityTests.pushUntilKilled(base: base, devices: pushing, counter: counter) }
+                // 150 to 900 ms of pushes, then SIGKILL: sometimes between a push's commit and its answer.
+                usleep(UInt32(150_000 + (round * 97_000) % 750_000))
+                server.kill()
+                workers.cancel()
+                await workers.value
+            }
+            let reader = try tested.reopen()
+            let stored = try reader.outcomes(.current)
+            XCTAssertGreaterThan(stored.count, 0, "no push was stored")
+            var unansweredTotal = 0
+            for (patient, task) in tasks {
+                let outcomes = stored.filter { $0.taskUUID == task.uuid }.count
+                let entries = try reader.auditEntries(patientID: patient, limit: 1_000_000).filter { $0.action == "POST /carekit/v1/revisions" }
+                let answered = entries.filter { $0.status == 200 }.count
+                let unanswered = entries.filter(\.isUnanswered).count
+                unansweredTotal += unanswered
+                XCTAssertLessThanOrEqual(outcomes, answered + unanswered, "\(tested.kind) \(patient): a stored push without its audit entry")
+                XCTAssertLessThanOrEqual(answered, outcomes, "\(tested.kind) \(patient): a push answered 200 that is not stored")
+                print("audit durability on \(tested.kind): \(patient): \(outcomes) pushes stored, \(answered) entries answered 200, \(unanswered) left unanswered by a kill")
+            }
+            XCTAssertEqual(try reader.auditStatistics().unanswered, unansweredTotal)
         }
-        let counter = PushCounter()
-        let rounds = 12
-        for round in 0..<rounds {
-            let server = try AppServerProcess.start(store: store, key: key)
-            let base = server.base
-            var devices: [PushingDevice] = []
-            for (patient, token) in tokens { devices.append(PushingDevice(token: token, task: try XCTUnwrap(tasks[patient]), patient: patient)) }
-            let pushing = devices
-            let workers = Task.detached { [pushing, counter, base] in await AuditDurabilityTests.pushUntilKilled(base: base, devices: pushing, counter: counter) }
-            // 150 to 900 ms of pushes, then SIGKILL: sometimes between a push's commit and its answer.
-            usleep(UInt32(150_000 + (round * 97_000) % 750_000))
-            server.kill()
-            workers.cancel()
-            await workers.value
-        }
-        let reader = try SQLiteStore(path: store, mode: .readOnly)
-        let stored = try reader.outcomes(.current)
-        XCTAssertGreaterThan(stored.count, 0, "no push was stored")
-        var unansweredTotal = 0
-        for (patient, task) in tasks {
-            let outcomes = stored.filter { $0.taskUUID == task.uuid }.count
-            let entries = try reader.auditEntries(patientID: patient, limit: 1_000_000).filter { $0.action == "POST /carekit/v1/revisions" }
-            let answered = entries.filter { $0.status == 200 }.count
-            let unanswered = entries.filter(\.isUnanswered).count
-            unansweredTotal += unanswered
-            XCTAssertLessThanOrEqual(outcomes, answered + unanswered, "\(patient): a stored push without its audit entry")
-            XCTAssertLessThanOrEqual(answered, outcomes, "\(patient): a push answered 200 that is not stored")
-            print("audit durability: \(patient): \(outcomes) pushes stored, \(answered) entries answered 200, \(unanswered) left unanswered by a kill")
-        }
-        XCTAssertEqual(try reader.auditStatistics().unanswered, unansweredTotal)
     }
 }
 

@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -55,63 +56,65 @@ final class CareTeamPullTests: XCTestCase {
     }
 
     func testEachSyntheaPatientsPullHoldsThePractitionersOfTheirRecentEncounters() async throws {
-        let corpus = try Corpus.folder("synthea-r4")
-        let (teams, reachable) = try expectedTeams(in: corpus)
-        XCTAssertEqual(teams.count, 37, "every Synthea patient has Encounters")
-        let folder = try makeScratchFolder("care-team-pull")
-        let path = folder.appendingPathComponent("store.sqlite").path
-        let imported = try CLIRunner.run(["import", "--store", path, "--time-zone", "UTC", corpus.path])
-        XCTAssertEqual(imported.status, 0, imported.stderr)
-        let store = try SQLiteStore(path: path)
-        let key = ServerKey(privateKey: P256.Signing.PrivateKey())
-        let server = AppServer(store: store, key: key)
-        let counts = CountBox()
-        try await Application(router: server.router()).test(.router) { client in
-            for (patient, expected) in teams.sorted(by: { $0.key < $1.key }) {
-                let headers: HTTPFields = [.authorization: "Bearer " + (try PatientToken.issue(patientID: patient, key: key, lifetime: 600))]
-                let vector = String(decoding: try CareKitJSON.makeEncoder().encode(KnowledgeVector()), as: UTF8.self)
-                var components = URLComponents()
-                components.queryItems = [URLQueryItem(name: "knowledgeVector", value: vector), URLQueryItem(name: "limit", value: "500")]
-                var uri: String? = "/carekit/v1/revisions?" + (components.percentEncodedQuery ?? "")
-                var contacts: [CareKit4Decoded<CareKit4ContactMirror>] = []
-                var pages = 0
-                while let next = uri, pages < 1_000 {
-                    let response = try await client.execute(uri: next, method: .get, headers: headers, body: nil)
-                    XCTAssertEqual(response.status, .ok, patient)
-                    pages += 1
-                    // Decoded as CareKit 4.0 decodes OCKRevisionRecord.
-                    let records = try CareKitJSON.makeDecoder().decode([CareKit4RevisionRecordMirror].self, from: Data(buffer: response.body))
-                    for case .contact(let contact) in records.flatMap(\.entities) { contacts.append(contact) }
-                    uri = nextPageURI(response.headers)
-                }
-                var members: [String: CareKit4Decoded<CareKit4ContactMirror>] = [:]
-                for contact in contacts {
-                    XCTAssertEqual(contact.own.category, .careProvider, contact.own.id)
-                    XCTAssertNil(contact.own.carePlanUUID, "a care team is the patient's, on no plan")
-                    XCTAssertTrue(contact.own.id.hasPrefix(patient + "#careteam-"), "\(patient)'s pull holds \(contact.own.id)")
-                    let member = try XCTUnwrap(contact.versioned.userInfo?["careTeam.member"], contact.own.id)
-                    XCTAssertNil(members[member], "one contact per practitioner: \(member) twice in \(patient)'s pull")
-                    members[member] = contact
-                }
-                for practitioner in expected {
-                    let contact = try XCTUnwrap(members["Practitioner/\(practitioner)"], "\(patient) misses Practitioner/\(practitioner): \(members.keys.sorted())")
-                    let info = contact.versioned.userInfo ?? [:]
-                    XCTAssertTrue(info["careTeam.reasons"]?.split(separator: "\n").contains("encounter") ?? false, "\(info)")
-                    XCTAssertNotNil(info["careTeam.lastSeen"])
-                    XCTAssertFalse(contact.own.name.familyName?.isEmpty ?? true)
-                    if reachable.contains(practitioner) {
-                        XCTAssertFalse((contact.own.phoneNumbers ?? []).isEmpty && (contact.own.emailAddresses ?? []).isEmpty, "\(practitioner) has a phone or email")
+        try await forEachStore(sqliteFile: true) { tested in
+            let corpus = try Corpus.folder("synthea-r4")
+            let (teams, reachable) = try expectedTeams(in: corpus)
+            XCTAssertEqual(teams.count, 37, "every Synthea patient has Encounters")
+            let folder = try makeScratchFolder("care-team-pull")
+            let path = try XCTUnwrap(tested.location)
+            let imported = try CLIRunner.run(["import", "--store", path, "--time-zone", "UTC", corpus.path])
+            XCTAssertEqual(imported.status, 0, imported.stderr)
+            let store = try tested.reopen()
+            let key = ServerKey(privateKey: P256.Signing.PrivateKey())
+            let server = AppServer(store: store, key: key)
+            let counts = CountBox()
+            try await Application(router: server.router()).test(.router) { client in
+                for (patient, expected) in teams.sorted(by: { $0.key < $1.key }) {
+                    let headers: HTTPFields = [.authorization: "Bearer " + (try PatientToken.issue(patientID: patient, key: key, lifetime: 600))]
+                    let vector = String(decoding: try CareKitJSON.makeEncoder().encode(KnowledgeVector()), as: UTF8.self)
+                    var components = URLComponents()
+                    components.queryItems = [URLQueryItem(name: "knowledgeVector", value: vector), URLQueryItem(name: "limit", value: "500")]
+                    var uri: String? = "/carekit/v1/revisions?" + (components.percentEncodedQuery ?? "")
+                    var contacts: [CareKit4Decoded<CareKit4ContactMirror>] = []
+                    var pages = 0
+                    while let next = uri, pages < 1_000 {
+                        let response = try await client.execute(uri: next, method: .get, headers: headers, body: nil)
+                        XCTAssertEqual(response.status, .ok, patient)
+                        pages += 1
+                        // Decoded as CareKit 4.0 decodes OCKRevisionRecord.
+                        let records = try CareKitJSON.makeDecoder().decode([CareKit4RevisionRecordMirror].self, from: Data(buffer: response.body))
+                        for case .contact(let contact) in records.flatMap(\.entities) { contacts.append(contact) }
+                        uri = nextPageURI(response.headers)
                     }
+                    var members: [String: CareKit4Decoded<CareKit4ContactMirror>] = [:]
+                    for contact in contacts {
+                        XCTAssertEqual(contact.own.category, .careProvider, contact.own.id)
+                        XCTAssertNil(contact.own.carePlanUUID, "a care team is the patient's, on no plan")
+                        XCTAssertTrue(contact.own.id.hasPrefix(patient + "#careteam-"), "\(patient)'s pull holds \(contact.own.id)")
+                        let member = try XCTUnwrap(contact.versioned.userInfo?["careTeam.member"], contact.own.id)
+                        XCTAssertNil(members[member], "one contact per practitioner: \(member) twice in \(patient)'s pull")
+                        members[member] = contact
+                    }
+                    for practitioner in expected {
+                        let contact = try XCTUnwrap(members["Practitioner/\(practitioner)"], "\(patient) misses Practitioner/\(practitioner): \(members.keys.sorted())")
+                        let info = contact.versioned.userInfo ?? [:]
+                        XCTAssertTrue(info["careTeam.reasons"]?.split(separator: "\n").contains("encounter") ?? false, "\(info)")
+                        XCTAssertNotNil(info["careTeam.lastSeen"])
+                        XCTAssertFalse(contact.own.name.familyName?.isEmpty ?? true)
+                        if reachable.contains(practitioner) {
+                            XCTAssertFalse((contact.own.phoneNumbers ?? []).isEmpty && (contact.own.emailAddresses ?? []).isEmpty, "\(practitioner) has a phone or email")
+                        }
+                    }
+                    // The contacts view lists the same contacts.
+                    let view = try await client.execute(uri: "/carekit/v1/contacts", method: .get, headers: headers, body: nil)
+                    XCTAssertEqual(view.status, .ok)
+                    let listed = try CareKitJSON.makeDecoder().decode([CareKit4Decoded<CareKit4ContactMirror>].self, from: Data(buffer: view.body))
+                    XCTAssertEqual(Set(listed.map(\.own.id)), Set(contacts.map(\.own.id)), patient)
+                    counts.add(patient: patient, contacts: members.count, encounterPractitioners: expected.count)
                 }
-                // The contacts view lists the same contacts.
-                let view = try await client.execute(uri: "/carekit/v1/contacts", method: .get, headers: headers, body: nil)
-                XCTAssertEqual(view.status, .ok)
-                let listed = try CareKitJSON.makeDecoder().decode([CareKit4Decoded<CareKit4ContactMirror>].self, from: Data(buffer: view.body))
-                XCTAssertEqual(Set(listed.map(\.own.id)), Set(contacts.map(\.own.id)), patient)
-                counts.add(patient: patient, contacts: members.count, encounterPractitioners: expected.count)
             }
+            print("notice: \(counts.summary)")
         }
-        print("notice: \(counts.summary)")
     }
 }
 

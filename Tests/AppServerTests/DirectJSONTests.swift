@@ -3,6 +3,7 @@ import CareModel
 import Foundation
 import Hummingbird
 import Store
+import StoreTestSupport
 import HummingbirdTesting
 import XCTest
 
@@ -27,75 +28,81 @@ final class DirectJSONTests: XCTestCase {
     /// `CareKitJSON.encode` of its ``EventView``s, cold and warm, with and without outcomes, with text to
     /// escape, and again after an event's outcome or task changed (the cache must not serve the old bytes).
     func testDayViewBodyIsTheGenericEncodersBytes() throws {
-        let fixture = try AppServerFixture()
-        let routes = ViewRoutes(store: PooledAppStore(fixture.store, writeThreads: 1))
-        let links = try PatientData(store: fixture.store, patientID: "Patient/pat-1").links()
-        let day = try XCTUnwrap(DayText.interval("2025-03-02", in: AppServerFixture.utc))
-        let week = DateInterval(start: day.start, duration: 7 * 86_400)
-        let stored = try fixture.store.events(patientID: "Patient/pat-1", in: week)
-        XCTAssertEqual(stored.count, 7)
-        func generic(_ events: [Event]) throws -> String {
-            let views = try events.map { event in
-                EventView(event, task: try PreEncodedJSON(CareKitWireObject(.task(EventView.served(event.task, links: links)))))
+        try forEachStore { tested in
+            let fixture = try AppServerFixture(tested)
+            let routes = ViewRoutes(store: PooledAppStore(fixture.store, writeThreads: 1))
+            let links = try PatientData(store: fixture.store, patientID: "Patient/pat-1").links()
+            let day = try XCTUnwrap(DayText.interval("2025-03-02", in: AppServerFixture.utc))
+            let week = DateInterval(start: day.start, duration: 7 * 86_400)
+            let stored = try fixture.store.events(patientID: "Patient/pat-1", in: week)
+            XCTAssertEqual(stored.count, 7)
+            func generic(_ events: [Event]) throws -> String {
+                let views = try events.map { event in
+                    EventView(event, task: try PreEncodedJSON(CareKitWireObject(.task(EventView.served(event.task, links: links)))))
+                }
+                return String(decoding: try CareKitJSON.encode(views), as: UTF8.self)
             }
-            return String(decoding: try CareKitJSON.encode(views), as: UTF8.self)
+            func direct(_ events: [Event]) throws -> String {
+                String(decoding: try routes.eventsJSON(events, links: links), as: UTF8.self)
+            }
+            func outcome(_ event: Event, _ values: [OutcomeValue]) -> Outcome {
+                Outcome(taskUUID: event.task.uuid, taskOccurrenceIndex: event.scheduleEvent.occurrence, values: values,
+                        metadata: EntityMetadata(effectiveDate: event.scheduleEvent.start, timezone: AppServerFixture.utc))
+            }
+            var recorded = stored
+            recorded[1].outcome = outcome(recorded[1], [OutcomeValue(.double(7.25)), OutcomeValue(.text("a \"quoted\" / \\ é \u{1F600}\n"))])
+            recorded[3].outcome = outcome(recorded[3], [OutcomeValue(.integer(-3))])
+            var changed = recorded
+            changed[1].outcome = outcome(changed[1], [OutcomeValue(.double(8))])
+            changed[3].outcome = nil
+            // A task version is one value in one read: renamed on every event of it.
+            for index in changed.indices { changed[index].task.title = "Renamed \"task\" </script>" }
+            for events in [[], stored, stored, recorded, recorded, changed, changed, stored] {
+                XCTAssertEqual(try direct(events), try generic(events))
+            }
+            XCTAssertEqual(routes.encodedEvents.count, 7)
         }
-        func direct(_ events: [Event]) throws -> String {
-            String(decoding: try routes.eventsJSON(events, links: links), as: UTF8.self)
-        }
-        func outcome(_ event: Event, _ values: [OutcomeValue]) -> Outcome {
-            Outcome(taskUUID: event.task.uuid, taskOccurrenceIndex: event.scheduleEvent.occurrence, values: values,
-                    metadata: EntityMetadata(effectiveDate: event.scheduleEvent.start, timezone: AppServerFixture.utc))
-        }
-        var recorded = stored
-        recorded[1].outcome = outcome(recorded[1], [OutcomeValue(.double(7.25)), OutcomeValue(.text("a \"quoted\" / \\ é \u{1F600}\n"))])
-        recorded[3].outcome = outcome(recorded[3], [OutcomeValue(.integer(-3))])
-        var changed = recorded
-        changed[1].outcome = outcome(changed[1], [OutcomeValue(.double(8))])
-        changed[3].outcome = nil
-        // A task version is one value in one read: renamed on every event of it.
-        for index in changed.indices { changed[index].task.title = "Renamed \"task\" </script>" }
-        for events in [[], stored, stored, recorded, recorded, changed, changed, stored] {
-            XCTAssertEqual(try direct(events), try generic(events))
-        }
-        XCTAssertEqual(routes.encodedEvents.count, 7)
     }
 
     /// A pull checks its patient in its own read of the revision log, not in the middleware: a token of a
     /// patient not in the store is still refused first, with the 403 of every other route (same body, same
     /// audit entry), whatever the query (valid, not a vector, missing, a bad cursor or limit).
     func testAPullOfAPatientNotInTheStoreIsTheSame403AsAnyRoute() async throws {
-        let fixture = try AppServerFixture()
-        let headers = fixture.bearer(try fixture.token("Patient/nobody"))
-        let pulls = [
-            #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, "/carekit/v1/revisions?knowledgeVector=nonsense",
-            "/carekit/v1/revisions", #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&page=-1"#,
-            #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&limit=0"#,
-        ]
-        try await fixture.test { client in
-            let reference = try await client.execute(uri: "/carekit/v1/tasks", method: .get, headers: headers)
-            XCTAssertEqual(reference.status, .forbidden)
-            for uri in pulls {
-                let response = try await client.execute(uri: uri, method: .get, headers: headers)
-                XCTAssertEqual(response.status, .forbidden, uri)
-                XCTAssertEqual(response.text, reference.text, uri)
+        try await forEachStore { tested in
+            let fixture = try AppServerFixture(tested)
+            let headers = fixture.bearer(try fixture.token("Patient/nobody"))
+            let pulls = [
+                #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, "/carekit/v1/revisions?knowledgeVector=nonsense",
+                "/carekit/v1/revisions", #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&page=-1"#,
+                #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&limit=0"#,
+            ]
+            try await fixture.test { client in
+                let reference = try await client.execute(uri: "/carekit/v1/tasks", method: .get, headers: headers)
+                XCTAssertEqual(reference.status, .forbidden)
+                for uri in pulls {
+                    let response = try await client.execute(uri: uri, method: .get, headers: headers)
+                    XCTAssertEqual(response.status, .forbidden, uri)
+                    XCTAssertEqual(response.text, reference.text, uri)
+                }
             }
+            let entries = try fixture.store.auditEntries(patientID: "Patient/nobody", limit: 100)
+            XCTAssertEqual(entries.count, pulls.count + 1)
+            XCTAssertEqual(Set(entries.map(\.status)), [403])
+            XCTAssertEqual(Set(entries.map(\.detail)).count, 1, "\(entries.map(\.detail))")
         }
-        let entries = try fixture.store.auditEntries(patientID: "Patient/nobody", limit: 100)
-        XCTAssertEqual(entries.count, pulls.count + 1)
-        XCTAssertEqual(Set(entries.map(\.status)), [403])
-        XCTAssertEqual(Set(entries.map(\.detail)).count, 1, "\(entries.map(\.detail))")
     }
 
     /// A pull of a patient in the store, the check made in its read: answered as before.
     func testAPullOfAPatientInTheStoreIsAnswered() async throws {
-        let fixture = try AppServerFixture()
-        let headers = fixture.bearer(try fixture.token("Patient/pat-1"))
-        try await fixture.test { client in
-            let response = try await client.execute(uri: #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, method: .get, headers: headers)
-            XCTAssertEqual(response.status, .ok, response.text)
-            let records = try XCTUnwrap(response.json as? [[String: Any]])
-            XCTAssertFalse(records.isEmpty)
+        try await forEachStore { tested in
+            let fixture = try AppServerFixture(tested)
+            let headers = fixture.bearer(try fixture.token("Patient/pat-1"))
+            try await fixture.test { client in
+                let response = try await client.execute(uri: #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, method: .get, headers: headers)
+                XCTAssertEqual(response.status, .ok, response.text)
+                let records = try XCTUnwrap(response.json as? [[String: Any]])
+                XCTAssertFalse(records.isEmpty)
+            }
         }
     }
 

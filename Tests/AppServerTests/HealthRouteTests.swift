@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Hummingbird
 import HummingbirdTesting
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -30,21 +31,23 @@ final class HealthRouteTests: XCTestCase {
     }
 
     func testLiveAndReadyNameEachCheckInMemory() async throws {
-        let fixture = try AppServerFixture()
-        try await fixture.test { client in
-            try await client.execute(uri: "/health/live", method: .get) { response in
-                XCTAssertEqual(response.status, .ok)
-                XCTAssertEqual(response.text, #"{"checks":{"process":{"status":"ok"}},"status":"ok"}"#)
-            }
-            try await client.execute(uri: "/health/ready", method: .get) { response in
-                XCTAssertEqual(response.status, .ok)
-                XCTAssertEqual(
-                    response.text,
-                    #"{"checks":{"mappings":{"status":"ok"},"signing-key":{"status":"ok"},"store.readable":{"status":"ok"},"store.writable":{"status":"ok"}},"status":"ok"}"#)
-            }
-            try await client.execute(uri: "/health", method: .get) { response in
-                XCTAssertEqual(response.status, .ok)
-                XCTAssertEqual(response.text, #"{"status":"ok"}"#, "/health answers as it always did")
+        try await forEachStore { tested in
+            let fixture = try AppServerFixture(tested)
+            try await fixture.test { client in
+                try await client.execute(uri: "/health/live", method: .get) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    XCTAssertEqual(response.text, #"{"checks":{"process":{"status":"ok"}},"status":"ok"}"#)
+                }
+                try await client.execute(uri: "/health/ready", method: .get) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    XCTAssertEqual(
+                        response.text,
+                        #"{"checks":{"mappings":{"status":"ok"},"signing-key":{"status":"ok"},"store.readable":{"status":"ok"},"store.writable":{"status":"ok"}},"status":"ok"}"#)
+                }
+                try await client.execute(uri: "/health", method: .get) { response in
+                    XCTAssertEqual(response.status, .ok)
+                    XCTAssertEqual(response.text, #"{"status":"ok"}"#, "/health answers as it always did")
+                }
             }
         }
     }

@@ -3,6 +3,7 @@
 import CareModel
 import Foundation
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -22,8 +23,8 @@ final class PushBesideWriterTests: XCTestCase {
 
     /// A store of two patients served with `--busy-timeout busyTimeout`, and patient-1's device that has
     /// pulled everything.
-    private func setUp(busyTimeout: String) async throws -> Setup {
-        let made = try generatedStore("push-beside-writer")
+    private func setUp(busyTimeout: String, on tested: TestStore? = nil) async throws -> Setup {
+        let made = try tested.map { try generatedStore("push-beside-writer", on: $0) } ?? generatedStore("push-beside-writer")
         let (store, key) = (made.store, made.key)
         let server = try AppServerProcess.start(store: store, key: key, extra: ["--busy-timeout", busyTimeout])
         let client = AppClient(base: server.base, token: made.token)
@@ -39,27 +40,29 @@ final class PushBesideWriterTests: XCTestCase {
         return (response.statusCode, response.value(forHTTPHeaderField: "Retry-After"), String(decoding: data, as: UTF8.self))
     }
 
+    /// On a SQLite file (the lease's lock-file bytes held by a Python process) and on PostgreSQL (its
+    /// advisory locks held by `psql` in a session of its own).
     func testAPushPastTheBusyTimeoutOfAWriteJobInAnotherProcessIs503WithRetryAfterAndStoresNothing() async throws {
-        let setup = try await setUp(busyTimeout: "1")
-        defer { setup.server.stop() }
-        let release = setup.store + ".release"
-        let holder = try StoreLockHolder.start(store: setup.store, release: release, locks: StoreLockHolder.leaseAndGate)
-        defer { holder.terminate() }
-        let before = try SQLiteStore(path: setup.store, mode: .readOnly).serverClock().clock
+        try await forEachStore(sqliteFile: true) { tested in
+            let setup = try await setUp(busyTimeout: "1", on: tested)
+            defer { setup.server.stop() }
+            let holder = try OtherWriter(holding: tested, at: setup.store)
+            defer { holder.end() }
+            let before = try tested.reopen().serverClock().clock
 
-        let refused = try await push(setup)
-        XCTAssertEqual(refused.status, 503, refused.body)
-        XCTAssertEqual(refused.retryAfter, "\(SyncRoutes.storeBusyRetryAfterSeconds)")
-        XCTAssertTrue(refused.body.contains(#""error":"busy""#), refused.body)
-        XCTAssertFalse(refused.body.contains(setup.store), "the store's path is the server's, not the app's")
-        XCTAssertTrue(holder.isRunning, "the push was refused before the other process let go")
-        XCTAssertEqual(try SQLiteStore(path: setup.store, mode: .readOnly).serverClock().clock, before, "a refused push stored something")
+            let refused = try await push(setup)
+            XCTAssertEqual(refused.status, 503, "\(tested.kind): \(refused.body)")
+            XCTAssertEqual(refused.retryAfter, "\(SyncRoutes.storeBusyRetryAfterSeconds)")
+            XCTAssertTrue(refused.body.contains(#""error":"busy""#), refused.body)
+            XCTAssertFalse(refused.body.contains(setup.store), "the store's path is the server's, not the app's")
+            XCTAssertTrue(holder.isRunning, "the push was refused before the other process let go")
+            XCTAssertEqual(try tested.reopen().serverClock().clock, before, "\(tested.kind): a refused push stored something")
 
-        // Once the other process lets go, the same push is stored.
-        FileManager.default.createFile(atPath: release, contents: nil)
-        holder.waitUntilExit()
-        let stored = try await push(setup)
-        XCTAssertEqual(stored.status, 200, stored.body)
+            // Once the other process lets go, the same push is stored.
+            holder.release()
+            let stored = try await push(setup)
+            XCTAssertEqual(stored.status, 200, "\(tested.kind): \(stored.body)")
+        }
     }
 
     func testAPushPastTheBusyTimeoutOfSQLitesWriteLockHeldByAnotherProgramIs503WithRetryAfter() async throws {
@@ -114,5 +117,44 @@ final class PushBesideWriterTests: XCTestCase {
         XCTAssertEqual(answer.status, 200, answer.body)
         holder.waitUntilExit()
         XCTAssertEqual(holder.terminationStatus, 0)
+    }
+}
+
+/// Another process holding the writer lease and the append gate of the store under test, as a write job
+/// holds them between two safe points: ``StoreLockHolder`` on a SQLite file, ``PostgresLockHolder`` on a
+/// PostgreSQL database.
+private final class OtherWriter {
+    private let sqlite: (process: Process, releaseFile: String)?
+    private let postgres: PostgresLockHolder?
+
+    init(holding tested: TestStore, at store: String) throws {
+        switch tested.kind {
+        case .sqlite:
+            let releaseFile = store + ".release"
+            sqlite = (try StoreLockHolder.start(store: store, release: releaseFile, locks: StoreLockHolder.leaseAndGate), releaseFile)
+            postgres = nil
+        case .postgresql:
+            let server = try XCTUnwrap(try SharedPostgres.server())
+            let database = try XCTUnwrap(URLComponents(string: store)?.path.dropFirst()).description
+            postgres = try PostgresLockHolder(server: server, database: database)
+            sqlite = nil
+        }
+    }
+
+    var isRunning: Bool { sqlite?.process.isRunning ?? postgres?.isRunning ?? false }
+
+    /// Lets go of the locks and waits until the other process has.
+    func release() {
+        if let sqlite {
+            FileManager.default.createFile(atPath: sqlite.releaseFile, contents: nil)
+            sqlite.process.waitUntilExit()
+        }
+        postgres?.release()
+    }
+
+    /// Ends the other process, if it still runs.
+    func end() {
+        if let sqlite, sqlite.process.isRunning { sqlite.process.terminate() }
+        if let postgres, postgres.isRunning { postgres.release() }
     }
 }

@@ -4,7 +4,9 @@ import DeviceSimulation
 import FHIRCore
 import Foundation
 import Pipeline
+import PostgresStore
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -40,56 +42,72 @@ final class PushDuringImportTests: XCTestCase {
     }
 
     func testAWriteJobDoesNotGetInWhereAnImportLetsPushesIn() throws {
-        let folder = try makeScratchFolder("gate-not-for-jobs")
-        let path = folder.appendingPathComponent("store.sqlite").path
-        let importing = try SQLiteStore(path: path)
-        let appending = try SQLiteStore(path: path)
-        let other = try SQLiteStore(path: path)
-        let order = OrderLog()
-        let otherStarted = DispatchSemaphore(value: 0)
-        let appended = DispatchSemaphore(value: 0)
-        try importing.withWriterLease("first job") {
-            order.add("job 1 starts")
-            DispatchQueue.global().async {
-                otherStarted.signal()
-                try? other.withWriterLease("second job") { order.add("job 2") }
-            }
-            otherStarted.wait()
-            XCTAssertFalse(importing.appendsAreWaiting(), "a write job waiting is no append")
-            DispatchQueue.global().async {
-                try? appending.withAppendLease("push") { order.add("push") }
-                appended.signal()
+        try forEachStore(sqliteFile: true) { tested in
+            // Three store objects on one store, as three processes would open it (a SQLite file's flock
+            // locks belong to its open files; a PostgreSQL store's advisory locks to its sessions).
+            let importing = tested.store
+            let appending = try tested.reopen()
+            let other = try tested.reopen()
+            let order = OrderLog()
+            let otherStarted = DispatchSemaphore(value: 0)
+            let appended = DispatchSemaphore(value: 0)
+            try importing.withWriterLease("first job") {
+                order.add("job 1 starts")
+                DispatchQueue.global().async {
+                    otherStarted.signal()
+                    try? other.withWriterLease("second job") { order.add("job 2") }
+                }
+                otherStarted.wait()
+                XCTAssertFalse(importing.appendsAreWaiting(), "a write job waiting is no append")
+                DispatchQueue.global().async {
+                    try? appending.withAppendLease("push") { order.add("push") }
+                    appended.signal()
+                }
+                let deadline = Date().addingTimeInterval(30)
+                while !importing.appendsAreWaiting() && Date() < deadline { usleep(1_000) }
+                XCTAssertTrue(importing.appendsAreWaiting())
+                try importing.yieldToAppends()
+                XCTAssertEqual(appended.wait(timeout: .now() + 30), .success)
+                // The push ran; the other job still waits for the lease.
+                XCTAssertEqual(order.entries, ["job 1 starts", "push"])
+                order.add("job 1 ends")
             }
             let deadline = Date().addingTimeInterval(30)
-            while !importing.appendsAreWaiting() && Date() < deadline { usleep(1_000) }
-            XCTAssertTrue(importing.appendsAreWaiting())
-            try importing.yieldToAppends()
-            XCTAssertEqual(appended.wait(timeout: .now() + 30), .success)
-            // The push ran; the other job still waits for the lease.
-            XCTAssertEqual(order.entries, ["job 1 starts", "push"])
-            order.add("job 1 ends")
+            while order.entries.count < 4 && Date() < deadline { usleep(1_000) }
+            XCTAssertEqual(order.entries, ["job 1 starts", "push", "job 1 ends", "job 2"])
         }
-        let deadline = Date().addingTimeInterval(30)
-        while order.entries.count < 4 && Date() < deadline { usleep(1_000) }
-        XCTAssertEqual(order.entries, ["job 1 starts", "push", "job 1 ends", "job 2"])
     }
 
     func testAPushWaitsForAJobThatLetsNoneInAndSaysWhoKeptItAfterTheBusyTimeout() throws {
-        let folder = try makeScratchFolder("gate-busy")
-        let path = folder.appendingPathComponent("store.sqlite").path
-        let importing = try SQLiteStore(path: path)
-        let appending = try SQLiteStore(path: path, options: SQLiteStore.Options(busyTimeout: 0.2))
-        try importing.withWriterLease("caregate import") {
-            XCTAssertThrowsError(try appending.withAppendLease("push") { XCTFail("ran inside the job") }) { error in
-                XCTAssertTrue("\(error)".contains("caregate import"), "\(error)")
+        try forEachStore(sqliteFile: true) { tested in
+            let importing = tested.store
+            let appending = try reopen(tested, busyTimeout: 0.2)
+            try importing.withWriterLease("caregate import") {
+                XCTAssertThrowsError(try appending.withAppendLease("push") { XCTFail("ran inside the job") }) { error in
+                    XCTAssertTrue("\(error)".contains("caregate import"), "\(error)")
+                }
+                // A job's own thread appends at once: it holds the store already.
+                XCTAssertEqual(try importing.withAppendLease("nested") { 1 }, 1)
             }
-            // A job's own thread appends at once: it holds the store already.
-            XCTAssertEqual(try importing.withAppendLease("nested") { 1 }, 1)
+            XCTAssertEqual(try appending.withAppendLease("push") { 2 }, 2, "once the job ended")
         }
-        XCTAssertEqual(try appending.withAppendLease("push") { 2 }, 2, "once the job ended")
     }
 
     // MARK: -
+
+    /// A second store object on the store under test (as another process opens it) whose writers wait
+    /// `busyTimeout` seconds for the writer lease.
+    private func reopen(_ tested: TestStore, busyTimeout: TimeInterval) throws -> any Store {
+        let location = try XCTUnwrap(tested.location)
+        switch try StoreLocation.parse(location) {
+        case .postgres(let postgres):
+            let store = try PostgreSQLStore.open(location: postgres, creating: false, busyTimeout: busyTimeout)
+            addTeardownBlock { store.close() }
+            return store
+        default:
+            return try SQLiteStore(path: location, options: SQLiteStore.Options(busyTimeout: busyTimeout))
+        }
+    }
 
     private struct Run {
         var dump: [String]
@@ -135,7 +153,7 @@ final class PushDuringImportTests: XCTestCase {
         let importing: InterleavingStore
         switch importStore {
         case .ownObject(let timeout): importing = InterleavingStore(try SQLiteStore(path: path, options: SQLiteStore.Options(busyTimeout: timeout)))
-        case .serversObject: importing = InterleavingStore(fixture.store)
+        case .serversObject: importing = InterleavingStore(try XCTUnwrap(fixture.sqlite))
         }
         let importer = try Gateway(store: importing, options: Gateway.Options(timeZone: AppServerFixture.utc)).importer {
             $0.entityChunkSize = 3

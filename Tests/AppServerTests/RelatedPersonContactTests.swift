@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Store
+import StoreTestSupport
 import TestSupport
 import XCTest
 
@@ -13,49 +14,51 @@ import XCTest
 /// devices (the pull and `/carekit/v1/contacts`), and no other patient's.
 final class RelatedPersonContactTests: XCTestCase {
     func testARelatedPersonReachesItsPatientsDevicesOnly() async throws {
-        let folder = try makeScratchFolder("related-person")
-        let input = folder.appendingPathComponent("input.json")
-        try Data(#"""
-            {"resourceType": "Bundle", "type": "collection", "entry": [
-              {"fullUrl": "urn:uuid:p-a", "resource": {"resourceType": "Patient", "id": "pat-a", "name": [{"family": "A"}]}},
-              {"fullUrl": "urn:uuid:p-b", "resource": {"resourceType": "Patient", "id": "pat-b", "name": [{"family": "B"}]}},
-              {"resource": {"resourceType": "RelatedPerson", "id": "rp-1", "patient": {"reference": "Patient/pat-a"},
-                "relationship": [{"text": "daughter"}], "name": [{"given": ["Rita"], "family": "A"}],
-                "telecom": [{"system": "phone", "value": "+1 555 0100"}]}}
-            ]}
-            """#.utf8).write(to: input)
-        let path = folder.appendingPathComponent("store.sqlite").path
-        let imported = try CLIRunner.run(["import", "--store", path, "--time-zone", "UTC", input.path])
-        XCTAssertEqual(imported.status, 0, imported.stderr)
-        let store = try SQLiteStore(path: path)
-        let contact = try XCTUnwrap(try store.contacts(.current).first)
-        XCTAssertNil(contact.carePlanID)
-        XCTAssertEqual(contact.metadata.linkage.patientID, "Patient/pat-a")
+        try await forEachStore(sqliteFile: true) { tested in
+            let folder = try makeScratchFolder("related-person")
+            let input = folder.appendingPathComponent("input.json")
+            try Data(#"""
+                {"resourceType": "Bundle", "type": "collection", "entry": [
+                  {"fullUrl": "urn:uuid:p-a", "resource": {"resourceType": "Patient", "id": "pat-a", "name": [{"family": "A"}]}},
+                  {"fullUrl": "urn:uuid:p-b", "resource": {"resourceType": "Patient", "id": "pat-b", "name": [{"family": "B"}]}},
+                  {"resource": {"resourceType": "RelatedPerson", "id": "rp-1", "patient": {"reference": "Patient/pat-a"},
+                    "relationship": [{"text": "daughter"}], "name": [{"given": ["Rita"], "family": "A"}],
+                    "telecom": [{"system": "phone", "value": "+1 555 0100"}]}}
+                ]}
+                """#.utf8).write(to: input)
+            let path = try XCTUnwrap(tested.location)
+            let imported = try CLIRunner.run(["import", "--store", path, "--time-zone", "UTC", input.path])
+            XCTAssertEqual(imported.status, 0, imported.stderr)
+            let store = try tested.reopen()
+            let contact = try XCTUnwrap(try store.contacts(.current).first)
+            XCTAssertNil(contact.carePlanID)
+            XCTAssertEqual(contact.metadata.linkage.patientID, "Patient/pat-a")
 
-        // The CareKit dump files it as the pull does: in pat-a's object, not with what belongs to no patient.
-        let dump = try CLIRunner.run(["store", "dump", "--store", path, "--format", "carekit-json"])
-        XCTAssertEqual(dump.status, 0, dump.stderr)
-        let objects = dump.stdout.split(separator: "\n").map { line in (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:] }
-        let holder = objects.first { (($0["contacts"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == contact.id } }
-        XCTAssertEqual(((holder?["patients"] as? [[String: Any]])?.first?["id"]) as? String, "Patient/pat-a")
+            // The CareKit dump files it as the pull does: in pat-a's object, not with what belongs to no patient.
+            let dump = try CLIRunner.run(["store", "dump", "--store", path, "--format", "carekit-json"])
+            XCTAssertEqual(dump.status, 0, dump.stderr)
+            let objects = dump.stdout.split(separator: "\n").map { line in (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:] }
+            let holder = objects.first { (($0["contacts"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == contact.id } }
+            XCTAssertEqual(((holder?["patients"] as? [[String: Any]])?.first?["id"]) as? String, "Patient/pat-a")
 
-        let key = ServerKey(privateKey: P256.Signing.PrivateKey())
-        let server = AppServer(store: store, key: key)
-        try await Application(router: server.router()).test(.router) { client in
-            for (patient, sees) in [("Patient/pat-a", true), ("Patient/pat-b", false)] {
-                let headers: HTTPFields = [.authorization: "Bearer " + (try PatientToken.issue(patientID: patient, key: key, lifetime: 600))]
-                let vector = String(decoding: try CareKitJSON.makeEncoder().encode(KnowledgeVector()), as: UTF8.self)
-                var components = URLComponents()
-                components.queryItems = [URLQueryItem(name: "knowledgeVector", value: vector)]
-                let pull = try await client.execute(uri: "/carekit/v1/revisions?" + (components.percentEncodedQuery ?? ""), method: .get, headers: headers, body: nil)
-                XCTAssertEqual(pull.status, .ok)
-                let records = try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: Data(buffer: pull.body))
-                let pulledContacts = records.flatMap(\.entities).map(\.entity).filter { $0.kind == .contact }.map(\.metadata.uuid)
-                XCTAssertEqual(pulledContacts, sees ? [contact.uuid] : [], patient)
+            let key = ServerKey(privateKey: P256.Signing.PrivateKey())
+            let server = AppServer(store: store, key: key)
+            try await Application(router: server.router()).test(.router) { client in
+                for (patient, sees) in [("Patient/pat-a", true), ("Patient/pat-b", false)] {
+                    let headers: HTTPFields = [.authorization: "Bearer " + (try PatientToken.issue(patientID: patient, key: key, lifetime: 600))]
+                    let vector = String(decoding: try CareKitJSON.makeEncoder().encode(KnowledgeVector()), as: UTF8.self)
+                    var components = URLComponents()
+                    components.queryItems = [URLQueryItem(name: "knowledgeVector", value: vector)]
+                    let pull = try await client.execute(uri: "/carekit/v1/revisions?" + (components.percentEncodedQuery ?? ""), method: .get, headers: headers, body: nil)
+                    XCTAssertEqual(pull.status, .ok)
+                    let records = try CareKitJSON.makeDecoder().decode([CareKitRevisionRecord].self, from: Data(buffer: pull.body))
+                    let pulledContacts = records.flatMap(\.entities).map(\.entity).filter { $0.kind == .contact }.map(\.metadata.uuid)
+                    XCTAssertEqual(pulledContacts, sees ? [contact.uuid] : [], patient)
 
-                let view = try await client.execute(uri: "/carekit/v1/contacts", method: .get, headers: headers, body: nil)
-                XCTAssertEqual(view.status, .ok)
-                XCTAssertEqual(String(buffer: view.body).contains("Rita"), sees, patient)
+                    let view = try await client.execute(uri: "/carekit/v1/contacts", method: .get, headers: headers, body: nil)
+                    XCTAssertEqual(view.status, .ok)
+                    XCTAssertEqual(String(buffer: view.body).contains("Rita"), sees, patient)
+                }
             }
         }
     }

@@ -23,6 +23,13 @@ public struct ReadingFixture {
     /// In memory, or in the SQLite file `path`.
     public init(path: String? = nil) throws {
         store = try path.map { try SQLiteStore(path: $0) } ?? SQLiteStore.inMemory()
+        tasks = try Self.fill(store)
+    }
+
+    /// Writes the fixture's patients, plan and tasks into `store` (any store: the app API tests run on
+    /// PostgreSQL too); returns the tasks by name.
+    public static func fill(_ store: any Store) throws -> [String: CareTask] {
+        var tasks: [String: CareTask] = [:]
         var batch = StoreBatch()
         let zone = Self.zone
         func metadata(_ source: (String, String)? = nil) -> EntityMetadata {
@@ -60,5 +67,6 @@ public struct ReadingFixture {
             tasks[name] = log
         }
         try store.apply(batch)
+        return tasks
     }
 }
