@@ -1,6 +1,7 @@
 import FHIR
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -81,20 +82,22 @@ final class HostileServerTests: XCTestCase {
         let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["ok"])
         defer { proxy.stop() }
         let folder = try makeScratchFolder("relabel")
-        let store = folder.appendingPathComponent("care.sqlite").path
         let relabelling = try FaultProxyProcess.start(upstream: server.base, schedule: ["relabel"])
         defer { relabelling.stop() }
         let config = try folder.writeFile("sync.yaml", "server: \(relabelling.base.absoluteString)\ntime-zone: America/Chicago\nresources: [Observation]\n")
-        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
-        XCTAssertNotEqual(run.status, 0, "a page relabelled is a problem: \(run.stdout)")
-        XCTAssertTrue((run.stdout + run.stderr).contains("held entries of another type"), run.stdout + run.stderr)
-        let checkpoint = try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: relabelling.base.absoluteString, resourceType: "Observation")
-        XCTAssertNil(checkpoint, "the cursor stays where it was")
-        // The next run, from an honest server, pulls what the relabelled pages hid.
         let honest = try folder.writeFile("honest.yaml", "server: \(proxy.base.absoluteString)\ntime-zone: America/Chicago\nresources: [Patient, CarePlan, MedicationRequest, Observation]\n")
-        let rerun = try CLIRunner.run(["sync", "--once", "--config", honest, "--store", store])
-        XCTAssertEqual(rerun.status, 0, rerun.stdout + rerun.stderr)
-        XCTAssertNotNil(try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: proxy.base.absoluteString, resourceType: "Observation"))
+        try forEachStore(sqliteFile: true) { tested in
+            let store = try XCTUnwrap(tested.location)
+            let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+            XCTAssertNotEqual(run.status, 0, "\(tested.kind): a page relabelled is a problem: \(run.stdout)")
+            XCTAssertTrue((run.stdout + run.stderr).contains("held entries of another type"), run.stdout + run.stderr)
+            let checkpoint = try tested.reopen().checkpoint(server: relabelling.base.absoluteString, resourceType: "Observation")
+            XCTAssertNil(checkpoint, "\(tested.kind): the cursor stays where it was")
+            // The next run, from an honest server, pulls what the relabelled pages hid.
+            let rerun = try CLIRunner.run(["sync", "--once", "--config", honest, "--store", store])
+            XCTAssertEqual(rerun.status, 0, rerun.stdout + rerun.stderr)
+            XCTAssertNotNil(try tested.reopen().checkpoint(server: proxy.base.absoluteString, resourceType: "Observation"), "\(tested.kind)")
+        }
     }
 
     /// Pulled pages are held in memory: a sync killed in the middle of its pull (through a proxy that
