@@ -141,12 +141,33 @@ final class HostileServerTests: XCTestCase {
         parts.user = "hospital"
         parts.password = "s3cret-pw"
         let folder = try makeScratchFolder("password")
-        let store = folder.appendingPathComponent("care.sqlite").path
         let config = try folder.writeFile("pw.yaml", "server: \(try XCTUnwrap(parts.string))\ntime-zone: America/Chicago\nresources: [Patient]\n")
-        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
-        XCTAssertFalse((run.stdout + run.stderr).contains("s3cret-pw"), run.stdout + run.stderr)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: store)) + ((try? Data(contentsOf: URL(fileURLWithPath: store + "-wal"))) ?? Data())
-        XCTAssertNil(bytes.range(of: Data("s3cret-pw".utf8)), "the store keeps no password")
+        try forEachStore(sqliteFile: true) { tested in
+            let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", try XCTUnwrap(tested.location)])
+            XCTAssertEqual(run.status, 0, "\(tested.kind): " + run.stdout + run.stderr)
+            XCTAssertFalse((run.stdout + run.stderr).contains("s3cret-pw"), run.stdout + run.stderr)
+            XCTAssertNil(try Self.storedBytes(tested).range(of: Data("s3cret-pw".utf8)), "\(tested.kind): the store keeps no password")
+        }
+    }
+
+    /// Everything `tested` holds, as bytes: the SQLite file and its write-ahead log, or a `pg_dump` of the
+    /// PostgreSQL database (schema and rows).
+    private static func storedBytes(_ tested: TestStore) throws -> Data {
+        let location = try XCTUnwrap(tested.location)
+        guard tested.kind == .postgresql else {
+            return try Data(contentsOf: URL(fileURLWithPath: location)) + ((try? Data(contentsOf: URL(fileURLWithPath: location + "-wal"))) ?? Data())
+        }
+        let dump = Process()
+        dump.executableURL = try XCTUnwrap(PostgresServerProcess.findBinaries()).appendingPathComponent("pg_dump")
+        dump.arguments = ["--dbname", location]
+        let output = Pipe()
+        dump.standardOutput = output
+        try dump.run()
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        dump.waitUntilExit()
+        XCTAssertEqual(dump.terminationStatus, 0, "pg_dump of the store")
+        XCTAssertGreaterThan(bytes.count, 0)
+        return bytes
     }
 }
 
