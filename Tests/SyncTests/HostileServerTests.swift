@@ -119,8 +119,12 @@ final class HostileServerTests: XCTestCase {
             _ = try sync.wait()
         }
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: temporary)).subtracting(before)
-            // What the test harness makes (here or in another test process sharing the folder) is not the sync's.
-            .filter { $0.hasPrefix("caregate") && !$0.hasPrefix("caregate-cli-") && !$0.hasPrefix("caregate-fhir-server-") }
+            // What the test harness makes (here or in another test process sharing the folder: CLI scratch
+            // folders, FHIR and PostgreSQL servers' folders, the benchmarks' PostgreSQL) is not the sync's.
+            .filter { name in
+                name.hasPrefix("caregate")
+                    && !["caregate-cli-", "caregate-fhir-server-", "caregate-postgres-", "caregate-bench-postgres."].contains { name.hasPrefix($0) }
+            }
         XCTAssertEqual(left, [], "nothing of the pull stays in the temporary folder")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("care.sqlite") && $0 != "sync.yaml" }, [])
     }
