@@ -4,6 +4,7 @@ import Crypto
 import FHIR
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -45,81 +46,83 @@ final class ActiveTaskLiveTests: XCTestCase {
     }
 
     func testToneAudiometryTimedWalksAndARecordingReachTheFHIRServer() throws {
-        let fhir = try FHIRServerProcess.start()
-        defer { fhir.stop() }
-        let folder = try makeScratchFolder("active-task-live")
-        try loadKeepingIDs([try plan(in: folder).path], into: fhir.base)
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let key = folder.appendingPathComponent("server.key").path
-        let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
-        let patientID = try XCTUnwrap(try SQLiteStore(path: store, mode: .readOnly).patients(.current).first?.id)
-        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", patientID, "--expires-in", "10m"])
-        XCTAssertEqual(issued.status, 0, issued.stderr)
+        try forEachStore(sqliteFile: true) { tested in
+            let fhir = try FHIRServerProcess.start()
+            defer { fhir.stop() }
+            let folder = try makeScratchFolder("active-task-live")
+            try loadKeepingIDs([try plan(in: folder).path], into: fhir.base)
+            let config = folder.appendingPathComponent("sync.yaml")
+            try Data("server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n".utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
+            let key = folder.appendingPathComponent("server.key").path
+            let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
+            let patientID = try XCTUnwrap(try tested.reopen().patients(.current).first?.id)
+            let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", patientID, "--expires-in", "10m"])
+            XCTAssertEqual(issued.status, 0, issued.stderr)
 
-        let app = try AppServerProcess.start(store: store, key: key)
-        defer { app.stop() }
-        let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        try blocking { try await Self.device(client) }
-        app.stop()
+            let app = try AppServerProcess.start(store: store, key: key)
+            defer { app.stop() }
+            let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            try blocking { try await Self.device(client) }
+            app.stop()
 
-        let written = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(written.status, 0, written.stdout + written.stderr)
-        XCTAssertTrue(written.stdout.contains("4 acknowledged"), written.stdout)
+            let written = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(written.status, 0, written.stdout + written.stderr)
+            XCTAssertTrue(written.stdout.contains("4 acknowledged"), written.stdout)
 
-        let server = FHIRClient(base: fhir.base)
-        let walk = try XCTUnwrap(try search(server, "Observation", code: "http://loinc.org|64098-7").first, "the six-minute walk")
-        XCTAssertEqual(walk.child(named: "valueQuantity").map(Self.quantity), ["452.5", "m", "http://unitsofmeasure.org", "m"])
-        XCTAssertEqual(walk.child(named: "component")?.child(named: "valueQuantity").map(Self.quantity), ["360", "s", "http://unitsofmeasure.org", "s"])
-        XCTAssertEqual(walk.child(named: "subject")?.childValue("reference"), "Patient/at-pat")
-        XCTAssertEqual(walk.child(named: "basedOn")?.childValue("reference"), "CarePlan/at-plan")
+            let server = FHIRClient(base: fhir.base)
+            let walk = try XCTUnwrap(try search(server, "Observation", code: "http://loinc.org|64098-7").first, "the six-minute walk")
+            XCTAssertEqual(walk.child(named: "valueQuantity").map(Self.quantity), ["452.5", "m", "http://unitsofmeasure.org", "m"])
+            XCTAssertEqual(walk.child(named: "component")?.child(named: "valueQuantity").map(Self.quantity), ["360", "s", "http://unitsofmeasure.org", "s"])
+            XCTAssertEqual(walk.child(named: "subject")?.childValue("reference"), "Patient/at-pat")
+            XCTAssertEqual(walk.child(named: "basedOn")?.childValue("reference"), "CarePlan/at-plan")
 
-        let timed = try XCTUnwrap(try search(server, "Observation", code: "urn:caregate:active-task|timed-walk").first, "the timed walk")
-        XCTAssertEqual(timed.child(named: "valueQuantity").map(Self.quantity), ["7.4", "s", "http://unitsofmeasure.org", "s"])
-        XCTAssertEqual(timed.children(named: "component").compactMap { $0.child(named: "valueQuantity")?.childValue("value") }, ["7.62"])
+            let timed = try XCTUnwrap(try search(server, "Observation", code: "urn:caregate:active-task|timed-walk").first, "the timed walk")
+            XCTAssertEqual(timed.child(named: "valueQuantity").map(Self.quantity), ["7.4", "s", "http://unitsofmeasure.org", "s"])
+            XCTAssertEqual(timed.children(named: "component").compactMap { $0.child(named: "valueQuantity")?.childValue("value") }, ["7.62"])
 
-        let audiogram = try XCTUnwrap(try search(server, "Observation", code: "http://loinc.org|89015-2").first, "the audiogram")
-        let thresholds = audiogram.children(named: "component").map { component in
-            (component.child(named: "code")?.child(named: "coding")?.childValue("code") ?? "", component.child(named: "valueQuantity").map(Self.quantity) ?? [])
+            let audiogram = try XCTUnwrap(try search(server, "Observation", code: "http://loinc.org|89015-2").first, "the audiogram")
+            let thresholds = audiogram.children(named: "component").map { component in
+                (component.child(named: "code")?.child(named: "coding")?.childValue("code") ?? "", component.child(named: "valueQuantity").map(Self.quantity) ?? [])
+            }
+            XCTAssertEqual(thresholds.map(\.0), ["hearing-threshold.left.250", "89016-0", "89018-6", "89017-8", "89019-4"])
+            XCTAssertEqual(thresholds.map { $0.1.first ?? nil }, ["10", "15", "20", "20", "25"])
+            XCTAssertTrue(thresholds.allSatisfy { $0.1.last == "dB" }, "\(thresholds)")
+
+            let documents = try search(server, "DocumentReference", code: nil)
+            XCTAssertEqual(documents.count, 1, "one DocumentReference for the recording")
+            let document = try XCTUnwrap(documents.first)
+            let attachment = try XCTUnwrap(document.child(named: "content")?.child(named: "attachment"))
+            XCTAssertEqual(attachment.childValue("size"), String(Self.recording.count))
+            XCTAssertEqual(attachment.childValue("hash"), Data(Insecure.SHA1.hash(data: Self.recording)).base64EncodedString())
+            XCTAssertEqual(attachment.childValue("contentType"), "audio/mp4")
+            XCTAssertEqual(attachment.childValue("data").flatMap { Data(base64Encoded: $0) }, Self.recording)
+            XCTAssertEqual(document.childValue("status"), "current")
+            XCTAssertEqual(document.child(named: "context")?.child(named: "related")?.childValue("reference"), "CarePlan/at-plan")
+
+            // What the server holds is valid R4, by the project's validator.
+            // One Provenance per outcome, naming what it became.
+            let provenances = try search(server, "Provenance", code: nil)
+            XCTAssertEqual(provenances.count, 4)
+            let targets = Set(provenances.flatMap { $0.children(named: "target").compactMap { $0.childValue("reference") } })
+            for resource in [walk, timed, audiogram, document] {
+                XCTAssertTrue(targets.contains("\(resource.resourceType ?? "")/\(resource.childValue("id") ?? "")"), "\(targets)")
+            }
+
+            for (name, resource) in [("walk", walk), ("timed", timed), ("audiogram", audiogram), ("recording", document)] {
+                let path = folder.appendingPathComponent("\(name).json")
+                try FHIRJSON.write(resource).write(to: path)
+                let validated = try CLIRunner.run(["validate", path.path])
+                XCTAssertEqual(validated.status, 0, "\(name): \(validated.stdout)\(validated.stderr)")
+            }
+
+            let quiet = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(quiet.status, 0, quiet.stdout + quiet.stderr)
+            XCTAssertTrue(quiet.stdout.contains("pushed: 0 outcome(s)"), quiet.stdout)
+            XCTAssertEqual(try search(server, "Observation", code: "http://loinc.org|89015-2").count, 1, "sent once")
+            XCTAssertEqual(try search(server, "DocumentReference", code: nil).count, 1, "sent once")
         }
-        XCTAssertEqual(thresholds.map(\.0), ["hearing-threshold.left.250", "89016-0", "89018-6", "89017-8", "89019-4"])
-        XCTAssertEqual(thresholds.map { $0.1.first ?? nil }, ["10", "15", "20", "20", "25"])
-        XCTAssertTrue(thresholds.allSatisfy { $0.1.last == "dB" }, "\(thresholds)")
-
-        let documents = try search(server, "DocumentReference", code: nil)
-        XCTAssertEqual(documents.count, 1, "one DocumentReference for the recording")
-        let document = try XCTUnwrap(documents.first)
-        let attachment = try XCTUnwrap(document.child(named: "content")?.child(named: "attachment"))
-        XCTAssertEqual(attachment.childValue("size"), String(Self.recording.count))
-        XCTAssertEqual(attachment.childValue("hash"), Data(Insecure.SHA1.hash(data: Self.recording)).base64EncodedString())
-        XCTAssertEqual(attachment.childValue("contentType"), "audio/mp4")
-        XCTAssertEqual(attachment.childValue("data").flatMap { Data(base64Encoded: $0) }, Self.recording)
-        XCTAssertEqual(document.childValue("status"), "current")
-        XCTAssertEqual(document.child(named: "context")?.child(named: "related")?.childValue("reference"), "CarePlan/at-plan")
-
-        // What the server holds is valid R4, by the project's validator.
-        // One Provenance per outcome, naming what it became.
-        let provenances = try search(server, "Provenance", code: nil)
-        XCTAssertEqual(provenances.count, 4)
-        let targets = Set(provenances.flatMap { $0.children(named: "target").compactMap { $0.childValue("reference") } })
-        for resource in [walk, timed, audiogram, document] {
-            XCTAssertTrue(targets.contains("\(resource.resourceType ?? "")/\(resource.childValue("id") ?? "")"), "\(targets)")
-        }
-
-        for (name, resource) in [("walk", walk), ("timed", timed), ("audiogram", audiogram), ("recording", document)] {
-            let path = folder.appendingPathComponent("\(name).json")
-            try FHIRJSON.write(resource).write(to: path)
-            let validated = try CLIRunner.run(["validate", path.path])
-            XCTAssertEqual(validated.status, 0, "\(name): \(validated.stdout)\(validated.stderr)")
-        }
-
-        let quiet = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(quiet.status, 0, quiet.stdout + quiet.stderr)
-        XCTAssertTrue(quiet.stdout.contains("pushed: 0 outcome(s)"), quiet.stdout)
-        XCTAssertEqual(try search(server, "Observation", code: "http://loinc.org|89015-2").count, 1, "sent once")
-        XCTAssertEqual(try search(server, "DocumentReference", code: nil).count, 1, "sent once")
     }
 
     /// A device that pulls, finds each active task by its codes, and pushes one outcome per task.

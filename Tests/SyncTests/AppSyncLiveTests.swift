@@ -2,6 +2,7 @@ import AppClient
 import CareModel
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -12,36 +13,38 @@ import XCTest
 /// nothing.
 final class AppSyncLiveTests: XCTestCase {
     func testAnOutcomePushedThroughServeReachesTheFHIRServerOnce() throws {
-        let fhir = try FHIRServerProcess.start()
-        defer { fhir.stop() }
-        try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: fhir.base)
-        let folder = try makeScratchFolder("app-sync-live")
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let key = folder.appendingPathComponent("server.key").path
-        let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
-        let patientID = try XCTUnwrap(try SQLiteStore(path: store, mode: .readOnly).patients(.current).first?.id)
-        let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", patientID, "--expires-in", "10m"])
-        XCTAssertEqual(issued.status, 0, issued.stderr)
+        try forEachStore(sqliteFile: true) { tested in
+            let fhir = try FHIRServerProcess.start()
+            defer { fhir.stop() }
+            try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: fhir.base)
+            let folder = try makeScratchFolder("app-sync-live")
+            let config = folder.appendingPathComponent("sync.yaml")
+            try Data("server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n".utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
+            let key = folder.appendingPathComponent("server.key").path
+            let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
+            let patientID = try XCTUnwrap(try tested.reopen().patients(.current).first?.id)
+            let issued = try CLIRunner.run(["patients", "token", "--store", store, "--key", key, "--patient", patientID, "--expires-in", "10m"])
+            XCTAssertEqual(issued.status, 0, issued.stderr)
 
-        let app = try AppServerProcess.start(store: store, key: key)
-        defer { app.stop() }
-        let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        try blocking {
-            try await Self.device(client)
+            let app = try AppServerProcess.start(store: store, key: key)
+            defer { app.stop() }
+            let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            try blocking {
+                try await Self.device(client)
+            }
+            app.stop()
+
+            let written = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(written.status, 0, written.stdout + written.stderr)
+            XCTAssertTrue(written.stdout.contains("1 acknowledged"), written.stdout)
+            XCTAssertEqual(try observations(fhir), 1, "\(tested.kind): one Observation for the outcome")
+            let quiet = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(quiet.status, 0, quiet.stdout + quiet.stderr)
+            XCTAssertTrue(quiet.stdout.contains("pushed: 0 outcome(s)"), quiet.stdout)
+            XCTAssertEqual(try observations(fhir), 1)
         }
-        app.stop()
-
-        let written = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(written.status, 0, written.stdout + written.stderr)
-        XCTAssertTrue(written.stdout.contains("1 acknowledged"), written.stdout)
-        XCTAssertEqual(try observations(fhir), 1, "one Observation for the outcome")
-        let quiet = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(quiet.status, 0, quiet.stdout + quiet.stderr)
-        XCTAssertTrue(quiet.stdout.contains("pushed: 0 outcome(s)"), quiet.stdout)
-        XCTAssertEqual(try observations(fhir), 1)
     }
 
     /// A device as OCKStore.synchronize() runs: pull and merge, clock on, push what is ahead, clock on;

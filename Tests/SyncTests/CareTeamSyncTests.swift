@@ -2,6 +2,7 @@ import CareModel
 import FHIR
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -11,13 +12,14 @@ import XCTest
 /// adds its practitioner though neither the Patient nor the Practitioner changed; a practitioner's roles
 /// come along though nothing references them.
 final class CareTeamSyncTests: XCTestCase {
-    private func team(_ path: String) throws -> Set<String> {
-        Set(try SQLiteStore(path: path, mode: .readOnly).contacts(.current)
+    /// The care team members of Patient/p1 in `store`.
+    private func team(_ store: any Store) throws -> Set<String> {
+        Set(try store.contacts(.current)
             .filter { $0.metadata.linkage.patientID == "Patient/p1" }.compactMap { $0.metadata.userInfo?["careTeam.member"] })
     }
 
-    private func contact(_ member: String, in path: String) throws -> Contact? {
-        try SQLiteStore(path: path, mode: .readOnly).contacts(.current).first { $0.metadata.userInfo?["careTeam.member"] == member }
+    private func contact(_ member: String, in store: any Store) throws -> Contact? {
+        try store.contacts(.current).first { $0.metadata.userInfo?["careTeam.member"] == member }
     }
 
     private func put(_ resources: [String], in folder: URL, on server: FHIRServerProcess) throws {
@@ -32,45 +34,47 @@ final class CareTeamSyncTests: XCTestCase {
     }
 
     func testIncrementalRunsKeepEachPatientsCareTeamWhole() throws {
-        let server = try FHIRServerProcess.start()
-        defer { server.stop() }
-        let folder = try makeScratchFolder("care-team-sync")
-        try put([
-            #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae"}]}"#,
-            #"{"resourceType": "Practitioner", "id": "a", "name": [{"family": "Alpha"}], "telecom": [{"system": "email", "value": "alpha@example.org"}]}"#,
-            #"{"resourceType": "Practitioner", "id": "b", "name": [{"family": "Beta"}]}"#,
-            // Alpha's role, which nothing references: the rules find it by its `practitioner`.
-            #"{"resourceType": "PractitionerRole", "id": "ra", "practitioner": {"reference": "Practitioner/a"}, "code": [{"text": "Cardiologist"}]}"#,
-            encounter("e1", by: "a", on: "2024-01-10"),
-        ], in: folder, on: server)
-        // Put later, so that the cursors (`_lastUpdated ge`, which pulls the latest of each type again)
-        // stand on another patient's Encounter, another Practitioner and another's role.
-        try put([
-            #"{"resourceType": "Patient", "id": "p2", "name": [{"family": "Other"}]}"#,
-            #"{"resourceType": "Practitioner", "id": "c", "name": [{"family": "Gamma"}]}"#,
-            #"{"resourceType": "PractitionerRole", "id": "rc", "practitioner": {"reference": "Practitioner/c"}, "code": [{"text": "Nurse"}]}"#,
-            encounter("e9", by: "c", on: "2024-02-01", of: "p2"),
-        ], in: folder, on: server)
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(server.base.absoluteString)\ntime-zone: UTC\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("synced.sqlite").path
-        func sync() throws {
-            let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-            XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+        try forEachStore(sqliteFile: true) { tested in
+            let server = try FHIRServerProcess.start()
+            defer { server.stop() }
+            let folder = try makeScratchFolder("care-team-sync")
+            try put([
+                #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae"}]}"#,
+                #"{"resourceType": "Practitioner", "id": "a", "name": [{"family": "Alpha"}], "telecom": [{"system": "email", "value": "alpha@example.org"}]}"#,
+                #"{"resourceType": "Practitioner", "id": "b", "name": [{"family": "Beta"}]}"#,
+                // Alpha's role, which nothing references: the rules find it by its `practitioner`.
+                #"{"resourceType": "PractitionerRole", "id": "ra", "practitioner": {"reference": "Practitioner/a"}, "code": [{"text": "Cardiologist"}]}"#,
+                encounter("e1", by: "a", on: "2024-01-10"),
+            ], in: folder, on: server)
+            // Put later, so that the cursors (`_lastUpdated ge`, which pulls the latest of each type again)
+            // stand on another patient's Encounter, another Practitioner and another's role.
+            try put([
+                #"{"resourceType": "Patient", "id": "p2", "name": [{"family": "Other"}]}"#,
+                #"{"resourceType": "Practitioner", "id": "c", "name": [{"family": "Gamma"}]}"#,
+                #"{"resourceType": "PractitionerRole", "id": "rc", "practitioner": {"reference": "Practitioner/c"}, "code": [{"text": "Nurse"}]}"#,
+                encounter("e9", by: "c", on: "2024-02-01", of: "p2"),
+            ], in: folder, on: server)
+            let config = folder.appendingPathComponent("sync.yaml")
+            try Data("server: \(server.base.absoluteString)\ntime-zone: UTC\n".utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
+            func sync() throws {
+                let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+                XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+            }
+            try sync()
+            XCTAssertEqual(try team(tested.reopen()), ["Practitioner/a"])
+
+            // The Patient changes alone: the run pulls it, and with it the patient's Encounter and Alpha.
+            try put([#"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae", "given": ["Pat"]}]}"#], in: folder, on: server)
+            try sync()
+            XCTAssertEqual(try team(tested.reopen()), ["Practitioner/a"], "\(tested.kind): Alpha is still on the team")
+            XCTAssertEqual(try contact("Practitioner/a", in: tested.reopen())?.role, "Cardiologist", "with the role no resource references")
+
+            // A new Encounter with Beta, who was pulled at the first run and has not changed since.
+            try put([encounter("e2", by: "b", on: "2024-06-01")], in: folder, on: server)
+            try sync()
+            XCTAssertEqual(try team(tested.reopen()), ["Practitioner/a", "Practitioner/b"])
+            XCTAssertEqual(try contact("Practitioner/a", in: tested.reopen())?.emailAddresses?.map(\.value), ["alpha@example.org"])
         }
-        try sync()
-        XCTAssertEqual(try team(store), ["Practitioner/a"])
-
-        // The Patient changes alone: the run pulls it, and with it the patient's Encounter and Alpha.
-        try put([#"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae", "given": ["Pat"]}]}"#], in: folder, on: server)
-        try sync()
-        XCTAssertEqual(try team(store), ["Practitioner/a"], "Alpha is still on the team")
-        XCTAssertEqual(try contact("Practitioner/a", in: store)?.role, "Cardiologist", "with the role no resource references")
-
-        // A new Encounter with Beta, who was pulled at the first run and has not changed since.
-        try put([encounter("e2", by: "b", on: "2024-06-01")], in: folder, on: server)
-        try sync()
-        XCTAssertEqual(try team(store), ["Practitioner/a", "Practitioner/b"])
-        XCTAssertEqual(try contact("Practitioner/a", in: store)?.emailAddresses?.map(\.value), ["alpha@example.org"])
     }
 }

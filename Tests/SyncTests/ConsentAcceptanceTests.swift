@@ -7,6 +7,7 @@ import FoundationNetworking
 #endif
 import Pipeline
 import Store
+import StoreTestSupport
 import Sync
 import Testing
 import TestSupport
@@ -29,7 +30,9 @@ import TestSupport
         ]}
         """#
 
-    @Test func agreeRecordWithdrawWritesOneConsentAndHoldsTheOutcome() async throws {
+    /// On a SQLite file and on a PostgreSQL database.
+    @Test(arguments: TestStoreKind.allCases)
+    func agreeRecordWithdrawWritesOneConsentAndHoldsTheOutcome(kind: TestStoreKind) async throws {
         guard LiveTestSetup.sekmetIsInstalled() else { return }
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
@@ -39,7 +42,9 @@ import TestSupport
         let terms = try ConsentFixture.writeTerms(in: folder, required: true)
         let config = folder.appendingPathComponent("sync.yaml")
         try Data("server: \(fhir.base.absoluteString)\ntime-zone: UTC\nresources: [Patient, CarePlan]\nconsent-terms: terms.yaml\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
+        guard let live = try await LiveStore.make(kind, in: folder) else { return }
+        defer { live.remove() }
+        let store = live.location
         let key = folder.appendingPathComponent("server.key").path
         let sync = { try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store]) }
         let pulled = try sync()
@@ -84,8 +89,10 @@ import TestSupport
         // The consent push, killed once the server stored it; then the sync job's reruns.
         let base: String = fhir.base.absoluteString
         await #expect(processExitsWith: .signal(SIGKILL), "killed once the server has the Consent") { [store = store as String, base = base as String] in
-            let receiver = KilledAfterReceiving(inner: FHIRServerReceiver(client: FHIRClient(base: URL(string: base)!)))
-            _ = try PayloadOutbox(store: try SQLiteStore(path: store)).push(to: receiver, selecting: { PayloadOutbox.kind(of: $0) == .consent })
+            try await LiveStore.offThePool {
+                let receiver = KilledAfterReceiving(inner: FHIRServerReceiver(client: FHIRClient(base: URL(string: base)!)))
+                _ = try PayloadOutbox(store: try LiveStore.open(store)).push(to: receiver, selecting: { PayloadOutbox.kind(of: $0) == .consent })
+            }
         }
         for _ in 0..<2 {
             let run = try sync()

@@ -1,6 +1,7 @@
 import FHIR
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -81,20 +82,22 @@ final class HostileServerTests: XCTestCase {
         let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: ["ok"])
         defer { proxy.stop() }
         let folder = try makeScratchFolder("relabel")
-        let store = folder.appendingPathComponent("care.sqlite").path
         let relabelling = try FaultProxyProcess.start(upstream: server.base, schedule: ["relabel"])
         defer { relabelling.stop() }
         let config = try folder.writeFile("sync.yaml", "server: \(relabelling.base.absoluteString)\ntime-zone: America/Chicago\nresources: [Observation]\n")
-        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
-        XCTAssertNotEqual(run.status, 0, "a page relabelled is a problem: \(run.stdout)")
-        XCTAssertTrue((run.stdout + run.stderr).contains("held entries of another type"), run.stdout + run.stderr)
-        let checkpoint = try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: relabelling.base.absoluteString, resourceType: "Observation")
-        XCTAssertNil(checkpoint, "the cursor stays where it was")
-        // The next run, from an honest server, pulls what the relabelled pages hid.
         let honest = try folder.writeFile("honest.yaml", "server: \(proxy.base.absoluteString)\ntime-zone: America/Chicago\nresources: [Patient, CarePlan, MedicationRequest, Observation]\n")
-        let rerun = try CLIRunner.run(["sync", "--once", "--config", honest, "--store", store])
-        XCTAssertEqual(rerun.status, 0, rerun.stdout + rerun.stderr)
-        XCTAssertNotNil(try SQLiteStore(path: store, mode: .readOnly).checkpoint(server: proxy.base.absoluteString, resourceType: "Observation"))
+        try forEachStore(sqliteFile: true) { tested in
+            let store = try XCTUnwrap(tested.location)
+            let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
+            XCTAssertNotEqual(run.status, 0, "\(tested.kind): a page relabelled is a problem: \(run.stdout)")
+            XCTAssertTrue((run.stdout + run.stderr).contains("held entries of another type"), run.stdout + run.stderr)
+            let checkpoint = try tested.reopen().checkpoint(server: relabelling.base.absoluteString, resourceType: "Observation")
+            XCTAssertNil(checkpoint, "\(tested.kind): the cursor stays where it was")
+            // The next run, from an honest server, pulls what the relabelled pages hid.
+            let rerun = try CLIRunner.run(["sync", "--once", "--config", honest, "--store", store])
+            XCTAssertEqual(rerun.status, 0, rerun.stdout + rerun.stderr)
+            XCTAssertNotNil(try tested.reopen().checkpoint(server: proxy.base.absoluteString, resourceType: "Observation"), "\(tested.kind)")
+        }
     }
 
     /// Pulled pages are held in memory: a sync killed in the middle of its pull (through a proxy that
@@ -116,8 +119,12 @@ final class HostileServerTests: XCTestCase {
             _ = try sync.wait()
         }
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: temporary)).subtracting(before)
-            // What the test harness makes (here or in another test process sharing the folder) is not the sync's.
-            .filter { $0.hasPrefix("caregate") && !$0.hasPrefix("caregate-cli-") && !$0.hasPrefix("caregate-fhir-server-") }
+            // What the test harness makes (here or in another test process sharing the folder: CLI scratch
+            // folders, FHIR and PostgreSQL servers' folders, the benchmarks' PostgreSQL) is not the sync's.
+            .filter { name in
+                name.hasPrefix("caregate")
+                    && !["caregate-cli-", "caregate-fhir-server-", "caregate-postgres-", "caregate-bench-postgres."].contains { name.hasPrefix($0) }
+            }
         XCTAssertEqual(left, [], "nothing of the pull stays in the temporary folder")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("care.sqlite") && $0 != "sync.yaml" }, [])
     }
@@ -138,12 +145,33 @@ final class HostileServerTests: XCTestCase {
         parts.user = "hospital"
         parts.password = "s3cret-pw"
         let folder = try makeScratchFolder("password")
-        let store = folder.appendingPathComponent("care.sqlite").path
         let config = try folder.writeFile("pw.yaml", "server: \(try XCTUnwrap(parts.string))\ntime-zone: America/Chicago\nresources: [Patient]\n")
-        let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", store])
-        XCTAssertFalse((run.stdout + run.stderr).contains("s3cret-pw"), run.stdout + run.stderr)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: store)) + ((try? Data(contentsOf: URL(fileURLWithPath: store + "-wal"))) ?? Data())
-        XCTAssertNil(bytes.range(of: Data("s3cret-pw".utf8)), "the store keeps no password")
+        try forEachStore(sqliteFile: true) { tested in
+            let run = try CLIRunner.run(["sync", "--once", "--config", config, "--store", try XCTUnwrap(tested.location)])
+            XCTAssertEqual(run.status, 0, "\(tested.kind): " + run.stdout + run.stderr)
+            XCTAssertFalse((run.stdout + run.stderr).contains("s3cret-pw"), run.stdout + run.stderr)
+            XCTAssertNil(try Self.storedBytes(tested).range(of: Data("s3cret-pw".utf8)), "\(tested.kind): the store keeps no password")
+        }
+    }
+
+    /// Everything `tested` holds, as bytes: the SQLite file and its write-ahead log, or a `pg_dump` of the
+    /// PostgreSQL database (schema and rows).
+    private static func storedBytes(_ tested: TestStore) throws -> Data {
+        let location = try XCTUnwrap(tested.location)
+        guard tested.kind == .postgresql else {
+            return try Data(contentsOf: URL(fileURLWithPath: location)) + ((try? Data(contentsOf: URL(fileURLWithPath: location + "-wal"))) ?? Data())
+        }
+        let dump = Process()
+        dump.executableURL = try XCTUnwrap(PostgresServerProcess.findBinaries()).appendingPathComponent("pg_dump")
+        dump.arguments = ["--dbname", location]
+        let output = Pipe()
+        dump.standardOutput = output
+        try dump.run()
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        dump.waitUntilExit()
+        XCTAssertEqual(dump.terminationStatus, 0, "pg_dump of the store")
+        XCTAssertGreaterThan(bytes.count, 0)
+        return bytes
     }
 }
 

@@ -5,6 +5,7 @@ import Foundation
 import Insights
 import Pipeline
 import Store
+import StoreTestSupport
 import Sync
 import Testing
 import TestSupport
@@ -14,7 +15,9 @@ import TestSupport
 /// (sekmet-fhir) as one valid Communication carrying the report, exactly once across a resubmission, a
 /// SIGKILL right after the server stored the push (before the receipt was committed) and the reruns after.
 @Suite struct ShareLiveTests {
-    @Test func aShareFromTheAppReachesTheServerAsOneCommunicationAcrossAKill() async throws {
+    /// On a SQLite file and on a PostgreSQL database.
+    @Test(arguments: TestStoreKind.allCases)
+    func aShareFromTheAppReachesTheServerAsOneCommunicationAcrossAKill(kind: TestStoreKind) async throws {
         guard LiveTestSetup.sekmetIsInstalled() else { return }
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
@@ -23,7 +26,9 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("sync.yaml")
         try Data("server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
+        guard let live = try await LiveStore.make(kind, in: folder) else { return }
+        defer { live.remove() }
+        let store = live.location
         let key = folder.appendingPathComponent("server.key").path
         let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
         #expect(pulled.status == 0, "\(pulled.stdout)\(pulled.stderr)")
@@ -57,9 +62,10 @@ import TestSupport
         // The push, killed right after the server stored it, before its receipt was committed.
         let base: String = fhir.base.absoluteString
         await #expect(processExitsWith: .signal(SIGKILL), "killed once the server has the share") { [store = store as String, base = base as String] in
-            let receiver = KilledAfterReceiving(inner: FHIRServerReceiver(client: FHIRClient(base: URL(string: base)!)))
-            let gateway = try Gateway(path: store, creating: false)
-            _ = try PayloadOutbox(store: gateway.store).push(to: receiver, selecting: { PayloadOutbox.kind(of: $0) == .share })
+            try await LiveStore.offThePool {
+                let receiver = KilledAfterReceiving(inner: FHIRServerReceiver(client: FHIRClient(base: URL(string: base)!)))
+                _ = try PayloadOutbox(store: try LiveStore.open(store)).push(to: receiver, selecting: { PayloadOutbox.kind(of: $0) == .share })
+            }
         }
         #expect(try Self.communications(fhir).count == 1, "the killed push stored it")
         // The rerun sends it again (its receipt was lost) and the server finds it; the next sends nothing.
@@ -92,7 +98,7 @@ import TestSupport
         let id = try #require(communication.childValue("id"))
         #expect(try Self.count(fhir, "Provenance", [("target", "Communication/\(id)")]) == 1)
         let shareUUID = try #require(UUID(uuidString: first.id))
-        let entry = try #require(try SQLiteStore(path: store, mode: .readOnly).outboxEntry(destination: OutboxEntry.provider, entityUUID: shareUUID))
+        let entry = try #require(try await LiveStore.reading(store) { try $0.outboxEntry(destination: OutboxEntry.provider, entityUUID: shareUUID) })
         #expect(entry.state == .acknowledged)
     }
 

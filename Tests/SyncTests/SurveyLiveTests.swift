@@ -4,6 +4,7 @@ import FHIR
 import Foundation
 import Pipeline
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -31,26 +32,28 @@ final class SurveyLiveTests: XCTestCase {
 
     /// A folder as the server: the Questionnaire is found in the configuration's `questionnaires:` folder.
     func testSyncFindsTheQuestionnaireInTheConfiguredFolder() throws {
-        let folder = try makeScratchFolder("survey-folder")
-        let provider = folder.appendingPathComponent("provider")
-        let forms = folder.appendingPathComponent("forms")
-        let out = folder.appendingPathComponent("out")
-        for made in [provider, forms, out] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
-        try provider.writeFile("provider.json", Self.provider(startingOn: "2026-01-05"))
-        try forms.writeFile("mood.json", Self.questionnaire)
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: provider\npush-to: out\nquestionnaires: forms\ntime-zone: UTC\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
-        let reader = try SQLiteStore(path: store, mode: .readOnly)
-        let survey = try XCTUnwrap(try reader.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
-        XCTAssertEqual(survey.metadata.userInfo?["questionnaire"], "http://example.org/Questionnaire/mood|3")
+        try forEachStore(sqliteFile: true) { tested in
+            let folder = try makeScratchFolder("survey-folder")
+            let provider = folder.appendingPathComponent("provider")
+            let forms = folder.appendingPathComponent("forms")
+            let out = folder.appendingPathComponent("out")
+            for made in [provider, forms, out] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
+            try provider.writeFile("provider.json", Self.provider(startingOn: "2026-01-05"))
+            try forms.writeFile("mood.json", Self.questionnaire)
+            let config = folder.appendingPathComponent("sync.yaml")
+            try Data("server: provider\npush-to: out\nquestionnaires: forms\ntime-zone: UTC\n".utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
+            let run = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
+            let reader = try tested.reopen()
+            let survey = try XCTUnwrap(try reader.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
+            XCTAssertEqual(survey.metadata.userInfo?["questionnaire"], "http://example.org/Questionnaire/mood|3")
 
-        try Data("server: provider\npush-to: out\nquestionnaires: nowhere\n".utf8).write(to: config)
-        let wrong = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertNotEqual(wrong.status, 0)
-        XCTAssertTrue(wrong.stderr.contains("questionnaires"), wrong.stderr)
+            try Data("server: provider\npush-to: out\nquestionnaires: nowhere\n".utf8).write(to: config)
+            let wrong = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertNotEqual(wrong.status, 0)
+            XCTAssertTrue(wrong.stderr.contains("questionnaires"), wrong.stderr)
+        }
     }
 
     func testSyncFetchesTheQuestionnaireOnceAndPinsTheTask() throws {
@@ -60,13 +63,15 @@ final class SurveyLiveTests: XCTestCase {
         let today = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
         try loadKeepingIDs([try folder.writeFile("provider.json", Self.provider(startingOn: today)), try folder.writeFile("q.json", Self.questionnaire)], into: fhir.base)
         let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(fhir.base.absoluteString)\ntime-zone: UTC\nresources: [Patient, CarePlan]\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
-        let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
-        let reader = try SQLiteStore(path: store, mode: .readOnly)
-        let survey = try XCTUnwrap(try reader.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
-        XCTAssertEqual(survey.metadata.userInfo?["questionnaire"], "http://example.org/Questionnaire/mood|3")
-        XCTAssertNotNil(try reader.questionnaire(url: "http://example.org/Questionnaire/mood", version: "3"), "kept from the server")
+        try forEachStore(sqliteFile: true) { tested in
+            try Data("server: \(fhir.base.absoluteString)\ntime-zone: UTC\nresources: [Patient, CarePlan]\n".utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
+            let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
+            let reader = try tested.reopen()
+            let survey = try XCTUnwrap(try reader.tasks(.current).first { $0.metadata.tags?.contains("survey") ?? false })
+            XCTAssertEqual(survey.metadata.userInfo?["questionnaire"], "http://example.org/Questionnaire/mood|3")
+            XCTAssertNotNil(try reader.questionnaire(url: "http://example.org/Questionnaire/mood", version: "3"), "\(tested.kind): kept from the server")
+        }
     }
 }

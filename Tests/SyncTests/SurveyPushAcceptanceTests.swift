@@ -4,6 +4,7 @@ import FHIR
 import Foundation
 import Pipeline
 import Store
+import StoreTestSupport
 import Sync
 import Testing
 import TestSupport
@@ -13,7 +14,9 @@ import TestSupport
 /// by `caregate sync`, reaches the server as one QuestionnaireResponse, exactly once across a SIGKILL right
 /// after the server stored the push (before the receipt was committed) and the reruns after it.
 @Suite struct SurveyPushAcceptanceTests {
-    @Test func aSurveyAnsweredThroughServeReachesTheServerOnceAcrossAKill() async throws {
+    /// On a SQLite file and on a PostgreSQL database.
+    @Test(arguments: TestStoreKind.allCases)
+    func aSurveyAnsweredThroughServeReachesTheServerOnceAcrossAKill(kind: TestStoreKind) async throws {
         guard LiveTestSetup.sekmetIsInstalled() else { return }
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
@@ -25,7 +28,9 @@ import TestSupport
         ], into: fhir.base)
         let config = folder.appendingPathComponent("sync.yaml")
         try Data("server: \(fhir.base.absoluteString)\ntime-zone: UTC\nresources: [Patient, CarePlan]\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
+        guard let live = try await LiveStore.make(kind, in: folder) else { return }
+        defer { live.remove() }
+        let store = live.location
         let key = folder.appendingPathComponent("server.key").path
         let pulled = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
         #expect(pulled.status == 0, "\(pulled.stdout)\(pulled.stderr)")
@@ -64,8 +69,10 @@ import TestSupport
         // The push, killed right after the server stored it, before its receipt was committed.
         let base: String = fhir.base.absoluteString
         await #expect(processExitsWith: .signal(SIGKILL), "killed once the server has the response") { [store = store as String, base = base as String] in
-            let receiver = KilledAfterReceiving(inner: FHIRServerReceiver(client: FHIRClient(base: URL(string: base)!)))
-            _ = try Gateway(path: store, creating: false).exporter().push(to: receiver)
+            try await LiveStore.offThePool {
+                let receiver = KilledAfterReceiving(inner: FHIRServerReceiver(client: FHIRClient(base: URL(string: base)!)))
+                _ = try Gateway(store: try LiveStore.open(store)).exporter().push(to: receiver)
+            }
         }
         let afterKill = try Self.responses(fhir)
         #expect(afterKill == 1, "the killed push stored it")

@@ -13,10 +13,15 @@ func writeConfig(_ base: URL, in folder: URL, pageSize: Int = 200) throws -> Str
     return config.path
 }
 
-/// Care plan and medication tasks of the store, for outcomes to be recorded on.
+/// Care plan and medication tasks of the SQLite store at `path`, for outcomes to be recorded on.
 func plannedTasks(_ path: String, count: Int) throws -> [String] {
+    try plannedTasks(in: SQLiteStore(path: path), count: count)
+}
+
+/// Care plan and medication tasks of `store`, for outcomes to be recorded on.
+func plannedTasks(in store: any Store, count: Int) throws -> [String] {
     var ids: [String] = []
-    try SQLiteStore(path: path).forEachEntity(.task, .current) { entity in
+    try store.forEachEntity(.task, .current) { entity in
         if entity.id.hasPrefix("CarePlan/") || entity.id.hasPrefix("MedicationRequest/") { ids.append(entity.id) }
     }
     return Array(ids.sorted().prefix(count))

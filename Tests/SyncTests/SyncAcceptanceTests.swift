@@ -2,6 +2,7 @@ import CareModel
 import FHIR
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -18,7 +19,11 @@ final class SyncAcceptanceTests: XCTestCase {
     /// What a store holds, comparable across stores: current entities by id, outcomes by task id and
     /// occurrence with their values.
     private func contents(_ path: String) throws -> [String] {
-        let store = try SQLiteStore(path: path)
+        try contents(of: SQLiteStore(path: path))
+    }
+
+    /// ``contents(_:)`` of a store of either kind.
+    private func contents(of store: any Store) throws -> [String] {
         var lines: [String] = []
         var taskIDs: [UUID: String] = [:]
         try store.forEachVersion(.task) { if case .task(let task) = $0 { taskIDs[task.uuid] = task.id } }
@@ -56,48 +61,51 @@ final class SyncAcceptanceTests: XCTestCase {
         return found
     }
 
+    /// On each store, with a server of its own (the count of Observations is the store's).
     func testSyntheaThroughTheServerGivesWhatADirectImportGivesAndOutcomesGoBackOnce() throws {
         let files = try Corpus.files(in: "synthea-r4", suffix: ".json")
-        let server = try FHIRServerProcess.start()
-        defer { server.stop() }
-        try load(files, into: server)
-        let folder = try makeScratchFolder("sync-synthea")
-        let config = try writeConfig(server.base, in: folder)
-        let synced = folder.appendingPathComponent("synced.sqlite").path
-        let direct = folder.appendingPathComponent("direct.sqlite").path
-
-        let first = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        let direct = try makeScratchFolder("sync-synthea-direct").appendingPathComponent("direct.sqlite").path
         XCTAssertEqual(try CLIRunner.run(["import"] + files.map(\.path) + ["--time-zone", "America/Chicago", "--store", direct]).status, 0)
         let expected = try contents(direct)
         XCTAssertGreaterThan(expected.count, 1_000)
-        assertSameContents(try contents(synced), expected, "the synced store holds what a direct import of the same files gives")
+        try forEachStore(sqliteFile: true) { tested in
+            let server = try FHIRServerProcess.start()
+            defer { server.stop() }
+            try load(files, into: server)
+            let folder = try makeScratchFolder("sync-synthea")
+            let config = try writeConfig(server.base, in: folder)
+            let synced = try XCTUnwrap(tested.location)
 
-        let tasks = try plannedTasks(synced, count: 3)
-        XCTAssertEqual(tasks.count, 3)
-        try record(on: tasks, store: synced)
-        let second = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertTrue(second.stdout.contains("pushed: 3 outcome(s): 3 acknowledged"), second.stdout)
-        let observations = try exportedObservations(server.base)
-        XCTAssertEqual(observations.count, 3, "one Observation per outcome")
-        for observation in observations.values {
-            XCTAssertTrue(observation.child(named: "subject")?.childValue("reference")?.hasPrefix("Patient/") ?? false)
-            XCTAssertNotNil(observation.child(named: "code"))
-            XCTAssertNotNil(observation.childValue("effectiveDateTime") ?? observation.child(named: "effectivePeriod")?.childValue("start"))
-            XCTAssertTrue(["1", "2", "3"].contains(observation.childValue("valueInteger") ?? ""), "\(FHIRJSON.write(observation))")
-        }
-        for entry in try SQLiteStore(path: synced).outboxEntries(in: .acknowledged) {
-            XCTAssertNotNil(entry.server, "the server's id and version kept")
-        }
+            let first = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+            XCTAssertEqual(first.status, 0, "\(tested.kind): " + first.stdout + first.stderr)
+            assertSameContents(try contents(of: tested.reopen()), expected, "\(tested.kind): the synced store holds what a direct import of the same files gives")
 
-        let third = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
-        XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
-        XCTAssertTrue(third.stdout.contains("pushed: 0 outcome(s)"), third.stdout)
-        for line in third.stdout.split(separator: "\n") where line.contains("pulled") {
-            XCTAssertTrue(line.contains(" 0 created, 0 updated,"), "a third sync changes nothing: \(line)")
+            let tasks = try plannedTasks(in: tested.reopen(), count: 3)
+            XCTAssertEqual(tasks.count, 3)
+            try record(on: tasks, store: synced)
+            let second = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+            XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+            XCTAssertTrue(second.stdout.contains("pushed: 3 outcome(s): 3 acknowledged"), "\(tested.kind): " + second.stdout)
+            let observations = try exportedObservations(server.base)
+            XCTAssertEqual(observations.count, 3, "\(tested.kind): one Observation per outcome")
+            for observation in observations.values {
+                XCTAssertTrue(observation.child(named: "subject")?.childValue("reference")?.hasPrefix("Patient/") ?? false)
+                XCTAssertNotNil(observation.child(named: "code"))
+                XCTAssertNotNil(observation.childValue("effectiveDateTime") ?? observation.child(named: "effectivePeriod")?.childValue("start"))
+                XCTAssertTrue(["1", "2", "3"].contains(observation.childValue("valueInteger") ?? ""), "\(FHIRJSON.write(observation))")
+            }
+            for entry in try tested.reopen().outboxEntries(in: .acknowledged, limit: .max) {
+                XCTAssertNotNil(entry.server, "\(tested.kind): the server's id and version kept")
+            }
+
+            let third = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+            XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
+            XCTAssertTrue(third.stdout.contains("pushed: 0 outcome(s)"), "\(tested.kind): " + third.stdout)
+            for line in third.stdout.split(separator: "\n") where line.contains("pulled") {
+                XCTAssertTrue(line.contains(" 0 created, 0 updated,"), "\(tested.kind): a third sync changes nothing: \(line)")
+            }
+            XCTAssertEqual(try observationCount(server.base), 3)
         }
-        XCTAssertEqual(try observationCount(server.base), 3)
     }
 
     /// 10% dropped connections, and 429s, 500s and truncated answers, on the way in and out.
@@ -188,31 +196,35 @@ final class SyncAcceptanceTests: XCTestCase {
         assertSameContents(try contents(store), try contents(direct), "nothing lost after the rerun")
     }
 
+    /// On each store, with a server of its own (the count of Observations is the store's).
     func testThroughAFaultyNetworkTheSameEndStateAndNoDuplicate() throws {
         let files = Array(try Corpus.files(in: "synthea-r4", suffix: ".json").sorted { $0.path < $1.path }.prefix(3))
-        let server = try FHIRServerProcess.start()
-        defer { server.stop() }
-        try load(files, into: server)
-        let schedule = ["ok", "ok", "drop", "ok", "429", "ok", "ok", "500", "ok", "truncate", "ok", "ok", "drop", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
-        let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: schedule)
-        defer { proxy.stop() }
-        let folder = try makeScratchFolder("sync-faults")
-        let config = try writeConfig(proxy.base, in: folder, pageSize: 50)
-        let synced = folder.appendingPathComponent("synced.sqlite").path
-        let direct = folder.appendingPathComponent("direct.sqlite").path
-
-        let first = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        let direct = try makeScratchFolder("sync-faults-direct").appendingPathComponent("direct.sqlite").path
         XCTAssertEqual(try CLIRunner.run(["import"] + files.map(\.path) + ["--time-zone", "America/Chicago", "--store", direct]).status, 0)
-        assertSameContents(try contents(synced), try contents(direct), "nothing lost on the way in")
-        let tasks = try plannedTasks(synced, count: 3)
-        try record(on: tasks, store: synced)
-        let second = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertTrue(second.stdout.contains("3 acknowledged"), second.stdout)
-        XCTAssertEqual(try observationCount(server.base), 3, "no duplicate on the server")
-        let faults = try proxy.stats()
-        for fault in ["drop", "429", "500", "truncate"] { XCTAssertGreaterThan(faults[fault] ?? 0, 0, "\(fault) happened: \(faults)") }
+        let expected = try contents(direct)
+        try forEachStore(sqliteFile: true) { tested in
+            let server = try FHIRServerProcess.start()
+            defer { server.stop() }
+            try load(files, into: server)
+            let schedule = ["ok", "ok", "drop", "ok", "429", "ok", "ok", "500", "ok", "truncate", "ok", "ok", "drop", "ok", "ok", "ok", "ok", "ok", "ok", "ok"]
+            let proxy = try FaultProxyProcess.start(upstream: server.base, schedule: schedule)
+            defer { proxy.stop() }
+            let folder = try makeScratchFolder("sync-faults")
+            let config = try writeConfig(proxy.base, in: folder, pageSize: 50)
+            let synced = try XCTUnwrap(tested.location)
+
+            let first = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+            XCTAssertEqual(first.status, 0, "\(tested.kind): " + first.stdout + first.stderr)
+            assertSameContents(try contents(of: tested.reopen()), expected, "\(tested.kind): nothing lost on the way in")
+            let tasks = try plannedTasks(in: tested.reopen(), count: 3)
+            try record(on: tasks, store: synced)
+            let second = try CLIRunner.run(["sync", "--once", "--config", config, "--store", synced])
+            XCTAssertEqual(second.status, 0, "\(tested.kind): " + second.stdout + second.stderr)
+            XCTAssertTrue(second.stdout.contains("3 acknowledged"), "\(tested.kind): " + second.stdout)
+            XCTAssertEqual(try observationCount(server.base), 3, "\(tested.kind): no duplicate on the server")
+            let faults = try proxy.stats()
+            for fault in ["drop", "429", "500", "truncate"] { XCTAssertGreaterThan(faults[fault] ?? 0, 0, "\(tested.kind): \(fault) happened: \(faults)") }
+        }
     }
 
     /// SIGKILL at random moments, twenty times (ten while pulling into an empty store, ten while

@@ -2,6 +2,7 @@ import CareModel
 import FHIR
 import Foundation
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -14,17 +15,18 @@ final class SyncJobTests: XCTestCase {
     }
 
     /// Fixtures/provider loaded into `server`, and a sync configuration for it with `settings`: the
-    /// fixtures' path, a scratch folder, the configuration, and the paths of a synced and a direct store.
-    private func fixturesOnServer(_ server: FHIRServerProcess, settings: String) throws -> (String, URL, URL, String, String) {
+    /// fixtures' path, a scratch folder, the configuration, and the path of a direct store (SQLite).
+    private func fixturesOnServer(_ server: FHIRServerProcess, settings: String) throws -> (String, URL, URL, String) {
         let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
         try load(fixtures, into: server)
         let folder = try makeScratchFolder("sync")
         let config = folder.appendingPathComponent("sync.yaml")
         try Data("server: \(server.base.absoluteString)\ntime-zone: America/Chicago\n\(settings)\n".utf8).write(to: config)
-        return (fixtures, folder, config, folder.appendingPathComponent("synced.sqlite").path, folder.appendingPathComponent("direct.sqlite").path)
+        return (fixtures, folder, config, folder.appendingPathComponent("direct.sqlite").path)
     }
 
-    private func ids(_ store: SQLiteStore) throws -> [String] {
+    /// The current patients, care plans, contacts and tasks of `store`, by kind and id.
+    private func ids(_ store: any Store) throws -> [String] {
         var all: [String] = []
         for kind in [EntityKind.patient, .carePlan, .contact, .task] {
             try store.forEachEntity(kind, .current) { all.append("\(kind) \($0.id)") }
@@ -33,40 +35,49 @@ final class SyncJobTests: XCTestCase {
     }
 
     func testSyncPullsWhatAnImportGivesAndPushesOutcomesOnce() throws {
-        let server = try FHIRServerProcess.start()
-        defer { server.stop() }
-        let (fixtures, folder, config, synced, direct) = try fixturesOnServer(server, settings: "page-size: 2")
+        try forEachStore(sqliteFile: true) { tested in
+            let server = try FHIRServerProcess.start()
+            defer { server.stop() }
+            let (fixtures, folder, config, direct) = try fixturesOnServer(server, settings: "page-size: 2")
+            let synced = try XCTUnwrap(tested.location)
 
-        let dry = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced, "--dry-run"])
-        XCTAssertEqual(dry.status, 0, dry.stdout + dry.stderr)
-        XCTAssertTrue(dry.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), dry.stdout)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: synced), "a dry run writes nothing")
+            let dry = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced, "--dry-run"])
+            XCTAssertEqual(dry.status, 0, dry.stdout + dry.stderr)
+            XCTAssertTrue(dry.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), dry.stdout)
+            XCTAssertEqual(try ids(tested.reopen()), [], "\(tested.kind): a dry run writes nothing")
+            if tested.kind == .sqlite {
+                // The store under test exists already: a dry run on a path with no store makes none.
+                let never = folder.appendingPathComponent("never.sqlite").path
+                XCTAssertEqual(try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", never, "--dry-run"]).status, 0)
+                XCTAssertFalse(FileManager.default.fileExists(atPath: never), "a dry run writes nothing")
+            }
 
-        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced, "--report", folder.appendingPathComponent("report.json").path])
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
-        XCTAssertEqual(try CLIRunner.run(["import", fixtures, "--time-zone", "America/Chicago", "--store", direct]).status, 0)
-        XCTAssertEqual(try ids(SQLiteStore(path: synced)), try ids(SQLiteStore(path: direct)), "the store holds what a direct import gives")
-        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("report.json"))) as? [String: Any])
-        XCTAssertEqual(((report["pulled"] as? [String: Any])?["CarePlan"] as? [String: Any])?["created"] as? Int, 1)
+            let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced, "--report", folder.appendingPathComponent("report.json").path])
+            XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+            XCTAssertEqual(try CLIRunner.run(["import", fixtures, "--time-zone", "America/Chicago", "--store", direct]).status, 0)
+            XCTAssertEqual(try ids(tested.reopen()), try ids(SQLiteStore(path: direct)), "\(tested.kind): the store holds what a direct import gives")
+            let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("report.json"))) as? [String: Any])
+            XCTAssertEqual(((report["pulled"] as? [String: Any])?["CarePlan"] as? [String: Any])?["created"] as? Int, 1)
 
-        let added = try CLIRunner.run([
-            "outcomes", "add", "--store", synced, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
-        ])
-        XCTAssertEqual(added.status, 0, added.stderr)
-        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertTrue(second.stdout.contains("1 acknowledged"), second.stdout)
-        var observations = 0
-        try FHIRClient(base: server.base).search("Observation", [("identifier", "urn:caregate:outcome|")]) { page in
-            observations += page.children(named: "entry").count
-            return true
+            let added = try CLIRunner.run([
+                "outcomes", "add", "--store", synced, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
+            ])
+            XCTAssertEqual(added.status, 0, added.stderr)
+            let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
+            XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+            XCTAssertTrue(second.stdout.contains("1 acknowledged"), second.stdout)
+            var observations = 0
+            try FHIRClient(base: server.base).search("Observation", [("identifier", "urn:caregate:outcome|")]) { page in
+                observations += page.children(named: "entry").count
+                return true
+            }
+            XCTAssertEqual(observations, 1, "one Observation per outcome on the server")
+
+            let third = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
+            XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
+            XCTAssertTrue(third.stdout.contains("pushed: 0 outcome(s)"), third.stdout)
+            XCTAssertFalse(third.stdout.contains(" created,") && !third.stdout.contains(" 0 created,"), "nothing new: \(third.stdout)")
         }
-        XCTAssertEqual(observations, 1, "one Observation per outcome on the server")
-
-        let third = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
-        XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
-        XCTAssertTrue(third.stdout.contains("pushed: 0 outcome(s)"), third.stdout)
-        XCTAssertFalse(third.stdout.contains(" created,") && !third.stdout.contains(" 0 created,"), "nothing new: \(third.stdout)")
     }
 
     func testBadConfigurationIsExitTwoAndTouchesNothing() throws {
@@ -90,26 +101,28 @@ final class SyncJobTests: XCTestCase {
 
     /// A folder is a server too: Fixtures/provider as the provider, a folder as the push target.
     func testAFolderAsTheProviderAndTheOutboxWrittenToAFolder() throws {
-        let folder = try makeScratchFolder("sync-folder")
-        let outbox = folder.appendingPathComponent("outbox")
-        try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
-        let config = folder.appendingPathComponent("sync.yaml")
-        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
-        try Data("server: \(fixtures)\npush-to: \(outbox.path)\ntime-zone: America/Chicago\n".utf8).write(to: config)
-        let store = folder.appendingPathComponent("s.sqlite").path
-        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
-        XCTAssertTrue(first.stdout.contains("CarePlan: 1"), first.stdout)
-        XCTAssertEqual(try CLIRunner.run([
-            "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
-        ]).status, 0)
-        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertTrue(second.stdout.contains("1 unchanged") || second.stdout.contains("unchanged"), second.stdout)
-        let written = try FileManager.default.contentsOfDirectory(atPath: outbox.path).filter { $0.hasPrefix("export-") }
-        XCTAssertEqual(written.count, 1, "the outcome written to the push folder")
-        try Data("server: \(fixtures)\n".utf8).write(to: config)
-        XCTAssertEqual(try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store]).status, 2, "a folder needs push-to")
+        try forEachStore(sqliteFile: true) { tested in
+            let folder = try makeScratchFolder("sync-folder")
+            let outbox = folder.appendingPathComponent("outbox")
+            try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true)
+            let config = folder.appendingPathComponent("sync.yaml")
+            let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+            try Data("server: \(fixtures)\npush-to: \(outbox.path)\ntime-zone: America/Chicago\n".utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
+            let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+            XCTAssertTrue(first.stdout.contains("CarePlan: 1"), first.stdout)
+            XCTAssertEqual(try CLIRunner.run([
+                "outcomes", "add", "--store", store, "--task", "CarePlan/cp-1#activity-Walk-for-30-minutes", "--occurrence", "1", "--value", "true",
+            ]).status, 0)
+            let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+            XCTAssertTrue(second.stdout.contains("1 unchanged") || second.stdout.contains("unchanged"), second.stdout)
+            let written = try FileManager.default.contentsOfDirectory(atPath: outbox.path).filter { $0.hasPrefix("export-") }
+            XCTAssertEqual(written.count, 1, "the outcome written to the push folder")
+            try Data("server: \(fixtures)\n".utf8).write(to: config)
+            XCTAssertEqual(try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store]).status, 2, "a folder needs push-to")
+        }
     }
 
     /// The patient ids of Synthea files (one Patient each).
@@ -122,8 +135,7 @@ final class SyncJobTests: XCTestCase {
     }
 
     /// The patient ids a store's care plans belong to, and its patients.
-    private func patientsIn(_ path: String) throws -> (patients: Set<String>, planPatients: Set<String>) {
-        let store = try SQLiteStore(path: path)
+    private func patientsIn(_ store: any Store) throws -> (patients: Set<String>, planPatients: Set<String>) {
         var patients: Set<String> = [], planPatients: Set<String> = []
         try store.forEachEntity(.patient, .current) { patients.insert($0.id) }
         try store.forEachEntity(.carePlan, .current) { if case .carePlan(let plan) = $0, let id = plan.patientID { planPatients.insert(id) } }
@@ -139,38 +151,40 @@ final class SyncJobTests: XCTestCase {
         defer { server.stop() }
         try loadKeepingIDs(files.map(\.path), into: server.base)
         let folder = try makeScratchFolder("sync-cohort")
-        let config = folder.appendingPathComponent("sync.yaml")
-        let store = folder.appendingPathComponent("s.sqlite").path
-        func sync(_ cohort: String) throws -> CLIRunner.Result {
-            try Data("server: \(server.base.absoluteString)\ntime-zone: America/Chicago\npage-size: 50\npatients:\n\(cohort)\n".utf8).write(to: config)
-            return try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+        try forEachStore(sqliteFile: true) { tested in
+            let config = folder.appendingPathComponent("sync.yaml")
+            let store = try XCTUnwrap(tested.location)
+            func sync(_ cohort: String) throws -> CLIRunner.Result {
+                try Data("server: \(server.base.absoluteString)\ntime-zone: America/Chicago\npage-size: 50\npatients:\n\(cohort)\n".utf8).write(to: config)
+                return try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            }
+            let first = try sync("  ids: [\(ids[0])]")
+            XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+            XCTAssertTrue(first.stderr.contains("cohort: 1 patient(s), 1 new"), first.stderr)
+            var found = try patientsIn(tested.reopen())
+            XCTAssertEqual(found.patients, ["Patient/\(ids[0])"])
+            XCTAssertEqual(found.planPatients, ["Patient/\(ids[0])"])
+
+            let second = try sync("  ids: [\(ids[0]), \(ids[1])]")
+            XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+            XCTAssertTrue(second.stderr.contains("cohort: 2 patient(s), 1 new"), second.stderr)
+            found = try patientsIn(tested.reopen())
+            XCTAssertEqual(found.patients, ["Patient/\(ids[0])", "Patient/\(ids[1])"])
+            XCTAssertEqual(found.planPatients, ["Patient/\(ids[0])", "Patient/\(ids[1])"], "the new member's plans pulled though older than the cursors")
+
+            // A Group: its active members.
+            _ = try FHIRClient(base: server.base).update(Element.resource("Group", children: [
+                Element(name: "id", value: "program"), Element(name: "type", value: "person"), Element(name: "actual", value: "true"),
+                Element(name: "member", children: [Element(name: "entity", children: [Element(name: "reference", value: "Patient/\(ids[2])")])]),
+                Element(name: "member", children: [
+                    Element(name: "entity", children: [Element(name: "reference", value: "Patient/\(ids[1])")]), Element(name: "inactive", value: "true"),
+                ]),
+            ]))
+            let third = try sync("  group: Group/program")
+            XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
+            XCTAssertTrue(third.stderr.contains("cohort: 1 patient(s), 1 new"), third.stderr)
+            XCTAssertTrue(try patientsIn(tested.reopen()).patients.contains("Patient/\(ids[2])"))
         }
-        let first = try sync("  ids: [\(ids[0])]")
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
-        XCTAssertTrue(first.stderr.contains("cohort: 1 patient(s), 1 new"), first.stderr)
-        var found = try patientsIn(store)
-        XCTAssertEqual(found.patients, ["Patient/\(ids[0])"])
-        XCTAssertEqual(found.planPatients, ["Patient/\(ids[0])"])
-
-        let second = try sync("  ids: [\(ids[0]), \(ids[1])]")
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertTrue(second.stderr.contains("cohort: 2 patient(s), 1 new"), second.stderr)
-        found = try patientsIn(store)
-        XCTAssertEqual(found.patients, ["Patient/\(ids[0])", "Patient/\(ids[1])"])
-        XCTAssertEqual(found.planPatients, ["Patient/\(ids[0])", "Patient/\(ids[1])"], "the new member's plans pulled though older than the cursors")
-
-        // A Group: its active members.
-        _ = try FHIRClient(base: server.base).update(Element.resource("Group", children: [
-            Element(name: "id", value: "program"), Element(name: "type", value: "person"), Element(name: "actual", value: "true"),
-            Element(name: "member", children: [Element(name: "entity", children: [Element(name: "reference", value: "Patient/\(ids[2])")])]),
-            Element(name: "member", children: [
-                Element(name: "entity", children: [Element(name: "reference", value: "Patient/\(ids[1])")]), Element(name: "inactive", value: "true"),
-            ]),
-        ]))
-        let third = try sync("  group: Group/program")
-        XCTAssertEqual(third.status, 0, third.stdout + third.stderr)
-        XCTAssertTrue(third.stderr.contains("cohort: 1 patient(s), 1 new"), third.stderr)
-        XCTAssertTrue(try patientsIn(store).patients.contains("Patient/\(ids[2])"))
     }
 
     /// `bulk: true`: one $export, polled until its manifest comes, its NDJSON files imported; the next
@@ -178,19 +192,22 @@ final class SyncJobTests: XCTestCase {
     func testABulkDataExportPullGivesWhatAnImportGives() throws {
         let server = try FHIRServerProcess.start()
         defer { server.stop() }
-        let (fixtures, _, config, synced, direct) = try fixturesOnServer(server, settings: "bulk: true")
-        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
-        XCTAssertTrue(first.stderr.contains("bulk export started"), first.stderr)
-        XCTAssertTrue(first.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), first.stdout)
+        let (fixtures, _, config, direct) = try fixturesOnServer(server, settings: "bulk: true")
         XCTAssertEqual(try CLIRunner.run(["import", fixtures, "--time-zone", "America/Chicago", "--store", direct]).status, 0)
-        XCTAssertEqual(try ids(SQLiteStore(path: synced)), try ids(SQLiteStore(path: direct)))
-        let checkpoint = try SQLiteStore(path: synced).checkpoint(server: server.base.absoluteString, resourceType: "$export")
-        XCTAssertNotNil(checkpoint, "the export's transaction time kept for _since")
+        try forEachStore(sqliteFile: true) { tested in
+            let synced = try XCTUnwrap(tested.location)
+            let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
+            XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+            XCTAssertTrue(first.stderr.contains("bulk export started"), first.stderr)
+            XCTAssertTrue(first.stdout.contains("pulled CarePlan: 1 in 1 page(s): 1 created"), first.stdout)
+            XCTAssertEqual(try ids(tested.reopen()), try ids(SQLiteStore(path: direct)), "\(tested.kind)")
+            let checkpoint = try tested.reopen().checkpoint(server: server.base.absoluteString, resourceType: "$export")
+            XCTAssertNotNil(checkpoint, "the export's transaction time kept for _since")
 
-        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertFalse(second.stdout.contains("1 created"), second.stdout)
+            let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", synced])
+            XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+            XCTAssertFalse(second.stdout.contains("1 created"), second.stdout)
+        }
     }
 
     func testCohortAndBulkSettingsAreChecked() throws {
@@ -230,19 +247,21 @@ final class SyncJobTests: XCTestCase {
 
     /// Without --once the job repeats every interval; SIGTERM ends it after the run under way.
     func testWithoutOnceTheJobRepeatsUntilTerminated() throws {
-        let folder = try makeScratchFolder("sync-repeat")
-        let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("server: \(fixtures)\npush-to: out\ntime-zone: America/Chicago\ninterval: 1s\n".utf8).write(to: config)
-        let run = try CLIRunner.start(["sync", "--config", config.path, "--store", folder.appendingPathComponent("s.sqlite").path])
-        let deadline = Date().addingTimeInterval(60)
-        while run.standardErrorSoFar.components(separatedBy: "wrote 0 Observation(s)").count < 3, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
+        try forEachStore(sqliteFile: true) { tested in
+            let folder = try makeScratchFolder("sync-repeat")
+            let fixtures = Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path
+            let config = folder.appendingPathComponent("sync.yaml")
+            try Data("server: \(fixtures)\npush-to: out\ntime-zone: America/Chicago\ninterval: 1s\n".utf8).write(to: config)
+            let run = try CLIRunner.start(["sync", "--config", config.path, "--store", try XCTUnwrap(tested.location)])
+            let deadline = Date().addingTimeInterval(60)
+            while run.standardErrorSoFar.components(separatedBy: "wrote 0 Observation(s)").count < 3, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            run.terminate()
+            let result = try run.wait()
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertGreaterThanOrEqual(result.stdout.components(separatedBy: "sync with").count - 1, 2, "ran at least twice: \(result.stdout)")
         }
-        run.terminate()
-        let result = try run.wait()
-        XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertGreaterThanOrEqual(result.stdout.components(separatedBy: "sync with").count - 1, 2, "ran at least twice: \(result.stdout)")
     }
 
     /// Wrong credentials, and a server answering an HTML page: exit 2, and no store made.

@@ -3,6 +3,7 @@ import Foundation
 import Insights
 import Pipeline
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -153,66 +154,68 @@ final class SyncReportsTests: XCTestCase {
     /// after a lost answer, stores nothing twice.
     func testSyncPushesOneReportPerPatientAndPeriodOnce() throws {
         try requireChromium()
-        let server = try FHIRServerProcess.start()
-        defer { server.stop() }
-        try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: server.base)
-        let folder = try makeScratchFolder("sync-reports")
-        // The two weeks before this one (the fixture's plan runs from 2026-11-01, open-ended).
-        let thisWeek = ReportFrequency.weekly.period(containing: Date(), calendar: calendar)
-        let since = calendar.date(byAdding: .day, value: -14, to: thisWeek.start)!
-        let sinceText = AdherenceCalculator(timeZone: zone).dayText(since)
-        let config = folder.appendingPathComponent("sync.yaml")
-        try Data("""
-            server: \(server.base.absoluteString)
-            time-zone: America/Chicago
-            reports:
-              patients: all
-              every: weekly
-              since: \(sinceText)
+        try forEachStore(sqliteFile: true) { tested in
+            let server = try FHIRServerProcess.start()
+            defer { server.stop() }
+            try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: server.base)
+            let folder = try makeScratchFolder("sync-reports")
+            // The two weeks before this one (the fixture's plan runs from 2026-11-01, open-ended).
+            let thisWeek = ReportFrequency.weekly.period(containing: Date(), calendar: calendar)
+            let since = calendar.date(byAdding: .day, value: -14, to: thisWeek.start)!
+            let sinceText = AdherenceCalculator(timeZone: zone).dayText(since)
+            let config = folder.appendingPathComponent("sync.yaml")
+            try Data("""
+                server: \(server.base.absoluteString)
+                time-zone: America/Chicago
+                reports:
+                  patients: all
+                  every: weekly
+                  since: \(sinceText)
 
-            """.utf8).write(to: config)
-        let store = folder.appendingPathComponent("store.sqlite").path
+                """.utf8).write(to: config)
+            let store = try XCTUnwrap(tested.location)
 
-        let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
-        XCTAssertTrue(first.stdout.contains("reports: 2 made, 0 queued before, 0 without data; 2 sent: 2 acknowledged, 0 refused, 0 to send again"), first.stdout)
-        let documents = try reportDocuments(server.base)
-        let weeks = [since, calendar.date(byAdding: .day, value: 7, to: since)!].map { start in
-            "Patient/pat-1/\(AdherenceCalculator(timeZone: zone).dayText(start))/\(AdherenceCalculator(timeZone: zone).dayText(calendar.date(byAdding: .day, value: 6, to: start)!))"
+            let first = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+            XCTAssertTrue(first.stdout.contains("reports: 2 made, 0 queued before, 0 without data; 2 sent: 2 acknowledged, 0 refused, 0 to send again"), first.stdout)
+            let documents = try reportDocuments(server.base)
+            let weeks = [since, calendar.date(byAdding: .day, value: 7, to: since)!].map { start in
+                "Patient/pat-1/\(AdherenceCalculator(timeZone: zone).dayText(start))/\(AdherenceCalculator(timeZone: zone).dayText(calendar.date(byAdding: .day, value: 6, to: start)!))"
+            }
+            XCTAssertEqual(documents.keys.sorted(), weeks, "\(tested.kind): one DocumentReference per patient and completed week")
+
+            // Read back from the server, it validates; its Provenance names it by the server's id.
+            for (key, listed) in documents {
+                let id = try XCTUnwrap(listed.childValue("id"))
+                let document = try FHIRClient(base: server.base).read("DocumentReference", id)
+                XCTAssertEqual(document.child(named: "subject")?.childValue("reference"), "Patient/pat-1")
+                XCTAssertEqual(document.child(named: "content")?.child(named: "attachment")?.childValue("contentType"), "application/pdf")
+                let file = folder.appendingPathComponent("read-back-\(id).json")
+                try FHIRJSON.write(document, pretty: true).write(to: file)
+                let validated = try CLIRunner.run(["validate", file.path])
+                XCTAssertEqual(validated.status, 0, "\(key): " + validated.stdout + validated.stderr)
+                let parts = key.split(separator: "/")
+                let provenanceID = ReportDocumentReference.provenanceID(documentID: ReportDocumentReference.id(patientID: "Patient/pat-1", from: String(parts[2]), to: String(parts[3])))
+                let provenance = try FHIRClient(base: server.base).read("Provenance", provenanceID)
+                XCTAssertEqual(provenance.child(named: "target")?.childValue("reference"), "DocumentReference/\(id)", key)
+            }
+            let entries = try tested.reopen().outboxEntries(in: .acknowledged, limit: .max).filter(ReportOutbox.isReport)
+            XCTAssertEqual(entries.map(\.entityID).sorted(), weeks)
+
+            let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
+            XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
+            XCTAssertTrue(second.stdout.contains("reports: 0 made, 2 queued before, 0 without data; 0 sent"), second.stdout)
+            XCTAssertEqual(try reportDocuments(server.base).count, 2, "a second sync stores nothing more")
+
+            // An answer lost: the same Bundle reaches the server again. The conditional create finds the
+            // report; nothing is stored twice.
+            let payload = try XCTUnwrap(entries.first?.payload)
+            var bundle = Data(#"{"resourceType":"Bundle","type":"transaction","entry":["#.utf8)
+            bundle.append(payload)
+            bundle.append(Data("]}".utf8))
+            _ = try FHIRClient(base: server.base).submit(try FHIRDocument.read(bundle).singleResource())
+            XCTAssertEqual(try reportDocuments(server.base).count, 2, "a resent report is found, not stored again")
         }
-        XCTAssertEqual(documents.keys.sorted(), weeks, "one DocumentReference per patient and completed week")
-
-        // Read back from the server, it validates; its Provenance names it by the server's id.
-        for (key, listed) in documents {
-            let id = try XCTUnwrap(listed.childValue("id"))
-            let document = try FHIRClient(base: server.base).read("DocumentReference", id)
-            XCTAssertEqual(document.child(named: "subject")?.childValue("reference"), "Patient/pat-1")
-            XCTAssertEqual(document.child(named: "content")?.child(named: "attachment")?.childValue("contentType"), "application/pdf")
-            let file = folder.appendingPathComponent("read-back-\(id).json")
-            try FHIRJSON.write(document, pretty: true).write(to: file)
-            let validated = try CLIRunner.run(["validate", file.path])
-            XCTAssertEqual(validated.status, 0, "\(key): " + validated.stdout + validated.stderr)
-            let parts = key.split(separator: "/")
-            let provenanceID = ReportDocumentReference.provenanceID(documentID: ReportDocumentReference.id(patientID: "Patient/pat-1", from: String(parts[2]), to: String(parts[3])))
-            let provenance = try FHIRClient(base: server.base).read("Provenance", provenanceID)
-            XCTAssertEqual(provenance.child(named: "target")?.childValue("reference"), "DocumentReference/\(id)", key)
-        }
-        let entries = try SQLiteStore(path: store).outboxEntries(in: .acknowledged).filter(ReportOutbox.isReport)
-        XCTAssertEqual(entries.map(\.entityID).sorted(), weeks)
-
-        let second = try CLIRunner.run(["sync", "--once", "--config", config.path, "--store", store])
-        XCTAssertEqual(second.status, 0, second.stdout + second.stderr)
-        XCTAssertTrue(second.stdout.contains("reports: 0 made, 2 queued before, 0 without data; 0 sent"), second.stdout)
-        XCTAssertEqual(try reportDocuments(server.base).count, 2, "a second sync stores nothing more")
-
-        // An answer lost: the same Bundle reaches the server again. The conditional create finds the
-        // report; nothing is stored twice.
-        let payload = try XCTUnwrap(entries.first?.payload)
-        var bundle = Data(#"{"resourceType":"Bundle","type":"transaction","entry":["#.utf8)
-        bundle.append(payload)
-        bundle.append(Data("]}".utf8))
-        _ = try FHIRClient(base: server.base).submit(try FHIRDocument.read(bundle).singleResource())
-        XCTAssertEqual(try reportDocuments(server.base).count, 2, "a resent report is found, not stored again")
     }
 }
 

@@ -6,6 +6,7 @@ import FHIR
 import Foundation
 import Mapping
 import Store
+import StoreTestSupport
 import Sync
 import TestSupport
 import XCTest
@@ -28,14 +29,16 @@ final class TwoDevicesLiveTests: XCTestCase {
     func testOutcomesOfTwoDevicesReachTheFHIRServerOnceInSeveralRandomOrders() throws {
         var figures = Figures()
         for seed in Self.seeds {
-            let result = try run(seed: seed)
-            figures.syncs += result.syncs
-            figures.refused += result.refused
-            figures.conflicts += result.conflicts
-            figures.outcomes += result.outcomes
-            figures.versions += result.versions
+            try forEachStore(sqliteFile: true) { tested in
+                let result = try run(seed: seed, on: tested)
+                figures.syncs += result.syncs
+                figures.refused += result.refused
+                figures.conflicts += result.conflicts
+                figures.outcomes += result.outcomes
+                figures.versions += result.versions
+            }
         }
-        print("two devices live, \(Self.seeds.count) orders: \(figures.syncs) device syncs, \(figures.refused) pushes refused (pull first), \(figures.conflicts) conflicts resolved, \(figures.versions) outcome versions stored, their \(figures.outcomes) outcomes written as one Observation each")
+        print("two devices live, \(Self.seeds.count) orders on each store: \(figures.syncs) device syncs, \(figures.refused) pushes refused (pull first), \(figures.conflicts) conflicts resolved, \(figures.versions) outcome versions stored, their \(figures.outcomes) outcomes written as one Observation each")
     }
 
     private struct Figures {
@@ -48,6 +51,8 @@ final class TwoDevicesLiveTests: XCTestCase {
         let fhir: FHIRServerProcess
         let config: String
         let store: String
+        /// The store `caregate serve` and `caregate sync` work on, opened by the test to read it.
+        let reader: AnyTestStore
         let app: AppClient
         /// The outcomes made from the provider's own Observations.
         let provided: Set<String>
@@ -60,17 +65,17 @@ final class TwoDevicesLiveTests: XCTestCase {
         }
     }
 
-    private func run(seed: UInt64) throws -> Figures {
+    private func run(seed: UInt64, on tested: TestStore) throws -> Figures {
         let fhir = try FHIRServerProcess.start()
         defer { fhir.stop() }
         try loadKeepingIDs([Corpus.projectRoot.appendingPathComponent("Fixtures/provider").path], into: fhir.base)
         let folder = try makeScratchFolder("two-devices-live-\(seed)")
         let config = try folder.writeFile("sync.yaml", "server: \(fhir.base.absoluteString)\ntime-zone: America/Chicago\n")
-        let storePath = folder.appendingPathComponent("store.sqlite").path
+        let storePath = try XCTUnwrap(tested.location)
         let key = folder.appendingPathComponent("server.key").path
         let pulled = try CLIRunner.run(["sync", "--once", "--config", config, "--store", storePath])
-        XCTAssertEqual(pulled.status, 0, pulled.stdout + pulled.stderr)
-        let store = try SQLiteStore(path: storePath, mode: .readOnly)
+        XCTAssertEqual(pulled.status, 0, "\(tested.kind): " + pulled.stdout + pulled.stderr)
+        let store = try tested.reopen()
         let patientID = try XCTUnwrap(try store.patients(.current).first?.id)
         let provided = Set(try store.outcomes(.current).map(\.id))
         let issued = try CLIRunner.run(["patients", "token", "--store", storePath, "--key", key, "--patient", patientID, "--expires-in", "30m"])
@@ -78,14 +83,14 @@ final class TwoDevicesLiveTests: XCTestCase {
         let app = try AppServerProcess.start(store: storePath, key: key)
         defer { app.stop() }
         let client = AppClient(base: app.base, token: issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        let setting = Setting(seed: seed, fhir: fhir, config: config, store: storePath, app: client, provided: provided)
+        let setting = Setting(seed: seed, fhir: fhir, config: config, store: storePath, reader: store, app: client, provided: provided)
         return try blocking { try await Self.devices(in: setting) }
     }
 
     /// The two devices' story in one setting, and what each `caregate sync` after it writes.
     private static func devices(in setting: Setting) async throws -> Figures {
         let (seed, fhir, provided) = (setting.seed, setting.fhir, setting.provided)
-        let store = try SQLiteStore(path: setting.store, mode: .readOnly)
+        let store = setting.reader
         let transport = AppClientTransport(client: setting.app)
         func storeTips() throws -> [String: Set<UUID>] {
             Dictionary(grouping: try store.outcomes(.current), by: \.id).mapValues { Set($0.map(\.uuid)) }
@@ -161,7 +166,7 @@ final class TwoDevicesLiveTests: XCTestCase {
     }
 
     /// Devices and store hold the same single tip of every outcome, each version the devices wrote stored once.
-    private static func assertConverged(_ a: SimulatedDevice, _ b: SimulatedDevice, storeTips: [String: Set<UUID>], store: SQLiteStore, seed: UInt64) throws {
+    private static func assertConverged(_ a: SimulatedDevice, _ b: SimulatedDevice, storeTips: [String: Set<UUID>], store: any Store, seed: UInt64) throws {
         XCTAssertEqual(a.outcomeTips, b.outcomeTips, "seed \(seed)")
         XCTAssertEqual(a.outcomeTips, storeTips, "seed \(seed)")
         XCTAssertTrue(storeTips.values.allSatisfy { $0.count == 1 }, "seed \(seed): a conflict left")
@@ -183,7 +188,7 @@ final class TwoDevicesLiveTests: XCTestCase {
     }
 
     /// The stored versions of outcomes the devices recorded.
-    private static func recordedVersions(_ store: SQLiteStore, leaving provided: Set<String>) throws -> Int {
+    private static func recordedVersions(_ store: any Store, leaving provided: Set<String>) throws -> Int {
         var count = 0
         try store.forEachVersion(.outcome) { if !provided.contains($0.id) { count += 1 } }
         return count
