@@ -4,21 +4,20 @@ import Pipeline
 import Store
 
 extension SyncJob {
-    /// The pages of `type` changed since its cursor (all of them for a patient new to the cohort), each
+    /// The pages of `type` changed since `cursor` (all of them without one, or for a patient new to the cohort), each
     /// as a Bundle of its `type` resources in memory; the counts, the newest `meta.lastUpdated` seen, the
     /// pages, and how many entries of other types the pages held (by type). Included resources
     /// (`search.mode` include) and OperationOutcomes are the search's own and are not counted.
     /// With `claims`, the claims are renewed as the pages come; a page after the claim of `type` was
     /// lost ends its pull.
     func pull(
-        _ type: String, members: CohortMembers?, scope: inout CareTeamScope, teamTypes: Set<String>, claims: PullClaims?
+        _ type: String, from cursor: String?, members: CohortMembers?, scope: inout CareTeamScope, teamTypes: Set<String>, claims: PullClaims?
     ) throws -> (SyncReport.Pulled, String?, [FHIRInput.Source], [String: Int]) {
         let partition = PullPartition.name(server: checkpointServer, resourceType: type)
         var pulled = SyncReport.Pulled()
         var newest: String?
         var pages: [FHIRInput.Source] = []
         var foreign: [String: Int] = [:]
-        let cursor = try store.checkpoint(server: checkpointServer, resourceType: type)?.cursor
         for search in CohortMembers.searches(for: type, members: members) {
             var parameters = search.parameters + [("_count", String(configuration.pageSize)), ("_sort", "_lastUpdated")]
             // `ge`, not `gt`: resources sharing the last instant are read again (and found unchanged)

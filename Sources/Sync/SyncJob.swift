@@ -288,18 +288,23 @@ public final class SyncJob {
         if let members {
             progress?("cohort: \(members.current.count) patient(s), \(members.current.filter { !members.known.contains($0) }.count) new")
         }
-        // A run that pulls from cursors (not everything) completes the care-team input of the patients
-        // it touches (SyncJob+CareTeam.swift).
+        // A run that pulls the Patients or a care-team type from a cursor (not everything) completes the
+        // care-team input of the patients it touches (SyncJob+CareTeam.swift). Decided from the cursors
+        // the pulls themselves read: another run may move them while this one pulls, and a Patient
+        // pulled again without its Encounters would lose its care team.
         let teamTypes = try careTeamTypes()
         var scope = CareTeamScope()
-        let incremental = try (["Patient"] + teamTypes.sorted()).contains { try store.checkpoint(server: checkpointServer, resourceType: $0) != nil }
+        var incremental = false
         for type in configuration.resources {
             guard try claimPull(of: type, claims: claims, skipping: &skipping) else {
                 report.notes.append("\(type): pulled by another worker")
                 continue
             }
             do {
-                let (pulled, newest, held, foreign) = try pull(type, members: members, scope: &scope, teamTypes: teamTypes, claims: claims)
+                let cursor = try store.checkpoint(server: checkpointServer, resourceType: type)?.cursor
+                if cursor != nil, type == "Patient" || teamTypes.contains(type) { incremental = true }
+                let (pulled, newest, held, foreign) = try pull(
+                    type, from: cursor, members: members, scope: &scope, teamTypes: teamTypes, claims: claims)
                 report.pulled[type] = pulled
                 pages += held
                 if !foreign.isEmpty {

@@ -1,6 +1,7 @@
 import CareModel
 import FHIR
 import Foundation
+import Pipeline
 import Store
 import StoreTestSupport
 import Sync
@@ -75,6 +76,42 @@ final class CareTeamSyncTests: XCTestCase {
             try sync()
             XCTAssertEqual(try team(tested.reopen()), ["Practitioner/a", "Practitioner/b"])
             XCTAssertEqual(try contact("Practitioner/a", in: tested.reopen())?.emailAddresses?.map(\.value), ["alpha@example.org"])
+        }
+    }
+
+    /// Another run's cursors committed while this one pulls (two syncs at once): the Patients were
+    /// pulled in full, before any cursor, and the care-team types after, from the cursors the other run
+    /// just moved. The run completes the patients' care-team input as an incremental run does, so a
+    /// Patient imported without its Encounters keeps the practitioners who saw them.
+    func testCursorsMovedByAnotherRunDuringThePullStillCompleteTheCareTeams() throws {
+        try forEachStore { tested in
+            let server = try FHIRServerProcess.start()
+            defer { server.stop() }
+            let folder = try makeScratchFolder("care-team-race")
+            try put([
+                #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Pae"}]}"#,
+                #"{"resourceType": "Practitioner", "id": "a", "name": [{"family": "Alpha"}]}"#,
+                encounter("e1", by: "a", on: "2024-01-10"),
+            ], in: folder, on: server)
+            let configuration = try SyncConfiguration.parse(
+                "server: \(server.base.absoluteString)\ntime-zone: UTC\n", file: folder.appendingPathComponent("sync.yaml").path)
+            let job = try Gateway(store: tested.store).syncJob(configuration: configuration, client: FHIRClient(base: server.base))
+            let checkpointServer = FHIRClient.withoutCredentials(configuration.server)
+            var moved = false
+            job.progress = { line in
+                guard line.hasPrefix("pulled Patient"), !moved else { return }
+                moved = true
+                // The other run's cursors, past everything on the server, land now.
+                var cursors = StoreBatch()
+                for type in configuration.resources where type != "Patient" {
+                    cursors.setCheckpoint(SyncCheckpoint(server: checkpointServer, resourceType: type, cursor: "2100-01-01T00:00:00Z"))
+                }
+                do { try tested.store.apply(cursors) } catch { XCTFail("the other run's cursors: \(error)") }
+            }
+            let report = try job.run()
+            XCTAssertTrue(moved, "the Patients were pulled")
+            XCTAssertEqual(report.pulled["Encounter"]?.resources ?? 0, 0, "\(tested.kind): the Encounters were searched from the new cursor")
+            XCTAssertEqual(try team(tested.store), ["Practitioner/a"], "\(tested.kind): Alpha is on the team though the Encounter came by the care-team completion")
         }
     }
 }
