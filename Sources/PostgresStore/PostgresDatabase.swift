@@ -97,6 +97,9 @@ public final class PostgresDatabase: Sendable {
                 }
             } catch let error as PostgresStoreError {
                 outcome.set(.failure(error))
+            } catch let error as StoreError {
+                // The store's own refusal (a bad interval, an id not found), as the SQLite store throws it.
+                outcome.set(.failure(error))
             } catch {
                 // The pool's own failures (a connection it could not make, its circuit breaker): named, with the URL.
                 outcome.set(.failure(PostgresStoreError.server(url: url, problem: "\(error)")))
