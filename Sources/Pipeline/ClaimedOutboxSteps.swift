@@ -1,7 +1,7 @@
 import Foundation
 import Store
 
-/// Records a push's answers on a store whose outbox workers share by claims (``OutboxClaimingStore``):
+/// Records a push's answers on a store whose outbox workers share by claims (`OutboxClaimingStore`):
 /// the outbox steps of a batch become claim-checked steps of one worker, so that an entry whose claim
 /// lapsed and was taken over by another worker is neither acknowledged twice nor failed behind its new
 /// holder's back; the batch's other changes (dead letters) are applied as a batch, without those of the

@@ -2,7 +2,7 @@ import CareModel
 import Foundation
 import Store
 
-/// The name and lease of a push's claims on a store whose outbox workers share (``OutboxClaimingStore``).
+/// The name and lease of a push's claims on a store whose outbox workers share (`OutboxClaimingStore`).
 public struct OutboxClaimSettings: Sendable {
     /// The worker's name in the store: unique among live workers (host, process, a random part).
     public var worker: String
@@ -24,7 +24,7 @@ public struct OutboxClaimSettings: Sendable {
 /// that workers push side by side.
 extension Exporter {
     /// Claims due outcome entries a Bundle at a time (whole groups: an outcome's older versions with its
-    /// newest, ``OutboxClaimingStore/claimOutboxEntries(worker:kinds:after:limit:leaseFor:dueAt:)``),
+    /// newest, `OutboxClaimingStore.claimOutboxEntries(worker:kinds:after:limit:leaseFor:dueAt:)`),
     /// renders the newest of each outcome it holds as ``pending(at:)`` groups them, sends them as one
     /// Bundle, and records each answer with claim-checked steps (``ClaimedOutboxSteps``): an entry whose
     /// claim lapsed and was taken over is not acknowledged by this worker, and the refusal is reported in

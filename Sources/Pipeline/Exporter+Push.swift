@@ -15,7 +15,7 @@ extension Exporter {
     /// on with the next Bundle; after ``unansweredLimit`` such Bundles in a row the receiver counts as
     /// down, and the rest waits for a later run.
     ///
-    /// On a store whose outbox workers share by claims (``OutboxClaimingStore``: PostgreSQL), the push
+    /// On a store whose outbox workers share by claims (`OutboxClaimingStore`: PostgreSQL), the push
     /// claims its outcomes a Bundle at a time and records their answers with claim-checked steps, so
     /// that several pushes run side by side (``push(to:batchSize:now:audit:claims:)``). Elsewhere (SQLite)
     /// it holds the store's writer lease from reading the outbox to its last receipt, so that two pushes
