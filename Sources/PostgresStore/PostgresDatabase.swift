@@ -90,11 +90,15 @@ public final class PostgresDatabase: Sendable {
                 outcome.set(.failure(PostgresStoreError.server(url: url, problem: Self.message(error))))
             } catch let error as PostgresTransactionError {
                 let cause = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
-                if let psql = cause as? PSQLError {
+                if let thrown = cause as? CallerThrew {
+                    outcome.set(.failure(thrown.error))
+                } else if let psql = cause as? PSQLError {
                     outcome.set(.failure(PostgresStoreError.server(url: url, problem: Self.message(psql))))
                 } else {
                     outcome.set(.failure(cause ?? PostgresStoreError.server(url: url, problem: "the transaction failed")))
                 }
+            } catch let thrown as CallerThrew {
+                outcome.set(.failure(thrown.error))
             } catch let error as PostgresStoreError {
                 outcome.set(.failure(error))
             } catch let error as StoreError {
@@ -130,5 +134,16 @@ private final class Outcome<T: Sendable>: @unchecked Sendable {
 
     func get() throws -> T {
         try lock.withLock { result! }.get()
+    }
+}
+
+/// An error a caller's own closure threw inside a call (``PostgresDatabase/run(_:)``), carried through the
+/// pool and thrown to the caller as it was (an app server's 400 stays a 400), never named the server's.
+struct CallerThrew: Error {
+    let error: any Error
+
+    /// Runs `body`, a closure of the store's caller, marking what it throws as the caller's.
+    static func marking<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw CallerThrew(error: error) }
     }
 }

@@ -2,7 +2,6 @@ import CareModel
 import Foundation
 import PostgresNIO
 import Store
-import Synchronization
 
 // What the app server needs of the store (``AppSyncStore``), with the SQLite store's semantics
 // (SQLiteStore+Revisions.swift, SQLiteStore+DeviceKnowledge.swift, EventQuery.swift's day view): each read
@@ -97,34 +96,21 @@ extension PostgreSQLStore: AppSyncStore {
     }
 
     /// `day`'s own error (the app server's 400 for a bad date or zone) reaches the caller as it threw it, as
-    /// from SQLite's: it is kept aside, not thrown through the pool, which names any error from within a
-    /// call as the server's (``PostgresStoreError/server(url:problem:)``, a 500).
+    /// from SQLite's (``CallerThrew``), not as the server's.
     public func dayView(patientID: String, day: (Patient) throws -> DateInterval) throws -> DayViewRead? {
         let patients = try ReadEntityQuery(.patient, EntityQuery(ids: [patientID]))
         let plans = try Self.carePlans(of: patientID)
         let logger = Self.logger
-        let refused = CallerError()
-        let read = try withoutActuallyEscaping(day) { day in
+        return try withoutActuallyEscaping(day) { day in
             try CallerBound.lend(day) { day in
                 try readSnapshot { connection -> DayViewRead? in
                     guard case .patient(let patient)? = try await patients.fetch(on: connection, logger: logger).first else { return nil }
-                    let interval: DateInterval
-                    do { interval = try day.value()(patient) } catch {
-                        refused.error.withLock { $0 = error }
-                        return nil
-                    }
+                    let interval = try CallerThrew.marking { try day.value()(patient) }
                     let events = try await ReadEvents(connection: connection, logger: logger).events(patientID: patientID, in: interval)
                     let carePlans = try await plans.fetch(on: connection, logger: logger).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
                     return DayViewRead(patient: patient, events: events, carePlans: carePlans)
                 }
             }
         }
-        if let error = refused.error.withLock({ $0 }) { throw error }
-        return read
     }
-}
-
-/// The error a caller's closure threw within a read, kept for the caller to throw as it is.
-private final class CallerError: Sendable {
-    let error = Mutex<(any Error)?>(nil)
 }
