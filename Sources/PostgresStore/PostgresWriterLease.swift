@@ -150,11 +150,12 @@ public final class PostgresWriterLease: @unchecked Sendable {
         return depth > 0 ? leasePID : nil
     }
 
-    /// Whether server process `pid` holds the lease now: asked on `connection`, inside a batch's
-    /// transaction, so that the answer and the batch's writes are one step.
-    static func holdsLease(_ pid: Int32, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    /// Resets the transaction's `lock_timeout` to none and says whether server process `pid` holds the
+    /// lease now: asked on `connection`, inside a batch's transaction, so that the answer and the batch's
+    /// writes are one step.
+    static func resetLockTimeoutHoldingLease(_ pid: Int32, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         try await connection.values("""
-            SELECT EXISTS (
+            SELECT set_config('lock_timeout', '0', true) = '0' AND EXISTS (
                 SELECT 1 FROM pg_locks
                 WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = \(pid)
                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())

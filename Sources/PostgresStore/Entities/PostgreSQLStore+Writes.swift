@@ -64,9 +64,13 @@ extension PostgreSQLStore: Store {
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
                     throw StoreError.busy(path: url, waitedSeconds: busyTimeout)
                 }
-                try await connection.finish("SELECT set_config('lock_timeout', '0', true)", logger: logger)
-                if let fence, !(try await PostgresWriterLease.holdsLease(fence, on: connection, logger: logger)) {
-                    throw PostgresLockSession.Lost()
+                if let fence {
+                    // The fencing check rides on the statement that resets the lock timeout: no round trip more.
+                    guard try await PostgresWriterLease.resetLockTimeoutHoldingLease(fence, on: connection, logger: logger) else {
+                        throw PostgresLockSession.Lost()
+                    }
+                } else {
+                    try await connection.finish("SELECT set_config('lock_timeout', '0', true)", logger: logger)
                 }
                 let writer = PostgresBatchWriter(connection: connection, logger: logger, now: now)
                 try await writer.apply(changes)
