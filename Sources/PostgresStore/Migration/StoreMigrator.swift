@@ -67,12 +67,16 @@ public struct StoreMigrator: Sendable {
             }
             progress("comparing \(destination.storeDescription) with \(reader.storeDescription)")
             let targetReader: any StoreImageReader
+            // Closed before the migration returns, not when the verifying task lets go of it (see SQLiteStore.close).
+            var targetSQLite: SQLiteStore?
             if let targetStore {
                 targetReader = PostgresImageReader(database: targetStore.database)
             } else {
                 let store = try SQLiteStore(path: try target.sqlitePath(), mode: .readOnly, options: SQLiteStore.Options(busyTimeout: busyTimeout))
+                targetSQLite = store
                 targetReader = SQLiteImageReader(store: store)
             }
+            defer { targetSQLite?.close() }
             let compared = try Self.awaited {
                 try await StoreMigration.verify(reader, targetReader) { section, count in progress("compared \(count) \(section.title)") }
             }
@@ -93,7 +97,7 @@ public struct StoreMigrator: Sendable {
         switch location {
         case .sqlite(let path):
             let store = try SQLiteStore(path: path, mode: .existingOnly, options: SQLiteStore.Options(busyTimeout: busyTimeout))
-            return OpenedSource(reader: SQLiteImageReader(store: store), withWriterLease: { try store.withWriterLease($0, $1) }, close: {})
+            return OpenedSource(reader: SQLiteImageReader(store: store), withWriterLease: { try store.withWriterLease($0, $1) }, close: { store.close() })
         case .postgres(let postgres):
             let database = try PostgresDatabase(location: postgres, environment: environment, timeout: Self.postgresTimeout, warn: warn)
             // A database without CareGate's schema is no store to copy: nothing is made in it.

@@ -156,6 +156,8 @@ final class SQLiteImageWriter: StoreImageWriter {
         if let trail = try store.auditTrail.reader(lastStoreID: store.lastAuditIDInStore) as? any DatabaseWriter {
             _ = try trail.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         }
+        // Closed here, before the file is renamed into place, not whenever the last reference goes.
+        store.close()
         self.store = nil
     }
 }

@@ -85,6 +85,14 @@ final class AuditTrailFile: @unchecked Sendable {
         }
     }
 
+    /// Closes the trail's file now, if it was opened; a later use opens it again.
+    func close() {
+        lock.withLock {
+            try? database?.close()
+            database = nil
+        }
+    }
+
     /// Appends `entries` in one transaction (an entry with an id completes that entry: its date, status and
     /// detail); returns their ids.
     func record(_ entries: [AuditEntry], lastStoreID: () throws -> Int64) throws -> [Int64] {

@@ -324,6 +324,15 @@ public final class SQLiteStore: Sendable {
         return error
     }
 
+    /// Closes the store's connections and its audit trail's now, rather than when the last reference
+    /// goes: the last connection to a WAL file checkpoints it under an exclusive lock, which a process
+    /// opening the file next (a command run after this one returns) would meet as "database is locked".
+    /// The store must not be used afterwards.
+    public func close() {
+        auditTrail.close()
+        try? writer.close()
+    }
+
     public func withWriterLease<T>(_ job: String, _ body: () throws -> T) throws -> T {
         guard let lease else { return try body() }
         return try lease.hold(as: job, timeout: busyTimeout, storePath: path, body)
