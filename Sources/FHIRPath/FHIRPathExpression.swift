@@ -52,7 +52,7 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         // place.
         if let plan, !plan.usesTreeWalk, FHIRPathPlanRun.applies(to: environment) {
             let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: [], resource: nil, rootResource: nil)
-            if let values = run.run(resource: resource, location: location) { return values }
+            if let values = run.run(plan, resource: resource, location: location) { return values }
         }
         let root = FHIRPathElementNode(resource: resource, location: location)
         return try evaluate(context: [.element(root)], resource: resource, rootResource: resource, environment: environment)
@@ -65,7 +65,7 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         guard let plan, FHIRPathPlanRun.applies(to: environment) else { return nil }
         let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: context,
                                   resource: resource, rootResource: rootResource)
-        return run.run(focus: context)
+        return run.run(plan, focus: context)
     }
 
     /// Evaluates against an arbitrary focus; `resource` and `rootResource` give `%resource`,

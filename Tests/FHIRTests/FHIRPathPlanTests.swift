@@ -129,6 +129,51 @@ final class FHIRPathPlanTests: XCTestCase {
         XCTAssertEqual(outcome("Observation.effective.ofType(Period).start", on: resource, FHIRPathEnvironment()), "[dateTime:@2024-03-01T]")
     }
 
+    /// Children a plan types on the spot rather than from its steps' cached definitions: resources
+    /// (typed by their own `resourceType`, in `Bundle.entry.resource` and `contained`), elements the
+    /// metadata does not define, and steps that meet more element types than their cache keeps (eight
+    /// per step, ``StepResolutions``): what plan and tree walk select, and where, is the same on the
+    /// first evaluation (which fills the caches) and on the next (which reads them).
+    func testChildrenTypedOnTheSpotAreTypedAsTheTreeWalkTypesThem() throws {
+        let types = ["Patient", "Observation", "Condition", "Procedure", "Encounter", "CarePlan", "Goal", "MedicationRequest",
+                     "Immunization", "AllergyIntolerance", "Device"]
+        let entries = types.enumerated().map { index, type in
+            Element(name: "entry", children: [
+                Element(name: "resource", resourceType: type, children: [
+                    Element(name: "id", value: "r\(index)"),
+                    Element(name: "meta", children: [Element(name: "versionId", value: "\(index)")]),
+                    Element(name: "contained", resourceType: "Practitioner", children: [Element(name: "id", value: "p\(index)")],
+                            jsonArrayItem: true),
+                    Element(name: "madeUp", value: "m\(index)"),
+                    Element(name: "extension", children: [Element(name: "url", value: "http://example.org/\(index)")], jsonArrayItem: true),
+                ]),
+            ], jsonArrayItem: true)
+        }
+        let bundle = Element.resource("Bundle", children: [Element(name: "type", value: "collection")] + entries)
+        var tracked = FHIRPathEnvironment()
+        tracked.tracksPaths = true
+        var trackedTreeWalk = treeWalk
+        trackedTreeWalk.tracksPaths = true
+        func path(_ value: FHIRPathValue) -> String? {
+            if case .element(let node) = value { return node.path }
+            return nil
+        }
+        for text in [
+            "Bundle.entry.resource", "Bundle.entry.resource.id", "Bundle.entry.resource.meta.versionId", "Bundle.entry.resource.contained",
+            "Bundle.entry.resource.contained.id", "Bundle.entry.resource.madeUp", "Bundle.entry.resource.extension.url",
+            "Bundle.entry.resource.ofType(Patient).id", "Bundle.entry.resource.where(id = 'r3').meta.versionId",
+            "Bundle.entry.resource.contained.where(id.exists()).count()", "Bundle.entry.resource.madeUp.first()",
+        ] {
+            let expression = try FHIRPathExpression(text)
+            let expected = try expression.evaluate(on: bundle, environment: treeWalk).map { "\($0.typeName):\($0)" }
+            let expectedPaths = try expression.evaluate(on: bundle, environment: trackedTreeWalk).map(path)
+            for _ in 0..<2 {
+                XCTAssertEqual(try expression.evaluate(on: bundle).map { "\($0.typeName):\($0)" }, expected, text)
+                XCTAssertEqual(try expression.evaluate(on: bundle, environment: tracked).map(path), expectedPaths, text)
+            }
+        }
+    }
+
     /// The locations of what `text` selects from `resource`.
     private func paths(_ text: String, on resource: Element, _ environment: FHIRPathEnvironment) -> [String?] {
         guard let values = try? FHIRPathExpression(text).evaluate(on: resource, environment: environment) else { return [] }
