@@ -43,13 +43,13 @@ extension FHIRPathNavigator {
         /// child the metadata does not define by its name.
         func typedBody(_ child: UnsafePointer<Element>, _ place: ChildPlace) throws(Failure) -> Bool {
             if let resourceType = child.pointee.resourceType {
-                let childType = FHIRPathPlanType.allocate(typeName: resourceType, context: resourceType)
+                let childType = FHIRPathPlanType.allocate(FHIRPathPlanType(resourceType: resourceType))
                 defer { FHIRPathPlanType.release(childType, count: 1) }
                 return try body(child, childType, place)
             }
             if let definedType = facts.definedType { return try body(child, definedType, place) }
             let fallback = fallbackType(named: child.pointee.name, parentIsResource: parentIsResource, parentTypeName: type.pointee.typeName)
-            let childType = FHIRPathPlanType.allocate(typeName: fallback, context: nil)
+            let childType = FHIRPathPlanType.allocate(FHIRPathPlanType(typeName: fallback, context: nil))
             defer { FHIRPathPlanType.release(childType, count: 1) }
             return try body(child, childType, place)
         }
@@ -87,7 +87,7 @@ extension FHIRPathNavigator {
                           let suffixStart = child.pointee.name.utf8.dropFirst(nameLength).first,
                           suffixStart >= UInt8(ascii: "A") && suffixStart <= UInt8(ascii: "Z"),
                           let choice = choiceType(named: child.pointee.name, parentContext: type.pointee.context, choiceName: name) {
-                    let childType = FHIRPathPlanType.allocate(typeName: choice.typeName, context: choice.context)
+                    let childType = FHIRPathPlanType.allocate(FHIRPathPlanType(typeName: choice.typeName, context: choice.context))
                     defer { FHIRPathPlanType.release(childType, count: 1) }
                     guard try body(child, childType, ChildPlace(position: 0, isArray: false)) else { return false }
                 }

@@ -101,7 +101,7 @@ struct FHIRPathPlanRun {
     /// ``run(_:focus:)`` on a resource (the context), located at `location`: no node is made of it
     /// unless the plan yields it.
     func run(_ plan: FHIRPathPlan, resource: Element, location: ElementLocation?) -> [FHIRPathValue]? {
-        let type = FHIRPathPlanType(typeName: resource.resourceType, context: resource.resourceType)
+        let type = FHIRPathPlanType(resourceType: resource.resourceType)
         let origin = Origin(focusLocation: location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
         return withExtendedLifetime(location) {
             withUnsafePointer(to: type) { type in

@@ -20,6 +20,14 @@ struct FHIRPathPlanType {
         systemType = typeName.flatMap(FHIRPathTypes.systemType(ofPrimitive:))
     }
 
+    /// The type of a resource, named by its `resourceType` (type name and context alike): never a
+    /// primitive, so its System type is not worked out for every evaluation.
+    init(resourceType: String?) {
+        typeName = resourceType
+        context = resourceType
+        systemType = nil
+    }
+
     /// Storage for `count` types that never moves: what the walk's pointers point at. The owner
     /// frees it with ``release(_:count:)`` once no walk can read it (in its `deinit`).
     static func allocate(_ types: [FHIRPathPlanType]) -> UnsafeMutablePointer<FHIRPathPlanType> {
@@ -31,9 +39,9 @@ struct FHIRPathPlanType {
     /// Storage for one type, for a child typed on the spot (a resource, a child the metadata does not
     /// define, a choice the metadata cannot list): rare, so a heap allocation rather than a closure
     /// around a stack value, which kept the walk's navigation from being inlined.
-    static func allocate(typeName: String?, context: String?) -> UnsafeMutablePointer<FHIRPathPlanType> {
+    static func allocate(_ type: FHIRPathPlanType) -> UnsafeMutablePointer<FHIRPathPlanType> {
         let storage = UnsafeMutablePointer<FHIRPathPlanType>.allocate(capacity: 1)
-        storage.initialize(to: FHIRPathPlanType(typeName: typeName, context: context))
+        storage.initialize(to: type)
         return storage
     }
 
