@@ -174,6 +174,31 @@ final class FHIRPathPlanTests: XCTestCase {
         }
     }
 
+    /// A union whose operands all have plans is evaluated operand by operand, `distinct` of the two
+    /// sides as the tree walk takes it: the same items in the same order (duplicates removed, the
+    /// first kept), the same locations; an operand without a plan, or one that fails, leaves the
+    /// whole union to the tree walk.
+    func testUnionsOfPlannedOperandsGiveWhatTheTreeWalkGives() throws {
+        var tracked = FHIRPathEnvironment()
+        tracked.tracksPaths = true
+        var trackedTreeWalk = treeWalk
+        trackedTreeWalk.tracksPaths = true
+        for text in [
+            "Observation.status | Observation.subject.reference", "Observation.status | Observation.status",
+            "Observation.code.coding.code | Observation.component.code.coding.code | Observation.code.coding.code",
+            "Observation.code.coding | Observation.code.coding.where(system = 'http://loinc.org')",
+            "(Observation.subject.reference | Observation.status) | (Observation.value.ofType(Quantity).code | Observation.status)",
+            "Observation.valueString | Observation.value.ofType(Quantity).value | Observation.effective",
+            "Observation.status | Observation.code.coding.code.single()", "Observation.status | now().toString().length()",
+        ] {
+            XCTAssertEqual(outcome(text, FHIRPathEnvironment()), outcome(text, treeWalk), text)
+            XCTAssertEqual(paths(text, on: observation, tracked), paths(text, on: observation, trackedTreeWalk), text)
+        }
+        XCTAssertEqual(outcome("Observation.status | Observation.code.coding.code | Observation.status", FHIRPathEnvironment()),
+                       "[code:final, code:1, code:29463-7]")
+        XCTAssertTrue(try FHIRPathExpression("Observation.status | Observation.subject.reference").leadingOperands.allSatisfy { $0.plan != nil })
+    }
+
     /// The locations of what `text` selects from `resource`.
     private func paths(_ text: String, on resource: Element, _ environment: FHIRPathEnvironment) -> [String?] {
         guard let values = try? FHIRPathExpression(text).evaluate(on: resource, environment: environment) else { return [] }
