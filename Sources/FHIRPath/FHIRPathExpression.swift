@@ -52,7 +52,7 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         // place.
         if let plan, !plan.usesTreeWalk, FHIRPathPlanRun.applies(to: environment) {
             let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: [], resource: nil, rootResource: nil)
-            if let values = run.run(resource: resource, location: location) { return values }
+            if let values = run.run(plan, resource: resource, location: location) { return values }
         }
         let root = FHIRPathElementNode(resource: resource, location: location)
         return try evaluate(context: [.element(root)], resource: resource, rootResource: resource, environment: environment)
@@ -65,7 +65,7 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         guard let plan, FHIRPathPlanRun.applies(to: environment) else { return nil }
         let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: context,
                                   resource: resource, rootResource: rootResource)
-        return run.run(focus: context)
+        return run.run(plan, focus: context)
     }
 
     /// Evaluates against an arbitrary focus; `resource` and `rootResource` give `%resource`,
@@ -75,9 +75,32 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         if let values = planned(plan, context: context, resource: resource, rootResource: rootResource, environment: environment) {
             return values
         }
+        // Only when every operand has a plan: one left to the tree walk would have the whole union
+        // evaluated twice.
+        if plan == nil, leadingOperands.count > 1, root.depth <= FHIRPathPlan.maximumDepth, leadingOperands.allSatisfy({ $0.plan != nil }),
+           let values = plannedUnion(root, context: context, resource: resource, rootResource: rootResource, environment: environment) {
+            return values
+        }
         return try walk(context: context, resource: resource, rootResource: rootResource, environment: environment) { evaluator in
             try evaluator.evaluate(root, context, FHIRPathScope(this: context))
         }
+    }
+
+    /// A union of planned operands (`title | description | category.text`, the mappings' fallbacks)
+    /// evaluated as the tree walk evaluates it, operand by operand: the left side's values and the
+    /// right side's, then `distinct` of the two, nested as the expression nests them. Nil when an
+    /// operand has no plan or abandons it: the tree walk then evaluates the whole expression, and
+    /// raises what it raises. (Depth is bounded by the caller: this recurses once per union.)
+    private func plannedUnion(_ node: FHIRPathNode, context: [FHIRPathValue], resource: Element?, rootResource: Element?,
+                              environment: FHIRPathEnvironment) -> [FHIRPathValue]? {
+        if case .binary(.union, let left, let right) = node.kind {
+            guard let leftValues = plannedUnion(left, context: context, resource: resource, rootResource: rootResource, environment: environment),
+                  let rightValues = plannedUnion(right, context: context, resource: resource, rootResource: rootResource, environment: environment)
+            else { return nil }
+            return FHIRPathComparison.distinct(leftValues + rightValues)
+        }
+        guard let operand = leadingOperands.first(where: { $0.node === node }) else { return nil }
+        return planned(operand.plan, context: context, resource: resource, rootResource: rootResource, environment: environment)
     }
 
     /// For a union (`a | b | c`), the values of the first operand that has any; for any other

@@ -57,7 +57,14 @@ struct FHIRPathPlan: Sendable {
     enum Step: Sendable {
         /// Children named `name` (a choice element's typed children included); `isIdentifier` for a
         /// name starting a path, which also selects a resource of that type itself.
-        case child(name: String, resolutions: StepResolutions, isIdentifier: Bool)
+        ///
+        /// The resolutions are unretained, so that reading the step (which a walk does for every item
+        /// at every step) retains nothing but the name: they belong to the parsed node the step was
+        /// compiled from (``FHIRPathNode/resolutions``), and a plan is evaluated only through the
+        /// ``FHIRPathExpression`` that holds both its plan and that tree. (Holding them in the plan as
+        /// well would change the layout of the public `FHIRPathExpression`, which the modules that
+        /// store one are not always rebuilt for.)
+        case child(name: String, resolutions: Unmanaged<StepResolutions>, isIdentifier: Bool)
         /// `ofType(type)`: items of exactly that type. Only types the R4 metadata knows are compiled,
         /// so that the step never fails.
         case ofType(FHIRPathTypeSpecifier)
@@ -148,12 +155,12 @@ struct FHIRPathPlan: Sendable {
             return path
         case .identifier(let name):
             guard let resolutions = node.resolutions else { return nil }
-            return Path(steps: [.child(name: name, resolutions: resolutions, isIdentifier: true)], canFail: false)
+            return Path(steps: [.child(name: name, resolutions: Unmanaged.passUnretained(resolutions), isIdentifier: true)], canFail: false)
         case .this:
             return Path(steps: [], canFail: false)
         case .member(let base, let name):
             guard let resolutions = node.resolutions, let path = compilePath(base) else { return nil }
-            return path.appending(.child(name: name, resolutions: resolutions, isIdentifier: false), canFail: false)
+            return path.appending(.child(name: name, resolutions: Unmanaged.passUnretained(resolutions), isIdentifier: false), canFail: false)
         case .call(let base, .ofType, let arguments, let type?):
             guard arguments.isEmpty, FHIRPathTypes.isKnown(type, metadata: .r4),
                   let path = base.map(compilePath) ?? Path(steps: [], canFail: false) else { return nil }

@@ -35,8 +35,10 @@ struct FHIRPathPlanCollector {
     enum Mode {
         case keep
         case count
-        /// `first op operand`, for `=`, `!=`, `<`, `>`, `<=`, `>=`.
-        case compare(FHIRPathNode.BinaryOperator, FHIRPathPlanOperand)
+        /// `first op operand`, for `=`, `!=`, `<`, `>`, `<=`, `>=`. The operand is unretained: the
+        /// mode's maker keeps it alive while the collector runs (a retain and a release of it for every
+        /// criterion on every item were two atomic operations).
+        case compare(FHIRPathNode.BinaryOperator, Unmanaged<FHIRPathPlanOperand>)
     }
 
     /// What the collector does, without the comparison's operands, which are fields of their own:
@@ -45,9 +47,9 @@ struct FHIRPathPlanCollector {
 
     let limit: Int
     private let kind: Kind
-    /// In compare mode: the operator and the constant.
+    /// In compare mode: the operator and the constant (unretained, see ``Mode/compare(_:_:)``).
     private let op: FHIRPathNode.BinaryOperator
-    private let operand: FHIRPathPlanOperand?
+    private let operand: Unmanaged<FHIRPathPlanOperand>?
     private(set) var count = 0
     /// The items, when the mode keeps them.
     private var items: [FHIRPathValue] = []
@@ -83,38 +85,42 @@ struct FHIRPathPlanCollector {
         switch kind {
         case .keep: items.append(value)
         case .count: break
-        case .compare: if count == 0, let operand { judge(value, operand.value) }
+        case .compare: if count == 0, let operand { judge(value, operand.takeUnretainedValue().value) }
         }
         count += 1
         return count < limit
     }
 
-    /// ``add(_:)`` for an element of type `typeName` read in place: a node is made of it only when the
-    /// collector keeps items (with `location`) or compares it by the operators' conversions.
-    mutating func add(element: UnsafePointer<Element>, typeName: String?, context: String?,
+    /// ``add(_:)`` for an element of the type `type` points at, read in place: a node is made of it
+    /// only when the collector keeps items (with `location`) or compares it by the operators'
+    /// conversions.
+    mutating func add(element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                       location: @autoclosure () -> ElementLocation?) -> Bool {
         switch kind {
         case .keep:
-            items.append(.element(FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: location())))
+            items.append(.element(FHIRPathElementNode(element: element.pointee, typeName: type.pointee.typeName, context: type.pointee.context,
+                                                      location: location())))
         case .count:
             break
         case .compare:
-            if count == 0, let operand { compare(element, typeName: typeName, context: context, with: operand) }
+            if count == 0, let operand { operand._withUnsafeGuaranteedRef { compare(element, type: type, with: $0) } }
         }
         count += 1
         return count < limit
     }
 
     /// The verdict of the first item, an element, against `operand`.
-    private mutating func compare(_ element: UnsafePointer<Element>, typeName: String?, context: String?, with operand: FHIRPathPlanOperand) {
-        // A string-typed element against a string: its text is compared in place.
-        if op == .equal || op == .notEqual, let text = operand.text, let value = element.pointee.value,
-           let typeName, FHIRPathTypes.systemType(ofPrimitive: typeName) == "String" {
-            verdict = (value == text) == (op == .equal)
-        } else if let number = operand.number, let order = Self.numericOrder(of: element.pointee.value, typeName: typeName, against: number) {
+    private mutating func compare(_ element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>, with operand: FHIRPathPlanOperand) {
+        // A string-typed element against a string: its text is compared in place (bound to names, both
+        // texts were copied: a retain and a release each).
+        if op == .equal || op == .notEqual, operand.text != nil, element.pointee.value != nil, type.pointee.systemType == "String" {
+            verdict = (element.pointee.value == operand.text) == (op == .equal)
+        } else if let number = operand.number,
+                  let order = Self.numericOrder(of: element.pointee.value, systemType: type.pointee.systemType, against: number) {
             verdict = Self.holds(op, order)
         } else {
-            judge(.element(FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: nil)), operand.value)
+            judge(.element(FHIRPathElementNode(element: element.pointee, typeName: type.pointee.typeName, context: type.pointee.context, location: nil)),
+                  operand.value)
         }
     }
 
@@ -148,9 +154,8 @@ struct FHIRPathPlanCollector {
     /// digits; nil for any other element, which the operators' conversions then compare. An integer
     /// element's text is an integer only without a point (`Int("5.0")` is nil: the element is then a
     /// String to the operators).
-    private static func numericOrder(of text: String?, typeName: String?, against number: FHIRPathPlainNumber) -> Int? {
-        guard let text, let typeName,
-              let systemType = FHIRPathTypes.systemType(ofPrimitive: typeName), systemType == "Decimal" || systemType == "Integer",
+    private static func numericOrder(of text: String?, systemType: String?, against number: FHIRPathPlainNumber) -> Int? {
+        guard let text, let systemType, systemType == "Decimal" || systemType == "Integer",
               let value = FHIRPathPlainNumber(text), systemType == "Decimal" || value.fractionDigits == 0 else { return nil }
         return FHIRPathPlainNumber.compare(value, number)
     }

@@ -5,15 +5,16 @@ import FHIRCore
 struct FHIRPathPlanAbandoned: Error {}
 
 /// One evaluation of a ``FHIRPathPlan``: the plan's steps applied to the focus, with the environment
-/// the expression is evaluated in. Made per evaluation, on the stack: nothing in it changes during the
-/// walk (the tree walk's evaluator, made only when a criterion is left to it, is kept in a class of its
+/// the expression is evaluated in. Made per evaluation, on the stack, and handed the plan it runs
+/// (borrowed from the expression: a copy stored here was a retain and a release of the plan's arrays
+/// for every evaluation): nothing in it changes during the walk (the tree walk's evaluator, made only when a criterion is left to it, is kept in a class of its
 /// own), and the steps walked into are recorded in frames on the stack (``TrailFrame``).
 ///
-/// Elements are walked through pointers into their parents' arrays (``FHIRPathNavigator/forEachChildInPlace(of:typeName:context:named:step:_:)``):
-/// passing an `Element` by value to a closure copies it (a retain of each of its fields), and a walk
-/// passes each selected child on to its next step, most never to be yielded.
+/// Elements are walked through pointers into their parents' arrays, with their types as pointers too
+/// (``FHIRPathNavigator/forEachChildInPlace(of:type:named:step:_:)``, ``FHIRPathPlanType``): passing an
+/// `Element` or its type strings by value copies them (a retain of each field), and a walk passes each
+/// selected child on to its next step, most never to be yielded.
 struct FHIRPathPlanRun {
-    let plan: FHIRPathPlan
     /// The environment's `%name` values; nil when it defines none (the common case, kept without
     /// a reference to count).
     let variables: [String: [FHIRPathValue]]?
@@ -74,7 +75,6 @@ struct FHIRPathPlanRun {
 
     init(plan: FHIRPathPlan, source: FHIRPathSource, environment: FHIRPathEnvironment, context: [FHIRPathValue],
          resource: Element?, rootResource: Element?) {
-        self.plan = plan
         self.variables = environment.variables.isEmpty ? nil : environment.variables
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.tracksPaths = environment.tracksPaths
@@ -83,8 +83,9 @@ struct FHIRPathPlanRun {
             : nil
     }
 
-    /// The plan's value on `focus` (the context), or nil when the plan was abandoned.
-    func run<Focus: Collection<FHIRPathValue>>(focus: Focus) -> [FHIRPathValue]? {
+    /// The value of `plan` (the one this run was made for) on `focus` (the context), or nil when the
+    /// plan was abandoned.
+    func run<Focus: Collection<FHIRPathValue>>(_ plan: FHIRPathPlan, focus: Focus) -> [FHIRPathValue]? {
         do {
             switch plan.body {
             case .path(let path, let terminal):
@@ -97,24 +98,26 @@ struct FHIRPathPlanRun {
         }
     }
 
-    /// ``run(focus:)`` on a resource (the context), located at `location`: no node is made of it
+    /// ``run(_:focus:)`` on a resource (the context), located at `location`: no node is made of it
     /// unless the plan yields it.
-    func run(resource: Element, location: ElementLocation?) -> [FHIRPathValue]? {
-        let type = resource.resourceType
+    func run(_ plan: FHIRPathPlan, resource: Element, location: ElementLocation?) -> [FHIRPathValue]? {
+        let type = FHIRPathPlanType(resourceType: resource.resourceType)
         let origin = Origin(focusLocation: location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
         return withExtendedLifetime(location) {
-            withUnsafePointer(to: resource) { resource in
-                do {
-                    switch plan.body {
-                    case .path(let path, let terminal):
-                        let collector = try collect(path, element: resource, typeName: type, context: type, origin: origin,
-                                                    limit: Self.limit(terminal), mode: Self.mode(terminal))
-                        return Self.result(of: collector, terminal)
-                    case .predicate(let predicate):
-                        return try test(predicate, element: resource, typeName: type, context: type).map(Self.booleanResult) ?? []
+            withUnsafePointer(to: type) { type in
+                withUnsafePointer(to: resource) { resource in
+                    do {
+                        switch plan.body {
+                        case .path(let path, let terminal):
+                            let collector = try collect(path, element: resource, type: type, origin: origin,
+                                                        limit: Self.limit(terminal), mode: Self.mode(terminal))
+                            return Self.result(of: collector, terminal)
+                        case .predicate(let predicate):
+                            return try test(predicate, element: resource, type: type).map(Self.booleanResult) ?? []
+                        }
+                    } catch {
+                        return nil
                     }
-                } catch {
-                    return nil
                 }
             }
         }
@@ -172,12 +175,12 @@ struct FHIRPathPlanRun {
     }
 
     /// ``collect(_:from:limit:mode:)`` from one element read in place, which sits at `origin`.
-    private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, typeName: String?, context: String?,
+    private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                          origin: Origin, limit: Int, mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
-        _ = try walk(path.steps, from: 0, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
+        _ = try walk(path.steps, from: 0, element: element, type: type, origin: origin, into: &collector)
         if path.firstOnly { collector.keepOnlyFirst() }
         return collector
     }
@@ -187,9 +190,11 @@ struct FHIRPathPlanRun {
                       into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
         if case .element(let node) = value {
             let origin = Origin(focusLocation: node.location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
-            return try withUnsafePointer(to: node.element) { (element) throws(FHIRPathPlanAbandoned) -> Bool in
-                try walk(steps, from: index, element: element, typeName: node.typeName, context: node.context, origin: origin,
-                         into: &collector)
+            return try withUnsafePointer(to: FHIRPathPlanType(typeName: node.typeName, context: node.context)) {
+                (type) throws(FHIRPathPlanAbandoned) -> Bool in
+                try withUnsafePointer(to: node.element) { (element) throws(FHIRPathPlanAbandoned) -> Bool in
+                    try walk(steps, from: index, element: element, type: type, origin: origin, into: &collector)
+                }
             }
         }
         guard index < steps.count else { return collector.add(value) }
@@ -207,40 +212,40 @@ struct FHIRPathPlanRun {
         }
     }
 
-    /// ``walk(_:from:value:into:)`` for an element read in place (of type `typeName`, its children in
-    /// metadata context `context`), which sits at `origin`: a node is made only of what the path yields.
-    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, typeName: String?, context: String?,
+    /// ``walk(_:from:value:into:)`` for an element read in place (of the type `type` points at: its
+    /// type name, and the metadata context of its children), which sits at `origin`: a node is made
+    /// only of what the path yields.
+    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                       origin: Origin, into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
         guard index < steps.count else {
-            return collector.add(element: element, typeName: typeName, context: context, location: location(of: origin))
+            return collector.add(element: element, type: type, location: location(of: origin))
         }
         switch steps[index] {
         case .child(let name, let resolutions, let isIdentifier):
             if isIdentifier, let resourceType = element.pointee.resourceType, resourceType == name {
-                return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
+                return try walk(steps, from: index + 1, element: element, type: type, origin: origin, into: &collector)
             }
             if tracksPaths && collector.keepsItems && origin.focusLocation != nil {
-                return try navigator.forEachChildInPlace(of: element, typeName: typeName, context: context, named: name, step: resolutions) {
-                    (child, childType, childContext, place) throws(FHIRPathPlanAbandoned) -> Bool in
+                return try navigator.forEachChildInPlace(of: element, type: type, named: name, step: resolutions) {
+                    (child, childType, place) throws(FHIRPathPlanAbandoned) -> Bool in
                     let frame = TrailFrame(previous: origin.frame, child: child, parent: element, place: place)
                     return try withUnsafePointer(to: frame) { (frame) throws(FHIRPathPlanAbandoned) -> Bool in
                         let childOrigin = Origin(focusLocation: origin.focusLocation, atFocus: false, frame: frame)
-                        return try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, origin: childOrigin,
-                                        into: &collector)
+                        return try walk(steps, from: index + 1, element: child, type: childType, origin: childOrigin, into: &collector)
                     }
                 }
             }
             let childOrigin = Origin(focusLocation: origin.focusLocation, atFocus: false, frame: nil)
-            return try navigator.forEachChildInPlace(of: element, typeName: typeName, context: context, named: name, step: resolutions) {
-                (child, childType, childContext, _) throws(FHIRPathPlanAbandoned) -> Bool in
-                try walk(steps, from: index + 1, element: child, typeName: childType, context: childContext, origin: childOrigin, into: &collector)
+            return try navigator.forEachChildInPlace(of: element, type: type, named: name, step: resolutions) {
+                (child, childType, _) throws(FHIRPathPlanAbandoned) -> Bool in
+                try walk(steps, from: index + 1, element: child, type: childType, origin: childOrigin, into: &collector)
             }
-        case .ofType(let type):
-            guard FHIRPathTypes.matches(typeName: typeName, type, exact: true, metadata: metadata) else { return true }
-            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
+        case .ofType(let specifier):
+            guard FHIRPathTypes.matches(typeName: type.pointee.typeName, specifier, exact: true, metadata: metadata) else { return true }
+            return try walk(steps, from: index + 1, element: element, type: type, origin: origin, into: &collector)
         case .filter(let criterion):
-            guard try test(criterion, element: element, typeName: typeName, context: context) == true else { return true }
-            return try walk(steps, from: index + 1, element: element, typeName: typeName, context: context, origin: origin, into: &collector)
+            guard try test(criterion, element: element, type: type) == true else { return true }
+            return try walk(steps, from: index + 1, element: element, type: type, origin: origin, into: &collector)
         }
     }
 
@@ -267,22 +272,24 @@ struct FHIRPathPlanRun {
     // MARK: Criteria
 
     /// The criterion's value on one element read in place (the focus and `$this`).
-    private func test(_ predicate: FHIRPathPlan.Predicate, element: UnsafePointer<Element>, typeName: String?, context: String?)
+    private func test(_ predicate: FHIRPathPlan.Predicate, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>)
         throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            let mode = try comparison(op, constant)
-            return try compare(op, try collect(path, element: element, typeName: typeName, context: context, origin: .unlocated, limit: 2, mode: mode))
+            let (mode, made) = try comparison(op, constant)
+            return try withExtendedLifetime(made) { () throws(FHIRPathPlanAbandoned) -> Bool? in
+                try compare(op, try collect(path, element: element, type: type, origin: .unlocated, limit: 2, mode: mode))
+            }
         case .logic(let op, let leftPredicate, let rightPredicate):
-            let left = try test(leftPredicate, element: element, typeName: typeName, context: context)
+            let left = try test(leftPredicate, element: element, type: type)
             if op == .and && left == false { return false }
             if op == .or && left == true { return true }
-            return combine(op, left, try test(rightPredicate, element: element, typeName: typeName, context: context))
+            return combine(op, left, try test(rightPredicate, element: element, type: type))
         case .existence(let path, let whenAny):
-            let collector = try collect(path, element: element, typeName: typeName, context: context, origin: .unlocated, limit: 1, mode: .count)
+            let collector = try collect(path, element: element, type: type, origin: .unlocated, limit: 1, mode: .count)
             return (collector.count > 0) == whenAny
         case .tree(let node):
-            let item = FHIRPathElementNode(element: element.pointee, typeName: typeName, context: context, location: nil)
+            let item = FHIRPathElementNode(element: element.pointee, typeName: type.pointee.typeName, context: type.pointee.context, location: nil)
             return try treeTest(node, focus: [.element(item)])
         }
     }
@@ -292,7 +299,10 @@ struct FHIRPathPlanRun {
         throws(FHIRPathPlanAbandoned) -> Bool? {
         switch predicate {
         case .compare(let op, let path, let constant):
-            return try compare(op, try collect(path, from: focus, limit: 2, mode: try comparison(op, constant)))
+            let (mode, made) = try comparison(op, constant)
+            return try withExtendedLifetime(made) { () throws(FHIRPathPlanAbandoned) -> Bool? in
+                try compare(op, try collect(path, from: focus, limit: 2, mode: mode))
+            }
         case .logic(let op, let leftPredicate, let rightPredicate):
             let left = try test(leftPredicate, focus: focus)
             if op == .and && left == false { return false }
@@ -332,16 +342,20 @@ struct FHIRPathPlanRun {
 
     /// The collector mode comparing a path's first item with `constant`; the environment's variables
     /// come first, as in the tree walk.
+    /// The mode holds the constant unretained: a constant of the plan lives as long as the plan, and
+    /// one made here from a redefined variable is returned as `made`, for the caller to keep alive
+    /// while the collector runs.
     private func comparison(_ op: FHIRPathNode.BinaryOperator, _ constant: FHIRPathPlan.Constant)
-        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector.Mode {
+        throws(FHIRPathPlanAbandoned) -> (mode: FHIRPathPlanCollector.Mode, made: FHIRPathPlanOperand?) {
         switch constant {
         case .literal(let operand):
-            return .compare(op, operand)
+            return (.compare(op, Unmanaged.passUnretained(operand)), nil)
         case .variable(let name, let standard):
-            guard let defined = variables?[name] else { return .compare(op, standard) }
+            guard let defined = variables?[name] else { return (.compare(op, Unmanaged.passUnretained(standard)), nil) }
             // A redefinition of another size than one is the tree walk's to compare.
             guard defined.count == 1 else { throw FHIRPathPlanAbandoned() }
-            return .compare(op, FHIRPathPlanOperand(defined[0]))
+            let made = FHIRPathPlanOperand(defined[0])
+            return (.compare(op, Unmanaged.passUnretained(made)), made)
         }
     }
 

@@ -129,6 +129,76 @@ final class FHIRPathPlanTests: XCTestCase {
         XCTAssertEqual(outcome("Observation.effective.ofType(Period).start", on: resource, FHIRPathEnvironment()), "[dateTime:@2024-03-01T]")
     }
 
+    /// Children a plan types on the spot rather than from its steps' cached definitions: resources
+    /// (typed by their own `resourceType`, in `Bundle.entry.resource` and `contained`), elements the
+    /// metadata does not define, and steps that meet more element types than their cache keeps (eight
+    /// per step, ``StepResolutions``): what plan and tree walk select, and where, is the same on the
+    /// first evaluation (which fills the caches) and on the next (which reads them).
+    func testChildrenTypedOnTheSpotAreTypedAsTheTreeWalkTypesThem() throws {
+        let types = ["Patient", "Observation", "Condition", "Procedure", "Encounter", "CarePlan", "Goal", "MedicationRequest",
+                     "Immunization", "AllergyIntolerance", "Device"]
+        let entries = types.enumerated().map { index, type in
+            Element(name: "entry", children: [
+                Element(name: "resource", resourceType: type, children: [
+                    Element(name: "id", value: "r\(index)"),
+                    Element(name: "meta", children: [Element(name: "versionId", value: "\(index)")]),
+                    Element(name: "contained", resourceType: "Practitioner", children: [Element(name: "id", value: "p\(index)")],
+                            jsonArrayItem: true),
+                    Element(name: "madeUp", value: "m\(index)"),
+                    Element(name: "extension", children: [Element(name: "url", value: "http://example.org/\(index)")], jsonArrayItem: true),
+                ]),
+            ], jsonArrayItem: true)
+        }
+        let bundle = Element.resource("Bundle", children: [Element(name: "type", value: "collection")] + entries)
+        var tracked = FHIRPathEnvironment()
+        tracked.tracksPaths = true
+        var trackedTreeWalk = treeWalk
+        trackedTreeWalk.tracksPaths = true
+        func path(_ value: FHIRPathValue) -> String? {
+            if case .element(let node) = value { return node.path }
+            return nil
+        }
+        for text in [
+            "Bundle.entry.resource", "Bundle.entry.resource.id", "Bundle.entry.resource.meta.versionId", "Bundle.entry.resource.contained",
+            "Bundle.entry.resource.contained.id", "Bundle.entry.resource.madeUp", "Bundle.entry.resource.extension.url",
+            "Bundle.entry.resource.ofType(Patient).id", "Bundle.entry.resource.where(id = 'r3').meta.versionId",
+            "Bundle.entry.resource.contained.where(id.exists()).count()", "Bundle.entry.resource.madeUp.first()",
+        ] {
+            let expression = try FHIRPathExpression(text)
+            let expected = try expression.evaluate(on: bundle, environment: treeWalk).map { "\($0.typeName):\($0)" }
+            let expectedPaths = try expression.evaluate(on: bundle, environment: trackedTreeWalk).map(path)
+            for _ in 0..<2 {
+                XCTAssertEqual(try expression.evaluate(on: bundle).map { "\($0.typeName):\($0)" }, expected, text)
+                XCTAssertEqual(try expression.evaluate(on: bundle, environment: tracked).map(path), expectedPaths, text)
+            }
+        }
+    }
+
+    /// A union whose operands all have plans is evaluated operand by operand, `distinct` of the two
+    /// sides as the tree walk takes it: the same items in the same order (duplicates removed, the
+    /// first kept), the same locations; an operand without a plan, or one that fails, leaves the
+    /// whole union to the tree walk.
+    func testUnionsOfPlannedOperandsGiveWhatTheTreeWalkGives() throws {
+        var tracked = FHIRPathEnvironment()
+        tracked.tracksPaths = true
+        var trackedTreeWalk = treeWalk
+        trackedTreeWalk.tracksPaths = true
+        for text in [
+            "Observation.status | Observation.subject.reference", "Observation.status | Observation.status",
+            "Observation.code.coding.code | Observation.component.code.coding.code | Observation.code.coding.code",
+            "Observation.code.coding | Observation.code.coding.where(system = 'http://loinc.org')",
+            "(Observation.subject.reference | Observation.status) | (Observation.value.ofType(Quantity).code | Observation.status)",
+            "Observation.valueString | Observation.value.ofType(Quantity).value | Observation.effective",
+            "Observation.status | Observation.code.coding.code.single()", "Observation.status | now().toString().length()",
+        ] {
+            XCTAssertEqual(outcome(text, FHIRPathEnvironment()), outcome(text, treeWalk), text)
+            XCTAssertEqual(paths(text, on: observation, tracked), paths(text, on: observation, trackedTreeWalk), text)
+        }
+        XCTAssertEqual(outcome("Observation.status | Observation.code.coding.code | Observation.status", FHIRPathEnvironment()),
+                       "[code:final, code:1, code:29463-7]")
+        XCTAssertTrue(try FHIRPathExpression("Observation.status | Observation.subject.reference").leadingOperands.allSatisfy { $0.plan != nil })
+    }
+
     /// The locations of what `text` selects from `resource`.
     private func paths(_ text: String, on resource: Element, _ environment: FHIRPathEnvironment) -> [String?] {
         guard let values = try? FHIRPathExpression(text).evaluate(on: resource, environment: environment) else { return [] }
