@@ -222,8 +222,8 @@ struct ValidationWalk {
         elementChildren.withUnsafeBufferPointer { elementChildren in
             guard let first = elementChildren.baseAddress else { return }
             for position in elementChildren.indices {
-                let name = elementChildren[position].name
-                guard let resolved = children?[name] else {
+                // The name is looked up where it sits (a copy of it is a retain and a release per element).
+                guard let resolved = children?[(first + position).pointee.name] else {
                     reportUnknown(elementChildren[position], context: context)
                     continue
                 }
@@ -237,6 +237,7 @@ struct ValidationWalk {
                     if let max = info.max, index == max { overMaximum.append(order) }
                 }
                 if info.isChoice {
+                    let name = elementChildren[position].name
                     if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
                         conflictingChoices.append(order)
                         report(.error, .structure,
