@@ -60,10 +60,19 @@ struct ValidationWalk {
     private var resourceTypeName: String?
     private(set) var currentResource: Element?
     private(set) var currentRootResource: Element?
-    /// Where the walk is: the root's path, then one step per element entered (its name and, in a list,
-    /// its index, else -1). The text of a location is made only when an issue is reported there.
+    /// Where the walk is: the root's path, then one step per element entered (the element, read in
+    /// place in the tree being walked, and, in a list, its index, else -1). The text of a location is
+    /// made only when an issue is reported there, from the elements' names: a step holds no reference,
+    /// so entering an element retains and releases nothing for it. Every step points into the children
+    /// of an element being visited, whose array stays alive and unchanged while the step is on the list.
     private let root: String
-    private(set) var steps: [(name: String, index: Int)] = []
+    private(set) var steps: [Step] = []
+
+    struct Step {
+        let element: UnsafePointer<Element>
+        let index: Int
+        var name: String { element.pointee.name }
+    }
     /// The per-definition child counts of the elements being visited, innermost last: one buffer for
     /// the walk rather than an array per complex element. Only `0..<countsTop` is in use; the buffer
     /// keeps its size, so entering an element zeroes its range instead of appending one.
@@ -114,7 +123,7 @@ struct ValidationWalk {
     var currentPath: String { path(of: steps) }
 
     /// The location text of `steps` (from the root).
-    func path(of steps: [(name: String, index: Int)]) -> String {
+    func path(of steps: [Step]) -> String {
         var text = root
         for step in steps {
             text += "." + step.name
@@ -213,12 +222,13 @@ struct ValidationWalk {
         elementChildren.withUnsafeBufferPointer { elementChildren in
             guard let first = elementChildren.baseAddress else { return }
             for position in elementChildren.indices {
-                let name = elementChildren[position].name
-                guard let resolved = children?[name] else {
+                // The name is looked up where it sits (a copy of it is a retain and a release per element).
+                guard let resolved = children?[(first + position).pointee.name] else {
                     reportUnknown(elementChildren[position], context: context)
                     continue
                 }
-                let info = resolved.info
+                // The metadata (held by the walk) keeps every definition alive: no retain for it here.
+                unowned(unsafe) let info = resolved.info
                 let order = info.order
                 let counted = order < definitions.count
                 let index = counted ? childCounts[base + order] : 0
@@ -227,6 +237,7 @@ struct ValidationWalk {
                     if let max = info.max, index == max { overMaximum.append(order) }
                 }
                 if info.isChoice {
+                    let name = elementChildren[position].name
                     if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
                         conflictingChoices.append(order)
                         report(.error, .structure,
@@ -239,7 +250,7 @@ struct ValidationWalk {
                 if options.checkJSONArrayShape, elementChildren[position].jsonArrayItem != info.isArray, index == 0 {
                     reportArrayShape(of: elementChildren[position], info: info)
                 }
-                steps.append((name, info.isArray ? index : -1))
+                steps.append(Step(element: first + position, index: info.isArray ? index : -1))
                 if info === bundleEntry, !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
                 if resolved.notableType == .extension, info.name == "extension" || info.name == "modifierExtension" {
                     checkExtension(elementChildren[position], holder: context)

@@ -82,8 +82,28 @@ public enum PrimitiveValidator {
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
+    /// Eight bytes at a time: a word is looked at byte by byte only when one of its bytes is at most
+    /// 0x20 (every uri, url and canonical of a document passes here, and most have none).
     private static func containsWhitespace(_ value: String) -> Bool {
-        value.withUTF8Bytes { bytes in bytes.contains(where: isWhitespace) }
+        value.withUTF8Bytes { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let raw = UnsafeRawPointer(base)
+            var index = 0
+            while index + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // A high bit for each byte below 0x21 (bytes of 0x80 and above excluded by `~word`).
+                if (word &- ones &* 0x21) & ~word & 0x8080_8080_8080_8080 != 0 {
+                    for offset in index..<(index + 8) where isWhitespace(base[offset]) { return true }
+                }
+                index += 8
+            }
+            while index < bytes.count {
+                if isWhitespace(base[index]) { return true }
+                index += 1
+            }
+            return false
+        }
     }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
@@ -183,13 +203,14 @@ public enum PrimitiveValidator {
         // By bytes: a Character split cost more than the rest of validating a Synthea Bundle's entry.
         value.withUTF8Bytes { bytes in
             guard bytes.count == 45, let start = bytes.baseAddress, memoryEqual(start, uuidPrefix.utf8Start, 9) else { return false }
-            for index in 9..<45 {
-                let byte = bytes[index]
-                if index == 17 || index == 22 || index == 27 || index == 32 {  // 8, 13, 18 and 23 bytes into the UUID
-                    if byte != UInt8(ascii: "-") { return false }
-                } else if !(isDigit(byte) || (byte >= 0x61 && byte <= 0x66)) {
-                    return false
-                }
+            // The hyphens 8, 13, 18 and 23 bytes into the UUID, then the hex digit runs between them.
+            let dash = UInt8(ascii: "-")
+            guard start[17] == dash, start[22] == dash, start[27] == dash, start[32] == dash else { return false }
+            let dashes: UInt64 = 1 << 17 | 1 << 22 | 1 << 27 | 1 << 32
+            for index in 9..<45 where dashes >> UInt64(index) & 1 == 0 {
+                let byte = start[index]
+                // 0-9 or a-f, each as one unsigned comparison.
+                guard byte &- 0x30 < 10 || byte &- 0x61 < 6 else { return false }
             }
             return true
         }
