@@ -144,36 +144,35 @@ public struct Schedule: Sendable, Hashable {
         // the elements' rates.
         let rates = elements.map { 1 / max($0.rule.approximateSeconds, 1) }
         let totalRate = rates.reduce(0, +)
-        // The elements read through a buffer, in place: an array's elements are copied to be read
+        // Each element's lookup made once: an element read out of the array is copied whole to be read
         // (a log's schedule has an element per run of reading days, read for every index tried).
-        return elements.withUnsafeBufferPointer { elements -> (element: Int, local: Int, start: Date)? in
-            for index in elements.indices {
-                let share = Double(occurrence) * rates[index] / totalRate
-                let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
-                let local = firstIndex(near: guess) { n in
-                    guard let start = elements[index].existingStart(ofLocalOccurrence: n) else { return true }
-                    return Self.globalIndex(localOccurrence: n, start: start, elementIndex: index, in: elements) >= occurrence
-                }
-                guard let start = elements[index].existingStart(ofLocalOccurrence: local),
-                      Self.globalIndex(localOccurrence: local, start: start, elementIndex: index, in: elements) == occurrence
-                else { continue }
-                return (index, local, start)
+        let lookups = elements.map { $0.occurrenceLookup }
+        for index in lookups.indices {
+            let share = Double(occurrence) * rates[index] / totalRate
+            let guess = share.isFinite ? Int(min(share, Double(occurrence))) : 0
+            let local = firstIndex(near: guess) { n in
+                guard let start = lookups[index].existingStart(ofLocalOccurrence: n) else { return true }
+                return Self.globalIndex(localOccurrence: n, start: start, elementIndex: index, in: lookups) >= occurrence
             }
-            return nil
+            guard let start = lookups[index].existingStart(ofLocalOccurrence: local),
+                  Self.globalIndex(localOccurrence: local, start: start, elementIndex: index, in: lookups) == occurrence
+            else { continue }
+            return (index, local, start)
         }
+        return nil
     }
 
     /// The schedule-wide index of an element's local occurrence: how many events of all elements come
     /// before it in time order (ties go to the element listed first).
     func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int) -> Int {
-        elements.withUnsafeBufferPointer { Self.globalIndex(localOccurrence: localOccurrence, start: start, elementIndex: elementIndex, in: $0) }
+        Self.globalIndex(localOccurrence: localOccurrence, start: start, elementIndex: elementIndex, in: elements.map { $0.occurrenceLookup })
     }
 
-    /// ``globalIndex(localOccurrence:start:elementIndex:)`` over `elements` read in place.
-    private static func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int, in elements: UnsafeBufferPointer<ScheduleElement>) -> Int {
+    /// ``globalIndex(localOccurrence:start:elementIndex:)`` over the elements' lookups.
+    private static func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int, in lookups: [OccurrenceLookup]) -> Int {
         var index = localOccurrence
-        for other in elements.indices where other != elementIndex {
-            index += elements[other].countOccurrences(startingBefore: start, including: other < elementIndex)
+        for other in lookups.indices where other != elementIndex {
+            index += lookups[other].countOccurrences(startingBefore: start, including: other < elementIndex)
         }
         return index
     }

@@ -8,8 +8,12 @@ import Foundation
 extension ScheduleElement {
     /// The start of occurrence `n`, ignoring the element's end; `nil` if the date overflows.
     func startOfOccurrence(_ n: Int) -> Date? {
-        if let count = occurrenceCount, n >= count { return nil }  // past the end: no need to look
-        return anchors.start(ofOccurrence: n)
+        occurrenceLookup.startOfOccurrence(n)
+    }
+
+    /// What finding this element's occurrences reads, apart from the element.
+    var occurrenceLookup: OccurrenceLookup {
+        OccurrenceLookup(anchors: anchors, occurrenceCount: occurrenceCount, end: end)
     }
 
     private var isAllDay: Bool { rule.isAllDay }
@@ -29,9 +33,7 @@ extension ScheduleElement {
     /// The start of occurrence `n` when the element has it (it starts before the element's end):
     /// ``event(atLocalOccurrence:)``'s start, without the end.
     func existingStart(ofLocalOccurrence n: Int) -> Date? {
-        guard let start = startOfOccurrence(n) else { return nil }
-        if let end, start >= end { return nil }
-        return start
+        occurrenceLookup.existingStart(ofLocalOccurrence: n)
     }
 
     /// The event of occurrence `n` of this element alone (its `occurrence` is `n`), or `nil` if the element
@@ -44,16 +46,13 @@ extension ScheduleElement {
     /// The number of occurrences that start before `date` (or at `date` too, when `including` is true),
     /// counting only occurrences that exist before the element's end.
     func countOccurrences(startingBefore date: Date, including: Bool) -> Int {
-        let n = firstOccurrence(startingAtOrAfter: date, strictlyAfter: including)
-        guard let count = occurrenceCount else { return n }
-        return min(n, count)
+        occurrenceLookup.countOccurrences(startingBefore: date, including: including)
     }
 
     /// The smallest `n` whose start is at or after `date` (strictly after when `strictlyAfter`), ignoring the
     /// element's end. (CareKit's starts never decrease with `n`: every step moves forward.)
     func firstOccurrence(startingAtOrAfter date: Date, strictlyAfter: Bool) -> Int {
-        if let count = occurrenceCount, let end, date >= end { return count }  // every occurrence starts before `end`
-        return anchors.firstOccurrence(startingAtOrAfter: date, strictlyAfter: strictlyAfter)
+        occurrenceLookup.firstOccurrence(startingAtOrAfter: date, strictlyAfter: strictlyAfter)
     }
 
     /// This element's events for a query over `[from, to)`, by CareKit's rule (`OCKSchedule.events(from:to:)`):

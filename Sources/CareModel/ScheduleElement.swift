@@ -67,7 +67,7 @@ public struct ScheduleElement: Sendable, Hashable {
         if case .seconds(let seconds) = duration, !(seconds.isFinite && seconds >= 0) {
             throw ScheduleError.invalidDuration(seconds)
         }
-        let normalizedStart = duration == .allDay ? calendar.startOfDay(for: start) : start
+        let normalizedStart = duration == .allDay ? DayStarts.start(of: start, in: calendar) : start
         if let end, end <= normalizedStart {
             throw ScheduleError.endNotAfterStart(start: normalizedStart, end: end)
         }

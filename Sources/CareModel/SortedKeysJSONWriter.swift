@@ -22,7 +22,7 @@ final class SortedKeysJSONWriter: Encoder {
 
     // Unchecked: one writer belongs to one encode call, and dynamic exclusivity checks on every access
     // cost a quarter of its time.
-    @exclusivity(unchecked) private(set) var output: [UInt8] = []
+    @exclusivity(unchecked) var output: [UInt8] = []
     /// The values being written, innermost last.
     @exclusivity(unchecked) private var slots: [Slot] = []
     /// Set when the value needs something this writer does not do.
@@ -84,6 +84,16 @@ final class SortedKeysJSONWriter: Encoder {
             try writeTask(task)
         } else if type == Self.preEncodedType, let encoded = value as? PreEncodedJSON {
             output.append(contentsOf: encoded.bytes)
+        } else if type == Self.stringMapType, let map = value as? [String: String] {
+            writeStringMap(map)
+        } else if type == Self.provenanceType, let provenance = value as? Provenance {
+            try writeProvenance(provenance)
+        } else if type == Self.scheduleElementType, let element = value as? ScheduleElement {
+            try writeScheduleElement(element)
+        } else if Self.encodedByThemselves.contains(type) {
+            // Known not to be one of the values below: their casts (a protocol's most of all) cost more
+            // than most values' writing.
+            try writeByEncoding(value)
         } else if let url = value as? URL {
             writeString(url.absoluteString)
         } else if let data = value as? Data {
@@ -104,43 +114,41 @@ final class SortedKeysJSONWriter: Encoder {
 
     /// Writes `task` as its `encode(to:)` does (its fields, then its metadata's in the same object),
     /// member by member with their static types: through `Encodable`, every member goes through the
-    /// standard library's generic containers, and hashing tasks is a good part of an import.
+    /// standard library's generic containers, and hashing tasks is a good part of an import. The members
+    /// come in key order, so that the object needs no sorting when it closes (``closeObject(_:)`` checks
+    /// the order, and sorts only what is not in order).
     private func writeTask(_ task: CareTask) throws {
         slots.append(Slot(start: output.count))
         let slot = begin(.object)
-        try member("id", of: slot, task.id)
-        if let title = task.title { try member("title", of: slot, title) }
-        if let instructions = task.instructions { try member("instructions", of: slot, instructions) }
-        try member("impactsAdherence", of: slot, task.impactsAdherence)
-        try member("schedule", of: slot, task.schedule)
-        if let carePlanUUID = task.carePlanUUID { try member("carePlanUUID", of: slot, carePlanUUID) }
-        if let carePlanID = task.carePlanID { try member("carePlanID", of: slot, carePlanID) }
-        if let linkage = task.healthKitLinkage { try member("healthKitLinkage", of: slot, linkage) }
-        try writeMembers(of: task.metadata, in: slot)
-        close(slots.removeLast())
-    }
-
-    /// The members `EntityMetadata.encode(to:)` writes.
-    private func writeMembers(of metadata: EntityMetadata, in slot: Int) throws {
-        try member("uuid", of: slot, metadata.uuid)
-        try member("effectiveDate", of: slot, metadata.effectiveDate)
-        if let deletedDate = metadata.deletedDate { try member("deletedDate", of: slot, deletedDate) }
-        try member("previousVersionUUIDs", of: slot, metadata.previousVersionUUIDs)
-        try member("nextVersionUUIDs", of: slot, metadata.nextVersionUUIDs)
-        if let previous = metadata.previousVersionUUIDs.first { try member("previousVersionUUID", of: slot, previous) }
-        if let next = metadata.nextVersionUUIDs.first { try member("nextVersionUUID", of: slot, next) }
-        if let createdDate = metadata.createdDate { try member("createdDate", of: slot, createdDate) }
-        if let updatedDate = metadata.updatedDate { try member("updatedDate", of: slot, updatedDate) }
-        if let schemaVersion = metadata.schemaVersion { try member("schemaVersion", of: slot, schemaVersion) }
-        if let groupIdentifier = metadata.groupIdentifier { try member("groupIdentifier", of: slot, groupIdentifier) }
-        if let tags = metadata.tags { try member("tags", of: slot, tags) }
-        if let remoteID = metadata.remoteID { try member("remoteID", of: slot, remoteID) }
-        if let source = metadata.source { try member("source", of: slot, source) }
-        if let userInfo = metadata.userInfo { try member("userInfo", of: slot, userInfo) }
+        let metadata = task.metadata
         if let asset = metadata.asset { try member("asset", of: slot, asset) }
+        if let carePlanID = task.carePlanID { try member("carePlanID", of: slot, carePlanID) }
+        if let carePlanUUID = task.carePlanUUID { try member("carePlanUUID", of: slot, carePlanUUID) }
+        if let createdDate = metadata.createdDate { try member("createdDate", of: slot, createdDate) }
+        if let deletedDate = metadata.deletedDate { try member("deletedDate", of: slot, deletedDate) }
+        try member("effectiveDate", of: slot, metadata.effectiveDate)
+        if let groupIdentifier = metadata.groupIdentifier { try member("groupIdentifier", of: slot, groupIdentifier) }
+        if let linkage = task.healthKitLinkage { try member("healthKitLinkage", of: slot, linkage) }
+        try member("id", of: slot, task.id)
+        try member("impactsAdherence", of: slot, task.impactsAdherence)
+        if let instructions = task.instructions { try member("instructions", of: slot, instructions) }
+        if let next = metadata.nextVersionUUIDs.first { try member("nextVersionUUID", of: slot, next) }
+        try member("nextVersionUUIDs", of: slot, metadata.nextVersionUUIDs)
         if let notes = metadata.notes { try member("notes", of: slot, notes) }
-        try member("timezone", of: slot, metadata.timezone)
+        if let previous = metadata.previousVersionUUIDs.first { try member("previousVersionUUID", of: slot, previous) }
+        try member("previousVersionUUIDs", of: slot, metadata.previousVersionUUIDs)
         if let provenance = metadata.provenance { try member("provenance", of: slot, provenance) }
+        if let remoteID = metadata.remoteID { try member("remoteID", of: slot, remoteID) }
+        try member("schedule", of: slot, task.schedule)
+        if let schemaVersion = metadata.schemaVersion { try member("schemaVersion", of: slot, schemaVersion) }
+        if let source = metadata.source { try member("source", of: slot, source) }
+        if let tags = metadata.tags { try member("tags", of: slot, tags) }
+        try member("timezone", of: slot, metadata.timezone)
+        if let title = task.title { try member("title", of: slot, title) }
+        if let updatedDate = metadata.updatedDate { try member("updatedDate", of: slot, updatedDate) }
+        if let userInfo = metadata.userInfo { try member("userInfo", of: slot, userInfo) }
+        try member("uuid", of: slot, metadata.uuid)
+        close(slots.removeLast())
     }
 
     /// Writes `value` through its own `encode(to:)`.
@@ -160,6 +168,16 @@ final class SortedKeysJSONWriter: Encoder {
     private static let scheduleType = ObjectIdentifier(Schedule.self)
     private static let taskType = ObjectIdentifier(CareTask.self)
     private static let preEncodedType = ObjectIdentifier(PreEncodedJSON.self)
+    private static let stringMapType = ObjectIdentifier([String: String].self)
+    private static let provenanceType = ObjectIdentifier(Provenance.self)
+    private static let scheduleElementType = ObjectIdentifier(ScheduleElement.self)
+    /// Types of the entities' members written through their own `encode(to:)`: none of them is a URL,
+    /// data, a decimal, a float or an integer.
+    private static let encodedByThemselves: Set<ObjectIdentifier> = [
+        ObjectIdentifier(DateComponents.self), ObjectIdentifier(TimeZone.self), ObjectIdentifier(OutcomeValue.self),
+        ObjectIdentifier([OutcomeValue].self), ObjectIdentifier([ScheduleElement].self), ObjectIdentifier([UUID].self),
+        ObjectIdentifier([String].self), ObjectIdentifier(Note.self), ObjectIdentifier([Note].self),
+    ]
 
     private static func notANumber(_ number: any Numeric) -> EncodingError {
         EncodingError.invalidValue(number, EncodingError.Context(codingPath: [], debugDescription: "\(number) is not a JSON number"))
@@ -205,14 +223,14 @@ final class SortedKeysJSONWriter: Encoder {
         output.append(UInt8(ascii: "}"))
     }
 
-    private func writeDouble(_ number: Double) throws {
+    func writeDouble(_ number: Double) throws {
         guard number.isFinite else { throw Self.notANumber(number) }
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         appendASCII(text)
     }
 
-    private func appendASCII(_ text: String) {
+    func appendASCII(_ text: String) {
         output.append(contentsOf: text.utf8)
     }
 

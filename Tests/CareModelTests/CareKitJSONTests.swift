@@ -288,6 +288,21 @@ final class CareKitJSONTests: XCTestCase {
         bare.metadata.previousVersionUUIDs = []
         try same(bare)
         try same([full, bare])
+        // What the writer writes member by member without `encode(to:)`: a provenance of its required
+        // fields only, an empty userInfo and one whose keys differ by case and by prefix, a schedule
+        // element of no text with an end and a fractional duration.
+        var sparse = try task()
+        sparse.metadata.provenance = Provenance(sourceSystem: "https://ehr.example/fhir", fhirType: "CarePlan", fhirID: "cp/1")
+        sparse.metadata.userInfo = [:]
+        try same(sparse)
+        sparse.metadata.userInfo = ["ab": "1", "a": "2", "B": "3", "": "4", "a\u{0}": "5"]
+        sparse.schedule = try Schedule(composing: [
+            ScheduleElement(start: Clock.date(2026, 1, 1, 6), end: Clock.date(2026, 1, 9), interval: DateComponents(hour: 6), duration: .seconds(0.5), timeZone: .gmt),
+        ])
+        try same(sparse)
+        try same(sparse.metadata.provenance)
+        try same(sparse.schedule.elements)
+        try same(metadata(1).provenance)
         try same(Primitives())
         try same(Nested())
         try same([outcome, outcome])

@@ -1,3 +1,4 @@
+import FHIR
 import Foundation
 import XCTest
 @testable import Mapping
@@ -52,5 +53,18 @@ final class DayStartTests: XCTestCase {
         options.timeZone = try XCTUnwrap(TimeZone(identifier: "America/New_York"))
         XCTAssertEqual(options.startOfDay(number: 40_000), calendarStart(40_000, in: options.timeZone))
         XCTAssertNotEqual(options.startOfDay(number: 40_000), utc)
+    }
+
+    /// `isoDay(number:)` writes its digits by hand: the same text as `String(format:)` wrote, for years of
+    /// one to four digits and, through `String(format:)` still, those outside them.
+    func testISODayIsWhatStringFormatWrote() throws {
+        let options = MappingOptions(timeZone: try XCTUnwrap(TimeZone(identifier: "UTC")))
+        let days = Array(-700_000..<(-690_000)) + Array(stride(from: -694_000, to: 3_000_000, by: 997)) + Array(0..<800)
+            + [-693_961, -693_960, -693_595, 2_958_000, 2_958_465, 2_958_466, 3_000_000]
+        for day in days {
+            let (year, month, dayOfMonth) = CivilCalendar.date(days: CivilCalendar.days(year: 1900, month: 1, day: 1) + day)
+            XCTAssertEqual(options.isoDay(number: day), String(format: "%04d-%02d-%02d", year, month, dayOfMonth), "day \(day)")
+        }
+        XCTAssertEqual(options.isoDay(number: 0), "1900-01-01")
     }
 }

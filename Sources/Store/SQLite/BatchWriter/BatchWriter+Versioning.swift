@@ -217,10 +217,12 @@ extension BatchWriter {
             if kind == .task { forgetTaskVersion(previous.uuid) }
         }
         if let provenance {
-            try SQLiteStore.link(
-                ResourceLink(sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID,
-                             entityKind: kind, entityID: id()),
-                in: db)
+            let resourceLink = ResourceLink(
+                sourceSystem: provenance.sourceSystem, resourceType: provenance.fhirType, resourceID: provenance.fhirID,
+                entityKind: kind, entityID: id())
+            // Once a batch: the versions of one long-running task all link the same resource, and the
+            // INSERT (which finds the row there and does nothing) costs ten times the set's lookup.
+            if linked.insert(resourceLink).inserted { try SQLiteStore.link(resourceLink, in: db) }
         }
     }
 

@@ -68,6 +68,9 @@ struct BatchWriter {
     var taskVersionsChanged: Set<UUID> = []
     /// The task version looked up last.
     var lastTaskVersion: (uuid: UUID, version: TaskVersion)?
+    /// The resource links this batch wrote (or found written): nothing removes one, so each is written
+    /// once per batch.
+    var linked: Set<ResourceLink> = []
     /// The outcome INSERT, prepared once per batch (GRDB's statement cache hashes the SQL on each use).
     var outcomeInsert: Statement?
     /// The per-patient revision log (CareKit sync). Every version this writer inserts (first versions,
