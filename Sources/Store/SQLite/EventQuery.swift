@@ -15,6 +15,8 @@ struct EventQuery {
     let db: Database
     let codec: EntityRowCodec
     let taskCache: TaskVersionCache
+    /// Outcome versions decoded before, by uuid (nil: every outcome row decoded, as the table scan does).
+    var outcomeVersions: DecodedVersionCache<Outcome>? = nil
     var tableScan = false
 
     func events(patientID: String, in interval: DateInterval) throws -> [Event] {
@@ -70,24 +72,58 @@ struct EventQuery {
         let taskUUIDs = Array(Set(scheduled.map(\.task.uuid)))
         let first = scheduled.map(\.event.start).min() ?? Date()
         let last = scheduled.map(\.event.start).max() ?? Date()
-        let rows = try Row.fetchAll(
-            try db.cachedStatement(sql: """
-                SELECT * FROM outcome\(hint)
-                WHERE taskUUID IN (\(SQLText.placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
-                  AND nextVersionUUID IS NULL AND deletedDate IS NULL
-                """),
-            arguments: StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds])
-        let values = try valuesOfOutcomes(SQLiteStore.rowsWithExtraValues(rows))
+        let condition = """
+            WHERE taskUUID IN (\(SQLText.placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
+              AND nextVersionUUID IS NULL AND deletedDate IS NULL
+            """
+        let arguments = StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds]
         var outcomes: [OccurrenceKey: Outcome] = [:]
-        for row in rows {
-            let rowID: Int64? = row["rowID"]
-            let outcome = try codec.outcome(row, values: rowID.flatMap { values[$0] } ?? [])
+        for outcome in try currentOutcomeVersions(condition, arguments) {
             let key = OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)
             // Several tips (devices' versions in conflict): the one created last.
             if let other = outcomes[key], !EventAssembly.shows(outcome, over: other) { continue }
             outcomes[key] = outcome
         }
         return outcomes
+    }
+
+    /// The outcome versions of the rows `condition` selects, in the rows' order: from ``outcomeVersions``
+    /// when decoded before (a current version's row never changes but for its link to a later version,
+    /// which a current row has not), the others read whole and decoded.
+    private func currentOutcomeVersions(_ condition: String, _ arguments: StatementArguments) throws -> [Outcome] {
+        guard let cache = outcomeVersions, !tableScan else {
+            let rows = try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM outcome\(hint) \(condition)"), arguments: arguments)
+            let values = try valuesOfOutcomes(SQLiteStore.rowsWithExtraValues(rows))
+            return try rows.map { row in
+                let rowID: Int64? = row["rowID"]
+                return try codec.outcome(row, values: rowID.flatMap { values[$0] } ?? [])
+            }
+        }
+        var versions: [Outcome?] = []
+        var slotOfRow: [Int64: Int] = [:]
+        for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT rowID, uuid FROM outcome \(condition)"), arguments: arguments) {
+            let rowID: Int64 = row[0]
+            let uuid: UUID? = row[1]
+            if let uuid, let known = cache.version(uuid) {
+                versions.append(known)
+            } else {
+                slotOfRow[rowID] = versions.count
+                versions.append(nil)
+            }
+        }
+        for chunk in SQLText.statementChunks(Array(slotOfRow.keys)) {
+            let rows = try Row.fetchAll(
+                try db.cachedStatement(sql: "SELECT * FROM outcome WHERE rowID IN (\(SQLText.placeholders(chunk.count)))"),
+                arguments: StatementArguments(Array(chunk)))
+            let values = try SQLiteStore.outcomeValues(rowIDs: SQLiteStore.rowsWithExtraValues(rows), db)
+            for row in rows {
+                guard let rowID: Int64 = row["rowID"], let slot = slotOfRow[rowID] else { continue }
+                let outcome = try codec.outcome(row, values: values[rowID] ?? [])
+                cache.insert(outcome, uuid: outcome.metadata.uuid)
+                versions[slot] = outcome
+            }
+        }
+        return versions.compactMap { $0 }
     }
 
     private func valuesOfOutcomes(_ rowIDs: [Int64]) throws -> [Int64: [OutcomeValue]] {
@@ -114,17 +150,51 @@ extension SQLiteStore {
         }
     }
 
+    /// The patient and the care plans come from ``DecodedVersionCache``s when their current versions were
+    /// decoded before (the rows' uuids read, not their JSON), as do the day's outcomes: the caches hold
+    /// what decoding the rows now would give.
     public func dayView(patientID: String, day: (Patient) throws -> DateInterval) throws -> DayViewRead? {
-        let patients = try Self.filter(.patient, EntityQuery(ids: [patientID]))
-        var plans = try Self.filter(.carePlan, .current)
-        plans.sql += " AND patientID = ?"
-        plans.arguments += [patientID]
-        return try readSnapshot { db in
-            guard case .patient(let patient)? = try fetchEntities(.patient, patients, db).first else { return nil }
-            let events = try EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache).events(patientID: patientID, in: try day(patient))
-            let carePlans = try fetchEntities(.carePlan, plans, db).compactMap { if case .carePlan(let value) = $0 { value } else { nil } }
+        try readSnapshot { db in
+            guard let patient = try currentVersions(.patient, "id = ?", [patientID], cache: patientVersions, db, { entity -> Patient? in
+                if case .patient(let value) = entity { value } else { nil }
+            }).first else { return nil }
+            var query = EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache)
+            query.outcomeVersions = outcomeVersions
+            let events = try query.events(patientID: patientID, in: try day(patient))
+            let carePlans = try currentVersions(.carePlan, "patientID = ?", [patientID], cache: carePlanVersions, db) { entity -> CarePlan? in
+                if case .carePlan(let value) = entity { value } else { nil }
+            }
             return DayViewRead(patient: patient, events: events, carePlans: carePlans)
         }
+    }
+
+    /// The current (not deleted) versions of `kind` that `condition` selects, in row order, as
+    /// ``fetchEntities(_:_:_:)`` reads them: each from `cache` when its uuid is there, else its row read
+    /// whole, decoded and kept.
+    private func currentVersions<E: Sendable>(
+        _ kind: EntityKind, _ condition: String, _ arguments: StatementArguments, cache: DecodedVersionCache<E>, _ db: Database,
+        _ value: (CareEntity) -> E?
+    ) throws -> [E] {
+        let table = StoreSchema.Table.entity(kind)
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT rowID, uuid FROM \(table) WHERE nextVersionUUID IS NULL AND deletedDate IS NULL AND \(condition) ORDER BY rowID"),
+            arguments: arguments)
+        let codec = EntityRowCodec()
+        var versions: [E] = []
+        for row in rows {
+            let rowID: Int64 = row[0]
+            let uuid: UUID? = row[1]
+            if let uuid, let known = cache.version(uuid) {
+                versions.append(known)
+                continue
+            }
+            guard let full = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM \(table) WHERE rowID = ?"), arguments: [rowID]),
+                  let version = value(try codec.entity(kind, row: full))
+            else { throw StoreError.database(message: "\(kind) row \(rowID) vanished during a read") }
+            if let uuid { cache.insert(version, uuid: uuid) }
+            versions.append(version)
+        }
+        return versions
     }
 
     /// The same query as ``events(patientID:in:)`` with every index ignored: the baseline of the store
