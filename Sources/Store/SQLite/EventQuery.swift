@@ -76,9 +76,9 @@ struct EventQuery {
             WHERE taskUUID IN (\(SQLText.placeholders(taskUUIDs.count))) AND eventStart >= ? AND eventStart <= ?
               AND nextVersionUUID IS NULL AND deletedDate IS NULL
             """
-        let arguments = StatementArguments(taskUUIDs) + [first.storeSeconds, last.storeSeconds]
+        let bounds = (first.storeSeconds, last.storeSeconds)
         var outcomes: [OccurrenceKey: Outcome] = [:]
-        for outcome in try currentOutcomeVersions(condition, arguments) {
+        for outcome in try currentOutcomeVersions(condition, taskUUIDs: taskUUIDs, eventStarts: bounds) {
             let key = OccurrenceKey(task: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex)
             // Several tips (devices' versions in conflict): the one created last.
             if let other = outcomes[key], !EventAssembly.shows(outcome, over: other) { continue }
@@ -90,8 +90,9 @@ struct EventQuery {
     /// The outcome versions of the rows `condition` selects, in the rows' order: from ``outcomeVersions``
     /// when decoded before (a current version's row never changes but for its link to a later version,
     /// which a current row has not), the others read whole and decoded.
-    private func currentOutcomeVersions(_ condition: String, _ arguments: StatementArguments) throws -> [Outcome] {
+    private func currentOutcomeVersions(_ condition: String, taskUUIDs: [UUID], eventStarts: (Double, Double)) throws -> [Outcome] {
         guard let cache = outcomeVersions, !tableScan else {
+            let arguments = StatementArguments(taskUUIDs) + [eventStarts.0, eventStarts.1]
             let rows = try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM outcome\(hint) \(condition)"), arguments: arguments)
             let values = try valuesOfOutcomes(SQLiteStore.rowsWithExtraValues(rows))
             return try rows.map { row in
@@ -101,10 +102,16 @@ struct EventQuery {
         }
         var versions: [Outcome?] = []
         var slotOfRow: [Int64: Int] = [:]
-        for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT rowID, uuid FROM outcome \(condition)"), arguments: arguments) {
-            let rowID: Int64 = row[0]
-            let uuid: UUID? = row[1]
-            if let uuid, let known = cache.version(uuid) {
+        // Bound and read by position (``RawStatement``): a GRDB `Row` per key cost more than the query.
+        let keys = RawStatement(try db.cachedStatement(sql: "SELECT rowID, uuid FROM outcome \(condition)"), in: db)
+        defer { keys.reset() }
+        for (offset, uuid) in taskUUIDs.enumerated() { keys.bind(Int32(offset + 1), uuid) }
+        keys.bind(Int32(taskUUIDs.count + 1), eventStarts.0)
+        keys.bind(Int32(taskUUIDs.count + 2), eventStarts.1)
+        while try keys.step() {
+            let rowID = keys.int64(0)
+            // A uuid not stored as 16 bytes is no key of the cache: the row is read whole.
+            if let uuid = keys.uuid(1), let known = cache.version(uuid) {
                 versions.append(known)
             } else {
                 slotOfRow[rowID] = versions.count
@@ -155,35 +162,37 @@ extension SQLiteStore {
     /// what decoding the rows now would give.
     public func dayView(patientID: String, day: (Patient) throws -> DateInterval) throws -> DayViewRead? {
         try readSnapshot { db in
-            guard let patient = try currentVersions(.patient, "id = ?", [patientID], cache: patientVersions, db, { entity -> Patient? in
+            guard let patient = try currentVersions(.patient, "id = ?", patientID, cache: patientVersions, db, { entity -> Patient? in
                 if case .patient(let value) = entity { value } else { nil }
             }).first else { return nil }
             var query = EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache)
             query.outcomeVersions = outcomeVersions
             let events = try query.events(patientID: patientID, in: try day(patient))
-            let carePlans = try currentVersions(.carePlan, "patientID = ?", [patientID], cache: carePlanVersions, db) { entity -> CarePlan? in
+            let carePlans = try currentVersions(.carePlan, "patientID = ?", patientID, cache: carePlanVersions, db) { entity -> CarePlan? in
                 if case .carePlan(let value) = entity { value } else { nil }
             }
             return DayViewRead(patient: patient, events: events, carePlans: carePlans)
         }
     }
 
-    /// The current (not deleted) versions of `kind` that `condition` selects, in row order, as
+    /// The current (not deleted) versions of `kind` that `condition` (one parameter, `argument`) selects, in row order, as
     /// ``fetchEntities(_:_:_:)`` reads them: each from `cache` when its uuid is there, else its row read
     /// whole, decoded and kept.
     private func currentVersions<E: Sendable>(
-        _ kind: EntityKind, _ condition: String, _ arguments: StatementArguments, cache: DecodedVersionCache<E>, _ db: Database,
+        _ kind: EntityKind, _ condition: String, _ argument: String, cache: DecodedVersionCache<E>, _ db: Database,
         _ value: (CareEntity) -> E?
     ) throws -> [E] {
         let table = StoreSchema.Table.entity(kind)
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT rowID, uuid FROM \(table) WHERE nextVersionUUID IS NULL AND deletedDate IS NULL AND \(condition) ORDER BY rowID"),
-            arguments: arguments)
+        let keys = RawStatement(
+            try db.cachedStatement(sql: "SELECT rowID, uuid FROM \(table) WHERE nextVersionUUID IS NULL AND deletedDate IS NULL AND \(condition) ORDER BY rowID"),
+            in: db)
+        defer { keys.reset() }
+        keys.bind(1, argument)
+        var found: [(rowID: Int64, uuid: UUID?)] = []
+        while try keys.step() { found.append((keys.int64(0), keys.uuid(1))) }
         let codec = EntityRowCodec()
         var versions: [E] = []
-        for row in rows {
-            let rowID: Int64 = row[0]
-            let uuid: UUID? = row[1]
+        for (rowID, uuid) in found {
             if let uuid, let known = cache.version(uuid) {
                 versions.append(known)
                 continue
