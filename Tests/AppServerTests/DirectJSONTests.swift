@@ -92,6 +92,33 @@ final class DirectJSONTests: XCTestCase {
         }
     }
 
+    /// A day view checks its patient in its own read too: a token of a patient not in the store is
+    /// refused first, with the 403 of every other route, whatever the date and zone (valid, missing, not a
+    /// date, an unknown zone), and audited alike.
+    func testADayViewOfAPatientNotInTheStoreIsTheSame403AsAnyRoute() async throws {
+        try await forEachStore { tested in
+            let fixture = try AppServerFixture(tested)
+            let headers = fixture.bearer(try fixture.token("Patient/nobody"))
+            let views = [
+                "/carekit/v1/events?date=2025-03-02", "/carekit/v1/events", "/carekit/v1/events?date=2025-02-30",
+                "/carekit/v1/events?date=2025-03-02&timeZone=Nowhere/Else",
+            ]
+            try await fixture.test { client in
+                let reference = try await client.execute(uri: "/carekit/v1/tasks", method: .get, headers: headers)
+                XCTAssertEqual(reference.status, .forbidden)
+                for uri in views {
+                    let response = try await client.execute(uri: uri, method: .get, headers: headers)
+                    XCTAssertEqual(response.status, .forbidden, uri)
+                    XCTAssertEqual(response.text, reference.text, uri)
+                }
+            }
+            let entries = try fixture.store.auditEntries(patientID: "Patient/nobody", limit: 100)
+            XCTAssertEqual(entries.count, views.count + 1)
+            XCTAssertEqual(Set(entries.map(\.status)), [403])
+            XCTAssertEqual(Set(entries.map(\.detail)).count, 1, "\(entries.map(\.detail))")
+        }
+    }
+
     /// A pull of a patient in the store, the check made in its read: answered as before.
     func testAPullOfAPatientInTheStoreIsAnswered() async throws {
         try await forEachStore { tested in
