@@ -1,6 +1,7 @@
 import CareModel
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// "The events of patient P between two dates": the task versions of the patient's care plans and of
 /// their tasks of no care plan (medication orders, Observation logs), each version's occurrences in the
@@ -25,22 +26,32 @@ struct EventQuery {
         // The tasks of the patient's plans, and those of no plan whose FHIR linkage names the patient (the
         // partial index `task_of_no_carePlan_by_patient` serves the second term).
         let ofPlans = plans.isEmpty ? "0" : "carePlanID IN (\(SQLText.placeholders(plans.count)))"
-        // The version columns only: task content comes from the cache, decoded once per store.
-        let taskRows = try Row.fetchAll(
-            try db.cachedStatement(sql: """
-                SELECT rowID, uuid, effectiveDate, deletedDate, previousVersionUUID, nextVersionUUID, nextEffectiveDate,
-                       createdDate, updatedDate
-                FROM task\(hint)
-                WHERE (\(ofPlans) OR (carePlanID IS NULL AND \(StoreSchema.linkedPatientOfTask) = ?))
-                  AND deletedDate IS NULL AND effectiveDate < ?
-                ORDER BY rowID
-                """),
-            arguments: StatementArguments(plans) + [patientID, interval.end.storeSeconds])
+        // The version columns only: task content comes from the cache, decoded once per store. Read in
+        // place by position (``TaskVersionColumns``): a GRDB `Row` per task cost more than its occurrences.
+        let statement = try db.cachedStatement(sql: """
+            SELECT \(TaskVersionColumns.selectList)
+            FROM task\(hint)
+            WHERE (\(ofPlans) OR (carePlanID IS NULL AND \(StoreSchema.linkedPatientOfTask) = ?))
+              AND deletedDate IS NULL AND effectiveDate < ?
+            ORDER BY rowID
+            """)
+        try statement.setArguments(StatementArguments(plans) + [patientID, interval.end.storeSeconds])
+        var versions: [(task: CareTask?, rowID: Int64, nextEffectiveDate: Date?)] = []
+        do {
+            let raw = RawStatement(statement, in: db)
+            // Left as GRDB expects a cached statement: reset, no bindings.
+            defer { raw.reset() }
+            let columns = TaskVersionColumns(statement: statement.sqliteStatement)
+            while try raw.step() {
+                let next = raw.isNull(TaskVersionColumns.nextEffectiveDate) ? nil : Date(storeSeconds: raw.double(TaskVersionColumns.nextEffectiveDate))
+                versions.append((codec.cachedTask(columns, cache: taskCache), raw.int64(0), next))
+            }
+        }
 
         var scheduled: [(task: CareTask, event: ScheduleEvent)] = []
-        for row in taskRows {
-            let task = try cachedTask(row)
-            for event in EventAssembly.occurrences(of: task, ownedUntil: row.date("nextEffectiveDate"), in: interval) {
+        for version in versions {
+            let task = try version.task ?? decodedTask(rowID: version.rowID)
+            for event in EventAssembly.occurrences(of: task, ownedUntil: version.nextEffectiveDate, in: interval) {
                 scheduled.append((task, event))
             }
         }
@@ -49,17 +60,12 @@ struct EventQuery {
         return EventAssembly.events(scheduled) { outcomes[OccurrenceKey(task: $0, occurrence: $1)] }
     }
 
-    /// The task of `row`: its content decoded once per store (from the cache when a batch read it), its
-    /// version fields from the row.
-    private func cachedTask(_ row: Row) throws -> CareTask {
-        try codec.task(row, cache: taskCache) { row in
-            guard let rowID: Int64 = row["rowID"],
-                  let full = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM task WHERE rowID = ?"), arguments: [rowID])
-            else {
-                throw StoreError.database(message: "task row \(row["rowID"] ?? "?") vanished during a read")
-            }
-            return full
+    /// The task of row `rowID`, whose content was not in the cache: read whole and decoded (and cached).
+    private func decodedTask(rowID: Int64) throws -> CareTask {
+        guard let full = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM task WHERE rowID = ?"), arguments: [rowID]) else {
+            throw StoreError.database(message: "task row \(rowID) vanished during a read")
         }
+        return try codec.task(full, cache: taskCache)
     }
 
     private struct OccurrenceKey: Hashable {
@@ -212,5 +218,30 @@ extension SQLiteStore {
         try readSnapshot { db in
             try EventQuery(db: db, codec: EntityRowCodec(), taskCache: taskCache, tableScan: true).events(patientID: patientID, in: interval)
         }
+    }
+}
+
+/// The current row of the day's task statement, whose select list is ``selectList``: a task version's
+/// columns read from SQLite by position, with no `Row` made, converted as ``StatementColumns`` converts
+/// them (the columns the list lacks are absent, as from a `Row` of the same list).
+private struct TaskVersionColumns: StoredColumns {
+    let statement: SQLiteStatement
+
+    private static let order: [StoredColumn] = [.rowID, .uuid, .effectiveDate, .deletedDate, .previousVersionUUID, .nextVersionUUID]
+    private static let later: [StoredColumn] = [.createdDate, .updatedDate]
+    /// The version columns, then `nextEffectiveDate` (not a ``StoredColumn``), then the creation dates.
+    static let selectList = (order.map(\.name) + ["nextEffectiveDate"] + later.map(\.name)).joined(separator: ", ")
+    /// The position of `nextEffectiveDate`.
+    static let nextEffectiveDate = Int32(order.count)
+    /// Each ``StoredColumn``'s position in the select list (by raw value), nil when absent.
+    private static let positions: [Int32?] = StoredColumn.allCases.map { column in
+        if let index = order.firstIndex(of: column) { return Int32(index) }
+        return later.firstIndex(of: column).map { Int32(order.count + 1 + $0) }
+    }
+
+    subscript<Value: DatabaseValueConvertible>(_ column: StoredColumn) -> Value? {
+        guard let index = Self.positions[Int(column.rawValue)] else { return nil }
+        let stored = DatabaseValue(sqliteStatement: statement, index: index)
+        return stored.isNull ? nil : Value.fromDatabaseValue(stored)
     }
 }
