@@ -92,7 +92,7 @@ public struct AppServer: Sendable {
         OperatorRoutes(store: front, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings, trail: trail).register(on: router)
         let access = PatientAccessMiddleware(
             verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: front, tokens: VerifiedTokenCache(),
-            trail: trail, pullChecksPatient: !ConsentGate(terms: consentTerms).isActive)
+            trail: trail, routesCheckPatient: !ConsentGate(terms: consentTerms).isActive)
         // After the token check: only a client with a valid token takes an upload place.
         let api = router.group("carekit/v1").add(middleware: access).add(middleware: UploadLimitMiddleware(slots: UploadSlots(limit: limits.maxUploads)))
             .add(middleware: ConsentGateMiddleware(gate: ConsentGate(terms: consentTerms), store: front))

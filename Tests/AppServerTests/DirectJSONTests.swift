@@ -68,27 +68,42 @@ final class DirectJSONTests: XCTestCase {
     /// patient not in the store is still refused first, with the 403 of every other route (same body, same
     /// audit entry), whatever the query (valid, not a vector, missing, a bad cursor or limit).
     func testAPullOfAPatientNotInTheStoreIsTheSame403AsAnyRoute() async throws {
+        try await assertTheSame403AsAnyRoute([
+            #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, "/carekit/v1/revisions?knowledgeVector=nonsense",
+            "/carekit/v1/revisions", #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&page=-1"#,
+            #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&limit=0"#,
+        ])
+    }
+
+    /// A day view checks its patient in its own read too: a token of a patient not in the store is
+    /// refused first, with the 403 of every other route, whatever the date and zone (valid, missing, not a
+    /// date, an unknown zone), and audited alike.
+    func testADayViewOfAPatientNotInTheStoreIsTheSame403AsAnyRoute() async throws {
+        try await assertTheSame403AsAnyRoute([
+            "/carekit/v1/events?date=2025-03-02", "/carekit/v1/events", "/carekit/v1/events?date=2025-02-30",
+            "/carekit/v1/events?date=2025-03-02&timeZone=Nowhere/Else",
+        ])
+    }
+
+    /// `GET uris` with a token of a patient not in the store, on each store: each is refused with the 403
+    /// of `GET /carekit/v1/tasks` (same body), and audited alike (same status and detail).
+    private func assertTheSame403AsAnyRoute(_ uris: [String], file: StaticString = #filePath, line: UInt = #line) async throws {
         try await forEachStore { tested in
             let fixture = try AppServerFixture(tested)
             let headers = fixture.bearer(try fixture.token("Patient/nobody"))
-            let pulls = [
-                #"/carekit/v1/revisions?knowledgeVector={"processes":[]}"#, "/carekit/v1/revisions?knowledgeVector=nonsense",
-                "/carekit/v1/revisions", #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&page=-1"#,
-                #"/carekit/v1/revisions?knowledgeVector={"processes":[]}&limit=0"#,
-            ]
             try await fixture.test { client in
                 let reference = try await client.execute(uri: "/carekit/v1/tasks", method: .get, headers: headers)
-                XCTAssertEqual(reference.status, .forbidden)
-                for uri in pulls {
+                XCTAssertEqual(reference.status, .forbidden, file: file, line: line)
+                for uri in uris {
                     let response = try await client.execute(uri: uri, method: .get, headers: headers)
-                    XCTAssertEqual(response.status, .forbidden, uri)
-                    XCTAssertEqual(response.text, reference.text, uri)
+                    XCTAssertEqual(response.status, .forbidden, uri, file: file, line: line)
+                    XCTAssertEqual(response.text, reference.text, uri, file: file, line: line)
                 }
             }
             let entries = try fixture.store.auditEntries(patientID: "Patient/nobody", limit: 100)
-            XCTAssertEqual(entries.count, pulls.count + 1)
-            XCTAssertEqual(Set(entries.map(\.status)), [403])
-            XCTAssertEqual(Set(entries.map(\.detail)).count, 1, "\(entries.map(\.detail))")
+            XCTAssertEqual(entries.count, uris.count + 1, file: file, line: line)
+            XCTAssertEqual(Set(entries.map(\.status)), [403], file: file, line: line)
+            XCTAssertEqual(Set(entries.map(\.detail)).count, 1, "\(entries.map(\.detail))", file: file, line: line)
         }
     }
 

@@ -77,4 +77,54 @@ final class PatientEventsTests: XCTestCase {
             }
         }
     }
+
+    /// A day view read again serves what changed since: SQLite keeps the patient, care plan and outcome
+    /// versions it decoded (by version uuid), which must never hide a new version, a deletion or a new
+    /// outcome. Each read equals the same reads made one by one.
+    func testADayViewReadAgainShowsWhatChangedSince() throws {
+        try forEachStore { tested in
+            let (store, patient, plan, task) = try StoreFixtures.storeWithTask(tested)
+            let interval = day(1)
+            func assertFresh(_ label: String) throws {
+                let read = try XCTUnwrap(try store.dayView(patientID: "p1") { _ in interval }, label)
+                XCTAssertEqual(read.patient, try store.patients(EntityQuery(ids: ["p1"])).first, label)
+                XCTAssertEqual(read.carePlans, try store.currentCarePlans(patientID: "p1"), label)
+                XCTAssertEqual(read.events, try store.events(patientID: "p1", in: interval), label)
+            }
+            try assertFresh("cold")
+            try assertFresh("warm")
+            var recorded = StoreBatch()
+            recorded.add(StoreFixtures.outcome(task, occurrence: 1, value: 120))
+            try store.apply(recorded)
+            try assertFresh("an outcome recorded")
+            try assertFresh("an outcome recorded, warm")
+            var changed = StoreBatch()
+            changed.update(StoreFixtures.outcome(task, occurrence: 1, value: 125))
+            var renamed = patient
+            renamed.name = PersonName(givenName: "Augusta", familyName: "King")
+            renamed.metadata.timezone = TimeZone(identifier: "Europe/Paris")!
+            renamed.effectiveDate = StoreFixtures.day(1, hour: 6)
+            changed.update(renamed)
+            var retitled = plan
+            retitled.title = "Blood pressure"
+            retitled.effectiveDate = StoreFixtures.day(1, hour: 6)
+            changed.update(retitled)
+            try store.apply(changed)
+            try assertFresh("a new outcome, patient and care plan version")
+            let read = try XCTUnwrap(try store.dayView(patientID: "p1") { _ in interval })
+            XCTAssertEqual(read.events.first?.outcome?.values.first?.value, .double(125))
+            XCTAssertEqual(read.patient.metadata.timezone.identifier, "Europe/Paris")
+            XCTAssertEqual(read.carePlans.map(\.title), ["Blood pressure"])
+            var deleted = StoreBatch()
+            deleted.delete(.outcome, id: "\(task.uuid.uuidString)_1", at: StoreFixtures.day(1, hour: 12))
+            deleted.delete(.carePlan, id: plan.id, at: StoreFixtures.day(1, hour: 12))
+            try store.apply(deleted)
+            try assertFresh("the outcome and the care plan deleted")
+            XCTAssertEqual(try store.dayView(patientID: "p1") { _ in interval }?.carePlans, [])
+            var gone = StoreBatch()
+            gone.delete(.patient, id: "p1", at: StoreFixtures.day(2))
+            try store.apply(gone)
+            XCTAssertNil(try store.dayView(patientID: "p1") { _ in interval }, "a deleted patient has no day view")
+        }
+    }
 }

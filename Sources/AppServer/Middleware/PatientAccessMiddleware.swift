@@ -22,18 +22,20 @@ import Store
 /// closed` and logged at debug level: nothing failed on the server's side.
 ///
 /// Tokens already verified are taken from ``VerifiedTokenCache``; the patient check is one indexed read
-/// (``AsyncAppStore/patientExists(_:)``: the task waits for it holding no thread). A pull (`GET /carekit/v1/revisions` without a body) makes
-/// that check itself, in the same snapshot as its read of the revision log (one read instead of two: the
-/// second read was a tenth of an up-to-date pull's CPU), and first of all, as here: the answer is the same
-/// 403. Not when a consent gate is active (``pullChecksPatient`` false), which reads the store before the route.
+/// (``AsyncAppStore/patientExists(_:)``: the task waits for it holding no thread). A pull (`GET /carekit/v1/revisions` without a body) and
+/// a day view (`GET /carekit/v1/events`) make that check themselves, in the same snapshot as their read
+/// (the revision log; the patient, events and care plans), one read instead of two (the second read was a
+/// tenth of an up-to-date pull's CPU), and first of all, as here: the answer is the same 403. Not when a
+/// consent gate is active (``routesCheckPatient`` false), which reads the store before the route.
 struct PatientAccessMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let verifier: any AccessTokenVerifier
     let store: any AsyncAppStore
     let tokens: VerifiedTokenCache
     let trail: AuditTrailWriter
-    /// Whether a pull checks its own patient (no middleware between this one and the route reads the store).
-    var pullChecksPatient = true
+    /// Whether a pull and a day view check their own patient (no middleware between this one and the
+    /// route reads the store).
+    var routesCheckPatient = true
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -107,10 +109,10 @@ struct PatientAccessMiddleware: RouterMiddleware {
         }
     }
 
-    /// Whether the route makes the patient check itself, before anything else it does (a pull).
+    /// Whether the route makes the patient check itself, before anything else it does (a pull, a day view).
     private func routeChecksPatient(_ request: Request, _ context: Context) -> Bool {
-        pullChecksPatient && request.method == .get && context.endpointPath == SyncRoutes.pullRoute
-            && !UploadLimitMiddleware.carriesBody(request)
+        guard routesCheckPatient, request.method == .get, !UploadLimitMiddleware.carriesBody(request) else { return false }
+        return context.endpointPath == SyncRoutes.pullRoute || context.endpointPath == ViewRoutes.dayViewRoute
     }
 
     /// The request's token, verified (or taken from the tokens verified before).

@@ -15,6 +15,10 @@ struct ViewRoutes {
     /// The events of day views, encoded once per server.
     let encodedEvents = EncodedEventCache()
 
+    /// The route pattern of a day view, as the router names it (``PatientAccessMiddleware`` leaves its
+    /// patient check to it).
+    static let dayViewRoute = "/carekit/v1/events"
+
     /// Every view reads the store with the request's task suspended (``AsyncAppStore``), then encodes
     /// what it read on that task: no reader connection is held while JSON is written.
     func register(on group: RouterGroup<AppRequestContext>) {
@@ -64,9 +68,11 @@ struct ViewRoutes {
     }
 
     /// `?date=YYYY-MM-DD[&timeZone=IANA]`: the events of that day in the zone (the patient's by default),
-    /// each as ``EventView``.
+    /// each as ``EventView``. The patient check, when the middleware left it here, is the read's own: no
+    /// current version of the patient is the middleware's 403, before the date or zone is looked at.
     private func events(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let patientID = try context.patientID()
+        let checksPatient = context.patientCheckLeftToRoute
         let parameters = request.uri.queryParameters
         let (zoneName, dayText) = (parameters.get("timeZone"), parameters.get("date"))
         // The patient (for the zone), the day's events and the care plans (for the links): one read.
@@ -76,7 +82,7 @@ struct ViewRoutes {
             guard let day = DayText.interval(dayText, in: zone) else { throw APIError.badRequest("date must be a calendar date, YYYY-MM-DD") }
             return day
         }
-        guard let read else { throw APIError.notFound }
+        guard let read else { throw checksPatient ? APIError.forbidden : APIError.notFound }
         let events = read.events
         context.auditNote.set("\(events.count) events")
         let links = PatientData.links(patient: [read.patient], plans: read.carePlans)

@@ -178,6 +178,14 @@ final class EntityRowCodec {
         return task
     }
 
+    /// The task whose version columns are `c`, when its content is in `cache` (nil when it is not): as
+    /// ``task(_:cache:payloadRow:)`` gives it, read from a statement in place rather than a `Row`.
+    func cachedTask(_ c: some StoredColumns, cache: TaskVersionCache) -> CareTask? {
+        guard let uuid: UUID = c[.uuid], var task = cache.content(uuid) else { return nil }
+        applyVersionColumns(c, to: &task.metadata)
+        return task
+    }
+
     func outcome(_ row: Row, values: [OutcomeValue]) throws -> Outcome {
         try outcome(NamedColumns(row: row, layout: columns(of: row)), values: values)
     }

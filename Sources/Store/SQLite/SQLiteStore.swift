@@ -1,3 +1,4 @@
+import CareModel
 import FileSafety
 import Foundation
 import GRDB
@@ -90,6 +91,10 @@ public final class SQLiteStore: Sendable {
     let busyTimeout: TimeInterval
     /// Decoded task versions, shared by batches and event queries.
     let taskCache = TaskVersionCache()
+    /// Current patient, care plan and outcome versions as day views decoded them (``DecodedVersionCache``).
+    let patientVersions = DecodedVersionCache<Patient>()
+    let carePlanVersions = DecodedVersionCache<CarePlan>()
+    let outcomeVersions = DecodedVersionCache<Outcome>(limit: 16_384)
     /// One write job at a time (see ``withWriterLease(_:_:)``); nil for a store opened read-only, which
     /// writes nothing and so has nothing to serialize.
     private let lease: WriterLease?
