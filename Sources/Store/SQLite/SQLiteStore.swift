@@ -329,10 +329,10 @@ public final class SQLiteStore: Sendable {
         return error
     }
 
-    /// Closes the store's connections and its audit trail's now, rather than when the last reference
-    /// goes: the last connection to a WAL file checkpoints it under an exclusive lock, which a process
-    /// opening the file next (a command run after this one returns) would meet as "database is locked".
-    /// The store must not be used afterwards.
+    /// Closes the store's connections and its audit trail's now, rather than on whichever thread lets go
+    /// of the last reference: closing takes SQLite's locks (the last writable connection to a WAL file
+    /// checkpoints it), which a command opening the file right after this one returns would otherwise
+    /// meet as "database is locked". The store must not be used afterwards.
     public func close() {
         auditTrail.close()
         try? writer.close()
