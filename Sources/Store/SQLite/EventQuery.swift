@@ -124,17 +124,15 @@ struct EventQuery {
                 versions.append(nil)
             }
         }
-        for chunk in SQLText.statementChunks(Array(slotOfRow.keys)) {
-            let rows = try Row.fetchAll(
-                try db.cachedStatement(sql: "SELECT * FROM outcome WHERE rowID IN (\(SQLText.placeholders(chunk.count)))"),
-                arguments: StatementArguments(Array(chunk)))
-            let values = try SQLiteStore.outcomeValues(rowIDs: SQLiteStore.rowsWithExtraValues(rows), db)
-            for row in rows {
-                guard let rowID: Int64 = row["rowID"], let slot = slotOfRow[rowID] else { continue }
-                let outcome = try codec.outcome(row, values: values[rowID] ?? [])
-                cache.insert(outcome, uuid: outcome.metadata.uuid)
-                versions[slot] = outcome
-            }
+        // The others read whole, by position, as an export reads them (in row order: one per row id, the
+        // rows selected above in this same snapshot).
+        let missed = slotOfRow.keys.sorted()
+        let read = try OutcomeRowReader.outcomes(rowIDs: missed, where: ("1", []), codec: codec, db)
+        guard read.count == missed.count else { throw StoreError.database(message: "an outcome row vanished during a read") }
+        for (rowID, entity) in zip(missed, read) {
+            guard case .outcome(let outcome) = entity, let slot = slotOfRow[rowID] else { continue }
+            cache.insert(outcome, uuid: outcome.metadata.uuid)
+            versions[slot] = outcome
         }
         return versions.compactMap { $0 }
     }
