@@ -77,13 +77,17 @@ public struct Schedule: Sendable, Hashable {
         var events: [ScheduleEvent] = []
         events.reserveCapacity(merged.count)
         var previous: Int?
+        // The elements' lookups, made once when an event is counted in full.
+        var lookups: [OccurrenceLookup]?
         for item in merged {
             var event = item.event
             if let previous, event.start >= from {
                 event.occurrence = previous + 1
             } else {
-                event.occurrence = globalIndex(localOccurrence: item.event.occurrence, start: item.event.start,
-                                               elementIndex: item.elementIndex)
+                let all = lookups ?? elements.map(\.occurrenceLookup)
+                lookups = all
+                event.occurrence = Self.globalIndex(localOccurrence: item.event.occurrence, start: item.event.start,
+                                                    elementIndex: item.elementIndex, in: all)
             }
             if event.start >= from { previous = event.occurrence }
             events.append(event)
@@ -162,13 +166,8 @@ public struct Schedule: Sendable, Hashable {
         return nil
     }
 
-    /// The schedule-wide index of an element's local occurrence: how many events of all elements come
-    /// before it in time order (ties go to the element listed first).
-    func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int) -> Int {
-        Self.globalIndex(localOccurrence: localOccurrence, start: start, elementIndex: elementIndex, in: elements.map { $0.occurrenceLookup })
-    }
-
-    /// ``globalIndex(localOccurrence:start:elementIndex:)`` over the elements' lookups.
+    /// The schedule-wide index of an element's local occurrence, given every element's lookup: how many
+    /// events of all elements come before it in time order (ties go to the element listed first).
     private static func globalIndex(localOccurrence: Int, start: Date, elementIndex: Int, in lookups: [OccurrenceLookup]) -> Int {
         var index = localOccurrence
         for other in lookups.indices where other != elementIndex {
