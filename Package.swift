@@ -192,7 +192,11 @@ let package = Package(
         ]),
         // The benchmarks' measurements (parse, FHIRPath, store, import, export, validation), for the
         // `caregate-bench` executable and the tests of their helpers.
-        .target(name: "Benchmarks", dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline", "SyntheticData", "PostgresStore"], path: "Benchmarks/Harness"),
+        .target(
+            name: "Benchmarks",
+            dependencies: ["FHIR", "CareModel", "Store", "Mapping", "Pipeline", "SyntheticData", "PostgresStore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/Harness"
+        ),
         // `caregate-bench`: the benchmarks as commands, outside the production binary (swift-nio's
         // NIOPerformanceTester is the model). `import-ndjson` runs the `caregate` built beside it.
         .executableTarget(

@@ -5,7 +5,8 @@ import Pipeline
 import Store
 
 /// The measurements behind `caregate-bench import`: end-to-end import (parse, map, store) of a folder
-/// into a fresh store, beside the parse-only rate of the same input in the same run; then the same
+/// into a fresh store, beside the parse-only rate of the same input in the same run, and the time SQLite
+/// alone takes to write the rows it stored (``StoreCopyFloor``, the floor of any import); then the same
 /// resources as one large Bundle; then copies of them under fresh ids as one Bundle of 50,000 entries
 /// and as fifty Bundles of the same entries, to show that cost per resource does not grow with Bundle
 /// size (references resolve through indexes, never a scan).
@@ -54,6 +55,12 @@ public struct ImportBenchmark {
         let imported = try importInto(scratch.appendingPathComponent("files.sqlite").path, sources)
         let files = Figure(label: "import, \(sources.count) files", resources: imported, seconds: Date().timeIntervalSince(start))
         report(line(files) + String(format: "  (%.1fx the parse time)", files.seconds / parse.seconds))
+        // The floor: SQLite alone writing the rows this import stored (`StoreCopyFloor`).
+        let floor = try StoreCopyFloor.measure(
+            importedPath: scratch.appendingPathComponent("files.sqlite").path, freshPath: scratch.appendingPathComponent("floor.sqlite").path)
+        report(String(
+            format: "floor: SQLite copying the %d rows (%.1f MB) the import stored, nothing else: %.2f s  (%.1fx the parse time, %.0f%% of the import's)",
+            floor.rows, Double(floor.bytes) / 1e6, floor.seconds, floor.seconds / parse.seconds, 100 * floor.seconds / files.seconds))
 
         // The same resources as one transaction Bundle.
         let entries = try Self.entries(of: sources)
