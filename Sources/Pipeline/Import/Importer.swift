@@ -204,6 +204,19 @@ public final class Importer {
         return nil
     }
 
+    /// The chunks of held outcome-making resources mapped ahead of this thread: four batches' worth.
+    ///
+    /// The first result this thread takes writes the last entities and the versions of long-running
+    /// tasks (`writeLastEntities`), a third of a synthea-r4 import's time on this thread alone, with the
+    /// store's writer thread idle. A window of one batch kept the workers idle then too (mapped ahead,
+    /// waiting to be taken); with four they map that many batches meanwhile on the core this thread
+    /// leaves, rather than later beside the planning and the writer thread, which then have the two
+    /// cores to themselves. Memory holds at most four batches of mapped results (a few MB at the default
+    /// 1,000), whatever the input's size.
+    static func outcomeWindow(batchSize: Int) -> Int {
+        4 * max(1, batchSize) / MappingStage.chunk + 2
+    }
+
     /// Pass 2: the outcome-making resources, `held` from pass 1 or streamed again from `readable`. They are
     /// mapped on worker threads (the catalog no longer changes) and written in input order, a batch at a time.
     private func mapAndWriteOutcomes(
@@ -229,7 +242,7 @@ public final class Importer {
             let items = held
             held = []
             var batchSize = max(1, options.outcomeBatchSize / 5)
-            MappingStage.inParallel(items, window: options.outcomeBatchSize / MappingStage.chunk + 2, behindTheWriter: true, mapOutcome) { mappedInput in
+            MappingStage.inParallel(items, window: Self.outcomeWindow(batchSize: options.outcomeBatchSize), behindTheWriter: true, mapOutcome) { mappedInput in
                 if failure == nil, let storeFailure = writer.storeFailure { failure = storeFailure }
                 guard failure == nil else { return }
                 do { try writeLastEntities() } catch {

@@ -77,6 +77,47 @@ final class EntityRowCodec {
         ]
     }
 
+    /// Binds the values of ``insertSQL`` of `entity` (not an outcome: its rows have their own binds,
+    /// `BatchWriter+OutcomeRows`) whose metadata is already the stored one: those of
+    /// ``commonValues(_:payload:)`` and ``specificValues(_:eventStart:)``, in their order and each as
+    /// GRDB converts it (a uuid as its 16 bytes, a date as its store seconds), bound by its own type
+    /// rather than through an array of existentials (17,000 instructions a row).
+    func bindInsert(_ entity: CareEntity, metadata: EntityMetadata, payload: Data?, to statement: RawStatement) {
+        let provenance = metadata.provenance
+        statement.bind(1, metadata.uuid)
+        statement.bind(2, metadata.effectiveDate.storeSeconds)
+        statement.bind(3, metadata.deletedDate?.storeSeconds)
+        statement.bind(4, metadata.previousVersionUUIDs.last)
+        statement.bind(5, metadata.createdDate?.storeSeconds)
+        statement.bind(6, metadata.updatedDate?.storeSeconds)
+        statement.bind(7, provenance?.sourceSystem)
+        statement.bind(8, provenance?.fhirType)
+        statement.bind(9, provenance?.fhirID)
+        statement.bind(10, provenance?.versionID)
+        statement.bind(11, provenance?.lastUpdated?.storeSeconds)
+        statement.bind(12, provenance?.contentHash)
+        statement.bind(13, payload?.databaseValue ?? .null)
+        switch entity {
+        case .patient(let value):
+            statement.bind(14, value.id)
+        case .carePlan(let value):
+            statement.bind(14, value.id)
+            statement.bind(15, value.patientUUID)
+            statement.bind(16, value.patientID)
+        case .contact(let value):
+            statement.bind(14, value.id)
+            statement.bind(15, value.carePlanUUID)
+            statement.bind(16, value.carePlanID)
+        case .task(let value):
+            statement.bind(14, value.id)
+            statement.bind(15, value.carePlanUUID)
+            statement.bind(16, value.carePlanID)
+        case .outcome:
+            // Not reached (outcomes are inserted by `BatchWriter.insertOutcome`); bound as the general path would.
+            statement.bind(commonValues(metadata, payload: payload) + Self.specificValues(entity, eventStart: nil))
+        }
+    }
+
     /// The JSON payload of an entity other than an outcome: its content JSON, the version fields and the
     /// content hash being columns.
     func payload(_ entity: CareEntity) throws -> Data? {

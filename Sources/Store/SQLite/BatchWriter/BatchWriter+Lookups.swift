@@ -8,6 +8,7 @@ extension BatchWriter {
     /// Read through a statement of its own, as ``outcomeTip(taskUUID:eventStart:occurrence:)`` is: every
     /// version an import writes asks for its tip, and GRDB's row costs several times the lookup.
     func tip(_ kind: EntityKind, id: String) throws -> Tip? {
+        if let written = writtenTips[EntityKey(kind, id: id)] { return written }
         let statement = RawStatement(try db.cachedStatement(sql: """
             SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM \(StoreSchema.Table.entity(kind))
             WHERE id = ? AND nextVersionUUID IS NULL
@@ -97,13 +98,19 @@ extension BatchWriter {
 
     /// The stable id of the version `uuid` of `kind`, if the store has it.
     func id(of kind: EntityKind, uuid: UUID) throws -> String? {
-        let statement = try db.cachedStatement(sql: "SELECT id FROM \(StoreSchema.Table.entity(kind)) WHERE uuid = ?")
-        return try String.fetchOne(statement, arguments: [uuid])
+        let statement = RawStatement(try db.cachedStatement(sql: "SELECT id FROM \(StoreSchema.Table.entity(kind)) WHERE uuid = ?"), in: db)
+        defer { statement.reset() }
+        statement.bind(1, uuid)
+        return try statement.step() ? statement.text(0) : nil
     }
 
+    /// Read through a statement of its own, as ``uuidExists(_:_:)`` is: every task version an import
+    /// writes (a long-running task's tens of versions each) checks its care plan this way.
     func idExists(_ kind: EntityKind, _ id: String) throws -> Bool {
-        let statement = try db.cachedStatement(sql: "SELECT 1 FROM \(StoreSchema.Table.entity(kind)) WHERE id = ? LIMIT 1")
-        return try Int.fetchOne(statement, arguments: [id]) != nil
+        let statement = RawStatement(try db.cachedStatement(sql: "SELECT 1 FROM \(StoreSchema.Table.entity(kind)) WHERE id = ? LIMIT 1"), in: db)
+        defer { statement.reset() }
+        statement.bind(1, id)
+        return try statement.step() && !statement.isNull(0)
     }
 
     /// Checks a care plan's patient, or a task's or contact's care plan, and fills in the stable id

@@ -133,6 +133,7 @@ extension BatchWriter {
             .joined(separator: ", ")
         let numbered = kind == .outcome ? (columns: ", versionNumber", values: ", versionNumber + 1") : (columns: "", values: "")
         let tombstone = uuid ?? uuids.next()
+        if kind != .outcome { writtenTips[EntityKey(kind, id: id)] = nil }
         try db.execute(
             sql: """
                 INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied)\(numbered.columns))
@@ -184,11 +185,16 @@ extension BatchWriter {
             throw StoreError.invalidEntity(kind: kind, id: entity.id, reason: "cannot be encoded: \(error)")
         }
         // Bound directly (as outcome rows are): GRDB's arguments box and check every value, which cost as
-        // much as the insert itself for a version of a long-running task.
+        // much as the insert itself for a version of a long-running task; each value by its own type, not
+        // as an existential (``EntityRowCodec/bindInsert(_:metadata:payload:to:)``).
         let statement = RawStatement(try db.cachedStatement(sql: EntityRowCodec.insertSQL[kind] ?? ""), in: db)
-        statement.bind(codec.commonValues(metadata, payload: payload) + EntityRowCodec.specificValues(entity, eventStart: eventStart))
+        codec.bindInsert(entity, metadata: metadata, payload: payload, to: statement)
         try statement.execute()
         let rowID = db.lastInsertedRowID
+        // As the tip's columns read it back: the dates through their store seconds.
+        writtenTips[EntityKey(kind, id: entity.id)] = Tip(
+            rowID: rowID, uuid: metadata.uuid, effectiveDate: Date(storeSeconds: metadata.effectiveDate.storeSeconds), deletedDate: nil,
+            contentHash: metadata.provenance?.contentHash)
         try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)
         if kind == .carePlan { revisions.carePlanChanged(entity.id) }
         try revisions.append(kind, uuid: metadata.uuid, rowID: rowID, owner: Self.owner(of: entity))

@@ -71,6 +71,11 @@ struct BatchWriter {
     /// The resource links this batch wrote (or found written): nothing removes one, so each is written
     /// once per batch.
     var linked: Set<ResourceLink> = []
+    /// The tip of each id (not an outcome's) this batch wrote a version of, as ``tip(_:id:)`` would read it
+    /// back: a long-running task's versions are written one after another in one batch, and reading the
+    /// tip walks every version of the id (its index is by id alone), tens for such a task. A tombstone
+    /// drops its id's (``delete(_:id:at:effective:uuid:)``); nothing else in a batch moves a tip.
+    var writtenTips: [EntityKey: Tip] = [:]
     /// The outcome INSERT, prepared once per batch (GRDB's statement cache hashes the SQL on each use).
     var outcomeInsert: Statement?
     /// The per-patient revision log (CareKit sync). Every version this writer inserts (first versions,
