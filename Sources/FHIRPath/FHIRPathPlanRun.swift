@@ -22,11 +22,12 @@ struct FHIRPathPlanRun {
     var metadata: FHIRMetadata { navigator.metadata }
     /// Whether the yielded elements carry their locations (``FHIRPathEnvironment/tracksPaths``).
     let tracksPaths: Bool
-    /// What the tree walk's evaluator is made from, only for plans that leave a criterion to it
-    /// (copying the environment and the resources costs more than most evaluations).
+    /// The evaluation's inputs, only for plans that leave a criterion to the tree walk (its evaluator
+    /// is made from them) or read them (`%resource`, `%context`, `resolve()`): copying the environment
+    /// and the resources costs more than most evaluations.
     private let treeWalk: TreeWalk?
 
-    /// The tree walk's inputs, and its evaluator once made.
+    /// The evaluation's inputs, and the tree walk's evaluator once made.
     private final class TreeWalk {
         let source: FHIRPathSource
         let environment: FHIRPathEnvironment
@@ -78,7 +79,7 @@ struct FHIRPathPlanRun {
         self.variables = environment.variables.isEmpty ? nil : environment.variables
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.tracksPaths = environment.tracksPaths
-        self.treeWalk = plan.usesTreeWalk
+        self.treeWalk = plan.usesTreeWalk || plan.needsInputs
             ? TreeWalk(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
             : nil
     }
@@ -165,6 +166,7 @@ struct FHIRPathPlanRun {
     private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
                                                            mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        if path.start != .focus { return try collectFromStart(path, limit: limit, mode: mode) }
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         for item in focus {
@@ -174,10 +176,41 @@ struct FHIRPathPlanRun {
         return collector
     }
 
+    /// ``collect(_:from:limit:mode:)`` of a path that starts at a variable: `%context` (the
+    /// evaluation's context), `%resource` or `%rootResource` (the resource, unlocated, as the tree
+    /// walk makes it; the context when there is none). A variable the environment defines is the
+    /// tree walk's to read.
+    private func collectFromStart(_ path: FHIRPathPlan.Path, limit: Int, mode: FHIRPathPlanCollector.Mode)
+        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
+        let resource: Element?
+        switch path.start {
+        case .focus, .context:
+            if variables?["context"] != nil { throw FHIRPathPlanAbandoned() }
+            resource = nil
+        case .resource:
+            if variables?["resource"] != nil { throw FHIRPathPlanAbandoned() }
+            resource = inputs.resource
+        case .rootResource:
+            if variables?["rootResource"] != nil { throw FHIRPathPlanAbandoned() }
+            resource = inputs.rootResource
+        }
+        var fromFocus = path
+        fromFocus.start = .focus
+        guard let resource else { return try collect(fromFocus, from: inputs.context, limit: limit, mode: mode) }
+        let type = FHIRPathPlanType(resourceType: resource.resourceType)
+        return try withUnsafePointer(to: type) { (type) throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector in
+            try withUnsafePointer(to: resource) { (element) throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector in
+                try collect(fromFocus, element: element, type: type, origin: .unlocated, limit: limit, mode: mode)
+            }
+        }
+    }
+
     /// ``collect(_:from:limit:mode:)`` from one element read in place, which sits at `origin`.
     private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                          origin: Origin, limit: Int, mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        if path.start != .focus { return try collectFromStart(path, limit: limit, mode: mode) }
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         _ = try walk(path.steps, from: 0, element: element, type: type, origin: origin, into: &collector)
@@ -209,6 +242,10 @@ struct FHIRPathPlanRun {
         case .filter(let criterion):
             guard try test(criterion, focus: CollectionOfOne(value)) == true else { return true }
             return try walk(steps, from: index + 1, value: value, into: &collector)
+        case .resolve:
+            // A string names a reference too: the tree walk's to look up.
+            if case .string = value { throw FHIRPathPlanAbandoned() }
+            return true
         }
     }
 
@@ -246,6 +283,31 @@ struct FHIRPathPlanRun {
         case .filter(let criterion):
             guard try test(criterion, element: element, type: type) == true else { return true }
             return try walk(steps, from: index + 1, element: element, type: type, origin: origin, into: &collector)
+        case .resolve:
+            return try resolve(element, then: steps, from: index + 1, into: &collector)
+        }
+    }
+
+    /// `resolve()` of one element: the resource its reference (its value, else its `reference`)
+    /// names, found by the environment's resolver as the tree walk finds it, walked on from there
+    /// (located at its type when paths are tracked, as the tree walk locates it). A contained
+    /// reference, or a Bundle to search, is the tree walk's.
+    private func resolve(_ element: UnsafePointer<Element>, then steps: [FHIRPathPlan.Step], from index: Int,
+                         into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
+        guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
+        guard let reference = element.pointee.value ?? element.pointee.childValue("reference") else { return true }
+        if reference.hasPrefix("#") { throw FHIRPathPlanAbandoned() }
+        if let root = inputs.rootResource, root.resourceType == "Bundle" { throw FHIRPathPlanAbandoned() }
+        guard let resolver = inputs.environment.resolveReference, let found = resolver(reference, inputs.resource) else { return true }
+        let location = tracksPaths ? found.resourceType.map(ElementLocation.init(root:)) : nil
+        let origin = Origin(focusLocation: location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
+        let type = FHIRPathPlanType(resourceType: found.resourceType)
+        return try withExtendedLifetime(location) { () throws(FHIRPathPlanAbandoned) -> Bool in
+            try withUnsafePointer(to: type) { (type) throws(FHIRPathPlanAbandoned) -> Bool in
+                try withUnsafePointer(to: found) { (found) throws(FHIRPathPlanAbandoned) -> Bool in
+                    try walk(steps, from: index, element: found, type: type, origin: origin, into: &collector)
+                }
+            }
         }
     }
 
@@ -288,6 +350,12 @@ struct FHIRPathPlanRun {
         case .existence(let path, let whenAny):
             let collector = try collect(path, element: element, type: type, origin: .unlocated, limit: 1, mode: .count)
             return (collector.count > 0) == whenAny
+        case .not(let operand):
+            return try test(operand, element: element, type: type).map { !$0 }
+        case .isType(let path, let specifier):
+            return try isType(try collect(path, element: element, type: type, origin: .unlocated, limit: 2, mode: .keep), specifier)
+        case .startsWith(let path, let prefix):
+            return try startsWith(try collect(path, element: element, type: type, origin: .unlocated, limit: 2, mode: .keep), prefix)
         case .tree(let node):
             let item = FHIRPathElementNode(element: element.pointee, typeName: type.pointee.typeName, context: type.pointee.context, location: nil)
             return try treeTest(node, focus: [.element(item)])
@@ -310,9 +378,34 @@ struct FHIRPathPlanRun {
             return combine(op, left, try test(rightPredicate, focus: focus))
         case .existence(let path, let whenAny):
             return (try collect(path, from: focus, limit: 1, mode: .count).count > 0) == whenAny
+        case .not(let operand):
+            return try test(operand, focus: focus).map { !$0 }
+        case .isType(let path, let specifier):
+            return try isType(try collect(path, from: focus, limit: 2, mode: .keep), specifier)
+        case .startsWith(let path, let prefix):
+            return try startsWith(try collect(path, from: focus, limit: 2, mode: .keep), prefix)
         case .tree(let node):
             return try treeTest(node, focus: Array(focus))
         }
+    }
+
+    /// `is`: the single item's type is `specifier` or derives from it; nothing for no item. (The type
+    /// is known: compiled only so.) Several items are the tree walk's error.
+    private func isType(_ items: FHIRPathPlanCollector, _ specifier: FHIRPathTypeSpecifier) throws(FHIRPathPlanAbandoned) -> Bool? {
+        let values = items.values
+        guard values.count <= 1 else { throw FHIRPathPlanAbandoned() }
+        guard let item = values.first else { return nil }
+        return FHIRPathTypes.matches(item, specifier, exact: false, metadata: metadata)
+    }
+
+    /// `startsWith(prefix)` of the single item, which must be a string; nothing for no item. Several
+    /// items, or one of another type, are the tree walk's errors.
+    private func startsWith(_ items: FHIRPathPlanCollector, _ prefix: String) throws(FHIRPathPlanAbandoned) -> Bool? {
+        let values = items.values
+        guard values.count <= 1 else { throw FHIRPathPlanAbandoned() }
+        guard let item = values.first else { return nil }
+        guard case .string(let text)? = item.primitive else { throw FHIRPathPlanAbandoned() }
+        return text.hasPrefix(prefix)
     }
 
     /// `and`/`or` of two known-or-unknown values, the left one not deciding alone.
