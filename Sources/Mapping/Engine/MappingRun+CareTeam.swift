@@ -121,7 +121,8 @@ extension MappingRun {
                     }
                     continue
                 }
-                guard let (member, role) = member(named: value, at: node.path ?? key.type) else { continue }
+                let fallback = key.type
+                guard let (member, role) = member(named: value, at: node.path ?? fallback) else { continue }
                 found.append(Match(member: member, role: role, seen: seen))
             }
         }
@@ -141,7 +142,8 @@ extension MappingRun {
 
     /// The practitioner a Reference (or resource) names, and the PractitionerRole it was named through;
     /// nil (noted) for anything else: an Organization, a RelatedPerson, a reference outside the input.
-    private mutating func member(named value: FHIRPathValue, at path: String) -> (ResourceKey, ResourceKey?)? {
+    /// (`path`, the location of the reference, is made only for a note.)
+    private mutating func member(named value: FHIRPathValue, at path: @autoclosure () -> String) -> (ResourceKey, ResourceKey?)? {
         let target: ResourceKey
         if case .element(let node) = value, node.element.resourceType != nil, let found = ResourceKey.of(node.element, fullUrl: nil) {
             target = found
@@ -150,7 +152,7 @@ extension MappingRun {
             switch index.resolve(text) {
             case .found(let found): target = found
             case .outside, .unresolved:
-                notes.append(MappingNote(.info, at: path, "a care-team member the input does not hold is left out"))
+                notes.append(MappingNote(.info, at: path(), "a care-team member the input does not hold is left out"))
                 return nil
             }
         }
