@@ -92,6 +92,17 @@ struct FHIRPathPlanRun {
             case .path(let path, let terminal):
                 return Self.result(of: try collect(path, from: focus, limit: Self.limit(terminal), mode: Self.mode(terminal)), terminal)
             case .predicate(let predicate):
+                // One element (a mapping's `when` on its resource or item): read in place once, rather
+                // than copied out of the focus for each path of the criterion. A criterion's value
+                // does not depend on where its items sit, so none are located.
+                if focus.count == 1, case .element(let node)? = focus.first {
+                    return try withUnsafePointer(to: FHIRPathPlanType(typeName: node.typeName, context: node.context)) {
+                        (type) throws(FHIRPathPlanAbandoned) -> [FHIRPathValue] in
+                        try withUnsafePointer(to: node.element) { (element) throws(FHIRPathPlanAbandoned) -> [FHIRPathValue] in
+                            try test(predicate, element: element, type: type).map(Self.booleanResult) ?? []
+                        }
+                    }
+                }
                 return try test(predicate, focus: focus).map(Self.booleanResult) ?? []
             }
         } catch {

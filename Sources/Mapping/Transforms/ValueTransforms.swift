@@ -135,11 +135,31 @@ enum ValueTransforms {
 
     /// Every `system|code` of a CodeableConcept or Coding.
     static func codings(_ node: Element) -> [String] {
-        let codings = node.children(named: "coding").isEmpty ? [node] : node.children(named: "coding")
-        return codings.compactMap { coding in
-            guard let code = coding.childValue("code") else { return nil }
-            return coding.childValue("system").map { "\($0)|\(code)" } ?? code
+        var result: [String] = [], seen: Set<String> = []
+        appendCodings(of: node, to: &result, seen: &seen)
+        return result
+    }
+
+    /// ``codings(_:)`` of `node` appended to `result`, each only when `result` lacks it (the node read
+    /// once: a concept's codings, or the node itself when it has none). A few codes are told apart by
+    /// a scan, cheaper than hashing them; from 16 on, `seen` holds them all.
+    static func appendCodings(of node: Element, to result: inout [String], seen: inout Set<String>) {
+        func append(_ coding: Element) {
+            guard let code = coding.childValue("code") else { return }
+            let text = coding.childValue("system").map { $0 + "|" + code } ?? code
+            if result.count < 16 {
+                if !result.contains(text) { result.append(text) }
+                return
+            }
+            if seen.isEmpty { seen = Set(result) }
+            if seen.insert(text).inserted { result.append(text) }
         }
+        var sawCoding = false
+        for child in node.children where child.name == "coding" {
+            sawCoding = true
+            append(child)
+        }
+        if !sawCoding { append(node) }
     }
 
     /// Goal.target detail[x] as target values (kind: the measure's code).
