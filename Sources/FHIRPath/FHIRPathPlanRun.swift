@@ -25,10 +25,10 @@ struct FHIRPathPlanRun {
     /// The evaluation's inputs, only for plans that leave a criterion to the tree walk (its evaluator
     /// is made from them) or read them (`%resource`, `%context`, `resolve()`): copying the environment
     /// and the resources costs more than most evaluations.
-    private let treeWalk: TreeWalk?
+    let treeWalk: TreeWalk?
 
     /// The evaluation's inputs, and the tree walk's evaluator once made.
-    private final class TreeWalk {
+    final class TreeWalk {
         let source: FHIRPathSource
         let environment: FHIRPathEnvironment
         let context: [FHIRPathValue]
@@ -48,7 +48,7 @@ struct FHIRPathPlanRun {
     /// A child stepped into, while a path whose items are kept is walked with tracked paths: what its
     /// ``ElementLocation`` records, and the frame of the step before (none for the focus item's child).
     /// Made on the stack and read only while the step's walk runs, so plain pointers.
-    private struct TrailFrame {
+    struct TrailFrame {
         let previous: UnsafePointer<TrailFrame>?
         let child: UnsafePointer<Element>
         let parent: UnsafePointer<Element>
@@ -58,7 +58,7 @@ struct FHIRPathPlanRun {
     /// Where the element being walked sits: the focus item's location (kept alive by the focus item),
     /// and whether the element is the focus item itself or a child stepped into (with its last trail
     /// frame when paths are tracked).
-    private struct Origin {
+    struct Origin {
         let focusLocation: Unmanaged<ElementLocation>?
         let atFocus: Bool
         let frame: UnsafePointer<TrailFrame>?
@@ -174,7 +174,7 @@ struct FHIRPathPlanRun {
 
     /// What `path` yields from `focus`, up to `limit` items (all when the path may fail: no item may be
     /// skipped on which the tree walk would fail). A path ended by `first()` yields its first item.
-    private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
+    func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
                                                            mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         if path.start != .focus { return try collectFromStart(path, limit: limit, mode: mode) }
@@ -187,38 +187,8 @@ struct FHIRPathPlanRun {
         return collector
     }
 
-    /// ``collect(_:from:limit:mode:)`` of a path that starts at a variable: `%context` (the
-    /// evaluation's context), `%resource` or `%rootResource` (the resource, unlocated, as the tree
-    /// walk makes it; the context when there is none). A variable the environment defines is the
-    /// tree walk's to read.
-    private func collectFromStart(_ path: FHIRPathPlan.Path, limit: Int, mode: FHIRPathPlanCollector.Mode)
-        throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
-        guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
-        let resource: Element?
-        switch path.start {
-        case .focus, .context:
-            if variables?["context"] != nil { throw FHIRPathPlanAbandoned() }
-            resource = nil
-        case .resource:
-            if variables?["resource"] != nil { throw FHIRPathPlanAbandoned() }
-            resource = inputs.resource
-        case .rootResource:
-            if variables?["rootResource"] != nil { throw FHIRPathPlanAbandoned() }
-            resource = inputs.rootResource
-        }
-        var fromFocus = path
-        fromFocus.start = .focus
-        guard let resource else { return try collect(fromFocus, from: inputs.context, limit: limit, mode: mode) }
-        let type = FHIRPathPlanType(resourceType: resource.resourceType)
-        return try withUnsafePointer(to: type) { (type) throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector in
-            try withUnsafePointer(to: resource) { (element) throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector in
-                try collect(fromFocus, element: element, type: type, origin: .unlocated, limit: limit, mode: mode)
-            }
-        }
-    }
-
     /// ``collect(_:from:limit:mode:)`` from one element read in place, which sits at `origin`.
-    private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
+    func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                          origin: Origin, limit: Int, mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
         if path.start != .focus { return try collectFromStart(path, limit: limit, mode: mode) }
@@ -263,7 +233,7 @@ struct FHIRPathPlanRun {
     /// ``walk(_:from:value:into:)`` for an element read in place (of the type `type` points at: its
     /// type name, and the metadata context of its children), which sits at `origin`: a node is made
     /// only of what the path yields.
-    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
+    func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                       origin: Origin, into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
         guard index < steps.count else {
             return collector.add(element: element, type: type, location: location(of: origin))
@@ -296,29 +266,6 @@ struct FHIRPathPlanRun {
             return try walk(steps, from: index + 1, element: element, type: type, origin: origin, into: &collector)
         case .resolve:
             return try resolve(element, then: steps, from: index + 1, into: &collector)
-        }
-    }
-
-    /// `resolve()` of one element: the resource its reference (its value, else its `reference`)
-    /// names, found by the environment's resolver as the tree walk finds it, walked on from there
-    /// (located at its type when paths are tracked, as the tree walk locates it). A contained
-    /// reference, or a Bundle to search, is the tree walk's.
-    private func resolve(_ element: UnsafePointer<Element>, then steps: [FHIRPathPlan.Step], from index: Int,
-                         into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
-        guard let inputs = treeWalk else { throw FHIRPathPlanAbandoned() }
-        guard let reference = element.pointee.value ?? element.pointee.childValue("reference") else { return true }
-        if reference.hasPrefix("#") { throw FHIRPathPlanAbandoned() }
-        if let root = inputs.rootResource, root.resourceType == "Bundle" { throw FHIRPathPlanAbandoned() }
-        guard let resolver = inputs.environment.resolveReference, let found = resolver(reference, inputs.resource) else { return true }
-        let location = tracksPaths ? found.resourceType.map(ElementLocation.init(root:)) : nil
-        let origin = Origin(focusLocation: location.map(Unmanaged.passUnretained), atFocus: true, frame: nil)
-        let type = FHIRPathPlanType(resourceType: found.resourceType)
-        return try withExtendedLifetime(location) { () throws(FHIRPathPlanAbandoned) -> Bool in
-            try withUnsafePointer(to: type) { (type) throws(FHIRPathPlanAbandoned) -> Bool in
-                try withUnsafePointer(to: found) { (found) throws(FHIRPathPlanAbandoned) -> Bool in
-                    try walk(steps, from: index, element: found, type: type, origin: origin, into: &collector)
-                }
-            }
         }
     }
 
@@ -398,25 +345,6 @@ struct FHIRPathPlanRun {
         case .tree(let node):
             return try treeTest(node, focus: Array(focus))
         }
-    }
-
-    /// `is`: the single item's type is `specifier` or derives from it; nothing for no item. (The type
-    /// is known: compiled only so.) Several items are the tree walk's error.
-    private func isType(_ items: FHIRPathPlanCollector, _ specifier: FHIRPathTypeSpecifier) throws(FHIRPathPlanAbandoned) -> Bool? {
-        let values = items.values
-        guard values.count <= 1 else { throw FHIRPathPlanAbandoned() }
-        guard let item = values.first else { return nil }
-        return FHIRPathTypes.matches(item, specifier, exact: false, metadata: metadata)
-    }
-
-    /// `startsWith(prefix)` of the single item, which must be a string; nothing for no item. Several
-    /// items, or one of another type, are the tree walk's errors.
-    private func startsWith(_ items: FHIRPathPlanCollector, _ prefix: String) throws(FHIRPathPlanAbandoned) -> Bool? {
-        let values = items.values
-        guard values.count <= 1 else { throw FHIRPathPlanAbandoned() }
-        guard let item = values.first else { return nil }
-        guard case .string(let text)? = item.primitive else { throw FHIRPathPlanAbandoned() }
-        return text.hasPrefix(prefix)
     }
 
     /// `and`/`or` of two known-or-unknown values, the left one not deciding alone.
