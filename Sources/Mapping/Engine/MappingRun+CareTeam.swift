@@ -92,7 +92,7 @@ extension MappingRun {
             if let filter = rule.filter, !(try holds(filter, on: node, owner: owner)) { continue }
             var seen: (date: Date, text: String)?
             if let expression = rule.seen, let value = try evaluate(expression, on: node, resource: owner, leadingOperandOnly: true).first {
-                if case .element(let element) = value, let path = element.path { engine.coverage?.consumedWhole(path) }
+                if let coverage = engine.coverage, case .element(let element) = value, let path = element.path { coverage.consumedWhole(path) }
                 let text: String? = switch value {
                 case .element(let element): element.element.value
                 case .date(let date), .dateTime(let date): date.fhirText
@@ -108,7 +108,7 @@ extension MappingRun {
             for value in try evaluate(rule.from, on: node, resource: owner) {
                 // The member lookup reads the reference whole (in Swift, not FHIRPath): so does coverage, in
                 // whichever resource it is (a reverse rule's MedicationRequest.requester counts too).
-                if case .element(let element) = value, let path = element.path { engine.coverage?.consumedWhole(path) }
+                if let coverage = engine.coverage, case .element(let element) = value, let path = element.path { coverage.consumedWhole(path) }
                 if let text = Self.referenceText(value), text.hasPrefix("#") {
                     // A practitioner contained in the resource naming it (a contained CareTeam's members are
                     // contained beside it, in the same resource).

@@ -162,7 +162,7 @@ struct MappingRun {
                 timing = TimingSchedule(timeZone: zone, wakingHours: parsed)
             }
             let value = try from.map { from throws(MappingFailure) in try nodes(from, on: item) }?.first
-            if let path = value?.path { engine.coverage?.consumedWhole(path) }
+            if let coverage = engine.coverage, let path = value?.path { coverage.consumedWhole(path) }
             let start = try transformOptions.expressions["start"].flatMap { expression throws(MappingFailure) in
                 try dateValue(expression, on: item)
             }
