@@ -50,7 +50,7 @@ public struct FHIRPathExpression: Sendable, CustomStringConvertible {
         let location = environment.tracksPaths ? resource.resourceType.map(ElementLocation.init(root:)) : nil
         // A plan that needs no tree walk needs no context collection either, and reads the resource in
         // place.
-        if let plan, !plan.usesTreeWalk, FHIRPathPlanRun.applies(to: environment) {
+        if let plan, !plan.usesTreeWalk, !plan.needsInputs, FHIRPathPlanRun.applies(to: environment) {
             let run = FHIRPathPlanRun(plan: plan, source: source, environment: environment, context: [], resource: nil, rootResource: nil)
             if let values = run.run(plan, resource: resource, location: location) { return values }
         }

@@ -89,7 +89,8 @@ extension FHIRPathEvaluator {
     }
 
     private func arithmetic(_ op: FHIRPathNode.BinaryOperator, _ x: FHIRPathValue, _ y: FHIRPathValue, node: FHIRPathNode) throws -> [FHIRPathValue] {
-        let cannot = fail("operator '\(op.rawValue)' cannot apply to \(x.typeName) and \(y.typeName)", node)
+        // Made only when raised: the error quotes the expression, which costs more than the arithmetic.
+        func cannot() -> FHIRPathError { fail("operator '\(op.rawValue)' cannot apply to \(x.typeName) and \(y.typeName)", node) }
         switch (x, y) {
         case (.integer(let a), .integer(let b)):
             switch op {
@@ -101,10 +102,10 @@ extension FHIRPathEvaluator {
                 return [.decimal(r)]
             case .div: let (r, o) = a.dividedReportingOverflow(by: b); return o ? [] : [.integer(r)]  // b == 0 reports overflow too
             case .mod: let (r, o) = a.remainderReportingOverflow(dividingBy: b); return o ? [] : [.integer(r)]
-            default: throw cannot
+            default: throw cannot()
             }
         case (.integer, .decimal), (.decimal, .integer), (.decimal, .decimal):
-            guard let a = FHIRPathComparison.decimal(x), let b = FHIRPathComparison.decimal(y) else { throw cannot }
+            guard let a = FHIRPathComparison.decimal(x), let b = FHIRPathComparison.decimal(y) else { throw cannot() }
             switch op {
             case .add: return (a + b).map { [.decimal($0)] } ?? []
             case .subtract: return (a - b).map { [.decimal($0)] } ?? []
@@ -117,11 +118,11 @@ extension FHIRPathEvaluator {
                 guard let q = a / b, let whole = q.integerPart, let multiple = b * FHIRPathDecimal(integer: whole),
                       let remainder = a - multiple else { return [] }
                 return [.decimal(remainder)]
-            default: throw cannot
+            default: throw cannot()
             }
         case (.string(let a), .string(let b)):
             if op == .add { return [.string(a + b)] }
-            throw cannot
+            throw cannot()
         case (.quantity(let a), .quantity(let b)):
             switch op {
             case .add, .subtract:
@@ -136,23 +137,23 @@ extension FHIRPathEvaluator {
             case .divide:
                 guard let value = a.value / b.value else { return [] }
                 return [.quantity(FHIRPathQuantity(value: value, unit: FHIRPathQuantity.combinedUnit(a.ucumCode, b.ucumCode, dividing: true)))]
-            default: throw cannot
+            default: throw cannot()
             }
         case (.quantity(var a), .integer), (.quantity(var a), .decimal):
-            guard let b = FHIRPathComparison.decimal(y) else { throw cannot }
+            guard let b = FHIRPathComparison.decimal(y) else { throw cannot() }
             switch op {
             case .multiply: guard let v = a.value * b else { return [] }; a.value = v
             case .divide: guard let v = a.value / b else { return [] }; a.value = v
-            default: throw cannot
+            default: throw cannot()
             }
             return [.quantity(a)]
         case (.integer, .quantity(var b)), (.decimal, .quantity(var b)):
-            guard op == .multiply, let a = FHIRPathComparison.decimal(x) else { throw cannot }
+            guard op == .multiply, let a = FHIRPathComparison.decimal(x) else { throw cannot() }
             guard let value = a * b.value else { return [] }
             b.value = value
             return [.quantity(b)]
         case (.date(let d), .quantity(let q)), (.dateTime(let d), .quantity(let q)), (.time(let d), .quantity(let q)):
-            guard op == .add || op == .subtract else { throw cannot }
+            guard op == .add || op == .subtract else { throw cannot() }
             guard let unit = q.dateArithmeticUnit else {
                 throw fail("cannot add '\(q.unit)' to a date: only calendar durations and definite time units", node)
             }
@@ -166,7 +167,7 @@ extension FHIRPathEvaluator {
             default: return [.dateTime(moved)]
             }
         default:
-            throw cannot
+            throw cannot()
         }
     }
 

@@ -33,6 +33,13 @@ struct FHIRPathPlan: Sendable {
         case all, first, exists, empty, count
     }
 
+    /// Where a path starts: the focus, or a standard variable (`%resource`, `%rootResource`,
+    /// `%context`), which the tree walk reads from the evaluation's inputs unless the environment
+    /// defines a variable of that name (then the plan is abandoned).
+    enum Start: Sendable, Equatable {
+        case focus, resource, rootResource, context
+    }
+
     /// Steps applied to each item of the focus in turn.
     struct Path: Sendable {
         let steps: [Step]
@@ -40,10 +47,24 @@ struct FHIRPathPlan: Sendable {
         let canFail: Bool
         /// Ended by `first()`: only the first item the steps yield.
         var firstOnly = false
+        /// What the steps start from.
+        var start: Start = .focus
 
-        init(steps: [Step], canFail: Bool) {
+        init(steps: [Step], canFail: Bool, start: Start = .focus) {
             self.steps = steps
             self.canFail = canFail
+            self.start = start
+        }
+
+        /// Whether the path reads the evaluation's inputs (a variable, or the resolver of `resolve()`).
+        var needsInputs: Bool {
+            start != .focus || steps.contains { step in
+                switch step {
+                case .resolve: return true
+                case .filter(let criterion): return criterion.needsInputs
+                case .child, .ofType: return false
+                }
+            }
         }
 
         var usesTreeWalk: Bool {
@@ -70,6 +91,10 @@ struct FHIRPathPlan: Sendable {
         case ofType(FHIRPathTypeSpecifier)
         /// `where(criterion)`: items for which the criterion is true.
         case filter(Predicate)
+        /// `resolve()`: the resource each Reference (or uri) names, found by the environment's
+        /// resolver; a contained reference (`#id`) or a Bundle as `%rootResource` abandons the plan
+        /// (the tree walk searches those).
+        case resolve
     }
 
     /// A criterion evaluated on one item (the focus and `$this`).
@@ -80,13 +105,22 @@ struct FHIRPathPlan: Sendable {
         case logic(FHIRPathNode.BinaryOperator, Predicate, Predicate)
         /// `path.exists()` (true) or `path.empty()` (false).
         case existence(Path, whenAny: Bool)
+        /// `criterion.not()`.
+        case not(Predicate)
+        /// `path is type` (a type the R4 metadata knows): the path's single item is of that type or
+        /// one derived from it.
+        case isType(Path, FHIRPathTypeSpecifier)
+        /// `path.startsWith('prefix')`: the path's single item, a string, starts with the literal.
+        case startsWith(Path, String)
         /// Any other criterion, left to the tree walk (`node`'s singleton Boolean).
         case tree(FHIRPathNode)
 
         var usesTreeWalk: Bool {
             switch self {
-            case .compare(_, let path, _), .existence(let path, _): return path.usesTreeWalk
+            case .compare(_, let path, _), .existence(let path, _), .isType(let path, _), .startsWith(let path, _):
+                return path.usesTreeWalk
             case .logic(_, let left, let right): return left.usesTreeWalk || right.usesTreeWalk
+            case .not(let operand): return operand.usesTreeWalk
             case .tree: return true
             }
         }
@@ -96,7 +130,20 @@ struct FHIRPathPlan: Sendable {
             case .compare(let op, let path, _): return path.canFail || !(op == .equal || op == .notEqual)
             case .logic(_, let left, let right): return left.canFail || right.canFail
             case .existence(let path, _): return path.canFail
+            case .not(let operand): return operand.canFail
+            // Several items, or an item that is no string, are errors of the tree walk.
+            case .isType, .startsWith: return true
             case .tree: return true
+            }
+        }
+
+        var needsInputs: Bool {
+            switch self {
+            case .compare(_, let path, _), .existence(let path, _), .isType(let path, _), .startsWith(let path, _):
+                return path.needsInputs
+            case .logic(_, let left, let right): return left.needsInputs || right.needsInputs
+            case .not(let operand): return operand.needsInputs
+            case .tree: return false
             }
         }
     }
@@ -112,12 +159,19 @@ struct FHIRPathPlan: Sendable {
     /// Whether a criterion is left to the tree walk, which then needs `%resource` and `%rootResource`
     /// (copying them for every evaluation costs a generic copy of each optional field).
     let usesTreeWalk: Bool
+    /// Whether the plan reads the evaluation's inputs (`%resource`, `%rootResource`, `%context`, the
+    /// resolver of `resolve()`), which the run then keeps.
+    let needsInputs: Bool
 
     init(body: Body) {
         self.body = body
         switch body {
-        case .path(let path, _): usesTreeWalk = path.usesTreeWalk
-        case .predicate(let predicate): usesTreeWalk = predicate.usesTreeWalk
+        case .path(let path, _):
+            usesTreeWalk = path.usesTreeWalk
+            needsInputs = path.needsInputs
+        case .predicate(let predicate):
+            usesTreeWalk = predicate.usesTreeWalk
+            needsInputs = predicate.needsInputs
         }
     }
 
@@ -158,6 +212,16 @@ struct FHIRPathPlan: Sendable {
             return Path(steps: [.child(name: name, resolutions: Unmanaged.passUnretained(resolutions), isIdentifier: true)], canFail: false)
         case .this:
             return Path(steps: [], canFail: false)
+        case .variable(let name):
+            switch name {
+            case "resource": return Path(steps: [], canFail: false, start: .resource)
+            case "rootResource": return Path(steps: [], canFail: false, start: .rootResource)
+            case "context": return Path(steps: [], canFail: false, start: .context)
+            default: return nil
+            }
+        case .call(let base, .resolve, let arguments, nil):
+            guard arguments.isEmpty, let path = base.map(compilePath) ?? Path(steps: [], canFail: false) else { return nil }
+            return path.appending(.resolve, canFail: false)
         case .member(let base, let name):
             guard let resolutions = node.resolutions, let path = compilePath(base) else { return nil }
             return path.appending(.child(name: name, resolutions: Unmanaged.passUnretained(resolutions), isIdentifier: false), canFail: false)
@@ -194,6 +258,18 @@ struct FHIRPathPlan: Sendable {
         case .call(let base, let function, let arguments, nil) where (function == .exists || function == .empty) && arguments.isEmpty:
             guard let path = base.map(compilePath) ?? Path(steps: [], canFail: false) else { return tree }
             return .existence(path, whenAny: function == .exists)
+        case .call(let base?, .not, let arguments, nil) where arguments.isEmpty:
+            // Only a criterion (whose value is a Boolean or nothing) is negated here; `not()` of
+            // anything else is the tree walk's.
+            guard let operand = compilePredicate(base, allowsTree: false) else { return tree }
+            return .not(operand)
+        case .call(let base?, .startsWith, let arguments, nil):
+            guard arguments.count == 1, case .literal(.string(let prefix)) = arguments[0].kind,
+                  let path = compilePath(base) else { return tree }
+            return .startsWith(path, prefix)
+        case .typeOperator(false, let operand, let type):
+            guard FHIRPathTypes.isKnown(type, metadata: .r4), let path = compilePath(operand) else { return tree }
+            return .isType(path, type)
         default:
             return tree
         }
@@ -233,6 +309,6 @@ extension FHIRPathPlan.Path {
     /// The path followed by `step`; nil after `first()`, which only ends a path.
     func appending(_ step: FHIRPathPlan.Step, canFail stepCanFail: Bool) -> FHIRPathPlan.Path? {
         guard !firstOnly else { return nil }
-        return FHIRPathPlan.Path(steps: steps + [step], canFail: canFail || stepCanFail)
+        return FHIRPathPlan.Path(steps: steps + [step], canFail: canFail || stepCanFail, start: start)
     }
 }

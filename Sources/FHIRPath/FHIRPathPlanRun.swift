@@ -22,12 +22,13 @@ struct FHIRPathPlanRun {
     var metadata: FHIRMetadata { navigator.metadata }
     /// Whether the yielded elements carry their locations (``FHIRPathEnvironment/tracksPaths``).
     let tracksPaths: Bool
-    /// What the tree walk's evaluator is made from, only for plans that leave a criterion to it
-    /// (copying the environment and the resources costs more than most evaluations).
-    private let treeWalk: TreeWalk?
+    /// The evaluation's inputs, only for plans that leave a criterion to the tree walk (its evaluator
+    /// is made from them) or read them (`%resource`, `%context`, `resolve()`): copying the environment
+    /// and the resources costs more than most evaluations.
+    let treeWalk: TreeWalk?
 
-    /// The tree walk's inputs, and its evaluator once made.
-    private final class TreeWalk {
+    /// The evaluation's inputs, and the tree walk's evaluator once made.
+    final class TreeWalk {
         let source: FHIRPathSource
         let environment: FHIRPathEnvironment
         let context: [FHIRPathValue]
@@ -47,7 +48,7 @@ struct FHIRPathPlanRun {
     /// A child stepped into, while a path whose items are kept is walked with tracked paths: what its
     /// ``ElementLocation`` records, and the frame of the step before (none for the focus item's child).
     /// Made on the stack and read only while the step's walk runs, so plain pointers.
-    private struct TrailFrame {
+    struct TrailFrame {
         let previous: UnsafePointer<TrailFrame>?
         let child: UnsafePointer<Element>
         let parent: UnsafePointer<Element>
@@ -57,7 +58,7 @@ struct FHIRPathPlanRun {
     /// Where the element being walked sits: the focus item's location (kept alive by the focus item),
     /// and whether the element is the focus item itself or a child stepped into (with its last trail
     /// frame when paths are tracked).
-    private struct Origin {
+    struct Origin {
         let focusLocation: Unmanaged<ElementLocation>?
         let atFocus: Bool
         let frame: UnsafePointer<TrailFrame>?
@@ -78,7 +79,7 @@ struct FHIRPathPlanRun {
         self.variables = environment.variables.isEmpty ? nil : environment.variables
         self.navigator = FHIRPathNavigator(metadata: environment.metadata, stopsAtFirstSingle: environment.trustsSingleCardinality)
         self.tracksPaths = environment.tracksPaths
-        self.treeWalk = plan.usesTreeWalk
+        self.treeWalk = plan.usesTreeWalk || plan.needsInputs
             ? TreeWalk(source: source, environment: environment, context: context, resource: resource, rootResource: rootResource)
             : nil
     }
@@ -91,6 +92,17 @@ struct FHIRPathPlanRun {
             case .path(let path, let terminal):
                 return Self.result(of: try collect(path, from: focus, limit: Self.limit(terminal), mode: Self.mode(terminal)), terminal)
             case .predicate(let predicate):
+                // One element (a mapping's `when` on its resource or item): read in place once, rather
+                // than copied out of the focus for each path of the criterion. A criterion's value
+                // does not depend on where its items sit, so none are located.
+                if focus.count == 1, case .element(let node)? = focus.first {
+                    return try withUnsafePointer(to: FHIRPathPlanType(typeName: node.typeName, context: node.context)) {
+                        (type) throws(FHIRPathPlanAbandoned) -> [FHIRPathValue] in
+                        try withUnsafePointer(to: node.element) { (element) throws(FHIRPathPlanAbandoned) -> [FHIRPathValue] in
+                            try test(predicate, element: element, type: type).map(Self.booleanResult) ?? []
+                        }
+                    }
+                }
                 return try test(predicate, focus: focus).map(Self.booleanResult) ?? []
             }
         } catch {
@@ -162,9 +174,10 @@ struct FHIRPathPlanRun {
 
     /// What `path` yields from `focus`, up to `limit` items (all when the path may fail: no item may be
     /// skipped on which the tree walk would fail). A path ended by `first()` yields its first item.
-    private func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
+    func collect<Focus: Collection<FHIRPathValue>>(_ path: FHIRPathPlan.Path, from focus: Focus, limit: Int,
                                                            mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        if path.start != .focus { return try collectFromStart(path, limit: limit, mode: mode) }
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         for item in focus {
@@ -175,9 +188,10 @@ struct FHIRPathPlanRun {
     }
 
     /// ``collect(_:from:limit:mode:)`` from one element read in place, which sits at `origin`.
-    private func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
+    func collect(_ path: FHIRPathPlan.Path, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                          origin: Origin, limit: Int, mode: FHIRPathPlanCollector.Mode)
         throws(FHIRPathPlanAbandoned) -> FHIRPathPlanCollector {
+        if path.start != .focus { return try collectFromStart(path, limit: limit, mode: mode) }
         let wanted = path.firstOnly ? 1 : limit
         var collector = FHIRPathPlanCollector(limit: path.canFail ? .max : wanted, mode: mode)
         _ = try walk(path.steps, from: 0, element: element, type: type, origin: origin, into: &collector)
@@ -209,13 +223,17 @@ struct FHIRPathPlanRun {
         case .filter(let criterion):
             guard try test(criterion, focus: CollectionOfOne(value)) == true else { return true }
             return try walk(steps, from: index + 1, value: value, into: &collector)
+        case .resolve:
+            // A string names a reference too: the tree walk's to look up.
+            if case .string = value { throw FHIRPathPlanAbandoned() }
+            return true
         }
     }
 
     /// ``walk(_:from:value:into:)`` for an element read in place (of the type `type` points at: its
     /// type name, and the metadata context of its children), which sits at `origin`: a node is made
     /// only of what the path yields.
-    private func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
+    func walk(_ steps: [FHIRPathPlan.Step], from index: Int, element: UnsafePointer<Element>, type: UnsafePointer<FHIRPathPlanType>,
                       origin: Origin, into collector: inout FHIRPathPlanCollector) throws(FHIRPathPlanAbandoned) -> Bool {
         guard index < steps.count else {
             return collector.add(element: element, type: type, location: location(of: origin))
@@ -246,6 +264,8 @@ struct FHIRPathPlanRun {
         case .filter(let criterion):
             guard try test(criterion, element: element, type: type) == true else { return true }
             return try walk(steps, from: index + 1, element: element, type: type, origin: origin, into: &collector)
+        case .resolve:
+            return try resolve(element, then: steps, from: index + 1, into: &collector)
         }
     }
 
@@ -288,6 +308,12 @@ struct FHIRPathPlanRun {
         case .existence(let path, let whenAny):
             let collector = try collect(path, element: element, type: type, origin: .unlocated, limit: 1, mode: .count)
             return (collector.count > 0) == whenAny
+        case .not(let operand):
+            return try test(operand, element: element, type: type).map { !$0 }
+        case .isType(let path, let specifier):
+            return try isType(try collect(path, element: element, type: type, origin: .unlocated, limit: 2, mode: .keep), specifier)
+        case .startsWith(let path, let prefix):
+            return try startsWith(try collect(path, element: element, type: type, origin: .unlocated, limit: 2, mode: .keep), prefix)
         case .tree(let node):
             let item = FHIRPathElementNode(element: element.pointee, typeName: type.pointee.typeName, context: type.pointee.context, location: nil)
             return try treeTest(node, focus: [.element(item)])
@@ -310,6 +336,12 @@ struct FHIRPathPlanRun {
             return combine(op, left, try test(rightPredicate, focus: focus))
         case .existence(let path, let whenAny):
             return (try collect(path, from: focus, limit: 1, mode: .count).count > 0) == whenAny
+        case .not(let operand):
+            return try test(operand, focus: focus).map { !$0 }
+        case .isType(let path, let specifier):
+            return try isType(try collect(path, from: focus, limit: 2, mode: .keep), specifier)
+        case .startsWith(let path, let prefix):
+            return try startsWith(try collect(path, from: focus, limit: 2, mode: .keep), prefix)
         case .tree(let node):
             return try treeTest(node, focus: Array(focus))
         }

@@ -92,7 +92,7 @@ extension MappingRun {
             if let filter = rule.filter, !(try holds(filter, on: node, owner: owner)) { continue }
             var seen: (date: Date, text: String)?
             if let expression = rule.seen, let value = try evaluate(expression, on: node, resource: owner, leadingOperandOnly: true).first {
-                if case .element(let element) = value, let path = element.path { engine.coverage?.consumedWhole(path) }
+                if let coverage = engine.coverage, case .element(let element) = value, let path = element.path { coverage.consumedWhole(path) }
                 let text: String? = switch value {
                 case .element(let element): element.element.value
                 case .date(let date), .dateTime(let date): date.fhirText
@@ -108,7 +108,7 @@ extension MappingRun {
             for value in try evaluate(rule.from, on: node, resource: owner) {
                 // The member lookup reads the reference whole (in Swift, not FHIRPath): so does coverage, in
                 // whichever resource it is (a reverse rule's MedicationRequest.requester counts too).
-                if case .element(let element) = value, let path = element.path { engine.coverage?.consumedWhole(path) }
+                if let coverage = engine.coverage, case .element(let element) = value, let path = element.path { coverage.consumedWhole(path) }
                 if let text = Self.referenceText(value), text.hasPrefix("#") {
                     // A practitioner contained in the resource naming it (a contained CareTeam's members are
                     // contained beside it, in the same resource).
@@ -121,7 +121,8 @@ extension MappingRun {
                     }
                     continue
                 }
-                guard let (member, role) = member(named: value, at: node.path ?? key.type) else { continue }
+                let fallback = key.type
+                guard let (member, role) = member(named: value, at: node.path ?? fallback) else { continue }
                 found.append(Match(member: member, role: role, seen: seen))
             }
         }
@@ -141,7 +142,8 @@ extension MappingRun {
 
     /// The practitioner a Reference (or resource) names, and the PractitionerRole it was named through;
     /// nil (noted) for anything else: an Organization, a RelatedPerson, a reference outside the input.
-    private mutating func member(named value: FHIRPathValue, at path: String) -> (ResourceKey, ResourceKey?)? {
+    /// (`path`, the location of the reference, is made only for a note.)
+    private mutating func member(named value: FHIRPathValue, at path: @autoclosure () -> String) -> (ResourceKey, ResourceKey?)? {
         let target: ResourceKey
         if case .element(let node) = value, node.element.resourceType != nil, let found = ResourceKey.of(node.element, fullUrl: nil) {
             target = found
@@ -150,7 +152,7 @@ extension MappingRun {
             switch index.resolve(text) {
             case .found(let found): target = found
             case .outside, .unresolved:
-                notes.append(MappingNote(.info, at: path, "a care-team member the input does not hold is left out"))
+                notes.append(MappingNote(.info, at: path(), "a care-team member the input does not hold is left out"))
                 return nil
             }
         }

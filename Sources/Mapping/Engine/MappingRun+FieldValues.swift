@@ -93,8 +93,9 @@ extension MappingRun {
 
     func codings(_ field: FieldMapping?, item: FHIRPathElementNode) throws(MappingFailure) -> [String] {
         guard let field else { return [] }
-        var seen: Set<String> = []
-        return try source(field, item: item).flatMap { ValueTransforms.codings($0.element) }.filter { seen.insert($0).inserted }
+        var result: [String] = [], seen: Set<String> = []
+        for node in try source(field, item: item) { ValueTransforms.appendCodings(of: node.element, to: &result, seen: &seen) }
+        return result
     }
 
     func string(_ field: FieldMapping?, item: FHIRPathElementNode) throws(MappingFailure) -> String? {

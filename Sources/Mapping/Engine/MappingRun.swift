@@ -59,7 +59,8 @@ struct MappingRun {
             var usedKeys: Set<String> = []
             for (position, item) in items.enumerated() {
                 if let filter = entity.filter, !(try truth(filter, on: item)) { continue }
-                let id = try entityID(entity, item: item, position: position, used: &usedKeys)
+                // An outcome has no id of its own: one is worked out only where its key could raise an error.
+                let id = entity.kind == .outcome && entity.each == nil ? "" : try entityID(entity, item: item, position: position, used: &usedKeys)
                 switch entity.kind {
                 case .patient: entities.append(.patient(try patient(entity, item: item, id: id)))
                 case .carePlan: entities.append(.carePlan(try carePlan(entity, item: item, id: id)))
@@ -78,8 +79,7 @@ struct MappingRun {
         let base = options.entityID(key)
         guard entity.each != nil else {
             // A second top-level entity of the same resource is told apart by its name.
-            let others = mapping.entities.filter { $0.each == nil }
-            return others.first?.name == entity.name ? base : "\(base)#\(entity.name)"
+            return mapping.entities.first(where: { $0.each == nil })?.name == entity.name ? base : "\(base)#\(entity.name)"
         }
         var suffix = String(position + 1)
         if let keyExpression = entity.key, let text = try firstString(keyExpression, on: item), !text.isEmpty {
@@ -162,7 +162,7 @@ struct MappingRun {
                 timing = TimingSchedule(timeZone: zone, wakingHours: parsed)
             }
             let value = try from.map { from throws(MappingFailure) in try nodes(from, on: item) }?.first
-            if let path = value?.path { engine.coverage?.consumedWhole(path) }
+            if let coverage = engine.coverage, let path = value?.path { coverage.consumedWhole(path) }
             let start = try transformOptions.expressions["start"].flatMap { expression throws(MappingFailure) in
                 try dateValue(expression, on: item)
             }

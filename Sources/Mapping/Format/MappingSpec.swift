@@ -3,15 +3,16 @@ import FHIR
 import Foundation
 
 /// A FHIRPath expression of a mapping file, compiled once when the file is loaded, with where it was
-/// written.
-public struct MappingExpression: Sendable {
+/// written. A class: the engine reads a field's expression for every resource it maps, and a copy of
+/// the struct retained each of its parts (the text, the compiled tree, its plans, the location).
+public final class MappingExpression: Sendable {
     public let text: String
     public let compiled: FHIRPathExpression
     public let location: MappingLocation
     /// Where the lines of `text` start in the file: (offset in `text` in Unicode scalars, file line,
     /// file column), in order; one entry at `location` for a one-line scalar. A block scalar (`>-`, `|`)
     /// or a quoted one starts elsewhere than its node.
-    var segments: [(offset: Int, line: Int, column: Int)] = []
+    let segments: [(offset: Int, line: Int, column: Int)]
 
     init(text: String, compiled: FHIRPathExpression, location: MappingLocation, segments: [(offset: Int, line: Int, column: Int)] = []) {
         self.text = text
@@ -95,6 +96,9 @@ public struct EntityMapping: Sendable {
     /// survives reordering (a code, a referenced resource); the item's index when it yields nothing.
     public let key: MappingExpression?
     public let fields: [FieldMapping]
+    /// `fields` by target (the first of a target, as `fields.first` finds it): the engine looks up
+    /// about ten targets by name for every entity it makes.
+    private let fieldsByTarget: [String: FieldMapping]
     public let location: MappingLocation
     /// The places a care team is recorded (``MemberRule``): when not empty, one entity per person they
     /// name (a practitioner, through a PractitionerRole), its fields read from that person.
@@ -106,16 +110,36 @@ public struct EntityMapping: Sendable {
     /// set for the required-field check.
     var unreadableTargets: Set<String> = []
 
+    init(kind: EntityKind, name: String, each: MappingExpression?, filter: MappingExpression?, key: MappingExpression?,
+         fields: [FieldMapping], location: MappingLocation, unreadableEach: MappingLocation? = nil, unreadableTargets: Set<String> = []) {
+        self.kind = kind
+        self.name = name
+        self.each = each
+        self.filter = filter
+        self.key = key
+        self.fields = fields
+        self.fieldsByTarget = Dictionary(fields.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
+        self.location = location
+        self.unreadableEach = unreadableEach
+        self.unreadableTargets = unreadableTargets
+    }
+
     /// The field mapping of `target`, if the mapping sets it.
-    public func field(_ target: String) -> FieldMapping? { fields.first { $0.target == target } }
+    public func field(_ target: String) -> FieldMapping? { fieldsByTarget[target] }
 }
 
-/// How one target field is computed.
-public struct FieldMapping: Sendable {
+/// How one target field is computed. A class, so that looking a field up copies no part of it.
+public final class FieldMapping: Sendable {
     /// The target field (`title`, `schedule`, `userInfo.status`...); see ``TargetField``.
     public let target: String
     public let source: FieldSource
     public let location: MappingLocation
+
+    init(target: String, source: FieldSource, location: MappingLocation) {
+        self.target = target
+        self.source = source
+        self.location = location
+    }
 }
 
 /// Where a field's value comes from.

@@ -8,34 +8,41 @@ enum ValueTransforms {
     /// The values of one Quantity-like node: a Quantity gives its value with the unit (UCUM code, else
     /// the human unit); a Range its low and high (kinds `low`/`high`); an integer or decimal itself.
     static func quantity(_ node: FHIRPathElementNode, kind: String?, time: Date?, zone: TimeZone, notes: inout [MappingNote]) -> [OutcomeValue] {
-        let path = node.path ?? node.typeName ?? "value"
-        switch node.typeName {
+        quantity(node.element, typeName: node.typeName, path: { node.path ?? node.typeName ?? "value" }, kind: kind, time: time, zone: zone,
+                 notes: &notes)
+    }
+
+    /// ``quantity(_:kind:time:zone:notes:)`` of an element of type `typeName`; its location (`path`)
+    /// is written only into a note, so only made for one.
+    private static func quantity(_ element: Element, typeName: String?, path: () -> String, kind: String?, time: Date?, zone: TimeZone,
+                                 notes: inout [MappingNote]) -> [OutcomeValue] {
+        switch typeName {
         case "Range":
             var values: [OutcomeValue] = []
             for bound in ["low", "high"] {
-                if let quantity = node.element.child(named: bound), let value = number(quantity, path: "\(path).\(bound)", notes: &notes) {
+                if let quantity = element.child(named: bound), let value = number(quantity, path: "\(path()).\(bound)", notes: &notes) {
                     values.append(OutcomeValue(value, units: unit(of: quantity), kind: kind.map { "\($0) \(bound)" } ?? bound, createdDate: time, timezone: zone))
                 }
             }
             return values
         case "integer", "positiveInt", "unsignedInt":
-            return Int(node.element.value ?? "").map { [OutcomeValue(.integer($0), kind: kind, createdDate: time, timezone: zone)] } ?? []
+            return Int(element.value ?? "").map { [OutcomeValue(.integer($0), kind: kind, createdDate: time, timezone: zone)] } ?? []
         case "decimal":
-            return Double(node.element.value ?? "").map { [OutcomeValue(.double($0), kind: kind, createdDate: time, timezone: zone)] } ?? []
+            return Double(element.value ?? "").map { [OutcomeValue(.double($0), kind: kind, createdDate: time, timezone: zone)] } ?? []
         default:
-            if node.element.childValue("comparator") != nil {
-                notes.append(MappingNote(.warning, at: "\(path).comparator", "the comparator '\(node.element.childValue("comparator") ?? "")' has no CareKit equivalent: the value is kept without it"))
+            if element.childValue("comparator") != nil {
+                notes.append(MappingNote(.warning, at: "\(path()).comparator", "the comparator '\(element.childValue("comparator") ?? "")' has no CareKit equivalent: the value is kept without it"))
             }
-            guard let value = number(node.element, path: path, notes: &notes) else { return [] }
-            return [OutcomeValue(value, units: unit(of: node.element), kind: kind, createdDate: time, timezone: zone)]
+            guard let value = number(element, path: path(), notes: &notes) else { return [] }
+            return [OutcomeValue(value, units: unit(of: element), kind: kind, createdDate: time, timezone: zone)]
         }
     }
 
     /// The number of a Quantity: an integer when written without a fraction, else a double.
-    private static func number(_ quantity: Element, path: String, notes: inout [MappingNote]) -> OutcomeValue.Value? {
+    private static func number(_ quantity: Element, path: @autoclosure () -> String, notes: inout [MappingNote]) -> OutcomeValue.Value? {
         guard let text = quantity.childValue("value") else {
             if quantity.child(named: "value") == nil {
-                notes.append(MappingNote(.warning, at: path, "a quantity without a value is not carried over"))
+                notes.append(MappingNote(.warning, at: path(), "a quantity without a value is not carried over"))
             }
             return nil
         }
@@ -52,13 +59,14 @@ enum ValueTransforms {
     /// The values an Observation carries: its value[x], then each component's (kind: the component's
     /// code), each stamped with `time`. dataAbsentReason is reported, not invented.
     static func observationValues(_ observation: FHIRPathElementNode, time: Date?, zone: TimeZone, notes: inout [MappingNote]) -> [OutcomeValue] {
-        let path = observation.path ?? "Observation"
+        // Locations are written only into notes, so made only for one.
+        func path() -> String { observation.path ?? "Observation" }
         var values: [OutcomeValue] = []
         let kind = codeKey(observation.element.child(named: "code"))
         values += value(of: observation.element, path: path, kind: kind, time: time, zone: zone, notes: &notes)
         for (index, component) in observation.element.children(named: "component").enumerated() {
             let componentKind = codeKey(component.child(named: "code"))
-            values += value(of: component, path: "\(path).component[\(index)]", kind: componentKind, time: time, zone: zone, notes: &notes)
+            values += value(of: component, path: { "\(path()).component[\(index)]" }, kind: componentKind, time: time, zone: zone, notes: &notes)
         }
         for index in values.indices where values.count > 1 {
             values[index].index = index
@@ -67,22 +75,20 @@ enum ValueTransforms {
     }
 
     /// The value[x] of an Observation or a component, typed.
-    private static func value(of holder: Element, path: String, kind: String?, time: Date?, zone: TimeZone, notes: inout [MappingNote]) -> [OutcomeValue] {
+    private static func value(of holder: Element, path: () -> String, kind: String?, time: Date?, zone: TimeZone, notes: inout [MappingNote]) -> [OutcomeValue] {
         guard let child = holder.children.first(where: { $0.name.hasPrefix("value") && $0.name.count > 5 }) else {
             if let reason = holder.child(named: "dataAbsentReason") {
                 let text = reason.childValue("text") ?? reason.child(named: "coding")?.childValue("code") ?? "unknown"
-                notes.append(MappingNote(.info, at: "\(path).dataAbsentReason", "no value (data absent: \(text))"))
+                notes.append(MappingNote(.info, at: "\(path()).dataAbsentReason", "no value (data absent: \(text))"))
             }
             return []
         }
-        let childPath = "\(path).\(child.name)"
+        func childPath() -> String { "\(path()).\(child.name)" }
         switch child.name {
         case "valueQuantity":
-            return quantity(FHIRPathElementNode(element: child, typeName: "Quantity", context: "Quantity", path: childPath),
-                            kind: kind, time: time, zone: zone, notes: &notes)
+            return quantity(child, typeName: "Quantity", path: childPath, kind: kind, time: time, zone: zone, notes: &notes)
         case "valueRange":
-            return quantity(FHIRPathElementNode(element: child, typeName: "Range", context: "Range", path: childPath),
-                            kind: kind, time: time, zone: zone, notes: &notes)
+            return quantity(child, typeName: "Range", path: childPath, kind: kind, time: time, zone: zone, notes: &notes)
         case "valueCodeableConcept":
             let text = PersonTransforms.conceptText(child) ?? ""
             return [OutcomeValue(.text(text), units: codeKey(child), kind: kind, createdDate: time, timezone: zone)]
@@ -104,16 +110,16 @@ enum ValueTransforms {
             guard let numerator = child.child(named: "numerator"), let denominator = child.child(named: "denominator"),
                   let top = Double(numerator.childValue("value") ?? ""), let bottom = Double(denominator.childValue("value") ?? ""), bottom != 0
             else {
-                notes.append(MappingNote(.warning, at: childPath, "a ratio without both values is not carried over"))
+                notes.append(MappingNote(.warning, at: childPath(), "a ratio without both values is not carried over"))
                 return []
             }
             let units = [unit(of: numerator), unit(of: denominator)].compactMap { $0 }.joined(separator: "/")
             return [OutcomeValue(.double(top / bottom), units: units.isEmpty ? nil : units, kind: kind, createdDate: time, timezone: zone)]
         case "valueSampledData":
-            notes.append(MappingNote(.warning, at: childPath, "SampledData is kept as text (its data string), not as numbers"))
+            notes.append(MappingNote(.warning, at: childPath(), "SampledData is kept as text (its data string), not as numbers"))
             return [OutcomeValue(.text(child.childValue("data") ?? ""), units: "SampledData", kind: kind, createdDate: time, timezone: zone)]
         default:
-            notes.append(MappingNote(.warning, at: childPath, "\(child.name) has no CareKit value type and is not carried over"))
+            notes.append(MappingNote(.warning, at: childPath(), "\(child.name) has no CareKit value type and is not carried over"))
             return []
         }
     }
@@ -129,11 +135,31 @@ enum ValueTransforms {
 
     /// Every `system|code` of a CodeableConcept or Coding.
     static func codings(_ node: Element) -> [String] {
-        let codings = node.children(named: "coding").isEmpty ? [node] : node.children(named: "coding")
-        return codings.compactMap { coding in
-            guard let code = coding.childValue("code") else { return nil }
-            return coding.childValue("system").map { "\($0)|\(code)" } ?? code
+        var result: [String] = [], seen: Set<String> = []
+        appendCodings(of: node, to: &result, seen: &seen)
+        return result
+    }
+
+    /// ``codings(_:)`` of `node` appended to `result`, each only when `result` lacks it (the node read
+    /// once: a concept's codings, or the node itself when it has none). A few codes are told apart by
+    /// a scan, cheaper than hashing them; from 16 on, `seen` holds them all.
+    static func appendCodings(of node: Element, to result: inout [String], seen: inout Set<String>) {
+        func append(_ coding: Element) {
+            guard let code = coding.childValue("code") else { return }
+            let text = coding.childValue("system").map { $0 + "|" + code } ?? code
+            if result.count < 16 {
+                if !result.contains(text) { result.append(text) }
+                return
+            }
+            if seen.isEmpty { seen = Set(result) }
+            if seen.insert(text).inserted { result.append(text) }
         }
+        var sawCoding = false
+        for child in node.children where child.name == "coding" {
+            sawCoding = true
+            append(child)
+        }
+        if !sawCoding { append(node) }
     }
 
     /// Goal.target detail[x] as target values (kind: the measure's code).
