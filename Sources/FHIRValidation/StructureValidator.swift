@@ -81,14 +81,18 @@ struct ValidationWalk {
     /// The local references (dom-3) of the resources being visited that contain resources, innermost
     /// last: collected as the walk meets them rather than by walking each such resource again.
     var localReferences: [LocalReferences] = []
-    /// `Bundle.entry`'s definition, told by identity where a child is visited.
-    private let bundleEntry: ElementInfo?
+    /// `Bundle.entry`'s definition, told by identity (its address) where a child is visited.
+    private let bundleEntry: UnsafeMutableRawPointer?
+    /// The metadata's children as flat tables (``FHIRMetadata/childLookup``): valid while `metadata`,
+    /// held by this walk, is alive.
+    private let lookup: ChildLookup
 
     init(metadata: FHIRMetadata, options: ValidationOptions, root: String) {
         self.metadata = metadata
         self.options = options
         self.root = root
-        bundleEntry = metadata.element(named: "entry", of: "Bundle")
+        bundleEntry = metadata.element(named: "entry", of: "Bundle").map { Unmanaged.passUnretained($0).toOpaque() }
+        lookup = metadata.childLookup
         if options.checkInvariants {
             invariants = metadata === FHIRMetadata.r4 ? InvariantCatalog.r4 : InvariantCatalog(metadata: metadata)
         } else {
@@ -198,19 +202,24 @@ struct ValidationWalk {
 
     /// Visits `elementChildren`, the children of an element or resource of the metadata context `context`
     /// (found by `contextIndex` when known), and checks their cardinality.
+    ///
+    /// Names are resolved through ``FHIRMetadata/childLookup``, flat tables of plain values: nothing
+    /// looked up is retained or released (a lookup by ``NameTable`` handed out a counted reference, and
+    /// the context's tables were retained per element visited). The pointers it gives are valid while
+    /// `metadata`, which the walk holds, is alive.
     mutating func visitChildren(_ elementChildren: [Element], context: String, contextIndex: Int = -1) {
-        let known = metadata.context(at: contextIndex) ?? metadata.context(named: context)
-        let children = known?.children
-        let definitions = known?.elements ?? []
+        let contextPosition = contextIndex >= 0 ? contextIndex : (metadata.contextIndex(named: context) ?? -1)
+        let table = lookup.context(at: contextPosition)
+        let definitionCount = table.definitionCount
         // Per definition (by its order): how many children it has, which is also the list index of the
         // next one (in `childCounts` from `base`); and the instance name a choice took first. Arrays,
         // not dictionaries: this runs for every complex element.
         let base = countsTop
-        countsTop = base + definitions.count
+        countsTop = base + definitionCount
         if childCounts.count < countsTop { childCounts.append(contentsOf: repeatElement(0, count: countsTop - childCounts.count + 64)) }
-        if !definitions.isEmpty {
+        if definitionCount > 0 {
             childCounts.withUnsafeMutableBufferPointer { counts in
-                counts.baseAddress.map { ($0 + base).update(repeating: 0, count: definitions.count) }
+                counts.baseAddress.map { ($0 + base).update(repeating: 0, count: definitionCount) }
             }
         }
         var choiceNames: [(order: Int, name: String)] = []
@@ -223,60 +232,63 @@ struct ValidationWalk {
             guard let first = elementChildren.baseAddress else { return }
             for position in elementChildren.indices {
                 // The name is looked up where it sits (a copy of it is a retain and a release per element).
-                guard let resolved = children?[(first + position).pointee.name] else {
+                guard let slot = lookup.child(named: (first + position).pointee.name, in: table) else {
                     reportUnknown(elementChildren[position], context: context)
                     continue
                 }
-                // The metadata (held by the walk) keeps every definition alive: no retain for it here.
-                unowned(unsafe) let info = resolved.info
-                let order = info.order
-                let counted = order < definitions.count
+                let order = Int(slot.pointee.order)
+                let counted = order < definitionCount
                 let index = counted ? childCounts[base + order] : 0
                 if counted {
                     childCounts[base + order] = index + 1
-                    if let max = info.max, index == max { overMaximum.append(order) }
+                    if index == Int(slot.pointee.maximum) { overMaximum.append(order) }
                 }
-                if info.isChoice {
+                if slot.pointee.isChoice {
                     let name = elementChildren[position].name
                     if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
                         conflictingChoices.append(order)
+                        let path = slot.pointee.info.takeUnretainedValue().path
                         report(.error, .structure,
-                               "'\(name)' and '\(first.name)' are both values of \(info.path); only one type is allowed",
+                               "'\(name)' and '\(first.name)' are both values of \(path); only one type is allowed",
                                below: "." + name)
                     } else if index == 0 {
                         choiceNames.append((order, name))
                     }
                 }
-                if options.checkJSONArrayShape, elementChildren[position].jsonArrayItem != info.isArray, index == 0 {
-                    reportArrayShape(of: elementChildren[position], info: info)
+                let isArray = slot.pointee.isArray
+                if options.checkJSONArrayShape, elementChildren[position].jsonArrayItem != isArray, index == 0 {
+                    reportArrayShape(of: elementChildren[position], info: slot.pointee.info.takeUnretainedValue())
                 }
-                steps.append(Step(element: first + position, index: info.isArray ? index : -1))
-                if info === bundleEntry, !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
-                if resolved.notableType == .extension, info.name == "extension" || info.name == "modifierExtension" {
+                steps.append(Step(element: first + position, index: isArray ? index : -1))
+                if slot.pointee.info.toOpaque() == bundleEntry, !scopes.isEmpty { scopes[scopes.count - 1].currentEntry = index }
+                if slot.pointee.isExtensionField {
                     checkExtension(elementChildren[position], holder: context)
                 }
-                visitElement(first + position, as: resolved)
+                // The metadata (held by the walk) keeps every definition alive: no retain for it here.
+                slot.pointee.resolved._withUnsafeGuaranteedRef { visitElement(first + position, as: $0) }
                 steps.removeLast()
             }
         }
         // Cardinality, reported in definition order: only a required definition can fall short of its
         // minimum, and only one noted above can exceed its maximum, so those are all that are read.
-        let required = known?.required ?? []
+        let required = lookup.required(of: table)
         var nextRequired = 0
         if overMaximum.count > 1 { overMaximum.sort() }
-        for order in overMaximum {
-            while nextRequired < required.count, required[nextRequired].order < order {
-                checkMinimum(required[nextRequired], base: base)
-                nextRequired += 1
-            }
-            let info = definitions[order]
-            if let max = info.max, !conflictingChoices.contains(order) {
-                report(.error, .structure,
-                       "max allowed = \(max), but found \(childCounts[base + order]) (\(info.path))", below: "." + info.name)
+        if !overMaximum.isEmpty, let definitions = metadata.context(at: contextPosition)?.elements {
+            for order in overMaximum {
+                while nextRequired < required.count, required[nextRequired].takeUnretainedValue().order < order {
+                    checkMinimum(required[nextRequired].takeUnretainedValue(), base: base)
+                    nextRequired += 1
+                }
+                let info = definitions[order]
+                if let max = info.max, !conflictingChoices.contains(order) {
+                    report(.error, .structure,
+                           "max allowed = \(max), but found \(childCounts[base + order]) (\(info.path))", below: "." + info.name)
+                }
             }
         }
         while nextRequired < required.count {
-            checkMinimum(required[nextRequired], base: base)
+            required[nextRequired]._withUnsafeGuaranteedRef { checkMinimum($0, base: base) }
             nextRequired += 1
         }
         countsTop = base
