@@ -87,21 +87,24 @@ struct ReferenceScope {
     /// The scope of a Bundle: its entries with their fullUrl, in order.
     static func bundle(_ bundle: Element) -> ReferenceScope {
         var entries: [Entry] = []
-        for entry in bundle.children where entry.name.hasSameBytes(as: "entry") {
-            let resource = entry.firstChildIndex(named: "resource")
-            entries.append(Entry(
-                fullUrl: entry.childValue("fullUrl"), type: resource.flatMap { entry.children[$0].resourceType } ?? "",
-                id: resource.flatMap { entry.children[$0].childValue("id") }, versionId: versionID(ofEntry: entry)))
+        // Entries and their resources read in place (a copy of each was four retains and releases).
+        bundle.children.withUnsafeBufferPointer { children in
+            for entry in children.indices where children[entry].name.hasSameBytes(as: "entry") {
+                let resource = children[entry].withChild(named: "resource") { resource in
+                    (type: resource.pointee.resourceType, id: resource.pointee.valueInPlace(of: "id"),
+                     versionId: resource.pointee.valueInPlace(of: "meta", "versionId"))
+                }
+                entries.append(Entry(
+                    fullUrl: children[entry].valueInPlace(of: "fullUrl"), type: resource?.type ?? "", id: resource?.id ?? nil,
+                    versionId: resource?.versionId ?? nil))
+            }
         }
-        return ReferenceScope(kind: .bundle(type: bundle.childValue("type")), entries: entries)
+        return ReferenceScope(kind: .bundle(type: bundle.valueInPlace(of: "type")), entries: entries)
     }
 
     /// `entry.resource.meta.versionId` of a Bundle entry, read in place.
     static func versionID(ofEntry entry: Element) -> String? {
-        guard let resource = entry.firstChildIndex(named: "resource"),
-              let meta = entry.children[resource].firstChildIndex(named: "meta")
-        else { return nil }
-        return entry.children[resource].children[meta].childValue("versionId")
+        entry.withChild(named: "resource") { $0.pointee.valueInPlace(of: "meta", "versionId") } ?? nil
     }
 
     /// The scope of a Parameters: the resources of its parameters and their parts, at any depth.
@@ -109,7 +112,7 @@ struct ReferenceScope {
         var entries: [Entry] = []
         func collect(_ parameter: Element) {
             if let resource = parameter.child(named: "resource"), let type = resource.resourceType {
-                entries.append(Entry(fullUrl: nil, type: type, id: resource.childValue("id"), versionId: nil))
+                entries.append(Entry(fullUrl: nil, type: type, id: resource.valueInPlace(of: "id"), versionId: nil))
             }
             parameter.children(named: "part").forEach(collect)
         }

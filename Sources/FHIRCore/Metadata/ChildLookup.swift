@@ -121,7 +121,10 @@ public struct ChildLookup {
 
     /// The slot of the child named `name` in `context`, nil when the context has no such child. The
     /// pointer is valid while the metadata is (see the type's lifetime note).
-    @inlinable
+    ///
+    /// Inlined, so that a caller reading the name in place does not retain it: the common case reads
+    /// only the name's two words; the byte comparison is a call of its own.
+    @inlinable @inline(__always)
     public func child(named name: String, in context: Context) -> UnsafePointer<Slot>? {
         guard context.mask >= 0 else { return nil }
         let (low, high) = unsafeBitCast(name, to: (UInt64, UInt64).self)
@@ -134,11 +137,18 @@ public struct ChildLookup {
             if entry.pointee.low == low, entry.pointee.high == high { return slots + Int(entry.pointee.slot) }
             position = (position + 1) & representationMask
         }
+        return child(byBytesOf: name, in: context)
+    }
+
+    /// ``child(named:in:)`` by the name's UTF-8 bytes: for a name whose `String` value is in another
+    /// form than the table's (longer than a small string, or not known to the context at all).
+    @usableFromInline @inline(never)
+    func child(byBytesOf name: String, in context: Context) -> UnsafePointer<Slot>? {
         if let found = name.utf8.withContiguousStorageIfAvailable({ find($0, in: context) }) { return found }
         return Array(name.utf8).withUnsafeBufferPointer { find($0, in: context) }
     }
 
-    @inlinable
+    @usableFromInline
     func find(_ bytes: UnsafeBufferPointer<UInt8>, in context: Context) -> UnsafePointer<Slot>? {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
         let hash = Self.hash(bytes)
