@@ -25,19 +25,16 @@ struct ReferenceScope {
         /// Entry positions by fullUrl, and (for Parameters) the ids of each type: built once, so that
         /// resolving a reference is a lookup rather than a scan of every entry (which made a Bundle's
         /// validation quadratic in its size).
-        let positionsByFullUrl: [TextKey: [Int]]
+        let positionsByFullUrl: FullUrlTable
         let idsByType: [String: Set<String>]
 
         init(entries: [Entry], indexingIDs: Bool) {
             self.entries = entries
-            var positions: [TextKey: [Int]] = [:]
-            positions.reserveCapacity(entries.count)
             var ids: [String: Set<String>] = [:]
-            for (position, entry) in entries.enumerated() {
-                if let fullUrl = entry.fullUrl { positions[TextKey(fullUrl), default: []].append(position) }
-                if indexingIDs { ids[entry.type, default: []].insert(entry.id ?? "") }
+            if indexingIDs {
+                for entry in entries { ids[entry.type, default: []].insert(entry.id ?? "") }
             }
-            positionsByFullUrl = positions
+            positionsByFullUrl = FullUrlTable(fullUrls: entries.map(\.fullUrl))
             idsByType = ids
         }
     }
@@ -73,13 +70,14 @@ struct ReferenceScope {
     /// versionId or none: how many there are, and the type of the first. Counted in place rather than
     /// collected, since a Bundle resolves every reference it holds this way.
     func matches(fullUrl: String, version: String?) -> (count: Int, firstType: String?) {
-        guard let positions = index.positionsByFullUrl[TextKey(fullUrl)] else { return (0, nil) }
         var count = 0
         var firstType: String?
-        for position in positions {
-            if let version, let versionId = index.entries[position].versionId, versionId != version { continue }
+        let entries = index.entries
+        index.positionsByFullUrl.forEachEntry(withFullUrl: fullUrl, fullUrlAt: { entries[$0].fullUrl ?? "" }) { position in
+            if let version, let versionId = entries[position].versionId, versionId != version { return true }
             count += 1
-            if firstType == nil { firstType = index.entries[position].type }
+            if firstType == nil { firstType = entries[position].type }
+            return true
         }
         return (count, firstType)
     }

@@ -206,14 +206,27 @@ public enum PrimitiveValidator {
             // The hyphens 8, 13, 18 and 23 bytes into the UUID, then the hex digit runs between them.
             let dash = UInt8(ascii: "-")
             guard start[17] == dash, start[22] == dash, start[27] == dash, start[32] == dash else { return false }
-            let dashes: UInt64 = 1 << 17 | 1 << 22 | 1 << 27 | 1 << 32
-            for index in 9..<45 where dashes >> UInt64(index) & 1 == 0 {
-                let byte = start[index]
-                // 0-9 or a-f, each as one unsigned comparison.
-                guard byte &- 0x30 < 10 || byte &- 0x61 < 6 else { return false }
-            }
-            return true
+            // The 36 bytes after the prefix as five words (at 9, 17, 25, 33 and 37: the last two overlap),
+            // each byte a lower-case hex digit or one of the hyphens just checked (their bits given).
+            let raw = UnsafeRawPointer(start)
+            func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            return isLowerHex(word(9), hyphens: 0) && isLowerHex(word(17), hyphens: 0x0000_8000_0000_0080)
+                && isLowerHex(word(25), hyphens: 0x8000_0000_0080_0000) && isLowerHex(word(33), hyphens: 0)
+                && isLowerHex(word(37), hyphens: 0)
         }
+    }
+
+    /// Whether each of the eight bytes of `word` (little-endian) is 0-9 or a-f, or has its high bit set in
+    /// `hyphens`: one test per byte range for the whole word. For bytes below 0x80 (checked first),
+    /// adding 0x80 - low sets a byte's high bit exactly when it is at least `low`, and adding 0x7F - high
+    /// leaves it clear exactly when it is at most `high`, with no carry into the next byte.
+    @inline(__always)
+    private static func isLowerHex(_ word: UInt64, hyphens: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        guard word & highs == 0 else { return false }
+        let digit = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x7F - 0x39))
+        let letter = (word &+ ones &* (0x80 - 0x61)) & ~(word &+ ones &* (0x7F - 0x66))
+        return (digit | letter | hyphens) & highs == highs
     }
 
     private static let uuidPrefix: StaticString = "urn:uuid:"
