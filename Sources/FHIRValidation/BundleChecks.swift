@@ -79,11 +79,11 @@ extension ValidationWalk {
               let request = entry.withChild(named: "request", { ($0.pointee.valueInPlace(of: "method"), $0.pointee.valueInPlace(of: "url")) }),
               let method = request.0, method == "PUT" || method == "POST", let url = request.1,
               let resource = entry.firstChildIndex(named: "resource"), let type = entry.children[resource].resourceType,
-              !url.utf8.contains(UInt8(ascii: "?"))
+              !URIRules.containsByte(url, UInt8(ascii: "?"))
         else { return }
         var path: String { Self.entryPath(position) }  // made only when reported
         // The URL's segments, empty ones left out; a URL without a slash is its one segment (most POSTs).
-        let parts = url.utf8.contains(UInt8(ascii: "/"))
+        let parts = URIRules.containsByte(url, UInt8(ascii: "/"))
             ? url.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
             : url.isEmpty ? [] : [url]
         switch method {

@@ -453,7 +453,7 @@ struct ValidationWalk {
         }
         // By the name first (system, source, target): the path's lookup hashed it for every uri.
         if type == .uri, info.name.hasSameBytes(as: "system") || info.name.hasSameBytes(as: "source") || info.name.hasSameBytes(as: "target"),
-           Self.codeSystemElements[info.path] != nil, let problem = URIRules.codeSystemProblem(value) {
+           Self.codeSystemElements.contains(where: info.path.hasSameBytes), let problem = URIRules.codeSystemProblem(value) {
             report(.error, .value, problem)
         }
         let kind = options.checkJSONValueKinds ? valueKind : nil
@@ -466,24 +466,27 @@ struct ValidationWalk {
             report(problem.severity, .value, problem.message)
             if problem.severity == .error { return }
         }
-        if type == .uri, info.name.hasSameBytes(as: "url"), metadata.isCanonicalResourceURL(path: info.path), !ReferenceFormat.hasScheme(value) {
+        // Extension.url, the commonest `url` by far, is no resource's: its path is not looked up.
+        if type == .uri, info.name.hasSameBytes(as: "url"), !info.path.hasSameBytes(as: "Extension.url"),
+           metadata.isCanonicalResourceURL(path: info.path), !ReferenceFormat.hasScheme(value) {
             report(.error, .value, "the canonical URL of a \(info.path.prefix { $0 != "." }) must be an absolute URI ('\(value)')")
         }
         if type == .markdown, !options.allowHTMLInMarkdown, Self.containsHTMLTag(value) {
             report(.error, .value, "the markdown contains an embedded HTML tag, which is not allowed here")
         }
         if let binding = info.requiredBinding, type == .code || type == .string || type == .uri,
-           !binding.codes.contains(value) {
+           !binding.allows(value) {
             report(.error, .codeInvalid,
                    "the code '\(value)' is not in the value set \(binding.valueSet) (required binding)")
         }
     }
 
-    /// The `uri` elements that identify a code system by its URI.
-    private static let codeSystemElements = NameTable(Dictionary(uniqueKeysWithValues: [
+    /// The `uri` elements that identify a code system by its URI (compared by length first: cheaper than
+    /// hashing the path for each of the many `system` elements).
+    private static let codeSystemElements = [
         "Coding.system", "ValueSet.compose.include.system", "ValueSet.compose.exclude.system",
         "ValueSet.expansion.contains.system", "ConceptMap.group.source", "ConceptMap.group.target",
-    ].map { ($0, true) }))
+    ]
 
     /// ele-1 counts children other than the element's id (`children().count() > id.count()`): whether
     /// the `children` of an element without a value are nothing but an id.
@@ -533,7 +536,7 @@ struct ValidationWalk {
                        below: ".value")
             }
         case .coding:
-            if let binding = info.requiredBinding, let code = pointer.pointee.valueInPlace(of: "code"), !binding.codes.contains(code) {
+            if let binding = info.requiredBinding, let code = pointer.pointee.valueInPlace(of: "code"), !binding.allows(code) {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
             }
@@ -555,7 +558,7 @@ struct ValidationWalk {
             checkUCUMBinding(pointer, info: info)
             if let binding = info.requiredBinding {
                 let codes = pointer.pointee.children(named: "coding").compactMap { $0.valueInPlace(of: "code") }
-                if !codes.isEmpty, !codes.contains(where: binding.codes.contains) {
+                if !codes.isEmpty, !codes.contains(where: binding.allows) {
                     report(.error, .codeInvalid,
                            "none of the codes (\(codes.joined(separator: ", "))) is in the value set \(binding.valueSet) (required binding)",
                            below: "")

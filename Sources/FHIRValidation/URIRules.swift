@@ -13,23 +13,22 @@ enum URIRules {
     /// Why `value`, a `uri`, `url` or `canonical`, breaks these rules, and how much; nil when it does not.
     static func problem(with value: String, as type: PrimitiveType) -> (severity: ValidationIssue.Severity, message: String)? {
         // Every rule but the canonical one is about values starting `oid:`, `uuid:` or `urn:`.
-        let first = value.utf8.first
-        guard first == UInt8(ascii: "o") || first == UInt8(ascii: "u") || type == .canonical else { return nil }
-        if value.hasBytePrefix("oid:") || value.hasBytePrefix("uuid:") {
-            let kind = value.hasBytePrefix("oid:") ? "oid" : "uuid"
+        guard type == .canonical || hasASCIIPrefix(value, "o") || hasASCIIPrefix(value, "u") else { return nil }
+        if hasASCIIPrefix(value, "oid:") || hasASCIIPrefix(value, "uuid:") {
+            let kind = hasASCIIPrefix(value, "oid:") ? "oid" : "uuid"
             return (.error, "a URI cannot start with '\(kind):' (write urn:\(kind):...): '\(value)'")
         }
-        if value.hasBytePrefix("urn:uuid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .uuid) {
+        if hasASCIIPrefix(value, "urn:uuid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .uuid) {
             let lowered = value.lowercased()
             if PrimitiveValidator.problem(with: lowered, kind: nil, as: .uuid) == nil {
                 return (.warning, "a UUID should be written in lower case ('\(value)')")
             }
             return (.error, "not a valid UUID: \(problem) ('\(value)')")
         }
-        if value.hasBytePrefix("urn:oid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .oid) {
+        if hasASCIIPrefix(value, "urn:oid:"), let problem = PrimitiveValidator.problem(with: value, kind: nil, as: .oid) {
             return (.error, "\(problem) ('\(value)')")
         }
-        if type == .canonical, !value.hasBytePrefix("#"), !ReferenceFormat.hasScheme(value) {
+        if type == .canonical, !hasASCIIPrefix(value, "#"), !ReferenceFormat.hasScheme(value) {
             return (.warning, "a canonical URL should be absolute unless it is a fragment reference (#id): '\(value)'")
         }
         return nil
@@ -46,6 +45,16 @@ enum URIRules {
             return "a Coding's system names a code system; '\(system)' is a value set"
         }
         return nil
+    }
+
+    /// Whether `text`'s UTF-8 bytes hold `byte`, read in place by `memchr` (the generic
+    /// `utf8.contains` walks the view's index type byte by byte).
+    @inline(__always)
+    static func containsByte(_ text: String, _ byte: UInt8) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, Int32(byte), bytes.count) != nil
+        } ?? text.utf8.contains(byte)
     }
 
     /// Whether `text`'s UTF-8 bytes start with `prefix`'s, read in place (``Swift/String/hasBytePrefix(_:)``

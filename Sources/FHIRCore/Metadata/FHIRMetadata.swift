@@ -272,11 +272,18 @@ public struct RequiredBinding: Sendable {
     public let valueSet: String
     /// The allowed codes (system-independent, as structural validation checks them).
     public let codes: Set<String>
+    /// The same codes in a byte-hashed table: ``allows(_:)`` runs for every bound code validated, and
+    /// a `Set<String>` hashes with the standard library's seeded hasher.
+    private let codeTable: NameTable<Bool>
 
     public init(valueSet: String, codes: Set<String>) {
         self.valueSet = valueSet
         self.codes = codes
+        codeTable = NameTable(Dictionary(uniqueKeysWithValues: codes.map { ($0, true) }))
     }
+
+    /// Whether `code` is one of ``codes``.
+    public func allows(_ code: String) -> Bool { codeTable[code] != nil }
 }
 
 /// An R4 invariant (`ElementDefinition.constraint`): a FHIRPath expression every instance of the
