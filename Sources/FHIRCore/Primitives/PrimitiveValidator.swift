@@ -82,6 +82,26 @@ public enum PrimitiveValidator {
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
+    /// Whether any byte is at most 0x20 (a space, a control character), eight bytes at a time.
+    private static func hasByteAtMostSpace(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // A high bit for each byte below 0x21 (bytes of 0x80 and above excluded by `~word`); a borrow
+            // can only mark a byte above one that is already marked.
+            if (word &- ones &* 0x21) & ~word & 0x8080_8080_8080_8080 != 0 { return true }
+            index += 8
+        }
+        while index < bytes.count {
+            if base[index] <= 0x20 { return true }
+            index += 1
+        }
+        return false
+    }
+
     /// Eight bytes at a time: a word is looked at byte by byte only when one of its bytes is at most
     /// 0x20 (every uri, url and canonical of a document passes here, and most have none).
     private static func containsWhitespace(_ value: String) -> Bool {
@@ -158,6 +178,8 @@ public enum PrimitiveValidator {
         // [^\s]+( [^\s]+)*: no leading, trailing or doubled spaces, no other whitespace.
         if value.isEmpty { return "a code may not be empty" }
         return value.withUTF8Bytes { bytes -> String? in
+            // Most codes have no byte at or below a space: nothing for the rule to look at.
+            if !hasByteAtMostSpace(bytes) { return nil }
             var previousWasSpace = true
             for byte in bytes {
                 if byte == 0x20 {
