@@ -173,23 +173,10 @@ public struct ChildLookup {
         return Int(truncatingIfNeeded: hash)
     }
 
-    /// FNV-1a over 8-byte words, then the tail byte by byte (names are ASCII identifiers, mostly short).
+    /// The names' byte hash (``Swift/String/byteHash``, FNV-1a over 8-byte words), as a table key.
     @inlinable @inline(__always)
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        guard let base = bytes.baseAddress else { return hash }
-        let raw = UnsafeRawPointer(base)
-        var index = 0
-        while index + 8 <= bytes.count {
-            hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x100_0000_01b3
-            hash ^= hash >> 29
-            index += 8
-        }
-        while index < bytes.count {
-            hash = (hash ^ UInt64(base[index])) &* 0x100_0000_01b3
-            index += 1
-        }
-        return hash ^ (hash >> 32)
+        UInt64(truncatingIfNeeded: String.byteHash(of: bytes))
     }
 }
 

@@ -102,28 +102,10 @@ public enum PrimitiveValidator {
         return false
     }
 
-    /// Eight bytes at a time: a word is looked at byte by byte only when one of its bytes is at most
+    /// Eight bytes at a time: the value is looked at byte by byte only when one of its bytes is at most
     /// 0x20 (every uri, url and canonical of a document passes here, and most have none).
     private static func containsWhitespace(_ value: String) -> Bool {
-        value.withUTF8Bytes { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let raw = UnsafeRawPointer(base)
-            var index = 0
-            while index + 8 <= bytes.count {
-                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                // A high bit for each byte below 0x21 (bytes of 0x80 and above excluded by `~word`).
-                if (word &- ones &* 0x21) & ~word & 0x8080_8080_8080_8080 != 0 {
-                    for offset in index..<(index + 8) where isWhitespace(base[offset]) { return true }
-                }
-                index += 8
-            }
-            while index < bytes.count {
-                if isWhitespace(base[index]) { return true }
-                index += 1
-            }
-            return false
-        }
+        value.withUTF8Bytes { bytes in hasByteAtMostSpace(bytes) && bytes.contains(where: isWhitespace) }
     }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
