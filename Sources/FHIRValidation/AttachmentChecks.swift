@@ -8,17 +8,17 @@ import Foundation
 /// MIME type (BCP 13: `type/subtype`, optionally `; parameter=value`).
 extension ValidationWalk {
     mutating func checkAttachment(_ attachment: Element) {
-        if let contentType = attachment.childValue("contentType"), !Self.isMediaType(contentType) {
+        if let contentType = attachment.valueInPlace(of: "contentType"), !Self.isMediaType(contentType) {
             report(.error, .value, "'\(contentType)' is not a MIME type (type/subtype, as BCP 13 has it)", below: ".contentType")
         }
         // The data as it was before base64 (an invalid base64 text is reported as a primitive already).
-        guard let text = attachment.childValue("data"), PrimitiveValidator.problem(with: text, kind: nil, as: .base64Binary) == nil,
+        guard let text = attachment.valueInPlace(of: "data"), PrimitiveValidator.problem(with: text, kind: nil, as: .base64Binary) == nil,
               let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters)
         else { return }
-        if let sizeText = attachment.childValue("size"), let size = Int(sizeText), size != data.count {
+        if let sizeText = attachment.valueInPlace(of: "size"), let size = Int(sizeText), size != data.count {
             report(.error, .value, "the attachment's size is \(size), but its data is \(data.count) byte(s)", below: ".size")
         }
-        if let hash = attachment.childValue("hash") {
+        if let hash = attachment.valueInPlace(of: "hash") {
             let computed = Data(Insecure.SHA1.hash(data: data)).base64EncodedString()
             if hash.filter({ !$0.isWhitespace }) != computed {
                 // A warning: the official example DiagnosticReport-example-pgx carries a hash of other data.

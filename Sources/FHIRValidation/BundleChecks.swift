@@ -9,12 +9,12 @@ extension ValidationWalk {
     mutating func checkBundle(_ bundle: Element) {
         var relations: Set<String> = []
         for link in bundle.children(named: "link") {
-            guard let relation = link.childValue("relation") else { continue }
+            guard let relation = link.valueInPlace(of: "relation") else { continue }
             if !relations.insert(relation).inserted {
                 report(.error, .invariant, "the link relation '\(relation)' can only occur once", below: ".link")
             }
         }
-        let type = bundle.childValue("type")
+        let type = bundle.valueInPlace(of: "type")
         let entries = bundle.children(named: "entry")
         checkBundleInvariants(type: type, entries: entries)
         let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
@@ -24,10 +24,10 @@ extension ValidationWalk {
             checkRequest(of: entries[index], bundleType: type, entry: index)
             if type == "searchset" { checkSearchResult(entries[index], searchedTypes: searchedTypes, path: Self.entryPath(index)) }
             let resourceIndex = entries[index].firstChildIndex(named: "resource")
-            guard let fullUrl = entries[index].childValue("fullUrl") else {
+            guard let fullUrl = entries[index].valueInPlace(of: "fullUrl") else {
                 // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST";
                 // results of operations may hold unidentified resources, so this is a warning.
-                let method = entries[index].firstChildIndex(named: "request").flatMap { entries[index].children[$0].childValue("method") }
+                let method = entries[index].firstChildIndex(named: "request").flatMap { entries[index].children[$0].valueInPlace(of: "method") }
                 if resourceIndex != nil, method != "POST" {
                     report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: Self.entryPath(index))
                 }
@@ -42,7 +42,7 @@ extension ValidationWalk {
             else { continue }
             var entryPath: String { Self.entryPath(index) }  // made only when reported
             if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
-                if let id = entries[index].children[resourceIndex].childValue("id") {
+                if let id = entries[index].children[resourceIndex].valueInPlace(of: "id") {
                     if id != restful.id {
                         report(.error, .invalid, "the fullUrl '\(fullUrl)' does not match the resource id '\(id)'", below: entryPath + ".fullUrl")
                     }
@@ -75,20 +75,20 @@ extension ValidationWalk {
     /// with an id element that has an identical value to the [id] in the URL"), and a POST to `Type`
     /// carries a resource of that type.
     private mutating func checkRequest(of entry: Element, bundleType: String?, entry position: Int) {
-        guard bundleType == "transaction" || bundleType == "batch", let request = entry.firstChildIndex(named: "request"),
-              let method = entry.children[request].childValue("method"), method == "PUT" || method == "POST",
-              let url = entry.children[request].childValue("url"),
+        guard bundleType == "transaction" || bundleType == "batch",
+              let request = entry.withChild(named: "request", { ($0.pointee.valueInPlace(of: "method"), $0.pointee.valueInPlace(of: "url")) }),
+              let method = request.0, method == "PUT" || method == "POST", let url = request.1,
               let resource = entry.firstChildIndex(named: "resource"), let type = entry.children[resource].resourceType,
-              !url.utf8.contains(UInt8(ascii: "?"))
+              !URIRules.containsByte(url, UInt8(ascii: "?"))
         else { return }
         var path: String { Self.entryPath(position) }  // made only when reported
         // The URL's segments, empty ones left out; a URL without a slash is its one segment (most POSTs).
-        let parts = url.utf8.contains(UInt8(ascii: "/"))
+        let parts = URIRules.containsByte(url, UInt8(ascii: "/"))
             ? url.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
             : url.isEmpty ? [] : [url]
         switch method {
         case "PUT" where parts.count == 2 && metadata.isResourceType(parts[0]):
-            let id = entry.children[resource].childValue("id")
+            let id = entry.children[resource].valueInPlace(of: "id")
             if parts[0] != type {
                 report(.error, .invalid, "the request PUT \(url) holds a \(type), not a \(parts[0])", below: path + ".request.url")
             } else if id != parts[1] {
@@ -106,12 +106,12 @@ extension ValidationWalk {
     /// `match` is a resource of the server, so it has an id, and of a type the search was for (when the
     /// `self` link says which); an `outcome` is an OperationOutcome about the search.
     private mutating func checkSearchResult(_ entry: Element, searchedTypes: Set<String>?, path: String) {
-        guard let mode = entry.child(named: "search")?.childValue("mode"), let resource = entry.child(named: "resource"),
+        guard let mode = entry.child(named: "search")?.valueInPlace(of: "mode"), let resource = entry.child(named: "resource"),
               let type = resource.resourceType
         else { return }
         switch mode {
         case "match":
-            if resource.childValue("id") == nil {
+            if resource.valueInPlace(of: "id") == nil {
                 report(.error, .required, "a search result (search.mode match) must have an id", below: path + ".resource")
             }
             if let searchedTypes, !searchedTypes.contains(type) {
@@ -128,7 +128,7 @@ extension ValidationWalk {
     /// The resource types a searchset's `self` link searched: those of its `_type` parameter, else the
     /// type its path ends with (`Patient?name=x`, `Patient/_search`); nil when it does not say.
     static func searchedTypes(of bundle: Element, metadata: FHIRMetadata) -> Set<String>? {
-        guard let url = bundle.children(named: "link").first(where: { $0.childValue("relation") == "self" })?.childValue("url")
+        guard let url = bundle.children(named: "link").first(where: { $0.valueInPlace(of: "relation") == "self" })?.valueInPlace(of: "url")
         else { return nil }
         let question = url.firstIndex(of: "?")
         if let question {

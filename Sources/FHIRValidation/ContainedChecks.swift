@@ -24,7 +24,7 @@ extension ValidationWalk {
             index += 1
             guard item.resourceType != nil else { continue }
             let suffix = ".contained[\(index)]"
-            guard let id = item.childValue("id"), !id.isEmpty else {
+            guard let id = item.valueInPlace(of: "id"), !id.isEmpty else {
                 report(.error, .required, "a contained resource must have an id, by which its container refers to it", below: suffix)
                 continue
             }
@@ -36,8 +36,8 @@ extension ValidationWalk {
     /// Marks the contained resource being entered as the one whose references to `#` are noted, when it
     /// is contained directly by the resource collecting (not by a resource it contains); true when it is.
     mutating func enterContained() -> Bool {
-        guard let last = localReferences.indices.last, steps.count == localReferences[last].start + 1,
-              let step = steps.last, step.index >= 0, step.index < localReferences[last].refersToContainer.count
+        guard let last = localReferences.indices.last, stepCount == localReferences[last].start + 1,
+              let step = lastStep, step.index >= 0, step.index < localReferences[last].refersToContainer.count
         else { return false }
         localReferences[last].currentContained = step.index
         return true
@@ -60,7 +60,7 @@ extension ValidationWalk {
     /// resource holds: a contained resource, an element `id` of the resource, or an `id` inside the
     /// narrative itself (https://hl7.org/fhir/R4/narrative.html#id).
     mutating func checkNarrativeReferences(of resource: Element) {
-        guard let div = resource.child(named: "text")?.childValue("div") else { return }
+        guard let div = resource.valueInPlace(of: "text", "div") else { return }
         let links = XHTMLChecker.internalLinks(in: div)
         let targets = links.targets.map { String($0.dropFirst()) }.filter { !$0.isEmpty }
         guard !targets.isEmpty else { return }

@@ -15,7 +15,7 @@ extension ValidationWalk {
     /// Checks `element` (a child `extension` or `modifierExtension` of the element being visited,
     /// whose context is `holder`), with its path already on the stack.
     mutating func checkExtension(_ element: Element, holder: String) {
-        guard let url = element.childValue("url"), !url.isEmpty else { return }
+        guard let url = element.valueInPlace(of: "url"), !url.isEmpty else { return }
         // A relative url names a sub-extension: its complex extension checks it.
         guard ReferenceFormat.hasScheme(url) else {
             if !holder.hasSameBytes(as: "Extension") {
@@ -40,7 +40,7 @@ extension ValidationWalk {
         guard definition.isComplex else { return }
         var counts = [Int](repeating: 0, count: definition.subExtensions.count)
         for (position, child) in element.children(named: "extension").enumerated() {
-            guard let childURL = child.childValue("url") else { continue }
+            guard let childURL = child.valueInPlace(of: "url") else { continue }
             guard let index = definition.subExtensions.firstIndex(where: { $0.url == childURL }) else {
                 if !ReferenceFormat.hasScheme(childURL) {
                     report(.warning, .structure, "the sub-extension url '\(childURL)' is not defined by the extension \(url)",

@@ -18,7 +18,7 @@ extension ValidationWalk {
         guard text.utf8.first == UInt8(ascii: "#"), text.utf8.count > 1, invariants?.native["ref-1"] != nil, let root = currentRootResource
         else { return }
         let id = text.dropFirst()
-        if !root.children(named: "contained").contains(where: { $0.childValue("id").map { $0[...] == id } ?? false }) {
+        if !root.children(named: "contained").contains(where: { $0.valueInPlace(of: "id").map { $0[...] == id } ?? false }) {
             reportNative("ref-1")
         }
     }
@@ -71,7 +71,7 @@ extension ValidationWalk {
                entries[position].firstChildIndex(named: "response") == nil {
                 reportNative("bdl-5", below: Self.entryPath(position))
             }
-            if let fullUrl = entries[position].childValue("fullUrl"), fullUrl.containsBytes("/_history/") {
+            if let fullUrl = entries[position].valueInPlace(of: "fullUrl"), fullUrl.containsBytes("/_history/") {
                 reportNative("bdl-8", below: Self.entryPath(position))
             }
         }

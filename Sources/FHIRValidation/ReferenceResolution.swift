@@ -25,19 +25,16 @@ struct ReferenceScope {
         /// Entry positions by fullUrl, and (for Parameters) the ids of each type: built once, so that
         /// resolving a reference is a lookup rather than a scan of every entry (which made a Bundle's
         /// validation quadratic in its size).
-        let positionsByFullUrl: [TextKey: [Int]]
+        let positionsByFullUrl: FullUrlTable
         let idsByType: [String: Set<String>]
 
         init(entries: [Entry], indexingIDs: Bool) {
             self.entries = entries
-            var positions: [TextKey: [Int]] = [:]
-            positions.reserveCapacity(entries.count)
             var ids: [String: Set<String>] = [:]
-            for (position, entry) in entries.enumerated() {
-                if let fullUrl = entry.fullUrl { positions[TextKey(fullUrl), default: []].append(position) }
-                if indexingIDs { ids[entry.type, default: []].insert(entry.id ?? "") }
+            if indexingIDs {
+                for entry in entries { ids[entry.type, default: []].insert(entry.id ?? "") }
             }
-            positionsByFullUrl = positions
+            positionsByFullUrl = FullUrlTable(fullUrls: entries.map(\.fullUrl))
             idsByType = ids
         }
     }
@@ -73,13 +70,14 @@ struct ReferenceScope {
     /// versionId or none: how many there are, and the type of the first. Counted in place rather than
     /// collected, since a Bundle resolves every reference it holds this way.
     func matches(fullUrl: String, version: String?) -> (count: Int, firstType: String?) {
-        guard let positions = index.positionsByFullUrl[TextKey(fullUrl)] else { return (0, nil) }
         var count = 0
         var firstType: String?
-        for position in positions {
-            if let version, let versionId = index.entries[position].versionId, versionId != version { continue }
+        let entries = index.entries
+        index.positionsByFullUrl.forEachEntry(withFullUrl: fullUrl, fullUrlAt: { entries[$0].fullUrl ?? "" }) { position in
+            if let version, let versionId = entries[position].versionId, versionId != version { return true }
             count += 1
-            if firstType == nil { firstType = index.entries[position].type }
+            if firstType == nil { firstType = entries[position].type }
+            return true
         }
         return (count, firstType)
     }
@@ -87,21 +85,24 @@ struct ReferenceScope {
     /// The scope of a Bundle: its entries with their fullUrl, in order.
     static func bundle(_ bundle: Element) -> ReferenceScope {
         var entries: [Entry] = []
-        for entry in bundle.children where entry.name.hasSameBytes(as: "entry") {
-            let resource = entry.firstChildIndex(named: "resource")
-            entries.append(Entry(
-                fullUrl: entry.childValue("fullUrl"), type: resource.flatMap { entry.children[$0].resourceType } ?? "",
-                id: resource.flatMap { entry.children[$0].childValue("id") }, versionId: versionID(ofEntry: entry)))
+        // Entries and their resources read in place (a copy of each was four retains and releases).
+        bundle.children.withUnsafeBufferPointer { children in
+            for entry in children.indices where children[entry].name.hasSameBytes(as: "entry") {
+                let resource = children[entry].withChild(named: "resource") { resource in
+                    (type: resource.pointee.resourceType, id: resource.pointee.valueInPlace(of: "id"),
+                     versionId: resource.pointee.valueInPlace(of: "meta", "versionId"))
+                }
+                entries.append(Entry(
+                    fullUrl: children[entry].valueInPlace(of: "fullUrl"), type: resource?.type ?? "", id: resource?.id ?? nil,
+                    versionId: resource?.versionId ?? nil))
+            }
         }
-        return ReferenceScope(kind: .bundle(type: bundle.childValue("type")), entries: entries)
+        return ReferenceScope(kind: .bundle(type: bundle.valueInPlace(of: "type")), entries: entries)
     }
 
     /// `entry.resource.meta.versionId` of a Bundle entry, read in place.
     static func versionID(ofEntry entry: Element) -> String? {
-        guard let resource = entry.firstChildIndex(named: "resource"),
-              let meta = entry.children[resource].firstChildIndex(named: "meta")
-        else { return nil }
-        return entry.children[resource].children[meta].childValue("versionId")
+        entry.withChild(named: "resource") { $0.pointee.valueInPlace(of: "meta", "versionId") } ?? nil
     }
 
     /// The scope of a Parameters: the resources of its parameters and their parts, at any depth.
@@ -109,7 +110,7 @@ struct ReferenceScope {
         var entries: [Entry] = []
         func collect(_ parameter: Element) {
             if let resource = parameter.child(named: "resource"), let type = resource.resourceType {
-                entries.append(Entry(fullUrl: nil, type: type, id: resource.childValue("id"), versionId: nil))
+                entries.append(Entry(fullUrl: nil, type: type, id: resource.valueInPlace(of: "id"), versionId: nil))
             }
             parameter.children(named: "part").forEach(collect)
         }

@@ -25,7 +25,7 @@ extension ValidationWalk {
 
     /// A Quantity's UCUM code (the Quantity at `quantity`, read in place) is well formed.
     mutating func checkQuantityUnit(_ quantity: UnsafePointer<Element>) {
-        guard let code = quantity.pointee.childValue("code"), quantity.pointee.childValue("system") == Self.ucumSystem,
+        guard let code = quantity.pointee.valueInPlace(of: "code"), quantity.pointee.valueInPlace(of: "system") == Self.ucumSystem,
               let problem = UCUMSyntax.problem(in: code)
         else { return }
         report(.error, .codeInvalid, problem, below: ".code")
@@ -39,9 +39,9 @@ extension ValidationWalk {
         var index = -1, hasUCUMCoding = false, hasCoding = false
         for coding in concept.children where coding.name.hasSameBytes(as: "coding") {
             index += 1
-            guard let code = coding.childValue("code") else { continue }
+            guard let code = coding.valueInPlace(of: "code") else { continue }
             hasCoding = true
-            guard coding.childValue("system") == Self.ucumSystem else { continue }
+            guard coding.valueInPlace(of: "system") == Self.ucumSystem else { continue }
             hasUCUMCoding = true
             if let problem = UCUMSyntax.problem(in: code) {
                 report(.error, .codeInvalid, problem + " (required binding to http://hl7.org/fhir/ValueSet/ucum-units)",

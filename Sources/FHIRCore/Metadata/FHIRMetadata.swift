@@ -28,6 +28,8 @@ public final class FHIRMetadata: Sendable {
     private let contextsByIndex: [ContextDefinition]
     /// The index in ``contextsByIndex`` of each context, by its name.
     private let contextIndexesByName: NameTable<Int>
+    /// The same children as flat tables of plain values, for walks over every element (``childLookup``).
+    private let childLookupStorage: ChildLookupStorage
     private let concreteResourceTypes: [String]
     private let invariantsByPath: [String: [Invariant]]
 
@@ -80,6 +82,7 @@ public final class FHIRMetadata: Sendable {
                                      required: elements.filter { $0.min > 0 })
         }
         contextIndexesByName = NameTable(contextIndexes)
+        childLookupStorage = ChildLookupStorage(contexts: contextsByIndex)
         elementsByName = NameTable(byName.mapValues(NameTable.init))
         var resourceNames: Set<String> = []
         for elements in decoded.elements.values {
@@ -133,6 +136,14 @@ public final class FHIRMetadata: Sendable {
     public func context(at index: Int) -> ContextDefinition? {
         index >= 0 && index < contextsByIndex.count ? contextsByIndex[index] : nil
     }
+
+    /// The index of the context named `name` (as ``ResolvedChild/contextIndex`` gives it), nil when the
+    /// metadata has no such context.
+    public func contextIndex(named name: String) -> Int? { contextIndexesByName[name] }
+
+    /// Every context's children as flat tables of plain values, looked up without reference counting:
+    /// valid only while this metadata is alive (the caller holds it), see ``ChildLookup``.
+    public var childLookup: ChildLookup { childLookupStorage.lookup }
 
     /// The children and element definitions of the context named `name` (a type name or a backbone
     /// element's path); nil when the metadata has no such context.
@@ -261,11 +272,18 @@ public struct RequiredBinding: Sendable {
     public let valueSet: String
     /// The allowed codes (system-independent, as structural validation checks them).
     public let codes: Set<String>
+    /// The same codes in a byte-hashed table: ``allows(_:)`` runs for every bound code validated, and
+    /// a `Set<String>` hashes with the standard library's seeded hasher.
+    private let codeTable: NameTable<Bool>
 
     public init(valueSet: String, codes: Set<String>) {
         self.valueSet = valueSet
         self.codes = codes
+        codeTable = NameTable(Dictionary(uniqueKeysWithValues: codes.map { ($0, true) }))
     }
+
+    /// Whether `code` is one of ``codes``.
+    public func allows(_ code: String) -> Bool { codeTable[code] != nil }
 }
 
 /// An R4 invariant (`ElementDefinition.constraint`): a FHIRPath expression every instance of the

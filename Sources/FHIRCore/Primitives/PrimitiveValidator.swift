@@ -82,28 +82,30 @@ public enum PrimitiveValidator {
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-    /// Eight bytes at a time: a word is looked at byte by byte only when one of its bytes is at most
+    /// Whether any byte is at most 0x20 (a space, a control character), eight bytes at a time.
+    private static func hasByteAtMostSpace(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // A high bit for each byte below 0x21 (bytes of 0x80 and above excluded by `~word`); a borrow
+            // can only mark a byte above one that is already marked.
+            if (word &- ones &* 0x21) & ~word & 0x8080_8080_8080_8080 != 0 { return true }
+            index += 8
+        }
+        while index < bytes.count {
+            if base[index] <= 0x20 { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// Eight bytes at a time: the value is looked at byte by byte only when one of its bytes is at most
     /// 0x20 (every uri, url and canonical of a document passes here, and most have none).
     private static func containsWhitespace(_ value: String) -> Bool {
-        value.withUTF8Bytes { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let raw = UnsafeRawPointer(base)
-            var index = 0
-            while index + 8 <= bytes.count {
-                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                // A high bit for each byte below 0x21 (bytes of 0x80 and above excluded by `~word`).
-                if (word &- ones &* 0x21) & ~word & 0x8080_8080_8080_8080 != 0 {
-                    for offset in index..<(index + 8) where isWhitespace(base[offset]) { return true }
-                }
-                index += 8
-            }
-            while index < bytes.count {
-                if isWhitespace(base[index]) { return true }
-                index += 1
-            }
-            return false
-        }
+        value.withUTF8Bytes { bytes in hasByteAtMostSpace(bytes) && bytes.contains(where: isWhitespace) }
     }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
@@ -158,6 +160,8 @@ public enum PrimitiveValidator {
         // [^\s]+( [^\s]+)*: no leading, trailing or doubled spaces, no other whitespace.
         if value.isEmpty { return "a code may not be empty" }
         return value.withUTF8Bytes { bytes -> String? in
+            // Most codes have no byte at or below a space: nothing for the rule to look at.
+            if !hasByteAtMostSpace(bytes) { return nil }
             var previousWasSpace = true
             for byte in bytes {
                 if byte == 0x20 {
@@ -206,14 +210,27 @@ public enum PrimitiveValidator {
             // The hyphens 8, 13, 18 and 23 bytes into the UUID, then the hex digit runs between them.
             let dash = UInt8(ascii: "-")
             guard start[17] == dash, start[22] == dash, start[27] == dash, start[32] == dash else { return false }
-            let dashes: UInt64 = 1 << 17 | 1 << 22 | 1 << 27 | 1 << 32
-            for index in 9..<45 where dashes >> UInt64(index) & 1 == 0 {
-                let byte = start[index]
-                // 0-9 or a-f, each as one unsigned comparison.
-                guard byte &- 0x30 < 10 || byte &- 0x61 < 6 else { return false }
-            }
-            return true
+            // The 36 bytes after the prefix as five words (at 9, 17, 25, 33 and 37: the last two overlap),
+            // each byte a lower-case hex digit or one of the hyphens just checked (their bits given).
+            let raw = UnsafeRawPointer(start)
+            func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            return isLowerHex(word(9), hyphens: 0) && isLowerHex(word(17), hyphens: 0x0000_8000_0000_0080)
+                && isLowerHex(word(25), hyphens: 0x8000_0000_0080_0000) && isLowerHex(word(33), hyphens: 0)
+                && isLowerHex(word(37), hyphens: 0)
         }
+    }
+
+    /// Whether each of the eight bytes of `word` (little-endian) is 0-9 or a-f, or has its high bit set in
+    /// `hyphens`: one test per byte range for the whole word. For bytes below 0x80 (checked first),
+    /// adding 0x80 - low sets a byte's high bit exactly when it is at least `low`, and adding 0x7F - high
+    /// leaves it clear exactly when it is at most `high`, with no carry into the next byte.
+    @inline(__always)
+    private static func isLowerHex(_ word: UInt64, hyphens: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        guard word & highs == 0 else { return false }
+        let digit = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x7F - 0x39))
+        let letter = (word &+ ones &* (0x80 - 0x61)) & ~(word &+ ones &* (0x7F - 0x66))
+        return (digit | letter | hyphens) & highs == highs
     }
 
     private static let uuidPrefix: StaticString = "urn:uuid:"

@@ -1,0 +1,34 @@
+import FHIRCore
+
+/// Reading a child of an element where it sits in its parent's children. ``Element/childValue(_:)`` and
+/// ``Element/child(named:)`` copy the child out to read it (a retain and a release of each of its name,
+/// value, resource type and children), and validation asks for a child's value on most References,
+/// Quantities and Bundle entries it visits.
+extension Element {
+    /// The value of the first child named `name`, nil when there is none or it has no value.
+    @inline(__always)
+    func valueInPlace(of name: String) -> String? {
+        // The buffer is the element's own, alive and unchanged for the whole call.
+        children.withUnsafeBufferPointer { children in
+            for index in children.indices where children[index].name.hasSameBytes(as: name) { return children[index].value }
+            return nil
+        }
+    }
+
+    /// The value of the first child named `inner` of the first child named `outer` (`text`, `div`).
+    @inline(__always)
+    func valueInPlace(of outer: String, _ inner: String) -> String? {
+        withChild(named: outer) { $0.pointee.valueInPlace(of: inner) } ?? nil
+    }
+
+    /// `body` on the first child named `name`, read in place (the pointer is valid only during `body`);
+    /// nil when there is no such child.
+    @inline(__always)
+    func withChild<Result>(named name: String, _ body: (UnsafePointer<Element>) -> Result) -> Result? {
+        children.withUnsafeBufferPointer { children in
+            guard let first = children.baseAddress else { return nil }
+            for index in children.indices where children[index].name.hasSameBytes(as: name) { return body(first + index) }
+            return nil
+        }
+    }
+}
