@@ -259,4 +259,38 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","name":[{"given":["a"],"_given":[null,null]}]}"#)?.message, "\"_given\" has 2 items but \"given\" has 1; they must align by index")
         XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","_active":"x"}"#)?.message, "\"_active\" must be an object (or an array of objects and nulls) holding the primitive's id and extension")
     }
+
+    // MARK: - Names compared by their bytes
+
+    /// RFC 8259 §8.3: names are compared code unit by code unit. "a\u{0301}\u{0323}" and
+    /// "a\u{0323}\u{0301}" are canonically equivalent (Swift's `==` calls them equal) and have the same
+    /// length, but their bytes differ: two keys, not a duplicate.
+    func testCanonicallyEquivalentKeysAreNotDuplicates() throws {
+        let first = "a\u{0301}\u{0323}", second = "a\u{0323}\u{0301}"
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(first.utf8.count, second.utf8.count)
+        XCTAssertFalse(first.hasSameBytes(as: second))
+        XCTAssertTrue(first.hasSameBytes(as: "a\u{0301}\u{0323}"))
+        XCTAssertFalse("code".hasSameBytes(as: "unit"))
+        XCTAssertTrue("".hasSameBytes(as: ""))
+        let long = String(repeating: "x", count: 40)
+        XCTAssertTrue((long + "y").hasSameBytes(as: String(repeating: "x", count: 40) + "y"))
+
+        let resource = try read(#"{"resourceType":"Basic","\#(first)":"1","\#(second)":"2"}"#)
+        XCTAssertEqual(resource.children.map(\.value), ["1", "2"])
+        XCTAssertEqual(resource.children.map { Array($0.name.utf8) }, [Array(first.utf8), Array(second.utf8)])
+        XCTAssertEqual(resource.children(named: second).map(\.value), ["2"])
+        XCTAssertEqual(resource.childValue(first), "1")
+        // The same with the `_name` annotation, and in an object of more than 24 fields (a set, not a scan).
+        let annotated = try read(#"{"resourceType":"Basic","\#(first)":"1","_\#(second)":{"id":"x"}}"#)
+        XCTAssertEqual(annotated.children.count, 2)
+        XCTAssertNil(annotated.children[1].value)
+        let fillers = (0..<30).map { #""f\#($0)":"v""# }.joined(separator: ",")
+        let wide = try read(#"{"resourceType":"Basic",\#(fillers),"\#(first)":"1","\#(second)":"2"}"#)
+        XCTAssertEqual(wide.children.count, 32)
+        // Byte-identical keys stay duplicates, whichever way they are found.
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","\#(first)":"1","\#(first)":"2"}"#)?.message, "duplicate field \"\(first)\"")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic",\#(fillers),"\#(first)":"1","\#(first)":"2"}"#)?.message, "duplicate field \"\(first)\"")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","id":"1","\u0069d":"2"}"#)?.message, "duplicate field \"id\"")
+    }
 }

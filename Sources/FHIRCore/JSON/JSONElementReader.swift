@@ -95,7 +95,7 @@ struct JSONElementReader {
         var resourceType: String?
         let fieldBase = fields.count
         var hasUnderscore = false
-        var seenKeys: Set<String>?
+        var seenKeys: Set<KeyBytes>?
 
         skipWhitespace()
         if pos < end, bytes[pos] == UInt8(ascii: "}") {
@@ -187,14 +187,14 @@ struct JSONElementReader {
     }
 
     private mutating func checkDuplicate(
-        _ key: String, name: String, length: Int, isUnderscore: Bool, at offset: Int, fieldBase: Int, seen: inout Set<String>?
+        _ key: String, name: String, length: Int, isUnderscore: Bool, at offset: Int, fieldBase: Int, seen: inout Set<KeyBytes>?
     ) throws(FHIRSyntaxError) {
         let fieldCount = fields.count - fieldBase
         if fieldCount < 24 {
             // The object's earlier fields, read in place; names compared only when their lengths agree.
             let duplicate = fields.withUnsafeBufferPointer { runs in
                 for index in fieldBase..<runs.count
-                where runs[index].nameLength == length && runs[index].isUnderscore == isUnderscore && runs[index].name == name {
+                where runs[index].nameLength == length && runs[index].isUnderscore == isUnderscore && runs[index].name.hasSameBytes(as: name) {
                     return true
                 }
                 return false
@@ -204,10 +204,23 @@ struct JSONElementReader {
         }
         // Many fields: switch to a set so that a huge object costs linear time.
         if seen == nil {
-            seen = Set(fields[fieldBase...].map { ($0.isUnderscore ? "_" : "") + $0.name })
+            seen = Set(fields[fieldBase...].map { KeyBytes(($0.isUnderscore ? "_" : "") + $0.name) })
         }
-        if seen?.insert(key).inserted == false {
+        if seen?.insert(KeyBytes(key)).inserted == false {
             throw error(at: offset, "duplicate field \"\(key)\"")
+        }
+    }
+
+    /// A field name as a set member, equal to another by its UTF-8 bytes (RFC 8259 §8.3 compares names
+    /// code unit by code unit; `String`'s own `==` and hash treat canonically equivalent texts as one),
+    /// hashed by the seeded `Hasher` over those bytes, so that a hostile object's keys cannot be chosen
+    /// to collide.
+    struct KeyBytes: Hashable {
+        let text: String
+        init(_ text: String) { self.text = text }
+        static func == (a: KeyBytes, b: KeyBytes) -> Bool { a.text.hasSameBytes(as: b.text) }
+        func hash(into hasher: inout Hasher) {
+            text.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 
@@ -282,7 +295,7 @@ struct JSONElementReader {
         var merged = false
         for index in fieldBase..<fields.count where fields[index].isUnderscore {
             let annotation = fields[index]
-            guard let plainIndex = fields[fieldBase...].firstIndex(where: { !$0.isUnderscore && $0.name == annotation.name }) else {
+            guard let plainIndex = fields[fieldBase...].firstIndex(where: { !$0.isUnderscore && $0.name.hasSameBytes(as: annotation.name) }) else {
                 continue
             }
             let plain = fields[plainIndex]

@@ -33,11 +33,27 @@ extension String {
 }
 
 extension String {
-    /// `self == other`, telling most unequal strings apart by their byte counts inline: an unequal `==`
-    /// is a call into the runtime, and element-name lookups are mostly unequal comparisons.
+    /// Whether the two strings hold the same UTF-8 bytes: code unit by code unit, as RFC 8259 §8.3 compares
+    /// JSON names, unlike `==`, which compares Unicode canonical equivalence (`"a\u{0301}\u{0323}"` equals
+    /// `"a\u{0323}\u{0301}"` under `==`, though their bytes differ).
+    ///
+    /// Identical string values (the same interned name, the same small string) are told equal from their
+    /// two words inline, and most unequal strings apart by their byte counts; only strings of equal length
+    /// and different representation have their bytes compared.
     @inlinable @inline(__always)
     public func hasSameBytes(as other: String) -> Bool {
-        utf8.count == other.utf8.count && self == other
+        // A String is two words; equal words are the same contents, whatever the representation.
+        if unsafeBitCast(self, to: (UInt64, UInt64).self) == unsafeBitCast(other, to: (UInt64, UInt64).self) {
+            return true
+        }
+        let count = utf8.count
+        guard count == other.utf8.count else { return false }
+        return withUTF8Bytes { mine in
+            other.withUTF8Bytes { theirs in
+                guard let left = mine.baseAddress, let right = theirs.baseAddress else { return count == 0 }
+                return memcmp(left, right, count) == 0
+            }
+        }
     }
 }
 
