@@ -293,4 +293,39 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(syntaxError(#"{"resourceType":"Basic",\#(fillers),"\#(first)":"1","\#(first)":"2"}"#)?.message, "duplicate field \"\(first)\"")
         XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","id":"1","\u0069d":"2"}"#)?.message, "duplicate field \"id\"")
     }
+
+    /// Keys the reader's key table does not keep (longer than 64 bytes) are still compared by their
+    /// bytes: duplicates found, `_name` annotations paired, error messages naming them.
+    func testLongKeysAreComparedByTheirBytes() throws {
+        let long = String(repeating: "k", count: 70)
+        let other = String(repeating: "k", count: 69) + "j"
+        let resource = try read(#"{"resourceType":"Basic","\#(long)":"1","\#(other)":"2","_\#(long)":{"id":"x"}}"#)
+        XCTAssertEqual(resource.children.map(\.name), [long, other])
+        XCTAssertEqual(resource.children[0].children.map(\.value), ["x"])
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","\#(long)":"1","\#(long)":"2"}"#)?.message, "duplicate field \"\(long)\"")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","\#(long)":null}"#)?.message, "\"\(long)\" is null; FHIR JSON allows null only inside arrays of primitives")
+    }
+
+    /// A key table that is full numbers new keys per occurrence; equal bytes stay equal.
+    func testFieldKeysBeyondTheTableCompareByBytes() {
+        var keys = FieldKeys(capacity: 4, maxEntries: 2)
+        func id(_ text: String) -> FieldKeys.ID {
+            Array(text.utf8).withUnsafeBufferPointer { keys.id($0.baseAddress!, count: $0.count) }
+        }
+        let a = id("a"), b = id("_b"), c1 = id("c"), c2 = id("c"), aAgain = id("a")
+        XCTAssertEqual(a, aAgain)
+        XCTAssertGreaterThanOrEqual(a, 0)
+        XCTAssertLessThan(c1, 0)
+        XCTAssertNotEqual(c1, c2)
+        XCTAssertTrue(keys.same(c1, c2))
+        XCTAssertFalse(keys.same(a, c1))
+        XCTAssertTrue(keys.isUnderscore(b))
+        XCTAssertEqual(keys.name(b), "b")
+        XCTAssertEqual(keys.key(b), "_b")
+        XCTAssertEqual(keys.key(c2), "c")
+        let type = id("resourceType")
+        XCTAssertTrue(keys.isResourceType(type))
+        keys.startDocument()
+        XCTAssertEqual(id("d"), -1)
+    }
 }
