@@ -327,5 +327,20 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertTrue(keys.isResourceType(type))
         keys.startDocument()
         XCTAssertEqual(id("d"), -1)
+
+        // Keys of up to 16 bytes go through a cache of their bytes as two words: every length from 0 to
+        // 17, and keys that differ only in their last byte, keep numbers of their own.
+        var wide = FieldKeys()
+        func wideID(_ text: String) -> FieldKeys.ID {
+            Array(text.utf8).withUnsafeBufferPointer { wide.id($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, count: $0.count) }
+        }
+        let texts = (0...17).flatMap { length -> [String] in
+            let stem = String("abcdefghijklmnopq".prefix(length))
+            return length == 0 ? [stem] : [stem, String(stem.dropLast()) + "z"]
+        }
+        let ids = texts.map(wideID)
+        XCTAssertEqual(Set(ids).count, Set(texts).count)
+        XCTAssertEqual(texts.map(wideID), ids)
+        XCTAssertEqual(texts.map { wide.key(wideID($0)) }, texts)
     }
 }

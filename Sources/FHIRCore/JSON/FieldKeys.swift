@@ -38,8 +38,49 @@ struct FieldKeys {
     }
 
     /// The number of the key whose unescaped, valid UTF-8 bytes are `pointer[0..<count]`.
+    ///
+    /// A key of up to 16 bytes (nearly every FHIR key) is first looked up in a small direct-mapped cache
+    /// by its bytes read as two words: one multiply to find the slot and one comparison of the words and
+    /// the length, where the table's lookup hashes the bytes and then compares them again.
     @inline(__always)
     mutating func id(_ pointer: UnsafePointer<UInt8>, count: Int) -> ID {
+        guard count <= 16 else { return tableID(pointer, count: count) }
+        let raw = UnsafeRawPointer(pointer)
+        let first: UInt64, second: UInt64
+        if count >= 8 {
+            first = raw.loadUnaligned(as: UInt64.self)
+            second = count == 16 ? raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                : count > 8 ? loadTail(pointer + 8, count: count - 8) : 0
+        } else {
+            first = count > 0 ? loadTail(pointer, count: count) : 0
+            second = 0
+        }
+        // Equal words and lengths are equal bytes: a tail's unused high bytes are zero.
+        let mixed = (first ^ (second &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(count)) &* 0xBF58_476D_1CE4_E5B9
+        let slot = Int(truncatingIfNeeded: mixed >> (64 - Self.cacheBits))
+        let hit = cache.withUnsafeBufferPointer { slots -> ID? in
+            let entry = slots[slot]
+            return entry.first == first && entry.second == second && entry.count == count ? entry.id : nil
+        }
+        if let hit { return hit }
+        let id = tableID(pointer, count: count)
+        if id >= 0 { cache[slot] = CachedKey(first: first, second: second, count: count, id: id) }
+        return id
+    }
+
+    /// A key of at most 16 bytes, as two words, and its number (`count` -1: an empty slot).
+    private struct CachedKey {
+        var first: UInt64
+        var second: UInt64
+        var count: Int
+        var id: ID
+    }
+
+    private static let cacheBits = 8
+    private var cache = [CachedKey](repeating: CachedKey(first: 0, second: 0, count: -1, id: -1), count: 1 << cacheBits)
+
+    /// ``id(_:count:)`` through the table.
+    private mutating func tableID(_ pointer: UnsafePointer<UInt8>, count: Int) -> ID {
         if let index = table.entryIndex(pointer, count: count, maxLength: Self.maxLength) {
             if index >= facts.count { describeEntries(through: index) }
             return ID(truncatingIfNeeded: index)
