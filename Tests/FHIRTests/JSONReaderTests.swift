@@ -259,4 +259,88 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","name":[{"given":["a"],"_given":[null,null]}]}"#)?.message, "\"_given\" has 2 items but \"given\" has 1; they must align by index")
         XCTAssertEqual(syntaxError(#"{"resourceType":"Patient","_active":"x"}"#)?.message, "\"_active\" must be an object (or an array of objects and nulls) holding the primitive's id and extension")
     }
+
+    // MARK: - Names compared by their bytes
+
+    /// RFC 8259 §8.3: names are compared code unit by code unit. "a\u{0301}\u{0323}" and
+    /// "a\u{0323}\u{0301}" are canonically equivalent (Swift's `==` calls them equal) and have the same
+    /// length, but their bytes differ: two keys, not a duplicate.
+    func testCanonicallyEquivalentKeysAreNotDuplicates() throws {
+        let first = "a\u{0301}\u{0323}", second = "a\u{0323}\u{0301}"
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(first.utf8.count, second.utf8.count)
+        XCTAssertFalse(first.hasSameBytes(as: second))
+        XCTAssertTrue(first.hasSameBytes(as: "a\u{0301}\u{0323}"))
+        XCTAssertFalse("code".hasSameBytes(as: "unit"))
+        XCTAssertTrue("".hasSameBytes(as: ""))
+        let long = String(repeating: "x", count: 40)
+        XCTAssertTrue((long + "y").hasSameBytes(as: String(repeating: "x", count: 40) + "y"))
+
+        let resource = try read(#"{"resourceType":"Basic","\#(first)":"1","\#(second)":"2"}"#)
+        XCTAssertEqual(resource.children.map(\.value), ["1", "2"])
+        XCTAssertEqual(resource.children.map { Array($0.name.utf8) }, [Array(first.utf8), Array(second.utf8)])
+        XCTAssertEqual(resource.children(named: second).map(\.value), ["2"])
+        XCTAssertEqual(resource.childValue(first), "1")
+        // The same with the `_name` annotation, and in an object of more than 24 fields (a set, not a scan).
+        let annotated = try read(#"{"resourceType":"Basic","\#(first)":"1","_\#(second)":{"id":"x"}}"#)
+        XCTAssertEqual(annotated.children.count, 2)
+        XCTAssertNil(annotated.children[1].value)
+        let fillers = (0..<30).map { #""f\#($0)":"v""# }.joined(separator: ",")
+        let wide = try read(#"{"resourceType":"Basic",\#(fillers),"\#(first)":"1","\#(second)":"2"}"#)
+        XCTAssertEqual(wide.children.count, 32)
+        // Byte-identical keys stay duplicates, whichever way they are found.
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","\#(first)":"1","\#(first)":"2"}"#)?.message, "duplicate field \"\(first)\"")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic",\#(fillers),"\#(first)":"1","\#(first)":"2"}"#)?.message, "duplicate field \"\(first)\"")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","id":"1","\u0069d":"2"}"#)?.message, "duplicate field \"id\"")
+    }
+
+    /// Keys the reader's key table does not keep (longer than 64 bytes) are still compared by their
+    /// bytes: duplicates found, `_name` annotations paired, error messages naming them.
+    func testLongKeysAreComparedByTheirBytes() throws {
+        let long = String(repeating: "k", count: 70)
+        let other = String(repeating: "k", count: 69) + "j"
+        let resource = try read(#"{"resourceType":"Basic","\#(long)":"1","\#(other)":"2","_\#(long)":{"id":"x"}}"#)
+        XCTAssertEqual(resource.children.map(\.name), [long, other])
+        XCTAssertEqual(resource.children[0].children.map(\.value), ["x"])
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","\#(long)":"1","\#(long)":"2"}"#)?.message, "duplicate field \"\(long)\"")
+        XCTAssertEqual(syntaxError(#"{"resourceType":"Basic","\#(long)":null}"#)?.message, "\"\(long)\" is null; FHIR JSON allows null only inside arrays of primitives")
+    }
+
+    /// A key table that is full numbers new keys per occurrence; equal bytes stay equal.
+    func testFieldKeysBeyondTheTableCompareByBytes() {
+        var keys = FieldKeys(capacity: 4, maxEntries: 2)
+        func id(_ text: String) -> FieldKeys.ID {
+            Array(text.utf8).withUnsafeBufferPointer { keys.id($0.baseAddress!, count: $0.count) }
+        }
+        let a = id("a"), b = id("_b"), c1 = id("c"), c2 = id("c"), aAgain = id("a")
+        XCTAssertEqual(a, aAgain)
+        XCTAssertGreaterThanOrEqual(a, 0)
+        XCTAssertLessThan(c1, 0)
+        XCTAssertNotEqual(c1, c2)
+        XCTAssertTrue(keys.same(c1, c2))
+        XCTAssertFalse(keys.same(a, c1))
+        XCTAssertTrue(keys.isUnderscore(b))
+        XCTAssertEqual(keys.name(b), "b")
+        XCTAssertEqual(keys.key(b), "_b")
+        XCTAssertEqual(keys.key(c2), "c")
+        let type = id("resourceType")
+        XCTAssertTrue(keys.isResourceType(type))
+        keys.startDocument()
+        XCTAssertEqual(id("d"), -1)
+
+        // Keys of up to 16 bytes go through a cache of their bytes as two words: every length from 0 to
+        // 17, and keys that differ only in their last byte, keep numbers of their own.
+        var wide = FieldKeys()
+        func wideID(_ text: String) -> FieldKeys.ID {
+            Array(text.utf8).withUnsafeBufferPointer { wide.id($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, count: $0.count) }
+        }
+        let texts = (0...17).flatMap { length -> [String] in
+            let stem = String("abcdefghijklmnopq".prefix(length))
+            return length == 0 ? [stem] : [stem, String(stem.dropLast()) + "z"]
+        }
+        let ids = texts.map(wideID)
+        XCTAssertEqual(Set(ids).count, Set(texts).count)
+        XCTAssertEqual(texts.map(wideID), ids)
+        XCTAssertEqual(texts.map { wide.key(wideID($0)) }, texts)
+    }
 }

@@ -28,17 +28,17 @@ struct JSONElementReader {
     private var endDescription = "end of input"
     /// The unescaped bytes of the string being read, reused across strings.
     private var scratch: [UInt8] = []
-    private var keys = StringInterner(capacity: 512, maxEntries: 4096)
+    private var keys = FieldKeys(capacity: 512, maxEntries: 4096)
     private var values = StringInterner(capacity: 1024, maxEntries: 16384)
     /// The fields of every open object, innermost last: how the children of each key were appended.
     private var fields: [FieldRun] = []
     /// The children of every open object, innermost last.
     private let stack = ElementStack()
 
+    /// One field of an open object: its key and the run of children its value became. Holds no
+    /// reference, so that appending and dropping runs costs no retain or release.
     private struct FieldRun {
-        var name: String
-        /// `name`'s length in UTF-8 bytes: the duplicate check compares it before comparing names.
-        var nameLength: Int
+        var key: FieldKeys.ID
         var isUnderscore: Bool
         var keyOffset: Int
         var start: Int
@@ -64,6 +64,7 @@ struct JSONElementReader {
         depth = 0
         fields.removeAll(keepingCapacity: true)
         stack.truncate(to: 0)
+        keys.startDocument()
         if end - pos >= 3, bytes[pos] == 0xEF, bytes[pos + 1] == 0xBB, bytes[pos + 2] == 0xBF { pos += 3 }
         skipWhitespace()
         guard pos < end else { throw error(at: pos, "the document is empty: a JSON object with a resourceType is expected") }
@@ -95,7 +96,7 @@ struct JSONElementReader {
         var resourceType: String?
         let fieldBase = fields.count
         var hasUnderscore = false
-        var seenKeys: Set<String>?
+        var seenKeys: Set<KeyBytes>?
 
         skipWhitespace()
         if pos < end, bytes[pos] == UInt8(ascii: "}") {
@@ -107,39 +108,35 @@ struct JSONElementReader {
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("a field name") }
             guard bytes[pos] == UInt8(ascii: "\"") else {
-                throw error(at: pos, "expected a field name in double quotes, found \(describeByte(at: pos))")
+                throw outOfLineError(at: pos) { "expected a field name in double quotes, found \($0.describeByte(at: $1))" }
             }
             let keyOffset = pos
-            let key = try readString(interned: true, isKey: true)
-            // The key's first byte as written decides, unless the key starts with an escape (`"\u005f..."`).
-            let firstKeyByte = keyOffset + 1 < end ? bytes[keyOffset + 1] : 0
-            let isUnderscore = firstKeyByte == UInt8(ascii: "\\")
-                ? key.utf8.first == UInt8(ascii: "_") : firstKeyByte == UInt8(ascii: "_")
-            let fieldName = isUnderscore ? keys.intern(String(key.dropFirst())) : key
+            let key = try readKey()
+            let isUnderscore = keys.isUnderscore(key)
+            let fieldName = keys.name(key)
             if isUnderscore {
                 guard !fieldName.isEmpty else { throw error(at: keyOffset, "`_` is not a valid field name") }
                 hasUnderscore = true
             }
-            let nameLength = fieldName.utf8.count
-            try checkDuplicate(key, name: fieldName, length: nameLength, isUnderscore: isUnderscore, at: keyOffset, fieldBase: fieldBase, seen: &seenKeys)
+            try checkDuplicate(key, at: keyOffset, fieldBase: fieldBase, seen: &seenKeys)
 
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("':' after the field name") }
             guard bytes[pos] == UInt8(ascii: ":") else {
-                throw error(at: pos, "expected ':' after the field name \"\(key)\", found \(describeByte(at: pos))")
+                throw keyError(.noColon, key, at: pos)
             }
             pos += 1
             skipWhitespace()
-            guard pos < end else { throw unexpectedEnd("the value of \"\(key)\"") }
+            guard pos < end else { throw keyError(.endBeforeValue, key, at: end) }
 
             let start = stack.count - childBase
             var isArray = false
-            if !isUnderscore && key.hasSameBytes(as: "resourceType") && (isRoot || Self.resourceFieldNames.contains(name)) {
+            if keys.isResourceType(key) && (isRoot || Self.resourceFieldNames.contains(name)) {
                 guard bytes[pos] == UInt8(ascii: "\"") else {
-                    throw error(at: pos, "resourceType must be a string, not \(describeValue(at: pos))")
+                    throw outOfLineError(at: pos) { "resourceType must be a string, not \($0.describeValue(at: $1))" }
                 }
                 let typeOffset = pos
-                let type = try readString(interned: true, isKey: true)
+                let type = try readString()
                 guard !type.isEmpty else { throw error(at: typeOffset, "resourceType is empty") }
                 resourceType = type
             } else if bytes[pos] == UInt8(ascii: "[") {
@@ -149,7 +146,7 @@ struct JSONElementReader {
                 try readItem(named: fieldName, key: key, isUnderscore: isUnderscore, inArray: false)
             }
             fields.append(FieldRun(
-                name: fieldName, nameLength: nameLength, isUnderscore: isUnderscore, keyOffset: keyOffset,
+                key: key, isUnderscore: isUnderscore, keyOffset: keyOffset,
                 start: start, count: stack.count - childBase - start, isArray: isArray
             ))
 
@@ -159,7 +156,7 @@ struct JSONElementReader {
             pos += 1
             if next == UInt8(ascii: ",") { continue }
             if next == UInt8(ascii: "}") { break }
-            throw error(at: pos - 1, "expected ',' or '}' after the value of \"\(key)\", found \(describeByte(at: pos - 1))")
+            throw keyError(.noFieldSeparator, key, at: pos - 1)
         }
         var children = stack.pop(from: childBase)
         if hasUnderscore {
@@ -181,48 +178,68 @@ struct JSONElementReader {
         depth = 2  // the root object and the entry array
         fields.removeAll(keepingCapacity: true)
         stack.truncate(to: 0)
+        keys.startDocument()
         let item = try readObject(named: "entry", inArray: true)
         guard pos == end else { throw error(at: pos, "unexpected content after the entry") }
         return item
     }
 
-    private mutating func checkDuplicate(
-        _ key: String, name: String, length: Int, isUnderscore: Bool, at offset: Int, fieldBase: Int, seen: inout Set<String>?
-    ) throws(FHIRSyntaxError) {
-        let fieldCount = fields.count - fieldBase
-        if fieldCount < 24 {
-            // The object's earlier fields, read in place; names compared only when their lengths agree.
-            let duplicate = fields.withUnsafeBufferPointer { runs in
-                for index in fieldBase..<runs.count
-                where runs[index].nameLength == length && runs[index].isUnderscore == isUnderscore && runs[index].name == name {
-                    return true
+    /// Throws when an earlier field of the object (from `fieldBase`) has the same key, compared by bytes.
+    @inline(__always)
+    private mutating func checkDuplicate(_ key: FieldKeys.ID, at offset: Int, fieldBase: Int, seen: inout Set<KeyBytes>?) throws(FHIRSyntaxError) {
+        let count = fields.count
+        if count - fieldBase < 24 {
+            // The object's earlier fields: one integer comparison each for the keys the table keeps.
+            var index = fieldBase
+            while index < count {
+                let other = fields[index].key
+                if other == key || ((other | key) < 0 && keys.same(other, key)) {
+                    throw keyError(.duplicate, key, at: offset)
                 }
-                return false
+                index += 1
             }
-            if duplicate { throw error(at: offset, "duplicate field \"\(key)\"") }
             return
         }
-        // Many fields: switch to a set so that a huge object costs linear time.
+        try checkDuplicateInSet(key, at: offset, fieldBase: fieldBase, seen: &seen)
+    }
+
+    /// ``checkDuplicate(_:at:fieldBase:seen:)`` for an object of many fields: a set, so that a huge
+    /// object costs linear time.
+    @inline(never)
+    private mutating func checkDuplicateInSet(_ key: FieldKeys.ID, at offset: Int, fieldBase: Int, seen: inout Set<KeyBytes>?) throws(FHIRSyntaxError) {
         if seen == nil {
-            seen = Set(fields[fieldBase...].map { ($0.isUnderscore ? "_" : "") + $0.name })
+            seen = Set(fields[fieldBase...].map { KeyBytes(keys.key($0.key)) })
         }
-        if seen?.insert(key).inserted == false {
-            throw error(at: offset, "duplicate field \"\(key)\"")
+        if seen?.insert(KeyBytes(keys.key(key))).inserted == false {
+            throw keyError(.duplicate, key, at: offset)
+        }
+    }
+
+    /// A field name as a set member, equal to another by its UTF-8 bytes (RFC 8259 §8.3 compares names
+    /// code unit by code unit; `String`'s own `==` and hash treat canonically equivalent texts as one),
+    /// hashed by the seeded `Hasher` over those bytes, so that a hostile object's keys cannot be chosen
+    /// to collide.
+    struct KeyBytes: Hashable {
+        let text: String
+        init(_ text: String) { self.text = text }
+        static func == (a: KeyBytes, b: KeyBytes) -> Bool { a.text.hasSameBytes(as: b.text) }
+        func hash(into hasher: inout Hasher) {
+            text.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 
     /// Reads an array value: its items become a run of siblings named `name` (pushed on the stack).
-    private mutating func readArray(named name: String, key: String, isUnderscore: Bool) throws(FHIRSyntaxError) {
+    private mutating func readArray(named name: String, key: FieldKeys.ID, isUnderscore: Bool) throws(FHIRSyntaxError) {
         let open = pos
         try enterNesting(at: open)
         pos += 1
         skipWhitespace()
         if pos < end, bytes[pos] == UInt8(ascii: "]") {
-            throw error(at: open, "\"\(key)\" is an empty array, which FHIR JSON does not allow")
+            throw keyError(.emptyArray, key, at: open)
         }
         while true {
             skipWhitespace()
-            guard pos < end else { throw unexpectedEnd("an item of \"\(key)\"") }
+            guard pos < end else { throw keyError(.endBeforeItem, key, at: end) }
             try readItem(named: name, key: key, isUnderscore: isUnderscore, inArray: true)
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("',' or ']'") }
@@ -230,7 +247,7 @@ struct JSONElementReader {
             pos += 1
             if next == UInt8(ascii: ",") { continue }
             if next == UInt8(ascii: "]") { break }
-            throw error(at: pos - 1, "expected ',' or ']' in the array \"\(key)\", found \(describeByte(at: pos - 1))")
+            throw keyError(.noItemSeparator, key, at: pos - 1)
         }
         depth -= 1
     }
@@ -238,7 +255,7 @@ struct JSONElementReader {
     /// Reads one value (a whole field value, or one array item) as an element named `name`, pushed on the stack.
     @inline(__always)
     private mutating func readItem(
-        named name: String, key: String, isUnderscore: Bool, inArray: Bool
+        named name: String, key: FieldKeys.ID, isUnderscore: Bool, inArray: Bool
     ) throws(FHIRSyntaxError) {
         let byte = bytes[pos]
         switch byte {
@@ -246,7 +263,7 @@ struct JSONElementReader {
             stack.push(try readObject(named: name, inArray: inArray))
         case UInt8(ascii: "\""):
             if isUnderscore { throw underscoreShape(key) }
-            stack.push(Element(name: name, value: try readString(interned: true, isKey: false), valueKind: .string, jsonArrayItem: inArray))
+            stack.push(Element(name: name, value: try readString(), valueKind: .string, jsonArrayItem: inArray))
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             if isUnderscore { throw underscoreShape(key) }
             stack.push(Element(name: name, value: try readNumber(), valueKind: .number, jsonArrayItem: inArray))
@@ -262,18 +279,52 @@ struct JSONElementReader {
             let offset = pos
             try readLiteral("null")
             guard inArray else {
-                throw error(at: offset, "\"\(key)\" is null; FHIR JSON allows null only inside arrays of primitives")
+                throw keyError(.null, key, at: offset)
             }
             stack.push(Element(name: name, jsonArrayItem: true))
         case UInt8(ascii: "["):
-            throw error(at: pos, "\"\(key)\" holds an array inside an array, which FHIR JSON does not allow")
+            throw keyError(.nestedArray, key, at: pos)
         default:
-            throw error(at: pos, "expected a value for \"\(key)\", found \(describeByte(at: pos))")
+            throw keyError(.noValue, key, at: pos)
         }
     }
 
-    private func underscoreShape(_ key: String) -> FHIRSyntaxError {
-        error(at: pos, "\"\(key)\" must be an object (or an array of objects and nulls) holding the primitive's id and extension")
+    private func underscoreShape(_ key: FieldKeys.ID) -> FHIRSyntaxError {
+        keyError(.annotationShape, key, at: pos)
+    }
+
+    /// The error at `offset` whose message `message` builds, out of line (see ``keyError(_:_:at:)``).
+    @inline(never)
+    private func outOfLineError(at offset: Int, _ message: (Self, Int) -> String) -> FHIRSyntaxError {
+        error(at: offset, message(self, offset))
+    }
+
+    /// What is wrong about a field (its key is in the message).
+    private enum KeyProblem {
+        case noColon, endBeforeValue, noFieldSeparator, duplicate, emptyArray, endBeforeItem, noItemSeparator
+        case null, nestedArray, noValue, annotationShape
+    }
+
+    /// The error for `problem` with the field `key` at `offset`. Messages are built here, out of line,
+    /// so that the recursive reading functions keep small stack frames (a debug build gives every
+    /// string interpolation its own stack slots, and the nesting limit must fit a 1 MB thread stack).
+    @inline(never)
+    private func keyError(_ problem: KeyProblem, _ key: FieldKeys.ID, at offset: Int) -> FHIRSyntaxError {
+        let key = keys.key(key)
+        switch problem {
+        case .noColon: return error(at: offset, "expected ':' after the field name \"\(key)\", found \(describeByte(at: offset))")
+        case .endBeforeValue: return unexpectedEnd("the value of \"\(key)\"")
+        case .noFieldSeparator: return error(at: offset, "expected ',' or '}' after the value of \"\(key)\", found \(describeByte(at: offset))")
+        case .duplicate: return error(at: offset, "duplicate field \"\(key)\"")
+        case .emptyArray: return error(at: offset, "\"\(key)\" is an empty array, which FHIR JSON does not allow")
+        case .endBeforeItem: return unexpectedEnd("an item of \"\(key)\"")
+        case .noItemSeparator: return error(at: offset, "expected ',' or ']' in the array \"\(key)\", found \(describeByte(at: offset))")
+        case .null: return error(at: offset, "\"\(key)\" is null; FHIR JSON allows null only inside arrays of primitives")
+        case .nestedArray: return error(at: offset, "\"\(key)\" holds an array inside an array, which FHIR JSON does not allow")
+        case .noValue: return error(at: offset, "expected a value for \"\(key)\", found \(describeByte(at: offset))")
+        case .annotationShape:
+            return error(at: offset, "\"\(key)\" must be an object (or an array of objects and nulls) holding the primitive's id and extension")
+        }
     }
 
     /// Moves the `id`/`extension` children of each `_name` run onto the primitives of its `name` run, by
@@ -282,20 +333,21 @@ struct JSONElementReader {
         var merged = false
         for index in fieldBase..<fields.count where fields[index].isUnderscore {
             let annotation = fields[index]
-            guard let plainIndex = fields[fieldBase...].firstIndex(where: { !$0.isUnderscore && $0.name == annotation.name }) else {
+            guard let plainIndex = fields[fieldBase...].firstIndex(where: { !$0.isUnderscore && keys.sameName($0.key, annotation.key) }) else {
                 continue
             }
+            let name = keys.name(annotation.key)
             let plain = fields[plainIndex]
             guard plain.isArray == annotation.isArray else {
-                throw error(at: annotation.keyOffset, "\"_\(annotation.name)\" and \"\(annotation.name)\" must both be arrays or both single values")
+                throw error(at: annotation.keyOffset, "\"_\(name)\" and \"\(name)\" must both be arrays or both single values")
             }
             guard plain.count == annotation.count else {
-                throw error(at: annotation.keyOffset, "\"_\(annotation.name)\" has \(annotation.count) items but \"\(annotation.name)\" has \(plain.count); they must align by index")
+                throw error(at: annotation.keyOffset, "\"_\(name)\" has \(annotation.count) items but \"\(name)\" has \(plain.count); they must align by index")
             }
             for item in 0..<plain.count {
                 let target = plain.start + item
                 if children[target].value == nil && !children[target].children.isEmpty {
-                    throw error(at: annotation.keyOffset, "\"_\(annotation.name)\" annotates \"\(annotation.name)\", which is not a primitive")
+                    throw error(at: annotation.keyOffset, "\"_\(name)\" annotates \"\(name)\", which is not a primitive")
                 }
                 children[target].children = children[annotation.start + item].children
             }
@@ -362,9 +414,35 @@ struct JSONElementReader {
         }
     }
 
-    /// Reads the string whose opening quote is at `pos`: unescapes it, validates its UTF-8, and returns it
-    /// (from an interner when short).
-    private mutating func readString(interned: Bool, isKey: Bool) throws(FHIRSyntaxError) -> String {
+    /// Reads the string value whose opening quote is at `pos` (from an interner when short).
+    private mutating func readString() throws(FHIRSyntaxError) -> String {
+        let start = pos + 1
+        if try scanString() {
+            return scratch.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return "" }
+                return values.string(base, count: buffer.count, maxLength: StringInterner.maxLength)
+            }
+        }
+        return values.string(bytes + start, count: pos - 1 - start, maxLength: StringInterner.maxLength)
+    }
+
+    /// Reads the object key whose opening quote is at `pos`, as its number in ``keys``.
+    private mutating func readKey() throws(FHIRSyntaxError) -> FieldKeys.ID {
+        let start = pos + 1
+        if try scanString() {
+            return scratch.withUnsafeBufferPointer { buffer in
+                // Empty unescaped text from an escape is impossible; the base is there.
+                keys.id(buffer.baseAddress.unsafelyUnwrapped, count: buffer.count)
+            }
+        }
+        return keys.id(bytes + start, count: pos - 1 - start)
+    }
+
+    /// Moves past the string whose opening quote is at `pos`, validating its escapes and UTF-8. Returns
+    /// whether it had escapes: then its unescaped bytes are in `scratch`; else they are the bytes from
+    /// the one after the opening quote to the one before `pos` (the closing quote).
+    @inline(__always)
+    private mutating func scanString() throws(FHIRSyntaxError) -> Bool {
         let open = pos
         var index = pos + 1
         var chunkStart = index
@@ -379,12 +457,8 @@ struct JSONElementReader {
                 pos = index + 1
                 if escaped {
                     scratch.append(contentsOf: UnsafeBufferPointer(start: bytes + chunkStart, count: index - chunkStart))
-                    return scratch.withUnsafeBufferPointer { buffer in
-                        guard let base = buffer.baseAddress else { return "" }
-                        return internOrMake(base, count: buffer.count, isKey: isKey)
-                    }
                 }
-                return internOrMake(bytes + chunkStart, count: index - chunkStart, isKey: isKey)
+                return escaped
             } else if byte == UInt8(ascii: "\\") {
                 if !escaped {
                     scratch.removeAll(keepingCapacity: true)
@@ -403,12 +477,6 @@ struct JSONElementReader {
                 index += 1  // a false positive of the word scan
             }
         }
-    }
-
-    @inline(__always)
-    private mutating func internOrMake(_ pointer: UnsafePointer<UInt8>, count: Int, isKey: Bool) -> String {
-        if isKey { return keys.string(pointer, count: count, maxLength: 64) }
-        return values.string(pointer, count: count, maxLength: StringInterner.maxLength)
     }
 
     /// Decodes the escape at `index` (a backslash) into `scratch`; returns the index after it.
