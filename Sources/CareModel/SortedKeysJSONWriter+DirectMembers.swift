@@ -2,8 +2,7 @@ import Foundation
 
 /// The values ``SortedKeysJSONWriter`` writes member by member itself rather than through their
 /// `encode(to:)`, byte for byte as that writes them, with the members in key order: a task version's
-/// userInfo, provenance and schedule elements (each long-running task version an import cuts has a
-/// schedule of its own, which the writer's schedule cache does not know). Objects here are written
+/// userInfo, provenance, schedule and schedule elements. Objects here are written
 /// straight into the output, without a slot: their keys are known and already in order.
 extension SortedKeysJSONWriter {
     /// Writes a `[String: String]` as its `encode(to:)` does (an object of its keys), in key order.
@@ -11,7 +10,7 @@ extension SortedKeysJSONWriter {
         output.append(UInt8(ascii: "{"))
         var first = true
         for (key, value) in map.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            writeKey(key, first: &first)
+            writeKey(named: key, first: &first)
             writeString(value)
         }
         output.append(UInt8(ascii: "}"))
@@ -36,8 +35,20 @@ extension SortedKeysJSONWriter {
         output.append(UInt8(ascii: "}"))
     }
 
-    /// Writes a schedule element as its `encode(to:)` does, in key order: each long-running task version
-    /// an import cuts has a schedule of its own, which the schedule cache does not know.
+    /// Writes a schedule as its `encode(to:)` does (`{"elements":[...]}`), element by element: each
+    /// long-running task version an import cuts has a schedule of its own, and looking schedules up by
+    /// hash (their calendars and intervals hashed each time) cost more than writing them.
+    func writeSchedule(_ schedule: Schedule) throws {
+        appendASCII(#"{"elements":["#)
+        for (index, element) in schedule.elements.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            try writeScheduleElement(element)
+        }
+        appendASCII("]}")
+    }
+
+    /// Writes a schedule element as its `encode(to:)` does, in key order; its calendar and interval as
+    /// the last elements' with equal ones were written (``RecentEncodings``).
     func writeScheduleElement(_ element: ScheduleElement) throws {
         output.append(UInt8(ascii: "{"))
         var first = true
@@ -50,14 +61,21 @@ extension SortedKeysJSONWriter {
             try writeDouble(end.timeIntervalSinceReferenceDate)
         }
         writeKey("interval", first: &first)
-        try write(element.interval)
+        output.append(contentsOf: try Self.intervals.json(of: element.interval) { interval in
+            let writer = SortedKeysJSONWriter()
+            try writer.writeByEncoding(interval)
+            return writer.unsupported ? [UInt8](try CareKitJSON.makeEncoder().encode(interval)) : writer.output
+        })
         writeKey("start", first: &first)
         try writeDouble(element.start.timeIntervalSinceReferenceDate)
         writeKey("targetValues", first: &first)
-        try write(element.targetValues)
+        if element.targetValues.isEmpty { appendASCII("[]") } else { try write(element.targetValues) }
         if let text = element.text { writeKey("text", first: &first); writeString(text) }
         output.append(UInt8(ascii: "}"))
     }
+
+    /// Schedule elements' intervals, most often one of a few (daily, every few hours).
+    private static let intervals = RecentEncodings<DateComponents>()
 
     /// Writes a schedule element's duration as its `encode(to:)` does.
     func writeDuration(_ duration: ScheduleElement.Duration) throws {
@@ -70,8 +88,19 @@ extension SortedKeysJSONWriter {
         }
     }
 
+    /// A key known when compiled (plain ASCII, nothing to escape) of a member of an object written
+    /// directly, with its separator: copied, not escaped byte by byte.
+    func writeKey(_ key: StaticString, first: inout Bool) {
+        if !first { output.append(UInt8(ascii: ",")) }
+        first = false
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        output.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: ":"))
+    }
+
     /// The key of a member of an object written directly (not through a slot), with its separator.
-    func writeKey(_ key: String, first: inout Bool) {
+    func writeKey(named key: String, first: inout Bool) {
         if !first { output.append(UInt8(ascii: ",")) }
         first = false
         writeString(key)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Writes an `Encodable` value as compact JSON with sorted keys, byte for byte what
 /// `JSONEncoder` with `.sortedKeys` and default strategies writes, at a fraction of its cost.
@@ -14,8 +13,8 @@ import Synchronization
 /// Defaults matched: dates as seconds since 2001-01-01, data as base64, URLs as their absolute string,
 /// doubles as their shortest description without a trailing `.0`, `/` escaped as `\/`, non-finite
 /// numbers an error. Calendars, whose encoding (a locale, a time zone, a comparison with the current
-/// calendar) costs more than the rest of a task, are encoded once per distinct calendar, and schedules
-/// (most of a task, and the same for many: every daily log of an import) once per distinct schedule.
+/// calendar) costs more than the rest of a task, are encoded once per distinct calendar; schedules are
+/// written member by member (``writeSchedule(_:)``), their elements' calendars and intervals once each.
 final class SortedKeysJSONWriter: Encoder {
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
@@ -74,12 +73,8 @@ final class SortedKeysJSONWriter: Encoder {
                 encoder.outputFormatting = [.sortedKeys]
                 return [UInt8](try encoder.encode(calendar))
             })
-        } else if type == Self.scheduleType, let schedule = value as? Schedule, Self.encodesAlikeWhenEqual(schedule) {
-            output.append(contentsOf: try Self.schedules.json(of: schedule) { schedule in
-                let writer = SortedKeysJSONWriter()
-                try writer.writeByEncoding(schedule)
-                return writer.unsupported ? [UInt8](try CareKitJSON.makeEncoder().encode(schedule)) : writer.output
-            })
+        } else if type == Self.scheduleType, let schedule = value as? Schedule {
+            try writeSchedule(schedule)
         } else if type == Self.taskType, let task = value as? CareTask {
             try writeTask(task)
         } else if type == Self.preEncodedType, let encoded = value as? PreEncodedJSON {
@@ -152,7 +147,7 @@ final class SortedKeysJSONWriter: Encoder {
     }
 
     /// Writes `value` through its own `encode(to:)`.
-    private func writeByEncoding<Value: Encodable>(_ value: Value) throws {
+    func writeByEncoding<Value: Encodable>(_ value: Value) throws {
         slots.append(Slot(start: output.count))
         try value.encode(to: self)
         close(slots.removeLast())
@@ -225,9 +220,32 @@ final class SortedKeysJSONWriter: Encoder {
 
     func writeDouble(_ number: Double) throws {
         guard number.isFinite else { throw Self.notANumber(number) }
+        // Whole numbers of fewer than 16 digits (every date to the second) are written as `description`
+        // writes them less its ".0", digit by digit: `description` costs some 2,500 instructions. -0 is
+        // left to it ("-0").
+        if number.magnitude < 1e15, number.rounded(.towardZero) == number, !(number == 0 && number.sign == .minus) {
+            writeInteger(Int(number))
+            return
+        }
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         appendASCII(text)
+    }
+
+    /// `value` in decimal, as `String(value)` writes it.
+    func writeInteger(_ value: Int) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 24 digits, least significant first
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { output.append(buffer[index]) }
+        }
     }
 
     func appendASCII(_ text: String) {
@@ -267,21 +285,10 @@ final class SortedKeysJSONWriter: Encoder {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    // MARK: - Calendars and schedules
+    // MARK: - Calendars
 
-    private static let calendars = EncodedValues<Calendar>()
-    private static let schedules = EncodedValues<Schedule>()
-
-    /// Whether equal schedules are written alike: only a target value of -0 (equal to 0, written "-0")
-    /// tells them apart.
-    private static func encodesAlikeWhenEqual(_ schedule: Schedule) -> Bool {
-        schedule.elements.allSatisfy { element in
-            element.targetValues.allSatisfy { target in
-                if case .double(let number) = target.value { return !(number == 0 && number.sign == .minus) }
-                return true
-            }
-        }
-    }
+    /// Found by equality among the few an import has (``RecentEncodings``): cheaper than hashing one.
+    private static let calendars = RecentEncodings<Calendar>()
 
     // MARK: - Encoder
 
@@ -368,23 +375,6 @@ final class SortedKeysJSONWriter: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
         SingleValueContainer(writer: self, slot: begin(.single))
-    }
-}
-
-/// Values already encoded, shared by the writers of all threads; at most `limit` of them.
-private final class EncodedValues<Value: Hashable & Sendable>: Sendable {
-    private let known = Mutex<[Value: [UInt8]]>([:])
-    private let limit = 10_000
-
-    /// The JSON of `value`, from `encode` the first time.
-    func json(of value: Value, _ encode: (Value) throws -> [UInt8]) throws -> [UInt8] {
-        if let bytes = known.withLock({ $0[value] }) { return bytes }
-        let bytes = try encode(value)
-        known.withLock { known in
-            if known.count >= limit { known.removeAll(keepingCapacity: true) }
-            known[value] = bytes
-        }
-        return bytes
     }
 }
 

@@ -316,6 +316,39 @@ final class CareKitJSONTests: XCTestCase {
         XCTAssertThrowsError(try CareKitJSON.encode(OutcomeValue(.double(.infinity))))
     }
 
+    /// Whole numbers (dates to the second) are written digit by digit, and schedules element by element
+    /// with their calendars and intervals remembered: the same bytes as JSONEncoder for numbers at the
+    /// edges of that path, and for schedules of several elements, zones, intervals and target values.
+    func testSortedKeysWriterWritesWholeNumbersAndSchedulesAsJSONEncoder() throws {
+        func same<Value: Encodable>(_ value: Value, file: StaticString = #filePath, line: UInt = #line) throws {
+            let expected = try encoder.encode(value)
+            let written = try CareKitJSON.encode(value)
+            XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: expected, as: UTF8.self), file: file, line: line)
+        }
+        try same([0.0, -0.0, 1, -1, 9, 10, -10, 999_999_999_999_999, -999_999_999_999_999, 1e15, -1e15, 1e16, 0.5, -0.5,
+                  -2_208_988_800, 123_456_789.25, 4_294_967_296, Double(Int32.max), -1e-300])
+        try same([Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: -3_187_296_000),
+                  Date(timeIntervalSinceReferenceDate: 786_240_000.5), Date(timeIntervalSince1970: -0.0)])
+        let paris = try XCTUnwrap(TimeZone(identifier: "Europe/Paris"))
+        var schedules: [Schedule] = []
+        for round in 0..<2 {  // the second round writes calendars and intervals as remembered
+            let schedule = try Schedule(composing: [
+                ScheduleElement(start: Clock.date(2026, 1, 1, 8), end: nil, interval: DateComponents(day: 1), duration: .allDay, timeZone: .gmt),
+                ScheduleElement(start: Clock.date(2026, 1, 2, 9), end: Clock.date(2026, 3, 1), interval: DateComponents(hour: 8),
+                                text: "with \"text\"", targetValues: [OutcomeValue(.double(-0.0)), OutcomeValue(.integer(3))],
+                                duration: .seconds(1_800), timeZone: paris),
+                ScheduleElement(start: Clock.date(2025, 12, 31), end: nil, interval: round == 0 ? DateComponents(weekOfYear: 2) : DateComponents(day: 3),
+                                duration: .seconds(0.25), timeZone: try XCTUnwrap(TimeZone(secondsFromGMT: 19_800))),
+            ])
+            schedules.append(schedule)
+            try same(schedule)
+            var task = try task()
+            task.schedule = schedule
+            try same(task)
+        }
+        try same(schedules)
+    }
+
     /// A value encoded once and placed many times writes what encoding it in place writes, through the
     /// fast writer (which copies its bytes) and through JSONEncoder (which encodes the value again).
     func testPreEncodedJSONWritesWhatTheValueWrites() throws {

@@ -1,0 +1,32 @@
+import Synchronization
+
+/// The JSON of the few values of one type an import writes again and again (the calendar and the interval
+/// of every schedule element), found by equality among the last `limit` written, shared by the writers of
+/// all threads.
+///
+/// A scan with `==` rather than a dictionary: hashing a `Calendar` or a `DateComponents` costs more than
+/// comparing it with the handful an import has (most imports have one calendar and a few intervals).
+/// Only for types whose equal values encode to the same bytes.
+final class RecentEncodings<Value: Equatable & Sendable>: Sendable {
+    private let recent = Mutex<[(value: Value, json: [UInt8])]>([])
+    private let limit: Int
+
+    init(limit: Int = 16) {
+        self.limit = limit
+    }
+
+    /// The JSON of `value`, from `encode` when none of the recent values equals it.
+    func json(of value: Value, _ encode: (Value) throws -> [UInt8]) throws -> [UInt8] {
+        let known = recent.withLock { recent -> [UInt8]? in
+            for entry in recent where entry.value == value { return entry.json }
+            return nil
+        }
+        if let known { return known }
+        let json = try encode(value)
+        recent.withLock { recent in
+            if recent.count >= limit { recent.removeLast() }
+            recent.insert((value, json), at: 0)
+        }
+        return json
+    }
+}
