@@ -38,6 +38,21 @@ final class DayStartTests: XCTestCase {
         }
     }
 
+    /// Zones of one offset for ever (UTC, GMT, `TimeZone(secondsFromGMT:)`'s `GMT+hhmm`) take their day
+    /// starts by arithmetic without the zone: the calendar's, day for day, inside the range and out.
+    func testFixedZonesDayStartsAreTheCalendars() throws {
+        let zones = try ["UTC", "GMT", "Etc/UTC"].map { try XCTUnwrap(TimeZone(identifier: $0), $0) }
+            + [19_800, -12_600, 50_400].map { try XCTUnwrap(TimeZone(secondsFromGMT: $0)) }
+        for zone in zones {
+            let options = MappingOptions(timeZone: zone)
+            for day in Array(stride(from: 0, to: 200_000, by: 997)) + [1, 45_000, 200_000, -1, -400, 200_001] {
+                XCTAssertEqual(options.startOfDay(number: day), calendarStart(day, in: zone), "\(zone.identifier) day \(day)")
+            }
+        }
+        XCTAssertNotNil(DayStartArithmetic.FixedZone(zone: try XCTUnwrap(TimeZone(secondsFromGMT: 19_800)), epoch: Date()))
+        XCTAssertNil(DayStartArithmetic.FixedZone(zone: try XCTUnwrap(TimeZone(identifier: "Europe/Paris")), epoch: Date()))
+    }
+
     func testDaysOutsideTheArithmeticsRangeAreTheCalendars() throws {
         let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Paris"))
         let options = MappingOptions(timeZone: zone)

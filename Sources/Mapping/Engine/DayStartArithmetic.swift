@@ -17,6 +17,41 @@ enum DayStartArithmetic {
         guard number >= 0, number <= lastDay else { return nil }
         let localMidnight = Double(CivilCalendar.localDay(of: epoch, in: zone) + number) * 86_400
         let offset = zone.secondsFromGMT(for: Date(timeIntervalSince1970: localMidnight))
+        return start(localMidnight: localMidnight, offset: offset, zone: zone)
+    }
+
+    /// A zone whose offset from GMT never changes (UTC, GMT, `TimeZone(secondsFromGMT:)`'s `GMT+hhmm`),
+    /// known by its identifier: the local day of `epoch` and the offset, for ``start(ofDay:in:)``.
+    struct FixedZone: Sendable {
+        let epochLocalDay: Int
+        let offset: Int
+
+        init?(zone: TimeZone, epoch: Date) {
+            let identifier = zone.identifier
+            guard DayStartArithmetic.fixedIdentifiers.contains(identifier) || DayStartArithmetic.isFixedOffsetIdentifier(identifier) else { return nil }
+            epochLocalDay = CivilCalendar.localDay(of: epoch, in: zone)
+            offset = zone.secondsFromGMT(for: epoch)
+        }
+    }
+
+    /// The start of day `number` in a fixed zone: what ``start(ofDay:epoch:zone:)`` gives there (no offset
+    /// changes near any day), by the same arithmetic, without asking the zone; `nil` where that gives `nil`.
+    static func start(ofDay number: Int, in fixed: FixedZone) -> Date? {
+        guard number >= 0, number <= lastDay else { return nil }
+        let localMidnight = Double(fixed.epochLocalDay + number) * 86_400
+        return Date(timeIntervalSince1970: localMidnight - Double(fixed.offset))
+    }
+
+    private static let fixedIdentifiers: Set<String> = ["UTC", "GMT", "Etc/UTC", "Etc/GMT", "Etc/Universal", "Universal", "Etc/Zulu", "Zulu"]
+
+    /// `GMT+hhmm` or `GMT-hhmm`, the identifiers of `TimeZone(secondsFromGMT:)`.
+    private static func isFixedOffsetIdentifier(_ identifier: String) -> Bool {
+        let bytes = Array(identifier.utf8)
+        guard bytes.count == 8, bytes.starts(with: Array("GMT".utf8)), bytes[3] == UInt8(ascii: "+") || bytes[3] == UInt8(ascii: "-") else { return false }
+        return bytes[4...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    private static func start(localMidnight: Double, offset: Int, zone: TimeZone) -> Date? {
         let start = Date(timeIntervalSince1970: localMidnight - Double(offset))
         guard zone.secondsFromGMT(for: start) == offset,
               zone.secondsFromGMT(for: start.addingTimeInterval(-margin)) == offset,

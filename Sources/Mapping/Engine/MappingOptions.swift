@@ -13,6 +13,7 @@ public struct MappingOptions: Sendable {
     public var timeZone: TimeZone {
         didSet {
             (calendar, epoch) = Self.calendarAndEpoch(in: timeZone)
+            fixedZone = DayStartArithmetic.FixedZone(zone: timeZone, epoch: epoch)
             dayStarts = DayStarts()
         }
     }
@@ -30,6 +31,7 @@ public struct MappingOptions: Sendable {
         self.timeZone = timeZone
         self.wakingHours = wakingHours
         (calendar, epoch) = Self.calendarAndEpoch(in: timeZone)
+        fixedZone = DayStartArithmetic.FixedZone(zone: timeZone, epoch: epoch)
     }
 
     /// The id of the entity a resource makes at top level (its care plan, patient, contact, task).
@@ -48,6 +50,10 @@ public struct MappingOptions: Sendable {
     /// The day starts asked so far (``startOfDay(number:)``), shared by the copies of these options (the
     /// import's stages and worker threads each hold one) and replaced when the zone changes.
     private var dayStarts = DayStarts()
+
+    /// Set when the zone's offset never changes (UTC, for one): its day starts are then plain arithmetic,
+    /// cheaper than looking them up (a long-running task's version cuts ask for some fifteen days each).
+    private var fixedZone: DayStartArithmetic.FixedZone?
 
     private static func calendarAndEpoch(in zone: TimeZone) -> (Calendar, Date) {
         var calendar = Calendar(identifier: .gregorian)
@@ -69,6 +75,7 @@ public struct MappingOptions: Sendable {
     /// asks for the same days again and again (a long-running task's version cuts search the days up
     /// to today, task after task).
     public func startOfDay(number: Int) -> Date? {
+        if let fixedZone, let start = DayStartArithmetic.start(ofDay: number, in: fixedZone) { return start }
         if let known = dayStarts.start(ofDay: number) { return known }
         let start = DayStartArithmetic.start(ofDay: number, epoch: epoch, zone: timeZone)
             ?? calendar.date(byAdding: .day, value: number, to: epoch).map { calendar.startOfDay(for: $0) }
