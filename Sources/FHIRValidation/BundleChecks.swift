@@ -15,20 +15,30 @@ extension ValidationWalk {
             }
         }
         let type = bundle.valueInPlace(of: "type")
-        let entries = bundle.children(named: "entry")
+        // Entries are read in place, by their address in the Bundle's children (alive and unchanged for
+        // the whole walk): a copy of each was four retains and releases, and this runs over every entry.
+        bundle.children.withUnsafeBufferPointer { children in
+            let entries: [UnsafePointer<Element>] = children.baseAddress.map { first in
+                children.indices.filter { children[$0].name.hasSameBytes(as: "entry") }.map { first + $0 }
+            } ?? []
+            checkEntries(entries, type: type, of: bundle)
+        }
+    }
+
+    /// The rules on the entries (at `entries`, in the Bundle `bundle` of type `type`); an entry's path is
+    /// made into text only when an issue is reported there.
+    private mutating func checkEntries(_ entries: [UnsafePointer<Element>], type: String?, of bundle: Element) {
         checkBundleInvariants(type: type, entries: entries)
         let searchedTypes = type == "searchset" ? Self.searchedTypes(of: bundle, metadata: metadata) : nil
-        // Entries are read in place (`entries[index]...`), not copied, and an entry's path is made into
-        // text only when an issue is reported there.
         for index in entries.indices {
-            checkRequest(of: entries[index], bundleType: type, entry: index)
-            if type == "searchset" { checkSearchResult(entries[index], searchedTypes: searchedTypes, path: Self.entryPath(index)) }
-            let resourceIndex = entries[index].firstChildIndex(named: "resource")
-            guard let fullUrl = entries[index].valueInPlace(of: "fullUrl") else {
+            let entry = entries[index]
+            checkRequest(of: entry, bundleType: type, entry: index)
+            if type == "searchset" { checkSearchResult(entry.pointee, searchedTypes: searchedTypes, path: Self.entryPath(index)) }
+            guard let fullUrl = entry.childValue("fullUrl") else {
                 // "The fullUrl element SHALL have a value except that fullUrl can be empty on a POST";
                 // results of operations may hold unidentified resources, so this is a warning.
-                let method = entries[index].firstChildIndex(named: "request").flatMap { entries[index].children[$0].valueInPlace(of: "method") }
-                if resourceIndex != nil, method != "POST" {
+                let method = entry.withChild(named: "request") { $0.childValue("method") } ?? nil
+                if entry.hasChild(named: "resource"), method != "POST" {
                     report(.warning, .required, "an entry with a resource should have a fullUrl (only a POST may go without)", below: Self.entryPath(index))
                 }
                 continue
@@ -37,12 +47,12 @@ extension ValidationWalk {
                 report(.error, .invalid, "the fullUrl must be an absolute URL (not '\(fullUrl)')", below: Self.entryPath(index) + ".fullUrl")
                 continue
             }
-            guard let resourceIndex, let type = entries[index].children[resourceIndex].resourceType,
+            guard let type = entry.withChild(named: "resource", { $0.pointee.resourceType }) ?? nil,
                   !fullUrl.hasBytePrefix("urn:")
             else { continue }
             var entryPath: String { Self.entryPath(index) }  // made only when reported
             if let restful = ReferenceScope.restfulBase(of: fullUrl, metadata: metadata), restful.type == type {
-                if let id = entries[index].children[resourceIndex].valueInPlace(of: "id") {
+                if let id = entry.withChild(named: "resource", { $0.childValue("id") }) ?? nil {
                     if id != restful.id {
                         report(.error, .invalid, "the fullUrl '\(fullUrl)' does not match the resource id '\(id)'", below: entryPath + ".fullUrl")
                     }
@@ -74,11 +84,11 @@ extension ValidationWalk {
     /// interaction) carries a resource of that type with that id ("the request body SHALL be a Resource
     /// with an id element that has an identical value to the [id] in the URL"), and a POST to `Type`
     /// carries a resource of that type.
-    private mutating func checkRequest(of entry: Element, bundleType: String?, entry position: Int) {
+    private mutating func checkRequest(of entry: UnsafePointer<Element>, bundleType: String?, entry position: Int) {
         guard bundleType == "transaction" || bundleType == "batch",
-              let request = entry.withChild(named: "request", { ($0.pointee.valueInPlace(of: "method"), $0.pointee.valueInPlace(of: "url")) }),
+              let request = entry.withChild(named: "request", { ($0.childValue("method"), $0.childValue("url")) }),
               let method = request.0, method == "PUT" || method == "POST", let url = request.1,
-              let resource = entry.firstChildIndex(named: "resource"), let type = entry.children[resource].resourceType,
+              let type = entry.withChild(named: "resource", { $0.pointee.resourceType }) ?? nil,
               !URIRules.containsByte(url, UInt8(ascii: "?"))
         else { return }
         var path: String { Self.entryPath(position) }  // made only when reported
@@ -88,7 +98,7 @@ extension ValidationWalk {
             : url.isEmpty ? [] : [url]
         switch method {
         case "PUT" where parts.count == 2 && metadata.isResourceType(parts[0]):
-            let id = entry.children[resource].valueInPlace(of: "id")
+            let id = entry.withChild(named: "resource") { $0.childValue("id") } ?? nil
             if parts[0] != type {
                 report(.error, .invalid, "the request PUT \(url) holds a \(type), not a \(parts[0])", below: path + ".request.url")
             } else if id != parts[1] {

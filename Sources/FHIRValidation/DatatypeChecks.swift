@@ -10,7 +10,7 @@ extension ValidationWalk {
     mutating func checkComplex(_ pointer: UnsafePointer<Element>, type: NotableType, info: ElementInfo) {
         switch type {
         case .reference:
-            if let reference = pointer.pointee.valueInPlace(of: "reference") {
+            if let reference = pointer.childValue("reference") {
                 checkReference(reference)
                 checkLocalReference(reference)
             }
@@ -18,25 +18,25 @@ extension ValidationWalk {
             let hasValue = pointer.pointee.children.withUnsafeBufferPointer { children in
                 children.indices.contains { children[$0].name.hasBytePrefix("value") }
             }
-            if hasValue, pointer.pointee.firstChildIndex(named: "extension") != nil {
+            if hasValue, pointer.hasChild(named: "extension") {
                 report(.error, .invariant, "an extension must have either extensions or a value, not both (ext-1)")
             }
-            if let url = pointer.pointee.valueInPlace(of: "url"), url.utf8.contains(UInt8(ascii: "|")) {
+            if let url = pointer.childValue("url"), url.utf8.contains(UInt8(ascii: "|")) {
                 report(.error, .value, "an extension URL may not carry a version ('\(url)')", below: ".url")
             }
         case .attachment:
             checkAttachment(pointer.pointee)
         case .identifier:
             // "urn:ietf:rfc:3986: the identifier is a URI" (R4 Identifier.system): the value must be one.
-            if let system = pointer.pointee.valueInPlace(of: "system"), system.hasSameBytes(as: "urn:ietf:rfc:3986"),
-               let value = pointer.pointee.valueInPlace(of: "value"),
+            if let system = pointer.childValue("system"), system.hasSameBytes(as: "urn:ietf:rfc:3986"),
+               let value = pointer.childValue("value"),
                !ReferenceFormat.hasScheme(value) {
                 // A warning: the official example Organization-2.16.840.1.113883.19.5 has an OID there.
                 report(.warning, .value, "an identifier whose system is urn:ietf:rfc:3986 should have a URI as its value, not '\(value)'",
                        below: ".value")
             }
         case .coding:
-            if let binding = info.requiredBinding, let code = pointer.pointee.valueInPlace(of: "code"), !binding.allows(code) {
+            if let binding = info.requiredBinding, let code = pointer.childValue("code"), !binding.allows(code) {
                 report(.error, .codeInvalid,
                        "the code '\(code)' is not in the value set \(binding.valueSet) (required binding)", below: ".code")
             }
@@ -45,19 +45,22 @@ extension ValidationWalk {
         case .timing:
             // Valid FHIR that CareGate's import refuses (a warning: the file is valid): a schedule takes
             // periods, durations and bounds up to a century, steps of a second or more, bounded counts.
-            guard let repeating = pointer.pointee.child(named: "repeat") else { break }
-            let bounds = repeating.child(named: "boundsDuration")
-            for (element, message) in TimingLimits.problems(
-                frequency: repeating.valueInPlace(of: "frequency"), period: repeating.valueInPlace(of: "period"), periodUnit: repeating.valueInPlace(of: "periodUnit"),
-                duration: repeating.valueInPlace(of: "duration"), durationUnit: repeating.valueInPlace(of: "durationUnit"), count: repeating.valueInPlace(of: "count"),
-                boundsDuration: bounds.map { ($0.valueInPlace(of: "value"), $0.valueInPlace(of: "code") ?? $0.valueInPlace(of: "unit")) })
-            {
+            let problems = pointer.withChild(named: "repeat") { repeating in
+                TimingLimits.problems(
+                    frequency: repeating.childValue("frequency"), period: repeating.childValue("period"), periodUnit: repeating.childValue("periodUnit"),
+                    duration: repeating.childValue("duration"), durationUnit: repeating.childValue("durationUnit"), count: repeating.childValue("count"),
+                    boundsDuration: repeating.withChild(named: "boundsDuration") { ($0.childValue("value"), $0.childValue("code") ?? $0.childValue("unit")) })
+            } ?? []
+            for (element, message) in problems {
                 report(.warning, .value, "\(message): caregate import refuses it", below: ".repeat.\(element)")
             }
         case .codeableConcept:
             checkUCUMBinding(pointer, info: info)
             if let binding = info.requiredBinding {
-                let codes = pointer.pointee.children(named: "coding").compactMap { $0.valueInPlace(of: "code") }
+                let codes: [String] = pointer.pointee.children.withUnsafeBufferPointer { children in
+                    guard let first = children.baseAddress else { return [] }
+                    return children.indices.compactMap { children[$0].name.hasSameBytes(as: "coding") ? (first + $0).childValue("code") : nil }
+                }
                 if !codes.isEmpty, !codes.contains(where: binding.allows) {
                     report(.error, .codeInvalid,
                            "none of the codes (\(codes.joined(separator: ", "))) is in the value set \(binding.valueSet) (required binding)",

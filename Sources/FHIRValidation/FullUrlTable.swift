@@ -1,4 +1,5 @@
 import FHIRCore
+import Foundation
 
 /// The entries of a Bundle by fullUrl, for resolving its references: an open-addressed table over
 /// ``Swift/String/byteHash`` with each fullUrl's entries chained in order. A `[TextKey: [Int]]`
@@ -39,10 +40,23 @@ struct FullUrlTable {
         let hash = fullUrl.byteHash | 1
         var slot = hash & mask
         while hashes[slot] != 0 {
-            if hashes[slot] == hash, fullUrls(Int(firsts[slot])).hasSameBytes(as: fullUrl) { return slot }
+            if hashes[slot] == hash, sameBytes(fullUrls(Int(firsts[slot])), fullUrl) { return slot }
             slot = (slot + 1) & mask
         }
         return slot
+    }
+
+    /// Whether two texts whose hashes agree (so nearly always equal) have the same bytes: compared at
+    /// once, where ``Swift/String/hasSameBytes(as:)`` first asks `==`, a whole Unicode comparison that
+    /// pays off only for unequal texts, then compares the bytes again.
+    private static func sameBytes(_ first: String, _ second: String) -> Bool {
+        first.withUTF8Bytes { mine in
+            second.withUTF8Bytes { theirs in
+                guard mine.count == theirs.count else { return false }
+                guard let left = mine.baseAddress, let right = theirs.baseAddress else { return mine.count == 0 }
+                return memcmp(left, right, mine.count) == 0
+            }
+        }
     }
 
     /// Calls `body` with the position of each entry whose fullUrl is `fullUrl`, in order, until it

@@ -41,11 +41,14 @@ extension ValidationWalk {
     private mutating func evaluate(_ list: [InvariantCatalog.Compiled], element: Element, context: String,
                                    node makeNode: () -> FHIRPathElementNode) {
         var node: FHIRPathElementNode?
-        for compiled in list where !compiled.needsResource || currentResource != nil {
-            if let truth = compiled.shortcut?.truth(on: element) {
-                if !truth { reportUnmet(compiled.invariant) }
+        // By position, read in the list: `for compiled in list` copied each invariant out (its
+        // expression, shortcut and texts retained and released), most of them told by the shortcut.
+        for index in list.indices where !list[index].needsResource || currentResource != nil {
+            if let truth = list[index].shortcut?.truth(on: element) {
+                if !truth { reportUnmet(list[index].invariant) }
                 continue
             }
+            let compiled = list[index]
             if let truth = compiled.expression.quickTruth(on: element, context: context, metadata: metadata,
                                                           trustsSingleCardinality: fhirPathEnvironment.trustsSingleCardinality) {
                 if !truth { reportUnmet(compiled.invariant) }

@@ -40,15 +40,15 @@ extension ValidationWalk {
     /// and in no other), bdl-7 (fullUrl and versionId unique
     /// unless history), and on each entry bdl-5 (a resource, request or response) and bdl-8 (no
     /// version-specific fullUrl).
-    mutating func checkBundleInvariants(type: String?, entries: [Element]) {
+    mutating func checkBundleInvariants(type: String?, entries: [UnsafePointer<Element>]) {
         guard invariants != nil else { return }
-        // Entries are read in place (`entries[position]...`): a copy of an entry is four retains and
-        // releases, and these run over every entry of every Bundle.
+        // Entries are read in place, by their address in the Bundle: a copy of an entry is four retains
+        // and releases, and these run over every entry of every Bundle.
         // `entry.all(request.exists() = (type is one of them))`: without a type, no entry passes.
         func every(_ child: String, presentExactlyIn types: Set<String>) -> Bool {
             guard let type else { return entries.isEmpty }
             let expected = types.contains(type)
-            return entries.indices.allSatisfy { (entries[$0].firstChildIndex(named: child) != nil) == expected }
+            return entries.allSatisfy { $0.hasChild(named: child) == expected }
         }
         if !every("request", presentExactlyIn: ["batch", "transaction", "history"]) { reportNative("bdl-3") }
         if !every("response", presentExactlyIn: ["batch-response", "transaction-response", "history"]) { reportNative("bdl-4") }
@@ -57,8 +57,7 @@ extension ValidationWalk {
             var seen: Set<ReferenceScope.TextKey> = []
             seen.reserveCapacity(entries.count)
             for position in entries.indices {
-                guard let fullUrl = entries[position].firstChildIndex(named: "fullUrl") else { continue }
-                let text = entries[position].children[fullUrl].value ?? ""
+                guard let text = entries[position].withChild(named: "fullUrl", { $0.pointee.value ?? "" }) else { continue }
                 let version = ReferenceScope.versionID(ofEntry: entries[position]) ?? ""
                 if !seen.insert(ReferenceScope.TextKey(version.isEmpty ? text : text + version)).inserted {
                     reportNative("bdl-7")
@@ -67,11 +66,11 @@ extension ValidationWalk {
             }
         }
         for position in entries.indices {
-            if entries[position].firstChildIndex(named: "resource") == nil, entries[position].firstChildIndex(named: "request") == nil,
-               entries[position].firstChildIndex(named: "response") == nil {
+            if !entries[position].hasChild(named: "resource"), !entries[position].hasChild(named: "request"),
+               !entries[position].hasChild(named: "response") {
                 reportNative("bdl-5", below: Self.entryPath(position))
             }
-            if let fullUrl = entries[position].valueInPlace(of: "fullUrl"), fullUrl.containsBytes("/_history/") {
+            if let fullUrl = entries[position].childValue("fullUrl"), fullUrl.containsBytes("/_history/") {
                 reportNative("bdl-8", below: Self.entryPath(position))
             }
         }

@@ -87,13 +87,15 @@ struct ReferenceScope {
         var entries: [Entry] = []
         // Entries and their resources read in place (a copy of each was four retains and releases).
         bundle.children.withUnsafeBufferPointer { children in
-            for entry in children.indices where children[entry].name.hasSameBytes(as: "entry") {
-                let resource = children[entry].withChild(named: "resource") { resource in
-                    (type: resource.pointee.resourceType, id: resource.pointee.valueInPlace(of: "id"),
-                     versionId: resource.pointee.valueInPlace(of: "meta", "versionId"))
+            guard let first = children.baseAddress else { return }
+            for index in children.indices where children[index].name.hasSameBytes(as: "entry") {
+                let entry = first + index
+                let resource = entry.withChild(named: "resource") { resource in
+                    (type: resource.pointee.resourceType, id: resource.childValue("id"),
+                     versionId: resource.withChild(named: "meta") { $0.childValue("versionId") } ?? nil)
                 }
                 entries.append(Entry(
-                    fullUrl: children[entry].valueInPlace(of: "fullUrl"), type: resource?.type ?? "", id: resource?.id ?? nil,
+                    fullUrl: entry.childValue("fullUrl"), type: resource?.type ?? "", id: resource?.id ?? nil,
                     versionId: resource?.versionId ?? nil))
             }
         }
@@ -101,8 +103,8 @@ struct ReferenceScope {
     }
 
     /// `entry.resource.meta.versionId` of a Bundle entry, read in place.
-    static func versionID(ofEntry entry: Element) -> String? {
-        entry.withChild(named: "resource") { $0.pointee.valueInPlace(of: "meta", "versionId") } ?? nil
+    static func versionID(ofEntry entry: UnsafePointer<Element>) -> String? {
+        entry.withChild(named: "resource") { resource in resource.withChild(named: "meta") { $0.childValue("versionId") } ?? nil } ?? nil
     }
 
     /// The scope of a Parameters: the resources of its parameters and their parts, at any depth.

@@ -94,6 +94,14 @@ struct ValidationWalk {
     private var childCounts: UnsafeMutablePointer<Int>
     private var countCapacity = 256
     private var countsTop = 0
+    /// Per element whose children are being visited, innermost last, as stacks the walk keeps (a frame's
+    /// entries are those from where its count stood on entry; it removes them on leaving): the instance
+    /// name a choice took first, the choices already reported as conflicting (no second issue for their
+    /// count), and the definitions with more children than their maximum. Three arrays made per complex
+    /// element were three releases each time, nearly always of empty arrays.
+    private var choiceNames: [(order: Int, name: String)] = []
+    private var conflictingChoices: [Int] = []
+    private var overMaximum: [Int] = []
     /// The local references (dom-3) of the resources being visited that contain resources, innermost
     /// last: collected as the walk meets them rather than by walking each such resource again.
     var localReferences: [LocalReferences] = []
@@ -265,9 +273,7 @@ struct ValidationWalk {
             (childCounts, countCapacity) = (grown, capacity)
         }
         if definitionCount > 0 { (childCounts + base).initialize(repeating: 0, count: definitionCount) }
-        var choiceNames: [(order: Int, name: String)] = []
-        var conflictingChoices: [Int] = []  // already reported; no second issue for their count
-        var overMaximum: [Int] = []  // the orders of definitions with more children than their max
+        let choiceBase = choiceNames.count, conflictBase = conflictingChoices.count, overBase = overMaximum.count
         // Children are visited in place, by their address in the array: a copy of an Element is four
         // retains and releases, and this runs for every element of the tree. The tree is the caller's,
         // unchanged while the walk runs, and the buffer outlives every visit made inside this closure.
@@ -288,11 +294,11 @@ struct ValidationWalk {
                 }
                 if slot.pointee.isChoice {
                     let name = elementChildren[position].name
-                    if let first = choiceNames.first(where: { $0.order == order }), first.name != name {
+                    if let first = firstChoiceName(of: order, from: choiceBase), first != name {
                         conflictingChoices.append(order)
                         let path = slot.pointee.info.takeUnretainedValue().path
                         report(.error, .structure,
-                               "'\(name)' and '\(first.name)' are both values of \(path); only one type is allowed",
+                               "'\(name)' and '\(first)' are both values of \(path); only one type is allowed",
                                below: "." + name)
                     } else if index == 0 {
                         choiceNames.append((order, name))
@@ -316,15 +322,15 @@ struct ValidationWalk {
         // minimum, and only one noted above can exceed its maximum, so those are all that are read.
         let required = lookup.required(of: table)
         var nextRequired = 0
-        if overMaximum.count > 1 { overMaximum.sort() }
-        if !overMaximum.isEmpty, let definitions = metadata.context(at: contextPosition)?.elements {
-            for order in overMaximum {
+        if overMaximum.count > overBase + 1 { overMaximum[overBase...].sort() }
+        if overMaximum.count > overBase, let definitions = metadata.context(at: contextPosition)?.elements {
+            for order in overMaximum[overBase...] {
                 while nextRequired < required.count, required[nextRequired].takeUnretainedValue().order < order {
                     checkMinimum(required[nextRequired].takeUnretainedValue(), base: base)
                     nextRequired += 1
                 }
                 let info = definitions[order]
-                if let max = info.max, !conflictingChoices.contains(order) {
+                if let max = info.max, !conflictingChoices[conflictBase...].contains(order) {
                     report(.error, .structure,
                            "max allowed = \(max), but found \(childCounts[base + order]) (\(info.path))", below: "." + info.name)
                 }
@@ -335,6 +341,20 @@ struct ValidationWalk {
             nextRequired += 1
         }
         countsTop = base
+        if choiceNames.count > choiceBase { choiceNames.removeSubrange(choiceBase...) }
+        if conflictingChoices.count > conflictBase { conflictingChoices.removeSubrange(conflictBase...) }
+        if overMaximum.count > overBase { overMaximum.removeSubrange(overBase...) }
+    }
+
+    /// The instance name the choice definition `order` took first among the children being visited (whose
+    /// entries in ``choiceNames`` start at `start`), nil before its first.
+    private func firstChoiceName(of order: Int, from start: Int) -> String? {
+        var position = start
+        while position < choiceNames.count {
+            if choiceNames[position].order == order { return choiceNames[position].name }
+            position += 1
+        }
+        return nil
     }
 
     /// Reports `info` (a required definition of the context whose counts start at `base`) when it has

@@ -25,7 +25,7 @@ extension ValidationWalk {
 
     /// A Quantity's UCUM code (the Quantity at `quantity`, read in place) is well formed.
     mutating func checkQuantityUnit(_ quantity: UnsafePointer<Element>) {
-        guard let code = quantity.pointee.valueInPlace(of: "code"), quantity.pointee.valueInPlace(of: "system") == Self.ucumSystem,
+        guard let code = quantity.childValue("code"), quantity.childValue("system") == Self.ucumSystem,
               let problem = UCUMSyntax.problem(in: code)
         else { return }
         report(.error, .codeInvalid, problem, below: ".code")

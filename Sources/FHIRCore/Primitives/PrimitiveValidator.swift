@@ -109,43 +109,48 @@ public enum PrimitiveValidator {
     }
 
     private static func integerProblem(_ value: String, minimum: Int64, name: String) -> String? {
-        // -?(0|[1-9][0-9]*), within 32 bits.
-        let bytes = Array(value.utf8)
-        var index = 0
-        if bytes.first == UInt8(ascii: "-") { index = 1 }
-        let digits = bytes[index...]
-        guard !digits.isEmpty, digits.allSatisfy(isDigit), digits.count == 1 || digits.first != UInt8(ascii: "0"),
-              !(index == 1 && minimum >= 0)
-        else { return "not a valid \(name)" }
-        guard digits.count <= 11, let number = Int64(value), number <= 2_147_483_647 else {
+        // -?(0|[1-9][0-9]*), within 32 bits. The bytes are read in place (a copy into an array was an
+        // allocation per integer, decimal and count checked).
+        let digitCount: Int? = value.withUTF8Bytes { bytes in
+            var index = 0
+            if bytes.first == UInt8(ascii: "-") { index = 1 }
+            let digits = bytes[index...]
+            guard !digits.isEmpty, digits.allSatisfy(isDigit), digits.count == 1 || digits.first != UInt8(ascii: "0"),
+                  !(index == 1 && minimum >= 0)
+            else { return nil }
+            return digits.count
+        }
+        guard let digitCount else { return "not a valid \(name)" }
+        guard digitCount <= 11, let number = Int64(value), number <= 2_147_483_647 else {
             return "\(name) out of range"
         }
         return number < minimum ? "a \(name) must be at least \(minimum)" : nil
     }
 
     private static func isDecimal(_ value: String) -> Bool {
-        // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-        let bytes = Array(value.utf8)
-        var index = 0
-        func digits() -> Int {
+        // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, over the bytes in place.
+        value.withUTF8Bytes { bytes in
+            var index = 0
+            func digits() -> Int {
+                let start = index
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+                return index - start
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
             let start = index
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
-            return index - start
+            let integerDigits = digits()
+            if integerDigits == 0 || (integerDigits > 1 && bytes[start] == UInt8(ascii: "0")) { return false }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                if digits() == 0 { return false }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if digits() == 0 { return false }
+            }
+            return index == bytes.count
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-        let start = index
-        let integerDigits = digits()
-        if integerDigits == 0 || (integerDigits > 1 && bytes[start] == UInt8(ascii: "0")) { return false }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            if digits() == 0 { return false }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            if digits() == 0 { return false }
-        }
-        return index == bytes.count
     }
 
     private static func stringProblem(_ value: String) -> String? {
