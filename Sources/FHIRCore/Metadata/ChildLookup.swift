@@ -10,7 +10,7 @@ import Foundation
 /// itself as an `Unmanaged` reference, read in place by the walk.
 ///
 /// ## Lifetime
-/// The storage belongs to ``ChildLookupStorage``, owned by the ``FHIRMetadata`` that built it and
+/// The storage belongs to `ChildLookupStorage`, owned by the ``FHIRMetadata`` that built it and
 /// freed with it; every `Unmanaged` reference in a slot points at a ``ResolvedChild`` or ``ElementInfo``
 /// held by the same metadata. A `ChildLookup` and every pointer it returns are therefore valid only while
 /// that metadata is alive: a walk must hold the metadata strongly (as `ValidationWalk` does in its
@@ -93,7 +93,7 @@ public struct ChildLookup {
 
     /// A child name by the 16 bytes of its `String` value, pointing at its slot: the first place a
     /// lookup tries. Two `String` values whose bytes are the same are the same text (a small string's
-    /// bytes are its UTF-8 code units, a large one's point at its storage, which ``ChildLookupStorage``
+    /// bytes are its UTF-8 code units, a large one's point at its storage, which `ChildLookupStorage`
     /// keeps alive for the keys), so a hit is always right; a miss (a name in another representation,
     /// or longer than a small string) goes on to the byte comparison. The short names that make most
     /// of a resource are found with two word comparisons and no hashing of their bytes.
