@@ -79,6 +79,12 @@ public struct AppServer: Sendable {
 
     /// The routes, with their middleware: what the application serves, and what in-memory tests call.
     public func router() -> Router<AppRequestContext> {
+        router(trail: AuditTrailWriter(store: store))
+    }
+
+    /// The routes, writing the audit trail through `trail` (one writer for the app API and the operator page:
+    /// their entries share commits).
+    func router(trail: AuditTrailWriter) -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
         // Outermost: it sees every answer as the client gets it, errors made into responses included.
         router.add(middleware: MetricsMiddleware(metrics: metrics))
@@ -87,8 +93,6 @@ public struct AppServer: Sendable {
         router.get("openapi.json") { _, _ in
             JSONResponse.make(Data(OpenAPIDocument.json.utf8))
         }
-        // One writer of the audit trail for the app API and the operator page: their entries share commits.
-        let trail = AuditTrailWriter(store: store)
         OperatorRoutes(store: front, access: OperatorAccess(verifier: operatorVerifier), mappings: operatorMappings, trail: trail).register(on: router)
         let access = PatientAccessMiddleware(
             verifier: CompositeTokenVerifier(own: verifier, issuer: issuer), store: front, tokens: VerifiedTokenCache(),
@@ -113,6 +117,12 @@ public struct AppServer: Sendable {
     public func application(
         host: String, port: Int, logLevel: Logger.Level = .info, onRunning: @escaping @Sendable () -> Void = {}
     ) -> some ApplicationProtocol {
+        application(host: host, port: port, logLevel: logLevel, trail: AuditTrailWriter(store: store), onRunning: onRunning)
+    }
+
+    func application(
+        host: String, port: Int, logLevel: Logger.Level, trail: AuditTrailWriter, onRunning: @escaping @Sendable () -> Void
+    ) -> some ApplicationProtocol {
         var logger = Logger(label: "caregate.serve")
         logger.logLevel = logLevel
         let registry = ConnectionRegistry(maximum: limits.maxConnections, graceAtCapacity: Self.amount(ServerLimits.idleGraceAtCapacity))
@@ -121,7 +131,7 @@ public struct AppServer: Sendable {
             additionalChannelHandlers: [ConnectionGuard(registry: registry, requestTimeout: requestTimeout)],
             idleTimeout: Self.amount(limits.idleTimeout))
         return Application(
-            router: router(), server: .http1(configuration: http1),
+            router: router(trail: trail), server: .http1(configuration: http1),
             configuration: .init(address: .hostname(host, port: port), serverName: "CareGate", availableConnectionsDelegate: ConnectionCap(registry: registry)),
             onServerRunning: { _ in onRunning() },
             logger: logger)
@@ -152,8 +162,9 @@ public struct AppServer: Sendable {
         }
         var logger = Logger(label: "caregate.serve")
         logger.logLevel = level
+        let trail = AuditTrailWriter(store: store)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: server.application(host: host, port: port, logLevel: level, onRunning: onRunning)),
+            .init(service: server.application(host: host, port: port, logLevel: level, trail: trail, onRunning: onRunning)),
             .init(service: StopNotice(onStopping: onStopping), successTerminationBehavior: .ignore),
         ]
         if let metricsPort {
@@ -165,6 +176,10 @@ public struct AppServer: Sendable {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        defer {
+            // Stopped answering: the refusal counts of the last second go into the trail before the store closes.
+            do { try trail.finish() } catch { logger.warning("the audit trail refused the last refusal counts: \(error)") }
+        }
         try await group.run()
     }
 

@@ -19,9 +19,9 @@ import Synchronization
 ///
 /// Requests refused without a valid token are counted, not written one entry each (``countRefusal(action:status:reason:)``):
 /// in memory per minute, route, status and reason (at most ``maximumRefusalKeys`` keys), added to the
-/// trail at most once every ``refusalFlushGap`` and when the writer goes away. A flood of such requests
-/// costs a handful of rows a minute, not a row per request (issue 41, item 8); a server killed loses at
-/// most the last second's counts. The same thread prunes the trail past its retention, at the first
+/// trail at most once every ``refusalFlushGap`` (a write the store refused is tried again a gap later)
+/// and by ``finish()`` when the server stops. A flood of such requests costs a handful of rows a minute,
+/// not a row per request (issue 41, item 8); a server killed loses at most the last second's counts. The same thread prunes the trail past its retention, at the first
 /// commit and then hourly (``AppSyncStore/pruneAuditTrail(now:)``).
 ///
 /// ```swift
@@ -73,13 +73,29 @@ final class AuditTrailWriter: Sendable {
     }
 
     deinit {
-        // The counts of the last second, when the server stops (its router goes away).
+        // A writer that was never finished (a router dropped by an in-memory test): its last counts.
         let counts = state.withLock { state in
             let taken = state.refusals
             state.refusals = [:]
             return taken
         }
-        try? store.recordRefusals(Self.rows(counts))
+        if !counts.isEmpty { try? store.recordRefusals(Self.rows(counts)) }
+    }
+
+    /// Writes the refusal counts not yet written, after whatever the writing thread is doing, and returns
+    /// once they are in the trail: the server calls it when it has stopped answering, before its store
+    /// closes. Throws when the store refused them (they stay counted for a later write).
+    func finish() throws {
+        try queue.sync {
+            let counts = takeRefusals()
+            guard !counts.isEmpty else { return }
+            do {
+                try store.recordRefusals(Self.rows(counts))
+            } catch {
+                keep(counts)
+                throw error
+            }
+        }
     }
 
     /// Appends `entry` to the trail (or, when it has an id, completes that entry); returns its id when it
@@ -120,28 +136,46 @@ final class AuditTrailWriter: Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [weak self] in self?.flushRefusals() }
     }
 
-    /// Writes the refusal counts taken so far (on the writing thread).
+    /// Writes the refusal counts taken so far (on the writing thread); when the store refuses them, they
+    /// are kept and the write is tried again a gap later.
     private func flushRefusals() {
-        let counts = state.withLock { state in
+        let counts = takeRefusals()
+        do {
+            if !counts.isEmpty { try store.recordRefusals(Self.rows(counts)) }
+        } catch {
+            keep(counts)
+            let retry = state.withLock { state -> Bool in
+                guard !state.flushScheduled else { return false }
+                state.flushScheduled = true
+                return true
+            }
+            if retry {
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.refusalFlushGap))) { [weak self] in self?.flushRefusals() }
+            }
+        }
+        pruneWhenDue()
+    }
+
+    /// The counts not yet written, taken out of memory (on the writing thread).
+    private func takeRefusals() -> [RefusalKey: Int] {
+        state.withLock { state in
             let taken = state.refusals
             state.refusals = [:]
             state.flushScheduled = false
             state.lastFlush = DispatchTime.now().uptimeNanoseconds
             return taken
         }
-        do {
-            try store.recordRefusals(Self.rows(counts))
-        } catch {
-            // Kept for the next write (bounded as counting is): a busy trail loses no count.
-            state.withLock { state in
-                for (key, count) in counts {
-                    let kept = state.refusals[key] != nil || state.refusals.count < Self.maximumRefusalKeys
-                        ? key : RefusalKey(minute: key.minute, action: "(other)", status: 0, reason: "(other)")
-                    state.refusals[kept, default: 0] += count
-                }
+    }
+
+    /// Puts back counts the store refused (bounded as counting is): a busy trail loses no count.
+    private func keep(_ counts: [RefusalKey: Int]) {
+        state.withLock { state in
+            for (key, count) in counts {
+                let kept = state.refusals[key] != nil || state.refusals.count < Self.maximumRefusalKeys
+                    ? key : RefusalKey(minute: key.minute, action: "(other)", status: 0, reason: "(other)")
+                state.refusals[kept, default: 0] += count
             }
         }
-        pruneWhenDue()
     }
 
     private static func rows(_ counts: [RefusalKey: Int]) -> [AuditRefusalCount] {
