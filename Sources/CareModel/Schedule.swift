@@ -113,16 +113,16 @@ public struct Schedule: Sendable, Hashable {
     }
 
     /// Whether a measurement taken at `time` belongs to `occurrence` (``occurrence(at:)`` is
-    /// `occurrence`). For a schedule of one element and a time within a day of the event's start, the
-    /// event and the next are enough, rather than every event of the two days before `time`.
+    /// `occurrence`), from that event and the next one's start rather than every event of the two days
+    /// before `time`. Occurrence indices follow the events' starts (ties in element order), so the last
+    /// event that started by `time` is `occurrence` exactly when it started by then and the next did not;
+    /// ``occurrence(at:)`` then takes it unless it ended more than a day before. (An event that ended
+    /// before its two-day window ended more than a day before, so the window never changes the answer.)
     public func occurrence(_ occurrence: Int, holds time: Date) -> Bool {
-        guard elements.count == 1, let element = elements.first, let event = element.event(atLocalOccurrence: occurrence),
-              event.start <= time, time.timeIntervalSince(event.start) <= 86_400
-        else {
-            return self.occurrence(at: time) == occurrence
-        }
-        if time.timeIntervalSince(event.end) > 86_400 { return false }
-        if let next = element.existingStart(ofLocalOccurrence: occurrence + 1), next <= time { return false }
+        guard let event = event(occurrence: occurrence), event.start <= time,
+              time.timeIntervalSince(event.end) <= 86_400
+        else { return false }
+        if let next = eventStart(occurrence: occurrence + 1), next <= time { return false }
         return true
     }
 

@@ -12,7 +12,8 @@ final class ScheduleTests: XCTestCase {
     }
 
     /// The shortcut export takes agrees with occurrence(at:) everywhere: one element and several,
-    /// short and all-day events, a week apart, times before, inside and well after each event.
+    /// short, long (overlapping the next) and all-day events, a week apart, an element that ends, times
+    /// before, inside and well after each event (weeks after, as an app recording late).
     func testOccurrenceHoldsAgreesWithOccurrenceAt() throws {
         let schedules = [
             try Schedule(composing: [try daily(8, from: 1)]),
@@ -20,11 +21,15 @@ final class ScheduleTests: XCTestCase {
             try Schedule(composing: [try ScheduleElement(start: Clock.date(2026, 5, 1, 9), end: nil, interval: DateComponents(day: 7),
                                                          duration: .minutes(30), timeZone: ny)]),
             try Schedule(composing: [try daily(20, from: 1), try daily(8, from: 1)]),
+            try Schedule(composing: [try daily(8, from: 2, duration: .hours(30))]),
+            try Schedule(composing: [try daily(8, from: 1, end: Clock.date(2026, 5, 6))]),
+            try Schedule(composing: [try daily(9, from: 3, duration: .allDay), try daily(7, from: 1, duration: .hours(50))]),
+            try Schedule(composing: [try daily(8, from: 1, end: Clock.date(2026, 5, 4)), try daily(18, from: 8)]),
         ]
         for schedule in schedules {
-            for hours in stride(from: 0, to: 24 * 20, by: 5) {
+            for hours in stride(from: -30, to: 24 * 40, by: 5) {
                 let time = Clock.date(2026, 5, 1).addingTimeInterval(Double(hours) * 3600 + 1234)
-                for occurrence in 0..<12 {
+                for occurrence in -1..<14 {
                     XCTAssertEqual(schedule.occurrence(occurrence, holds: time), schedule.occurrence(at: time) == occurrence,
                                    "\(schedule) at \(Clock.text(time)), occurrence \(occurrence)")
                 }
