@@ -74,8 +74,10 @@ extension SortedKeysJSONWriter {
         output.append(UInt8(ascii: "}"))
     }
 
-    /// Schedule elements' intervals, most often one of a few (daily, every few hours).
-    private static let intervals = RecentEncodings<DateComponents>()
+    /// Schedule elements' intervals, most often one of a few (daily, every few hours). `DateComponents`'
+    /// `==` takes an `isLeapMonth` of false for an absent one, which its `encode(to:)` writes and leaves
+    /// out: that too must match.
+    private static let intervals = RecentEncodings<DateComponents>(same: { $0 == $1 && $0.isLeapMonth == $1.isLeapMonth })
 
     /// Writes a schedule element's duration as its `encode(to:)` does.
     func writeDuration(_ duration: ScheduleElement.Duration) throws {

@@ -349,6 +349,30 @@ final class CareKitJSONTests: XCTestCase {
         try same(schedules)
     }
 
+    /// Intervals equal by `==` but encoded differently (`isLeapMonth` false, or absent) are each written
+    /// as JSONEncoder writes them, whichever the writer met first.
+    func testSchedulesWriteEachIntervalAsItIsEvenWhenEqualToAnother() throws {
+        func same<Value: Encodable>(_ value: Value, file: StaticString = #filePath, line: UInt = #line) throws {
+            XCTAssertEqual(String(decoding: try CareKitJSON.encode(value), as: UTF8.self),
+                           String(decoding: try encoder.encode(value), as: UTF8.self), file: file, line: line)
+        }
+        func schedule(days: Int, leapMonth: Bool?) throws -> Schedule {
+            var interval = DateComponents(day: days)
+            interval.isLeapMonth = leapMonth
+            return try Schedule(composing: [
+                ScheduleElement(start: Clock.date(2026, 1, 1, 8), end: nil, interval: interval, duration: .allDay, timeZone: .gmt),
+            ])
+        }
+        // Day counts no other test writes, each order once: plain first, then the flagged one; and the reverse.
+        for (days, order) in [(17, [nil, false]), (19, [false, nil])] as [(Int, [Bool?])] {
+            for leapMonth in order {
+                let written = try schedule(days: days, leapMonth: leapMonth)
+                XCTAssertEqual(written.elements[0].interval.isLeapMonth, leapMonth, "the interval keeps what it was given")
+                try same(written)
+            }
+        }
+    }
+
     /// A value encoded once and placed many times writes what encoding it in place writes, through the
     /// fast writer (which copies its bytes) and through JSONEncoder (which encodes the value again).
     func testPreEncodedJSONWritesWhatTheValueWrites() throws {
