@@ -174,6 +174,30 @@ final class VersioningTests: XCTestCase {
         }
     }
 
+    /// Ids are told apart byte for byte, as the store keeps them: canonically equivalent text ("café" as
+    /// one code point, or as "e" and a combining accent) is two ids, written in one batch as in two.
+    func testCanonicallyEquivalentIDsAreTwoEntities() throws {
+        try forEachStore { tested in
+            let store = tested.store
+            let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+            XCTAssertEqual(composed, decomposed, "Swift's String calls them equal")
+            var batch = StoreBatch()
+            batch.upsert(StoreFixtures.patient(composed))
+            var other = StoreFixtures.patient(decomposed, effective: StoreFixtures.day(1))
+            other.name.familyName = "Other"
+            batch.upsert(other)
+            XCTAssertEqual(try store.apply(batch).added, 2, "\(tested.kind)")
+            for id in [composed, decomposed] {
+                let history = try store.history(.patient, id: id)
+                XCTAssertEqual(history.count, 1, "\(tested.kind): \(Array(id.unicodeScalars))")
+                XCTAssertTrue(history.allSatisfy { $0.id.utf8.elementsEqual(id.utf8) }, "\(tested.kind)")
+                // Each patient's revision log (what its app pulls) holds its own version only.
+                let pulled = try store.revisions(patientID: id, afterClock: 0, maxEntities: 100) { _ in true }.revisions.flatMap(\.entities)
+                XCTAssertEqual(pulled.map(\.metadata.uuid), history.map(\.metadata.uuid), "\(tested.kind): \(Array(id.unicodeScalars))")
+            }
+        }
+    }
+
     func testUpsertOfUnchangedContentMakesNoVersion() throws {
         try forEachStore { tested in
             let store = tested.store

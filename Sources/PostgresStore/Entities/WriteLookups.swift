@@ -19,7 +19,7 @@ extension PostgresBatchWriter {
                 rowID: rowID, uuid: uuid, effectiveDate: Date(timeIntervalSince1970: effective),
                 deletedDate: deleted.map(Date.init(timeIntervalSince1970:)), contentHash: hash)
         }
-        known.tips[kind, default: [:]][id] = found.map { .present($0) } ?? .absent
+        known.tips[kind, default: [:]][ByteExactID(id)] = found.map { .present($0) } ?? .absent
         return found
     }
 

@@ -27,8 +27,8 @@ struct KnownState {
         var occurrence: Int
     }
 
-    /// The tip of each id, by kind (not outcomes).
-    var tips: [EntityKind: [String: Known<PostgresBatchWriter.Tip>]] = [:]
+    /// The tip of each id, by kind (not outcomes); ids compared as the database compares them (``ByteExactID``).
+    var tips: [EntityKind: [ByteExactID: Known<PostgresBatchWriter.Tip>]] = [:]
     /// The id each version uuid belongs to, by kind (not outcomes).
     var uuids: [EntityKind: [UUID: Known<String>]] = [:]
     /// The tip of each outcome (the newest, the others in its `others`).
@@ -38,11 +38,11 @@ struct KnownState {
     /// Outcomes whose tips this batch no longer knows (a device's version joined their graph).
     var outcomesToRead: Set<OutcomeKey> = []
 
-    func tip(_ kind: EntityKind, id: String) -> Known<PostgresBatchWriter.Tip>? { tips[kind]?[id] }
+    func tip(_ kind: EntityKind, id: String) -> Known<PostgresBatchWriter.Tip>? { tips[kind]?[ByteExactID(id)] }
 
     /// Records that version `tip` of `kind/id` is now its tip.
     mutating func wrote(_ kind: EntityKind, id: String, tip: PostgresBatchWriter.Tip) {
-        tips[kind, default: [:]][id] = .present(tip)
+        tips[kind, default: [:]][ByteExactID(id)] = .present(tip)
         uuids[kind, default: [:]][tip.uuid] = .present(id)
     }
 }
@@ -52,7 +52,7 @@ extension PostgresBatchWriter {
     /// uuids are taken, the versions and ids they reference, the task versions their outcomes name, and the
     /// tips of those outcomes.
     func prefetch(_ changes: [StoreChange]) async throws {
-        var ids: [EntityKind: Set<String>] = [:]
+        var ids: [EntityKind: Set<ByteExactID>] = [:]
         var uuids: [EntityKind: Set<UUID>] = [:]
         var taskUUIDs: Set<UUID> = []
         var outcomes: [Outcome] = []
@@ -65,36 +65,36 @@ extension PostgresBatchWriter {
                     taskUUIDs.insert(outcome.taskUUID)
                     outcomes.append(outcome)
                 case .patient:
-                    ids[.patient, default: []].insert(entity.id)
+                    ids[.patient, default: []].insert(ByteExactID(entity.id))
                     uuids[.patient, default: []].insert(entity.metadata.uuid)
                 case .carePlan(let plan):
-                    ids[.carePlan, default: []].insert(entity.id)
+                    ids[.carePlan, default: []].insert(ByteExactID(entity.id))
                     uuids[.carePlan, default: []].insert(entity.metadata.uuid)
                     if let uuid = plan.patientUUID { uuids[.patient, default: []].insert(uuid) }
-                    if let id = plan.patientID { ids[.patient, default: []].insert(id) }
+                    if let id = plan.patientID { ids[.patient, default: []].insert(ByteExactID(id)) }
                 case .task(let task):
-                    ids[.task, default: []].insert(entity.id)
+                    ids[.task, default: []].insert(ByteExactID(entity.id))
                     uuids[.task, default: []].insert(entity.metadata.uuid)
                     if let uuid = task.carePlanUUID { uuids[.carePlan, default: []].insert(uuid) }
-                    if let id = task.carePlanID { ids[.carePlan, default: []].insert(id) }
+                    if let id = task.carePlanID { ids[.carePlan, default: []].insert(ByteExactID(id)) }
                 case .contact(let contact):
-                    ids[.contact, default: []].insert(entity.id)
+                    ids[.contact, default: []].insert(ByteExactID(entity.id))
                     uuids[.contact, default: []].insert(entity.metadata.uuid)
                     if let uuid = contact.carePlanUUID { uuids[.carePlan, default: []].insert(uuid) }
-                    if let id = contact.carePlanID { ids[.carePlan, default: []].insert(id) }
+                    if let id = contact.carePlanID { ids[.carePlan, default: []].insert(ByteExactID(id)) }
                 }
             case .delete(.outcome, let id, _, _):
                 if let (taskUUID, _) = Self.parseOutcomeID(id) { taskUUIDs.insert(taskUUID) }
                 outcomeIDs.append(id)
             case .delete(let kind, let id, _, _):
-                ids[kind, default: []].insert(id)
+                ids[kind, default: []].insert(ByteExactID(id))
             case .appendVersion(let outcome):
                 taskUUIDs.insert(outcome.taskUUID)
             default:
                 break
             }
         }
-        for (kind, kindIDs) in ids where !kindIDs.isEmpty { try await prefetchTips(kind, ids: Array(kindIDs)) }
+        for (kind, kindIDs) in ids where !kindIDs.isEmpty { try await prefetchTips(kind, ids: kindIDs.map(\.id)) }
         for (kind, kindUUIDs) in uuids where !kindUUIDs.isEmpty { try await prefetchUUIDs(kind, Array(kindUUIDs)) }
         if !taskUUIDs.isEmpty { try await prefetchTaskVersions(Array(taskUUIDs)) }
         var keys: Set<KnownState.OutcomeKey> = []
@@ -116,13 +116,13 @@ extension PostgresBatchWriter {
             SELECT DISTINCT ON (id) id, row_id, uuid, effective_date, deleted_date, content_hash FROM \(unescaped: PostgresEntitySchema.table(kind))
             WHERE id = ANY(\(ids)::text[]) AND next_version_uuid IS NULL ORDER BY id, row_id
             """, logger: logger)
-        var found: [String: KnownState.Known<Tip>] = [:]
+        var found: [ByteExactID: KnownState.Known<Tip>] = [:]
         for try await (id, rowID, uuid, effective, deleted, hash) in rows.decode((String, Int64, UUID, Double, Double?, String?).self) {
-            found[id] = .present(Tip(
+            found[ByteExactID(id)] = .present(Tip(
                 rowID: rowID, uuid: uuid, effectiveDate: Date(timeIntervalSince1970: effective),
                 deletedDate: deleted.map(Date.init(timeIntervalSince1970:)), contentHash: hash))
         }
-        for id in ids { known.tips[kind, default: [:]][id] = found[id] ?? .absent }
+        for id in ids.map(ByteExactID.init) { known.tips[kind, default: [:]][id] = found[id] ?? .absent }
     }
 
     private func prefetchUUIDs(_ kind: EntityKind, _ uuids: [UUID]) async throws {

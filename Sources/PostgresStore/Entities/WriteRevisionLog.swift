@@ -27,9 +27,9 @@ final class PostgresRevisionLog {
     private var rowIDs: [Int64] = []
     /// The stamps of this transaction, per patient in the order first filed: the device clocks as JSON.
     private var stampOrder: [String] = []
-    private var stamps: [String: String] = [:]
+    private var stamps: [ByteExactID: String] = [:]
     /// Care plan id -> patient id, and task version -> patient id, as this transaction found them.
-    private var carePlanPatients: [String: String?] = [:]
+    private var carePlanPatients: [ByteExactID: String?] = [:]
     private var taskPatients: [UUID: String?] = [:]
 
     /// Whether the stamps' device clocks may be read at ``finish()`` rather than at each patient's first
@@ -55,8 +55,9 @@ final class PostgresRevisionLog {
     /// Files version `uuid` of `kind`, stored at `rowID` of its table, under the patient `owner` leads to.
     func append(_ kind: EntityKind, uuid: UUID, rowID: Int64, owner: Owner) async throws {
         guard let patientID = try await patient(of: owner) else { return }
-        if stamps[patientID] == nil {
-            stamps[patientID] = readsClocksAtTheEnd ? "" : try await servedClocks(patientID: patientID)
+        // Ids as the database compares them (``ByteExactID``): canonically equivalent ids are two patients.
+        if stamps[ByteExactID(patientID)] == nil {
+            stamps[ByteExactID(patientID)] = readsClocksAtTheEnd ? "" : try await servedClocks(patientID: patientID)
             stampOrder.append(patientID)
         }
         patients.append(patientID)
@@ -68,21 +69,21 @@ final class PostgresRevisionLog {
     /// Care plan `id` has a new version, of patient `patientID`: what this transaction learnt of its tasks'
     /// patients is forgotten (the new version may name another patient).
     func carePlanChanged(_ id: String, patientID: String?) {
-        carePlanPatients[id] = .some(patientID)
+        carePlanPatients[ByteExactID(id)] = .some(patientID)
         taskPatients.removeAll()
     }
 
     /// Ticks the clock and writes the stamps and revisions, when the transaction filed any version.
     func finish() async throws {
         guard !patients.isEmpty else { return }
-        let unread = stampOrder.filter { stamps[$0] == "" }
+        let unread = stampOrder.filter { stamps[ByteExactID($0)] == "" }
         if !unread.isEmpty {
             for (patientID, clocks) in try await servedClocks(patientIDs: unread) { stamps[patientID] = clocks }
         }
         let clock = try await PostgresServerClock.tick(on: connection)
         try await connection.finish("""
             INSERT INTO revision_stamp (patient_id, server_clock, processes)
-            SELECT patient_id, \(clock), processes FROM unnest(\(stampOrder)::text[], \(stampOrder.map { stamps[$0] ?? "[]" })::text[]) AS t(patient_id, processes)
+            SELECT patient_id, \(clock), processes FROM unnest(\(stampOrder)::text[], \(stampOrder.map { stamps[ByteExactID($0)] ?? "[]" })::text[]) AS t(patient_id, processes)
             ON CONFLICT DO NOTHING
             """, logger: logger)
         for start in stride(from: 0, to: patients.count, by: PostgresBatchWriter.rowsPerStatement) {
@@ -115,16 +116,16 @@ final class PostgresRevisionLog {
     }
 
     /// ``servedClocks(patientID:)`` of each of `patientIDs`, in one statement.
-    private func servedClocks(patientIDs: [String]) async throws -> [String: String] {
+    private func servedClocks(patientIDs: [String]) async throws -> [ByteExactID: String] {
         let rows = try await connection.query("""
             SELECT patient_id, process_id, clock FROM patient_knowledge WHERE patient_id = ANY(\(patientIDs)::text[]) AND served
             ORDER BY patient_id, process_id COLLATE "C"
             """, logger: logger)
-        var entries: [String: [String]] = [:]
+        var entries: [ByteExactID: [String]] = [:]
         for try await (patientID, process, clock) in rows.decode((String, String, Int64).self) {
-            entries[patientID, default: []].append("{\"id\":\(Self.jsonString(process)),\"clock\":\(clock)}")
+            entries[ByteExactID(patientID), default: []].append("{\"id\":\(Self.jsonString(process)),\"clock\":\(clock)}")
         }
-        return Dictionary(uniqueKeysWithValues: patientIDs.map { ($0, "[" + (entries[$0] ?? []).joined(separator: ",") + "]") })
+        return Dictionary(patientIDs.map(ByteExactID.init).map { ($0, "[" + (entries[$0] ?? []).joined(separator: ",") + "]") }) { first, _ in first }
     }
 
     /// `text` as a JSON string (process ids are uuids, but nothing is assumed).
@@ -160,12 +161,12 @@ final class PostgresRevisionLog {
     }
 
     private func patient(ofCarePlan id: String) async throws -> String? {
-        if let known = carePlanPatients[id] { return known }
+        if let known = carePlanPatients[ByteExactID(id)] { return known }
         try await beforeRead()
         let found = try await connection.values(
             "SELECT patient_id FROM care_plan WHERE id = \(id) AND next_version_uuid IS NULL ORDER BY row_id LIMIT 1", as: String?.self, logger: logger
         ).first ?? nil
-        carePlanPatients[id] = .some(found)
+        carePlanPatients[ByteExactID(id)] = .some(found)
         return found
     }
 }

@@ -20,10 +20,10 @@ struct RevisionLog {
     private let db: Database
     /// The clock of this transaction, once it has written a version.
     private var clock: Int64?
-    /// The patients stamped in this transaction.
-    private var stamped: Set<String> = []
+    /// The patients stamped in this transaction (ids as the store compares them: ``ByteExactID``).
+    private var stamped: Set<ByteExactID> = []
     /// Care plan id -> patient id, and task version -> patient id, as this transaction found them.
-    private var carePlanPatients: [String: String?] = [:]
+    private var carePlanPatients: [ByteExactID: String?] = [:]
     private var taskPatients: [UUID: String?] = [:]
 
     init(db: Database) {
@@ -43,7 +43,7 @@ struct RevisionLog {
     mutating func append(_ kind: EntityKind, uuid: UUID, rowID: Int64, owner: Owner) throws {
         guard let patientID = try patient(of: owner) else { return }
         let clock = try tick()
-        if stamped.insert(patientID).inserted {
+        if stamped.insert(ByteExactID(patientID)).inserted {
             try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO revisionStamp (patientID, serverClock, processes)
                 SELECT ?, ?, (SELECT json_group_array(json_object('id', processID, 'clock', clock))
@@ -64,7 +64,7 @@ struct RevisionLog {
 
     /// Forgets what this transaction learnt of care plan `id` (a new version may name another patient).
     mutating func carePlanChanged(_ id: String) {
-        carePlanPatients[id] = nil
+        carePlanPatients[ByteExactID(id)] = nil
         taskPatients.removeAll()
     }
 
@@ -99,10 +99,10 @@ struct RevisionLog {
     }
 
     private mutating func patient(ofCarePlan id: String) throws -> String? {
-        if let known = carePlanPatients[id] { return known }
+        if let known = carePlanPatients[ByteExactID(id)] { return known }
         let found = try String.fetchOne(
             db.cachedStatement(sql: "SELECT patientID FROM carePlan WHERE id = ? AND nextVersionUUID IS NULL"), arguments: [id])
-        carePlanPatients[id] = .some(found)
+        carePlanPatients[ByteExactID(id)] = .some(found)
         return found
     }
 }
