@@ -16,7 +16,7 @@ public enum ReportInput {
         guard let patient = try store.patients(EntityQuery(ids: [patientID])).first else {
             throw StoreError.idNotFound(kind: .patient, id: patientID)
         }
-        let plans = try store.carePlans(EntityQuery(dateInterval: interval)).filter { $0.patientID == patientID }
+        let plans = try store.carePlans(EntityQuery(dateInterval: interval)).filter { ByteExactID.same($0.patientID, patientID) }
         let events = try store.events(patientID: patientID, in: interval)
         var taskIDs = Set(events.map(\.task.id))
         for plan in plans {

@@ -14,6 +14,16 @@ public struct ByteExactID: Hashable, Sendable {
         return left.withUTF8 { leftBytes in right.withUTF8 { leftBytes.elementsEqual($0) } }
     }
 
+    /// Whether `a` and `b` are the same id (both nil included), as the store compares ids: whose data a
+    /// request or a version belongs to is decided this way, never by `String`'s `==`.
+    public static func same(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): ByteExactID(a) == ByteExactID(b)
+        default: false
+        }
+    }
+
     public func hash(into hasher: inout Hasher) {
         var id = id
         id.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }

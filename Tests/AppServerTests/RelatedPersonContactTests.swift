@@ -62,4 +62,35 @@ final class RelatedPersonContactTests: XCTestCase {
             }
         }
     }
+
+    /// Whose contact it is is decided by the id's bytes, as the store decides it: of two patients whose ids
+    /// are canonically equivalent text ("café" as one code point, or as "e" and a combining accent), each
+    /// app sees its own patient's contact only, though Swift's `==` calls the two ids equal.
+    func testAContactOfAnEquivalentIDReachesItsOwnPatientOnly() async throws {
+        try await forEachStore { tested in
+            let store = tested.store
+            let (composed, decomposed) = ("Patient/caf\u{E9}", "Patient/cafe\u{301}")
+            let start = Date(timeIntervalSince1970: 1_767_225_600)
+            var batch = StoreBatch()
+            for (id, family) in [(composed, "Composed"), (decomposed, "Decomposed")] {
+                batch.add(Patient(id: id, name: PersonName(givenName: "Ada", familyName: family), metadata: EntityMetadata(effectiveDate: start)))
+                var contact = Contact(id: "rp-\(family)", name: PersonName(givenName: "Rita", familyName: family), metadata: EntityMetadata(effectiveDate: start))
+                contact.metadata.linkage.patientID = id
+                batch.add(contact)
+            }
+            try store.apply(batch)
+
+            let (key, kind) = (ServerKey(privateKey: P256.Signing.PrivateKey()), tested.kind)
+            try await Application(router: AppServer(store: store, key: key).router()).test(.router) { client in
+                for (patient, own, other) in [(composed, "Composed", "Decomposed"), (decomposed, "Decomposed", "Composed")] {
+                    let headers: HTTPFields = [.authorization: "Bearer " + (try PatientToken.issue(patientID: patient, key: key, lifetime: 600))]
+                    let view = try await client.execute(uri: "/carekit/v1/contacts", method: .get, headers: headers, body: nil)
+                    XCTAssertEqual(view.status, .ok, "\(kind)")
+                    let body = String(buffer: view.body)
+                    XCTAssertTrue(body.contains("rp-\(own)"), "\(kind): \(own) sees its contact")
+                    XCTAssertFalse(body.contains("rp-\(other)"), "\(kind): \(own) sees \(other)'s contact")
+                }
+            }
+        }
+    }
 }

@@ -28,7 +28,7 @@ extension PostgresBatchWriter {
         for named in outcome.metadata.previousVersionUUIDs {
             var found = stored.first { $0.version.uuid == named }
             if found == nil, let owner = try await patientOfOutcomeVersion(named) {
-                if let owner, try await owner == revisions.patient(ofTaskVersion: outcome.taskUUID) {
+                if let owner, try await ByteExactID.same(owner, revisions.patient(ofTaskVersion: outcome.taskUUID)) {
                     throw StoreError.invalidEntity(
                         kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(named.uuidString), a version of another outcome")
                 }
@@ -71,7 +71,7 @@ extension PostgresBatchWriter {
     func ownUUID(_ sent: Outcome) async throws -> Outcome? {
         let uuid = sent.metadata.uuid
         guard let owner = try await patientOfOutcomeVersion(uuid) else { return sent }
-        guard let patient = try await revisions.patient(ofTaskVersion: sent.taskUUID), owner != patient,
+        guard let patient = try await revisions.patient(ofTaskVersion: sent.taskUUID), !ByteExactID.same(owner, patient),
               let substitute = try await substituteUUID(uuid, for: sent)
         else { return nil }
         if try await uuidExists(.outcome, substitute) { return nil }

@@ -12,7 +12,7 @@ extension BatchWriter {
     mutating func ownUUID(_ sent: Outcome) throws -> Outcome? {
         let uuid = sent.metadata.uuid
         guard let owner = try patientOfOutcomeVersion(uuid) else { return sent }
-        guard let patient = try revisions.patient(ofTaskVersion: sent.taskUUID), owner != patient,
+        guard let patient = try revisions.patient(ofTaskVersion: sent.taskUUID), !ByteExactID.same(owner, patient),
               let substitute = try substituteUUID(uuid, for: sent)
         else { return nil }
         if try uuidExists(.outcome, substitute) { return nil }

@@ -192,7 +192,7 @@ struct BatchWriter {
         for named in outcome.metadata.previousVersionUUIDs {
             var found = stored.first { $0.version.uuid == named }
             if found == nil, let owner = try patientOfOutcomeVersion(named) {
-                if let owner, try owner == revisions.patient(ofTaskVersion: outcome.taskUUID) {
+                if let owner, try ByteExactID.same(owner, revisions.patient(ofTaskVersion: outcome.taskUUID)) {
                     throw StoreError.invalidEntity(
                         kind: .outcome, id: outcome.id, reason: "previousVersionUUIDs names \(named.uuidString), a version of another outcome")
                 }
