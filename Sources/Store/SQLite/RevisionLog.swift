@@ -10,6 +10,8 @@ import GRDB
 /// (`revisionStamp`): the clock, with the device clocks that patient's devices have taught the store (those
 /// its vector serves: ``DeviceKnowledgePush``),
 /// which together are the knowledge vector of the revision record the transaction makes for that patient.
+/// A batch may end a revision within its transaction (``StoreBatch/endRevision()``): the versions after
+/// it are filed as a transaction of their own would file them (``endRevision()``).
 ///
 /// A version is filed under the patient it belongs to: a patient under itself, a care plan under its
 /// patient, a task or contact under its care plan's patient, a task or contact of no care plan (a
@@ -60,6 +62,13 @@ struct RevisionLog {
         insert.bind(4, uuid)
         insert.bind(5, rowID)
         try insert.execute()
+    }
+
+    /// Ends this transaction's revision (``StoreBatch/endRevision()``): the next version written ticks the
+    /// clock again and stamps its patient again. What it learnt of patients stays true.
+    mutating func endRevision() {
+        clock = nil
+        stamped = []
     }
 
     /// Forgets what this transaction learnt of care plan `id` (a new version may name another patient).
