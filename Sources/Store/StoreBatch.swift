@@ -106,6 +106,11 @@ public struct StoreBatch: Sendable {
     public mutating func admitKnowledge(_ push: DeviceKnowledgePush) {
         changes.append(.admitKnowledge(push))
     }
+    /// Ends the revision the versions written so far make: the versions after it are filed in the revision
+    /// log as a revision of their own (a tick of the store's clock, a stamp per patient), as a batch of
+    /// their own would be, though in the same transaction. A writer that puts what were separate batches
+    /// in one transaction (fewer commits) keeps what devices pull revision by revision the same.
+    public mutating func endRevision() { changes.append(.endRevision) }
     /// Appends any change.
     public mutating func append(_ change: StoreChange) { changes.append(change) }
 }
@@ -141,6 +146,8 @@ public enum StoreChange: Sendable {
     case mergeKnowledge(patientID: String, clocks: [UUID: Int])
     /// What a push teaches of a patient's device processes (``StoreBatch/admitKnowledge(_:)``).
     case admitKnowledge(DeviceKnowledgePush)
+    /// The end of a revision (``StoreBatch/endRevision()``).
+    case endRevision
 }
 
 /// What a new version (or tombstone) dated before the version it follows comes to.

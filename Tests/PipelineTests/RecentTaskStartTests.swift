@@ -124,6 +124,56 @@ final class RecentTaskStartTests: XCTestCase {
         XCTAssertEqual(after.filter { $0.task.id == "MedicationRequest/m2" }.count, 0)
     }
 
+    /// The versions of several tasks go in one transaction, each task's a revision of its own; a task
+    /// whose versions the store refuses keeps its schedule alone (its tasks are written again one
+    /// transaction each), and the notes come in the tasks' order either way.
+    func testATaskWhoseVersionsTheStoreRefusesKeepsItsScheduleAloneWhileTheOthersGetTheirs() throws {
+        let store = try makeStore()
+        let options = ImportOptions(mapping: MappingOptions(timeZone: utc))
+        let start = try XCTUnwrap(FHIRDateText.date("2020-01-01T08:00:00Z", in: utc))
+        var batch = StoreBatch()
+        var tasks: [CareTask] = []
+        for id in ["MedicationRequest/a", "MedicationRequest/b", "MedicationRequest/c"] {
+            let daily = try ScheduleElement(start: start, end: nil, interval: DateComponents(day: 1), duration: .seconds(600), timeZone: utc)
+            var task = CareTask(id: id, title: id, schedule: try Schedule(composing: [daily]), metadata: EntityMetadata(effectiveDate: start, timezone: utc))
+            task.metadata.linkage.patientID = "Patient/p"
+            batch.add(task)
+            tasks.append(task)
+        }
+        try store.apply(batch)
+        let today = try XCTUnwrap(options.mapping.dayNumber(of: Date()))
+        let planned = tasks.map { TaskVersionSpans.versions(after: $0, notBefore: 0, today: today, options: options.mapping) }
+        XCTAssertTrue(planned.allSatisfy { $0.count > 3 }, "\(planned.map(\.count))")
+
+        // All three: one transaction, a revision (a tick of the clock) per task.
+        let accepting = try makeStore()
+        try accepting.apply(batch)
+        let acceptingLedger = ImportLedger(store: accepting, options: options)
+        let clockBefore = try accepting.serverClock().clock
+        XCTAssertEqual(try RecentTaskStart(store: accepting, options: options, ledger: acceptingLedger).write(planned).count, planned.joined().count)
+        let read = try accepting.revisions(patientID: "Patient/p", afterClock: clockBefore, maxEntities: .max) { _ in true }
+        XCTAssertEqual(read.revisions.map { Set($0.entities.map(\.id)) }, tasks.map { [$0.id] })
+        XCTAssertEqual(read.revisions.map { $0.entities.count }, planned.map(\.count))
+        XCTAssertEqual(acceptingLedger.report.notes.map(\.severity), ["info", "info", "info"])
+
+        // b is deleted once its versions are planned: the store refuses them (a deleted task takes no version).
+        var deletion = StoreBatch()
+        deletion.delete(.task, id: tasks[1].id)
+        try store.apply(deletion)
+        let ledger = ImportLedger(store: store, options: options)
+        let written = try RecentTaskStart(store: store, options: options, ledger: ledger).write(planned)
+        XCTAssertEqual(written.map(\.uuid), (planned[0] + planned[2]).map(\.uuid))
+        XCTAssertEqual(try versions(tasks[0].id, in: store).count, 1 + planned[0].count)
+        XCTAssertEqual(try versions(tasks[1].id, in: store).count, 2, "its first version and its tombstone")
+        XCTAssertEqual(try versions(tasks[2].id, in: store).count, 1 + planned[2].count)
+        XCTAssertEqual(ledger.report.notes.map(\.resource), tasks.map(\.id))
+        XCTAssertEqual(ledger.report.notes.map(\.severity), ["info", "warning", "info"])
+        XCTAssertEqual(ledger.report.entitiesUpdated, planned[0].count + planned[2].count)
+        XCTAssertEqual(
+            acceptingLedger.report.notes.filter { $0.resource != tasks[1].id }.map(\.message),
+            ledger.report.notes.filter { $0.resource != tasks[1].id }.map(\.message))
+    }
+
     func testAShortOrRecentTaskIsLeftAsItIs() throws {
         let store = try makeStore()
         let folder = try makeScratchFolder("recent-start-short")

@@ -148,6 +148,27 @@ final class RevisionLogTests: XCTestCase {
         }
     }
 
+    /// A batch that ends a revision (an import writing many tasks' versions in one transaction) files the
+    /// versions after the end as a batch of their own would: a tick and a stamp of their own; an end with
+    /// nothing after it ticks nothing.
+    func testAnEndedRevisionFilesWhatFollowsAsABatchOfItsOwnWould() throws {
+        try forEachStore { tested in
+            let (store, patient, _, task) = try StoreFixtures.storeWithTask(tested)
+            var batch = StoreBatch()
+            batch.add(StoreFixtures.outcome(task, occurrence: 0))
+            batch.endRevision()
+            batch.add(StoreFixtures.outcome(task, occurrence: 1))
+            batch.add(StoreFixtures.outcome(task, occurrence: 2))
+            batch.endRevision()
+            let summary = try store.apply(batch)
+            let read = try log(store, patient.id, after: 1)
+            XCTAssertEqual(read.revisions.map(\.stamp.serverClock), [2, 3])
+            XCTAssertEqual(
+                read.revisions.map { $0.entities.map(\.metadata.uuid) }, [Array(summary.versionUUIDs[..<1]), Array(summary.versionUUIDs[1...])])
+            XCTAssertEqual(read.server.clock, 3)
+        }
+    }
+
     func testReadsStopAfterWholeRevisionsAndFilter() throws {
         try forEachStore { tested in
             let (store, patient, _, task) = try StoreFixtures.storeWithTask(tested)

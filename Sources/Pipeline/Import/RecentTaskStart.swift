@@ -79,38 +79,79 @@ struct RecentTaskStart {
         return planned
     }
 
-    /// Writes each task's versions in one transaction of their own, so that a task the store refuses
-    /// (its first version failed to be written) keeps its schedule alone. Returns those written.
+    /// About how many versions one transaction of ``write(_:)`` holds (a task's versions are never split).
+    static let versionsPerTransaction = 1_000
+
+    /// Writes the versions, each task's as a revision of its own (``StoreBatch/endRevision()``, so that
+    /// devices pull what they pulled when each task had a transaction), the tasks of about
+    /// ``versionsPerTransaction`` versions in one transaction: a transaction per task cost about 19,000
+    /// instructions a version (BEGIN and COMMIT, the pages every commit writes to the WAL again) and a
+    /// quarter of the import's page writes. When the store refuses such a transaction, its tasks are
+    /// written again one transaction each, so that a task the store refuses (its first version failed to
+    /// be written) keeps its schedule alone: the report is the same either way. Returns those written.
     @discardableResult
     func write(_ planned: [[CareTask]]) throws -> [CareTask] {
+        let planned = planned.filter { !$0.isEmpty }
+        // The mapping kept the content JSON of each task it hashed, by hash, for the write of that task;
+        // these versions keep that hash, and would be written with it: dropping it here leaves it unused
+        // (their own payloads are encoded as they are written).
+        for versions in planned { for version in versions { ContentJSON.forget(.task(version)) } }
         var written: [CareTask] = []
-        for versions in planned where !versions.isEmpty {
-            var batch = StoreBatch()
-            for version in versions {
-                // The mapping kept the content JSON of each task it hashed, by hash, for the write of that
-                // task; these versions keep that hash, and would be written with it: dropping it here
-                // leaves it unused (their own payloads are encoded as they are written).
-                ContentJSON.forget(.task(version))
-                batch.append(.update(.task(version)))
+        var first = 0
+        while first < planned.count {
+            var end = first + 1
+            var count = planned[first].count
+            while end < planned.count, count + planned[end].count <= Self.versionsPerTransaction {
+                count += planned[end].count
+                end += 1
             }
-            let id = versions[0].id
-            do {
-                ledger.count(try store.apply(batch))
-                written += versions
-                let mapping = options.mapping
-                let days = versions.compactMap { mapping.dayNumber(of: $0.metadata.effectiveDate).map(mapping.isoDay(number:)) }
-                ledger.note(id, MappingNote(
-                    .info, at: "Task",
-                    "long-running: \(versions.count) version(s) of about a year of events each, from \(days.first ?? "?") to \(days.last ?? "?"); earlier outcomes keep theirs"))
-            } catch let error as StoreError where error.isStoreFailure {
-                throw error
-            } catch {
-                ledger.note(id, MappingNote(.warning, at: "Task", "keeps its schedule: the store refused its versions: \(error)"))
+            let group = planned[first..<end]
+            first = end
+            if group.count > 1 {
+                do {
+                    ledger.count(try store.apply(Self.batch(group)))
+                    for versions in group { written += noteWritten(versions) }
+                    continue
+                } catch let error as StoreError where error.isStoreFailure {
+                    throw error
+                } catch {
+                    // One of them is refused: each alone, below.
+                }
+            }
+            for versions in group {
+                do {
+                    ledger.count(try store.apply(Self.batch([versions])))
+                    written += noteWritten(versions)
+                } catch let error as StoreError where error.isStoreFailure {
+                    throw error
+                } catch {
+                    ledger.note(versions[0].id, MappingNote(.warning, at: "Task", "keeps its schedule: the store refused its versions: \(error)"))
+                }
             }
         }
         let tasks = Set(written.map(\.id)).count
         if tasks > 0 { ledger.tick("gave \(tasks) long-running tasks \(written.count) versions of about a year of events", force: true) }
         return written
+    }
+
+    /// The versions of `tasks` as new versions of each, each task's a revision of its own.
+    private static func batch(_ tasks: some Collection<[CareTask]>) -> StoreBatch {
+        var batch = StoreBatch()
+        for versions in tasks {
+            for version in versions { batch.update(version) }
+            batch.endRevision()
+        }
+        return batch
+    }
+
+    /// Notes that one task's `versions` were written, and returns them.
+    private func noteWritten(_ versions: [CareTask]) -> [CareTask] {
+        let mapping = options.mapping
+        let days = versions.compactMap { mapping.dayNumber(of: $0.metadata.effectiveDate).map(mapping.isoDay(number:)) }
+        ledger.note(versions[0].id, MappingNote(
+            .info, at: "Task",
+            "long-running: \(versions.count) version(s) of about a year of events each, from \(days.first ?? "?") to \(days.last ?? "?"); earlier outcomes keep theirs"))
+        return versions
     }
 
     /// `task` taking effect at the start of day `day`, its elements continued from then.

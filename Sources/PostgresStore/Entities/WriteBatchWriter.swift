@@ -136,6 +136,7 @@ final class PostgresBatchWriter {
         case .appendVersion(let outcome): try await appendKeepingUUID(outcome)
         case .admitKnowledge(let push): try await admitKnowledge(push)
         case .mergeKnowledge(let patientID, let clocks): try await mergeKnowledge(patientID: patientID, clocks: clocks)
+        case .endRevision: try await revisions.endRevision()
         default:
             try await flushPending()
             guard try await PostgresStagingChanges.apply(change, at: now, on: connection, logger: logger, summary: &summary) else {
@@ -147,7 +148,8 @@ final class PostgresBatchWriter {
     /// Whether `change` is the entity writer's (else the staging changes').
     static func isEntityChange(_ change: StoreChange) -> Bool {
         switch change {
-        case .add, .update, .upsert, .delete, .recordSource, .recordSourceIfChanged, .link, .appendVersion, .admitKnowledge, .mergeKnowledge: true
+        case .add, .update, .upsert, .delete, .recordSource, .recordSourceIfChanged, .link, .appendVersion, .admitKnowledge, .mergeKnowledge,
+             .endRevision: true
         default: false
         }
     }

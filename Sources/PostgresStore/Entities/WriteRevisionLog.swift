@@ -73,6 +73,15 @@ final class PostgresRevisionLog {
         taskPatients.removeAll()
     }
 
+    /// Ends the revision the batch's versions so far make (``StoreBatch/endRevision()``): they are filed
+    /// under a tick of their own now, and the versions after start a revision of their own, stamped again,
+    /// as a transaction of their own would file them (the SQLite store's `RevisionLog.endRevision()`).
+    func endRevision() async throws {
+        try await finish()
+        stamps = [:]
+        stampOrder = []
+    }
+
     /// Ticks the clock and writes the stamps and revisions, when the transaction filed any version.
     func finish() async throws {
         guard !patients.isEmpty else { return }

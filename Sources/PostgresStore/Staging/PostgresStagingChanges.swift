@@ -78,7 +78,8 @@ enum PostgresStagingChanges {
             if try await settleDeadLetter(id, settlement, at: now, on: connection, logger: logger) { summary.deadLettersSettled += 1 }
         case .settleDeadLettersOfOutboxEntry(let id, let settlement):
             summary.deadLettersSettled += try await settleDeadLetters(ofOutboxEntry: id, settlement, at: now, on: connection, logger: logger)
-        case .add, .update, .upsert, .delete, .recordSource, .recordSourceIfChanged, .link, .appendVersion, .mergeKnowledge, .admitKnowledge:
+        case .add, .update, .upsert, .delete, .recordSource, .recordSourceIfChanged, .link, .appendVersion, .mergeKnowledge, .admitKnowledge,
+             .endRevision:
             return false
         }
         return true

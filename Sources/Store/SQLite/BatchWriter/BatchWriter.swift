@@ -137,6 +137,7 @@ struct BatchWriter {
             }
         case .appendVersion(let outcome): try appendKeepingUUID(outcome)
         case .admitKnowledge(let push): try admitKnowledge(push)
+        case .endRevision: revisions.endRevision()
         case .mergeKnowledge(let patientID, let clocks):
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO patientKnowledge (patientID, processID, clock) VALUES (?, ?, ?)
