@@ -144,7 +144,7 @@ struct JSONElementReader {
                 isArray = true
                 try readArray(named: fieldName, key: key, isUnderscore: isUnderscore, stack: stack)
             } else {
-                try readItem(named: fieldName, key: key, isUnderscore: isUnderscore, inArray: false, stack: stack)
+                try readItem(named: consume fieldName, key: key, isUnderscore: isUnderscore, inArray: false, stack: stack)
             }
             fields.append(FieldRun(
                 key: key, isUnderscore: isUnderscore, keyOffset: keyOffset,
@@ -254,9 +254,10 @@ struct JSONElementReader {
     }
 
     /// Reads one value (a whole field value, or one array item) as an element named `name`, pushed on the stack.
+    /// `name` is consumed: a single value's element takes the caller's copy (no retain, then release, of it).
     @inline(__always)
     private mutating func readItem(
-        named name: String, key: FieldKeys.ID, isUnderscore: Bool, inArray: Bool, stack: ElementStack
+        named name: consuming String, key: FieldKeys.ID, isUnderscore: Bool, inArray: Bool, stack: ElementStack
     ) throws(FHIRSyntaxError) {
         let byte = bytes[pos]
         switch byte {
