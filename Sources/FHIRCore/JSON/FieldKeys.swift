@@ -55,17 +55,28 @@ struct FieldKeys {
             first = count > 0 ? loadTail(pointer, count: count) : 0
             second = 0
         }
-        // Equal words and lengths are equal bytes: a tail's unused high bytes are zero.
-        let mixed = (first ^ (second &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(count)) &* 0xBF58_476D_1CE4_E5B9
-        let slot = Int(truncatingIfNeeded: mixed >> (64 - Self.cacheBits))
-        let hit = cache.withUnsafeBufferPointer { slots -> ID? in
+        if let hit = cachedID(first, second, count: count) { return hit }
+        let id = tableID(pointer, count: count)
+        if id >= 0 { cache[Self.cacheSlot(first, second, count: count)] = CachedKey(first: first, second: second, count: count, id: id) }
+        return id
+    }
+
+    /// The number of the key of `count` (at most 16) bytes that are `first` and `second` read as
+    /// little-endian words, zero above the key, when the cache has it.
+    @inline(__always)
+    func cachedID(_ first: UInt64, _ second: UInt64, count: Int) -> ID? {
+        // Equal words and lengths are equal bytes: the unused high bytes are zero.
+        let slot = Self.cacheSlot(first, second, count: count)
+        return cache.withUnsafeBufferPointer { slots -> ID? in
             let entry = slots[slot]
             return entry.first == first && entry.second == second && entry.count == count ? entry.id : nil
         }
-        if let hit { return hit }
-        let id = tableID(pointer, count: count)
-        if id >= 0 { cache[slot] = CachedKey(first: first, second: second, count: count, id: id) }
-        return id
+    }
+
+    @inline(__always)
+    private static func cacheSlot(_ first: UInt64, _ second: UInt64, count: Int) -> Int {
+        let mixed = (first ^ (second &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(count)) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: mixed >> (64 - cacheBits))
     }
 
     /// A key of at most 16 bytes, as two words, and its number (`count` -1: an empty slot).

@@ -72,7 +72,7 @@ struct JSONElementReader {
             throw error(at: pos, "the root must be a JSON object with a resourceType, not \(describeValue(at: pos))")
         }
         let open = pos
-        var resource = try readObject(named: "", inArray: false, isRoot: true)
+        var resource = try readObject(named: "", inArray: false, isRoot: true, stack: stack)
         guard let type = resource.resourceType else {
             throw error(at: open, "the root object has no resourceType")
         }
@@ -87,8 +87,9 @@ struct JSONElementReader {
     // MARK: - Objects and arrays
 
     /// Reads the object at `pos` into an element named `name`; `inArray` when it is an array item, `isRoot`
-    /// for the document's root object (always a resource).
-    private mutating func readObject(named name: String, inArray: Bool, isRoot: Bool = false) throws(FHIRSyntaxError) -> Element {
+    /// for the document's root object (always a resource). `stack` is the reader's ``stack``, handed down as
+    /// an argument: calls through the stored property retained and released it for every element.
+    private mutating func readObject(named name: String, inArray: Bool, isRoot: Bool = false, stack: ElementStack) throws(FHIRSyntaxError) -> Element {
         let open = pos
         try enterNesting(at: open)
         pos += 1
@@ -141,9 +142,9 @@ struct JSONElementReader {
                 resourceType = type
             } else if bytes[pos] == UInt8(ascii: "[") {
                 isArray = true
-                try readArray(named: fieldName, key: key, isUnderscore: isUnderscore)
+                try readArray(named: fieldName, key: key, isUnderscore: isUnderscore, stack: stack)
             } else {
-                try readItem(named: fieldName, key: key, isUnderscore: isUnderscore, inArray: false)
+                try readItem(named: consume fieldName, key: key, isUnderscore: isUnderscore, inArray: false, stack: stack)
             }
             fields.append(FieldRun(
                 key: key, isUnderscore: isUnderscore, keyOffset: keyOffset,
@@ -179,7 +180,7 @@ struct JSONElementReader {
         fields.removeAll(keepingCapacity: true)
         stack.truncate(to: 0)
         keys.startDocument()
-        let item = try readObject(named: "entry", inArray: true)
+        let item = try readObject(named: "entry", inArray: true, stack: stack)
         guard pos == end else { throw error(at: pos, "unexpected content after the entry") }
         return item
     }
@@ -229,7 +230,7 @@ struct JSONElementReader {
     }
 
     /// Reads an array value: its items become a run of siblings named `name` (pushed on the stack).
-    private mutating func readArray(named name: String, key: FieldKeys.ID, isUnderscore: Bool) throws(FHIRSyntaxError) {
+    private mutating func readArray(named name: String, key: FieldKeys.ID, isUnderscore: Bool, stack: ElementStack) throws(FHIRSyntaxError) {
         let open = pos
         try enterNesting(at: open)
         pos += 1
@@ -240,7 +241,7 @@ struct JSONElementReader {
         while true {
             skipWhitespace()
             guard pos < end else { throw keyError(.endBeforeItem, key, at: end) }
-            try readItem(named: name, key: key, isUnderscore: isUnderscore, inArray: true)
+            try readItem(named: name, key: key, isUnderscore: isUnderscore, inArray: true, stack: stack)
             skipWhitespace()
             guard pos < end else { throw unexpectedEnd("',' or ']'") }
             let next = bytes[pos]
@@ -253,14 +254,15 @@ struct JSONElementReader {
     }
 
     /// Reads one value (a whole field value, or one array item) as an element named `name`, pushed on the stack.
+    /// `name` is consumed: a single value's element takes the caller's copy (no retain, then release, of it).
     @inline(__always)
     private mutating func readItem(
-        named name: String, key: FieldKeys.ID, isUnderscore: Bool, inArray: Bool
+        named name: consuming String, key: FieldKeys.ID, isUnderscore: Bool, inArray: Bool, stack: ElementStack
     ) throws(FHIRSyntaxError) {
         let byte = bytes[pos]
         switch byte {
         case UInt8(ascii: "{"):
-            stack.push(try readObject(named: name, inArray: inArray))
+            stack.push(try readObject(named: name, inArray: inArray, stack: stack))
         case UInt8(ascii: "\""):
             if isUnderscore { throw underscoreShape(key) }
             stack.push(Element(name: name, value: try readString(), valueKind: .string, jsonArrayItem: inArray))
@@ -382,9 +384,11 @@ struct JSONElementReader {
             let byte = bytes[index]
             guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { break }
             index += 1
-            while index + 8 <= end,
-                  UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self) == 0x2020_2020_2020_2020 {
-                index += 8
+            // Then spaces eight at a time, and the spaces opening a word that holds other bytes at once.
+            while index + 8 <= end {
+                let others = UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)) ^ 0x2020_2020_2020_2020
+                index += others == 0 ? 8 : others.trailingZeroBitCount >> 3
+                if others != 0 { break }
             }
         }
         pos = index
@@ -428,6 +432,10 @@ struct JSONElementReader {
 
     /// Reads the object key whose opening quote is at `pos`, as its number in ``keys``.
     private mutating func readKey() throws(FHIRSyntaxError) -> FieldKeys.ID {
+        if let short = Self.shortPlainKey(bytes, open: pos, end: end), let id = keys.cachedID(short.first, short.second, count: short.count) {
+            pos += short.count + 2
+            return id
+        }
         let start = pos + 1
         if try scanString() {
             return scratch.withUnsafeBufferPointer { buffer in
@@ -552,63 +560,6 @@ struct JSONElementReader {
             scratch.append(UInt8(0x80 | ((scalar >> 12) & 0x3F)))
             scratch.append(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
             scratch.append(UInt8(0x80 | (scalar & 0x3F)))
-        }
-    }
-
-    /// The index of the next byte at or after `index` that a string scan must look at: a quote, a
-    /// backslash, a control character or a non-ASCII byte (or, rarely, a harmless false positive).
-    /// Eight bytes at a time.
-    @inline(__always)
-    static func nextSpecialByte(_ bytes: UnsafePointer<UInt8>, from start: Int, end: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let raw = UnsafeRawPointer(bytes)
-        var index = start
-        while index + 8 <= end {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            let flags = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-                | ((word &- ones &* 0x20) & ~word) | word
-            let special = flags & highs
-            if special != 0 {
-                return index + special.trailingZeroBitCount >> 3
-            }
-            index += 8
-        }
-        while index < end {
-            let byte = bytes[index]
-            if byte == 0x22 || byte == 0x5C || byte < 0x20 || byte >= 0x80 { return index }
-            index += 1
-        }
-        return end
-    }
-
-    /// The length of the well-formed UTF-8 sequence at `index` (lead byte ≥ 0x80), or 0 when it is
-    /// invalid (bad lead, bad continuation, overlong, surrogate, beyond U+10FFFF, truncated).
-    @inline(__always)
-    static func utf8SequenceLength(_ bytes: UnsafePointer<UInt8>, at index: Int, end: Int) -> Int {
-        let lead = bytes[index]
-        @inline(__always) func continuation(_ offset: Int, _ low: UInt8 = 0x80, _ high: UInt8 = 0xBF) -> Bool {
-            index + offset < end && bytes[index + offset] >= low && bytes[index + offset] <= high
-        }
-        switch lead {
-        case 0xC2...0xDF:
-            return continuation(1) ? 2 : 0
-        case 0xE0:
-            return continuation(1, 0xA0) && continuation(2) ? 3 : 0
-        case 0xE1...0xEC, 0xEE...0xEF:
-            return continuation(1) && continuation(2) ? 3 : 0
-        case 0xED:
-            return continuation(1, 0x80, 0x9F) && continuation(2) ? 3 : 0
-        case 0xF0:
-            return continuation(1, 0x90) && continuation(2) && continuation(3) ? 4 : 0
-        case 0xF1...0xF3:
-            return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
-        case 0xF4:
-            return continuation(1, 0x80, 0x8F) && continuation(2) && continuation(3) ? 4 : 0
-        default:
-            return 0
         }
     }
 

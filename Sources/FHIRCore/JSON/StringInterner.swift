@@ -12,8 +12,9 @@ struct StringInterner {
         var string: String
     }
 
-    /// Values longer than this are not worth sharing (they are rarely repeated).
-    static let maxLength = 40
+    /// Values longer than this are not worth sharing (they are rarely repeated). A `urn:uuid:` reference
+    /// (45 bytes) is: a Bundle names each entry's fullUrl in the references of several others.
+    static let maxLength = 64
     private let maxEntries: Int
     private var slots: [Int32]  // index into entries, -1 when empty
     private var entries: [Entry] = []
