@@ -76,11 +76,8 @@ struct PatientsContacts: ParsableCommand {
     /// The patient's contacts as the revision log files them (those of their plans, then those of no
     /// plan whose linkage names them), the care team (careProvider) first, each group by name.
     static func contacts(of patientID: String, in store: any Store) throws -> [Contact] {
-        // Ids compared as the store compares them: an equivalent id is another patient's.
-        let plans = Set(try store.carePlans(.current).filter { ByteExactID.same($0.patientID, patientID) }.map { ByteExactID($0.id) })
-        let mine = try store.contacts(.current).filter { contact in
-            contact.carePlanID.map { plans.contains(ByteExactID($0)) } ?? ByteExactID.same(contact.metadata.linkage.patientID, patientID)
-        }
+        let plans = try store.carePlans(.current).filter { ByteExactID.same($0.patientID, patientID) }.map(\.id)
+        let mine = try store.contacts(.current).filed(underPatient: patientID, carePlanIDs: plans)
         return mine.sorted { a, b in
             let (rankA, rankB) = (a.category == .careProvider ? 0 : 1, b.category == .careProvider ? 0 : 1)
             return rankA != rankB ? rankA < rankB : (displayName(a.name), a.id) < (displayName(b.name), b.id)

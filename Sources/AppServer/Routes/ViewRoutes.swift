@@ -140,11 +140,8 @@ struct PatientData {
     /// The contacts of the patient's care plans, then those of no care plan their linkage names (a
     /// RelatedPerson's), as the revision log files them.
     func contacts() throws -> [Contact] {
-        // Ids compared as the store compares them: an equivalent id is another patient's.
-        let plans = Set(try carePlans().map { ByteExactID($0.id) })
-        return try store.contacts(.current).filter { contact in
-            contact.carePlanID.map { plans.contains(ByteExactID($0)) } ?? ByteExactID.same(contact.metadata.linkage.patientID, patientID)
-        }
+        let plans = try carePlans().map(\.id)
+        return try store.contacts(.current).filed(underPatient: patientID, carePlanIDs: plans)
     }
 
     /// The versions an app links to: the patient's current version and their current care plans' (read

@@ -26,7 +26,7 @@ final class PostgresRevisionLog {
     private var entityUUIDs: [UUID] = []
     private var rowIDs: [Int64] = []
     /// The stamps of this transaction, per patient in the order first filed: the device clocks as JSON.
-    private var stampOrder: [String] = []
+    private var stampOrder: [ByteExactID] = []
     private var stamps: [ByteExactID: String] = [:]
     /// Care plan id -> patient id, and task version -> patient id, as this transaction found them.
     private var carePlanPatients: [ByteExactID: String?] = [:]
@@ -56,9 +56,10 @@ final class PostgresRevisionLog {
     func append(_ kind: EntityKind, uuid: UUID, rowID: Int64, owner: Owner) async throws {
         guard let patientID = try await patient(of: owner) else { return }
         // Ids as the database compares them (``ByteExactID``): canonically equivalent ids are two patients.
-        if stamps[ByteExactID(patientID)] == nil {
-            stamps[ByteExactID(patientID)] = readsClocksAtTheEnd ? "" : try await servedClocks(patientID: patientID)
-            stampOrder.append(patientID)
+        let key = ByteExactID(patientID)
+        if stamps[key] == nil {
+            stamps[key] = readsClocksAtTheEnd ? "" : try await servedClocks(patientID: patientID)
+            stampOrder.append(key)
         }
         patients.append(patientID)
         kinds.append(kind.rawValue)
@@ -85,14 +86,14 @@ final class PostgresRevisionLog {
     /// Ticks the clock and writes the stamps and revisions, when the transaction filed any version.
     func finish() async throws {
         guard !patients.isEmpty else { return }
-        let unread = stampOrder.filter { stamps[ByteExactID($0)] == "" }
+        let unread = stampOrder.filter { stamps[$0] == "" }.map(\.id)
         if !unread.isEmpty {
             for (patientID, clocks) in try await servedClocks(patientIDs: unread) { stamps[patientID] = clocks }
         }
         let clock = try await PostgresServerClock.tick(on: connection)
         try await connection.finish("""
             INSERT INTO revision_stamp (patient_id, server_clock, processes)
-            SELECT patient_id, \(clock), processes FROM unnest(\(stampOrder)::text[], \(stampOrder.map { stamps[ByteExactID($0)] ?? "[]" })::text[]) AS t(patient_id, processes)
+            SELECT patient_id, \(clock), processes FROM unnest(\(stampOrder.map(\.id))::text[], \(stampOrder.map { stamps[$0] ?? "[]" })::text[]) AS t(patient_id, processes)
             ON CONFLICT DO NOTHING
             """, logger: logger)
         for start in stride(from: 0, to: patients.count, by: PostgresBatchWriter.rowsPerStatement) {
