@@ -67,7 +67,7 @@ final class RelatedPersonContactTests: XCTestCase {
     /// are canonically equivalent text ("café" as one code point, or as "e" and a combining accent), each
     /// app sees its own patient's contact only, though Swift's `==` calls the two ids equal.
     func testAContactOfAnEquivalentIDReachesItsOwnPatientOnly() async throws {
-        try await forEachStore { tested in
+        try await forEachStore(sqliteFile: true) { tested in
             let store = tested.store
             let (composed, decomposed) = ("Patient/caf\u{E9}", "Patient/cafe\u{301}")
             let start = Date(timeIntervalSince1970: 1_767_225_600)
@@ -90,6 +90,23 @@ final class RelatedPersonContactTests: XCTestCase {
                     XCTAssertTrue(body.contains("rp-\(own)"), "\(kind): \(own) sees its contact")
                     XCTAssertFalse(body.contains("rp-\(other)"), "\(kind): \(own) sees \(other)'s contact")
                 }
+            }
+
+            // The command line lists, and the CareKit dump files, each contact under its own patient too.
+            let path = try XCTUnwrap(tested.location)
+            for (patient, own, other) in [(composed, "Composed", "Decomposed"), (decomposed, "Decomposed", "Composed")] {
+                let listed = try CLIRunner.run(["patients", "contacts", "--store", path, "--patient", patient, "--format", "json"])
+                XCTAssertEqual(listed.status, 0, listed.stderr)
+                XCTAssertTrue(listed.stdout.contains("rp-\(own)"), "\(kind): \(listed.stdout)")
+                XCTAssertFalse(listed.stdout.contains("rp-\(other)"), "\(kind): \(listed.stdout)")
+            }
+            let dump = try CLIRunner.run(["store", "dump", "--store", path, "--format", "carekit-json"])
+            XCTAssertEqual(dump.status, 0, dump.stderr)
+            let objects = dump.stdout.split(separator: "\n").map { line in (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:] }
+            for (patient, own) in [(composed, "rp-Composed"), (decomposed, "rp-Decomposed")] {
+                let holder = objects.first { ((($0["patients"] as? [[String: Any]])?.first?["id"]) as? String)?.utf8.elementsEqual(patient.utf8) == true }
+                let contacts = ((holder?["contacts"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+                XCTAssertEqual(contacts, [own], "\(kind): the dump files \(Array(patient.unicodeScalars))'s contacts")
             }
         }
     }

@@ -196,8 +196,8 @@ private struct PatientGroups {
     var members: [[CareEntity]] = []
     /// The ids of each group's outcomes, in stored order.
     var outcomeIDs: [Int: [String]] = [:]
-    /// The group of each patient id.
-    var groupOfPatient: [String: Int] = [:]
+    /// The group of each patient id (ids as the store compares them: ``ByteExactID``).
+    var groupOfPatient: [ByteExactID: Int] = [:]
     /// The versions links name.
     var links = CareKitLinks()
 
@@ -205,49 +205,49 @@ private struct PatientGroups {
         var others: [CareEntity] = []
         try dumper.forEach(.patient) { patient in
             links.add(patient)
-            if let group = groupOfPatient[patient.id] {
+            if let group = groupOfPatient[ByteExactID(patient.id)] {
                 members[group].append(patient)
             } else {
-                groupOfPatient[patient.id] = members.count
+                groupOfPatient[ByteExactID(patient.id)] = members.count
                 members.append([patient])
             }
         }
         let orphans = members.count
-        var groupOfPlan: [String: Int] = [:]
+        var groupOfPlan: [ByteExactID: Int] = [:]
         try dumper.forEach(.carePlan) { entity in
             links.add(entity)
             guard case .carePlan(let plan) = entity else { return }
-            let group = plan.patientID.flatMap { groupOfPatient[$0] } ?? orphans
-            groupOfPlan[plan.id] = group
+            let group = plan.patientID.flatMap { groupOfPatient[ByteExactID($0)] } ?? orphans
+            groupOfPlan[ByteExactID(plan.id)] = group
             if group == orphans { others.append(entity) } else { members[group].append(entity) }
         }
-        var groupOfTask: [String: Int] = [:]
+        var groupOfTask: [ByteExactID: Int] = [:]
         for kind in [EntityKind.contact, .task] {
             try dumper.forEach(kind) { entity in
                 let group: Int
                 switch entity {
                 case .contact(let contact):
                     // Of no care plan: the one patient its linkage names (a RelatedPerson's), as pulls file it.
-                    group = contact.carePlanID.flatMap { groupOfPlan[$0] } ?? contact.metadata.linkage.patientID.flatMap { groupOfPatient[$0] } ?? orphans
+                    group = contact.carePlanID.flatMap { groupOfPlan[ByteExactID($0)] } ?? contact.metadata.linkage.patientID.flatMap { groupOfPatient[ByteExactID($0)] } ?? orphans
                 case .task(let task) where task.carePlanID == nil:
-                    group = dumper.taskPatient(task).flatMap { groupOfPatient[$0] } ?? orphans
+                    group = dumper.taskPatient(task).flatMap { groupOfPatient[ByteExactID($0)] } ?? orphans
                 case .task(let task):
-                    group = task.carePlanID.flatMap { groupOfPlan[$0] } ?? orphans
+                    group = task.carePlanID.flatMap { groupOfPlan[ByteExactID($0)] } ?? orphans
                 default:
                     group = orphans
                 }
-                if kind == .task { groupOfTask[entity.id] = group }
+                if kind == .task { groupOfTask[ByteExactID(entity.id)] = group }
                 if group == orphans { others.append(entity) } else { members[group].append(entity) }
             }
         }
         members.append(others)
-        var seen: Set<String> = []
+        var seen: Set<ByteExactID> = []
         try dumper.forEach(.outcome) { entity in
-            guard case .outcome(let outcome) = entity, seen.insert(outcome.id).inserted else { return }
-            let group = outcome.taskID.flatMap { groupOfTask[$0] } ?? orphans
+            guard case .outcome(let outcome) = entity, seen.insert(ByteExactID(outcome.id)).inserted else { return }
+            let group = outcome.taskID.flatMap { groupOfTask[ByteExactID($0)] } ?? orphans
             outcomeIDs[group, default: []].append(outcome.id)
         }
     }
 
-    func group(ofPatient id: String) -> Int? { groupOfPatient[id] }
+    func group(ofPatient id: String) -> Int? { groupOfPatient[ByteExactID(id)] }
 }
