@@ -168,7 +168,7 @@ final class ConnectionLimitTests: XCTestCase {
 
     func testBurstOfPushesKeepsTheServersThreadsBounded() throws {
         let workers = 2
-        let (server, token, store) = try serve("push-burst", ["--push-workers", "\(workers)", "--max-uploads", "200"])
+        let (server, token, store) = try serve("push-burst", ["--push-workers", "\(workers)", "--max-uploads", "200", "--busy-timeout", "600"])
         defer { server.stop() }
         // Hold the store's writer lease and append gate, as a long import's write would: every push waits for it.
         let release = store + ".release"

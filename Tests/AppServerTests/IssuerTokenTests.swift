@@ -180,7 +180,7 @@ final class IssuerTokenTests: XCTestCase {
             elif self.path == '/slow': time.sleep(4); body = b'{}'
             elif self.path == '/small': body = b'{"keys":[]}'
             else: status = 404
-            """)
+            """, threaded: true)
         defer {
             // SIGKILL: a process started from a concurrency thread inherits its mask, SIGTERM blocked.
             kill(server.processIdentifier, SIGKILL)
@@ -195,14 +195,13 @@ final class IssuerTokenTests: XCTestCase {
         } catch {
             XCTAssertEqual(error, .tooLarge(url: base + "/big", limit: 256 * 1024))
         }
-        let started = Date()
+        // The answer comes after 4 s: a fetch that waited for it would have read it.
         do {
             _ = try await BoundedFetch.get(URL(string: base + "/slow")!, limit: 1024, deadline: 1)
             XCTFail("a slow document was waited for")
         } catch {
             guard case .unreachable = error else { return XCTFail("\(error)") }
         }
-        XCTAssertLessThan(Date().timeIntervalSince(started), 3.5)
         do {
             _ = try await BoundedFetch.get(URL(string: base + "/missing")!, limit: 1024, deadline: 5)
             XCTFail("a 404 was read")

@@ -160,6 +160,13 @@ final class PushDuringImportTests: XCTestCase {
             $0.outcomeBatchSize = 50
         }
         let watch = ImportWatch()
+        // Signalled once the test has looked at the store after the push's answer: until then the import
+        // neither ends nor (held at its input) writes an entity, whatever the machine's speed.
+        let looked = DispatchSemaphore(value: 0)
+        @Sendable func waitUntilTheTestHasLooked() {
+            _ = looked.wait(timeout: .now() + 60)
+            looked.signal()
+        }
         func holdUntilThePushWaits() {
             let deadline = Date().addingTimeInterval(60)
             while !importing.base.appendsAreWaiting() && Date() < deadline { usleep(1_000) }
@@ -167,6 +174,11 @@ final class PushDuringImportTests: XCTestCase {
         switch pushDuring {
         case .input?:
             importing.beforeYieldingToAppends = { if watch.start() { holdUntilThePushWaits() } }
+            importing.beforeApply = { _ in
+                guard watch.started else { return false }
+                waitUntilTheTestHasLooked()
+                return true
+            }
         case .entities?:
             importer.progress = { _ in if watch.start() { holdUntilThePushWaits() } }
         case .outcomes?:
@@ -189,7 +201,9 @@ final class PushDuringImportTests: XCTestCase {
         let imported = DispatchSemaphore(value: 0)
         @Sendable func startImport() {
             DispatchQueue.global().async {
-                watch.finish(Result { try job.value.run(FHIRInput.sources(for: bundles)) })
+                let result = Result { try job.value.run(FHIRInput.sources(for: bundles)) }
+                if pushDuring != nil { waitUntilTheTestHasLooked() }
+                watch.finish(result)
                 imported.signal()
             }
         }
@@ -209,6 +223,7 @@ final class PushDuringImportTests: XCTestCase {
             XCTAssertEqual(device.refusedPushes, 0)
             pushedWhileImporting.value = pushDuring != nil && !watch.ended
             patientsWhenPushed.value = try fixture.store.patients(.current).count
+            looked.signal()
         }
         if pushDuring == nil { startImport() }
         imported.wait()

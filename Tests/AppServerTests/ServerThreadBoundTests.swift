@@ -31,27 +31,28 @@ final class ServerThreadBoundTests: XCTestCase {
 
     /// With the default limits: 16 pushes read and wait for the lease, the others are refused at once.
     func testFiveHundredConcurrentPushesWithReadsBesideThemAreAllAnsweredOnABoundedNumberOfThreads() async throws {
-        let stored = try await pushAndRead(options: [])
+        let stored = try await pushAndRead(options: [], placesHeld: ServerLimits.defaultMaxUploads)
         XCTAssertEqual(stored, ServerLimits.defaultMaxUploads, "every push given an upload place is stored once the other process lets go")
     }
 
     /// With room for every push (`--max-uploads 1000`): all 500 wait for the lease at once, in the
     /// writers' queue, and are stored one after the other once it is free.
     func testFiveHundredPushesAllWaitingForTheLeaseHoldNoMoreThreads() async throws {
-        let stored = try await pushAndRead(options: ["--max-uploads", "1000"])
+        let stored = try await pushAndRead(options: ["--max-uploads", "1000"], placesHeld: Self.pushes)
         XCTAssertEqual(stored, Self.pushes)
     }
 
     /// The same on a PostgreSQL store (the generated store moved there by `caregate store migrate`): its
     /// calls run on threads of the store's own (as many as its connection pool), within the same bound.
     func testOnPostgreSQLFiveHundredConcurrentPushesWithReadsBesideThemAreAllAnsweredOnABoundedNumberOfThreads() async throws {
-        let stored = try await pushAndRead(options: [], onPostgreSQL: true)
+        let stored = try await pushAndRead(options: [], placesHeld: ServerLimits.defaultMaxUploads, onPostgreSQL: true)
         XCTAssertEqual(stored, ServerLimits.defaultMaxUploads, "every push given an upload place is stored once the other process lets go")
     }
 
     /// Sends the pushes and the reads at once while another process holds the lease, checks every
-    /// answer and the server's threads throughout; returns how many pushes were stored.
-    private func pushAndRead(options: [String], onPostgreSQL: Bool = false) async throws -> Int {
+    /// answer and the server's threads throughout; returns how many pushes were stored. `placesHeld` pushes
+    /// take an upload place and wait for the lease; the others are answered (refused) before it is let go.
+    private func pushAndRead(options: [String], placesHeld: Int, onPostgreSQL: Bool = false) async throws -> Int {
         let connections = Self.pushes + Self.reads
         guard OpenFiles.raiseLimit(toward: 2 * connections + 200) >= 2 * connections + 200 else {
             throw XCTSkip("this process may not open \(connections) connections and the server as many")
@@ -66,7 +67,8 @@ final class ServerThreadBoundTests: XCTestCase {
             XCTAssertEqual(moved.status, 0, moved.stderr)
             store = database.url
         }
-        let server = try AppServerProcess.start(store: store, key: key, extra: options)
+        // The pushes holding places wait for the lease as long as the test holds it, however slow the machine.
+        let server = try AppServerProcess.start(store: store, key: key, extra: ["--busy-timeout", "600"] + options)
         defer { server.stop() }
         let port = server.base.port ?? 0
 
@@ -106,6 +108,11 @@ final class ServerThreadBoundTests: XCTestCase {
             XCTAssertTrue(answer.hasPrefix("HTTP/1.1 200"), "read \(index) (\(readPaths[index % readPaths.count].prefix(30))): \(answer.prefix(200))")
         }
 
+        // Every push past the places is answered before the lease is let go: one reaching the upload check
+        // later would take a freed place and be stored too.
+        let refusedFirst = Self.pushes - placesHeld
+        let deadline = Date().addingTimeInterval(120)
+        while pushConnections.filter({ $0.readable(within: 0) }).count < refusedFirst, Date() < deadline { usleep(50_000) }
         holder.release()
         let pushAnswers = pushConnections.map { $0.readToEnd(within: 120) }
         let (peak, names) = sampler.stop()

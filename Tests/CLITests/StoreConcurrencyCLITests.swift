@@ -84,38 +84,35 @@ final class StoreConcurrencyCLITests: XCTestCase {
     func testASecondWriterWaitsItsTurnOrFailsSayingWhoHoldsTheStore() throws {
         let made = try CLIRunner.run(["store", "generate", "--store", storePath, "--patients", "2", "--tasks", "3", "--days", "4"])
         XCTAssertEqual(made.status, 0, made.stderr)
-        // Another program (not CareGate, so outside the writer lease) takes SQLite's write lock for 4 s.
-        let holder = try ScriptRunner.startPython("""
-            import sqlite3, time
-            c = sqlite3.connect('\(storePath)', isolation_level=None)
-            c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(4); c.execute('COMMIT')
-            """)
-        Thread.sleep(forTimeInterval: 0.5)
-        XCTAssertTrue(holder.isRunning)
+        // Another program (not CareGate, so outside the writer lease) takes SQLite's write lock until told.
+        let release = storePath + ".release"
+        let holder = try StoreLockHolder.start(store: storePath, release: release, locks: StoreLockHolder.sqliteWriteLock)
+        defer { if holder.isRunning { holder.terminate() } }
 
         // A reader is not blocked by it.
         let reader = try CLIRunner.run(["store", "stats", "--store", storePath, "--busy-timeout", "0"])
         XCTAssertEqual(reader.status, 0, reader.stderr)
 
         // A writer with a short timeout gives up, cleanly, once SQLite's shortest lock wait (2 s, so that
-        // a checkpoint never fails a job) has passed.
-        var started = Date()
+        // a checkpoint never fails a job) has passed: the lock is held until the test lets go.
+        let started = Date()
         let impatient = try CLIRunner.run(["import", "Fixtures/provider", "--store", storePath, "--busy-timeout", "0.3"])
         let gaveUpAfter = Date().timeIntervalSince(started)
         XCTAssertEqual(impatient.status, 1, impatient.stdout)
         XCTAssertTrue(impatient.stderr.contains("another process holds the store"), impatient.stderr)
-        XCTAssertLessThan(gaveUpAfter, 3.5)
-        XCTAssertTrue(holder.isRunning, "the writer gave up before the holder let go")
+        XCTAssertTrue(holder.isRunning, "the holder let go before the impatient writer gave up")
 
-        // One with the default timeout waits for the lock and then writes.
-        started = Date()
-        let patient = try CLIRunner.run(["import", "Fixtures/provider", "--store", storePath, "--time-zone", "America/Chicago"])
-        let waited = Date().timeIntervalSince(started)
-        XCTAssertEqual(patient.status, 0, patient.stderr)
-        XCTAssertTrue(patient.stdout.contains("created"), patient.stdout)
+        // One with the default timeout (30 s) waits for the lock, let go a second after it started, and then writes.
+        let patient = try CLIRunner.start(["import", "Fixtures/provider", "--store", storePath, "--time-zone", "America/Chicago"])
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertTrue(patient.isRunning, "the second writer did not wait for the lock")
+        FileManager.default.createFile(atPath: release, contents: nil)
+        let written = try patient.wait()
+        XCTAssertEqual(written.status, 0, written.stderr)
+        XCTAssertTrue(written.stdout.contains("created"), written.stdout)
         holder.waitUntilExit()
         XCTAssertEqual(holder.terminationStatus, 0)
-        print("second writer: gave up after \(String(format: "%.2f", gaveUpAfter)) s with --busy-timeout 0.3; waited \(String(format: "%.2f", waited)) s and succeeded with the default")
+        print("second writer: gave up after \(String(format: "%.2f", gaveUpAfter)) s with --busy-timeout 0.3; waited for the lock and succeeded with the default")
         let check = try CLIRunner.run(["store", "stats", "--store", storePath, "--check"])
         XCTAssertTrue(check.stdout.contains("integrity: ok"), check.stdout)
     }

@@ -66,8 +66,9 @@ extension ScriptRunner {
 
     /// A small HTTP server of a test's own on 127.0.0.1: `answer` is Python that sets `status`, `body`
     /// (bytes) and `headers` (a dict) for each GET (`self` is the request handler); `prelude` runs once
-    /// before it.
-    public static func startHTTPServerPython(prelude: String = "", answer: String) throws -> (process: Process, port: Int) {
+    /// before it. `threaded`: a thread a request, so that one a test abandons (a slow answer) holds no
+    /// other back; `answer` then runs on several threads at once.
+    public static func startHTTPServerPython(prelude: String = "", answer: String, threaded: Bool = false) throws -> (process: Process, port: Int) {
         func indented(_ code: String, _ spaces: Int) -> String {
             code.split(separator: "\n", omittingEmptySubsequences: false).map { String(repeating: " ", count: spaces) + $0 }.joined(separator: "\n")
         }
@@ -84,7 +85,7 @@ extension ScriptRunner {
                     self.end_headers()
                     self.wfile.write(body)
                 def log_message(self, *args): pass
-            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            server = http.server.\(threaded ? "ThreadingHTTPServer" : "HTTPServer")(('127.0.0.1', 0), Handler)
             print(server.server_address[1], flush=True)
             server.serve_forever()
             """
