@@ -317,6 +317,37 @@ final class ImportBehaviourTests: XCTestCase {
         XCTAssertEqual(after.deadLetters, before.deadLetters + report.failures.count, "each failure is a dead letter")
     }
 
+    /// FHIR's id rule (`[A-Za-z0-9\-\.]{1,64}`): a resource whose id breaks it, or a deletion of one, is a
+    /// failure at `Type.id` with the reason, held or streamed; nothing of it is stored, the rest imports.
+    func testAResourceIDOutsideFHIRsRuleIsRefusedHeldOrStreamed() throws {
+        let folder = try makeScratchFolder("bad-ids")
+        let longest = String(repeating: "a", count: 64)
+        try folder.writeFile("ids.json", #"""
+            {"resourceType":"Bundle","type":"transaction","entry":[
+              {"resource":{"resourceType":"Patient","id":"pat/1"},"request":{"method":"PUT","url":"Patient/x"}},
+              {"resource":{"resourceType":"Patient","id":"pat 2"},"request":{"method":"PUT","url":"Patient/x"}},
+              {"resource":{"resourceType":"Patient","id":"pát"},"request":{"method":"PUT","url":"Patient/x"}},
+              {"resource":{"resourceType":"Patient","id":"\#(longest)b"},"request":{"method":"PUT","url":"Patient/x"}},
+              {"resource":{"resourceType":"Patient","id":""},"request":{"method":"PUT","url":"Patient/x"}},
+              {"resource":{"resourceType":"Patient","id":"\#(longest)"},"request":{"method":"PUT","url":"Patient/x"}},
+              {"resource":{"resourceType":"Patient","id":"Pat-3.v2"},"request":{"method":"PUT","url":"Patient/x"}},
+              {"request":{"method":"DELETE","url":"Patient/pat%204"}}]}
+            """#)
+        for hold in [nil, 0] {
+            let store = try makeStore()
+            let report = try importFiles([folder.path], into: store, holdInputUpTo: hold)
+            let label = hold == nil ? "held" : "streamed"
+            XCTAssertEqual(report.failures.map(\.entry), [0, 1, 2, 3, 4, 7], "\(label): \(describe(report.failures))")
+            XCTAssertEqual(report.failures.prefix(5).map(\.path), Array(repeating: "Patient.id", count: 5), label)
+            XCTAssertTrue(report.failures.prefix(5).allSatisfy { $0.message.hasPrefix("invalid resource id: ") }, describe(report.failures))
+            XCTAssertTrue(report.failures[3].message.contains("at most 64 characters"), report.failures[3].message)
+            XCTAssertEqual(report.failures.last?.path, "Bundle.entry[7].request.url")
+            XCTAssertTrue(report.failures.last?.message.contains("invalid resource id") ?? false, describe(report.failures))
+            XCTAssertEqual(report.byType["Patient"]?.created, 2, label)
+            XCTAssertEqual(try store.patients(.current).map(\.id).sorted(), ["Patient/Pat-3.v2", "Patient/\(longest)"], label)
+        }
+    }
+
     /// An Observation of patient p, heart rate, at `time`.
     private func heartRate(_ id: String, at time: String, value: Int) -> String {
         #"{"resourceType":"Observation","id":"\#(id)","status":"final","code":{"coding":[{"system":"http://loinc.org","code":"8867-4"}],"text":"Heart rate"},"subject":{"reference":"Patient/p"},"effectiveDateTime":"\#(time)","valueQuantity":{"value":\#(value),"unit":"/min"}}"#

@@ -7,9 +7,9 @@ import Mapping
 ///
 /// Files, folders, standard input and bytes are read through ``FHIRInput`` (parsed on worker threads
 /// ahead of the import), Bundles unpacked into their entries (with their fullUrl), entries whose
-/// `request.method` is DELETE turned into deletions, and resources that cannot be known (no id, not an
-/// R4 type, invalid under `--strict`) reported as failures. Only a counting read (pass 1) reports; the
-/// second read of large input (pass 2) only hands resources on.
+/// `request.method` is DELETE turned into deletions, and resources that cannot be known (no id, an id
+/// outside FHIR's rule, not an R4 type, invalid under `--strict`) reported as failures. Only a counting
+/// read (pass 1) reports; the second read of large input (pass 2) only hands resources on.
 struct InputReader {
     let ledger: ImportLedger
     /// Set under `--strict`: a resource with structural errors fails instead of being mapped.
@@ -91,6 +91,11 @@ struct InputReader {
         }
     }
 
+    /// What makes `id` no FHIR resource id (`[A-Za-z0-9\-\.]{1,64}`), or nil.
+    private static func idProblem(_ id: String) -> String? {
+        PrimitiveValidator.problem(with: id, kind: nil, as: .id)
+    }
+
     /// One entry of a Bundle: its resource, or the deletion its request asks for.
     private mutating func unpackEntry(_ entry: Element, origin: ImportOrigin, counting: Bool, _ body: (Element, String?, ImportOrigin) -> Void) {
         if let inner = entry.child(named: "resource") {
@@ -99,7 +104,11 @@ struct InputReader {
                   let url = request.childValue("url") {
             let parts = url.split(separator: "?")[0].split(separator: "/").map(String.init)
             if parts.count >= 2, FHIRMetadata.r4.isResourceType(parts[parts.count - 2]) {
-                deletions.append((ResourceKey(type: parts[parts.count - 2], id: parts[parts.count - 1]), origin))
+                if let problem = Self.idProblem(parts[parts.count - 1]) {
+                    ledger.fail(type: "Bundle", origin: origin, key: nil, path: "Bundle.entry[\(origin.entry ?? 0)].request.url", "cannot delete '\(url)': invalid resource id: \(problem)")
+                } else {
+                    deletions.append((ResourceKey(type: parts[parts.count - 2], id: parts[parts.count - 1]), origin))
+                }
             } else {
                 ledger.fail(type: "Bundle", origin: origin, key: nil, path: "Bundle.entry[\(origin.entry ?? 0)].request.url", "cannot delete '\(url)': not Type/id")
             }
@@ -108,8 +117,14 @@ struct InputReader {
 
     private func accept(_ resource: Element, fullUrl: String?, origin: ImportOrigin, counting: Bool, _ body: (Element, String?, ImportOrigin) -> Void) {
         let type = resource.resourceType ?? ""
+        if counting { ledger.readResource() }
+        // An id outside FHIR's rule would be a CareKit id no URL or reference can name exactly (a '/', a
+        // space, a letter Unicode writes two ways): refused in either pass, reported in the counting one.
+        if let id = resource.childValue("id"), let problem = Self.idProblem(id) {
+            if counting { ledger.fail(type: type, origin: origin, key: nil, path: "\(type).id", "invalid resource id: \(problem)") }
+            return
+        }
         if counting {
-            ledger.readResource()
             guard ResourceKey.of(resource, fullUrl: fullUrl) != nil else {
                 ledger.fail(type: type, origin: origin, key: nil, path: type, "the resource has no id, identifier or fullUrl to be known by")
                 return
