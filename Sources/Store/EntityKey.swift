@@ -5,7 +5,8 @@ import Foundation
 ///
 /// The store files one per entity it writes (``BatchSummary/entityChanges``): an outcome's is kept as its
 /// task uuid and occurrence, its id formatted only when asked for, so that a bulk import of outcomes does
-/// not format an id per outcome that nobody reads.
+/// not format an id per outcome that nobody reads. Ids are compared as the store compares them, byte for
+/// byte (``ByteExactID``): canonically equivalent ids are two entities, as they are two rows.
 public struct EntityKey: Hashable, Sendable {
     public let kind: EntityKind
     private let name: Name
@@ -45,14 +46,14 @@ public struct EntityKey: Hashable, Sendable {
     public static func == (lhs: EntityKey, rhs: EntityKey) -> Bool {
         guard lhs.kind == rhs.kind else { return false }
         switch (lhs.name, rhs.name) {
-        case (.id(let a), .id(let b)): return a == b
+        case (.id(let a), .id(let b)): return ByteExactID.same(a, b)
         case (.occurrence, .occurrence): return lhs.name == rhs.name
-        default: return lhs.id == rhs.id
+        default: return ByteExactID.same(lhs.id, rhs.id)
         }
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(kind)
-        hasher.combine(id)
+        hasher.combine(ByteExactID(id))
     }
 }

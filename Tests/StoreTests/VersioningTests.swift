@@ -198,6 +198,20 @@ final class VersioningTests: XCTestCase {
         }
     }
 
+    /// The key a batch files each change under (what `record(_:ifChanged:)` and the written tips look up)
+    /// tells canonically equivalent ids apart, as the store's rows do.
+    func testAnEntityKeyComparesIDsByteForByte() {
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        XCTAssertNotEqual(EntityKey(.patient, id: composed), EntityKey(.patient, id: decomposed))
+        XCTAssertEqual(Set([EntityKey(.patient, id: composed), EntityKey(.patient, id: decomposed)]).count, 2)
+        XCTAssertEqual(EntityKey(.patient, id: composed), EntityKey(.patient, id: "caf\u{E9}"))
+        XCTAssertNotEqual(EntityKey(.patient, id: composed), EntityKey(.carePlan, id: composed))
+        let task = UUID()
+        let outcome = EntityKey(outcomeOf: task, occurrence: 3)
+        XCTAssertEqual(outcome, EntityKey(.outcome, id: outcome.id))
+        XCTAssertEqual(Set([outcome, EntityKey(.outcome, id: outcome.id)]).count, 1)
+    }
+
     func testUpsertOfUnchangedContentMakesNoVersion() throws {
         try forEachStore { tested in
             let store = tested.store

@@ -8,7 +8,7 @@ extension BatchWriter {
     /// Read through a statement of its own, as ``outcomeTip(taskUUID:eventStart:occurrence:)`` is: every
     /// version an import writes asks for its tip, and GRDB's row costs several times the lookup.
     func tip(_ kind: EntityKind, id: String) throws -> Tip? {
-        if let written = writtenTips[WrittenTipKey(kind, id: id)] { return written }
+        if let written = writtenTips[EntityKey(kind, id: id)] { return written }
         let statement = RawStatement(try db.cachedStatement(sql: """
             SELECT rowID, uuid, effectiveDate, deletedDate, contentHash FROM \(StoreSchema.Table.entity(kind))
             WHERE id = ? AND nextVersionUUID IS NULL

@@ -133,7 +133,7 @@ extension BatchWriter {
             .joined(separator: ", ")
         let numbered = kind == .outcome ? (columns: ", versionNumber", values: ", versionNumber + 1") : (columns: "", values: "")
         let tombstone = uuid ?? uuids.next()
-        if kind != .outcome { writtenTips[WrittenTipKey(kind, id: id)] = nil }
+        if kind != .outcome { writtenTips[EntityKey(kind, id: id)] = nil }
         try db.execute(
             sql: """
                 INSERT INTO \(table) (uuid, effectiveDate, deletedDate, previousVersionUUID, createdDate, updatedDate, \(copied)\(numbered.columns))
@@ -192,7 +192,7 @@ extension BatchWriter {
         try statement.execute()
         let rowID = db.lastInsertedRowID
         // As the tip's columns read it back: the dates through their store seconds.
-        writtenTips[WrittenTipKey(kind, id: entity.id)] = Tip(
+        writtenTips[EntityKey(kind, id: entity.id)] = Tip(
             rowID: rowID, uuid: metadata.uuid, effectiveDate: Date(storeSeconds: metadata.effectiveDate.storeSeconds), deletedDate: nil,
             contentHash: metadata.provenance?.contentHash)
         try finishInsert(kind: kind, id: entity.id, metadata: metadata, after: previous)

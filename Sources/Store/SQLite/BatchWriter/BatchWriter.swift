@@ -75,18 +75,7 @@ struct BatchWriter {
     /// back: a long-running task's versions are written one after another in one batch, and reading the
     /// tip walks every version of the id (its index is by id alone), tens for such a task. A tombstone
     /// drops its id's (``delete(_:id:at:effective:uuid:)``); nothing else in a batch moves a tip.
-    var writtenTips: [WrittenTipKey: Tip] = [:]
-
-    /// An id of a kind, its id compared as the store compares it (``ByteExactID``).
-    struct WrittenTipKey: Hashable {
-        let kind: EntityKind
-        let id: ByteExactID
-
-        init(_ kind: EntityKind, id: String) {
-            self.kind = kind
-            self.id = ByteExactID(id)
-        }
-    }
+    var writtenTips: [EntityKey: Tip] = [:]
 
     /// The outcome INSERT, prepared once per batch (GRDB's statement cache hashes the SQL on each use).
     var outcomeInsert: Statement?
