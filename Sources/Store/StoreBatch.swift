@@ -202,8 +202,8 @@ public struct BatchSummary: Equatable, Sendable {
 
     public init() {}
 
-    /// Files what the change of `entity` came to, and counts it.
-    mutating func file(_ change: VersionChange, _ entity: EntityKey) {
+    /// Files what the change of `entity` came to, and counts it (both stores' writers).
+    package mutating func file(_ change: VersionChange, _ entity: EntityKey) {
         switch change {
         case .created: added += 1
         case .updated: updated += 1
@@ -211,5 +211,19 @@ public struct BatchSummary: Equatable, Sendable {
         case .unchanged: unchanged += 1
         }
         entityChanges.append(EntityChange(entity: entity, change: change))
+    }
+
+    /// Whether a change filed so far wrote a version (or tombstone) of one of `entities`. The changes of
+    /// the entities a resource made come just before its record: the search starts at the end, and stops
+    /// once each of `entities` (a resource makes a few) is found.
+    package func wroteVersion(ofAny entities: [EntityKey]) -> Bool {
+        var pending = entities
+        for filed in entityChanges.reversed() {
+            if pending.isEmpty { return false }
+            guard pending.contains(filed.entity) else { continue }
+            if filed.change != .unchanged { return true }
+            pending.removeAll { $0 == filed.entity }
+        }
+        return false
     }
 }

@@ -129,7 +129,7 @@ final class PostgresBatchWriter {
         case .delete(let kind, let id, let date, let rule): try await delete(kind, id: id, at: date ?? now, effective: rule)
         case .recordSource(let resource): try await record(resource)
         case .recordSourceIfChanged(let resource, let entities):
-            if wroteVersion(ofAny: entities) { try await record(resource) }
+            if summary.wroteVersion(ofAny: entities) { try await record(resource) }
         case .link(let link):
             pendingLinks.append(link)
             summary.linksWritten += 1
@@ -157,29 +157,6 @@ final class PostgresBatchWriter {
     /// The name of a change's case, for an error (no content).
     static func name(of change: StoreChange) -> String {
         String(describing: change).prefix { $0 != "(" }.description
-    }
-
-    /// Files what the change of `entity` came to, and counts it (as ``BatchSummary`` does in the SQLite store).
-    func file(_ change: VersionChange, _ entity: EntityKey) {
-        switch change {
-        case .created: summary.added += 1
-        case .updated: summary.updated += 1
-        case .deleted: summary.deleted += 1
-        case .unchanged: summary.unchanged += 1
-        }
-        summary.entityChanges.append(EntityChange(entity: entity, change: change))
-    }
-
-    /// Whether an earlier change of this batch wrote a version (or tombstone) of one of `entities`.
-    func wroteVersion(ofAny entities: [EntityKey]) -> Bool {
-        var pending = entities
-        for filed in summary.entityChanges.reversed() {
-            if pending.isEmpty { return false }
-            guard pending.contains(filed.entity) else { continue }
-            if filed.change != .unchanged { return true }
-            pending.removeAll { $0 == filed.entity }
-        }
-        return false
     }
 
     /// Keeps `resource` at the end of the batch, unless the same content is kept (counted then).

@@ -18,7 +18,7 @@ extension PostgresBatchWriter {
     /// - The outcome is in `outcome_conflict` while it has several tips, and out of it once it has one.
     func appendKeepingUUID(_ sent: Outcome) async throws {
         guard let outcome = try await ownUUID(sent) else {
-            file(.unchanged, EntityKey(outcomeOf: sent.taskUUID, occurrence: sent.taskOccurrenceIndex))
+            summary.file(.unchanged, EntityKey(outcomeOf: sent.taskUUID, occurrence: sent.taskOccurrenceIndex))
             summary.versionUUIDs.append(sent.metadata.uuid)
             return
         }
@@ -40,7 +40,7 @@ extension PostgresBatchWriter {
         }
         let deleted = outcome.metadata.deletedDate
         if deleted != nil, stored.isEmpty {
-            file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
+            summary.file(.unchanged, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             return
         }
         var version = with(outcome, taskID: task.task.id)
@@ -60,7 +60,7 @@ extension PostgresBatchWriter {
         let named = Set(previous.map(\.uuid))
         let tips = stored.filter { $0.isTip && !named.contains($0.version.uuid) }.count + 1
         try await setConflict(outcomeID: outcome.id, tips > 1)
-        file(
+        summary.file(
             deleted != nil ? .deleted : stored.isEmpty ? .created : .updated,
             EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
     }

@@ -60,7 +60,7 @@ extension PostgresBatchWriter {
                 .present(Tip(rowID: rowID, uuid: row.uuid, effectiveDate: row.outcome.metadata.effectiveDate, deletedDate: nil, contentHash: row.outcome.metadata.provenance?.contentHash))
             try await revisions.append(.outcome, uuid: row.uuid, rowID: rowID, owner: outcomeOwner(row.outcome.taskUUID))
         }
-        for row in rows { file(.created, EntityKey(outcomeOf: row.outcome.taskUUID, occurrence: row.outcome.taskOccurrenceIndex)) }
+        for row in rows { summary.file(.created, EntityKey(outcomeOf: row.outcome.taskUUID, occurrence: row.outcome.taskOccurrenceIndex)) }
         summary.versionUUIDs += rows.map(\.uuid)
     }
 

@@ -28,7 +28,7 @@ extension PostgresBatchWriter {
             throw StoreError.uuidAlreadyExists(kind: entity.kind, uuid: entity.metadata.uuid)
         }
         try await insert(entity, after: nil, eventStart: nil)
-        file(.created, EntityKey(of: entity))
+        summary.file(.created, EntityKey(of: entity))
     }
 
     /// Adds the first version of an outcome whose task id is filled in and whose occurrence starts at `eventStart`.
@@ -37,7 +37,7 @@ extension PostgresBatchWriter {
         // Outcome versions get their uuid from the store, as in CareKit's store.
         outcome.metadata.uuid = uuids.next()
         try await insertOutcome(outcome, after: nil, eventStart: eventStart)
-        file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
+        summary.file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
     }
 
     func update(_ entity: CareEntity) async throws {
@@ -64,11 +64,11 @@ extension PostgresBatchWriter {
             }
             outcome.metadata.effectiveDate = max(outcome.metadata.effectiveDate, current.effectiveDate)
             try await insertOutcome(with(outcome, uuid: uuids.next()), after: current, eventStart: eventStart)
-            file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
+            summary.file(.created, EntityKey(outcomeOf: outcome.taskUUID, occurrence: outcome.taskOccurrenceIndex))
             return
         }
         if try await isUnchanged(resolved, current: current) {
-            file(.unchanged, EntityKey(of: resolved))
+            summary.file(.unchanged, EntityKey(of: resolved))
             summary.versionUUIDs.append(current.uuid)
             return
         }
@@ -108,7 +108,7 @@ extension PostgresBatchWriter {
             entity.metadata.uuid = uuids.next()
         }
         try await insert(entity, after: current, eventStart: eventStart)
-        file(.updated, EntityKey(of: entity))
+        summary.file(.updated, EntityKey(of: entity))
     }
 
     func delete(_ kind: EntityKind, id: String, at requested: Date, effective rule: EffectiveDateRule) async throws {
@@ -149,7 +149,7 @@ extension PostgresBatchWriter {
         if kind == .outcome, try await queuesTombstoneForProvider(outcomeRow: current.rowID) {
             try await enqueueExport(outcomeID: id, uuid: tombstone)  // the patient's Observation retracted: entered-in-error
         }
-        file(.deleted, EntityKey(kind, id: id))
+        summary.file(.deleted, EntityKey(kind, id: id))
         summary.versionUUIDs.append(tombstone)
     }
 

@@ -101,7 +101,7 @@ struct BatchWriter {
         case .delete(let kind, let id, let date, let rule): try delete(kind, id: id, at: date ?? now, effective: rule)
         case .recordSource(let resource): try record(resource)
         case .recordSourceIfChanged(let resource, let entities):
-            if wroteVersion(ofAny: entities) { try record(resource) }
+            if summary.wroteVersion(ofAny: entities) { try record(resource) }
         case .link(let link):
             try SQLiteStore.link(link, in: db)
             summary.linksWritten += 1
@@ -140,20 +140,6 @@ struct BatchWriter {
 
     mutating func record(_ resource: SourceResource) throws {
         if try SQLiteStore.record(resource, in: db) { summary.sourcesRecorded += 1 } else { summary.sourcesUnchanged += 1 }
-    }
-
-    /// Whether an earlier change of this batch wrote a version (or tombstone) of one of `entities`. The
-    /// changes of the entities a resource made come just before its record: the search starts at the end,
-    /// and stops once each of `entities` (a resource makes a few) is found.
-    func wroteVersion(ofAny entities: [EntityKey]) -> Bool {
-        var pending = entities
-        for filed in summary.entityChanges.reversed() {
-            if pending.isEmpty { return false }
-            guard pending.contains(filed.entity) else { continue }
-            if filed.change != .unchanged { return true }
-            pending.removeAll { $0 == filed.entity }
-        }
-        return false
     }
 
     /// Stores `outcome`, a version a device made, under its own uuid, after the stored versions its
